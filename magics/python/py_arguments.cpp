@@ -1,0 +1,389 @@
+// Kernel arguments from Python objects, converted through the kernel's parsed C++ signature.
+//
+// This is the launch hot path. Two passes over the arguments: the first converts scalars and checks
+// every pointer argument's type without touching the GPU (so a wrong count or type is a TypeError on
+// any machine); the second resolves pointers, which may copy numpy arrays to the device. Exact-type
+// checks come first (float, int, DeviceArray) so the common case costs a few comparisons.
+
+#include "py_common.hpp"
+
+#include "cuda_driver.hpp"
+#include "cuda_session.hpp"
+#include "errors.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        struct numpy_types
+        {
+            PyObject* bool_type = nullptr;
+            PyObject* floating = nullptr;
+            PyObject* integer = nullptr;
+
+        };
+
+        const numpy_types& numpy()
+        {
+            static numpy_types types = [] {
+                py::module_ np = py::module_::import("numpy");
+                numpy_types t;
+                // Leaked on purpose: module-lifetime references to numpy's type objects.
+                t.bool_type = py::object(np.attr("bool_")).release().ptr();
+                t.floating = py::object(np.attr("floating")).release().ptr();
+                t.integer = py::object(np.attr("integer")).release().ptr();
+
+                return t;
+            }();
+            return types;
+        }
+
+        std::string type_name(PyObject* object)
+        {
+            return Py_TYPE(object)->tp_name;
+        }
+
+        const char* kind_dtype_name(scalar_kind kind)
+        {
+            return scalar_kind_name(kind);
+        }
+
+        void store_python_int(launch_plan& plan, std::size_t index, PyObject* integer)
+        {
+            int overflow = 0;
+            long long value = PyLong_AsLongLongAndOverflow(integer, &overflow);
+            if (value == -1 && PyErr_Occurred())
+            {
+                throw py::error_already_set();
+            }
+            if (!overflow)
+            {
+                plan.store_signed(index, value);
+                return;
+            }
+            if (overflow > 0)
+            {
+                unsigned long long big = PyLong_AsUnsignedLongLong(integer);
+                if (!(big == static_cast<unsigned long long>(-1) && PyErr_Occurred()))
+                {
+                    plan.store_unsigned(index, big);
+                    return;
+                }
+                PyErr_Clear();
+            }
+            const parameter_slot& slot = plan.slots()[index];
+            if (slot.kind == scalar_kind::f32 || slot.kind == scalar_kind::f64 || slot.kind == scalar_kind::f16 ||
+                slot.kind == scalar_kind::bf16)
+            {
+                double as_double = PyLong_AsDouble(integer);
+                if (as_double == -1.0 && PyErr_Occurred())
+                {
+                    PyErr_Clear();
+                    throw argument_value_error(plan.describe(index) + ": the integer is too large for a float");
+                }
+                plan.store_float(index, as_double);
+                return;
+            }
+            throw argument_value_error(plan.describe(index) + ": " +
+                                       py::repr(py::handle(integer)).cast<std::string>() +
+                                       " does not fit in any 64-bit integer");
+        }
+
+        void convert_scalar(launch_plan& plan, std::size_t index, PyObject* object)
+        {
+            if (PyFloat_CheckExact(object))
+            {
+                plan.store_float(index, PyFloat_AS_DOUBLE(object));
+                return;
+            }
+            if (PyBool_Check(object))
+            {
+                plan.store_bool(index, object == Py_True);
+                return;
+            }
+            if (PyLong_CheckExact(object))
+            {
+                store_python_int(plan, index, object);
+                return;
+            }
+            const numpy_types& np = numpy();
+            if (PyObject_IsInstance(object, np.bool_type) == 1)
+            {
+                plan.store_bool(index, PyObject_IsTrue(object) == 1);
+                return;
+            }
+            if (PyFloat_Check(object) || PyObject_IsInstance(object, np.floating) == 1)
+            {
+                double value = PyFloat_AsDouble(object);
+                if (value == -1.0 && PyErr_Occurred())
+                {
+                    throw py::error_already_set();
+                }
+                plan.store_float(index, value);
+                return;
+            }
+            if (PyLong_Check(object) || PyObject_IsInstance(object, np.integer) == 1 ||
+                (PyIndex_Check(object) && !py::isinstance<py::array>(object)))
+            {
+                py::object integer = py::reinterpret_steal<py::object>(PyNumber_Index(object));
+                if (!integer)
+                {
+                    throw py::error_already_set();
+                }
+                store_python_int(plan, index, integer.ptr());
+                return;
+            }
+            std::string hint;
+            if (py::isinstance<py::array>(object))
+            {
+                hint = "; for a single value pass a scalar (array.item() or array[0])";
+            }
+            else if (Py_TYPE(object) == device_array_type())
+            {
+                hint = "; this parameter is a value, not a pointer";
+            }
+            throw argument_type_error(plan.describe(index) + " takes a number, got " + type_name(object) + hint);
+        }
+
+        void convert_opaque(launch_plan& plan, std::size_t index, PyObject* object)
+        {
+            Py_buffer view;
+            if (PyObject_GetBuffer(object, &view, PyBUF_C_CONTIGUOUS) != 0)
+            {
+                PyErr_Clear();
+                throw argument_type_error(plan.describe(index) +
+                                          " is passed by value as raw bytes: give a numpy scalar or 0-d array of a "
+                                          "matching structured dtype, or a bytes object of the type's size; got " +
+                                          type_name(object));
+            }
+            try
+            {
+                plan.store_bytes(index, view.buf, static_cast<std::size_t>(view.len));
+            }
+            catch (...)
+            {
+                PyBuffer_Release(&view);
+                throw;
+            }
+            PyBuffer_Release(&view);
+        }
+
+        void check_element_kind(const launch_plan& plan, std::size_t index, scalar_kind have, const py::handle& dtype,
+                                const char* what)
+        {
+            const parameter_slot& slot = plan.slots()[index];
+            if (slot.kind == scalar_kind::unknown || slot.kind == have)
+            {
+                return;
+            }
+            throw argument_type_error(plan.describe(index) + " needs " + kind_dtype_name(slot.kind) +
+                                      " elements, got " + what + " of " + str_of(dtype) +
+                                      "; convert it first, for example with .astype(numpy." +
+                                      kind_dtype_name(slot.kind) + ")");
+        }
+
+        // Pass 1 for a pointer argument: is this a type we can pass, with the right element type?
+        void check_pointer(const launch_plan& plan, std::size_t index, PyObject* object)
+        {
+            if (Py_TYPE(object) == device_array_type())
+            {
+                const device_array& array = py::handle(object).cast<const device_array&>();
+                if (array.kind != plan.slots()[index].kind)
+                {
+                    check_element_kind(plan, index, array.kind, array.dtype, "a DeviceArray");
+                }
+                return;
+            }
+            if (object == Py_None)
+            {
+                return;
+            }
+            if (py::isinstance<py::array>(object))
+            {
+                py::array array = py::reinterpret_borrow<py::array>(object);
+                check_element_kind(plan, index, kind_of_dtype(array.dtype()), array.dtype(), "a numpy array");
+                if (!plan.slots()[index].is_const && !array.writeable())
+                {
+                    throw argument_value_error(plan.describe(index) +
+                                               " is written by the kernel, but the numpy array passed is read-only");
+                }
+                return;
+            }
+            if (PyObject_HasAttrString(object, "__cuda_array_interface__"))
+            {
+                return;  // checked in pass 2, where the interface is read once
+            }
+            throw argument_type_error(plan.describe(index) +
+                                      " takes a device array (xcuda.DeviceArray, or any object with "
+                                      "__cuda_array_interface__ such as a CuPy array), a numpy array (copied to the "
+                                      "device for the launch) or None; got " +
+                                      type_name(object));
+        }
+
+        void bind_numpy(cuda_kernel& kernel, std::size_t index, PyObject* object, CUstream stream,
+                        bound_arguments& bound)
+        {
+            launch_plan& plan = kernel.plan();
+            py::module_ np = py::module_::import("numpy");
+            py::array original = py::reinterpret_borrow<py::array>(object);
+            py::array host = np.attr("ascontiguousarray")(original);
+            launch_temporary temporary;
+            temporary.copy_back = !plan.slots()[index].is_const;
+            temporary.device = device_buffer::allocate(static_cast<std::size_t>(host.nbytes()));
+            temporary.device->set_label("copy of the numpy argument for " + plan.describe(index));
+            if (host.nbytes() > 0)
+            {
+                check(cuda_driver::get().cuMemcpyHtoDAsync(temporary.device->pointer(), host.data(),
+                                                          static_cast<std::size_t>(host.nbytes()), stream),
+                      "cuMemcpyHtoDAsync");
+            }
+            plan.store_pointer(index, host.nbytes() ? temporary.device->pointer() : 0);
+            bound.array_bytes += static_cast<std::size_t>(host.nbytes());
+            if (!host.is(original))
+            {
+                temporary.original = original;
+            }
+            temporary.host = std::move(host);
+            bound.temporaries.push_back(std::move(temporary));
+        }
+
+        void bind_cuda_array_interface(launch_plan& plan, std::size_t index, PyObject* object, CUstream stream,
+                                       bound_arguments& bound)
+        {
+            py::dict interface = py::handle(object).attr("__cuda_array_interface__");
+            py::dtype dtype = py::dtype::from_args(interface["typestr"]);
+            check_element_kind(plan, index, kind_of_dtype(dtype), dtype, "an array (__cuda_array_interface__)");
+            py::tuple shape = interface["shape"];
+            std::size_t elements = 1;
+            for (auto extent : shape)
+            {
+                elements *= extent.cast<std::size_t>();
+            }
+            if (interface.contains("strides") && !interface["strides"].is_none())
+            {
+                py::tuple strides = interface["strides"];
+                std::size_t expected = static_cast<std::size_t>(dtype.itemsize());
+                for (std::size_t d = shape.size(); d-- > 0;)
+                {
+                    std::size_t extent = shape[d].cast<std::size_t>();
+                    if (extent > 1 && strides[d].cast<long long>() != static_cast<long long>(expected))
+                    {
+                        throw argument_value_error(plan.describe(index) +
+                                                   ": the array is not C-contiguous (strides " +
+                                                   str_of(strides) +
+                                                   "); a kernel gets a plain pointer, so pass a contiguous copy");
+                    }
+                    expected *= extent;
+                }
+            }
+            py::tuple data = interface["data"];
+            if (data[1].cast<bool>() && !plan.slots()[index].is_const)
+            {
+                throw argument_value_error(plan.describe(index) +
+                                           " is written by the kernel, but the array passed is read-only");
+            }
+            // v3: work on the producer's stream must finish before the consumer's uses the data.
+            if (interface.contains("stream") && !interface["stream"].is_none())
+            {
+                auto producer = reinterpret_cast<CUstream>(interface["stream"].cast<std::uintptr_t>());
+                if (producer != stream && producer != reinterpret_cast<CUstream>(1) &&
+                    producer != reinterpret_cast<CUstream>(2))
+                {
+                    py::gil_scoped_release release;
+                    check(cuda_driver::get().cuStreamSynchronize(producer), "cuStreamSynchronize");
+                }
+            }
+            plan.store_pointer(index, data[0].cast<std::uint64_t>());
+            bound.array_bytes += elements * static_cast<std::size_t>(dtype.itemsize());
+        }
+    }
+
+    void bind_arguments(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, CUstream stream,
+                        bound_arguments& bound)
+    {
+        launch_plan& plan = kernel.plan();
+        const std::vector<parameter_slot>& slots = plan.slots();
+        if (nargs != slots.size())
+        {
+            throw argument_type_error("kernel " + kernel.signature().to_string() + " takes " +
+                                      std::to_string(slots.size()) + " argument" + (slots.size() == 1 ? "" : "s") +
+                                      ", got " + std::to_string(nargs));
+        }
+        bool has_pointers = false;
+        for (std::size_t i = 0; i < nargs; ++i)
+        {
+            switch (slots[i].cls)
+            {
+            case parameter_class::scalar: convert_scalar(plan, i, args[i]); break;
+            case parameter_class::opaque: convert_opaque(plan, i, args[i]); break;
+            case parameter_class::pointer:
+                check_pointer(plan, i, args[i]);
+                has_pointers = true;
+                break;
+            }
+        }
+        if (!has_pointers)
+        {
+            return;
+        }
+        for (std::size_t i = 0; i < nargs; ++i)
+        {
+            if (slots[i].cls != parameter_class::pointer)
+            {
+                continue;
+            }
+            PyObject* object = args[i];
+            if (Py_TYPE(object) == device_array_type())
+            {
+                const device_array& array = py::handle(object).cast<const device_array&>();
+                plan.store_pointer(i, array.size() ? array.pointer() : 0);
+                bound.array_bytes += array.nbytes();
+            }
+            else if (object == Py_None)
+            {
+                plan.store_pointer(i, 0);
+            }
+            else if (py::isinstance<py::array>(object))
+            {
+                cuda_session::instance().make_current();
+                bind_numpy(kernel, i, object, stream, bound);
+            }
+            else
+            {
+                bind_cuda_array_interface(plan, i, object, stream, bound);
+            }
+        }
+    }
+
+    void finish_arguments(bound_arguments& bound, CUstream stream)
+    {
+        const cuda_driver& driver = cuda_driver::get();
+        for (launch_temporary& temporary : bound.temporaries)
+        {
+            if (!temporary.copy_back)
+            {
+                continue;
+            }
+            py::array host = py::reinterpret_borrow<py::array>(temporary.host);
+            if (host.nbytes() > 0)
+            {
+                py::gil_scoped_release release;
+                check(driver.cuMemcpyDtoHAsync(host.mutable_data(), temporary.device->pointer(),
+                                               static_cast<std::size_t>(host.nbytes()), stream),
+                      "cuMemcpyDtoHAsync");
+            }
+        }
+        {
+            py::gil_scoped_release release;
+            check(driver.cuStreamSynchronize(stream), "cuStreamSynchronize");
+        }
+        for (launch_temporary& temporary : bound.temporaries)
+        {
+            if (temporary.copy_back && temporary.original)
+            {
+                // The user's array was not contiguous: the kernel worked on a copy; write it back.
+                temporary.original.attr("__setitem__")(py::ellipsis(), temporary.host);
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+#pragma once
+// Declarations shared by the files of the Python module `xcuda`. Each file registers one piece of
+// the module (register_*); the objects they share are declared here.
+//
+// Threading: every function here is called with the GIL held unless it says otherwise; long waits
+// (NVRTC compiles, synchronisation) release it.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cuda.h>
+
+#include "cuda_kernel.hpp"
+#include "device_buffer.hpp"
+#include "kernel_signature.hpp"
+#include "launch_plan.hpp"
+#include "nvrtc_compiler.hpp"
+
+namespace py = pybind11;
+
+namespace xcuda::python
+{
+    // str(object) as a C++ string (py::str's constructor is ambiguous for some pybind11 types).
+    inline std::string str_of(py::handle object)
+    {
+        return py::str(object).cast<std::string>();
+    }
+    // ---- errors (py_errors.cpp) ----
+    void register_errors(py::module_& m);
+
+    // ---- device arrays (py_device_array.cpp) ----
+    // A typed, C-contiguous view of a device_buffer: what xcuda.to_device / empty / zeros return.
+    struct device_array
+    {
+        std::shared_ptr<device_buffer> buffer;
+        std::vector<py::ssize_t> shape;
+        py::dtype dtype;
+        scalar_kind kind = scalar_kind::unknown;
+
+        std::size_t size() const;
+        std::size_t nbytes() const { return size() * static_cast<std::size_t>(dtype.itemsize()); }
+        std::uint64_t pointer() const { return buffer->pointer(); }
+    };
+    void register_device_array(py::module_& m);
+    // The scalar kind of a numpy dtype (unknown for structured, object, bfloat16 ...).
+    scalar_kind kind_of_dtype(const py::dtype& dtype);
+    // The numpy dtype matching a scalar kind, or None.
+    py::object dtype_of_kind(scalar_kind kind);
+    // The Python type object of DeviceArray, for exact-type checks on the launch path.
+    PyTypeObject* device_array_type();
+
+    // ---- streams and events (py_stream.cpp) ----
+    void register_streams(py::module_& m);
+    // A CUstream from None (the session's default stream), xcuda.Stream, an int handle, or an object
+    // with __cuda_stream__ (cuda.core), .ptr (CuPy) or .cuda_stream (PyTorch).
+    CUstream stream_from_object(py::handle object);
+
+    // ---- argument conversion (py_arguments.cpp) ----
+    // Host arrays copied to the device for one launch, and copied back after it for T* parameters.
+    struct launch_temporary
+    {
+        py::object host;  // C-contiguous numpy array that the kernel's data came from / goes back to
+        py::object original;  // the array the user passed, when host is a contiguous copy of it
+        std::shared_ptr<device_buffer> device;
+        bool copy_back = false;
+    };
+    struct bound_arguments
+    {
+        std::vector<launch_temporary> temporaries;  // empty (no allocation) unless numpy arrays were passed
+        std::size_t array_bytes = 0;                // bytes of all array arguments (for bandwidth figures)
+    };
+    // Converts args through kernel's plan into its argument block. Raises TypeError/ValueError for a
+    // wrong count or type before any GPU work; CudaUnavailableError when pointers need a GPU and
+    // there is none.
+    void bind_arguments(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, CUstream stream,
+                        bound_arguments& bound);
+    // Copies T* temporaries back to their numpy arrays (synchronising stream first).
+    void finish_arguments(bound_arguments& bound, CUstream stream);
+
+    // ---- launchers (py_launcher.cpp) ----
+    void register_launcher(py::module_& m);
+    // Parses kernel[grid, block(, stream(, shared_mem))] into dims and a stream.
+    void parse_launch_key(py::handle key, launch_dims& dims, py::object& stream_object);
+    // A new Launcher. It owns a reference to the C++ kernel, not to the Kernel object, so a Kernel
+    // caching its last Launcher makes no reference cycle.
+    py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object);
+    // Times launches with CUDA events; returns a KernelTiming object.
+    py::object time_launch(cuda_kernel& kernel, const launch_dims& dims, py::object stream_object, py::args args,
+                           int repeat, int warmup, py::object nbytes);
+
+    // ---- kernels and modules (py_kernel.cpp) ----
+    void register_kernels(py::module_& m);
+    // The Python Module object for a built module (its kernels as Kernel objects).
+    py::object wrap_module(const std::shared_ptr<cuda_module>& module);
+
+    // ---- session: info, status, compile, shutdown (py_session.cpp) ----
+    void register_session(py::module_& m);
+    // Compiles (through the cache and the module registry), loads the module when a GPU session is
+    // active, and returns the Python Module. Releases the GIL while NVRTC runs.
+    py::object compile_module(const std::string& source, const std::string& name, compile_options options);
+
+    // ---- IPython magics (py_magics.cpp) ----
+    void register_magics(py::module_& m);
+}

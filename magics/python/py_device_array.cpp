@@ -1,0 +1,307 @@
+// xcuda.DeviceArray: a typed, C-contiguous array in device memory, and the functions that make one
+// (to_device, empty, zeros, empty_like, zeros_like).
+//
+// It exports __cuda_array_interface__ (v3) so CuPy, PyTorch and Numba can view it without a copy,
+// and __array__ so numpy.asarray(buf) copies it to the host. Freed when the last reference goes.
+
+#include "py_common.hpp"
+
+#include <numeric>
+
+#include "cuda_driver.hpp"
+#include "cuda_session.hpp"
+#include "errors.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        PyTypeObject* g_device_array_type = nullptr;
+
+        std::vector<py::ssize_t> shape_from(py::handle shape)
+        {
+            std::vector<py::ssize_t> result;
+            if (PyLong_Check(shape.ptr()) || py::hasattr(shape, "__index__"))
+            {
+                result.push_back(py::cast<py::ssize_t>(py::reinterpret_steal<py::object>(PyNumber_Index(shape.ptr()))));
+            }
+            else
+            {
+                for (auto item : py::iter(shape))
+                {
+                    result.push_back(py::cast<py::ssize_t>(item));
+                }
+            }
+            for (py::ssize_t extent : result)
+            {
+                if (extent < 0)
+                {
+                    throw py::value_error("negative dimensions are not allowed (shape has " + std::to_string(extent) +
+                                          ")");
+                }
+            }
+            return result;
+        }
+
+        std::string shape_text(const std::vector<py::ssize_t>& shape)
+        {
+            std::string text = "(";
+            for (std::size_t i = 0; i < shape.size(); ++i)
+            {
+                text += std::to_string(shape[i]) + (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
+            }
+            return text + ")";
+        }
+
+        device_array make_array(const std::vector<py::ssize_t>& shape, const py::dtype& dtype)
+        {
+            if (dtype.attr("hasobject").cast<bool>())
+            {
+                throw py::type_error("device arrays cannot hold Python objects (dtype " +
+                                     str_of(dtype) + ")");
+            }
+            device_array array;
+            array.shape = shape;
+            array.dtype = dtype;
+            array.kind = kind_of_dtype(dtype);
+            array.buffer = device_buffer::allocate(array.nbytes());
+            return array;
+        }
+
+        py::array contiguous(py::handle object, py::object dtype)
+        {
+            py::module_ numpy = py::module_::import("numpy");
+            return numpy.attr("ascontiguousarray")(object, py::arg("dtype") = dtype);
+        }
+
+        device_array to_device(py::handle object, py::object dtype)
+        {
+            if (Py_TYPE(object.ptr()) == g_device_array_type && dtype.is_none())
+            {
+                // A device array already: a device-to-device copy.
+                const device_array& source = object.cast<const device_array&>();
+                device_array copy = make_array(source.shape, source.dtype);
+                if (copy.nbytes())
+                {
+                    cuda_session::instance().make_current();
+                    check(cuda_driver::get().cuMemcpyDtoDAsync(copy.pointer(), source.pointer(), copy.nbytes(),
+                                                               cuda_session::instance().stream()),
+                          "cuMemcpyDtoD");
+                }
+                return copy;
+            }
+            py::array host = contiguous(object, dtype);
+            std::vector<py::ssize_t> shape(host.shape(), host.shape() + host.ndim());
+            device_array array = make_array(shape, host.dtype());
+            array.buffer->copy_from_host(host.data(), array.nbytes());
+            return array;
+        }
+
+        py::array copy_to_host(const device_array& array, py::object out)
+        {
+            py::array host;
+            if (out.is_none())
+            {
+                host = py::array(array.dtype, array.shape);
+            }
+            else
+            {
+                host = py::reinterpret_borrow<py::array>(out);
+                if (!py::isinstance<py::array>(out) || !(host.flags() & py::array::c_style) ||
+                    !host.writeable() || static_cast<std::size_t>(host.nbytes()) != array.nbytes() ||
+                    !host.dtype().equal(array.dtype))
+                {
+                    throw py::value_error("out must be a writeable C-contiguous numpy array of dtype " +
+                                          str_of(array.dtype) + " and " +
+                                          std::to_string(array.nbytes()) + " bytes");
+                }
+            }
+            // Work queued on the default stream (launches) finishes before a synchronous copy returns.
+            py::gil_scoped_release release;
+            array.buffer->copy_to_host(host.mutable_data(), array.nbytes());
+            return host;
+        }
+
+        void copy_from(device_array& array, py::handle object)
+        {
+            py::array host = contiguous(object, array.dtype);
+            if (static_cast<std::size_t>(host.size()) != array.size())
+            {
+                throw py::value_error("copy_from needs " + std::to_string(array.size()) + " elements (shape " +
+                                      shape_text(array.shape) + "), got " + std::to_string(host.size()));
+            }
+            array.buffer->copy_from_host(host.data(), array.nbytes());
+        }
+
+        py::dict cuda_array_interface(const device_array& array)
+        {
+            py::dict interface;
+            interface["shape"] = py::tuple(py::cast(array.shape));
+            interface["typestr"] = array.dtype.attr("str");
+            interface["data"] = py::make_tuple(array.size() ? array.pointer() : 0, false);
+            interface["strides"] = py::none();
+            interface["version"] = 3;
+            // Work on the array is ordered by the legacy default stream (CUDA_ARRAY_INTERFACE v3: 1).
+            interface["stream"] = 1;
+            return interface;
+        }
+
+        std::string repr(const device_array& array)
+        {
+            std::string text = "<xcuda.DeviceArray shape=" + shape_text(array.shape) +
+                                " dtype=" + str_of(array.dtype) + " nbytes=" +
+                                std::to_string(array.nbytes());
+            if (!array.buffer->valid())
+            {
+                return text + " (released)>";
+            }
+            return text + " device=" + std::to_string(array.buffer->device()) + ">";
+        }
+    }
+
+    std::size_t device_array::size() const
+    {
+        return std::accumulate(shape.begin(), shape.end(), std::size_t{1},
+                               [](std::size_t a, py::ssize_t b) { return a * static_cast<std::size_t>(b); });
+    }
+
+    scalar_kind kind_of_dtype(const py::dtype& dtype)
+    {
+        char kind = dtype.kind();
+        auto size = dtype.itemsize();
+        switch (kind)
+        {
+        case 'b': return size == 1 ? scalar_kind::boolean : scalar_kind::unknown;
+        case 'i':
+            return size == 1 ? scalar_kind::i8 : size == 2 ? scalar_kind::i16 : size == 4 ? scalar_kind::i32
+                 : size == 8 ? scalar_kind::i64 : scalar_kind::unknown;
+        case 'u':
+            return size == 1 ? scalar_kind::u8 : size == 2 ? scalar_kind::u16 : size == 4 ? scalar_kind::u32
+                 : size == 8 ? scalar_kind::u64 : scalar_kind::unknown;
+        case 'f':
+            return size == 2 ? scalar_kind::f16 : size == 4 ? scalar_kind::f32 : size == 8 ? scalar_kind::f64
+                 : scalar_kind::unknown;
+        default: return scalar_kind::unknown;
+        }
+    }
+
+    py::object dtype_of_kind(scalar_kind kind)
+    {
+        const char* name = nullptr;
+        switch (kind)
+        {
+        case scalar_kind::boolean: name = "bool"; break;
+        case scalar_kind::i8: name = "int8"; break;
+        case scalar_kind::u8: name = "uint8"; break;
+        case scalar_kind::i16: name = "int16"; break;
+        case scalar_kind::u16: name = "uint16"; break;
+        case scalar_kind::i32: name = "int32"; break;
+        case scalar_kind::u32: name = "uint32"; break;
+        case scalar_kind::i64: name = "int64"; break;
+        case scalar_kind::u64: name = "uint64"; break;
+        case scalar_kind::f16: name = "float16"; break;
+        case scalar_kind::f32: name = "float32"; break;
+        case scalar_kind::f64: name = "float64"; break;
+        default: return py::none();
+        }
+        return py::dtype(name);
+    }
+
+    PyTypeObject* device_array_type()
+    {
+        return g_device_array_type;
+    }
+
+    void register_device_array(py::module_& m)
+    {
+        py::class_<device_array> cls(m, "DeviceArray", R"(A typed, C-contiguous array in device memory.
+
+Made by xcuda.to_device, empty, zeros, empty_like and zeros_like. Passes to kernels without copies;
+CuPy, PyTorch and Numba can view it through __cuda_array_interface__. numpy.asarray(buf) and
+buf.copy_to_host() copy it to the host. The memory is freed when the last reference goes.)");
+        cls.def_property_readonly("shape", [](const device_array& a) { return py::tuple(py::cast(a.shape)); },
+                                  "Tuple of dimensions.")
+            .def_property_readonly("dtype", [](const device_array& a) { return a.dtype; }, "numpy dtype.")
+            .def_property_readonly("size", &device_array::size, "Number of elements.")
+            .def_property_readonly("ndim", [](const device_array& a) { return a.shape.size(); }, "Number of dimensions.")
+            .def_property_readonly("nbytes", &device_array::nbytes, "Bytes of device memory the elements occupy.")
+            .def_property_readonly("itemsize", [](const device_array& a) { return a.dtype.itemsize(); },
+                                   "Bytes per element.")
+            .def_property_readonly("ptr", [](const device_array& a) { return a.size() ? a.pointer() : 0; },
+                                   "The device address (an int).")
+            .def_property_readonly("device", [](const device_array& a) { return a.buffer->device(); },
+                                   "Ordinal of the device holding the memory.")
+            .def_property_readonly("__cuda_array_interface__", &cuda_array_interface,
+                                   "CUDA Array Interface, version 3.")
+            .def("copy_to_host", &copy_to_host, py::arg("out") = py::none(),
+                 R"(Copy to the host.
+
+Parameters
+----------
+out : numpy.ndarray, optional
+    A writeable C-contiguous array of the same dtype and size to copy into.
+
+Returns
+-------
+numpy.ndarray
+    A new array of the same shape and dtype, or `out`.)")
+            .def("copy_from", &copy_from, py::arg("array"),
+                 R"(Copy a host array (anything numpy.asarray takes) with the same number of elements into this one.)")
+            .def("__array__",
+                 [](const device_array& a, py::object dtype, py::object /*copy*/) {
+                     py::array host = copy_to_host(a, py::none());
+                     return dtype.is_none() ? py::object(host) : host.attr("astype")(dtype);
+                 },
+                 py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
+                 "numpy.asarray(buf): a host copy.")
+            .def("__len__",
+                 [](const device_array& a) {
+                     if (a.shape.empty())
+                     {
+                         throw py::type_error("len() of a 0-d device array");
+                     }
+                     return a.shape[0];
+                 })
+            .def("__repr__", &repr);
+        g_device_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+
+        m.def("to_device", &to_device, py::arg("array"), py::arg("dtype") = py::none(),
+              R"(Copy a host array to the device.
+
+Parameters
+----------
+array : array_like
+    A numpy array or anything numpy.asarray accepts (a DeviceArray is copied on the device).
+dtype : numpy dtype, optional
+    Convert to this dtype first.
+
+Returns
+-------
+DeviceArray)");
+        m.def("empty",
+              [](py::handle shape, py::object dtype) { return make_array(shape_from(shape), py::dtype::from_args(dtype)); },
+              py::arg("shape"), py::arg("dtype") = "float32",
+              "Allocate an uninitialised DeviceArray of the given shape and dtype (default float32).");
+        m.def("zeros",
+              [](py::handle shape, py::object dtype) {
+                  device_array array = make_array(shape_from(shape), py::dtype::from_args(dtype));
+                  array.buffer->fill_zero(cuda_session::instance().stream());
+                  return array;
+              },
+              py::arg("shape"), py::arg("dtype") = "float32",
+              "Allocate a zero-filled DeviceArray of the given shape and dtype (default float32).");
+        m.def("empty_like",
+              [](py::handle like) {
+                  return make_array(shape_from(like.attr("shape")), py::dtype::from_args(like.attr("dtype")));
+              },
+              py::arg("array"), "An uninitialised DeviceArray with the shape and dtype of `array`.");
+        m.def("zeros_like",
+              [](py::handle like) {
+                  device_array array =
+                      make_array(shape_from(like.attr("shape")), py::dtype::from_args(like.attr("dtype")));
+                  array.buffer->fill_zero(cuda_session::instance().stream());
+                  return array;
+              },
+              py::arg("array"), "A zero-filled DeviceArray with the shape and dtype of `array`.");
+    }
+}

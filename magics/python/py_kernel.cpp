@@ -1,0 +1,255 @@
+// xcuda.Kernel and xcuda.Module: compiled kernels as Python objects.
+//
+// A Kernel keeps its module alive (std::shared_ptr), so one kept from an earlier run of a cell stays
+// launchable. kernel[grid, block] returns a Launcher; the last one is cached on the kernel, so a loop
+// launching with the same configuration creates no objects.
+
+#include "py_common.hpp"
+
+#include <cmath>
+
+#include "cuda_module.hpp"
+#include "cuda_session.hpp"
+#include "errors.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        struct py_kernel
+        {
+            std::shared_ptr<cuda_kernel> kernel;
+            py::object last_key;
+            py::object last_launcher;
+        };
+
+        struct py_module
+        {
+            std::shared_ptr<cuda_module> module;
+            py::dict kernels;
+        };
+
+        py::list parameters(const kernel_signature& signature)
+        {
+            py::list result;
+            for (const auto& parameter : signature.parameters)
+            {
+                py::dict entry;
+                entry["name"] = parameter.name;
+                entry["type"] = parameter.type;
+                entry["pointer"] = parameter.is_pointer;
+                entry["const"] = parameter.is_const;
+                entry["dtype"] = dtype_of_kind(parameter.kind);
+                result.append(entry);
+            }
+            return result;
+        }
+
+        std::string target_text(const cuda_module& module)
+        {
+            return module.compiled().arch + (module.compiled().cubin.empty() ? " PTX" : "");
+        }
+
+        py::object launcher_for(py_kernel& self, py::object key)
+        {
+            if (self.last_key && (self.last_key.is(key) || self.last_key.equal(key)))
+            {
+                return self.last_launcher;
+            }
+            launch_dims dims;
+            py::object stream_object;
+            parse_launch_key(key, dims, stream_object);
+            py::object launcher = make_launcher(self.kernel, dims, std::move(stream_object));
+            self.last_key = key;
+            self.last_launcher = launcher;
+            return launcher;
+        }
+
+        py::object forall(py_kernel& self, long long n, long long block)
+        {
+            if (n < 1 || block < 1)
+            {
+                throw py::value_error("forall needs n >= 1 and block >= 1, got n=" + std::to_string(n) +
+                                      ", block=" + std::to_string(block));
+            }
+            long long grid = (n + block - 1) / block;
+            return launcher_for(self, py::make_tuple(grid, block));
+        }
+
+        py::object wrap_kernel(const std::shared_ptr<cuda_module>& module, const kernel_signature& signature)
+        {
+            py_kernel kernel;
+            kernel.kernel = std::make_shared<cuda_kernel>(module, signature);
+            return py::cast(std::move(kernel));
+        }
+    }
+
+    py::object wrap_module(const std::shared_ptr<cuda_module>& module)
+    {
+        py_module wrapped;
+        wrapped.module = module;
+        for (const auto& signature : module->signatures())
+        {
+            wrapped.kernels[py::str(signature.name)] = wrap_kernel(module, signature);
+        }
+        return py::cast(std::move(wrapped));
+    }
+
+    void register_kernels(py::module_& m)
+    {
+        py::class_<py_kernel>(m, "Kernel", R"(A __global__ function compiled by %%cuda or xcuda.compile.
+
+Launch with kernel[grid, block](*args) or kernel[grid, block, stream, shared_mem](*args); grid
+and block are ints or tuples of up to 3 ints. Arguments are converted through the C++ signature:
+numbers to the declared scalar type (range-checked), pointers from xcuda.DeviceArray, any object
+with __cuda_array_interface__, or numpy arrays (copied to the device for the launch, and back
+after it for non-const pointers).)")
+            .def("__getitem__",
+                 [](py_kernel& self, py::object key) { return launcher_for(self, std::move(key)); },
+                 py::arg("config"), "kernel[grid, block(, stream(, shared_mem))] -> Launcher")
+            .def("forall",
+                 [](py_kernel& self, long long n, long long block) { return forall(self, n, block); },
+                 py::arg("n"), py::arg("block") = 256,
+                 R"(A Launcher with enough blocks of `block` threads to cover n elements (grid = ceil(n / block)).)")
+            .def("launch",
+                 [](py_kernel& self, py::object grid, py::object block, py::args args, py::object stream,
+                    unsigned shared_mem) {
+                     py::object launcher = launcher_for(self, py::make_tuple(grid, block, stream, shared_mem));
+                     return launcher(*args);
+                 },
+                 py::arg("grid"), py::arg("block"), py::kw_only(), py::arg("stream") = py::none(),
+                 py::arg("shared_mem") = 0, "Launch: same as kernel[grid, block, stream, shared_mem](*args).")
+            .def("time",
+                 [](py_kernel& self, py::object grid, py::object block, py::args args, py::object stream,
+                    unsigned shared_mem, int repeat, int warmup, py::object nbytes) {
+                     launch_dims dims;
+                     py::object stream_object;
+                     parse_launch_key(py::make_tuple(grid, block, stream, shared_mem), dims, stream_object);
+                     return time_launch(*self.kernel, dims, stream_object, args, repeat, warmup, nbytes);
+                 },
+                 py::arg("grid"), py::arg("block"), py::kw_only(), py::arg("stream") = py::none(),
+                 py::arg("shared_mem") = 0, py::arg("repeat") = 100, py::arg("warmup") = 5,
+                 py::arg("nbytes") = py::none(),
+                 R"(Time launches with CUDA events.
+
+Parameters
+----------
+grid, block : int or tuple
+    Launch configuration.
+*args
+    The kernel's arguments (numpy arrays are copied once, outside the timed region).
+repeat, warmup : int
+    Timed launches, and untimed launches before them.
+nbytes : int, optional
+    Bytes the kernel moves, for the bandwidth figure; default: the bytes of the array arguments.
+
+Returns
+-------
+KernelTiming
+    median_ms, min_ms, max_ms, samples_ms and bandwidth_gbs.)")
+            .def("__call__",
+                 [](py_kernel& self, py::args, py::kwargs) {
+                     throw py::type_error("a kernel needs a launch configuration: " + self.kernel->signature().name +
+                                          "[grid, block](...), or " + self.kernel->signature().name +
+                                          ".forall(n)(...) to cover n elements");
+                 })
+            .def_property_readonly("name", [](const py_kernel& k) { return k.kernel->signature().name; },
+                                   "The kernel's C++ name.")
+            .def_property_readonly("qualified_name",
+                                   [](const py_kernel& k) { return k.kernel->signature().qualified_name; },
+                                   "The name with its namespaces.")
+            .def_property_readonly("symbol", [](const py_kernel& k) { return k.kernel->symbol(); },
+                                   "The symbol in the binary (the mangled name unless extern \"C\").")
+            .def_property_readonly("signature", [](const py_kernel& k) { return k.kernel->signature().to_string(); },
+                                   "The C++ signature as parsed.")
+            .def_property_readonly("parameters", [](const py_kernel& k) { return parameters(k.kernel->signature()); },
+                                   "A list of dicts: name, type, pointer, const, dtype.")
+            .def_property_readonly("is_template", [](const py_kernel& k) { return k.kernel->signature().is_template(); },
+                                   "Whether the kernel is a template (needs instantiation to launch).")
+            .def_property_readonly("module", [](const py_kernel& k) { return wrap_module(k.kernel->module()); },
+                                   "The Module the kernel belongs to.")
+            .def_property_readonly("ptx", [](const py_kernel& k) { return k.kernel->module()->compiled().ptx; },
+                                   "The PTX of the kernel's module.")
+            .def_property_readonly("registers", [](const py_kernel& k) { return k.kernel->registers(); },
+                                   "Registers per thread (loads the module; needs a GPU).")
+            .def_property_readonly("max_threads_per_block",
+                                   [](const py_kernel& k) { return k.kernel->max_threads_per_block(); },
+                                   "Largest block this kernel can launch with on the current GPU.")
+            .def("__repr__", [](const py_kernel& k) {
+                return "<xcuda.Kernel " + k.kernel->signature().to_string() + " [" +
+                       target_text(*k.kernel->module()) + "]>";
+            });
+
+        py::class_<py_module>(m, "Module", R"(A compiled cell: its kernels, PTX and binary.
+
+Kernels are reachable as module.name and module['name'].)")
+            .def("__getitem__",
+                 [](const py_module& self, const std::string& name) -> py::object {
+                     if (!self.kernels.contains(name))
+                     {
+                         throw py::key_error("module '" + self.module->name() + "' has no kernel '" + name +
+                                             "'; it has: " + str_of(py::list(self.kernels.attr("keys")())));
+                     }
+                     return self.kernels[py::str(name)];
+                 })
+            .def("__getattr__",
+                 [](const py_module& self, const std::string& name) -> py::object {
+                     if (!self.kernels.contains(name))
+                     {
+                         throw py::attribute_error("module '" + self.module->name() + "' has no kernel '" + name + "'");
+                     }
+                     return self.kernels[py::str(name)];
+                 })
+            .def("__contains__", [](const py_module& self, const std::string& name) { return self.kernels.contains(name); })
+            .def("__iter__", [](const py_module& self) { return py::iter(self.kernels); })
+            .def("__len__", [](const py_module& self) { return py::len(self.kernels); })
+            .def("__dir__",
+                 [](py::object self) {
+                     py::list names = py::module_::import("builtins").attr("object").attr("__dir__")(self);
+                     for (auto key : self.cast<const py_module&>().kernels)
+                     {
+                         names.append(key.first);
+                     }
+                     return names;
+                 })
+            .def_property_readonly("kernels", [](const py_module& self) { return py::dict(self.kernels); },
+                                   "Name -> Kernel.")
+            .def_property_readonly("name", [](const py_module& self) { return self.module->name(); })
+            .def_property_readonly("ptx", [](const py_module& self) { return self.module->compiled().ptx; },
+                                   "The PTX text.")
+            .def_property_readonly("cubin",
+                                   [](const py_module& self) -> py::object {
+                                       const std::string& cubin = self.module->compiled().cubin;
+                                       return cubin.empty() ? py::object(py::none()) : py::object(py::bytes(cubin));
+                                   },
+                                   "The CUBIN (bytes) for sm_XX targets, or None for compute_XX.")
+            .def_property_readonly("arch", [](const py_module& self) { return self.module->compiled().arch; })
+            .def_property_readonly("options", [](const py_module& self) { return self.module->compiled().options; },
+                                   "The NVRTC options used.")
+            .def_property_readonly("log", [](const py_module& self) { return self.module->compiled().log; },
+                                   "NVRTC's log (warnings), possibly empty.")
+            .def_property_readonly("source", [](const py_module& self) { return self.module->source(); })
+            .def_property_readonly("compile_ms", [](const py_module& self) { return self.module->compiled().milliseconds; },
+                                   "NVRTC time of the compile that made the binary, in milliseconds.")
+            .def_property_readonly("loaded", [](const py_module& self) { return self.module->loaded(); },
+                                   "Whether the module is loaded on the GPU now.")
+            .def("__repr__", [](const py_module& self) {
+                std::string names;
+                for (auto item : self.kernels)
+                {
+                    names += (names.empty() ? "" : ", ") + item.first.cast<std::string>();
+                }
+                return "<xcuda.Module " + self.module->name() + " [" + target_text(*self.module) + "]: " + names + ">";
+            });
+
+        m.def("grid_for",
+              [](long long n, long long block) {
+                  if (n < 1 || block < 1)
+                  {
+                      throw py::value_error("grid_for needs n >= 1 and block >= 1");
+                  }
+                  return (n + block - 1) / block;
+              },
+              py::arg("n"), py::arg("block") = 256, "The number of blocks of `block` threads that cover n elements.");
+    }
+}

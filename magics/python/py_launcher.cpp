@@ -1,0 +1,428 @@
+// xcuda.Launcher: what kernel[grid, block] returns, called with the kernel's arguments.
+//
+// Written against the CPython API with vectorcall (no argument tuple, no keyword dict, no pybind11
+// dispatch) because its call is the launch hot path: the arguments go straight from the caller's
+// stack into the kernel's launch plan and then to cuLaunchKernel.
+//
+// Ownership: a Launcher shares ownership of its cuda_kernel (std::shared_ptr, placement-constructed
+// in the object) and holds a reference to its stream object, so both outlive it.
+
+#include "py_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cuda_driver.hpp"
+#include "cuda_session.hpp"
+#include "errors.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        struct launcher_object
+        {
+            PyObject_HEAD
+            vectorcallfunc vectorcall;
+            std::shared_ptr<cuda_kernel> owner;
+            cuda_kernel* kernel;
+            launch_dims dims;
+            PyObject* stream_object;
+        };
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+        // A static type, filled in by register_launcher (C++17 has no designated initialisers).
+        PyTypeObject launcher_type{PyVarObject_HEAD_INIT(nullptr, 0)};
+#pragma GCC diagnostic pop
+
+        // Sets the Python error for the C++ exception being handled, through pybind11's translators
+        // (ours first), exactly as a pybind11-bound function would.
+        void set_error_from_current_exception()
+        {
+            auto& translators = py::detail::get_internals().registered_exception_translators;
+            std::exception_ptr last = std::current_exception();
+            for (auto& translator : translators)
+            {
+                try
+                {
+                    translator(last);
+                    return;
+                }
+                catch (...)
+                {
+                    last = std::current_exception();
+                }
+            }
+            PyErr_SetString(PyExc_SystemError, "xcuda: an unknown C++ exception escaped a launch");
+        }
+
+        void launch(launcher_object* self, PyObject* const* args, std::size_t nargs)
+        {
+            CUstream stream = stream_from_object(self->stream_object);
+            bound_arguments bound;
+            bind_arguments(*self->kernel, args, nargs, stream, bound);
+            self->kernel->launch(self->dims, stream);
+            if (!bound.temporaries.empty())
+            {
+                finish_arguments(bound, stream);
+            }
+        }
+
+        PyObject* launcher_vectorcall(PyObject* callable, PyObject* const* args, std::size_t nargsf, PyObject* kwnames)
+        {
+            auto* self = reinterpret_cast<launcher_object*>(callable);
+            if (kwnames && PyTuple_GET_SIZE(kwnames) != 0)
+            {
+                PyErr_SetString(PyExc_TypeError, "kernel arguments are positional, in the order of the C++ signature");
+                return nullptr;
+            }
+            try
+            {
+                launch(self, args, PyVectorcall_NARGS(nargsf));
+            }
+            catch (py::error_already_set& e)
+            {
+                e.restore();
+                return nullptr;
+            }
+            catch (...)
+            {
+                set_error_from_current_exception();
+                return nullptr;
+            }
+            Py_RETURN_NONE;
+        }
+
+        void launcher_dealloc(PyObject* object)
+        {
+            auto* self = reinterpret_cast<launcher_object*>(object);
+            self->owner.~shared_ptr();
+            Py_XDECREF(self->stream_object);
+            Py_TYPE(object)->tp_free(object);
+        }
+
+        py::tuple dims_tuple(const std::array<unsigned, 3>& dims)
+        {
+            return py::make_tuple(dims[0], dims[1], dims[2]);
+        }
+
+        PyObject* launcher_repr(PyObject* object)
+        {
+            auto* self = reinterpret_cast<launcher_object*>(object);
+            std::string text = "<xcuda.Launcher " + self->kernel->signature().name + "[grid=" +
+                               str_of(dims_tuple(self->dims.grid)) +
+                               ", block=" + str_of(dims_tuple(self->dims.block));
+            if (self->dims.shared_mem)
+            {
+                text += ", shared_mem=" + std::to_string(self->dims.shared_mem);
+            }
+            return PyUnicode_FromString((text + "]>").c_str());
+        }
+
+        PyObject* launcher_time(PyObject* object, PyObject* args, PyObject* kwargs)
+        {
+            auto* self = reinterpret_cast<launcher_object*>(object);
+            try
+            {
+                int repeat = 100;
+                int warmup = 5;
+                py::object nbytes = py::none();
+                if (kwargs)
+                {
+                    py::dict options = py::reinterpret_borrow<py::dict>(kwargs);
+                    for (auto item : options)
+                    {
+                        std::string key = item.first.cast<std::string>();
+                        if (key == "repeat")
+                            repeat = item.second.cast<int>();
+                        else if (key == "warmup")
+                            warmup = item.second.cast<int>();
+                        else if (key == "nbytes")
+                            nbytes = py::reinterpret_borrow<py::object>(item.second);
+                        else
+                            throw py::type_error("time() got an unexpected keyword '" + key +
+                                                 "' (it takes repeat, warmup and nbytes)");
+                    }
+                }
+                py::object result = time_launch(*self->kernel, self->dims,
+                                                py::reinterpret_borrow<py::object>(self->stream_object),
+                                                py::reinterpret_borrow<py::args>(args), repeat, warmup, nbytes);
+                return result.release().ptr();
+            }
+            catch (py::error_already_set& e)
+            {
+                e.restore();
+                return nullptr;
+            }
+            catch (...)
+            {
+                set_error_from_current_exception();
+                return nullptr;
+            }
+        }
+
+        PyObject* get_grid(PyObject* object, void*)
+        {
+            return dims_tuple(reinterpret_cast<launcher_object*>(object)->dims.grid).release().ptr();
+        }
+        PyObject* get_block(PyObject* object, void*)
+        {
+            return dims_tuple(reinterpret_cast<launcher_object*>(object)->dims.block).release().ptr();
+        }
+        PyObject* get_shared_mem(PyObject* object, void*)
+        {
+            return PyLong_FromUnsignedLong(reinterpret_cast<launcher_object*>(object)->dims.shared_mem);
+        }
+        PyObject* get_stream(PyObject* object, void*)
+        {
+            PyObject* stream = reinterpret_cast<launcher_object*>(object)->stream_object;
+            Py_INCREF(stream);
+            return stream;
+        }
+        PyObject* get_signature(PyObject* object, void*)
+        {
+            return PyUnicode_FromString(reinterpret_cast<launcher_object*>(object)->kernel->signature().to_string().c_str());
+        }
+
+        PyMethodDef launcher_methods[] = {
+            {"time", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&launcher_time)),
+             METH_VARARGS | METH_KEYWORDS,
+             "time(*args, repeat=100, warmup=5, nbytes=None)\n--\n\n"
+             "Launch `repeat` times (after `warmup` launches), timing each with CUDA events.\n\n"
+             "Returns a KernelTiming with the median kernel time and, when the byte count is known\n"
+             "(`nbytes`, or by default the bytes of the array arguments), the achieved bandwidth."},
+            {nullptr, nullptr, 0, nullptr}};
+
+        PyGetSetDef launcher_getset[] = {
+            {"grid", get_grid, nullptr, "Grid dimensions (x, y, z).", nullptr},
+            {"block", get_block, nullptr, "Block dimensions (x, y, z).", nullptr},
+            {"shared_mem", get_shared_mem, nullptr, "Dynamic shared memory in bytes.", nullptr},
+            {"stream", get_stream, nullptr, "The stream launched on (None: the default stream).", nullptr},
+            {"signature", get_signature, nullptr, "The kernel's C++ signature.", nullptr},
+            {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+        unsigned dimension(py::handle value, const char* what, int axis)
+        {
+            static const char* axes[3] = {"x", "y", "z"};
+            if (!PyLong_Check(value.ptr()) && !PyIndex_Check(value.ptr()))
+            {
+                throw py::type_error(std::string(what) + " " + axes[axis] + " must be an int, got " +
+                                     Py_TYPE(value.ptr())->tp_name);
+            }
+            long long v = py::cast<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr())));
+            if (v < 1)
+            {
+                throw py::value_error(std::string(what) + " " + axes[axis] + " must be at least 1, got " +
+                                      std::to_string(v));
+            }
+            if (v > 0xffffffffLL)
+            {
+                throw py::value_error(std::string(what) + " " + axes[axis] + " = " + std::to_string(v) +
+                                      " is larger than any device allows");
+            }
+            return static_cast<unsigned>(v);
+        }
+
+        std::array<unsigned, 3> dims_from(py::handle value, const char* what)
+        {
+            std::array<unsigned, 3> dims{1, 1, 1};
+            if (py::isinstance<py::tuple>(value) || py::isinstance<py::list>(value))
+            {
+                py::sequence sequence = py::reinterpret_borrow<py::sequence>(value);
+                if (sequence.size() < 1 || sequence.size() > 3)
+                {
+                    throw py::value_error(std::string(what) + " must be an int or a tuple of 1 to 3 ints, got " +
+                                          std::to_string(sequence.size()) + " values");
+                }
+                for (std::size_t i = 0; i < sequence.size(); ++i)
+                {
+                    dims[i] = dimension(sequence[i], what, static_cast<int>(i));
+                }
+                return dims;
+            }
+            dims[0] = dimension(value, what, 0);
+            return dims;
+        }
+    }
+
+    void parse_launch_key(py::handle key, launch_dims& dims, py::object& stream_object)
+    {
+        if (!py::isinstance<py::tuple>(key))
+        {
+            throw py::type_error("launch as kernel[grid, block](*args), or kernel[grid, block, stream, "
+                                 "shared_mem](*args); got kernel[" +
+                                 py::repr(key).cast<std::string>() + "]");
+        }
+        py::tuple items = py::reinterpret_borrow<py::tuple>(key);
+        if (items.size() < 2 || items.size() > 4)
+        {
+            throw py::type_error("kernel[...] takes 2 to 4 values (grid, block, stream, shared_mem), got " +
+                                 std::to_string(items.size()));
+        }
+        dims.grid = dims_from(items[0], "grid");
+        dims.block = dims_from(items[1], "block");
+        stream_object = items.size() > 2 ? py::reinterpret_borrow<py::object>(items[2]) : py::none();
+        if (!stream_object.is_none())
+        {
+            stream_from_object(stream_object);  // a bad stream fails here, not at the call
+        }
+        dims.shared_mem = 0;
+        if (items.size() > 3)
+        {
+            long long shared = items[3].cast<long long>();
+            if (shared < 0 || shared > 0xffffffffLL)
+            {
+                throw py::value_error("shared_mem must be between 0 and 2**32-1 bytes, got " + std::to_string(shared));
+            }
+            dims.shared_mem = static_cast<unsigned>(shared);
+        }
+    }
+
+    py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object)
+    {
+        auto* self = PyObject_New(launcher_object, &launcher_type);
+        if (!self)
+        {
+            throw py::error_already_set();
+        }
+        self->vectorcall = launcher_vectorcall;
+        new (&self->owner) std::shared_ptr<cuda_kernel>(std::move(kernel));
+        self->kernel = self->owner.get();
+        self->dims = dims;
+        self->stream_object = stream_object.release().ptr();
+        return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));
+    }
+
+    namespace
+    {
+        struct kernel_timing
+        {
+            std::string kernel;
+            std::vector<double> samples_ms;
+            double median_ms = 0;
+            double min_ms = 0;
+            double max_ms = 0;
+            py::object nbytes;
+
+            py::object bandwidth_gbs() const
+            {
+                if (nbytes.is_none() || median_ms <= 0)
+                {
+                    return py::none();
+                }
+                return py::float_(nbytes.cast<double>() / (median_ms * 1e-3) / 1e9);
+            }
+
+            std::string text() const
+            {
+                char line[256];
+                auto us = [](double ms) { return ms * 1e3; };
+                std::snprintf(line, sizeof line, "%s: median %.2f us (min %.2f, max %.2f) over %zu launches",
+                              kernel.c_str(), us(median_ms), us(min_ms), us(max_ms), samples_ms.size());
+                std::string result = line;
+                py::object bandwidth = bandwidth_gbs();
+                if (!bandwidth.is_none())
+                {
+                    std::snprintf(line, sizeof line, "; %.1f GB/s for %.1f MB", bandwidth.cast<double>(),
+                                  nbytes.cast<double>() / 1e6);
+                    result += line;
+                }
+                return result;
+            }
+        };
+    }
+
+    py::object time_launch(cuda_kernel& kernel, const launch_dims& dims, py::object stream_object, py::args args,
+                           int repeat, int warmup, py::object nbytes)
+    {
+        if (repeat < 1 || warmup < 0)
+        {
+            throw py::value_error("repeat must be at least 1 and warmup at least 0");
+        }
+        CUstream stream = stream_from_object(stream_object);
+        std::vector<PyObject*> pointers;
+        for (auto item : args)
+        {
+            pointers.push_back(item.ptr());
+        }
+        bound_arguments bound;
+        bind_arguments(kernel, pointers.data(), pointers.size(), stream, bound);
+        const cuda_driver& driver = cuda_driver::get();
+        CUevent start = nullptr;
+        CUevent end = nullptr;
+        check(driver.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+        check(driver.cuEventCreate(&end, CU_EVENT_DEFAULT), "cuEventCreate");
+        kernel_timing timing;
+        timing.kernel = kernel.signature().name;
+        try
+        {
+            py::gil_scoped_release release;
+            for (int i = 0; i < warmup; ++i)
+            {
+                kernel.launch(dims, stream);
+            }
+            for (int i = 0; i < repeat; ++i)
+            {
+                check(driver.cuEventRecord(start, stream), "cuEventRecord");
+                kernel.launch(dims, stream);
+                check(driver.cuEventRecord(end, stream), "cuEventRecord");
+                check(driver.cuEventSynchronize(end), "cuEventSynchronize");
+                float ms = 0;
+                check(driver.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+                timing.samples_ms.push_back(ms);
+            }
+        }
+        catch (...)
+        {
+            driver.cuEventDestroy(start);
+            driver.cuEventDestroy(end);
+            throw;
+        }
+        driver.cuEventDestroy(start);
+        driver.cuEventDestroy(end);
+        if (!bound.temporaries.empty())
+        {
+            finish_arguments(bound, stream);
+        }
+        std::vector<double> sorted = timing.samples_ms;
+        std::sort(sorted.begin(), sorted.end());
+        std::size_t n = sorted.size();
+        timing.median_ms = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+        timing.min_ms = sorted.front();
+        timing.max_ms = sorted.back();
+        timing.nbytes = nbytes.is_none() ? (bound.array_bytes ? py::object(py::int_(bound.array_bytes)) : py::none())
+                                         : nbytes;
+        return py::cast(std::move(timing));
+    }
+
+    void register_launcher(py::module_& m)
+    {
+        launcher_type.tp_name = "xcuda.Launcher";
+        launcher_type.tp_basicsize = sizeof(launcher_object);
+        launcher_type.tp_dealloc = launcher_dealloc;
+        launcher_type.tp_vectorcall_offset = offsetof(launcher_object, vectorcall);
+        launcher_type.tp_call = PyVectorcall_Call;
+        launcher_type.tp_repr = launcher_repr;
+        launcher_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+        launcher_type.tp_doc = "A kernel with its launch configuration: call it with the kernel's arguments.";
+        launcher_type.tp_methods = launcher_methods;
+        launcher_type.tp_getset = launcher_getset;
+        if (PyType_Ready(&launcher_type) < 0)
+        {
+            throw py::error_already_set();
+        }
+        m.add_object("Launcher", py::handle(reinterpret_cast<PyObject*>(&launcher_type)));
+
+        py::class_<kernel_timing>(m, "KernelTiming", "Kernel times measured with CUDA events (milliseconds).")
+            .def_readonly("kernel", &kernel_timing::kernel, "The kernel's name.")
+            .def_readonly("samples_ms", &kernel_timing::samples_ms, "Each launch's time in milliseconds.")
+            .def_readonly("median_ms", &kernel_timing::median_ms, "Median launch time in milliseconds.")
+            .def_readonly("min_ms", &kernel_timing::min_ms, "Fastest launch in milliseconds.")
+            .def_readonly("max_ms", &kernel_timing::max_ms, "Slowest launch in milliseconds.")
+            .def_readonly("nbytes", &kernel_timing::nbytes, "Bytes counted for bandwidth, or None.")
+            .def_property_readonly("bandwidth_gbs", &kernel_timing::bandwidth_gbs,
+                                   "nbytes / median time, in GB/s (1e9 bytes per second), or None.")
+            .def("__repr__", &kernel_timing::text);
+    }
+}

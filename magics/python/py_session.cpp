@@ -1,0 +1,354 @@
+// The session as seen from Python: xcuda.compile, info(), status(), set_device(), device_count(),
+// and _shutdown() (called by the xcuda kernel at shutdown_request).
+//
+// info() and status() return a Report: a few tables rendered as HTML in notebooks (_repr_html_)
+// and as aligned text elsewhere (__repr__).
+
+#include "py_common.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "compile_cache.hpp"
+#include "cuda_driver.hpp"
+#include "cuda_module.hpp"
+#include "cuda_session.hpp"
+#include "module_registry.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        struct report_table
+        {
+            std::string title;
+            std::vector<std::string> columns;
+            std::vector<std::vector<std::string>> rows;
+            std::string empty_text;
+        };
+
+        struct report
+        {
+            std::vector<report_table> tables;
+
+            static std::string escape(const std::string& text)
+            {
+                std::string out;
+                for (char c : text)
+                {
+                    switch (c)
+                    {
+                    case '<': out += "&lt;"; break;
+                    case '>': out += "&gt;"; break;
+                    case '&': out += "&amp;"; break;
+                    case '"': out += "&quot;"; break;
+                    default: out += c;
+                    }
+                }
+                return out;
+            }
+
+            std::string html() const
+            {
+                std::string out = "<div class=\"xcuda-report\">";
+                for (const auto& table : tables)
+                {
+                    out += "<h4>" + escape(table.title) + "</h4>";
+                    if (table.rows.empty())
+                    {
+                        out += "<p>" + escape(table.empty_text) + "</p>";
+                        continue;
+                    }
+                    out += "<table><thead><tr>";
+                    for (const auto& column : table.columns)
+                    {
+                        out += "<th>" + escape(column) + "</th>";
+                    }
+                    out += "</tr></thead><tbody>";  // an all-empty header row is harmless in HTML
+                    for (const auto& row : table.rows)
+                    {
+                        out += "<tr>";
+                        for (const auto& cell : row)
+                        {
+                            out += "<td>" + escape(cell) + "</td>";
+                        }
+                        out += "</tr>";
+                    }
+                    out += "</tbody></table>";
+                }
+                return out + "</div>";
+            }
+
+            std::string text() const
+            {
+                std::string out;
+                for (const auto& table : tables)
+                {
+                    out += (out.empty() ? "" : "\n") + table.title + "\n";
+                    if (table.rows.empty())
+                    {
+                        out += "  " + table.empty_text + "\n";
+                        continue;
+                    }
+                    std::vector<std::size_t> widths(table.columns.size(), 0);
+                    for (std::size_t c = 0; c < table.columns.size(); ++c)
+                    {
+                        widths[c] = table.columns[c].size();
+                        for (const auto& row : table.rows)
+                        {
+                            widths[c] = std::max(widths[c], row[c].size());
+                        }
+                    }
+                    auto line = [&](const std::vector<std::string>& cells) {
+                        std::string text = " ";
+                        for (std::size_t c = 0; c < cells.size(); ++c)
+                        {
+                            text += " " + cells[c] + std::string(widths[c] - cells[c].size(), ' ') + " ";
+                        }
+                        while (!text.empty() && text.back() == ' ')
+                        {
+                            text.pop_back();
+                        }
+                        return text + "\n";
+                    };
+                    bool header = false;
+                    for (const auto& column : table.columns)
+                    {
+                        header = header || !column.empty();
+                    }
+                    if (header)
+                    {
+                        out += line(table.columns);
+                    }
+                    for (const auto& row : table.rows)
+                    {
+                        out += line(row);
+                    }
+                }
+                return out;
+            }
+        };
+
+        std::string bytes_text(std::size_t bytes)
+        {
+            char text[64];
+            if (bytes >= (1ull << 30))
+                std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+            else if (bytes >= (1ull << 20))
+                std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1ull << 20));
+            else if (bytes >= 1024)
+                std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
+            else
+                std::snprintf(text, sizeof text, "%zu B", bytes);
+            return text;
+        }
+
+        std::string version_text(int version)
+        {
+            return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+        }
+
+        report info()
+        {
+            report r;
+            report_table table{"CUDA session", {"", ""}, {}, ""};
+            auto [major, minor] = nvrtc_compiler::version();
+            cuda_session& session = cuda_session::instance();
+            if (!session.try_ensure())
+            {
+                std::string reason;
+                try
+                {
+                    session.ensure();
+                }
+                catch (const std::exception& e)
+                {
+                    reason = e.what();
+                }
+                table.rows.push_back({"GPU", "none: " + reason.substr(0, reason.find('\n'))});
+                table.rows.push_back({"compile target", "compute_75 (PTX)"});
+                table.rows.push_back({"NVRTC", std::to_string(major) + "." + std::to_string(minor)});
+                r.tables.push_back(table);
+                return r;
+            }
+            const device_properties& p = session.properties();
+            session.make_current();
+            std::size_t free_bytes = 0;
+            std::size_t total_bytes = 0;
+            check(cuda_driver::get().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+            double peak = 2.0 * p.memory_clock_khz * 1e3 * (p.memory_bus_width / 8.0) / 1e9;
+            table.rows.push_back({"device", std::to_string(p.ordinal) + " of " + std::to_string(session.device_count())});
+            table.rows.push_back({"name", p.name});
+            table.rows.push_back({"arch", p.arch() + " (compute capability " + std::to_string(p.cc_major) + "." +
+                                              std::to_string(p.cc_minor) + ")"});
+            table.rows.push_back({"multiprocessors", std::to_string(p.multiprocessors)});
+            table.rows.push_back({"memory", bytes_text(free_bytes) + " free of " + bytes_text(total_bytes)});
+            if (peak > 0)
+            {
+                char text[64];
+                std::snprintf(text, sizeof text, "%.0f GB/s (from clock and bus width)", peak);
+                table.rows.push_back({"memory bandwidth", text});
+            }
+            table.rows.push_back({"max threads per block", std::to_string(p.max_threads_per_block)});
+            table.rows.push_back({"shared memory per block", bytes_text(static_cast<std::size_t>(p.max_shared_per_block)) +
+                                                                 " (" + bytes_text(static_cast<std::size_t>(p.max_shared_per_block_optin)) +
+                                                                 " opt-in)"});
+            table.rows.push_back({"driver", "CUDA " + version_text(session.driver_version())});
+            table.rows.push_back({"NVRTC", std::to_string(major) + "." + std::to_string(minor)});
+            r.tables.push_back(table);
+            return r;
+        }
+
+        report status(py::object namespace_object)
+        {
+            report r;
+            report_table modules{"Modules", {"module", "kernels", "target", "loaded", "PTX"}, {}, "no modules: run a %%cuda cell"};
+            for (const auto& module : module_registry::instance().modules())
+            {
+                std::string kernels;
+                for (const auto& signature : module->signatures())
+                {
+                    kernels += (kernels.empty() ? "" : ", ") + signature.to_string();
+                }
+                modules.rows.push_back({module->name(), kernels,
+                                        module->compiled().arch + (module->compiled().cubin.empty() ? " PTX" : " CUBIN"),
+                                        module->loaded() ? "yes" : "no", bytes_text(module->compiled().ptx.size())});
+            }
+            r.tables.push_back(modules);
+
+            report_table buffers{"Device buffers", {"name", "shape", "dtype", "bytes", "device"}, {},
+                                 "no device arrays in the namespace"};
+            std::size_t named_bytes = 0;
+            if (!namespace_object.is_none())
+            {
+                PyTypeObject* type = device_array_type();
+                for (auto item : py::reinterpret_borrow<py::dict>(namespace_object))
+                {
+                    if (Py_TYPE(item.second.ptr()) != type)
+                    {
+                        continue;
+                    }
+                    std::string name = str_of(item.first);
+                    if (!name.empty() && name[0] == '_')
+                    {
+                        continue;  // IPython's output history (_, _1, ...)
+                    }
+                    const device_array& array = item.second.cast<const device_array&>();
+                    named_bytes += array.nbytes();
+                    buffers.rows.push_back({name, str_of(py::tuple(py::cast(array.shape))),
+                                            str_of(array.dtype), bytes_text(array.nbytes()),
+                                            array.buffer->valid() ? std::to_string(array.buffer->device()) : "released"});
+                }
+            }
+            r.tables.push_back(buffers);
+            report_table cache{"Compile cache", {"entries", "hits", "misses"}, {}, ""};
+            compile_cache& c = compile_cache::instance();
+            cache.rows.push_back({std::to_string(c.size()), std::to_string(c.hits()), std::to_string(c.misses())});
+            r.tables.push_back(cache);
+            return r;
+        }
+    }
+
+    py::object compile_module(const std::string& source, const std::string& name, compile_options options)
+    {
+        if (options.arch.empty())
+        {
+            // The default needs the session (the GPU's sm_XX); pick it while holding the GIL.
+            options.arch = cuda_session::instance().default_arch();
+        }
+        build_result built;
+        {
+            py::gil_scoped_release release;
+            built = module_registry::instance().build(name, source, options);
+        }
+        cuda_session& session = cuda_session::instance();
+        if (session.active())
+        {
+            // Load now so a module the GPU rejects fails in the cell that compiled it.
+            for (const auto& signature : built.module->signatures())
+            {
+                if (!signature.is_template())
+                {
+                    built.module->function(built.module->symbol_for(signature));
+                }
+            }
+        }
+        return wrap_module(built.module);
+    }
+
+    void register_session(py::module_& m)
+    {
+        py::class_<report>(m, "Report", "Tables shown as HTML in notebooks and as text elsewhere.")
+            .def("_repr_html_", &report::html)
+            .def("__repr__", &report::text)
+            .def_property_readonly("tables",
+                                   [](const report& r) {
+                                       py::list tables;
+                                       for (const auto& table : r.tables)
+                                       {
+                                           py::dict entry;
+                                           entry["title"] = table.title;
+                                           entry["columns"] = table.columns;
+                                           entry["rows"] = table.rows;
+                                           tables.append(entry);
+                                       }
+                                       return tables;
+                                   },
+                                   "The tables as dicts: title, columns, rows.");
+
+        m.def("compile",
+              [](const std::string& source, const std::string& name, const std::string& arch, const std::string& std,
+                 std::vector<std::string> defines, std::vector<std::string> include_dirs, bool lineinfo,
+                 bool fast_math, std::vector<std::string> options) {
+                  compile_options o;
+                  o.arch = arch;
+                  o.std = std;
+                  o.defines = std::move(defines);
+                  o.include_dirs = std::move(include_dirs);
+                  o.lineinfo = lineinfo;
+                  o.fast_math = fast_math;
+                  o.extra = std::move(options);
+                  return compile_module(source, name, o);
+              },
+              py::arg("source"), py::kw_only(), py::arg("name") = "", py::arg("arch") = "", py::arg("std") = "",
+              py::arg("defines") = std::vector<std::string>{}, py::arg("include_dirs") = std::vector<std::string>{},
+              py::arg("lineinfo") = false, py::arg("fast_math") = false,
+              py::arg("options") = std::vector<std::string>{},
+              R"(Compile CUDA C++ with NVRTC, as %%cuda does, and return the Module.
+
+Parameters
+----------
+source : str
+    CUDA C++ with one or more __global__ functions.
+name : str, optional
+    The module's name; re-compiling under the same name replaces the module.
+arch : str, optional
+    sm_XX (CUBIN and PTX) or compute_XX (PTX only); default: the GPU's sm_XX, or compute_75.
+std, defines, include_dirs, lineinfo, fast_math, options
+    As the %%cuda options --std, -D, -I, --lineinfo, --fast-math and raw NVRTC options.
+
+Raises
+------
+CompileError
+    With NVRTC's log, the source line numbers and the options.)");
+        m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");
+        m.def("status", &status, py::arg("namespace") = py::none(),
+              "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");
+        m.def("set_device", [](int ordinal) { cuda_session::instance().set_device(ordinal); }, py::arg("ordinal"),
+              "Choose the device for the session (before the first GPU operation, or while nothing lives on "
+              "the current one). XCUDA_DEVICE sets the initial choice.");
+        m.def("device_count", [] { return cuda_session::instance().device_count(); },
+              "Number of CUDA devices (raises CudaUnavailableError without a driver).");
+        m.def("driver_available", [] { return cuda_session::instance().try_ensure(); },
+              "True when a driver and a GPU can be used; never raises.");
+        m.def("nvrtc_version", [] { return nvrtc_compiler::version(); }, "NVRTC's (major, minor).");
+        m.def("default_arch", [] { return cuda_session::instance().default_arch(); },
+              "The compile target used when none is given: the GPU's sm_XX, or compute_75 without one.");
+        m.def("_shutdown",
+              [] {
+                  module_registry::instance().clear();
+                  cuda_session::instance().close();
+              },
+              "Free every module and buffer and release the CUDA context (the kernel calls this at shutdown).");
+    }
+}

@@ -1,0 +1,24 @@
+// The Python extension module `xcuda`: CUDA from notebook cells.
+//
+// Importing it touches no driver: the CUDA session starts at the first GPU operation.
+
+#include "py_common.hpp"
+
+PYBIND11_MODULE(xcuda, m)
+{
+    m.doc() = R"(xcuda: write and run CUDA C++ from notebook cells.
+
+%%cuda compiles a cell with NVRTC and binds every __global__ function as a Kernel object;
+kernel[grid, block](*args) launches it with arguments checked against its C++ signature.
+Load the magics into any IPython with %load_ext xcuda (the xcuda Jupyter kernel does this itself).
+Importing the module never touches the CUDA driver: the session starts at the first GPU operation.)";
+    m.attr("__version__") = "0.1.0";
+    using namespace xcuda::python;
+    register_errors(m);
+    register_device_array(m);
+    register_streams(m);
+    register_launcher(m);
+    register_kernels(m);
+    register_session(m);
+    register_magics(m);
+}

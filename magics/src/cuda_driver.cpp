@@ -1,0 +1,151 @@
+#include "cuda_driver.hpp"
+
+#include <cstdlib>
+#include <mutex>
+
+#include <dlfcn.h>
+
+#include "errors.hpp"
+
+#define XCUDA_STRINGIFY_EXPANDED(x) XCUDA_STRINGIFY(x)
+#define XCUDA_STRINGIFY(x) #x
+
+namespace xcuda
+{
+    cuda_driver& cuda_driver::instance()
+    {
+        static cuda_driver driver;
+        static std::once_flag once;
+        std::call_once(once, [] { driver.load(); });
+        return driver;
+    }
+
+    void cuda_driver::load()
+    {
+        m_tried = true;
+        // XCUDA_LIBCUDA lets a test (or a user with an unusual install) name the library to open.
+        const char* override_path = std::getenv("XCUDA_LIBCUDA");
+        const char* path = (override_path && *override_path) ? override_path : "libcuda.so.1";
+        m_library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!m_library)
+        {
+            const char* why = dlerror();
+            m_unavailable = std::string("no NVIDIA driver was found (") + (why ? why : path) + ")";
+            return;
+        }
+
+        std::string missing;
+#define XCUDA_DRIVER_LOAD_REQUIRED(name)                                                                   \
+    name = reinterpret_cast<decltype(name)>(dlsym(m_library, XCUDA_STRINGIFY_EXPANDED(name)));             \
+    if (!name)                                                                                             \
+    {                                                                                                      \
+        missing += std::string(missing.empty() ? "" : ", ") + XCUDA_STRINGIFY_EXPANDED(name);              \
+    }
+#define XCUDA_DRIVER_LOAD_OPTIONAL(name) \
+    name = reinterpret_cast<decltype(name)>(dlsym(m_library, XCUDA_STRINGIFY_EXPANDED(name)));
+        XCUDA_DRIVER_REQUIRED(XCUDA_DRIVER_LOAD_REQUIRED)
+        XCUDA_DRIVER_OPTIONAL(XCUDA_DRIVER_LOAD_OPTIONAL)
+#undef XCUDA_DRIVER_LOAD_REQUIRED
+#undef XCUDA_DRIVER_LOAD_OPTIONAL
+        if (!missing.empty())
+        {
+            m_unavailable = std::string("the NVIDIA driver at ") + path +
+                            " is too old for this build (missing " + missing +
+                            "); install a driver that supports CUDA 13";
+            return;
+        }
+
+        CUresult result = cuInit(0);
+        switch (result)
+        {
+        case CUDA_SUCCESS:
+            break;
+        case CUDA_ERROR_STUB_LIBRARY:
+            m_unavailable = std::string("no NVIDIA driver was found (") + path +
+                            " is the CUDA toolkit's stub library, not a driver)";
+            break;
+        case CUDA_ERROR_NO_DEVICE:
+            m_unavailable = "the NVIDIA driver found no CUDA device (CUDA_ERROR_NO_DEVICE)";
+            break;
+        case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+        case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+            m_unavailable = "the NVIDIA driver cannot be used: " + cuda_error_name(result) + ": " +
+                            cuda_error_description(result);
+            break;
+        default:
+            m_error = cuda_error_name(result);
+            m_error_code = result;
+            break;
+        }
+    }
+
+    const cuda_driver& cuda_driver::get()
+    {
+        const cuda_driver& driver = instance();
+        if (!driver.m_unavailable.empty())
+        {
+            throw cuda_unavailable_error(driver.m_unavailable);
+        }
+        if (driver.m_error_code != 0)
+        {
+            throw_cuda_error(static_cast<CUresult>(driver.m_error_code), "cuInit");
+        }
+        return driver;
+    }
+
+    bool cuda_driver::available() noexcept
+    {
+        const cuda_driver& driver = instance();
+        return driver.m_unavailable.empty() && driver.m_error_code == 0;
+    }
+
+    std::string cuda_driver::unavailable_reason()
+    {
+        return instance().m_unavailable;
+    }
+
+    namespace
+    {
+        // Names for the results that matter before the driver is loaded (or when it is not).
+        const char* fallback_error_name(CUresult result)
+        {
+            switch (result)
+            {
+            case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+            case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+            case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+            case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
+            case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+            case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
+            default: return "CUDA_ERROR";
+            }
+        }
+    }
+
+    std::string cuda_error_name(CUresult result)
+    {
+        const cuda_driver& driver = cuda_driver::instance();
+        const char* name = nullptr;
+        if (driver.cuGetErrorName && driver.cuGetErrorName(result, &name) == CUDA_SUCCESS && name)
+        {
+            return name;
+        }
+        return fallback_error_name(result);
+    }
+
+    std::string cuda_error_description(CUresult result)
+    {
+        const cuda_driver& driver = cuda_driver::instance();
+        const char* text = nullptr;
+        if (driver.cuGetErrorString && driver.cuGetErrorString(result, &text) == CUDA_SUCCESS && text)
+        {
+            return text;
+        }
+        return "unknown CUDA error";
+    }
+
+    void throw_cuda_error(CUresult result, const char* call)
+    {
+        throw cuda_error(call, static_cast<int>(result), cuda_error_name(result), cuda_error_description(result));
+    }
+}

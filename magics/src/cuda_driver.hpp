@@ -1,0 +1,119 @@
+#pragma once
+// The CUDA driver API, loaded at run time.
+//
+// libcuda.so.1 is opened with dlopen the first time a GPU operation needs it, never at import or at
+// kernel start-up, so the kernel and the compiler work on machines without a driver. Every driver call
+// of the project goes through the function table below and through check(), the one error helper that
+// turns a CUresult into an exception naming the call, the error name and its description.
+//
+// Thread safety: instance() is safe to call from any thread (a function-local static); the table is
+// immutable once loaded. The calls themselves follow the driver's own rules (context current per thread).
+
+#include <string>
+
+#include <cuda.h>
+
+namespace xcuda
+{
+// X-macro list: (name as written in code). The headers map several names to versioned symbols
+// (cuMemAlloc -> cuMemAlloc_v2); the loader stringifies the macro-expanded name so the symbol matches.
+#define XCUDA_DRIVER_REQUIRED(X)   \
+    X(cuInit)                      \
+    X(cuDriverGetVersion)          \
+    X(cuGetErrorName)              \
+    X(cuGetErrorString)            \
+    X(cuDeviceGetCount)            \
+    X(cuDeviceGet)                 \
+    X(cuDeviceGetName)             \
+    X(cuDeviceGetAttribute)        \
+    X(cuDeviceTotalMem)            \
+    X(cuDevicePrimaryCtxRetain)    \
+    X(cuDevicePrimaryCtxRelease)   \
+    X(cuCtxSetCurrent)             \
+    X(cuCtxGetCurrent)             \
+    X(cuCtxSynchronize)            \
+    X(cuMemGetInfo)                \
+    X(cuMemAlloc)                  \
+    X(cuMemFree)                   \
+    X(cuMemAllocHost)              \
+    X(cuMemFreeHost)               \
+    X(cuMemcpyHtoD)                \
+    X(cuMemcpyDtoH)                \
+    X(cuMemcpyHtoDAsync)           \
+    X(cuMemcpyDtoHAsync)           \
+    X(cuMemcpyDtoDAsync)           \
+    X(cuMemsetD8Async)             \
+    X(cuModuleLoadDataEx)          \
+    X(cuModuleUnload)              \
+    X(cuModuleGetFunction)         \
+    X(cuFuncGetAttribute)          \
+    X(cuLaunchKernel)              \
+    X(cuStreamCreate)              \
+    X(cuStreamDestroy)             \
+    X(cuStreamSynchronize)         \
+    X(cuStreamQuery)               \
+    X(cuStreamWaitEvent)           \
+    X(cuEventCreate)               \
+    X(cuEventDestroy)              \
+    X(cuEventRecord)               \
+    X(cuEventSynchronize)          \
+    X(cuEventQuery)                \
+    X(cuEventElapsedTime)          \
+    X(cuPointerGetAttribute)
+
+// Present only in newer drivers; null when missing, and callers check.
+#define XCUDA_DRIVER_OPTIONAL(X) \
+    X(cuFuncGetParamInfo)
+
+    class cuda_driver
+    {
+    public:
+#define XCUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+        XCUDA_DRIVER_REQUIRED(XCUDA_DRIVER_MEMBER)
+        XCUDA_DRIVER_OPTIONAL(XCUDA_DRIVER_MEMBER)
+#undef XCUDA_DRIVER_MEMBER
+
+        // The loaded, initialised driver; throws cuda_unavailable_error (no library, a stub, no
+        // device) or cuda_error. The load and cuInit are attempted once per process.
+        static const cuda_driver& get();
+
+        // True when get() would succeed; never throws.
+        static bool available() noexcept;
+
+        // Why the driver is unavailable ("" when it is available or was never tried).
+        static std::string unavailable_reason();
+
+        cuda_driver(const cuda_driver&) = delete;
+        cuda_driver& operator=(const cuda_driver&) = delete;
+
+    private:
+        friend std::string cuda_error_name(CUresult);
+        friend std::string cuda_error_description(CUresult);
+        cuda_driver() = default;
+        static cuda_driver& instance();
+        void load();
+
+        void* m_library = nullptr;
+        bool m_tried = false;
+        std::string m_unavailable;
+        std::string m_error;  // a cuda_error message from cuInit that was not a "no driver" case
+        int m_error_code = 0;
+    };
+
+    // The error helper: throws cuda_error (or out_of_memory_error) naming `call` when result is not
+    // CUDA_SUCCESS.
+    inline void check(CUresult result, const char* call);
+    [[noreturn]] void throw_cuda_error(CUresult result, const char* call);
+
+    inline void check(CUresult result, const char* call)
+    {
+        if (result != CUDA_SUCCESS)
+        {
+            throw_cuda_error(result, call);
+        }
+    }
+
+    // The CUresult's name and description, through the driver when loaded, else a fallback.
+    std::string cuda_error_name(CUresult result);
+    std::string cuda_error_description(CUresult result);
+}

@@ -1,0 +1,54 @@
+#pragma once
+// One __global__ function of a compiled module, with its launch plan.
+//
+// Ownership: holds its module (std::shared_ptr), so it stays launchable while referenced even after
+// its cell was re-run. The CUfunction and its limits are looked up on first launch and again after
+// the session changes generation (closed, or on another device). GIL held for all calls.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <cuda.h>
+
+#include "cuda_module.hpp"
+#include "launch_plan.hpp"
+
+namespace xcuda
+{
+    class cuda_kernel
+    {
+    public:
+        cuda_kernel(std::shared_ptr<cuda_module> module, kernel_signature signature);
+
+        const kernel_signature& signature() const noexcept { return m_signature; }
+        const std::shared_ptr<cuda_module>& module() const noexcept { return m_module; }
+        const std::string& symbol() const noexcept { return m_symbol; }
+        launch_plan& plan() noexcept { return m_plan; }
+
+        // Loads the module if needed and returns the function; first use per generation also reads
+        // its limits and checks parameter sizes against the driver (cuFuncGetParamInfo).
+        CUfunction function();
+
+        // Validates dims against the device and this function, then cuLaunchKernel with the plan's
+        // current argument block on stream.
+        void launch(const launch_dims& dims, CUstream stream);
+
+        int max_threads_per_block();
+        int registers();
+
+    private:
+        void prepare();
+
+        std::shared_ptr<cuda_module> m_module;
+        kernel_signature m_signature;
+        std::string m_symbol;
+        launch_plan m_plan;
+
+        CUfunction m_function = nullptr;
+        std::uint64_t m_generation = 0;
+        int m_max_threads = 0;
+        int m_max_dynamic_shared = 0;
+        int m_registers = 0;
+    };
+}

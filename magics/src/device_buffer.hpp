@@ -1,0 +1,58 @@
+#pragma once
+// One allocation of device memory in the session's context.
+//
+// Ownership: the buffer owns its CUdeviceptr and frees it in its destructor, or earlier when the
+// session closes (release()); after that, pointer() raises instead of handing out a dangling address.
+// Shared by the Python DeviceArray objects that view it (std::shared_ptr). GIL held for all calls.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <cuda.h>
+
+#include "cuda_session.hpp"
+
+namespace xcuda
+{
+    class device_buffer : public session_resource
+    {
+    public:
+        // Allocates nbytes (0 is allowed and allocates nothing); raises out_of_memory_error naming
+        // the requested and free bytes when the device cannot give them.
+        static std::shared_ptr<device_buffer> allocate(std::size_t nbytes);
+
+        ~device_buffer() override;
+        device_buffer(const device_buffer&) = delete;
+        device_buffer& operator=(const device_buffer&) = delete;
+
+        // The device address; raises std::runtime_error if the session that owned it was closed.
+        CUdeviceptr pointer() const;
+        std::size_t size() const noexcept { return m_size; }
+        int device() const noexcept { return m_device; }
+        bool valid() const noexcept { return m_valid; }
+
+        // Synchronous copies from and to pageable or page-locked host memory (nbytes <= size()).
+        void copy_from_host(const void* source, std::size_t nbytes, std::size_t offset = 0);
+        void copy_to_host(void* destination, std::size_t nbytes, std::size_t offset = 0) const;
+        void fill_zero(CUstream stream);
+
+        void release() noexcept override;
+        std::string describe() const override;
+
+        // A label for %cuda_status and loss reports ("x", "temporary for argument 'out'").
+        void set_label(std::string label) { m_label = std::move(label); }
+        const std::string& label() const noexcept { return m_label; }
+
+    private:
+        explicit device_buffer(std::size_t nbytes);
+
+        CUdeviceptr m_pointer = 0;
+        std::size_t m_size = 0;
+        int m_device = 0;
+        std::uint64_t m_generation = 0;
+        bool m_valid = true;
+        std::string m_label;
+    };
+}

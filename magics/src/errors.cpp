@@ -1,0 +1,45 @@
+#include "errors.hpp"
+
+namespace xcuda
+{
+    cuda_error::cuda_error(std::string call, int code, std::string name, std::string description)
+        : std::runtime_error(call + " failed: " + name + " (" + std::to_string(code) + "): " + description)
+        , m_call(std::move(call))
+        , m_code(code)
+        , m_name(std::move(name))
+    {
+    }
+
+    cuda_unavailable_error::cuda_unavailable_error(const std::string& reason)
+        : std::runtime_error("CUDA is not available: " + reason +
+                             "\nCompiling %%cuda cells and inspecting their PTX still work; launching kernels and "
+                             "device memory need an NVIDIA GPU with its driver (libcuda.so.1).")
+    {
+    }
+
+    namespace
+    {
+        std::string mib(std::size_t bytes)
+        {
+            return std::to_string(bytes / (1024 * 1024)) + " MiB";
+        }
+    }
+
+    out_of_memory_error::out_of_memory_error(std::string call, int code, std::size_t requested,
+                                             std::size_t free_bytes, std::size_t total_bytes)
+        : cuda_error(std::move(call), code, "CUDA_ERROR_OUT_OF_MEMORY",
+                     "requested " + std::to_string(requested) + " bytes (" + mib(requested) + ") but only " +
+                         std::to_string(free_bytes) + " bytes (" + mib(free_bytes) + ") of " + mib(total_bytes) +
+                         " are free on the device; free buffers you no longer need (del buf) or use smaller ones")
+        , m_requested(requested)
+        , m_free(free_bytes)
+    {
+    }
+
+    compile_error::compile_error(const std::string& message, std::string log, std::vector<std::string> options)
+        : std::runtime_error(message)
+        , m_log(std::move(log))
+        , m_options(std::move(options))
+    {
+    }
+}

@@ -1,0 +1,87 @@
+#pragma once
+// What a launch of one kernel needs, worked out once per kernel and reused by every launch: each
+// parameter's class (scalar, pointer, by-value struct), its byte size and offset in an argument block,
+// and the void* array cuLaunchKernel takes, pointing into that block. A launch writes the converted
+// arguments into the block in place: no allocation on the launch path.
+//
+// The packing functions check ranges and say which parameter was wrong and why (argument_value_error
+// / argument_type_error); they need no GPU, so the conversion rules are tested without one.
+// Not thread-safe: one launch at a time per plan (the GIL serialises Python callers).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel_signature.hpp"
+
+namespace xcuda
+{
+    struct device_properties;
+
+    enum class parameter_class : std::uint8_t
+    {
+        scalar,   // a value of a known scalar kind
+        pointer,  // any T*; the element kind is checked against arrays
+        opaque    // a by-value struct, vector type or template parameter: raw bytes of the right size
+    };
+
+    struct parameter_slot
+    {
+        parameter_class cls = parameter_class::opaque;
+        scalar_kind kind = scalar_kind::unknown;  // value kind, or pointee kind for pointers
+        bool is_const = false;                    // pointers: const T*
+        std::size_t size = 0;                     // bytes; 0 = unknown (opaque with no driver info)
+        std::size_t offset = 0;                   // into the argument block
+        std::string name;
+        std::string type;
+    };
+
+    struct launch_dims
+    {
+        std::array<unsigned, 3> grid{1, 1, 1};
+        std::array<unsigned, 3> block{1, 1, 1};
+        unsigned shared_mem = 0;
+    };
+
+    class launch_plan
+    {
+    public:
+        explicit launch_plan(const kernel_signature& signature);
+
+        // Sizes the driver reports for each parameter (cuFuncGetParamInfo): a mismatch with the
+        // parsed signature means the parse is wrong, and launching would corrupt arguments.
+        void check_driver_sizes(const std::vector<std::size_t>& sizes);
+
+        const std::vector<parameter_slot>& slots() const noexcept { return m_slots; }
+        std::size_t arity() const noexcept { return m_slots.size(); }
+        void** argument_pointers() noexcept { return m_pointers.data(); }
+        void* slot_storage(std::size_t index) noexcept { return m_block.data() + m_slots[index].offset; }
+
+        // Range-checked stores of a Python number into parameter `index`'s slot.
+        void store_signed(std::size_t index, long long value);
+        void store_unsigned(std::size_t index, unsigned long long value);
+        void store_float(std::size_t index, double value);
+        void store_bool(std::size_t index, bool value);
+        void store_pointer(std::size_t index, std::uint64_t address);
+        void store_bytes(std::size_t index, const void* data, std::size_t size);
+
+        // "parameter 2 'x' (const float*)": the prefix of every conversion message.
+        std::string describe(std::size_t index) const;
+
+        // Checks grid and block against the device and the function's limits.
+        static void validate(const launch_dims& dims, const device_properties& device, int max_threads_for_function,
+                             int max_dynamic_shared_for_function, const std::string& kernel_name);
+
+        // Half and bfloat16 bit patterns (round to nearest even), as the device reads them.
+        static std::uint16_t to_half(float value);
+        static std::uint16_t to_bfloat16(float value);
+
+    private:
+        std::vector<parameter_slot> m_slots;
+        std::vector<unsigned char> m_block;  // 16-byte aligned offsets within it
+        std::vector<void*> m_pointers;
+        void layout();
+    };
+}

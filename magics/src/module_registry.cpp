@@ -1,0 +1,175 @@
+#include "module_registry.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "compile_cache.hpp"
+
+namespace xcuda
+{
+    module_registry& module_registry::instance()
+    {
+        static module_registry registry;
+        return registry;
+    }
+
+    std::string module_registry::key_for(const std::string& name, const std::vector<kernel_signature>& signatures)
+    {
+        if (!name.empty())
+        {
+            return "name:" + name;
+        }
+        std::vector<std::string> names;
+        for (const auto& signature : signatures)
+        {
+            names.push_back(signature.qualified_name);
+        }
+        std::sort(names.begin(), names.end());
+        std::string key = "kernels:";
+        for (const auto& kernel : names)
+        {
+            key += kernel + ",";
+        }
+        return key;
+    }
+
+    build_result module_registry::build(const std::string& name, const std::string& source, compile_options options,
+                                        const std::map<std::string, std::string>& headers)
+    {
+        // A declaration the parser cannot read is reported only if NVRTC accepts the source: when
+        // the source is wrong, NVRTC's message is the better one.
+        std::vector<kernel_signature> signatures;
+        std::optional<signature_error> unreadable;
+        try
+        {
+            signatures = parse_kernel_signatures(source);
+        }
+        catch (const signature_error& e)
+        {
+            unreadable = e;
+        }
+        for (const auto& signature : signatures)
+        {
+            if (!signature.extern_c && !signature.is_template())
+            {
+                std::string expression = "&" + signature.qualified_name;
+                if (std::find(options.name_expressions.begin(), options.name_expressions.end(), expression) ==
+                    options.name_expressions.end())
+                {
+                    options.name_expressions.push_back(expression);
+                }
+            }
+        }
+
+        build_result result;
+        std::string cache_key = compile_cache::make_key(source, options, headers);
+        std::string key = key_for(name, signatures);
+        if (!unreadable)
+        {
+            if (auto same = find_same(key, cache_key))
+            {
+                result.module = same;
+                result.reused = true;
+                result.cache_hit = true;
+                install(key, same);
+                return result;
+            }
+        }
+        std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(cache_key);
+        result.cache_hit = compiled != nullptr;
+        if (!compiled)
+        {
+            compiled = std::make_shared<const compile_result>(nvrtc_compiler::compile(source, options, headers));
+            compile_cache::instance().insert(cache_key, compiled);
+        }
+        if (unreadable)
+        {
+            throw *unreadable;
+        }
+        std::string module_name = name;
+        if (module_name.empty())
+        {
+            for (const auto& signature : signatures)
+            {
+                module_name += (module_name.empty() ? "" : "+") + signature.name;
+            }
+            if (module_name.empty())
+            {
+                module_name = "cell";
+            }
+        }
+        result.module = std::make_shared<cuda_module>(module_name, source, options, std::move(compiled),
+                                                      std::move(signatures), cache_key);
+        install(key, result.module);
+        return result;
+    }
+
+    std::shared_ptr<cuda_module> module_registry::find_same(const std::string& key, const std::string& cache_key) const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (const auto& [entry_key, module] : m_entries)
+        {
+            if (entry_key == key && module->cache_key() == cache_key)
+            {
+                return module;
+            }
+        }
+        return nullptr;
+    }
+
+    std::vector<std::shared_ptr<cuda_module>> module_registry::install(const std::string& key,
+                                                                        std::shared_ptr<cuda_module> module)
+    {
+        auto shares_a_kernel = [&module](const cuda_module& other) {
+            for (const auto& a : other.signatures())
+            {
+                for (const auto& b : module->signatures())
+                {
+                    if (a.qualified_name == b.qualified_name)
+                    {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        };
+        std::vector<std::shared_ptr<cuda_module>> replaced;
+        std::vector<std::pair<std::string, std::shared_ptr<cuda_module>>> kept;
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (auto& entry : m_entries)
+        {
+            if (entry.second == module)
+            {
+                continue;
+            }
+            if (entry.first == key || shares_a_kernel(*entry.second))
+            {
+                replaced.push_back(std::move(entry.second));
+            }
+            else
+            {
+                kept.push_back(std::move(entry));
+            }
+        }
+        kept.emplace_back(key, std::move(module));
+        m_entries = std::move(kept);
+        return replaced;
+    }
+
+    std::vector<std::shared_ptr<cuda_module>> module_registry::modules() const
+    {
+        std::vector<std::shared_ptr<cuda_module>> result;
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (const auto& entry : m_entries)
+        {
+            result.push_back(entry.second);
+        }
+        return result;
+    }
+
+    void module_registry::clear()
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_entries.clear();
+    }
+}

@@ -1,0 +1,56 @@
+#pragma once
+// The modules of the session by cell: re-running a cell replaces its module.
+//
+// A cell is identified by its --name, or else by the names of its kernels. When a new module comes
+// in, the entry under the same key and every entry that defined one of the same kernel names are
+// dropped from the registry (their kernel objects keep them alive while referenced). An unchanged
+// cell run again gets its current module back, already loaded: no recompile, no reload.
+// GIL held for all calls.
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cuda_module.hpp"
+
+namespace xcuda
+{
+    struct build_result
+    {
+        std::shared_ptr<cuda_module> module;
+        bool reused = false;     // the cell was unchanged: its current module came back as it was
+        bool cache_hit = false;  // the binary came from the compile cache (no NVRTC run)
+    };
+
+    class module_registry
+    {
+    public:
+        static module_registry& instance();
+
+        // Builds a cell: reads its kernel signatures, compiles it (or takes the binary from the
+        // compile cache), and installs the module as the cell's current one. options.arch must be
+        // set (the caller picks the default, which needs the session). Every non-template kernel
+        // without extern "C" gets a name expression so it can be found by its C++ name.
+        // Thread-safe; holds no Python state, so callers release the GIL around it.
+        build_result build(const std::string& name, const std::string& source, compile_options options,
+                           const std::map<std::string, std::string>& headers = {});
+
+        static std::string key_for(const std::string& name, const std::vector<kernel_signature>& signatures);
+
+        // The current module under key if it was built from the same compile (cache key), else null.
+        std::shared_ptr<cuda_module> find_same(const std::string& key, const std::string& cache_key) const;
+
+        // Makes module the current one for key; returns the modules it replaced.
+        std::vector<std::shared_ptr<cuda_module>> install(const std::string& key, std::shared_ptr<cuda_module> module);
+
+        std::vector<std::shared_ptr<cuda_module>> modules() const;
+        void clear();
+
+    private:
+        module_registry() = default;
+        mutable std::mutex m_mutex;
+        std::vector<std::pair<std::string, std::shared_ptr<cuda_module>>> m_entries;
+    };
+}

@@ -1,0 +1,235 @@
+#include "nvrtc_compiler.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <sys/stat.h>
+
+#include <dlfcn.h>
+#include <nvrtc.h>
+
+#include "diagnostics.hpp"
+#include "errors.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        bool is_directory(const std::string& path)
+        {
+            struct stat st;
+            return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+        }
+
+        std::string parent(const std::string& path)
+        {
+            auto pos = path.find_last_of('/');
+            return pos == std::string::npos ? std::string(".") : path.substr(0, pos);
+        }
+
+        // NVRTC failures that are not compile errors (out of memory, bad option syntax, ...).
+        void check_nvrtc(nvrtcResult result, const char* call)
+        {
+            if (result != NVRTC_SUCCESS)
+            {
+                throw std::runtime_error(std::string(call) + " failed: " + nvrtcGetErrorString(result));
+            }
+        }
+
+        struct program_deleter
+        {
+            void operator()(nvrtcProgram* program) const
+            {
+                nvrtcDestroyProgram(program);
+                delete program;
+            }
+        };
+        using program_ptr = std::unique_ptr<nvrtcProgram, program_deleter>;
+
+        std::string program_log(nvrtcProgram program)
+        {
+            std::size_t size = 0;
+            if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1)
+            {
+                return {};
+            }
+            std::string log(size, '\0');
+            nvrtcGetProgramLog(program, log.data());
+            log.resize(size - 1);
+            while (!log.empty() && (log.back() == '\n' || log.back() == '\0'))
+            {
+                log.pop_back();
+            }
+            return log;
+        }
+    }
+
+    std::vector<std::string> compile_options::to_nvrtc_options() const
+    {
+        std::vector<std::string> result;
+        if (!arch.empty())
+        {
+            result.push_back("--gpu-architecture=" + arch);
+        }
+        if (!std.empty())
+        {
+            result.push_back("--std=" + std);
+        }
+        for (const auto& define : defines)
+        {
+            result.push_back("--define-macro=" + define);
+        }
+        for (const auto& dir : include_dirs)
+        {
+            result.push_back("--include-path=" + dir);
+        }
+        if (lineinfo)
+        {
+            result.push_back("--generate-line-info");
+        }
+        if (fast_math)
+        {
+            result.push_back("--use_fast_math");
+        }
+        if (relocatable)
+        {
+            result.push_back("--relocatable-device-code=true");
+        }
+        result.insert(result.end(), extra.begin(), extra.end());
+        return result;
+    }
+
+    compile_result nvrtc_compiler::compile(const std::string& source, const compile_options& options,
+                                           const std::map<std::string, std::string>& headers)
+    {
+        auto start = std::chrono::steady_clock::now();
+
+        std::vector<const char*> header_sources;
+        std::vector<const char*> header_names;
+        for (const auto& [name, text] : headers)
+        {
+            header_names.push_back(name.c_str());
+            header_sources.push_back(text.c_str());
+        }
+
+        program_ptr program(new nvrtcProgram(nullptr));
+        check_nvrtc(nvrtcCreateProgram(program.get(), source.c_str(), program_name,
+                                       static_cast<int>(headers.size()), header_sources.data(),
+                                       header_names.data()),
+                    "nvrtcCreateProgram");
+        for (const auto& expression : options.name_expressions)
+        {
+            check_nvrtc(nvrtcAddNameExpression(*program, expression.c_str()), "nvrtcAddNameExpression");
+        }
+
+        compile_result result;
+        result.arch = options.arch;
+        result.options = options.to_nvrtc_options();
+        std::vector<std::string> all_options = result.options;
+        for (const auto& dir : toolkit_include_dirs())
+        {
+            all_options.push_back("--include-path=" + dir);
+        }
+        std::vector<const char*> option_pointers;
+        for (const auto& option : all_options)
+        {
+            option_pointers.push_back(option.c_str());
+        }
+
+        nvrtcResult compiled = nvrtcCompileProgram(*program, static_cast<int>(option_pointers.size()),
+                                                   option_pointers.data());
+        result.log = program_log(*program);
+        if (compiled != NVRTC_SUCCESS)
+        {
+            if (compiled != NVRTC_ERROR_COMPILATION && compiled != NVRTC_ERROR_INVALID_OPTION)
+            {
+                check_nvrtc(compiled, "nvrtcCompileProgram");
+            }
+            throw compile_error(diagnostics::format_compile_error(source, result.log, result.options,
+                                                                  nvrtcGetErrorString(compiled)),
+                                result.log, result.options);
+        }
+
+        std::size_t size = 0;
+        check_nvrtc(nvrtcGetPTXSize(*program, &size), "nvrtcGetPTXSize");
+        result.ptx.resize(size);
+        check_nvrtc(nvrtcGetPTX(*program, result.ptx.data()), "nvrtcGetPTX");
+        while (!result.ptx.empty() && result.ptx.back() == '\0')
+        {
+            result.ptx.pop_back();
+        }
+
+        if (options.arch.rfind("sm_", 0) == 0)
+        {
+            check_nvrtc(nvrtcGetCUBINSize(*program, &size), "nvrtcGetCUBINSize");
+            result.cubin.resize(size);
+            check_nvrtc(nvrtcGetCUBIN(*program, result.cubin.data()), "nvrtcGetCUBIN");
+        }
+
+        for (const auto& expression : options.name_expressions)
+        {
+            const char* lowered = nullptr;
+            check_nvrtc(nvrtcGetLoweredName(*program, expression.c_str(), &lowered), "nvrtcGetLoweredName");
+            result.lowered_names[expression] = lowered;
+        }
+
+        result.milliseconds =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        return result;
+    }
+
+    std::pair<int, int> nvrtc_compiler::version()
+    {
+        int major = 0;
+        int minor = 0;
+        check_nvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
+        return {major, minor};
+    }
+
+    std::vector<int> nvrtc_compiler::supported_archs()
+    {
+        int count = 0;
+        check_nvrtc(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+        std::vector<int> archs(static_cast<std::size_t>(count));
+        check_nvrtc(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+        return archs;
+    }
+
+    const std::vector<std::string>& nvrtc_compiler::toolkit_include_dirs()
+    {
+        static const std::vector<std::string> dirs = [] {
+            std::vector<std::string> roots;
+            for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
+            {
+                const char* value = std::getenv(variable);
+                if (value && *value)
+                {
+                    roots.emplace_back(value);
+                }
+            }
+            Dl_info info;
+            if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) && info.dli_fname)
+            {
+                // <toolkit>/lib64/libnvrtc.so.13 or <toolkit>/targets/x86_64-linux/lib/libnvrtc.so.13
+                std::string lib_dir = parent(info.dli_fname);
+                roots.push_back(parent(lib_dir));
+            }
+            roots.emplace_back("/usr/local/cuda");
+            std::vector<std::string> found;
+            for (const auto& root : roots)
+            {
+                if (is_directory(root + "/include") && is_directory(root + "/include/crt"))
+                {
+                    found.push_back(root + "/include");
+                    if (is_directory(root + "/include/cccl"))
+                    {
+                        found.push_back(root + "/include/cccl");
+                    }
+                    break;
+                }
+            }
+            return found;
+        }();
+        return dirs;
+    }
+}

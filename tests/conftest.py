@@ -1,0 +1,59 @@
+"""Shared test set-up: find the build tree, its kernelspec and its Python module, and mark GPU tests.
+
+The tests never need xcuda installed system-wide: JUPYTER_PATH points at the build tree's kernelspec
+(build/share/jupyter/kernels/xcuda) and sys.path at its Python module (build/python). Set
+XCUDA_BUILD_DIR to test another build folder.
+"""
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
+
+os.environ["JUPYTER_PATH"] = os.pathsep.join(
+    [str(BUILD / "share" / "jupyter")] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(BUILD / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+)
+sys.path.insert(0, str(BUILD / "python"))
+
+
+def _gpu_reason():
+    """Why GPU tests cannot run here, or None when a driver and a device are present."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return "no NVIDIA driver (libcuda.so.1) on this machine"
+    if lib.cuInit(0) != 0:
+        return "the NVIDIA driver is present but cuInit failed (no usable GPU)"
+    count = ctypes.c_int(0)
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return "the NVIDIA driver found no CUDA device"
+    return None
+
+
+GPU_REASON = _gpu_reason()
+HAS_GPU = GPU_REASON is None
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and driver; skipped with the reason elsewhere")
+    config.addinivalue_line("markers", "nogpu: checks the behaviour on a machine without a driver")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "gpu" in item.keywords and not HAS_GPU:
+            item.add_marker(pytest.mark.skip(reason=f"needs a GPU: {GPU_REASON}"))
+        if "nogpu" in item.keywords and HAS_GPU:
+            item.add_marker(pytest.mark.skip(reason="checks the no-driver behaviour; this machine has a GPU"))
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    return BUILD
