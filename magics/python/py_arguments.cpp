@@ -303,6 +303,12 @@ namespace xcuda::python
     {
         launch_plan& plan = kernel.plan();
         const std::vector<parameter_slot>& slots = plan.slots();
+        if (kernel.signature().is_template())
+        {
+            throw argument_type_error("kernel '" + kernel.signature().name +
+                                      "' is a template: its parameter types are not known until it is "
+                                      "instantiated (for example with a name expression 'name<float>')");
+        }
         if (nargs != slots.size())
         {
             throw argument_type_error("kernel " + kernel.signature().to_string() + " takes " +

@@ -21,8 +21,8 @@ namespace xcuda
         if (m_signature.is_template())
         {
             throw argument_type_error("kernel '" + m_signature.name +
-                                      "' is a template: instantiate it first, for example %%cuda --instantiate '" +
-                                      m_signature.name + "<float>'");
+                                      "' is a template: its parameter types are not known until it is "
+                                      "instantiated (for example with a name expression 'name<float>')");
         }
         m_function = m_module->function(m_symbol);
         m_generation = session.generation();

@@ -68,6 +68,7 @@ namespace xcuda
         {
             if (auto same = find_same(key, cache_key))
             {
+                compile_cache::instance().find(cache_key);  // counts the hit, keeps the entry recent
                 result.module = same;
                 result.reused = true;
                 result.cache_hit = true;

@@ -1,0 +1,324 @@
+// Unit tests of the pure C++ parts of the core: launch plans (argument packing and range checks),
+// the %%cuda option parser, compile diagnostics, the compile cache and the NVRTC compiler. None
+// needs a GPU.
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "compile_cache.hpp"
+#include "cuda_session.hpp"
+#include "diagnostics.hpp"
+#include "errors.hpp"
+#include "kernel_signature.hpp"
+#include "launch_plan.hpp"
+#include "magic_arguments.hpp"
+#include "nvrtc_compiler.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        const char* saxpy_source =
+            "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n"
+            "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }\n";
+
+        launch_plan plan_for(const std::string& declaration)
+        {
+            auto signatures = parse_kernel_signatures(declaration);
+            EXPECT_EQ(signatures.size(), 1u);
+            return launch_plan(signatures.at(0));
+        }
+
+        template <class T>
+        T stored(launch_plan& plan, std::size_t index)
+        {
+            T value;
+            std::memcpy(&value, plan.argument_pointers()[index], sizeof(T));
+            return value;
+        }
+    }
+
+    TEST(launch_plan, saxpy_parameters_get_scalar_and_pointer_slots)
+    {
+        launch_plan plan = plan_for(saxpy_source);
+        ASSERT_EQ(plan.arity(), 5u);
+        EXPECT_EQ(plan.slots()[0].cls, parameter_class::scalar);
+        EXPECT_EQ(plan.slots()[0].kind, scalar_kind::f32);
+        EXPECT_EQ(plan.slots()[1].cls, parameter_class::pointer);
+        EXPECT_TRUE(plan.slots()[1].is_const);
+        EXPECT_FALSE(plan.slots()[3].is_const);
+        EXPECT_EQ(plan.slots()[4].kind, scalar_kind::u64);
+        for (std::size_t i = 0; i < plan.arity(); ++i)
+        {
+            EXPECT_EQ(reinterpret_cast<std::uintptr_t>(plan.argument_pointers()[i]) % 16, 0u);
+        }
+    }
+
+    TEST(launch_plan, integers_are_stored_at_their_declared_width)
+    {
+        launch_plan plan = plan_for("extern \"C\" __global__ void k(char a, short b, int c, long long d, "
+                                    "unsigned char e, unsigned short f, unsigned g, size_t h, bool i) {}");
+        plan.store_signed(0, -5);
+        plan.store_signed(1, -300);
+        plan.store_signed(2, -70000);
+        plan.store_signed(3, -(1LL << 40));
+        plan.store_signed(4, 200);
+        plan.store_signed(5, 60000);
+        plan.store_unsigned(6, 4000000000ULL);
+        plan.store_unsigned(7, 18000000000000000000ULL);
+        plan.store_bool(8, true);
+        EXPECT_EQ(stored<std::int8_t>(plan, 0), -5);
+        EXPECT_EQ(stored<std::int16_t>(plan, 1), -300);
+        EXPECT_EQ(stored<std::int32_t>(plan, 2), -70000);
+        EXPECT_EQ(stored<std::int64_t>(plan, 3), -(1LL << 40));
+        EXPECT_EQ(stored<std::uint8_t>(plan, 4), 200);
+        EXPECT_EQ(stored<std::uint16_t>(plan, 5), 60000);
+        EXPECT_EQ(stored<std::uint32_t>(plan, 6), 4000000000u);
+        EXPECT_EQ(stored<std::uint64_t>(plan, 7), 18000000000000000000ULL);
+        EXPECT_EQ(stored<unsigned char>(plan, 8), 1);
+    }
+
+    TEST(launch_plan, out_of_range_integers_name_the_parameter_and_range)
+    {
+        launch_plan plan = plan_for("extern \"C\" __global__ void k(int count, unsigned char level, size_t n) {}");
+        try
+        {
+            plan.store_signed(0, 1LL << 31);
+            FAIL() << "no error";
+        }
+        catch (const argument_value_error& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("parameter 0 'count' (int)"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("-2147483648..2147483647"), std::string::npos) << e.what();
+        }
+        EXPECT_THROW(plan.store_signed(1, 256), argument_value_error);
+        EXPECT_THROW(plan.store_signed(1, -1), argument_value_error);
+        EXPECT_THROW(plan.store_signed(2, -1), argument_value_error);
+        EXPECT_NO_THROW(plan.store_signed(1, 255));
+    }
+
+    TEST(launch_plan, floats_convert_to_the_declared_precision)
+    {
+        launch_plan plan = plan_for("extern \"C\" __global__ void k(float a, double b, __half c, __nv_bfloat16 d) {}");
+        plan.store_float(0, 0.1);
+        plan.store_float(1, 0.1);
+        plan.store_float(2, 1.5);
+        plan.store_float(3, 1.5);
+        EXPECT_EQ(stored<float>(plan, 0), 0.1f);
+        EXPECT_EQ(stored<double>(plan, 1), 0.1);
+        EXPECT_EQ(stored<std::uint16_t>(plan, 2), 0x3e00);  // 1.5 in IEEE half
+        EXPECT_EQ(stored<std::uint16_t>(plan, 3), 0x3fc0);  // 1.5 in bfloat16
+        plan.store_signed(0, 3);
+        EXPECT_EQ(stored<float>(plan, 0), 3.0f);
+        EXPECT_THROW(plan.store_float(0, 1e39), argument_value_error);
+        EXPECT_THROW(plan.store_float(2, 70000.0), argument_value_error);
+    }
+
+    TEST(launch_plan, a_float_for_an_integer_parameter_is_a_type_error)
+    {
+        launch_plan plan = plan_for("extern \"C\" __global__ void k(int n) {}");
+        EXPECT_THROW(plan.store_float(0, 2.5), argument_type_error);
+    }
+
+    TEST(launch_plan, half_conversion_rounds_to_nearest_even_and_handles_extremes)
+    {
+        EXPECT_EQ(launch_plan::to_half(0.0f), 0x0000);
+        EXPECT_EQ(launch_plan::to_half(-2.0f), 0xc000);
+        EXPECT_EQ(launch_plan::to_half(65504.0f), 0x7bff);
+        EXPECT_EQ(launch_plan::to_half(1e6f), 0x7c00);             // overflow to infinity
+        EXPECT_EQ(launch_plan::to_half(5.9604645e-8f), 0x0001);    // smallest subnormal
+        EXPECT_EQ(launch_plan::to_half(1.0f + 1.0f / 2048), 0x3c00);  // tie rounds to even
+    }
+
+    TEST(launch_plan, by_value_structs_take_bytes_of_their_size)
+    {
+        launch_plan plan = plan_for("extern \"C\" __global__ void k(float4 v) {}");
+        EXPECT_EQ(plan.slots()[0].cls, parameter_class::opaque);
+        float value[4] = {1, 2, 3, 4};
+        plan.store_bytes(0, value, sizeof value);
+        EXPECT_EQ(stored<float>(plan, 0), 1.0f);
+        EXPECT_THROW(plan.store_bytes(0, value, 8), argument_type_error);
+    }
+
+    TEST(launch_plan, driver_parameter_sizes_that_disagree_are_reported)
+    {
+        launch_plan plan = plan_for(saxpy_source);
+        EXPECT_NO_THROW(plan.check_driver_sizes({4, 8, 8, 8, 8}));
+        EXPECT_THROW(plan.check_driver_sizes({4, 8, 8, 8}), std::runtime_error);
+        EXPECT_THROW(plan.check_driver_sizes({8, 8, 8, 8, 8}), std::runtime_error);
+    }
+
+    TEST(launch_plan, launch_dimensions_over_device_limits_are_value_errors)
+    {
+        device_properties device;
+        device.name = "test device";
+        device.max_threads_per_block = 1024;
+        device.max_block = {1024, 1024, 64};
+        device.max_grid = {2147483647, 65535, 65535};
+        launch_dims dims;
+        dims.block = {256, 1, 1};
+        EXPECT_NO_THROW(launch_plan::validate(dims, device, 1024, 49152, "k"));
+        dims.block = {1025, 1, 1};
+        EXPECT_THROW(launch_plan::validate(dims, device, 1024, 49152, "k"), argument_value_error);
+        dims.block = {32, 32, 2};
+        EXPECT_THROW(launch_plan::validate(dims, device, 1024, 49152, "k"), argument_value_error);
+        dims.block = {128, 1, 1};
+        dims.grid = {1, 70000, 1};
+        EXPECT_THROW(launch_plan::validate(dims, device, 1024, 49152, "k"), argument_value_error);
+        dims.grid = {1, 1, 1};
+        dims.shared_mem = 100000;
+        EXPECT_THROW(launch_plan::validate(dims, device, 1024, 49152, "k"), argument_value_error);
+        dims.shared_mem = 0;
+        dims.block = {512, 1, 1};
+        try
+        {
+            launch_plan::validate(dims, device, 256, 49152, "k");
+            FAIL() << "no error";
+        }
+        catch (const argument_value_error& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("__launch_bounds__"), std::string::npos) << e.what();
+        }
+    }
+
+    TEST(magic_arguments, options_are_read_in_every_spelling)
+    {
+        cuda_magic_options o = magic_arguments::parse_cuda(
+            "--name mod --arch=sm_90 -DN=4 -D DEBUG -I/opt/inc -I /other --std c++20 --lineinfo --fast-math --ptx "
+            "-maxrregcount=32 -- --extra-device-vectorization");
+        EXPECT_EQ(o.name, "mod");
+        EXPECT_EQ(o.compile.arch, "sm_90");
+        EXPECT_EQ(o.compile.defines, (std::vector<std::string>{"N=4", "DEBUG"}));
+        EXPECT_EQ(o.compile.include_dirs, (std::vector<std::string>{"/opt/inc", "/other"}));
+        EXPECT_EQ(o.compile.std, "c++20");
+        EXPECT_TRUE(o.compile.lineinfo);
+        EXPECT_TRUE(o.compile.fast_math);
+        EXPECT_TRUE(o.show_ptx);
+        EXPECT_EQ(o.compile.extra, (std::vector<std::string>{"-maxrregcount=32", "--extra-device-vectorization"}));
+    }
+
+    TEST(magic_arguments, quoted_values_keep_their_spaces)
+    {
+        cuda_magic_options o = magic_arguments::parse_cuda("-D 'GREETING=\"hi there\"' -I \"/a b/c\"");
+        EXPECT_EQ(o.compile.defines.at(0), "GREETING=\"hi there\"");
+        EXPECT_EQ(o.compile.include_dirs.at(0), "/a b/c");
+    }
+
+    TEST(magic_arguments, bad_options_say_what_was_expected)
+    {
+        auto message = [](const std::string& line) {
+            try
+            {
+                magic_arguments::parse_cuda(line);
+            }
+            catch (const std::invalid_argument& e)
+            {
+                return std::string(e.what());
+            }
+            return std::string("no error");
+        };
+        EXPECT_NE(message("--arch").find("needs a value"), std::string::npos);
+        EXPECT_NE(message("--arch gpu9").find("sm_XX"), std::string::npos);
+        EXPECT_NE(message("--name 3x").find("identifier"), std::string::npos);
+        EXPECT_NE(message("--std 17").find("c++17"), std::string::npos);
+        EXPECT_NE(message("saxpy").find("unexpected word"), std::string::npos);
+        EXPECT_NE(message("-D 'open").find("unterminated"), std::string::npos);
+    }
+
+    TEST(diagnostics, error_lines_come_from_the_cell_not_a_file)
+    {
+        std::string log = "cell(2): error: identifier \"q\" is undefined\ncell(7): warning: unused\n"
+                          "cell(5): error: expected a \";\"\n";
+        EXPECT_EQ(diagnostics::error_lines(log), (std::vector<int>{2, 5}));
+        std::string message =
+            diagnostics::format_compile_error("a\nb\nc\nd\ne\nf\n", log, {"--gpu-architecture=compute_75"}, "X");
+        EXPECT_NE(message.find(">    2 | b"), std::string::npos) << message;
+        EXPECT_NE(message.find("Options: --gpu-architecture=compute_75"), std::string::npos) << message;
+    }
+
+    TEST(compile_cache, keys_differ_when_anything_that_changes_the_binary_differs)
+    {
+        compile_options a;
+        a.arch = "compute_75";
+        compile_options b = a;
+        b.defines.push_back("N=2");
+        compile_options c = a;
+        c.arch = "sm_90";
+        std::string k = compile_cache::make_key("src", a, {});
+        EXPECT_EQ(k, compile_cache::make_key("src", a, {}));
+        EXPECT_NE(k, compile_cache::make_key("src ", a, {}));
+        EXPECT_NE(k, compile_cache::make_key("src", b, {}));
+        EXPECT_NE(k, compile_cache::make_key("src", c, {}));
+        EXPECT_NE(k, compile_cache::make_key("src", a, {{"h.cuh", "1"}}));
+        EXPECT_NE(compile_cache::make_key("src", a, {{"h.cuh", "1"}}), compile_cache::make_key("src", a, {{"h.cuh", "2"}}));
+    }
+
+    TEST(compile_cache, least_recently_used_entries_are_dropped_past_capacity)
+    {
+        compile_cache& cache = compile_cache::instance();
+        cache.clear();
+        cache.set_capacity(2);
+        auto result = std::make_shared<const compile_result>();
+        cache.insert("a", result);
+        cache.insert("b", result);
+        EXPECT_NE(cache.find("a"), nullptr);  // a is now the most recent
+        cache.insert("c", result);
+        EXPECT_EQ(cache.find("b"), nullptr);
+        EXPECT_NE(cache.find("a"), nullptr);
+        EXPECT_NE(cache.find("c"), nullptr);
+        cache.set_capacity(128);
+        cache.clear();
+    }
+
+    TEST(nvrtc_compiler, saxpy_compiles_to_ptx_with_its_entry_and_to_cubin_for_an_sm_target)
+    {
+        compile_options options;
+        options.arch = "compute_75";
+        compile_result ptx_only = nvrtc_compiler::compile(saxpy_source, options);
+        EXPECT_NE(ptx_only.ptx.find(".entry saxpy"), std::string::npos);
+        EXPECT_TRUE(ptx_only.cubin.empty());
+        options.arch = "sm_90";
+        compile_result both = nvrtc_compiler::compile(saxpy_source, options);
+        EXPECT_FALSE(both.cubin.empty());
+        EXPECT_NE(both.ptx.find(".target sm_90"), std::string::npos);
+    }
+
+    TEST(nvrtc_compiler, compile_errors_carry_the_log_options_and_cell_line)
+    {
+        compile_options options;
+        options.arch = "compute_75";
+        try
+        {
+            nvrtc_compiler::compile("extern \"C\" __global__ void f(int* x)\n{\n  x[0] = nope;\n}\n", options);
+            FAIL() << "no error";
+        }
+        catch (const compile_error& e)
+        {
+            std::string message = e.what();
+            EXPECT_NE(message.find("cell(3): error"), std::string::npos) << message;
+            EXPECT_NE(message.find(">    3 |   x[0] = nope;"), std::string::npos) << message;
+            EXPECT_NE(message.find("--gpu-architecture=compute_75"), std::string::npos) << message;
+            EXPECT_EQ(message.find("/tmp"), std::string::npos) << message;
+        }
+    }
+
+    TEST(nvrtc_compiler, name_expressions_give_mangled_names_of_cpp_kernels)
+    {
+        compile_options options;
+        options.arch = "compute_75";
+        options.name_expressions = {"&ns::scale"};
+        compile_result result = nvrtc_compiler::compile(
+            "namespace ns { __global__ void scale(float* x, float a) { x[0] *= a; } }\n", options);
+        EXPECT_EQ(result.lowered_names.at("&ns::scale"), "_ZN2ns5scaleEPff");
+    }
+
+    TEST(nvrtc_compiler, toolkit_headers_are_on_the_include_path)
+    {
+        compile_options options;
+        options.arch = "compute_75";
+        EXPECT_NO_THROW(nvrtc_compiler::compile(
+            "#include <cuda/std/cstdint>\nextern \"C\" __global__ void f(cuda::std::uint32_t* x) { x[0] = 1; }\n",
+            options));
+    }
+}

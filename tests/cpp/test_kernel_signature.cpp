@@ -1,0 +1,518 @@
+// Behaviour of parse_kernel_signatures: a table of declarations as users type them in %%cuda cells
+// (hostile ones included), the errors it reports, and a bounded fuzz run that must never crash,
+// hang or throw anything but signature_error.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernel_signature.hpp"
+
+using xcuda::kernel_parameter;
+using xcuda::kernel_signature;
+using xcuda::parse_kernel_signatures;
+using xcuda::scalar_kind;
+using xcuda::signature_error;
+
+namespace
+{
+    struct expected_parameter
+    {
+        std::string name;
+        std::string type;
+        std::string element_type;
+        bool is_pointer;
+        bool is_const;
+        scalar_kind kind;
+        std::size_t size;
+        std::string default_value;
+    };
+
+    struct expected_kernel
+    {
+        std::string name;
+        std::string qualified_name;
+        bool extern_c;
+        std::vector<std::string> template_parameters;
+        int line;
+        std::vector<expected_parameter> parameters;
+    };
+
+    struct signature_case
+    {
+        std::string behaviour;  // the test's name
+        std::string source;
+        std::vector<expected_kernel> kernels;
+    };
+
+    constexpr auto u = scalar_kind::unknown;
+    constexpr auto f32 = scalar_kind::f32;
+    constexpr auto i32 = scalar_kind::i32;
+    constexpr auto u64 = scalar_kind::u64;
+
+    expected_parameter value(std::string name, std::string type, scalar_kind kind, std::size_t size,
+                             std::string default_value = "")
+    {
+        std::string element = type.compare(0, 6, "const ") == 0 ? type.substr(6) : type;
+        bool is_const = element != type;
+        return {std::move(name), std::move(type), element, false, is_const, kind, size, std::move(default_value)};
+    }
+
+    expected_parameter pointer(std::string name, std::string type, std::string element, bool is_const, scalar_kind kind)
+    {
+        return {std::move(name), std::move(type), std::move(element), true, is_const, kind, 8, ""};
+    }
+
+    const expected_kernel saxpy_kernel = {
+        "saxpy", "saxpy", true, {}, 1,
+        {value("a", "float", f32, 4), pointer("x", "const float*", "float", true, f32),
+         pointer("y", "const float*", "float", true, f32), pointer("out", "float*", "float", false, f32),
+         value("n", "size_t", u64, 8)}};
+
+    std::vector<signature_case> cases()
+    {
+        return {
+            {"saxpy_is_read_with_kinds_and_pointer_flags",
+             "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n"
+             "{\n    size_t i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) out[i] = a * x[i] + y[i];\n}\n",
+             {saxpy_kernel}},
+
+            {"comments_and_line_breaks_anywhere_keep_line_numbers",
+             "// a kernel\n/* spanning\n   lines */\n__global__ /* c */ void\n// between\n"
+             "scale( // first\n  float* /* data */ data,\n  int n /* count */)\n{ }\n",
+             {{"scale", "scale", false, {}, 6,
+               {pointer("data", "float*", "float", false, f32), value("n", "int", i32, 4)}}}},
+
+            {"extern_c_block_marks_its_kernels_and_extern_cxx_block_unmarks",
+             "extern \"C\" {\n__global__ void a(int x) {}\nextern \"C++\" {\n__global__ void b(int x) {}\n}\n"
+             "__global__ void c() {}\n}\n__global__ void d() {}\n",
+             {{"a", "a", true, {}, 2, {value("x", "int", i32, 4)}},
+              {"b", "b", false, {}, 4, {value("x", "int", i32, 4)}},
+              {"c", "c", true, {}, 6, {}},
+              {"d", "d", false, {}, 8, {}}}},
+
+            {"global_may_follow_void_and_extern_c",
+             "void __global__ first(int n) {}\nextern \"C\" void __global__ second(int n) {}\n"
+             "__global__ extern \"C\" void third(int n);\n",
+             {{"first", "first", false, {}, 1, {value("n", "int", i32, 4)}},
+              {"second", "second", true, {}, 2, {value("n", "int", i32, 4)}},
+              {"third", "third", true, {}, 3, {value("n", "int", i32, 4)}}}},
+
+            {"launch_bounds_and_attributes_are_skipped",
+             "__global__ void __launch_bounds__(256, 2) k1(float* x) {}\n"
+             "__launch_bounds__(128) __global__ void k2(float* x) {}\n"
+             "[[nodiscard]] static inline __forceinline__ __global__ void __attribute__((noinline, used)) k3(float* x) {}\n"
+             "__global__ void __cluster_dims__(2, 1, 1) __maxnreg__(32) __noinline__ k4(float* x) {}\n",
+             {{"k1", "k1", false, {}, 1, {pointer("x", "float*", "float", false, f32)}},
+              {"k2", "k2", false, {}, 2, {pointer("x", "float*", "float", false, f32)}},
+              {"k3", "k3", false, {}, 3, {pointer("x", "float*", "float", false, f32)}},
+              {"k4", "k4", false, {}, 4, {pointer("x", "float*", "float", false, f32)}}}},
+
+            {"const_in_either_position_and_restrict_spellings_normalize",
+             "__global__ void k(float const* a, const float* __restrict__ b, float* __restrict c,\n"
+             "                  float* restrict d, const float* const __restrict__ e)\n{}\n",
+             {{"k", "k", false, {}, 1,
+               {pointer("a", "const float*", "float", true, f32), pointer("b", "const float*", "float", true, f32),
+                pointer("c", "float*", "float", false, f32), pointer("d", "float*", "float", false, f32),
+                pointer("e", "const float* const", "float", true, f32)}}}},
+
+            {"volatile_pointer_to_pointer_and_const_pointer_are_described",
+             "__global__ void k(volatile int* flags, float** rows, const float* const* table, float* const p) {}\n",
+             {{"k", "k", false, {}, 1,
+               {pointer("flags", "volatile int*", "int", false, i32), pointer("rows", "float**", "float*", false, u),
+                pointer("table", "const float* const*", "const float*", true, u),
+                pointer("p", "float* const", "float", false, f32)}}}},
+
+            {"array_parameters_are_pointers",
+             "__global__ void k(float x[], const int y[16], float m[4][16]) {}\n",
+             {{"k", "k", false, {}, 1,
+               {pointer("x", "float*", "float", false, f32), pointer("y", "const int*", "int", true, i32),
+                pointer("m", "float (*)[16]", "float[16]", false, u)}}}},
+
+            {"unnamed_parameters_have_empty_names",
+             "__global__ void k(float*, int, const double*);\n",
+             {{"k", "k", false, {}, 1,
+               {pointer("", "float*", "float", false, f32), value("", "int", i32, 4),
+                pointer("", "const double*", "double", true, scalar_kind::f64)}}}},
+
+            {"default_arguments_keep_commas_inside_brackets",
+             "__global__ void k(int n = 10, float a = std::min(1, 2), Foo<int, 2> f = Foo<int, 2>(), int m = (1 < 2))\n{}\n",
+             {{"k", "k", false, {}, 1,
+               {value("n", "int", i32, 4, "10"), value("a", "float", f32, 4, "std::min(1, 2)"),
+                value("f", "Foo<int, 2>", u, 0, "Foo<int, 2>()"), value("m", "int", i32, 4, "(1 < 2)")}}}},
+
+            {"void_and_empty_parameter_lists_mean_no_parameters",
+             "__global__ void a(void) {}\n__global__ void b() {}\n__global__ void c( /* nothing */ ) {}\n",
+             {{"a", "a", false, {}, 1, {}}, {"b", "b", false, {}, 2, {}}, {"c", "c", false, {}, 3, {}}}},
+
+            {"template_parameters_are_recorded_and_t_has_unknown_kind",
+             "template <typename T, int N = 4>\n__global__ void fill(T* x, T value, int n) {}\n",
+             {{"fill", "fill", false, {"typename T", "int N = 4"}, 2,
+               {pointer("x", "T*", "T", false, u), value("value", "T", u, 0), value("n", "int", i32, 4)}}}},
+
+            {"qualified_standard_names_resolve",
+             "__global__ void k(std::size_t a, ::size_t b, cuda::std::int32_t c, ::std::uint8_t* d) {}\n",
+             {{"k", "k", false, {}, 1,
+               {value("a", "std::size_t", u64, 8), value("b", "::size_t", u64, 8),
+                value("c", "cuda::std::int32_t", i32, 4),
+                pointer("d", "::std::uint8_t*", "::std::uint8_t", false, scalar_kind::u8)}}}},
+
+            {"nested_template_arguments_stay_in_one_parameter",
+             "__global__ void k(Foo<Bar<int>, 3> f, const Foo<Bar<Baz<float>>, 2>* g, int n) {}\n",
+             {{"k", "k", false, {}, 1,
+               {value("f", "Foo<Bar<int>, 3>", u, 0),
+                pointer("g", "const Foo<Bar<Baz<float>>, 2>*", "Foo<Bar<Baz<float>>, 2>", true, u),
+                value("n", "int", i32, 4)}}}},
+
+            {"namespaces_qualify_the_name",
+             "namespace a { namespace b {\n__global__ void k1() {}\n} \n__global__ void k2() {}\n}\n"
+             "namespace c::d {\n__global__ void k3() {}\n}\nnamespace {\n__global__ void k4() {}\n}\n"
+             "__global__ void k5() {}\n",
+             {{"k1", "a::b::k1", false, {}, 2, {}},
+              {"k2", "a::k2", false, {}, 4, {}},
+              {"k3", "c::d::k3", false, {}, 7, {}},
+              {"k4", "k4", false, {}, 10, {}},
+              {"k5", "k5", false, {}, 12, {}}}},
+
+            {"typedef_and_using_aliases_resolve_to_scalar_kinds",
+             "typedef float real;\nusing index_t = unsigned int;\ntypedef double dbl, *dbl_ptr;\n"
+             "using rp = const real*;\n"
+             "__global__ void k(real a, real* b, index_t n, dbl_ptr d, rp e) {}\n",
+             {{"k", "k", false, {}, 5,
+               {value("a", "real", f32, 4), pointer("b", "real*", "real", false, f32),
+                value("n", "index_t", scalar_kind::u32, 4),
+                {"d", "dbl_ptr", "double", true, false, scalar_kind::f64, 8, ""},
+                {"e", "rp", "float", true, true, f32, 8, ""}}}}},
+
+            {"integer_spellings_map_to_kinds",
+             "__global__ void k(bool a, char b, signed char c, unsigned char d, short e, short int f,\n"
+             "  unsigned short g, int h, signed i, unsigned j, unsigned int k_, long l, long int m,\n"
+             "  unsigned long n, long long o, unsigned long long p, long unsigned int q) {}\n",
+             {{"k", "k", false, {}, 1,
+               {value("a", "bool", scalar_kind::boolean, 1), value("b", "char", scalar_kind::i8, 1),
+                value("c", "signed char", scalar_kind::i8, 1), value("d", "unsigned char", scalar_kind::u8, 1),
+                value("e", "short", scalar_kind::i16, 2), value("f", "short int", scalar_kind::i16, 2),
+                value("g", "unsigned short", scalar_kind::u16, 2), value("h", "int", i32, 4),
+                value("i", "signed", i32, 4), value("j", "unsigned", scalar_kind::u32, 4),
+                value("k_", "unsigned int", scalar_kind::u32, 4), value("l", "long", scalar_kind::i64, 8),
+                value("m", "long int", scalar_kind::i64, 8), value("n", "unsigned long", u64, 8),
+                value("o", "long long", scalar_kind::i64, 8), value("p", "unsigned long long", u64, 8),
+                value("q", "long unsigned int", u64, 8)}}}},
+
+            {"fixed_width_and_size_typedefs_map_to_kinds",
+             "__global__ void k(int8_t a, uint8_t b, int16_t c, uint16_t d, int32_t e, uint32_t f, int64_t g,\n"
+             "  uint64_t h, ssize_t i, ptrdiff_t j, intptr_t k_, uintptr_t l) {}\n",
+             {{"k", "k", false, {}, 1,
+               {value("a", "int8_t", scalar_kind::i8, 1), value("b", "uint8_t", scalar_kind::u8, 1),
+                value("c", "int16_t", scalar_kind::i16, 2), value("d", "uint16_t", scalar_kind::u16, 2),
+                value("e", "int32_t", i32, 4), value("f", "uint32_t", scalar_kind::u32, 4),
+                value("g", "int64_t", scalar_kind::i64, 8), value("h", "uint64_t", u64, 8),
+                value("i", "ssize_t", scalar_kind::i64, 8), value("j", "ptrdiff_t", scalar_kind::i64, 8),
+                value("k_", "intptr_t", scalar_kind::i64, 8), value("l", "uintptr_t", u64, 8)}}}},
+
+            {"half_bfloat16_float_double_map_to_kinds",
+             "__global__ void k(__half a, half b, __nv_bfloat16 c, nv_bfloat16 d, float e, double f, const __half* g) {}\n",
+             {{"k", "k", false, {}, 1,
+               {value("a", "__half", scalar_kind::f16, 2), value("b", "half", scalar_kind::f16, 2),
+                value("c", "__nv_bfloat16", scalar_kind::bf16, 2), value("d", "nv_bfloat16", scalar_kind::bf16, 2),
+                value("e", "float", f32, 4), value("f", "double", scalar_kind::f64, 8),
+                pointer("g", "const __half*", "__half", true, scalar_kind::f16)}}}},
+
+            {"cuda_vector_types_have_sizes_but_no_kind",
+             "__global__ void k(float4 a, int2 b, uint4 c, longlong2 d, double3 e, char3 f, float2* g, __half2 h) {}\n",
+             {{"k", "k", false, {}, 1,
+               {value("a", "float4", u, 16), value("b", "int2", u, 8), value("c", "uint4", u, 16),
+                value("d", "longlong2", u, 16), value("e", "double3", u, 24), value("f", "char3", u, 3),
+                pointer("g", "float2*", "float2", false, u), value("h", "__half2", u, 4)}}}},
+
+            {"kernel_hidden_behind_object_like_macro_is_found",
+             "#define KERNEL extern \"C\" __global__ void\n#define REAL float\n\n"
+             "KERNEL scale(REAL* x, REAL a) {}\n",
+             {{"scale", "scale", true, {}, 4,
+               {pointer("x", "float*", "float", false, f32), value("a", "float", f32, 4)}}}},
+
+            {"kernel_declared_through_function_like_macro_is_found",
+             "#define DECLARE(name, T) \\\n  __global__ void name(T* x, int n)\n"
+             "#define CAT(a, b) a##b\nDECLARE(fill_f, float) {}\nDECLARE(CAT(fill_, i), int) {}\n",
+             {{"fill_f", "fill_f", false, {}, 4, {pointer("x", "float*", "float", false, f32), value("n", "int", i32, 4)}},
+              {"fill_i", "fill_i", false, {}, 5, {pointer("x", "int*", "int", false, i32), value("n", "int", i32, 4)}}}},
+
+            {"preprocessor_lines_with_continuations_are_skipped",
+             "#include <cuda_fp16.h>\n#pragma once\n#if defined(__CUDACC_RTC__) \\\n  && 1\n#endif\n"
+             "#define UNUSED(x) \\\n   __global__ void not_a_kernel(x)\n__global__ void k(int n) {}\n",
+             {{"k", "k", false, {}, 8, {value("n", "int", i32, 4)}}}},
+
+            {"global_inside_comments_and_strings_does_not_count",
+             "// __global__ void a(int);\n/* __global__ void b(int); */\n"
+             "const char* s = \"__global__ void c(int);\";\nconst char* t = \"\\\" __global__ void d(int)\";\n"
+             "char q = '\\'';\nconst char* r = R\"x(__global__ void e(int) )\" )x\";\n__global__ void real_one() {}\n",
+             {{"real_one", "real_one", false, {}, 7, {}}}},
+
+            {"declaration_and_definition_appear_once_with_definition_names",
+             "__global__ void k(float*, int n = 10);\nint helper();\n\n__global__ void k(float* data, int n)\n{}\n",
+             {{"k", "k", false, {}, 4,
+               {pointer("data", "float*", "float", false, f32), value("n", "int", i32, 4, "10")}}}},
+
+            {"if_0_blocks_hide_kernels_and_if_1_else_blocks_are_dropped",
+             "#if 0\n__global__ void hidden(int x) {}\nit's prose, not code\n#endif\n"
+             "#if 1\n__global__ void shown(int x) {}\n#else\n__global__ void other(int x) {}\n#endif\n",
+             {{"shown", "shown", false, {}, 6, {value("x", "int", i32, 4)}}}},
+
+            {"device_and_host_functions_are_ignored",
+             "__device__ float sq(float x) { return x * x; }\nfloat host(int n);\n__host__ __device__ int both();\n"
+             "__global__ void k(float* x) { x[0] = sq(x[0]); }\n",
+             {{"k", "k", false, {}, 4, {pointer("x", "float*", "float", false, f32)}}}},
+
+            {"explicit_instantiation_is_a_separate_signature",
+             "template <typename T>\n__global__ void k(T* x) {}\ntemplate __global__ void k<float>(float*);\n",
+             {{"k", "k", false, {"typename T"}, 2, {pointer("x", "T*", "T", false, u)}},
+              {"k", "k", false, {}, 3, {pointer("", "float*", "float", false, f32)}}}},
+
+            {"out_of_line_definition_keeps_its_qualifier",
+             "namespace ns { __global__ void k(int); }\n__global__ void ns::k(int n) {}\n",
+             {{"k", "ns::k", false, {}, 2, {value("n", "int", i32, 4)}}}},
+
+            {"struct_parameters_and_grid_constant_have_no_kind",
+             "struct Params { float* x; int n; };\n"
+             "__global__ void k(const __grid_constant__ Params p, struct Params q, Params* r) {}\n",
+             {{"k", "k", false, {}, 2,
+               {value("p", "const Params", u, 0), value("q", "struct Params", u, 0),
+                pointer("r", "Params*", "Params", false, u)}}}},
+
+            {"unknown_attribute_macro_before_the_name_is_skipped",
+             "__global__ void MY_BOUNDS(128, 4) k(float* x) {}\n",
+             {{"k", "k", false, {}, 1, {pointer("x", "float*", "float", false, f32)}}}},
+
+            {"template_parameter_shadows_alias_of_the_same_name",
+             "typedef float T;\ntemplate <class T> __global__ void k(T v) {}\n__global__ void g(T v) {}\n",
+             {{"k", "k", false, {"class T"}, 2, {value("v", "T", u, 0)}},
+              {"g", "g", false, {}, 3, {value("v", "T", f32, 4)}}}},
+
+            {"global_at_the_end_of_a_comment_and_string_only_text_finds_nothing",
+             "/* __global__ */ \"__global__\" '_' // __global__",
+             {}},
+
+            {"function_pointer_parameter_is_an_eight_byte_pointer",
+             "__global__ void k(float (*op)(float, float), int n) {}\n",
+             {{"k", "k", false, {}, 1,
+               {{"op", "float (*)(float, float)", "", true, false, u, 8, ""}, value("n", "int", i32, 4)}}}},
+
+            {"crlf_line_endings_and_splices_keep_line_numbers",
+             "// one\r\n#define X \\\r\n  1\r\n__global__ void k(int n)\r\n{}\r\n",
+             {{"k", "k", false, {}, 4, {value("n", "int", i32, 4)}}}},
+
+            {"overloads_with_different_types_stay_separate",
+             "__global__ void k(float* x);\n__global__ void k(double* x);\n__global__ void k(float* y) {}\n",
+             {{"k", "k", false, {}, 3, {pointer("y", "float*", "float", false, f32)}},
+              {"k", "k", false, {}, 2, {pointer("x", "double*", "double", false, scalar_kind::f64)}}}},
+        };
+    }
+
+    // Readable test names instead of byte dumps when a case fails.
+    void PrintTo(const signature_case& c, std::ostream* os)
+    {
+        *os << c.behaviour;
+    }
+
+    class declaration_table : public ::testing::TestWithParam<signature_case>
+    {
+    };
+
+    TEST_P(declaration_table, parses_as_expected)
+    {
+        const signature_case& c = GetParam();
+        std::vector<kernel_signature> got;
+        ASSERT_NO_THROW(got = parse_kernel_signatures(c.source)) << c.source;
+        ASSERT_EQ(got.size(), c.kernels.size()) << c.source;
+        for (std::size_t k = 0; k < got.size(); ++k)
+        {
+            const kernel_signature& s = got[k];
+            const expected_kernel& e = c.kernels[k];
+            SCOPED_TRACE("kernel " + e.name + ": " + s.to_string());
+            EXPECT_EQ(s.name, e.name);
+            EXPECT_EQ(s.qualified_name, e.qualified_name);
+            EXPECT_EQ(s.extern_c, e.extern_c);
+            EXPECT_EQ(s.template_parameters, e.template_parameters);
+            EXPECT_EQ(s.is_template(), !e.template_parameters.empty());
+            EXPECT_EQ(s.line, e.line);
+            ASSERT_EQ(s.parameters.size(), e.parameters.size());
+            for (std::size_t i = 0; i < e.parameters.size(); ++i)
+            {
+                const kernel_parameter& p = s.parameters[i];
+                const expected_parameter& x = e.parameters[i];
+                SCOPED_TRACE("parameter " + std::to_string(i + 1));
+                EXPECT_EQ(p.name, x.name);
+                EXPECT_EQ(p.type, x.type);
+                EXPECT_EQ(p.element_type, x.element_type);
+                EXPECT_EQ(p.is_pointer, x.is_pointer);
+                EXPECT_EQ(p.is_const, x.is_const);
+                EXPECT_EQ(xcuda::scalar_kind_name(p.kind), std::string(xcuda::scalar_kind_name(x.kind)));
+                EXPECT_EQ(p.size, x.size);
+                EXPECT_EQ(p.default_value, x.default_value);
+            }
+        }
+    }
+
+    INSTANTIATE_TEST_SUITE_P(kernel_signature, declaration_table, ::testing::ValuesIn(cases()),
+                             [](const ::testing::TestParamInfo<signature_case>& info) { return info.param.behaviour; });
+
+    struct error_case
+    {
+        std::string behaviour;
+        std::string source;
+        int line;
+        std::string fragment;
+    };
+
+    std::vector<error_case> error_cases()
+    {
+        return {
+            {"unterminated_comment_names_where_it_opens", "__global__ void k();\n/* never\nclosed", 2,
+             "unterminated /* comment"},
+            {"unterminated_string_names_its_line", "int x;\nconst char* s = \"abc;\n__global__ void k();", 2,
+             "unterminated string literal"},
+            {"unterminated_character_literal_names_its_line", "char c = 'a;\n", 1, "unterminated character literal"},
+            {"unterminated_raw_string_names_its_line", "\nauto s = R\"x(never closed\n\n", 2,
+             "unterminated raw string literal"},
+            {"unclosed_parameter_list_is_unbalanced", "\n__global__ void k(float* x, int n {\n", 2,
+             "'(' is never closed"},
+            {"mismatched_bracket_in_parameters_is_unbalanced", "__global__ void k(float* x, int n]\n{}\n", 1,
+             "unexpected ']'"},
+            {"global_without_a_name_is_reported", "int a;\n__global__ void;\n", 2, "not followed by a function name"},
+            {"global_at_the_end_of_the_text_is_reported", "int a;\n\n__global__", 3, "not followed by a function name"},
+            {"global_before_a_brace_is_reported", "__global__ { }", 1, "not followed by a function name"},
+            {"empty_parameter_after_a_comma_is_reported", "__global__ void k(int a,\n)", 2,
+             "parameter 2 of 'k' is empty"},
+            {"invalid_builtin_combination_is_reported", "__global__ void k(int a,\n unsigned float b)", 2,
+             "invalid type 'unsigned float'"},
+            {"c_variadic_kernel_is_reported", "__global__ void k(int a, ...)", 1, "variadic"},
+            {"two_names_in_one_parameter_are_reported", "__global__ void k(int x y)", 1,
+             "parameter 1 of 'k': unexpected 'y'"},
+            {"void_parameter_with_a_name_is_reported", "__global__ void k(void x)", 1, "cannot have type void"},
+            {"parameter_without_type_is_reported", "__global__ void k(const)", 1, "no type"},
+            {"parenthesized_name_is_reported", "__global__ void (k)(int x)", 1, "expected the kernel's name"},
+            {"default_without_value_is_reported", "__global__ void k(int n =)", 1, "'=' without a default value"},
+        };
+    }
+
+    void PrintTo(const error_case& c, std::ostream* os)
+    {
+        *os << c.behaviour;
+    }
+
+    class error_table : public ::testing::TestWithParam<error_case>
+    {
+    };
+
+    TEST_P(error_table, raises_signature_error_naming_the_line)
+    {
+        const error_case& c = GetParam();
+        try
+        {
+            parse_kernel_signatures(c.source);
+            FAIL() << "expected signature_error for:\n" << c.source;
+        }
+        catch (const signature_error& e)
+        {
+            EXPECT_EQ(e.line(), c.line) << e.what();
+            std::string what = e.what();
+            EXPECT_EQ(what.rfind("line " + std::to_string(c.line) + ": ", 0), 0u) << what;
+            EXPECT_NE(what.find(c.fragment), std::string::npos) << what;
+        }
+    }
+
+    INSTANTIATE_TEST_SUITE_P(kernel_signature, error_table, ::testing::ValuesIn(error_cases()),
+                             [](const ::testing::TestParamInfo<error_case>& info) { return info.param.behaviour; });
+
+    TEST(kernel_signature, to_string_spells_the_signature)
+    {
+        auto k = parse_kernel_signatures(
+            "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n);\n"
+            "__global__ void g(int n = 3, float (*op)(float));\n");
+        ASSERT_EQ(k.size(), 2u);
+        EXPECT_EQ(k[0].to_string(), "saxpy(float a, const float* x, const float* y, float* out, size_t n)");
+        EXPECT_EQ(k[1].to_string(), "g(int n = 3, float (*op)(float))");
+    }
+
+    TEST(kernel_signature, scalar_kinds_have_numpy_names_and_sizes)
+    {
+        EXPECT_STREQ(xcuda::scalar_kind_name(scalar_kind::boolean), "bool");
+        EXPECT_STREQ(xcuda::scalar_kind_name(scalar_kind::u16), "uint16");
+        EXPECT_STREQ(xcuda::scalar_kind_name(scalar_kind::f16), "float16");
+        EXPECT_STREQ(xcuda::scalar_kind_name(scalar_kind::bf16), "bfloat16");
+        EXPECT_STREQ(xcuda::scalar_kind_name(scalar_kind::f64), "float64");
+        EXPECT_STREQ(xcuda::scalar_kind_name(scalar_kind::unknown), "unknown");
+        EXPECT_EQ(xcuda::scalar_kind_size(scalar_kind::i8), 1u);
+        EXPECT_EQ(xcuda::scalar_kind_size(scalar_kind::bf16), 2u);
+        EXPECT_EQ(xcuda::scalar_kind_size(scalar_kind::u32), 4u);
+        EXPECT_EQ(xcuda::scalar_kind_size(scalar_kind::i64), 8u);
+        EXPECT_EQ(xcuda::scalar_kind_size(scalar_kind::unknown), 0u);
+    }
+
+    TEST(kernel_signature, self_referencing_and_exponential_macros_terminate)
+    {
+        std::string src = "#define A A B\n#define B A\nA\n#define F(x) F(x) x\nF(F(1))\n";
+        for (int i = 0; i < 40; ++i)
+        {
+            src += "#define M" + std::to_string(i + 1) + " M" + std::to_string(i) + " M" + std::to_string(i) + "\n";
+        }
+        src += "M40\n__global__ void still_found(int n) {}\n";
+        std::vector<kernel_signature> k;
+        ASSERT_NO_THROW(k = parse_kernel_signatures(src));
+        ASSERT_EQ(k.size(), 1u);
+        EXPECT_EQ(k[0].name, "still_found");
+    }
+
+    // Random bytes and mutated kernels: the only acceptable outcomes are a result or signature_error.
+    TEST(kernel_signature, random_and_mutated_input_never_crashes_or_throws_other_errors)
+    {
+        const std::vector<std::string> seeds = {
+            "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n) {}",
+            "template <typename T, int N = 4>\n__global__ void __launch_bounds__(256) f(T* x, int n = (1, 2)) {}",
+            "namespace a::b { extern \"C\" { __global__ void k(float x[], const int* __restrict__ p); } }",
+            "#define K(n, T) __global__ void n(T* x)\nK(a, float) {}\n/* c */ // d\n\"s\" 'c' R\"(r)\"",
+            "typedef float real; using idx = unsigned; __global__ void g(real* r, idx n, Foo<Bar<int>, 3> f);"};
+        const std::string alphabet = "_global_(){}[]<>,;*&=:#\"'\\/\n abcTn0123\r\t.-+!";
+        std::mt19937 rng(12345);
+        auto pick = [&rng](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+        for (int round = 0; round < 4000; ++round)
+        {
+            std::string input;
+            if (round % 4 == 0)
+            {
+                std::size_t n = pick(200);
+                for (std::size_t i = 0; i < n; ++i)
+                {
+                    input += static_cast<char>(rng() & 0xff);
+                }
+            }
+            else
+            {
+                input = seeds[pick(seeds.size())];
+                int edits = 1 + static_cast<int>(pick(6));
+                for (int e = 0; e < edits && !input.empty(); ++e)
+                {
+                    std::size_t at = pick(input.size());
+                    switch (pick(4))
+                    {
+                    case 0: input.erase(at, 1 + pick(4)); break;
+                    case 1: input.insert(at, 1, alphabet[pick(alphabet.size())]); break;
+                    case 2: input[at] = alphabet[pick(alphabet.size())]; break;
+                    default: input.insert(at, input.substr(pick(input.size()), pick(20))); break;
+                    }
+                }
+            }
+            try
+            {
+                parse_kernel_signatures(input);
+            }
+            catch (const signature_error& e)
+            {
+                EXPECT_GT(e.line(), 0) << input;
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+"""Launch argument conversion through the kernel's C++ signature, and launch configurations.
+
+Every check here happens before any GPU work, so these run on any machine: a wrong count, type or
+value raises TypeError/ValueError naming the parameter. On a machine without a driver, a launch
+with correct arguments raises CudaUnavailableError (tests marked nogpu).
+"""
+import numpy as np
+import pytest
+
+import xcuda
+
+SOURCE = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
+{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }
+extern "C" __global__ void scalars(signed char i8, unsigned char u8, short i16, unsigned short u16, int i32,
+                                   unsigned int u32, long long i64, unsigned long long u64, float f32, double f64,
+                                   bool flag, __half h, int* out) {}
+extern "C" __global__ void by_value(float4 v, float* out) {}
+"""
+
+
+@pytest.fixture(scope="module")
+def module():
+    return xcuda.compile(SOURCE, name="launch_arguments_test", arch="compute_75")
+
+
+def test_wrong_argument_count_is_a_type_error(module):
+    x = np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match=r"takes 5 arguments, got 4"):
+        module.saxpy[1, 32](2.0, x, x, x)
+
+
+@pytest.mark.parametrize(
+    "index, value, error, fragment",
+    [
+        (0, 128, ValueError, r"parameter 0 'i8' \(signed char\): 128 does not fit in int8"),
+        (1, -1, ValueError, r"'u8'.*-1 does not fit in uint8"),
+        (2, 1 << 15, ValueError, r"'i16'.*range -32768..32767"),
+        (3, 1 << 16, ValueError, r"'u16'"),
+        (4, 1 << 31, ValueError, r"'i32'.*range -2147483648..2147483647"),
+        (5, -5, ValueError, r"'u32'"),
+        (6, 1 << 63, ValueError, r"'i64'"),
+        (7, 1 << 64, ValueError, r"'u64'.*does not fit in any 64-bit integer"),
+        (8, 1e39, ValueError, r"'f32'.*overflows float32"),
+        (10, 2, ValueError, r"'flag'.*not a bool"),
+        (11, 1e5, ValueError, r"'h'.*overflows float16"),
+        (4, 2.5, TypeError, r"'i32' \(int\) takes an integer, got the float 2.5"),
+        (4, np.float32(1.0), TypeError, r"'i32'.*takes an integer"),
+        (9, "1.0", TypeError, r"'f64' \(double\) takes a number, got str"),
+        (9, np.ones(1), TypeError, r"takes a number, got numpy.ndarray; for a single value"),
+        (12, 3, TypeError, r"'out' \(int\*\) takes a device array"),
+        (12, np.zeros(2, np.float32), TypeError, r"'out' \(int\*\) needs int32 elements, got a numpy array of float32"),
+    ],
+)
+def test_bad_values_name_the_parameter(module, index, value, error, fragment):
+    args = [1, 2, 3, 4, 5, 6, 7, 8, 1.0, 2.0, True, 0.5, np.zeros(1, np.int32)]
+    args[index] = value
+    with pytest.raises(error, match=fragment):
+        module.scalars[1, 1](*args)
+
+
+def test_by_value_structs_need_bytes_of_their_size(module):
+    with pytest.raises(TypeError, match=r"'v' \(float4\) is 16 bytes; the value given has 8"):
+        module.by_value[1, 1](np.zeros(2, np.float32).tobytes(), np.zeros(1, np.float32))
+    with pytest.raises(TypeError, match="passed by value as raw bytes"):
+        module.by_value[1, 1](1.0, np.zeros(1, np.float32))
+
+
+def test_read_only_arrays_cannot_be_written_by_the_kernel(module):
+    out = np.zeros(4, np.float32)
+    out.flags.writeable = False
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match=r"'out' \(float\*\) is written by the kernel.*read-only"):
+        module.saxpy[1, 32](2.0, x, x, out, 4)
+
+
+@pytest.mark.parametrize(
+    "config, error, fragment",
+    [
+        ((0, 32), ValueError, "grid x must be at least 1"),
+        ((1, (32, 0)), ValueError, "block y must be at least 1"),
+        ((1, (1, 2, 3, 4)), ValueError, "tuple of 1 to 3 ints"),
+        ((1.5, 32), TypeError, "grid x must be an int"),
+        ((1,), TypeError, "2 to 4 values"),
+        ((1, 32, "stream"), TypeError, "a stream must be"),
+        ((1, 32, None, -1), ValueError, "shared_mem"),
+    ],
+)
+def test_bad_launch_configurations_are_refused(module, config, error, fragment):
+    with pytest.raises(error, match=fragment):
+        module.saxpy[config]
+
+
+def test_calling_a_kernel_without_a_configuration_explains_how(module):
+    with pytest.raises(TypeError, match=r"saxpy\[grid, block\]"):
+        module.saxpy(1.0)
+
+
+def test_the_launcher_for_a_configuration_is_reused(module):
+    assert module.saxpy[4, 256] is module.saxpy[4, 256]
+    assert module.saxpy.forall(1000, 256).grid == (4, 1, 1)
+    assert xcuda.grid_for(1000, 256) == 4
+
+
+@pytest.mark.nogpu
+def test_a_correct_launch_without_a_driver_raises_cuda_unavailable(module):
+    x = np.ones(8, np.float32)
+    with pytest.raises(xcuda.CudaUnavailableError, match="no NVIDIA driver was found") as error:
+        module.saxpy[1, 32](2.0, x, x, np.empty_like(x), 8)
+    assert "Compiling %%cuda cells and inspecting their PTX still work" in str(error.value)
+    assert isinstance(error.value, xcuda.CudaError)
+
+
+@pytest.mark.nogpu
+def test_device_memory_without_a_driver_raises_cuda_unavailable():
+    with pytest.raises(xcuda.CudaUnavailableError):
+        xcuda.to_device(np.zeros(4))
+    assert xcuda.default_arch() == "compute_75"
+    assert xcuda.driver_available() is False
