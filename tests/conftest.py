@@ -14,8 +14,31 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 
+
+
+def _relocated_kernelspec():
+    """The build tree's kernelspec, rewritten to name this build's binary and module folder.
+
+    The build writes absolute paths into kernel.json; a build tree copied elsewhere (the GPU host
+    runs a copy of the checkout) would name a binary that is not there.
+    """
+    import json
+
+    source = BUILD / "share" / "jupyter" / "kernels" / "xcuda"
+    target_root = BUILD / "share" / "jupyter-tests"
+    if not (source / "kernel.json").exists():
+        return BUILD / "share" / "jupyter"
+    target = target_root / "kernels" / "xcuda"
+    target.mkdir(parents=True, exist_ok=True)
+    spec = json.loads((source / "kernel.json").read_text())
+    spec["argv"][0] = str(BUILD / "bin" / "xcuda")
+    spec.setdefault("env", {})["XCUDA_PYTHONPATH"] = str(BUILD / "python")
+    (target / "kernel.json").write_text(json.dumps(spec, indent=1))
+    return target_root
+
+
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
-    [str(BUILD / "share" / "jupyter")] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    [str(_relocated_kernelspec())] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
 )
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(BUILD / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]

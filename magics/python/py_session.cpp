@@ -331,6 +331,30 @@ Raises
 ------
 CompileError
     With NVRTC's log, the source line numbers and the options.)");
+        m.def("memory_info",
+              [] {
+                  cuda_session& session = cuda_session::instance();
+                  session.make_current();
+                  std::size_t free_bytes = 0;
+                  std::size_t total_bytes = 0;
+                  check(cuda_driver::get().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+                  return py::make_tuple(free_bytes, total_bytes);
+              },
+              "(free, total) device memory in bytes, as the driver reports it.");
+        m.def("session_stats",
+              [] {
+                  cuda_session& session = cuda_session::instance();
+                  auto modules = session.resource_totals("module");
+                  auto buffers = session.resource_totals("buffer");
+                  py::dict stats;
+                  stats["active"] = session.active();
+                  stats["loaded_modules"] = modules.first;
+                  stats["buffers"] = buffers.first;
+                  stats["buffer_bytes"] = buffers.second;
+                  stats["registered_modules"] = module_registry::instance().modules().size();
+                  return stats;
+              },
+              "Counts of what lives in the session: loaded modules, device buffers and their bytes.");
         m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");
         m.def("status", &status, py::arg("namespace") = py::none(),
               "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");

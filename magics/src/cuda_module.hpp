@@ -50,6 +50,7 @@ namespace xcuda
 
         void release() noexcept override;
         std::string describe() const override;
+        const char* kind() const noexcept override { return "module"; }
 
     private:
         void load();

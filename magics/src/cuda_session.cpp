@@ -219,3 +219,21 @@ namespace xcuda
         return m_resources.size();
     }
 }
+
+namespace xcuda
+{
+    std::pair<std::size_t, std::size_t> cuda_session::resource_totals(const std::string& kind) const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        std::pair<std::size_t, std::size_t> totals{0, 0};
+        for (const session_resource* resource : m_resources)
+        {
+            if (kind == resource->kind())
+            {
+                ++totals.first;
+                totals.second += resource->bytes();
+            }
+        }
+        return totals;
+    }
+}

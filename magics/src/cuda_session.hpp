@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 #include <cuda.h>
 
@@ -52,6 +53,9 @@ namespace xcuda
         virtual void release() noexcept = 0;
         // One line for %cuda_status and for the list of losses after a reset.
         virtual std::string describe() const = 0;
+        // "module" or "buffer", and the device bytes held (for session statistics).
+        virtual const char* kind() const noexcept = 0;
+        virtual std::size_t bytes() const noexcept { return 0; }
     };
 
     class cuda_session
@@ -93,6 +97,8 @@ namespace xcuda
         void register_resource(session_resource* resource);
         void unregister_resource(session_resource* resource) noexcept;
         std::size_t resource_count() const;
+        // Count and device bytes of the live resources of one kind ("module", "buffer").
+        std::pair<std::size_t, std::size_t> resource_totals(const std::string& kind) const;
 
         cuda_session(const cuda_session&) = delete;
         cuda_session& operator=(const cuda_session&) = delete;

@@ -40,6 +40,8 @@ namespace xcuda
 
         void release() noexcept override;
         std::string describe() const override;
+        const char* kind() const noexcept override { return "buffer"; }
+        std::size_t bytes() const noexcept override { return m_size; }
 
         // A label for %cuda_status and loss reports ("x", "temporary for argument 'out'").
         void set_label(std::string label) { m_label = std::move(label); }

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Execute a notebook with the xcuda kernel and print each cell with its outputs.
+
+    /usr/bin/python3 notebooks/run_notebook.py notebooks/01-saxpy.ipynb [--kernel xcuda] [--save OUT.ipynb]
+
+Exits 0 when every cell ran. On a machine without an NVIDIA GPU the first cell that needs one raises
+xcuda.CudaUnavailableError: the run stops there, says so plainly, and still exits 0 (everything that
+can run without a GPU did). Any other error exits 1.
+"""
+import argparse
+import sys
+import textwrap
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+NO_GPU = "CudaUnavailableError"
+
+
+def output_text(output):
+    kind = output.get("output_type")
+    if kind == "stream":
+        return output.get("text", "")
+    if kind in ("execute_result", "display_data"):
+        return output.get("data", {}).get("text/plain", "")
+    if kind == "error":
+        return f"{output['ename']}: {output['evalue']}"
+    return ""
+
+
+def print_cell(index, cell):
+    print(f"--- [{index}] " + ("markdown" if cell.cell_type == "markdown" else f"In [{cell.get('execution_count') or ' '}]"))
+    if cell.cell_type == "markdown":
+        print(textwrap.indent(cell.source, "  "))
+        return
+    print(textwrap.indent(cell.source, "  "))
+    for output in cell.get("outputs", []):
+        text = output_text(output).rstrip()
+        if text:
+            print(textwrap.indent(text, "  | ", lambda line: True))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebook")
+    parser.add_argument("--kernel", default="xcuda")
+    parser.add_argument("--timeout", type=int, default=600)
+    parser.add_argument("--save", help="write the executed notebook here")
+    args = parser.parse_args()
+
+    notebook = nbformat.read(args.notebook, as_version=4)
+    client = NotebookClient(notebook, kernel_name=args.kernel, timeout=args.timeout)
+    failure = None
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        failure = error
+    for index, cell in enumerate(notebook.cells):
+        print_cell(index, cell)
+        if failure is not None and any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+            break
+    if args.save:
+        nbformat.write(notebook, args.save)
+    if failure is None:
+        print(f"\n{args.notebook}: all {len(notebook.cells)} cells ran.")
+        return 0
+    if failure.ename == NO_GPU:
+        print(f"\n{args.notebook}: stopped at the first launch: this machine has no usable NVIDIA GPU.\n"
+              f"  {failure.evalue.splitlines()[0]}\n"
+              "  Every cell before it ran: the kernel compiled with NVRTC and its signature was checked.\n"
+              "  Run the notebook on a machine with an NVIDIA GPU and driver to launch it.")
+        return 0
+    print(f"\n{args.notebook}: failed with {failure.ename}: {failure.evalue}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

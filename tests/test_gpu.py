@@ -1,0 +1,311 @@
+"""The CUDA session, device arrays, launches, streams and timing, on a real GPU.
+
+Marked gpu: on a machine without an NVIDIA driver they skip with the reason. Inputs are random and
+outputs poisoned (NaN) before each launch, so an element the kernel did not write fails the check.
+"""
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+import xcuda
+
+pytestmark = pytest.mark.gpu
+
+SOURCE = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
+{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }
+
+extern "C" __global__ void echo(signed char a, unsigned char b, short c, unsigned short d, int e, unsigned f,
+                                long long g, unsigned long long h, float i, double j, bool k, __half l,
+                                long long* ints, double* floats)
+{
+    ints[0] = a; ints[1] = b; ints[2] = c; ints[3] = d; ints[4] = e; ints[5] = f; ints[6] = g;
+    ints[7] = (long long)h; ints[8] = k;
+    floats[0] = i; floats[1] = j; floats[2] = __half2float(l);
+}
+
+extern "C" __global__ void __launch_bounds__(128) bounded(float* x) { x[threadIdx.x] = 1.0f; }
+
+extern "C" __global__ void add_struct(float4 v, float* out) { out[0] = v.x + v.y + v.z + v.w; }
+
+__global__ void cpp_linkage(int* out, int value) { out[0] = value; }
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return xcuda.compile(SOURCE, name="gpu_tests")
+
+
+def random(n, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).random(n).astype(dtype)
+
+
+def test_the_default_target_is_the_gpus_own_arch(mod):
+    arch = xcuda.default_arch()
+    assert arch.startswith("sm_")
+    assert mod.arch == arch and mod.cubin is not None and ".entry saxpy" in mod.ptx
+    text = repr(xcuda.info())
+    assert "NVIDIA" in text and arch in text and "free of" in text and "NVRTC" in text
+
+
+def test_device_arrays_round_trip_every_dtype():
+    for dtype in (np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32, np.float64, np.bool_):
+        host = (np.random.default_rng(1).random((3, 5)) * 100).astype(dtype)
+        buf = xcuda.to_device(host)
+        assert buf.shape == (3, 5) and buf.dtype == dtype and buf.nbytes == host.nbytes and buf.ptr != 0
+        np.testing.assert_array_equal(buf.copy_to_host(), host)
+        np.testing.assert_array_equal(np.asarray(buf), host)
+    zeros = xcuda.zeros((4, 4), np.float64)
+    np.testing.assert_array_equal(np.asarray(zeros), np.zeros((4, 4)))
+    empty = xcuda.empty_like(np.zeros(7, np.int16))
+    assert empty.shape == (7,) and empty.dtype == np.int16
+    empty.copy_from(np.arange(7))
+    np.testing.assert_array_equal(np.asarray(empty), np.arange(7))
+    with pytest.raises(ValueError, match="needs 7 elements"):
+        empty.copy_from(np.arange(8))
+
+
+def test_device_arrays_export_cuda_array_interface_v3():
+    buf = xcuda.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
+    cai = buf.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["shape"] == (3, 4) and cai["typestr"] == "<f4"
+    assert cai["data"] == (buf.ptr, False) and cai["strides"] is None
+
+
+def test_saxpy_with_device_arrays_is_correct(mod):
+    n = 1 << 20
+    x, y = random(n, seed=2), random(n, seed=3)
+    dx, dy = xcuda.to_device(x), xcuda.to_device(y)
+    dout = xcuda.to_device(np.full(n, np.nan, np.float32))
+    mod.saxpy[xcuda.grid_for(n, 256), 256](np.float32(2.5), dx, dy, dout, n)
+    out = dout.copy_to_host()
+    assert np.linalg.norm(out - (2.5 * x.astype(np.float64) + y)) / np.linalg.norm(2.5 * x + y) < 1e-6
+
+
+def test_saxpy_with_numpy_arrays_copies_the_output_back_and_leaves_inputs(mod):
+    n = 100_003  # not a multiple of the block
+    x, y = random(n, seed=4), random(n, seed=5)
+    x_before, y_before = x.copy(), y.copy()
+    out = np.full(n, np.nan, np.float32)
+    mod.saxpy.forall(n)(2.0, x, y, out, n)
+    assert np.allclose(out, 2.0 * x + y)
+    np.testing.assert_array_equal(x, x_before)
+    np.testing.assert_array_equal(y, y_before)
+
+
+def test_a_non_contiguous_numpy_output_is_written_back(mod):
+    n = 1000
+    x, y = random(n, seed=6), random(n, seed=7)
+    backing = np.full(2 * n, np.nan, np.float32)
+    out = backing[::2]
+    mod.saxpy.forall(n)(3.0, x, y, out, n)
+    assert np.allclose(backing[::2], 3.0 * x + y)
+    assert np.isnan(backing[1::2]).all()
+
+
+def test_scalars_reach_the_kernel_at_their_declared_width(mod):
+    ints = np.zeros(9, np.int64)
+    floats = np.zeros(3, np.float64)
+    mod.echo[1, 1](-100, 250, -30000, 65000, -2_000_000_000, 4_000_000_000, -(1 << 62), (1 << 64) - 1,
+                   np.float32(1.25), 0.1, True, 0.5, ints, floats)
+    assert list(ints[:7]) == [-100, 250, -30000, 65000, -2_000_000_000, 4_000_000_000, -(1 << 62)]
+    assert ints[7] == -1  # 2**64-1 read back through a signed cast
+    assert ints[8] == 1
+    assert list(floats) == [1.25, 0.1, 0.5]
+    mod.echo[1, 1](np.int8(-1), np.uint8(1), np.int16(2), np.uint16(3), np.int32(4), np.uint32(5), np.int64(6),
+                   np.uint64(7), 8, np.float64(9.5), np.bool_(False), np.float16(1.5), ints, floats)
+    assert list(ints) == [-1, 1, 2, 3, 4, 5, 6, 7, 0] and list(floats) == [8.0, 9.5, 1.5]
+
+
+def test_by_value_structs_pass_as_bytes(mod):
+    out = np.zeros(1, np.float32)
+    mod.add_struct[1, 1](np.array([1, 2, 3, 4], np.float32).tobytes(), out)
+    assert out[0] == 10.0
+
+
+def test_cpp_kernels_launch_through_their_mangled_names(mod):
+    out = np.zeros(1, np.int32)
+    mod.cpp_linkage[1, 1](out, 42)
+    assert out[0] == 42
+
+
+def test_any_cuda_array_interface_object_is_a_pointer_argument(mod):
+    class Foreign:
+        def __init__(self, buf):
+            self.__cuda_array_interface__ = buf.__cuda_array_interface__
+
+    n = 4096
+    x = random(n, seed=8)
+    dx, dout = xcuda.to_device(x), xcuda.zeros(n, np.float32)
+    mod.saxpy.forall(n)(1.0, Foreign(dx), Foreign(dx), Foreign(dout), n)
+    assert np.allclose(dout.copy_to_host(), 2 * x)
+    with pytest.raises(TypeError, match="needs float32 elements"):
+        mod.saxpy.forall(n)(1.0, Foreign(xcuda.zeros(n, np.int32)), dx, dout, n)
+
+
+@pytest.mark.parametrize(
+    "config, fragment",
+    [
+        ((1, 2048), "block of 2048 threads exceeds"),
+        ((1, (1, 1, 128)), "block z = 128 exceeds"),
+        (((1, 70000), 32), "grid y = 70000 exceeds"),
+        ((1, 32, None, 10_000_000), "dynamic shared memory"),
+    ],
+)
+def test_launches_over_device_limits_raise_before_launching(mod, config, fragment):
+    x = xcuda.zeros(32, np.float32)
+    with pytest.raises(ValueError, match=fragment):
+        mod.saxpy[config](1.0, x, x, x, 32)
+
+
+def test_launch_bounds_limit_the_block(mod):
+    x = xcuda.zeros(256, np.float32)
+    mod.bounded[1, 128](x)
+    with pytest.raises(ValueError, match="__launch_bounds__"):
+        mod.bounded[1, 256](x)
+
+
+def test_streams_and_events_order_and_time_work(mod):
+    n = 1 << 22
+    x = xcuda.to_device(random(n, seed=9))
+    out = xcuda.empty(n, np.float32)
+    stream = xcuda.Stream()
+    start, end = xcuda.Event(), xcuda.Event()
+    start.record(stream)
+    mod.saxpy[xcuda.grid_for(n), 256, stream](2.0, x, x, out, n)
+    end.record(stream)
+    stream.synchronize()
+    assert stream.query() and end.query()
+    assert start.elapsed_time(end) > 0
+    assert np.allclose(out.copy_to_host(), 3 * x.copy_to_host())
+    assert stream.__cuda_stream__() == (0, stream.handle)
+    xcuda.synchronize()
+
+
+def test_kernel_time_reports_the_median_and_bandwidth(mod):
+    n = 1 << 22
+    x, out = xcuda.to_device(random(n)), xcuda.empty(n, np.float32)
+    timing = mod.saxpy.time(xcuda.grid_for(n), 256, 2.0, x, x, out, n, repeat=20)
+    assert len(timing.samples_ms) == 20 and timing.min_ms <= timing.median_ms <= timing.max_ms
+    assert timing.nbytes == 3 * 4 * n and timing.bandwidth_gbs > 0
+    assert "GB/s" in repr(timing)
+
+
+def test_cuda_timeit_and_status_magics(mod, capsys):
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "xcuda")
+    shell.user_ns.update(saxpy=mod.saxpy, x=xcuda.zeros(1024, np.float32), n=1024)
+    shell.run_line_magic("cuda_timeit", "-r 10 saxpy[4, 256](2.0, x, x, x, n)")
+    shell.run_line_magic("cuda_status", "")
+    out = capsys.readouterr().out
+    assert "saxpy: median" in out and "over 10 launches" in out
+    assert "gpu_tests" in out and "(1024,)" in out and "float32" in out
+
+
+def test_buffers_are_freed_when_the_last_reference_goes():
+    gc.collect()
+    free_before, _ = xcuda.memory_info()
+    buf = xcuda.empty(1 << 30, np.uint8)
+    free_during, _ = xcuda.memory_info()
+    assert free_before - free_during >= 1 << 30
+    stats = xcuda.session_stats()
+    assert stats["buffer_bytes"] >= 1 << 30
+    del buf
+    free_after, _ = xcuda.memory_info()
+    assert free_after >= free_before - (64 << 20)
+
+
+def test_an_allocation_above_free_memory_raises_out_of_memory():
+    free, total = xcuda.memory_info()
+    with pytest.raises(xcuda.OutOfMemoryError) as error:
+        xcuda.empty(total * 2, np.uint8)
+    assert error.value.requested == total * 2 and error.value.free > 0
+    assert "free on the device" in str(error.value)
+    small = xcuda.zeros(16)
+    assert np.asarray(small).sum() == 0
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_rerunning_a_cell_a_thousand_times_leaks_no_module_and_no_host_memory():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "xcuda")
+    cell = 'extern "C" __global__ void rerun(int* out) { out[0] = VALUE; }\n'
+    out = np.zeros(1, np.int32)
+
+    def run(i):
+        # Alternating definitions: every run builds and loads a new module (from the compile cache).
+        shell.run_cell_magic("cuda", f"-DVALUE={i % 2}", cell)
+        shell.user_ns["rerun"][1, 1](out)
+        assert out[0] == i % 2
+
+    for i in range(50):
+        run(i)
+    gc.collect()
+    modules_before = xcuda.session_stats()["loaded_modules"]
+    rss_before = _rss_bytes()
+    free_before, _ = xcuda.memory_info()
+    for i in range(1000):
+        run(i)
+    gc.collect()
+    assert xcuda.session_stats()["loaded_modules"] <= modules_before
+    assert _rss_bytes() - rss_before < 16 << 20
+    free_after, _ = xcuda.memory_info()
+    assert free_before - free_after < 16 << 20
+
+
+def _run_python(code, **env):
+    environment = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=environment, timeout=120)
+
+
+def test_shutdown_releases_the_primary_context_and_later_work_starts_a_new_session():
+    result = _run_python(f"""
+        import ctypes, sys
+        sys.path.insert(0, {str(os.path.dirname(xcuda.__file__))!r})
+        import numpy as np, xcuda
+        m = xcuda.compile('extern "C" __global__ void one(int* x) {{ x[0] = 1; }}')
+        buf = xcuda.zeros(4, np.int32)
+        m.one[1, 1](buf)
+        xcuda._shutdown()
+        cuda = ctypes.CDLL("libcuda.so.1")
+        flags, active = ctypes.c_uint(), ctypes.c_int()
+        cuda.cuDevicePrimaryCtxGetState(0, ctypes.byref(flags), ctypes.byref(active))
+        print("active after shutdown:", active.value)
+        try:
+            np.asarray(buf)
+        except RuntimeError as e:
+            print("old buffer:", e)
+        fresh = xcuda.zeros(4, np.int32)
+        m.one[1, 1](fresh)
+        print("relaunch:", np.asarray(fresh)[0])
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "active after shutdown: 0" in result.stdout
+    assert "old buffer: device buffer of 16 bytes is gone" in result.stdout
+    assert "relaunch: 1" in result.stdout
+
+
+def test_xcuda_device_names_a_device_that_must_exist():
+    result = _run_python(f"""
+        import sys
+        sys.path.insert(0, {str(os.path.dirname(xcuda.__file__))!r})
+        import xcuda
+        try:
+            xcuda.zeros(1)
+        except xcuda.CudaUnavailableError as e:
+            print(e)
+    """, XCUDA_DEVICE="99")
+    assert "device 99 does not exist" in result.stdout, result.stdout + result.stderr

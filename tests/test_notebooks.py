@@ -1,0 +1,59 @@
+"""The tutorial notebooks execute in the xcuda kernel through nbclient.
+
+Without a GPU a notebook must run every cell up to its first launch and stop there with
+CudaUnavailableError; with one, it must run top to bottom.
+"""
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from conftest import HAS_GPU
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def execute(name):
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = NotebookClient(notebook, kernel_name="xcuda", timeout=300)
+    error = None
+    try:
+        client.execute()
+    except CellExecutionError as e:
+        error = e
+    return notebook, error
+
+
+def outputs_text(cell):
+    parts = []
+    for output in cell.get("outputs", []):
+        parts.append(output.get("text", ""))
+        parts.append(output.get("data", {}).get("text/plain", ""))
+        parts.append(output.get("evalue", ""))
+    return "\n".join(parts)
+
+
+@pytest.mark.nogpu
+def test_saxpy_notebook_runs_up_to_its_first_launch_without_a_gpu():
+    notebook, error = execute("01-saxpy.ipynb")
+    assert error is not None and error.ename == "CudaUnavailableError"
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    failed = [i for i, c in enumerate(code) if any(o.get("output_type") == "error" for o in c.get("outputs", []))]
+    assert len(failed) == 1
+    failing = code[failed[0]]
+    assert failing.source.startswith("saxpy[")
+    before = "\n".join(outputs_text(c) for c in code[: failed[0]])
+    assert "saxpy(float a, const float* x, const float* y, float* out, size_t n)" in before
+    assert "n = 16,777,216 elements" in before
+    assert all(c.get("execution_count") for c in code[: failed[0] + 1])
+
+
+@pytest.mark.gpu
+def test_saxpy_notebook_runs_top_to_bottom_on_a_gpu():
+    notebook, error = execute("01-saxpy.ipynb")
+    assert error is None, f"{error.ename}: {error.evalue}" if error else ""
+    text = "\n".join(outputs_text(c) for c in notebook.cells if c.cell_type == "code")
+    assert "SAXPY is correct for all 16777216 elements" in text
+    assert "GB/s" in text and "median" in text
