@@ -101,6 +101,26 @@ def test_saxpy_with_numpy_arrays_copies_the_output_back_and_leaves_inputs(mod):
     np.testing.assert_array_equal(y, y_before)
 
 
+def test_out_skips_the_copy_in_and_in_skips_the_copy_back(mod):
+    n = 5000
+    x, y = random(n, seed=10), random(n, seed=11)
+    out = np.full(n, np.nan, np.float32)
+    mod.saxpy.forall(n)(2.0, xcuda.In(x), y, xcuda.Out(out), n)
+    assert np.allclose(out, 2.0 * x + y)
+    untouched = np.full(n, 7.0, np.float32)
+    mod.saxpy.forall(n)(2.0, x, y, xcuda.In(untouched), n)
+    assert (untouched == 7.0).all()
+
+
+def test_copy_from_a_device_array_copies_on_the_device():
+    source = xcuda.to_device(np.arange(10, dtype=np.float32))
+    target = xcuda.empty(10, np.float32)
+    target.copy_from(source)
+    np.testing.assert_array_equal(np.asarray(target), np.arange(10))
+    with pytest.raises(ValueError, match="40 bytes"):
+        target.copy_from(xcuda.empty(11, np.float32))
+
+
 def test_a_non_contiguous_numpy_output_is_written_back(mod):
     n = 1000
     x, y = random(n, seed=6), random(n, seed=7)

@@ -118,3 +118,22 @@ def test_device_memory_without_a_driver_raises_cuda_unavailable():
         xcuda.to_device(np.zeros(4))
     assert xcuda.default_arch() == "compute_75"
     assert xcuda.driver_available() is False
+
+
+def test_out_on_a_const_pointer_is_refused(module):
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match=r"'x' \(const float\*\) is const.*use xcuda.In"):
+        module.saxpy[1, 32](2.0, xcuda.Out(x), x, x, 4)
+
+
+def test_transfer_wrappers_check_what_they_wrap(module):
+    with pytest.raises(TypeError, match="xcuda.Out needs a numpy array"):
+        xcuda.Out([1.0, 2.0])
+    frozen = np.zeros(3, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        xcuda.InOut(frozen)
+    assert xcuda.In([1.0, 2.0]).array.dtype == np.float64
+    assert repr(xcuda.Out(np.zeros(3, np.float32))) == "xcuda.Out(<(3,) float32>)"
+    with pytest.raises(TypeError, match="needs float32 elements, got xcuda.In of a numpy array of float64"):
+        module.saxpy[1, 32](2.0, xcuda.In([1.0]), np.zeros(1, np.float32), np.zeros(1, np.float32), 1)

@@ -15,6 +15,18 @@ namespace xcuda::python
 {
     namespace
     {
+        // xcuda.In / Out / InOut: a numpy array with the copies it needs around a launch spelled out
+        // (as in PyCUDA). By default a numpy array for T* is copied in and out, for const T* only in.
+        struct host_transfer
+        {
+            py::array array;
+            bool copy_in = true;
+            bool copy_out = true;
+            const char* kind = "InOut";
+        };
+
+        PyTypeObject* g_transfer_type = nullptr;
+
         struct numpy_types
         {
             PyObject* bool_type = nullptr;
@@ -198,6 +210,18 @@ namespace xcuda::python
             {
                 return;
             }
+            if (Py_TYPE(object) == g_transfer_type)
+            {
+                const host_transfer& transfer = py::handle(object).cast<const host_transfer&>();
+                check_element_kind(plan, index, kind_of_dtype(transfer.array.dtype()), transfer.array.dtype(),
+                                   (std::string("xcuda.") + transfer.kind + " of a numpy array").c_str());
+                if (transfer.copy_out && plan.slots()[index].is_const)
+                {
+                    throw argument_value_error(plan.describe(index) + " is const: the kernel cannot write it, so "
+                                               "xcuda." + transfer.kind + " would copy back nothing; use xcuda.In");
+                }
+                return;
+            }
             if (py::isinstance<py::array>(object))
             {
                 py::array array = py::reinterpret_borrow<py::array>(object);
@@ -221,17 +245,17 @@ namespace xcuda::python
         }
 
         void bind_numpy(cuda_kernel& kernel, std::size_t index, PyObject* object, CUstream stream,
-                        bound_arguments& bound)
+                        bound_arguments& bound, bool copy_in, bool copy_out)
         {
             launch_plan& plan = kernel.plan();
             py::module_ np = py::module_::import("numpy");
             py::array original = py::reinterpret_borrow<py::array>(object);
             py::array host = np.attr("ascontiguousarray")(original);
             launch_temporary temporary;
-            temporary.copy_back = !plan.slots()[index].is_const;
+            temporary.copy_back = copy_out;
             temporary.device = device_buffer::allocate(static_cast<std::size_t>(host.nbytes()));
             temporary.device->set_label("copy of the numpy argument for " + plan.describe(index));
-            if (host.nbytes() > 0)
+            if (copy_in && host.nbytes() > 0)
             {
                 check(cuda_driver::get().cuMemcpyHtoDAsync(temporary.device->pointer(), host.data(),
                                                           static_cast<std::size_t>(host.nbytes()), stream),
@@ -349,10 +373,16 @@ namespace xcuda::python
             {
                 plan.store_pointer(i, 0);
             }
+            else if (Py_TYPE(object) == g_transfer_type)
+            {
+                const host_transfer& transfer = py::handle(object).cast<const host_transfer&>();
+                cuda_session::instance().make_current();
+                bind_numpy(kernel, i, transfer.array.ptr(), stream, bound, transfer.copy_in, transfer.copy_out);
+            }
             else if (py::isinstance<py::array>(object))
             {
                 cuda_session::instance().make_current();
-                bind_numpy(kernel, i, object, stream, bound);
+                bind_numpy(kernel, i, object, stream, bound, true, !slots[i].is_const);
             }
             else
             {
@@ -391,5 +421,53 @@ namespace xcuda::python
                 temporary.original.attr("__setitem__")(py::ellipsis(), temporary.host);
             }
         }
+    }
+
+    void register_transfers(py::module_& m)
+    {
+        py::class_<host_transfer> cls(m, "Transfer", "A numpy array marked with the copies a launch makes: see xcuda.In, Out, InOut.");
+        cls.def_readonly("array", &host_transfer::array, "The numpy array.")
+            .def_property_readonly("copy_in", [](const host_transfer& t) { return t.copy_in; },
+                                   "Copied to the device before the launch.")
+            .def_property_readonly("copy_out", [](const host_transfer& t) { return t.copy_out; },
+                                   "Copied back to the array after the launch.")
+            .def("__repr__", [](const host_transfer& t) {
+                return std::string("xcuda.") + t.kind + "(<" + str_of(t.array.attr("shape")) + " " +
+                       str_of(t.array.dtype()) + ">)";
+            });
+        g_transfer_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+
+        auto make = [](py::handle object, bool copy_in, bool copy_out, const char* kind) {
+            host_transfer transfer;
+            if (copy_out)
+            {
+                if (!py::isinstance<py::array>(object))
+                {
+                    throw py::type_error(std::string("xcuda.") + kind +
+                                         " needs a numpy array to copy the result into, got " +
+                                         Py_TYPE(object.ptr())->tp_name);
+                }
+                transfer.array = py::reinterpret_borrow<py::array>(object);
+                if (!transfer.array.writeable())
+                {
+                    throw py::value_error(std::string("xcuda.") + kind + " needs a writeable array");
+                }
+            }
+            else
+            {
+                transfer.array = py::module_::import("numpy").attr("asarray")(object);
+            }
+            transfer.copy_in = copy_in;
+            transfer.copy_out = copy_out;
+            transfer.kind = kind;
+            return transfer;
+        };
+        m.def("In", [make](py::handle array) { return make(array, true, false, "In"); }, py::arg("array"),
+              "Pass a host array for a launch: copied to the device before it, never copied back.");
+        m.def("Out", [make](py::handle array) { return make(array, false, true, "Out"); }, py::arg("array"),
+              "Pass a numpy array the kernel only writes: not copied in (the device copy starts uninitialised), "
+              "copied back after the launch.");
+        m.def("InOut", [make](py::handle array) { return make(array, true, true, "InOut"); }, py::arg("array"),
+              "Pass a numpy array copied to the device before the launch and back after it (the default for T*).");
     }
 }

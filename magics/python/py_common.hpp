@@ -82,6 +82,8 @@ namespace xcuda::python
                         bound_arguments& bound);
     // Copies T* temporaries back to their numpy arrays (synchronising stream first).
     void finish_arguments(bound_arguments& bound, CUstream stream);
+    // xcuda.In, xcuda.Out, xcuda.InOut.
+    void register_transfers(py::module_& m);
 
     // ---- launchers (py_launcher.cpp) ----
     void register_launcher(py::module_& m);

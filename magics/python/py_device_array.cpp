@@ -124,6 +124,23 @@ namespace xcuda::python
 
         void copy_from(device_array& array, py::handle object)
         {
+            if (Py_TYPE(object.ptr()) == g_device_array_type)
+            {
+                const device_array& source = object.cast<const device_array&>();
+                if (source.nbytes() != array.nbytes())
+                {
+                    throw py::value_error("copy_from needs " + std::to_string(array.nbytes()) +
+                                          " bytes, the source device array has " + std::to_string(source.nbytes()));
+                }
+                if (array.nbytes())
+                {
+                    cuda_session::instance().make_current();
+                    check(cuda_driver::get().cuMemcpyDtoDAsync(array.pointer(), source.pointer(), array.nbytes(),
+                                                               cuda_session::instance().stream()),
+                          "cuMemcpyDtoD");
+                }
+                return;
+            }
             py::array host = contiguous(object, array.dtype);
             if (static_cast<std::size_t>(host.size()) != array.size())
             {
@@ -246,7 +263,7 @@ Returns
 numpy.ndarray
     A new array of the same shape and dtype, or `out`.)")
             .def("copy_from", &copy_from, py::arg("array"),
-                 R"(Copy a host array (anything numpy.asarray takes) with the same number of elements into this one.)")
+                 R"(Copy into this array: from a host array (anything numpy.asarray takes) with the same number of elements, or from a DeviceArray of the same size in bytes (on the device).)")
             .def("__array__",
                  [](const device_array& a, py::object dtype, py::object /*copy*/) {
                      py::array host = copy_to_host(a, py::none());

@@ -17,6 +17,7 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_errors(m);
     register_device_array(m);
     register_streams(m);
+    register_transfers(m);
     register_launcher(m);
     register_kernels(m);
     register_session(m);

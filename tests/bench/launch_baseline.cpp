@@ -1,0 +1,414 @@
+// The C++ driver-API baseline that bench_gpu.py compares xcuda and the Python CUDA libraries against.
+//
+// What it measures (all on device 0, its primary context, the legacy default stream):
+//   launch_us       host cost of one cuLaunchKernel of SAXPY (n = 4096, block 256): 25 batches of 1000
+//                   asynchronous launches, each batch timed on the host with steady_clock around the
+//                   1000 calls only (the synchronize after it is outside the timed region); the median
+//                   batch divided by 1000, in microseconds.
+//   launch16_us     the same for `many`, a kernel of 16 float scalars and 16 pointers.
+//   saxpy_kernel_us SAXPY at n = 2^24 timed with CUDA events around each launch: median of 100 after 10
+//                   warm-up launches; saxpy_kernel_gbs counts x, y and out (12 bytes per element).
+//   copy_us         cuMemcpyDtoDAsync of copy_bytes = 6 * n bytes, timed like the kernel; copy_gbs counts
+//                   the bytes read plus the bytes written (2 * copy_bytes = the 12 * n bytes SAXPY moves):
+//                   the device-to-device ceiling for a streaming kernel of that size.
+//   e2e_pageable_ms the CUDA Python tutorial's SAXPY end to end at n = 2^24 (= 512 * 32768, the tutorial's
+//                   size): cuMemcpyHtoD of x and y from malloc'ed (pageable) buffers, the launch, and
+//                   cuMemcpyDtoH of out; host wall time, median of 20 after 3 warm-up runs. Device buffers
+//                   are allocated once, outside the timed region.
+//   e2e_pageable_alloc_ms  the same with cuMemAlloc / cuMemFree of the three device buffers inside the
+//                   timed region (what a one-call form that allocates temporaries has to do).
+//   e2e_pinned_ms   the same as e2e_pageable_ms from page-locked buffers (cuMemAllocHost).
+// Each result is checked against the host computation before it is timed.
+//
+// Output: one `key value` line per result, for bench_gpu.py to parse. Every CUresult and nvrtcResult
+// is checked; a failure prints the call, the error name and its description and exits 1.
+//
+// Build: nvcc -O2 -std=c++17 -o launch_baseline launch_baseline.cpp -lcuda -lnvrtc
+//        (bench_gpu.py does this itself; add -Xlinker -rpath -Xlinker <toolkit>/lib64 if libnvrtc is not
+//        on the loader path).
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace
+{
+    const char* const k_source = R"(
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + y[i];
+}
+
+extern "C" __global__ void many(float s0, float s1, float s2, float s3, float s4, float s5, float s6, float s7,
+                                float s8, float s9, float s10, float s11, float s12, float s13, float s14, float s15,
+                                const float* p0, const float* p1, const float* p2, const float* p3,
+                                const float* p4, const float* p5, const float* p6, const float* p7,
+                                const float* p8, const float* p9, const float* p10, const float* p11,
+                                const float* p12, const float* p13, const float* p14, float* p15)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < 1)
+    {
+        p15[i] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7 + s8 + s9 + s10 + s11 + s12 + s13 + s14 + s15 +
+                 p0[i] + p1[i] + p2[i] + p3[i] + p4[i] + p5[i] + p6[i] + p7[i] + p8[i] + p9[i] + p10[i] +
+                 p11[i] + p12[i] + p13[i] + p14[i];
+    }
+}
+)";
+
+    [[noreturn]] void fail(const std::string& message)
+    {
+        std::fprintf(stderr, "launch_baseline: %s\n", message.c_str());
+        std::exit(1);
+    }
+
+    void check(CUresult result, const char* call)
+    {
+        if (result == CUDA_SUCCESS)
+        {
+            return;
+        }
+        const char* name = nullptr;
+        const char* text = nullptr;
+        cuGetErrorName(result, &name);
+        cuGetErrorString(result, &text);
+        fail(std::string(call) + " failed: " + (name ? name : "?") + " (" + (text ? text : "no description") + ")");
+    }
+
+    void check_nvrtc(nvrtcResult result, const char* call, const std::string& log = "")
+    {
+        if (result != NVRTC_SUCCESS)
+        {
+            fail(std::string(call) + " failed: " + nvrtcGetErrorString(result) + (log.empty() ? "" : "\n" + log));
+        }
+    }
+
+#define CHECK(call) check((call), #call)
+#define CHECK_NVRTC(call) check_nvrtc((call), #call)
+
+    double median(std::vector<double> values)
+    {
+        std::sort(values.begin(), values.end());
+        std::size_t n = values.size();
+        return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+    }
+
+    using clock_type = std::chrono::steady_clock;
+
+    double seconds_since(clock_type::time_point start)
+    {
+        return std::chrono::duration<double>(clock_type::now() - start).count();
+    }
+
+    std::string compile_cubin(int major, int minor)
+    {
+        nvrtcProgram program = nullptr;
+        CHECK_NVRTC(nvrtcCreateProgram(&program, k_source, "baseline.cu", 0, nullptr, nullptr));
+        std::string arch = "--gpu-architecture=sm_" + std::to_string(major * 10 + minor);
+        const char* options[] = {arch.c_str(), "--std=c++17"};
+        nvrtcResult compiled = nvrtcCompileProgram(program, 2, options);
+        std::size_t log_size = 0;
+        CHECK_NVRTC(nvrtcGetProgramLogSize(program, &log_size));
+        std::string log(log_size, '\0');
+        CHECK_NVRTC(nvrtcGetProgramLog(program, log.data()));
+        check_nvrtc(compiled, "nvrtcCompileProgram", log);
+        std::size_t size = 0;
+        CHECK_NVRTC(nvrtcGetCUBINSize(program, &size));
+        std::string cubin(size, '\0');
+        CHECK_NVRTC(nvrtcGetCUBIN(program, cubin.data()));
+        CHECK_NVRTC(nvrtcDestroyProgram(&program));
+        return cubin;
+    }
+
+    // Host cost of `launch` (1000 calls per batch), median over 25 batches, in microseconds per call.
+    template <class Launch>
+    double launch_cost_us(Launch launch)
+    {
+        constexpr int batches = 25;
+        constexpr int per_batch = 1000;
+        for (int i = 0; i < per_batch; ++i)  // warm-up batch, not timed
+        {
+            launch();
+        }
+        CHECK(cuCtxSynchronize());
+        std::vector<double> per_launch_us;
+        for (int b = 0; b < batches; ++b)
+        {
+            auto start = clock_type::now();
+            for (int i = 0; i < per_batch; ++i)
+            {
+                launch();
+            }
+            per_launch_us.push_back(seconds_since(start) * 1e6 / per_batch);
+            CHECK(cuCtxSynchronize());
+        }
+        return median(per_launch_us);
+    }
+
+    // Device time of `work` with CUDA events: median of 100 after 10 warm-up runs, in microseconds.
+    template <class Work>
+    double event_time_us(Work work)
+    {
+        CUevent start = nullptr;
+        CUevent end = nullptr;
+        CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
+        CHECK(cuEventCreate(&end, CU_EVENT_DEFAULT));
+        for (int i = 0; i < 10; ++i)
+        {
+            work();
+        }
+        std::vector<double> samples;
+        for (int i = 0; i < 100; ++i)
+        {
+            CHECK(cuEventRecord(start, nullptr));
+            work();
+            CHECK(cuEventRecord(end, nullptr));
+            CHECK(cuEventSynchronize(end));
+            float ms = 0;
+            CHECK(cuEventElapsedTime(&ms, start, end));
+            samples.push_back(ms * 1e3);
+        }
+        CHECK(cuEventDestroy(start));
+        CHECK(cuEventDestroy(end));
+        return median(samples);
+    }
+
+    // Host wall time of `run`, median of 20 after 3 warm-up runs, in milliseconds.
+    template <class Run>
+    double wall_time_ms(Run run)
+    {
+        for (int i = 0; i < 3; ++i)
+        {
+            run();
+        }
+        std::vector<double> samples;
+        for (int i = 0; i < 20; ++i)
+        {
+            auto start = clock_type::now();
+            run();
+            samples.push_back(seconds_since(start) * 1e3);
+        }
+        return median(samples);
+    }
+
+    void fill(float* values, std::size_t n, unsigned seed)
+    {
+        std::srand(seed);
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            values[i] = static_cast<float>(std::rand()) / static_cast<float>(RAND_MAX);
+        }
+    }
+
+    void check_saxpy(const char* what, float a, const float* x, const float* y, const float* out, std::size_t n)
+    {
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            float expected = a * x[i] + y[i];
+            if (std::fabs(out[i] - expected) > 1e-5f * (1.0f + std::fabs(expected)))
+            {
+                fail(std::string(what) + ": wrong SAXPY result at " + std::to_string(i) + ": " +
+                     std::to_string(out[i]) + " instead of " + std::to_string(expected));
+            }
+        }
+    }
+
+    unsigned blocks_for(std::size_t n, unsigned block)
+    {
+        return static_cast<unsigned>((n + block - 1) / block);
+    }
+}
+
+int main()
+{
+    CHECK(cuInit(0));
+    CUdevice device = 0;
+    CHECK(cuDeviceGet(&device, 0));
+    char name[256] = {};
+    CHECK(cuDeviceGetName(name, sizeof name, device));
+    int major = 0;
+    int minor = 0;
+    CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
+    CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
+    int driver_version = 0;
+    CHECK(cuDriverGetVersion(&driver_version));
+    CUcontext context = nullptr;
+    CHECK(cuDevicePrimaryCtxRetain(&context, device));
+    CHECK(cuCtxSetCurrent(context));
+    std::printf("device %s\n", name);
+    std::printf("arch sm_%d\n", major * 10 + minor);
+    std::printf("driver_version %d\n", driver_version);
+
+    std::string cubin = compile_cubin(major, minor);
+    CUmodule module = nullptr;
+    CHECK(cuModuleLoadData(&module, cubin.data()));
+    CUfunction saxpy = nullptr;
+    CUfunction many = nullptr;
+    CHECK(cuModuleGetFunction(&saxpy, module, "saxpy"));
+    CHECK(cuModuleGetFunction(&many, module, "many"));
+
+    const unsigned block = 256;
+    float a = 2.0f;
+
+    // ---- launch host cost -------------------------------------------------------------------------
+    {
+        std::size_t n = 4096;
+        std::size_t bytes = n * sizeof(float);
+        std::vector<float> hx(n), hy(n), hout(n);
+        fill(hx.data(), n, 1);
+        fill(hy.data(), n, 2);
+        CUdeviceptr x = 0, y = 0, out = 0;
+        CHECK(cuMemAlloc(&x, bytes));
+        CHECK(cuMemAlloc(&y, bytes));
+        CHECK(cuMemAlloc(&out, bytes));
+        CHECK(cuMemcpyHtoD(x, hx.data(), bytes));
+        CHECK(cuMemcpyHtoD(y, hy.data(), bytes));
+        void* args[] = {&a, &x, &y, &out, &n};
+        unsigned grid = blocks_for(n, block);
+        CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr));
+        CHECK(cuMemcpyDtoH(hout.data(), out, bytes));
+        check_saxpy("saxpy n=4096", a, hx.data(), hy.data(), hout.data(), n);
+        std::printf("launch_us %.3f\n", launch_cost_us([&] {
+                        CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr));
+                    }));
+
+        // many: s_k = k + 1, p_k (k < 15) filled with 100 * (k + 1); p15[0] = their sum.
+        float scalars[16];
+        CUdeviceptr pointers[16];
+        void* many_args[32];
+        float expected = 0;
+        for (int k = 0; k < 16; ++k)
+        {
+            scalars[k] = static_cast<float>(k + 1);
+            expected += scalars[k];
+            CHECK(cuMemAlloc(&pointers[k], bytes));
+            std::vector<float> values(n, k < 15 ? 100.0f * (k + 1) : 0.0f);
+            expected += k < 15 ? values[0] : 0.0f;
+            CHECK(cuMemcpyHtoD(pointers[k], values.data(), bytes));
+            many_args[k] = &scalars[k];
+            many_args[16 + k] = &pointers[k];
+        }
+        CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, many_args, nullptr));
+        float result = 0;
+        CHECK(cuMemcpyDtoH(&result, pointers[15], sizeof result));
+        if (result != expected)
+        {
+            fail("many: wrong result " + std::to_string(result) + " instead of " + std::to_string(expected));
+        }
+        std::printf("launch16_us %.3f\n", launch_cost_us([&] {
+                        CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, many_args, nullptr));
+                    }));
+        for (CUdeviceptr pointer : pointers)
+        {
+            CHECK(cuMemFree(pointer));
+        }
+        CHECK(cuMemFree(x));
+        CHECK(cuMemFree(y));
+        CHECK(cuMemFree(out));
+    }
+
+    // ---- SAXPY at n = 2^24: kernel time, copy ceiling, tutorial end to end -------------------------
+    {
+        std::size_t n = std::size_t(1) << 24;
+        std::size_t bytes = n * sizeof(float);
+        unsigned grid = blocks_for(n, block);
+        std::printf("n %zu\n", n);
+
+        float* hx = static_cast<float*>(std::malloc(bytes));
+        float* hy = static_cast<float*>(std::malloc(bytes));
+        float* hout = static_cast<float*>(std::malloc(bytes));
+        if (!hx || !hy || !hout)
+        {
+            fail("malloc of the host buffers failed");
+        }
+        fill(hx, n, 1);
+        fill(hy, n, 2);
+        std::fill(hout, hout + n, 0.0f);  // touch every page before timing
+
+        CUdeviceptr x = 0, y = 0, out = 0;
+        CHECK(cuMemAlloc(&x, bytes));
+        CHECK(cuMemAlloc(&y, bytes));
+        CHECK(cuMemAlloc(&out, bytes));
+        void* args[] = {&a, &x, &y, &out, &n};
+
+        auto tutorial = [&](const float* in_x, const float* in_y, float* result) {
+            CHECK(cuMemcpyHtoD(x, in_x, bytes));
+            CHECK(cuMemcpyHtoD(y, in_y, bytes));
+            CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr));
+            CHECK(cuMemcpyDtoH(result, out, bytes));
+        };
+        tutorial(hx, hy, hout);
+        check_saxpy("saxpy n=2^24 (pageable)", a, hx, hy, hout, n);
+
+        double kernel_us = event_time_us([&] {
+            CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr));
+        });
+        std::printf("saxpy_kernel_us %.3f\n", kernel_us);
+        std::printf("saxpy_kernel_gbs %.1f\n", 3.0 * bytes / (kernel_us * 1e-6) / 1e9);
+
+        std::size_t copy_bytes = 6 * n;
+        CUdeviceptr copy_from = 0, copy_to = 0;
+        CHECK(cuMemAlloc(&copy_from, copy_bytes));
+        CHECK(cuMemAlloc(&copy_to, copy_bytes));
+        CHECK(cuMemsetD8(copy_from, 1, copy_bytes));
+        double copy_us = event_time_us([&] { CHECK(cuMemcpyDtoDAsync(copy_to, copy_from, copy_bytes, nullptr)); });
+        std::printf("copy_bytes %zu\n", copy_bytes);
+        std::printf("copy_us %.3f\n", copy_us);
+        std::printf("copy_gbs %.1f\n", 2.0 * copy_bytes / (copy_us * 1e-6) / 1e9);
+        CHECK(cuMemFree(copy_from));
+        CHECK(cuMemFree(copy_to));
+
+        std::printf("e2e_pageable_ms %.3f\n", wall_time_ms([&] { tutorial(hx, hy, hout); }));
+
+        CHECK(cuMemFree(x));
+        CHECK(cuMemFree(y));
+        CHECK(cuMemFree(out));
+        std::printf("e2e_pageable_alloc_ms %.3f\n", wall_time_ms([&] {
+                        CHECK(cuMemAlloc(&x, bytes));
+                        CHECK(cuMemAlloc(&y, bytes));
+                        CHECK(cuMemAlloc(&out, bytes));
+                        tutorial(hx, hy, hout);
+                        CHECK(cuMemFree(x));
+                        CHECK(cuMemFree(y));
+                        CHECK(cuMemFree(out));
+                    }));
+        CHECK(cuMemAlloc(&x, bytes));
+        CHECK(cuMemAlloc(&y, bytes));
+        CHECK(cuMemAlloc(&out, bytes));
+
+        void* px = nullptr;
+        void* py = nullptr;
+        void* pout = nullptr;
+        CHECK(cuMemAllocHost(&px, bytes));
+        CHECK(cuMemAllocHost(&py, bytes));
+        CHECK(cuMemAllocHost(&pout, bytes));
+        std::copy(hx, hx + n, static_cast<float*>(px));
+        std::copy(hy, hy + n, static_cast<float*>(py));
+        tutorial(static_cast<float*>(px), static_cast<float*>(py), static_cast<float*>(pout));
+        check_saxpy("saxpy n=2^24 (pinned)", a, hx, hy, static_cast<float*>(pout), n);
+        std::printf("e2e_pinned_ms %.3f\n", wall_time_ms([&] {
+                        tutorial(static_cast<float*>(px), static_cast<float*>(py), static_cast<float*>(pout));
+                    }));
+        CHECK(cuMemFreeHost(px));
+        CHECK(cuMemFreeHost(py));
+        CHECK(cuMemFreeHost(pout));
+        CHECK(cuMemFree(x));
+        CHECK(cuMemFree(y));
+        CHECK(cuMemFree(out));
+        std::free(hx);
+        std::free(hy);
+        std::free(hout);
+    }
+
+    CHECK(cuModuleUnload(module));
+    CHECK(cuDevicePrimaryCtxRelease(device));
+    return 0;
+}
