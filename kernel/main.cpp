@@ -1,0 +1,103 @@
+// The xcuda kernel: `xcuda -f connection_file`. Starts Python, then a xeus kernel whose interpreter is
+// xeus-python's with the xcuda extension loaded (see xcuda_interpreter).
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <sys/stat.h>
+
+#include "pybind11/embed.h"
+#include "xeus/xeus_context.hpp"
+#include "xeus/xkernel.hpp"
+#include "xeus/xkernel_configuration.hpp"
+#include "xeus/xserver_shell_main.hpp"
+#include "xeus-python/xutils.hpp"
+#include "zmq.hpp"
+
+#include "interrupt_guard.hpp"
+#include "xcuda_history_manager.hpp"
+#include "xcuda_interpreter.hpp"
+
+namespace
+{
+    bool is_directory(const std::string& path)
+    {
+        struct stat info;
+        return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+    }
+
+    // Where the `xcuda` Python module is: $XCUDA_PYTHONPATH, else the build tree's module folder while it
+    // exists (a kernel run from its build folder), else the installed one.
+    std::string xcuda_module_dir()
+    {
+        if (const char* from_environment = std::getenv("XCUDA_PYTHONPATH"))
+        {
+            return from_environment;
+        }
+        if (is_directory(XCUDA_BUILD_MODULE_DIR))
+        {
+            return XCUDA_BUILD_MODULE_DIR;
+        }
+        return XCUDA_INSTALL_MODULE_DIR;
+    }
+
+    // Python gets only argv[0]: XPythonShellApp parses sys.argv and warns about the kernel's `-f`.
+    // The program name is the interpreter the kernel was built for, so that Python finds its home from
+    // there (the binary's own prefix is a build folder); a PYTHONHOME in the environment still wins, as
+    // the Python configuration reads the environment (a packed runtime under another prefix).
+    void initialize_python(char* program)
+    {
+        PyConfig config;
+        PyConfig_InitPythonConfig(&config);
+        config.parse_argv = 0;
+        PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, XCUDA_PYTHON_EXECUTABLE);
+        if (!PyStatus_Exception(status))
+        {
+            char* python_argv[] = {program};
+            status = PyConfig_SetBytesArgv(&config, 1, python_argv);
+        }
+        if (!PyStatus_Exception(status))
+        {
+            status = Py_InitializeFromConfig(&config);
+        }
+        PyConfig_Clear(&config);
+        if (PyStatus_Exception(status))
+        {
+            Py_ExitStatusException(status);
+        }
+    }
+}
+
+int main(int argc, char* argv[])
+{
+    // Before any thread exists (Python's, xeus's, zmq's), so that all of them inherit the blocked mask.
+    xcuda::interrupt_guard::block_in_all_threads();
+
+    const std::string connection_file = xpyt::extract_parameter("-f", argc, argv);
+    if (connection_file.empty())
+    {
+        std::cerr << "usage: " << argv[0] << " -f CONNECTION_FILE\n"
+                  << "The xcuda Jupyter kernel; start it with `jupyter console --kernel xcuda` or from a notebook.\n";
+        return 2;
+    }
+
+    initialize_python(argv[0]);
+
+    auto interpreter = std::make_unique<xcuda::xcuda_interpreter>(xcuda_module_dir());
+    auto history_manager = std::make_unique<xcuda::xcuda_history_manager>(*interpreter);
+
+    xeus::xconfiguration config = xeus::load_configuration(connection_file);
+    xeus::xkernel kernel(config,
+                         xeus::get_user_name(),
+                         xeus::make_context<zmq::context_t>(),
+                         std::move(interpreter),
+                         xeus::make_xserver_shell_main,
+                         std::move(history_manager),
+                         nullptr,
+                         xeus::make_null_debugger);
+    kernel.start();
+    return 0;
+}

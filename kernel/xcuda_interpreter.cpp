@@ -1,0 +1,267 @@
+#include "xcuda_interpreter.hpp"
+
+#include <exception>
+#include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pybind11_json/pybind11_json.hpp"
+
+#include "interrupt_guard.hpp"
+
+using namespace pybind11::literals;
+
+namespace xcuda
+{
+    namespace
+    {
+        // The content of an error execute_reply. Built here because xeus 2.4.1's create_error_reply puts
+        // ename in evalue and evalue in ename.
+        nl::json error_content(const std::string& ename, const std::string& evalue, const nl::json& traceback)
+        {
+            return nl::json{{"status", "error"}, {"ename", ename}, {"evalue", evalue}, {"traceback", traceback}};
+        }
+
+        std::string exception_name(const py::handle& type)
+        {
+            if (py::isinstance<py::type>(type))
+            {
+                return type.attr("__name__").cast<std::string>();
+            }
+            return py::str(type).cast<std::string>();
+        }
+
+        std::string exception_message(const py::handle& value)
+        {
+            try
+            {
+                return py::str(value).cast<std::string>();
+            }
+            catch (py::error_already_set&)
+            {
+                return "<exception str() failed>";
+            }
+        }
+
+        // The `cuda` cell magic registered when `import xcuda` fails at start-up, so that only cells using
+        // %%cuda fail, and with the import error itself. Importing again either raises that error or, if
+        // the module has appeared since (a build finished), loads the real extension and runs the cell.
+        py::object run_cuda_magic_after_failed_import(const std::string& line, const std::string& cell)
+        {
+            py::module_ xcuda_module = py::module_::import("xcuda");
+            py::object shell = py::module_::import("IPython").attr("get_ipython")();
+            xcuda_module.attr("load_ipython_extension")(shell);
+            return shell.attr("run_cell_magic")("cuda", line, cell);
+        }
+    }
+
+    xcuda_interpreter::xcuda_interpreter(std::string module_dir)
+        : m_module_dir(std::move(module_dir))
+    {
+    }
+
+    const py::object& xcuda_interpreter::ipython_shell() const noexcept
+    {
+        return m_ipython_shell;
+    }
+
+    void xcuda_interpreter::configure_impl()
+    {
+        xpyt::interpreter::configure_impl();
+
+        py::gil_scoped_acquire acquire;
+        // Read once: the xeus-python headers only know the Python it was built against.
+        py::object version_info = py::module_::import("sys").attr("version_info");
+        m_python_version = std::to_string(version_info.attr("major").cast<int>()) + "." +
+                           std::to_string(version_info.attr("minor").cast<int>()) + "." +
+                           std::to_string(version_info.attr("micro").cast<int>());
+        report_bare_exception_names();
+        load_xcuda_extension();
+    }
+
+    // XPythonShell._showtraceback records last_error = [str(etype), ...], i.e. "<class 'ZeroDivisionError'>",
+    // and xeus-python publishes and replies with that. Replacing the method on this shell instance fixes
+    // the name at its source, for the iopub error message and the reply alike. Needs the GIL.
+    void xcuda_interpreter::report_bare_exception_names()
+    {
+        py::cpp_function record_error([](py::object self, py::object etype, py::object evalue, py::object stb) {
+            py::list last_error;
+            last_error.append(exception_name(etype));
+            last_error.append(exception_message(evalue));
+            last_error.append(stb);
+            self.attr("last_error") = last_error;
+        });
+        m_ipython_shell.attr("_showtraceback") = py::module_::import("types").attr("MethodType")(record_error,
+                                                                                                m_ipython_shell);
+    }
+
+    // Needs the GIL. Never touches the CUDA driver: importing xcuda and registering its magics does not.
+    void xcuda_interpreter::load_xcuda_extension()
+    {
+        py::module_ sys = py::module_::import("sys");
+        if (!m_module_dir.empty())
+        {
+            sys.attr("path").attr("insert")(0, m_module_dir);
+        }
+        try
+        {
+            py::module_ xcuda_module = py::module_::import("xcuda");
+            xcuda_module.attr("load_ipython_extension")(m_ipython_shell);
+            m_xcuda_module = std::move(xcuda_module);
+        }
+        catch (py::error_already_set& error)
+        {
+            std::cerr << "xcuda: could not load the xcuda extension (module folder: " << m_module_dir
+                      << "): " << error.what() << "\n"
+                      << "xcuda: the kernel runs plain Python; %%cuda cells will fail with this error.\n"
+                      << std::flush;
+            m_ipython_shell.attr("register_magic_function")(py::cpp_function(&run_cuda_magic_after_failed_import),
+                                                            "cell", "cuda");
+        }
+    }
+
+    nl::json xcuda_interpreter::execute_request_impl(int execution_counter,
+                                                     const std::string& code,
+                                                     bool silent,
+                                                     bool store_history,
+                                                     nl::json user_expressions,
+                                                     bool allow_stdin)
+    {
+        // Nothing may escape: xeus 2.4.1 sends no reply for a request whose handler throws, and the client
+        // waits forever.
+        try
+        {
+            nl::json reply;
+            {
+                interrupt_guard guard;
+                reply = xpyt::interpreter::execute_request_impl(execution_counter, code, silent, store_history,
+                                                                std::move(user_expressions), allow_stdin);
+            }
+            if (reply.value("status", "") == "error")
+            {
+                return corrected_error_reply(reply);
+            }
+            return reply_with_unreported_failure(std::move(reply));
+        }
+        catch (py::error_already_set& error)
+        {
+            std::string ename;
+            std::string evalue;
+            {
+                py::gil_scoped_acquire acquire;
+                ename = exception_name(error.type());
+                evalue = exception_message(error.value());
+            }
+            return published_error_reply(ename, evalue, silent);
+        }
+        catch (const std::exception& error)
+        {
+            return published_error_reply("KernelError", error.what(), silent);
+        }
+        catch (...)
+        {
+            return published_error_reply("KernelError", "unknown C++ exception in the kernel", silent);
+        }
+    }
+
+    // For a failure the base class has already published on iopub: rebuild its reply with ename and
+    // evalue in their places.
+    nl::json xcuda_interpreter::corrected_error_reply(const nl::json& base_reply)
+    {
+        py::gil_scoped_acquire acquire;
+        py::object last_error = m_ipython_shell.attr("last_error");
+        if (!last_error.is_none())
+        {
+            // The cell's own error, as recorded by report_bare_exception_names' _showtraceback.
+            py::list error = last_error;
+            return error_content(error[0].cast<std::string>(), error[1].cast<std::string>(), nl::json(error[2]));
+        }
+        // run_cell itself raised; the base published the error and replied through create_error_reply,
+        // which swapped the two. Its std::runtime_error branch published "RuntimeError" and left both empty.
+        std::string ename = base_reply.value("evalue", "");
+        std::string evalue = base_reply.value("ename", "");
+        if (ename.empty() && evalue.empty())
+        {
+            ename = "RuntimeError";
+        }
+        return error_content(ename, evalue, base_reply.value("traceback", nl::json::array()));
+    }
+
+    // Some failures never reach _showtraceback, so the base replies "ok": IPython shows a UsageError (an
+    // unknown magic, bad magic arguments) as a message on stderr. The shell's last ExecutionResult still
+    // records it; like ipykernel, reply with an error naming it (stderr already told the user, so nothing
+    // more is published).
+    nl::json xcuda_interpreter::reply_with_unreported_failure(nl::json base_reply)
+    {
+        py::gil_scoped_acquire acquire;
+        py::object result = m_ipython_shell.attr("last_execution_result");
+        if (result.is_none() || result.attr("success").cast<bool>())
+        {
+            return base_reply;
+        }
+        py::object error = result.attr("error_before_exec");
+        if (error.is_none())
+        {
+            error = result.attr("error_in_exec");
+        }
+        return error_content(exception_name(py::type::handle_of(error)), exception_message(error), nl::json::array());
+    }
+
+    // For a failure outside the base class (it threw): publish it, as the base would have, and reply.
+    nl::json xcuda_interpreter::published_error_reply(const std::string& ename, const std::string& evalue, bool silent)
+    {
+        const std::vector<std::string> traceback{ename + ": " + evalue};
+        if (!silent)
+        {
+            publish_execution_error(ename, evalue, traceback);
+        }
+        return error_content(ename, evalue, traceback);
+    }
+
+    nl::json xcuda_interpreter::kernel_info_request_impl()
+    {
+        const std::string banner = "xcuda " XCUDA_VERSION ": Python " + m_python_version +
+                                   " with CUDA C++ cells\n"
+                                   "  A cell starting with %%cuda is CUDA C++: it is compiled and its kernels\n"
+                                   "  become Python callables. %%cuda? shows how.\n";
+        return nl::json{
+            {"status", "ok"},
+            {"protocol_version", "5.3"},
+            {"implementation", "xcuda"},
+            {"implementation_version", XCUDA_VERSION},
+            {"language_info",
+             {{"name", "python"},
+              {"version", m_python_version},
+              {"mimetype", "text/x-python"},
+              {"file_extension", ".py"},
+              {"pygments_lexer", "ipython3"},
+              {"codemirror_mode", {{"name", "ipython"}, {"version", 3}}},
+              {"nbconvert_exporter", "python"}}},
+            {"banner", banner},
+            {"debugger", false},
+            {"help_links", nl::json::array()}};
+    }
+
+    // Called from a shutdown_request. xkernel::start() then calls std::exit(0): Python is never finalised
+    // and atexit handlers never run, so the CUDA context is released here or not at all. A failure here
+    // cannot stop the shutdown, so it is only logged.
+    void xcuda_interpreter::shutdown_request_impl()
+    {
+        {
+            py::gil_scoped_acquire acquire;
+            if (m_xcuda_module && py::hasattr(m_xcuda_module, "_shutdown"))
+            {
+                try
+                {
+                    m_xcuda_module.attr("_shutdown")();
+                }
+                catch (py::error_already_set& error)
+                {
+                    std::cerr << "xcuda: releasing CUDA resources at shutdown failed: " << error.what() << std::endl;
+                }
+            }
+        }
+        xpyt::interpreter::shutdown_request_impl();
+    }
+}

@@ -1,0 +1,70 @@
+#ifndef XCUDA_INTERPRETER_HPP
+#define XCUDA_INTERPRETER_HPP
+
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "pybind11/pybind11.h"
+#include "xeus-python/xinterpreter.hpp"
+
+namespace nl = nlohmann;
+namespace py = pybind11;
+
+namespace xcuda
+{
+    /**
+     * xeus-python's interpreter with the `xcuda` IPython extension loaded, and with what xeus 2.4.1 /
+     * xeus-python 0.14.3 get wrong fixed: replies to failed cells (ename is the bare class name, ename and
+     * evalue in their places, no exception left to escape and hang the client), SIGINT confined to running
+     * cells, and kernel_info describing the Python actually running.
+     *
+     * Ownership: owned by the xeus kernel; owns the Python objects it holds (the shell via the base class,
+     * the xcuda module). Python must be initialised before configure() and never finalised (xkernel::start
+     * ends in std::exit).
+     * Threading: the base configure_impl releases the GIL for the life of the interpreter, so every method
+     * here acquires it before touching Python. Requests on the shell channel run on the main thread, the
+     * one that initialised Python and the only one where SIGINT is ever unblocked (see interrupt_guard).
+     *
+     * Hidden visibility, like pybind11's own types that it holds: the class lives in the executable and is
+     * never exported (GCC warns about a default-visibility class with hidden-visibility members).
+     */
+    class __attribute__((visibility("hidden"))) xcuda_interpreter : public xpyt::interpreter
+    {
+    public:
+
+        // `module_dir` is the folder holding the `xcuda` module; it goes first on sys.path.
+        explicit xcuda_interpreter(std::string module_dir);
+
+        // The IPython shell; valid after configure(). Callers must hold the GIL to use it.
+        const py::object& ipython_shell() const noexcept;
+
+    protected:
+
+        void configure_impl() override;
+
+        nl::json execute_request_impl(int execution_counter,
+                                      const std::string& code,
+                                      bool silent,
+                                      bool store_history,
+                                      nl::json user_expressions,
+                                      bool allow_stdin) override;
+
+        nl::json kernel_info_request_impl() override;
+
+        void shutdown_request_impl() override;
+
+    private:
+
+        void report_bare_exception_names();
+        void load_xcuda_extension();
+        nl::json corrected_error_reply(const nl::json& base_reply);
+        nl::json reply_with_unreported_failure(nl::json base_reply);
+        nl::json published_error_reply(const std::string& ename, const std::string& evalue, bool silent);
+
+        std::string m_module_dir;
+        std::string m_python_version;
+        py::object m_xcuda_module;
+    };
+}
+
+#endif

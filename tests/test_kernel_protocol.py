@@ -1,0 +1,212 @@
+"""The xcuda kernel speaks the Jupyter protocol like a Python kernel: jupyter_kernel_test's standard
+tests, error replies naming the exception class, kernel_info describing the running Python, and the
+loading of the `xcuda` extension (from the build tree, XCUDA_PYTHONPATH, or not at all).
+
+Every kernel here gets its own IPYTHONDIR, so that IPython's history database is fresh and the
+history tests count only this run's cells.
+"""
+import json
+import os
+import tempfile
+import textwrap
+
+import jupyter_kernel_test
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import start_new_kernel
+
+KERNEL_NAME = "xcuda"
+TIMEOUT = 30
+
+
+def start_kernel(ipython_dir, **extra_env):
+    env = dict(os.environ, IPYTHONDIR=str(ipython_dir), **extra_env)
+    return start_new_kernel(kernel_name=KERNEL_NAME, env=env)
+
+
+def start_kernel_with_module_dir(tmp_path, monkeypatch, module_dir, **extra_env):
+    """Starts the kernel with XCUDA_PYTHONPATH=module_dir.
+
+    The test kernelspec may set XCUDA_PYTHONPATH in its own env, which wins over the launch
+    environment; so this writes a copy of the spec that names `module_dir` and puts it first on
+    JUPYTER_PATH.
+    """
+    spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME).to_dict()
+    spec["env"] = dict(spec.get("env") or {}, XCUDA_PYTHONPATH=str(module_dir))
+    spec_dir = tmp_path / "jupyter" / "kernels" / KERNEL_NAME
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    monkeypatch.setenv("JUPYTER_PATH", os.pathsep.join([str(tmp_path / "jupyter"), os.environ.get("JUPYTER_PATH", "")]))
+    return start_kernel(tmp_path, **extra_env)
+
+
+def run_cell(kc, code, timeout=TIMEOUT):
+    """Executes `code`; returns the execute_reply content and the iopub messages it produced."""
+    outputs = []
+    reply = kc.execute_interactive(code, timeout=timeout, output_hook=outputs.append)
+    return reply["content"], outputs
+
+
+def iopub_of_type(outputs, msg_type):
+    return [msg["content"] for msg in outputs if msg["msg_type"] == msg_type]
+
+
+def stdout_of(outputs):
+    return "".join(content["text"] for content in iopub_of_type(outputs, "stream") if content["name"] == "stdout")
+
+
+class XcudaKernelTests(jupyter_kernel_test.KernelTests):
+    kernel_name = KERNEL_NAME
+    language_name = "python"
+    file_extension = ".py"
+
+    code_hello_world = "print('hello, world')"
+    code_stderr = "import sys; print('test', file=sys.stderr)"
+
+    completion_samples = [
+        {"text": "zi", "matches": {"zip"}},
+        {"text": "import collections; collections.Ordered", "matches": {"OrderedDict"}},
+    ]
+    complete_code_samples = ["1", "print('hello, world')", "def f(x):\n  return x*2\n\n\n"]
+    incomplete_code_samples = ["print('''hello", "def f(x):\n  x*2", "for i in range(3):"]
+    invalid_code_samples = ["import = 7q", "1 +* 2 )"]
+
+    code_page_something = "print?"
+    code_generate_error = "raise ValueError('expected')"
+
+    code_execute_result = [
+        {"code": "1+2+3", "result": "6"},
+        {"code": "[n*n for n in range(1, 4)]", "result": "[1, 4, 9]"},
+        {"code": "from IPython.display import HTML; HTML('<b>bold</b>')", "mime": "text/html", "result": "<b>bold</b>"},
+    ]
+    code_display_data = [
+        {"code": "from IPython.display import HTML, display; display(HTML('<b>test</b>'))", "mime": "text/html"},
+        {"code": "from IPython.display import Math, display; display(Math('\\\\frac{1}{2}'))", "mime": "text/latex"},
+    ]
+    code_history_pattern = "1?2*"
+    supported_history_operations = ("tail", "range", "search")
+    code_inspect_sample = "zip"
+    code_clear_output = "from IPython.display import clear_output; clear_output()"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ipython_dir = tempfile.TemporaryDirectory()
+        cls.km, cls.kc = start_kernel(cls.ipython_dir.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls.ipython_dir.cleanup()
+
+    def test_division_by_zero_replies_error_named_ZeroDivisionError(self):
+        self.flush_channels()
+        reply, outputs = run_cell(self.kc, "1/0")
+        assert reply["status"] == "error"
+        assert reply["ename"] == "ZeroDivisionError"
+        assert "division by zero" in reply["evalue"]
+        errors = iopub_of_type(outputs, "error")
+        assert len(errors) == 1
+        assert errors[0]["ename"] == "ZeroDivisionError"
+        assert errors[0]["evalue"] == reply["evalue"]
+        after, after_outputs = run_cell(self.kc, "print(40 + 2)")
+        assert after["status"] == "ok"
+        assert stdout_of(after_outputs) == "42\n"
+
+    def test_error_ename_is_the_bare_class_name_for_user_exceptions(self):
+        self.flush_channels()
+        reply, outputs = run_cell(self.kc, "class CompileError(Exception): pass\nraise CompileError('nvrtc failed')")
+        assert (reply["status"], reply["ename"], reply["evalue"]) == ("error", "CompileError", "nvrtc failed")
+        assert iopub_of_type(outputs, "error")[0]["ename"] == "CompileError"
+
+    def test_syntax_error_replies_error_named_SyntaxError(self):
+        self.flush_channels()
+        reply, outputs = run_cell(self.kc, "def broken(:")
+        assert (reply["status"], reply["ename"]) == ("error", "SyntaxError")
+        assert iopub_of_type(outputs, "error")[0]["ename"] == "SyntaxError"
+
+    def test_unknown_magic_replies_error_named_UsageError(self):
+        self.flush_channels()
+        reply, _ = run_cell(self.kc, "%no_such_magic_here")
+        assert (reply["status"], reply["ename"]) == ("error", "UsageError")
+        assert "no_such_magic_here" in reply["evalue"]
+
+    def test_kernel_info_describes_xcuda_and_the_running_python(self):
+        self.flush_channels()
+        _, outputs = run_cell(self.kc, "import platform; print(platform.python_version())")
+        running = stdout_of(outputs).strip()
+        self.flush_channels()
+        self.kc.kernel_info()
+        info = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        assert info["implementation"] == "xcuda"
+        assert info["language_info"]["version"] == running
+        assert info["language_info"]["pygments_lexer"] == "ipython3"
+        assert info["language_info"]["codemirror_mode"] == {"name": "ipython", "version": 3}
+        assert info["language_info"]["mimetype"] == "text/x-python"
+        assert info["language_info"]["nbconvert_exporter"] == "python"
+        assert "%%cuda" in info["banner"]
+
+    def test_python_sees_only_the_program_in_argv(self):
+        self.flush_channels()
+        reply, outputs = run_cell(self.kc, "import sys; print(len(sys.argv), sys.argv[0].endswith('xcuda'))")
+        assert reply["status"] == "ok"
+        assert stdout_of(outputs) == "1 True\n"
+
+    def test_a_cuda_cell_magic_is_registered(self):
+        # Whatever module the build tree has (or a stand-in re-raising its import error), `%%cuda` is a
+        # cell magic of the shell, so IPython's help, %lsmagic and cell transformations know it.
+        self.flush_channels()
+        reply, outputs = run_cell(self.kc, "print('cuda' in get_ipython().magics_manager.magics['cell'])")
+        assert reply["status"] == "ok"
+        assert stdout_of(outputs) == "True\n"
+
+
+FAKE_XCUDA = textwrap.dedent(
+    """
+    import os
+
+    def load_ipython_extension(shell):
+        def cuda(line, cell):
+            print("compiled", len(cell.splitlines()), "lines")
+        shell.register_magic_function(cuda, "cell", "cuda")
+
+    def _shutdown():
+        with open(os.environ["XCUDA_TEST_SHUTDOWN_MARKER"], "w") as marker:
+            marker.write("released")
+    """
+)
+
+
+def test_extension_loads_from_XCUDA_PYTHONPATH_and_is_shut_down_with_the_kernel(tmp_path, monkeypatch):
+    module_dir = tmp_path / "module"
+    module_dir.mkdir()
+    (module_dir / "xcuda.py").write_text(FAKE_XCUDA)
+    marker = tmp_path / "shutdown-marker"
+    km, kc = start_kernel_with_module_dir(tmp_path, monkeypatch, module_dir, XCUDA_TEST_SHUTDOWN_MARKER=str(marker))
+    try:
+        reply, outputs = run_cell(kc, "%%cuda\n__global__ void a() {}\n__global__ void b() {}")
+        assert reply["status"] == "ok"
+        assert stdout_of(outputs) == "compiled 2 lines\n"
+        reply, outputs = run_cell(kc, "import xcuda; print(xcuda.__file__)")
+        assert stdout_of(outputs) == f"{module_dir / 'xcuda.py'}\n"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel()
+    assert marker.read_text() == "released"
+
+
+def test_kernel_without_an_importable_xcuda_runs_python_and_fails_cuda_cells_with_the_import_error(tmp_path,
+                                                                                                   monkeypatch):
+    module_dir = tmp_path / "module"
+    module_dir.mkdir()
+    (module_dir / "xcuda.py").write_text("raise ImportError('libnvrtc.so.13: cannot open shared object file')\n")
+    km, kc = start_kernel_with_module_dir(tmp_path, monkeypatch, module_dir)
+    try:
+        reply, outputs = run_cell(kc, "print(6 * 7)")
+        assert reply["status"] == "ok"
+        assert stdout_of(outputs) == "42\n"
+        reply, outputs = run_cell(kc, "%%cuda\n__global__ void k() {}")
+        assert (reply["status"], reply["ename"]) == ("error", "ImportError")
+        assert "libnvrtc.so.13" in reply["evalue"]
+        assert iopub_of_type(outputs, "error")[0]["ename"] == "ImportError"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel()
