@@ -73,6 +73,21 @@ def test_device_arrays_round_trip_every_dtype():
         empty.copy_from(np.arange(8))
 
 
+def test_large_transfers_round_trip_through_the_staging_buffers(mod):
+    # Above the staging threshold, and not a multiple of its 8 MiB chunks.
+    n = 20_000_003
+    host = random(n, seed=12)
+    buf = xcuda.to_device(host)
+    back = np.full(n, np.nan, np.float32)
+    buf.copy_to_host(out=back)
+    np.testing.assert_array_equal(back, host)
+    buf.copy_from(host[::-1].copy())
+    np.testing.assert_array_equal(np.asarray(buf), host[::-1])
+    out = np.full(n, np.nan, np.float32)
+    mod.saxpy.forall(n)(2.0, host, host, out, n)
+    np.testing.assert_array_equal(out, np.float32(2.0) * host + host)
+
+
 def test_device_arrays_export_cuda_array_interface_v3():
     buf = xcuda.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
     cai = buf.__cuda_array_interface__
@@ -174,7 +189,8 @@ def test_any_cuda_array_interface_object_is_a_pointer_argument(mod):
 @pytest.mark.parametrize(
     "config, fragment",
     [
-        ((1, 2048), "block of 2048 threads exceeds"),
+        ((1, 2048), "block x = 2048 exceeds the device's limit of 1024"),
+        ((1, (32, 32, 2)), "block of 2048 threads exceeds"),
         ((1, (1, 1, 128)), "block z = 128 exceeds"),
         (((1, 70000), 32), "grid y = 70000 exceeds"),
         ((1, 32, None, 10_000_000), "dynamic shared memory"),

@@ -3,6 +3,7 @@
 Without a GPU a notebook must run every cell up to its first launch and stop there with
 CudaUnavailableError; with one, it must run top to bottom.
 """
+import os
 from pathlib import Path
 
 import nbformat
@@ -23,6 +24,11 @@ def execute(name):
         client.execute()
     except CellExecutionError as e:
         error = e
+    # Keep the executed notebook as a test artefact (XCUDA_TEST_ARTIFACTS names the folder).
+    artifacts = os.environ.get("XCUDA_TEST_ARTIFACTS")
+    if artifacts:
+        Path(artifacts).mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, Path(artifacts) / name)
     return notebook, error
 
 
@@ -55,5 +61,5 @@ def test_saxpy_notebook_runs_top_to_bottom_on_a_gpu():
     notebook, error = execute("01-saxpy.ipynb")
     assert error is None, f"{error.ename}: {error.evalue}" if error else ""
     text = "\n".join(outputs_text(c) for c in notebook.cells if c.cell_type == "code")
-    assert "SAXPY is correct for all 16777216 elements" in text
-    assert "GB/s" in text and "median" in text
+    assert "SAXPY is correct for all 16777216 elements" in text, text
+    assert "GB/s" in text and "median" in text, text

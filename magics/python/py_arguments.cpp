@@ -10,6 +10,7 @@
 #include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
+#include "host_staging.hpp"
 
 namespace xcuda::python
 {
@@ -194,25 +195,13 @@ namespace xcuda::python
                                       kind_dtype_name(slot.kind) + ")");
         }
 
-        // Pass 1 for a pointer argument: is this a type we can pass, with the right element type?
+        // Pass 1 for a pointer argument other than a DeviceArray or None: is this a type we can pass,
+        // with the right element type?
         void check_pointer(const launch_plan& plan, std::size_t index, PyObject* object)
         {
-            if (Py_TYPE(object) == device_array_type())
-            {
-                const device_array& array = py::handle(object).cast<const device_array&>();
-                if (array.kind != plan.slots()[index].kind)
-                {
-                    check_element_kind(plan, index, array.kind, array.dtype, "a DeviceArray");
-                }
-                return;
-            }
-            if (object == Py_None)
-            {
-                return;
-            }
             if (Py_TYPE(object) == g_transfer_type)
             {
-                const host_transfer& transfer = py::handle(object).cast<const host_transfer&>();
+                const host_transfer& transfer = unchecked_instance<host_transfer>(object);
                 check_element_kind(plan, index, kind_of_dtype(transfer.array.dtype()), transfer.array.dtype(),
                                    (std::string("xcuda.") + transfer.kind + " of a numpy array").c_str());
                 if (transfer.copy_out && plan.slots()[index].is_const)
@@ -255,11 +244,21 @@ namespace xcuda::python
             temporary.copy_back = copy_out;
             temporary.device = device_buffer::allocate(static_cast<std::size_t>(host.nbytes()));
             temporary.device->set_label("copy of the numpy argument for " + plan.describe(index));
-            if (copy_in && host.nbytes() > 0)
+            auto bytes = static_cast<std::size_t>(host.nbytes());
+            if (copy_in && bytes > 0)
             {
-                check(cuda_driver::get().cuMemcpyHtoDAsync(temporary.device->pointer(), host.data(),
-                                                          static_cast<std::size_t>(host.nbytes()), stream),
-                      "cuMemcpyHtoDAsync");
+                CUdeviceptr destination = temporary.device->pointer();
+                host_staging& staging = host_staging::instance();
+                py::gil_scoped_release release;
+                if (staging.worth_it(bytes))
+                {
+                    staging.to_device(destination, host.data(), bytes, stream);
+                }
+                else
+                {
+                    check(cuda_driver::get().cuMemcpyHtoDAsync(destination, host.data(), bytes, stream),
+                          "cuMemcpyHtoDAsync");
+                }
             }
             plan.store_pointer(index, host.nbytes() ? temporary.device->pointer() : 0);
             bound.array_bytes += static_cast<std::size_t>(host.nbytes());
@@ -339,43 +338,54 @@ namespace xcuda::python
                                       std::to_string(slots.size()) + " argument" + (slots.size() == 1 ? "" : "s") +
                                       ", got " + std::to_string(nargs));
         }
-        bool has_pointers = false;
+        // Pass 1: everything that needs no GPU work. Device arrays (the common case) are complete here.
+        bool needs_second_pass = false;
+        PyTypeObject* array_type = device_array_type();
         for (std::size_t i = 0; i < nargs; ++i)
         {
+            PyObject* object = args[i];
             switch (slots[i].cls)
             {
-            case parameter_class::scalar: convert_scalar(plan, i, args[i]); break;
-            case parameter_class::opaque: convert_opaque(plan, i, args[i]); break;
+            case parameter_class::scalar: convert_scalar(plan, i, object); break;
+            case parameter_class::opaque: convert_opaque(plan, i, object); break;
             case parameter_class::pointer:
-                check_pointer(plan, i, args[i]);
-                has_pointers = true;
+                if (Py_TYPE(object) == array_type)
+                {
+                    const device_array& array = unchecked_instance<device_array>(object);
+                    if (array.kind != slots[i].kind)
+                    {
+                        check_element_kind(plan, i, array.kind, array.dtype, "a DeviceArray");
+                    }
+                    plan.store_pointer(i, array.size() ? array.pointer() : 0);
+                    bound.array_bytes += array.nbytes();
+                }
+                else if (object == Py_None)
+                {
+                    plan.store_pointer(i, 0);
+                }
+                else
+                {
+                    check_pointer(plan, i, object);
+                    needs_second_pass = true;
+                }
                 break;
             }
         }
-        if (!has_pointers)
+        if (!needs_second_pass)
         {
             return;
         }
+        // Pass 2: pointers that need the GPU (numpy copies) or a foreign interface read.
         for (std::size_t i = 0; i < nargs; ++i)
         {
-            if (slots[i].cls != parameter_class::pointer)
+            PyObject* object = args[i];
+            if (slots[i].cls != parameter_class::pointer || Py_TYPE(object) == array_type || object == Py_None)
             {
                 continue;
             }
-            PyObject* object = args[i];
-            if (Py_TYPE(object) == device_array_type())
+            if (Py_TYPE(object) == g_transfer_type)
             {
-                const device_array& array = py::handle(object).cast<const device_array&>();
-                plan.store_pointer(i, array.size() ? array.pointer() : 0);
-                bound.array_bytes += array.nbytes();
-            }
-            else if (object == Py_None)
-            {
-                plan.store_pointer(i, 0);
-            }
-            else if (Py_TYPE(object) == g_transfer_type)
-            {
-                const host_transfer& transfer = py::handle(object).cast<const host_transfer&>();
+                const host_transfer& transfer = unchecked_instance<host_transfer>(object);
                 cuda_session::instance().make_current();
                 bind_numpy(kernel, i, transfer.array.ptr(), stream, bound, transfer.copy_in, transfer.copy_out);
             }
@@ -401,12 +411,21 @@ namespace xcuda::python
                 continue;
             }
             py::array host = py::reinterpret_borrow<py::array>(temporary.host);
-            if (host.nbytes() > 0)
+            auto bytes = static_cast<std::size_t>(host.nbytes());
+            if (bytes > 0)
             {
+                void* destination = host.mutable_data();
+                CUdeviceptr source = temporary.device->pointer();
+                host_staging& staging = host_staging::instance();
                 py::gil_scoped_release release;
-                check(driver.cuMemcpyDtoHAsync(host.mutable_data(), temporary.device->pointer(),
-                                               static_cast<std::size_t>(host.nbytes()), stream),
-                      "cuMemcpyDtoHAsync");
+                if (staging.worth_it(bytes))
+                {
+                    staging.to_host(destination, source, bytes, stream);  // waits for the launch on stream
+                }
+                else
+                {
+                    check(driver.cuMemcpyDtoHAsync(destination, source, bytes, stream), "cuMemcpyDtoHAsync");
+                }
             }
         }
         {

@@ -26,6 +26,15 @@ namespace py = pybind11;
 
 namespace xcuda::python
 {
+    // The C++ object held by a pybind11 instance whose exact type the caller has already checked. A few
+    // loads instead of pybind11's generic cast (type lookup, holder search): for the launch hot path.
+    template <class T>
+    T& unchecked_instance(PyObject* object)
+    {
+        auto* instance = reinterpret_cast<py::detail::instance*>(object);
+        return *static_cast<T*>(instance->get_value_and_holder().value_ptr());
+    }
+
     // str(object) as a C++ string (py::str's constructor is ambiguous for some pybind11 types).
     inline std::string str_of(py::handle object)
     {

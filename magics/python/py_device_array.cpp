@@ -79,7 +79,7 @@ namespace xcuda::python
             if (Py_TYPE(object.ptr()) == g_device_array_type && dtype.is_none())
             {
                 // A device array already: a device-to-device copy.
-                const device_array& source = object.cast<const device_array&>();
+                const device_array& source = unchecked_instance<device_array>(object.ptr());
                 device_array copy = make_array(source.shape, source.dtype);
                 if (copy.nbytes())
                 {
@@ -93,6 +93,7 @@ namespace xcuda::python
             py::array host = contiguous(object, dtype);
             std::vector<py::ssize_t> shape(host.shape(), host.shape() + host.ndim());
             device_array array = make_array(shape, host.dtype());
+            py::gil_scoped_release release;
             array.buffer->copy_from_host(host.data(), array.nbytes());
             return array;
         }
@@ -126,7 +127,7 @@ namespace xcuda::python
         {
             if (Py_TYPE(object.ptr()) == g_device_array_type)
             {
-                const device_array& source = object.cast<const device_array&>();
+                const device_array& source = unchecked_instance<device_array>(object.ptr());
                 if (source.nbytes() != array.nbytes())
                 {
                     throw py::value_error("copy_from needs " + std::to_string(array.nbytes()) +
@@ -147,6 +148,7 @@ namespace xcuda::python
                 throw py::value_error("copy_from needs " + std::to_string(array.size()) + " elements (shape " +
                                       shape_text(array.shape) + "), got " + std::to_string(host.size()));
             }
+            py::gil_scoped_release release;
             array.buffer->copy_from_host(host.data(), array.nbytes());
         }
 

@@ -84,6 +84,35 @@ namespace xcuda::python
         }
     }
 
+    namespace
+    {
+        binaryfunc g_generic_subscript = nullptr;
+
+        // kernel[grid, block] for the configuration launched last: compare the key with the cached one and
+        // return the cached Launcher, without pybind11's dispatch (a third of the launch's cost otherwise).
+        // Anything else goes to the pybind11-bound __getitem__ (parsing, errors, caching).
+        PyObject* cached_subscript(PyObject* self, PyObject* key)
+        {
+            py_kernel& kernel = unchecked_instance<py_kernel>(self);
+            PyObject* last = kernel.last_key.ptr();
+            if (last)
+            {
+                int same = last == key ? 1 : PyObject_RichCompareBool(last, key, Py_EQ);
+                if (same == 1)
+                {
+                    PyObject* launcher = kernel.last_launcher.ptr();
+                    Py_INCREF(launcher);
+                    return launcher;
+                }
+                if (same < 0)
+                {
+                    PyErr_Clear();  // an uncomparable key: let the full path report it
+                }
+            }
+            return g_generic_subscript(self, key);
+        }
+    }
+
     py::object wrap_module(const std::shared_ptr<cuda_module>& module)
     {
         py_module wrapped;
@@ -97,13 +126,14 @@ namespace xcuda::python
 
     void register_kernels(py::module_& m)
     {
-        py::class_<py_kernel>(m, "Kernel", R"(A __global__ function compiled by %%cuda or xcuda.compile.
+        py::class_<py_kernel> kernel_class(m, "Kernel", R"(A __global__ function compiled by %%cuda or xcuda.compile.
 
 Launch with kernel[grid, block](*args) or kernel[grid, block, stream, shared_mem](*args); grid
 and block are ints or tuples of up to 3 ints. Arguments are converted through the C++ signature:
 numbers to the declared scalar type (range-checked), pointers from xcuda.DeviceArray, any object
 with __cuda_array_interface__, or numpy arrays (copied to the device for the launch, and back
-after it for non-const pointers).)")
+after it for non-const pointers).)");
+        kernel_class
             .def("__getitem__",
                  [](py_kernel& self, py::object key) { return launcher_for(self, std::move(key)); },
                  py::arg("config"), "kernel[grid, block(, stream(, shared_mem))] -> Launcher")
@@ -179,6 +209,11 @@ KernelTiming
                 return "<xcuda.Kernel " + k.kernel->signature().to_string() + " [" +
                        target_text(*k.kernel->module()) + "]>";
             });
+
+        auto* kernel_type = reinterpret_cast<PyTypeObject*>(kernel_class.ptr());
+        g_generic_subscript = kernel_type->tp_as_mapping->mp_subscript;
+        kernel_type->tp_as_mapping->mp_subscript = cached_subscript;
+        PyType_Modified(kernel_type);
 
         py::class_<py_module>(m, "Module", R"(A compiled cell: its kernels, PTX and binary.
 

@@ -233,7 +233,7 @@ namespace xcuda::python
                     {
                         continue;  // IPython's output history (_, _1, ...)
                     }
-                    const device_array& array = item.second.cast<const device_array&>();
+                    const device_array& array = unchecked_instance<device_array>(item.second.ptr());
                     named_bytes += array.nbytes();
                     buffers.rows.push_back({name, str_of(py::tuple(py::cast(array.shape))),
                                             str_of(array.dtype), bytes_text(array.nbytes()),

@@ -5,6 +5,7 @@
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
+#include "host_staging.hpp"
 
 namespace xcuda
 {
@@ -89,7 +90,14 @@ namespace xcuda
             return;
         }
         CUdeviceptr destination = pointer() + offset;
-        cuda_session::instance().make_current();
+        cuda_session& session = cuda_session::instance();
+        session.make_current();
+        host_staging& staging = host_staging::instance();
+        if (staging.worth_it(nbytes))
+        {
+            staging.to_device(destination, source, nbytes, session.stream());
+            return;
+        }
         check(cuda_driver::get().cuMemcpyHtoD(destination, source, nbytes), "cuMemcpyHtoD");
     }
 
@@ -105,7 +113,14 @@ namespace xcuda
             return;
         }
         CUdeviceptr source = pointer() + offset;
-        cuda_session::instance().make_current();
+        cuda_session& session = cuda_session::instance();
+        session.make_current();
+        host_staging& staging = host_staging::instance();
+        if (staging.worth_it(nbytes))
+        {
+            staging.to_host(destination, source, nbytes, session.stream());
+            return;
+        }
         check(cuda_driver::get().cuMemcpyDtoH(destination, source, nbytes), "cuMemcpyDtoH");
     }
 

@@ -33,7 +33,8 @@ namespace xcuda
         int device() const noexcept { return m_device; }
         bool valid() const noexcept { return m_valid; }
 
-        // Synchronous copies from and to pageable or page-locked host memory (nbytes <= size()).
+        // Synchronous copies from and to pageable or page-locked host memory (nbytes <= size()); large
+        // ones go through host_staging. No Python state: callers release the GIL.
         void copy_from_host(const void* source, std::size_t nbytes, std::size_t offset = 0);
         void copy_to_host(void* destination, std::size_t nbytes, std::size_t offset = 0) const;
         void fill_zero(CUstream stream);
