@@ -35,8 +35,16 @@ def print_cell(index, cell):
         print(textwrap.indent(cell.source, "  "))
         return
     print(textwrap.indent(cell.source, "  "))
+    # Consecutive stream messages are pieces of one text (a kernel may send a print in several).
+    blocks = []
     for output in cell.get("outputs", []):
-        text = output_text(output).rstrip()
+        text = output_text(output)
+        if output.get("output_type") == "stream" and blocks and blocks[-1][0] == output.get("name"):
+            blocks[-1][1] += text
+        else:
+            blocks.append([output.get("name") if output.get("output_type") == "stream" else None, text])
+    for _, text in blocks:
+        text = text.rstrip()
         if text:
             print(textwrap.indent(text, "  | ", lambda line: True))
 

@@ -33,12 +33,14 @@ def execute(name):
 
 
 def outputs_text(cell):
+    # A kernel may send one print as several stream messages: concatenate them as a frontend does.
     parts = []
     for output in cell.get("outputs", []):
-        parts.append(output.get("text", ""))
-        parts.append(output.get("data", {}).get("text/plain", ""))
-        parts.append(output.get("evalue", ""))
-    return "\n".join(parts)
+        if output.get("output_type") == "stream":
+            parts.append(output.get("text", ""))
+        else:
+            parts.append("\n" + output.get("data", {}).get("text/plain", "") + output.get("evalue", "") + "\n")
+    return "".join(parts)
 
 
 @pytest.mark.nogpu
