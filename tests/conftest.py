@@ -45,6 +45,14 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 sys.path.insert(0, str(BUILD / "python"))
 
+# The tests' own disk compile cache, emptied per run, so that no test reads ~/.cache/xcuda.
+TEST_CACHE = BUILD / "test-compile-cache"
+if TEST_CACHE.exists():
+    import shutil
+
+    shutil.rmtree(TEST_CACHE)
+os.environ["XCUDA_CACHE_DIR"] = str(TEST_CACHE)
+
 
 def _gpu_reason():
     """Why GPU tests cannot run here, or None when a driver and a device are present."""

@@ -266,6 +266,8 @@ Kernels are reachable as module.name and module['name'].)")
             .def_property_readonly("source", [](const py_module& self) { return self.module->source(); })
             .def_property_readonly("compile_ms", [](const py_module& self) { return self.module->compiled().milliseconds; },
                                    "NVRTC time of the compile that made the binary, in milliseconds.")
+            .def_property_readonly("origin", [](const py_module& self) { return self.module->origin(); },
+                                   "Where the binary came from: 'nvrtc' (compiled), 'memory' or 'disk' (the compile caches).")
             .def_property_readonly("loaded", [](const py_module& self) { return self.module->loaded(); },
                                    "Whether the module is loaded on the GPU now.")
             .def("__repr__", [](const py_module& self) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "compile_cache.hpp"
+#include "disk_cache.hpp"
 #include "cuda_driver.hpp"
 #include "cuda_module.hpp"
 #include "cuda_session.hpp"
@@ -241,9 +242,11 @@ namespace xcuda::python
                 }
             }
             r.tables.push_back(buffers);
-            report_table cache{"Compile cache", {"entries", "hits", "misses"}, {}, ""};
+            report_table cache{"Compile cache", {"entries", "hits", "misses", "on disk"}, {}, ""};
             compile_cache& c = compile_cache::instance();
-            cache.rows.push_back({std::to_string(c.size()), std::to_string(c.hits()), std::to_string(c.misses())});
+            disk_cache& disk = disk_cache::instance();
+            cache.rows.push_back({std::to_string(c.size()), std::to_string(c.hits()), std::to_string(c.misses()),
+                                  disk.enabled() ? disk.directory() : "off"});
             r.tables.push_back(cache);
             return r;
         }

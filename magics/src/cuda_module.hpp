@@ -37,6 +37,9 @@ namespace xcuda
         const compile_result& compiled() const noexcept { return *m_compiled; }
         const std::vector<kernel_signature>& signatures() const noexcept { return m_signatures; }
         const std::string& cache_key() const noexcept { return m_cache_key; }
+        // Where the binary came from: "nvrtc" (compiled for this module), "memory" or "disk" (caches).
+        const std::string& origin() const noexcept { return m_origin; }
+        void set_origin(std::string origin) { m_origin = std::move(origin); }
 
         // The symbol the binary exports for a kernel: its own name when extern "C", else the
         // lowered (mangled) name NVRTC gave its name expression.
@@ -61,6 +64,7 @@ namespace xcuda
         std::shared_ptr<const compile_result> m_compiled;
         std::vector<kernel_signature> m_signatures;
         std::string m_cache_key;
+        std::string m_origin = "nvrtc";
 
         CUmodule m_module = nullptr;
         std::uint64_t m_generation = 0;

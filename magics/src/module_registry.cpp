@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "compile_cache.hpp"
+#include "disk_cache.hpp"
 
 namespace xcuda
 {
@@ -76,12 +77,24 @@ namespace xcuda
                 return result;
             }
         }
+        std::string origin = "memory";
         std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(cache_key);
+        if (!compiled)
+        {
+            origin = "disk";
+            compiled = disk_cache::instance().load(cache_key);
+            if (compiled)
+            {
+                compile_cache::instance().insert(cache_key, compiled);
+            }
+        }
         result.cache_hit = compiled != nullptr;
         if (!compiled)
         {
+            origin = "nvrtc";
             compiled = std::make_shared<const compile_result>(nvrtc_compiler::compile(source, options, headers));
             compile_cache::instance().insert(cache_key, compiled);
+            disk_cache::instance().store(cache_key, *compiled);
         }
         if (unreadable)
         {
@@ -101,6 +114,7 @@ namespace xcuda
         }
         result.module = std::make_shared<cuda_module>(module_name, source, options, std::move(compiled),
                                                       std::move(signatures), cache_key);
+        result.module->set_origin(origin);
         install(key, result.module);
         return result;
     }

@@ -30,7 +30,7 @@ namespace xcuda
         static module_registry& instance();
 
         // Builds a cell: reads its kernel signatures, compiles it (or takes the binary from the
-        // compile cache), and installs the module as the cell's current one. options.arch must be
+        // compile cache in memory, then on disk), and installs the module as the cell's current one. options.arch must be
         // set (the caller picks the default, which needs the session). Every non-template kernel
         // without extern "C" gets a name expression so it can be found by its C++ name.
         // Thread-safe; holds no Python state, so callers release the GIL around it.

@@ -322,3 +322,72 @@ namespace xcuda
             options));
     }
 }
+
+#include <fstream>
+#include <sys/stat.h>
+
+#include "disk_cache.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        compile_result sample_result()
+        {
+            compile_result result;
+            result.arch = "sm_90";
+            result.ptx = ".version 9.0\n.entry k()";
+            result.cubin = std::string("\x7f" "ELF\0\1binary", 12);
+            result.log = "ptxas info";
+            result.options = {"--gpu-architecture=sm_90", "--std=c++17"};
+            result.lowered_names = {{"&ns::k", "_ZN2ns1kEv"}};
+            result.milliseconds = 12.5;
+            return result;
+        }
+    }
+
+    TEST(disk_cache, entries_round_trip_every_field)
+    {
+        std::string bytes = disk_cache::serialize("the key", sample_result());
+        auto back = disk_cache::deserialize(bytes, "the key");
+        ASSERT_NE(back, nullptr);
+        EXPECT_EQ(back->arch, "sm_90");
+        EXPECT_EQ(back->cubin, sample_result().cubin);
+        EXPECT_EQ(back->ptx, sample_result().ptx);
+        EXPECT_EQ(back->options, sample_result().options);
+        EXPECT_EQ(back->lowered_names, sample_result().lowered_names);
+        EXPECT_DOUBLE_EQ(back->milliseconds, 12.5);
+    }
+
+    TEST(disk_cache, any_damage_or_another_key_is_a_miss)
+    {
+        std::string bytes = disk_cache::serialize("the key", sample_result());
+        EXPECT_EQ(disk_cache::deserialize(bytes, "another key"), nullptr);
+        for (std::size_t i = 0; i < bytes.size(); i += 7)
+        {
+            std::string damaged = bytes;
+            damaged[i] = static_cast<char>(damaged[i] ^ 0x5a);
+            EXPECT_EQ(disk_cache::deserialize(damaged, "the key"), nullptr) << "byte " << i;
+        }
+        for (std::size_t length = 0; length < bytes.size(); length += 5)
+        {
+            EXPECT_EQ(disk_cache::deserialize(bytes.substr(0, length), "the key"), nullptr) << "length " << length;
+        }
+        EXPECT_EQ(disk_cache::deserialize(bytes + "x", "the key"), nullptr);
+    }
+
+    TEST(disk_cache, store_then_load_in_a_private_folder)
+    {
+        std::string folder = ::testing::TempDir() + "xcuda-disk-cache-test/sub";
+        disk_cache cache(folder, 1 << 20, true);
+        ASSERT_TRUE(cache.enabled());
+        struct stat st;
+        ASSERT_EQ(::stat(folder.c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 0777, 0700u);
+        cache.store("key one", sample_result());
+        auto loaded = cache.load("key one");
+        ASSERT_NE(loaded, nullptr);
+        EXPECT_EQ(loaded->ptx, sample_result().ptx);
+        EXPECT_EQ(cache.load("key two"), nullptr);
+    }
+}

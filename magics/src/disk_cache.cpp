@@ -1,0 +1,349 @@
+#include "disk_cache.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace xcuda
+{
+    namespace
+    {
+        constexpr char magic[9] = "XCUDACC1";
+        constexpr std::size_t header_size = 24;
+
+        void put_u64(std::string& out, std::uint64_t value)
+        {
+            for (int i = 0; i < 8; ++i)
+            {
+                out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+            }
+        }
+
+        bool get_u64(const std::string& in, std::size_t& at, std::uint64_t& value)
+        {
+            if (at + 8 > in.size())
+            {
+                return false;
+            }
+            value = 0;
+            for (int i = 0; i < 8; ++i)
+            {
+                value |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+            }
+            at += 8;
+            return true;
+        }
+
+        void put_field(std::string& out, const std::string& field)
+        {
+            put_u64(out, field.size());
+            out += field;
+        }
+
+        bool get_field(const std::string& in, std::size_t& at, std::string& field)
+        {
+            std::uint64_t size = 0;
+            if (!get_u64(in, at, size) || size > in.size() - at)
+            {
+                return false;
+            }
+            field.assign(in, at, size);
+            at += size;
+            return true;
+        }
+
+        // mkdir -p, the last component 0700.
+        bool make_directory(const std::string& path)
+        {
+            std::string partial;
+            std::stringstream parts(path);
+            std::string part;
+            if (!path.empty() && path[0] == '/')
+            {
+                partial = "/";
+            }
+            while (std::getline(parts, part, '/'))
+            {
+                if (part.empty())
+                {
+                    continue;
+                }
+                partial += part;
+                if (::mkdir(partial.c_str(), partial.size() >= path.size() - 1 ? 0700 : 0755) != 0 && errno != EEXIST)
+                {
+                    return false;
+                }
+                partial += "/";
+            }
+            struct stat st;
+            return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+        }
+
+        std::string environment(const char* name)
+        {
+            const char* value = std::getenv(name);
+            return value ? std::string(value) : std::string();
+        }
+    }
+
+    disk_cache& disk_cache::instance()
+    {
+        static disk_cache cache = [] {
+            std::string directory = environment("XCUDA_CACHE_DIR");
+            if (directory.empty())
+            {
+                std::string base = environment("XDG_CACHE_HOME");
+                if (base.empty() && !environment("HOME").empty())
+                {
+                    base = environment("HOME") + "/.cache";
+                }
+                directory = base.empty() ? std::string() : base + "/xcuda";
+            }
+            std::uint64_t capacity = 1ull << 30;
+            std::string size = environment("XCUDA_CACHE_SIZE");
+            if (!size.empty())
+            {
+                capacity = std::strtoull(size.c_str(), nullptr, 10);
+            }
+            bool enabled = environment("XCUDA_CACHE") != "0" && !directory.empty();
+            return disk_cache(directory, capacity, enabled);
+        }();
+        return cache;
+    }
+
+    disk_cache::disk_cache(std::string directory, std::uint64_t capacity_bytes, bool enabled)
+        : m_directory(std::move(directory))
+        , m_capacity(capacity_bytes)
+        , m_enabled(enabled)
+    {
+        if (m_enabled && !make_directory(m_directory))
+        {
+            m_enabled = false;
+        }
+    }
+
+    std::uint64_t disk_cache::fnv1a(const std::string& bytes)
+    {
+        std::uint64_t hash = 1469598103934665603ull;
+        for (unsigned char c : bytes)
+        {
+            hash ^= c;
+            hash *= 1099511628211ull;
+        }
+        return hash;
+    }
+
+    std::string disk_cache::path_for(const std::string& key) const
+    {
+        char name[32];
+        std::snprintf(name, sizeof name, "%016llx.xcc", static_cast<unsigned long long>(fnv1a(key)));
+        return m_directory + "/" + name;
+    }
+
+    std::string disk_cache::serialize(const std::string& key, const compile_result& result)
+    {
+        std::string payload;
+        put_field(payload, key);
+        put_field(payload, result.arch);
+        put_field(payload, result.ptx);
+        put_field(payload, result.cubin);
+        put_field(payload, result.log);
+        char milliseconds[64];
+        std::snprintf(milliseconds, sizeof milliseconds, "%.6f", result.milliseconds);
+        put_field(payload, milliseconds);
+        put_u64(payload, result.options.size());
+        for (const auto& option : result.options)
+        {
+            put_field(payload, option);
+        }
+        put_u64(payload, result.lowered_names.size());
+        for (const auto& [name, lowered] : result.lowered_names)
+        {
+            put_field(payload, name);
+            put_field(payload, lowered);
+        }
+        std::string bytes(magic, 8);
+        put_u64(bytes, fnv1a(payload));
+        put_u64(bytes, payload.size());
+        return bytes + payload;
+    }
+
+    std::shared_ptr<const compile_result> disk_cache::deserialize(const std::string& bytes, const std::string& key)
+    {
+        if (bytes.size() < header_size || bytes.compare(0, 8, magic, 8) != 0)
+        {
+            return nullptr;
+        }
+        std::size_t at = 8;
+        std::uint64_t hash = 0;
+        std::uint64_t length = 0;
+        get_u64(bytes, at, hash);
+        get_u64(bytes, at, length);
+        if (length != bytes.size() - header_size)
+        {
+            return nullptr;  // truncated, or trailing garbage
+        }
+        std::string payload = bytes.substr(header_size);
+        if (fnv1a(payload) != hash)
+        {
+            return nullptr;
+        }
+        auto result = std::make_shared<compile_result>();
+        std::string stored_key;
+        std::string milliseconds;
+        at = 0;
+        if (!get_field(payload, at, stored_key) || stored_key != key || !get_field(payload, at, result->arch) ||
+            !get_field(payload, at, result->ptx) || !get_field(payload, at, result->cubin) ||
+            !get_field(payload, at, result->log) || !get_field(payload, at, milliseconds))
+        {
+            return nullptr;
+        }
+        result->milliseconds = std::strtod(milliseconds.c_str(), nullptr);
+        std::uint64_t count = 0;
+        if (!get_u64(payload, at, count) || count > payload.size())
+        {
+            return nullptr;
+        }
+        for (std::uint64_t i = 0; i < count; ++i)
+        {
+            std::string option;
+            if (!get_field(payload, at, option))
+            {
+                return nullptr;
+            }
+            result->options.push_back(std::move(option));
+        }
+        if (!get_u64(payload, at, count) || count > payload.size())
+        {
+            return nullptr;
+        }
+        for (std::uint64_t i = 0; i < count; ++i)
+        {
+            std::string name;
+            std::string lowered;
+            if (!get_field(payload, at, name) || !get_field(payload, at, lowered))
+            {
+                return nullptr;
+            }
+            result->lowered_names.emplace(std::move(name), std::move(lowered));
+        }
+        return at == payload.size() ? result : nullptr;
+    }
+
+    std::shared_ptr<const compile_result> disk_cache::load(const std::string& key) const
+    {
+        if (!m_enabled)
+        {
+            return nullptr;
+        }
+        std::string path = path_for(key);
+        std::ifstream file(path, std::ios::binary);
+        if (!file)
+        {
+            return nullptr;
+        }
+        std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        auto result = deserialize(bytes, key);
+        if (result)
+        {
+            ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // recently used: last to be evicted
+        }
+        return result;
+    }
+
+    void disk_cache::store(const std::string& key, const compile_result& result) const
+    {
+        if (!m_enabled)
+        {
+            return;
+        }
+        std::string bytes = serialize(key, result);
+        std::string path = path_for(key);
+        std::random_device random;
+        std::string temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(random());
+        int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+        {
+            return;
+        }
+        std::size_t written = 0;
+        while (written < bytes.size())
+        {
+            ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+            if (n <= 0)
+            {
+                break;
+            }
+            written += static_cast<std::size_t>(n);
+        }
+        bool complete = written == bytes.size();
+        complete = (::close(fd) == 0) && complete;
+        if (!complete || ::rename(temporary.c_str(), path.c_str()) != 0)
+        {
+            ::unlink(temporary.c_str());
+            return;
+        }
+        evict();
+    }
+
+    void disk_cache::evict() const
+    {
+        struct entry
+        {
+            std::string path;
+            std::uint64_t size;
+            std::int64_t used;
+        };
+        std::vector<entry> entries;
+        std::uint64_t total = 0;
+        DIR* dir = ::opendir(m_directory.c_str());
+        if (!dir)
+        {
+            return;
+        }
+        while (dirent* item = ::readdir(dir))
+        {
+            std::string name = item->d_name;
+            if (name.size() < 4 || name.compare(name.size() - 4, 4, ".xcc") != 0)
+            {
+                continue;
+            }
+            std::string path = m_directory + "/" + name;
+            struct stat st;
+            if (::stat(path.c_str(), &st) == 0)
+            {
+                entries.push_back({path, static_cast<std::uint64_t>(st.st_size),
+                                   static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
+                total += static_cast<std::uint64_t>(st.st_size);
+            }
+        }
+        ::closedir(dir);
+        if (total <= m_capacity)
+        {
+            return;
+        }
+        std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) { return a.used < b.used; });
+        for (const auto& e : entries)
+        {
+            if (total <= m_capacity)
+            {
+                break;
+            }
+            if (::unlink(e.path.c_str()) == 0)
+            {
+                total -= e.size;
+            }
+        }
+    }
+}

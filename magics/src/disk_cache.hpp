@@ -1,0 +1,60 @@
+#pragma once
+// The compile cache on disk: binaries survive the kernel process, so a notebook re-opened tomorrow
+// (or a second kernel running the same cell) loads its modules without running NVRTC.
+//
+// Where: $XCUDA_CACHE_DIR, else $XDG_CACHE_HOME/xcuda, else ~/.cache/xcuda; the folder is created 0700.
+// XCUDA_CACHE=0 turns the disk cache off; XCUDA_CACHE_SIZE caps its size in bytes (default 1 GiB),
+// evicting the least recently used entries (a hit refreshes the entry's modification time).
+//
+// On-disk format: one file per entry, named <16 hex digits of FNV-1a-64 of the key>.xcc:
+//
+//     "XCUDACC1"                     8 bytes, magic and format version
+//     content hash                   8 bytes, FNV-1a-64 of everything after this header
+//     payload length                 8 bytes, little endian
+//     payload                        fields, each an 8-byte little-endian length and its bytes:
+//                                    key, arch, ptx, cubin, log, milliseconds (decimal text),
+//                                    option count then each option, name count then name/lowered pairs
+//
+// The full key (source, options, headers, NVRTC version) is stored and compared, so a hash collision
+// can never return another cell's binary. A file whose magic, length, content hash or fields do not
+// check out is a miss (and is replaced by the next store). Writes go to a temporary file in the same
+// folder, then rename() over the entry: readers see a whole old entry or a whole new one, and two
+// processes storing the same entry at once are safe. Thread-safe: no shared state besides the files.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "nvrtc_compiler.hpp"
+
+namespace xcuda
+{
+    class disk_cache
+    {
+    public:
+        // From the environment (see above). A cache whose folder cannot be created is disabled.
+        static disk_cache& instance();
+        disk_cache(std::string directory, std::uint64_t capacity_bytes, bool enabled);
+
+        bool enabled() const noexcept { return m_enabled; }
+        const std::string& directory() const noexcept { return m_directory; }
+
+        std::shared_ptr<const compile_result> load(const std::string& key) const;
+        // Best effort: a full disk or a read-only folder only costs the next process a compile.
+        void store(const std::string& key, const compile_result& result) const;
+
+        std::string path_for(const std::string& key) const;
+        static std::uint64_t fnv1a(const std::string& bytes);
+        static std::string serialize(const std::string& key, const compile_result& result);
+        // Null when the bytes are not a valid entry for key.
+        static std::shared_ptr<const compile_result> deserialize(const std::string& bytes, const std::string& key);
+
+    private:
+        void evict() const;
+
+        std::string m_directory;
+        std::uint64_t m_capacity;
+        bool m_enabled;
+    };
+}
