@@ -88,6 +88,21 @@ def test_large_transfers_round_trip_through_the_staging_buffers(mod):
     np.testing.assert_array_equal(out, np.float32(2.0) * host + host)
 
 
+def test_page_locked_host_arrays_copy_directly_and_work_as_arguments(mod):
+    n = 3_000_001
+    host = xcuda.empty_pinned(n, np.float32)
+    assert isinstance(host, np.ndarray) and host.shape == (n,) and host.flags.writeable
+    host[:] = random(n, seed=13)
+    buf = xcuda.to_device(host)
+    back = xcuda.zeros_pinned(n, np.float32)
+    assert not back.any()
+    buf.copy_to_host(out=back)
+    np.testing.assert_array_equal(back, host)
+    out = xcuda.empty_pinned(n, np.float32)
+    mod.saxpy.forall(n)(2.0, host, host, xcuda.Out(out), n)
+    np.testing.assert_array_equal(out, np.float32(2.0) * host + host)
+
+
 def test_device_arrays_export_cuda_array_interface_v3():
     buf = xcuda.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
     cai = buf.__cuda_array_interface__
@@ -327,11 +342,16 @@ def test_shutdown_releases_the_primary_context_and_later_work_starts_a_new_sessi
         fresh = xcuda.zeros(4, np.int32)
         m.one[1, 1](fresh)
         print("relaunch:", np.asarray(fresh)[0])
+        pinned = xcuda.zeros_pinned(1000, np.float64)
+        xcuda._shutdown()
+        pinned[:] = 2.5
+        print("pinned after shutdown:", pinned.sum())
     """)
     assert result.returncode == 0, result.stderr
     assert "active after shutdown: 0" in result.stdout
     assert "old buffer: device buffer of 16 bytes is gone" in result.stdout
     assert "relaunch: 1" in result.stdout
+    assert "pinned after shutdown: 2500.0" in result.stdout
 
 
 def test_xcuda_device_names_a_device_that_must_exist():

@@ -250,7 +250,7 @@ namespace xcuda::python
                 CUdeviceptr destination = temporary.device->pointer();
                 host_staging& staging = host_staging::instance();
                 py::gil_scoped_release release;
-                if (staging.worth_it(bytes))
+                if (staging.worth_it(host.data(), bytes))
                 {
                     staging.to_device(destination, host.data(), bytes, stream);
                 }
@@ -418,7 +418,7 @@ namespace xcuda::python
                 CUdeviceptr source = temporary.device->pointer();
                 host_staging& staging = host_staging::instance();
                 py::gil_scoped_release release;
-                if (staging.worth_it(bytes))
+                if (staging.worth_it(destination, bytes))
                 {
                     staging.to_host(destination, source, bytes, stream);  // waits for the launch on stream
                 }

@@ -6,10 +6,12 @@
 
 #include "py_common.hpp"
 
+#include <cstring>
 #include <numeric>
 
 #include "cuda_driver.hpp"
 #include "cuda_session.hpp"
+#include "pinned_memory.hpp"
 #include "errors.hpp"
 
 namespace xcuda::python
@@ -96,6 +98,21 @@ namespace xcuda::python
             py::gil_scoped_release release;
             array.buffer->copy_from_host(host.data(), array.nbytes());
             return array;
+        }
+
+        // A numpy array whose memory is page-locked: the array owns the pinned_memory through a capsule.
+        py::array empty_pinned(py::handle shape, py::object dtype_like)
+        {
+            py::dtype dtype = py::dtype::from_args(dtype_like);
+            std::vector<py::ssize_t> extents = shape_from(shape);
+            std::size_t bytes = static_cast<std::size_t>(dtype.itemsize());
+            for (py::ssize_t extent : extents)
+            {
+                bytes *= static_cast<std::size_t>(extent);
+            }
+            auto* owner = new std::shared_ptr<pinned_memory>(pinned_memory::allocate(bytes));
+            py::capsule base(owner, [](void* pointer) { delete static_cast<std::shared_ptr<pinned_memory>*>(pointer); });
+            return py::array(dtype, extents, (*owner)->data(), base);
         }
 
         py::array copy_to_host(const device_array& array, py::object out)
@@ -297,6 +314,16 @@ dtype : numpy dtype, optional
 Returns
 -------
 DeviceArray)");
+        m.def("empty_pinned", &empty_pinned, py::arg("shape"), py::arg("dtype") = "float32",
+              R"(A numpy array in page-locked host memory: copies to and from the device run at the bus's full
+speed. Freed when the array goes; it stays valid (no longer page-locked) if the session closes first.)");
+        m.def("zeros_pinned",
+              [](py::handle shape, py::object dtype) {
+                  py::array array = empty_pinned(shape, dtype);
+                  std::memset(array.mutable_data(), 0, static_cast<std::size_t>(array.nbytes()));
+                  return array;
+              },
+              py::arg("shape"), py::arg("dtype") = "float32", "A zero-filled numpy array in page-locked host memory.");
         m.def("empty",
               [](py::handle shape, py::object dtype) { return make_array(shape_from(shape), py::dtype::from_args(dtype)); },
               py::arg("shape"), py::arg("dtype") = "float32",

@@ -37,6 +37,8 @@ namespace xcuda
     X(cuMemFree)                   \
     X(cuMemAllocHost)              \
     X(cuMemFreeHost)               \
+    X(cuMemHostRegister)           \
+    X(cuMemHostUnregister)         \
     X(cuMemcpyHtoD)                \
     X(cuMemcpyDtoH)                \
     X(cuMemcpyHtoDAsync)           \

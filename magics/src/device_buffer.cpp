@@ -93,7 +93,7 @@ namespace xcuda
         cuda_session& session = cuda_session::instance();
         session.make_current();
         host_staging& staging = host_staging::instance();
-        if (staging.worth_it(nbytes))
+        if (staging.worth_it(source, nbytes))
         {
             staging.to_device(destination, source, nbytes, session.stream());
             return;
@@ -116,7 +116,7 @@ namespace xcuda
         cuda_session& session = cuda_session::instance();
         session.make_current();
         host_staging& staging = host_staging::instance();
-        if (staging.worth_it(nbytes))
+        if (staging.worth_it(destination, nbytes))
         {
             staging.to_host(destination, source, nbytes, session.stream());
             return;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cuda_driver.hpp"
+#include "pinned_memory.hpp"
 
 namespace xcuda
 {
@@ -41,9 +42,9 @@ namespace xcuda
         }
     }
 
-    bool host_staging::worth_it(std::size_t bytes) const noexcept
+    bool host_staging::worth_it(const void* host, std::size_t bytes) const noexcept
     {
-        return m_enabled && bytes >= m_threshold;
+        return m_enabled && bytes >= m_threshold && !pinned_memory::is_page_locked(host);
     }
 
     void host_staging::worker_loop(std::size_t index)

@@ -28,8 +28,9 @@ namespace xcuda
     public:
         static host_staging& instance();
 
-        // Whether a transfer of this size goes through the staging buffers (XCUDA_STAGING=0 turns it off).
-        bool worth_it(std::size_t bytes) const noexcept;
+        // Whether a transfer of this size from or to this host memory goes through the staging buffers:
+        // large, pageable (page-locked memory is copied directly), and not turned off (XCUDA_STAGING=0).
+        bool worth_it(const void* host, std::size_t bytes) const noexcept;
         std::size_t threshold() const noexcept { return m_threshold; }
 
         // Host to device on stream. When it returns, source may be reused; the data is ordered before

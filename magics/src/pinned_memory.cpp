@@ -1,0 +1,63 @@
+#include "pinned_memory.hpp"
+
+#include <cstdlib>
+#include <new>
+
+#include "cuda_driver.hpp"
+#include "cuda_session.hpp"
+
+namespace xcuda
+{
+    std::shared_ptr<pinned_memory> pinned_memory::allocate(std::size_t bytes)
+    {
+        cuda_session& session = cuda_session::instance();
+        session.make_current();
+        std::shared_ptr<pinned_memory> memory(new pinned_memory());
+        std::size_t page = 4096;
+        std::size_t rounded = (bytes + page - 1) / page * page;
+        if (rounded == 0)
+        {
+            return memory;
+        }
+        if (::posix_memalign(&memory->m_data, page, rounded) != 0)
+        {
+            memory->m_data = nullptr;
+            throw std::bad_alloc();
+        }
+        memory->m_size = bytes;
+        check(cuda_driver::get().cuMemHostRegister(memory->m_data, rounded, CU_MEMHOSTREGISTER_PORTABLE),
+              "cuMemHostRegister");
+        memory->m_registered = true;
+        memory->m_generation = session.generation();
+        return memory;
+    }
+
+    pinned_memory::~pinned_memory()
+    {
+        cuda_session& session = cuda_session::instance();
+        if (m_registered && session.active() && session.generation() == m_generation)
+        {
+            const cuda_driver& driver = cuda_driver::get();
+            CUcontext current = nullptr;
+            driver.cuCtxGetCurrent(&current);
+            if (current != session.context())
+            {
+                driver.cuCtxSetCurrent(session.context());
+            }
+            driver.cuMemHostUnregister(m_data);
+        }
+        std::free(m_data);
+    }
+
+    bool pinned_memory::is_page_locked(const void* pointer) noexcept
+    {
+        if (!cuda_session::instance().active())
+        {
+            return false;
+        }
+        unsigned int type = 0;
+        CUresult result = cuda_driver::get().cuPointerGetAttribute(
+            &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(pointer));
+        return result == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST;
+    }
+}

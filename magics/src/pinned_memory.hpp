@@ -1,0 +1,38 @@
+#pragma once
+// Page-locked host memory for numpy arrays (xcuda.empty_pinned): transfers from and to it run at
+// the bus's full speed with no staging copy.
+//
+// Ownership: the memory is ordinary aligned host memory that this object owns and registers with
+// the driver (cuMemHostRegister). If the CUDA session closes first, the registration goes with the
+// context but the memory stays valid: a numpy array viewing it never dangles, it is merely no longer
+// page-locked. The destructor unregisters (when still registered) and frees. GIL held for all calls.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace xcuda
+{
+    class pinned_memory
+    {
+    public:
+        static std::shared_ptr<pinned_memory> allocate(std::size_t bytes);
+        ~pinned_memory();
+        pinned_memory(const pinned_memory&) = delete;
+        pinned_memory& operator=(const pinned_memory&) = delete;
+
+        void* data() const noexcept { return m_data; }
+        std::size_t size() const noexcept { return m_size; }
+
+        // Whether the driver treats [pointer, pointer + 1) as page-locked host memory (ours, or
+        // another library's); false for pageable memory and without a session.
+        static bool is_page_locked(const void* pointer) noexcept;
+
+    private:
+        pinned_memory() = default;
+        void* m_data = nullptr;
+        std::size_t m_size = 0;
+        std::uint64_t m_generation = 0;
+        bool m_registered = false;
+    };
+}
