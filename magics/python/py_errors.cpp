@@ -5,6 +5,7 @@
 //     OutOfMemoryError               .requested and .free bytes
 //   CompileError(RuntimeError)       NVRTC rejected the cell: .log, .options
 //   SignatureError(ValueError)       a __global__ declaration could not be read: .line
+//   ToolNotFoundError(RuntimeError)  nvdisasm / cuobjdump missing for a SASS view
 // Argument problems are TypeError / ValueError, as Python users expect.
 
 #include "py_common.hpp"
@@ -20,6 +21,7 @@ namespace xcuda::python
         PyObject* out_of_memory_type = nullptr;
         PyObject* compile_error_type = nullptr;
         PyObject* signature_error_type = nullptr;
+        PyObject* tool_not_found_type = nullptr;
 
         PyObject* new_exception(py::module_& m, const char* name, PyObject* base, const char* doc)
         {
@@ -62,6 +64,9 @@ namespace xcuda::python
         signature_error_type = new_exception(m, "SignatureError", PyExc_ValueError,
                                              "A __global__ declaration could not be read. Attribute: line.");
 
+        tool_not_found_type = new_exception(m, "ToolNotFoundError", PyExc_RuntimeError,
+                                            "A CUDA toolkit program a view needs (nvdisasm, cuobjdump) is missing.");
+
         py::register_exception_translator([](std::exception_ptr pointer) {
             try
             {
@@ -97,6 +102,10 @@ namespace xcuda::python
             catch (const signature_error& e)
             {
                 raise_with(signature_error_type, e.what(), py::dict(py::arg("line") = e.line()));
+            }
+            catch (const tool_not_found_error& e)
+            {
+                PyErr_SetString(tool_not_found_type, e.what());
             }
             catch (const argument_type_error& e)
             {

@@ -7,9 +7,11 @@
 #include "py_common.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "cuda_module.hpp"
 #include "cuda_session.hpp"
+#include "resource_usage.hpp"
 #include "errors.hpp"
 
 namespace xcuda::python
@@ -126,6 +128,44 @@ namespace xcuda::python
 
     void register_kernels(py::module_& m)
     {
+        py::class_<resource_usage>(m, "ResourceUsage", "A kernel's resources, from ptxas' report or the driver.")
+            .def_readonly("registers", &resource_usage::registers, "Registers per thread.")
+            .def_readonly("spill_stores", &resource_usage::spill_stores, "Bytes of register spill stores (ptxas).")
+            .def_readonly("spill_loads", &resource_usage::spill_loads, "Bytes of register spill loads (ptxas).")
+            .def_readonly("local_bytes", &resource_usage::stack_frame,
+                          "Local memory per thread: ptxas' stack frame, or the driver's local size.")
+            .def_readonly("static_shared", &resource_usage::static_shared, "Bytes of static shared memory per block.")
+            .def_readonly("constant", &resource_usage::constant, "Bytes of user __constant__ memory.")
+            .def_readonly("barriers", &resource_usage::barriers, "Named barriers used (ptxas).")
+            .def_readonly("max_threads_per_block", &resource_usage::max_threads_per_block,
+                          "Largest block the kernel can launch with (driver; 0 from ptxas).")
+            .def_readonly("source", &resource_usage::source, "'ptxas' or 'driver'.")
+            .def_readonly("arch", &resource_usage::arch, "The target the figures are for.")
+            .def("__repr__", [](const resource_usage& r) { return r.summary() + " [" + r.arch + ", " + r.source + "]"; });
+
+        py::class_<occupancy_report>(m, "Occupancy", "Occupancy of a kernel at one block size, from the driver.")
+            .def_readonly("block", &occupancy_report::block)
+            .def_readonly("shared_mem", &occupancy_report::dynamic_shared)
+            .def_readonly("active_blocks_per_sm", &occupancy_report::active_blocks_per_sm)
+            .def_readonly("active_warps_per_sm", &occupancy_report::active_warps_per_sm)
+            .def_readonly("max_warps_per_sm", &occupancy_report::max_warps_per_sm)
+            .def_property_readonly("occupancy", [](const occupancy_report& o) { return o.occupancy; },
+                                   "Active warps / the SM's maximum, 0..1.")
+            .def_readonly("limiter", &occupancy_report::limiter, "The resource that limits blocks per SM.")
+            .def_readonly("suggested_block", &occupancy_report::suggested_block,
+                          "The block size with the highest occupancy (cuOccupancyMaxPotentialBlockSize).")
+            .def_readonly("suggested_min_grid", &occupancy_report::suggested_min_grid,
+                          "Blocks that fill the device at the suggested block size.")
+            .def("__repr__", [](const occupancy_report& o) {
+                char text[320];
+                std::snprintf(text, sizeof text,
+                              "block %d: %d blocks (%d of %d warps) per SM, occupancy %.0f%%, limited by %s; "
+                              "suggested block %d",
+                              o.block, o.active_blocks_per_sm, o.active_warps_per_sm, o.max_warps_per_sm,
+                              o.occupancy * 100, o.limiter.c_str(), o.suggested_block);
+                return std::string(text);
+            });
+
         py::class_<py_kernel> kernel_class(m, "Kernel", R"(A __global__ function compiled by %%cuda or xcuda.compile.
 
 Launch with kernel[grid, block](*args) or kernel[grid, block, stream, shared_mem](*args); grid
@@ -202,6 +242,19 @@ KernelTiming
                                    "The PTX of the kernel's module.")
             .def_property_readonly("registers", [](const py_kernel& k) { return k.kernel->registers(); },
                                    "Registers per thread (loads the module; needs a GPU).")
+            .def_property_readonly("resources", [](const py_kernel& k) { return k.kernel->resources(); },
+                                   "ResourceUsage: from the driver with a GPU, else from ptxas' report (no GPU needed).")
+            .def_property_readonly("ptxas_resources", [](const py_kernel& k) { return k.kernel->ptxas_resources(); },
+                                   "ResourceUsage from ptxas' report, compiling for sm_XX if needed.")
+            .def("occupancy",
+                 [](const py_kernel& k, int block, int shared_mem) { return k.kernel->occupancy(block, shared_mem); },
+                 py::arg("block"), py::arg("shared_mem") = 0,
+                 R"(Occupancy at a block size through the driver's occupancy API (needs a GPU).
+
+Returns
+-------
+Occupancy
+    active blocks and warps per SM, occupancy (0..1), the limiting resource, a suggested block size.)")
             .def_property_readonly("max_threads_per_block",
                                    [](const py_kernel& k) { return k.kernel->max_threads_per_block(); },
                                    "Largest block this kernel can launch with on the current GPU.")

@@ -61,7 +61,9 @@ namespace xcuda
     X(cuEventSynchronize)          \
     X(cuEventQuery)                \
     X(cuEventElapsedTime)          \
-    X(cuPointerGetAttribute)
+    X(cuPointerGetAttribute)       \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+    X(cuOccupancyMaxPotentialBlockSize)
 
 // Present only in newer drivers; null when missing, and callers check.
 #define XCUDA_DRIVER_OPTIONAL(X) \

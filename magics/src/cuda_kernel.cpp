@@ -1,5 +1,6 @@
 #include "cuda_kernel.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "cuda_driver.hpp"
@@ -86,5 +87,126 @@ namespace xcuda
     {
         function();
         return m_registers;
+    }
+}
+
+namespace xcuda
+{
+    resource_usage cuda_kernel::ptxas_resources()
+    {
+        std::shared_ptr<const compile_result> compiled = m_module->inspection();
+        auto all = resource_usage::parse_ptxas_log(compiled->log);
+        auto it = all.find(m_symbol);
+        if (it == all.end())
+        {
+            throw std::runtime_error("ptxas reported no resources for kernel '" + m_signature.name + "' (" + m_symbol +
+                                     ") in its " + compiled->arch + " compile");
+        }
+        resource_usage usage = it->second;
+        usage.arch = compiled->arch;
+        return usage;
+    }
+
+    resource_usage cuda_kernel::resources()
+    {
+        if (!cuda_session::instance().try_ensure())
+        {
+            return ptxas_resources();
+        }
+        CUfunction f = function();
+        const cuda_driver& driver = cuda_driver::get();
+        auto attribute = [&](CUfunction_attribute which) {
+            int value = 0;
+            check(driver.cuFuncGetAttribute(&value, which, f), "cuFuncGetAttribute");
+            return value;
+        };
+        resource_usage usage;
+        usage.source = "driver";
+        usage.arch = cuda_session::instance().properties().arch();
+        usage.registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
+        usage.stack_frame = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+        usage.static_shared = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+        usage.constant = attribute(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
+        usage.max_threads_per_block = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+        // The driver does not report spills; the module's own ptxas report does when it has one.
+        auto reported = resource_usage::parse_ptxas_log(m_module->compiled().log);
+        auto it = reported.find(m_symbol);
+        if (it != reported.end())
+        {
+            usage.spill_stores = it->second.spill_stores;
+            usage.spill_loads = it->second.spill_loads;
+            usage.barriers = it->second.barriers;
+        }
+        return usage;
+    }
+
+    occupancy_report cuda_kernel::occupancy(int block, int dynamic_shared)
+    {
+        if (block < 1 || dynamic_shared < 0)
+        {
+            throw argument_value_error("occupancy needs block >= 1 and shared_mem >= 0");
+        }
+        CUfunction f = function();
+        cuda_session& session = cuda_session::instance();
+        const device_properties& p = session.properties();
+        if (block > m_max_threads)
+        {
+            throw argument_value_error("block of " + std::to_string(block) + " threads exceeds the " +
+                                       std::to_string(m_max_threads) + " that kernel '" + m_signature.name +
+                                       "' can launch with");
+        }
+        const cuda_driver& driver = cuda_driver::get();
+        occupancy_report report;
+        report.block = block;
+        report.dynamic_shared = dynamic_shared;
+        check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(&report.active_blocks_per_sm, f, block,
+                                                                 static_cast<std::size_t>(dynamic_shared)),
+              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        int warps_per_block = (block + p.warp_size - 1) / p.warp_size;
+        report.max_warps_per_sm = p.max_threads_per_sm / p.warp_size;
+        report.active_warps_per_sm = report.active_blocks_per_sm * warps_per_block;
+        report.occupancy = report.max_warps_per_sm ? static_cast<double>(report.active_warps_per_sm) /
+                                                         report.max_warps_per_sm
+                                                   : 0.0;
+        check(driver.cuOccupancyMaxPotentialBlockSize(&report.suggested_min_grid, &report.suggested_block, f, nullptr,
+                                                      static_cast<std::size_t>(dynamic_shared), 0),
+              "cuOccupancyMaxPotentialBlockSize");
+
+        // Which resource stops more blocks from fitting: each limit in blocks per SM, the smallest wins.
+        // (An estimate of the hardware's allocation rules; the driver's count above is exact.)
+        const int unlimited = 1 << 30;
+        int by_threads = report.max_warps_per_sm / warps_per_block;
+        int by_blocks = p.max_blocks_per_sm;
+        int regs = registers();
+        int by_registers = unlimited;
+        if (regs > 0)
+        {
+            int regs_per_warp = (regs * p.warp_size + 255) / 256 * 256;
+            by_registers = (p.max_registers_per_sm / regs_per_warp) / warps_per_block;
+        }
+        int static_shared = 0;
+        check(driver.cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f), "cuFuncGetAttribute");
+        int by_shared = unlimited;
+        if (static_shared + dynamic_shared > 0)
+        {
+            by_shared = p.max_shared_per_sm / (static_shared + dynamic_shared + p.reserved_shared_per_block);
+        }
+        std::pair<int, const char*> limits[] = {{by_threads, "threads per SM"},
+                                                {by_blocks, "blocks per SM"},
+                                                {by_registers, "registers"},
+                                                {by_shared, "shared memory"}};
+        int smallest = unlimited;
+        for (const auto& limit : limits)
+        {
+            smallest = std::min(smallest, limit.first);
+        }
+        for (const auto& limit : limits)
+        {
+            if (limit.first == smallest)
+            {
+                report.limiter += (report.limiter.empty() ? "" : " and ") + std::string(limit.second);
+            }
+        }
+        return report;
     }
 }

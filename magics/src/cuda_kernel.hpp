@@ -13,9 +13,23 @@
 
 #include "cuda_module.hpp"
 #include "launch_plan.hpp"
+#include "resource_usage.hpp"
 
 namespace xcuda
 {
+    struct occupancy_report
+    {
+        int block = 0;
+        int dynamic_shared = 0;
+        int active_blocks_per_sm = 0;
+        int active_warps_per_sm = 0;
+        int max_warps_per_sm = 0;
+        double occupancy = 0.0;         // active warps / max warps, 0..1
+        std::string limiter;            // "threads per SM", "blocks per SM", "registers", "shared memory"
+        int suggested_block = 0;        // cuOccupancyMaxPotentialBlockSize
+        int suggested_min_grid = 0;     // blocks that fill the device at suggested_block
+    };
+
     class cuda_kernel
     {
     public:
@@ -36,6 +50,13 @@ namespace xcuda
 
         int max_threads_per_block();
         int registers();
+
+        // From the driver when a GPU is present, else from ptxas' report of the inspection compile.
+        resource_usage resources();
+        // Always from ptxas' report (compiling for sm_XX if needed); no GPU needed.
+        resource_usage ptxas_resources();
+        // Through the driver's occupancy API (needs a GPU).
+        occupancy_report occupancy(int block, int dynamic_shared);
 
     private:
         void prepare();

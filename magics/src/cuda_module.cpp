@@ -1,6 +1,8 @@
 #include "cuda_module.hpp"
 
+#include "compile_cache.hpp"
 #include "cuda_driver.hpp"
+#include "disk_cache.hpp"
 #include "errors.hpp"
 
 namespace xcuda
@@ -46,6 +48,38 @@ namespace xcuda
         }
         auto it = m_compiled->lowered_names.find("&" + signature.qualified_name);
         return it == m_compiled->lowered_names.end() ? signature.name : it->second;
+    }
+
+    std::shared_ptr<const compile_result> cuda_module::inspection()
+    {
+        if (m_inspection)
+        {
+            return m_inspection;
+        }
+        compile_options options = m_options;
+        if (options.arch.rfind("compute_", 0) == 0)
+        {
+            options.arch = "sm_" + options.arch.substr(8);
+        }
+        options.lineinfo = true;
+        if (options.arch == m_options.arch && m_options.lineinfo)
+        {
+            m_inspection = m_compiled;
+            return m_inspection;
+        }
+        std::string key = compile_cache::make_key(m_source, options, {});
+        m_inspection = compile_cache::instance().find(key);
+        if (!m_inspection)
+        {
+            m_inspection = disk_cache::instance().load(key);
+        }
+        if (!m_inspection)
+        {
+            m_inspection = std::make_shared<const compile_result>(nvrtc_compiler::compile(m_source, options));
+            disk_cache::instance().store(key, *m_inspection);
+        }
+        compile_cache::instance().insert(key, m_inspection);
+        return m_inspection;
     }
 
     bool cuda_module::loaded() const noexcept

@@ -45,6 +45,11 @@ namespace xcuda
         // lowered (mangled) name NVRTC gave its name expression.
         std::string symbol_for(const kernel_signature& signature) const;
 
+        // The module compiled for inspection views: an sm_XX target (its own, or sm_NN for compute_NN),
+        // with line information and ptxas' resource report. The module's own binary when it already
+        // is that; otherwise compiled once (through the compile caches) and kept.
+        std::shared_ptr<const compile_result> inspection();
+
         // Loads the module into the session if needed (making the context current) and returns
         // the function; raises cuda_unavailable_error without a GPU, cuda_error when loading fails.
         CUfunction function(const std::string& symbol);
@@ -69,5 +74,6 @@ namespace xcuda
         CUmodule m_module = nullptr;
         std::uint64_t m_generation = 0;
         std::map<std::string, CUfunction> m_functions;
+        std::shared_ptr<const compile_result> m_inspection;
     };
 }

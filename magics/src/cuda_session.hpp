@@ -37,6 +37,11 @@ namespace xcuda
         int max_shared_per_block = 0;
         int max_shared_per_block_optin = 0;
         int max_registers_per_block = 0;
+        int max_threads_per_sm = 0;
+        int max_blocks_per_sm = 0;
+        int max_registers_per_sm = 0;
+        int max_shared_per_sm = 0;
+        int reserved_shared_per_block = 0;
         int memory_clock_khz = 0;
         int memory_bus_width = 0;
         std::size_t total_memory = 0;

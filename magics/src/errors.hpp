@@ -59,6 +59,14 @@ namespace xcuda
         std::vector<std::string> m_options;
     };
 
+    // A toolkit program a view needs (nvdisasm, cuobjdump) is not installed; the message says which
+    // and how to get it.
+    class tool_not_found_error : public std::runtime_error
+    {
+    public:
+        using std::runtime_error::runtime_error;
+    };
+
     // Launch arguments that do not match the kernel's signature (maps to TypeError or ValueError).
     class argument_type_error : public std::invalid_argument
     {

@@ -130,6 +130,12 @@ namespace xcuda
         {
             all_options.push_back("--include-path=" + dir);
         }
+        if (options.arch.rfind("sm_", 0) == 0)
+        {
+            // ptxas runs for sm_XX targets: its verbose report (registers, spills, shared memory) in the
+            // log costs nothing and gives kernel.resources without a GPU.
+            all_options.push_back("--ptxas-options=-v");
+        }
         std::vector<const char*> option_pointers;
         for (const auto& option : all_options)
         {

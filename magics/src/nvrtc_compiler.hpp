@@ -32,7 +32,7 @@ namespace xcuda
     {
         std::string ptx;
         std::string cubin;                                 // empty for compute_XX targets
-        std::string log;                                   // warnings and ptxas info; may be empty
+        std::string log;                                   // warnings, and ptxas -v info for sm_XX targets
         std::string arch;
         std::vector<std::string> options;                  // what NVRTC was given
         std::map<std::string, std::string> lowered_names;  // name expression -> mangled name
