@@ -116,6 +116,15 @@ namespace xcuda::python
     // active, and returns the Python Module. Releases the GIL while NVRTC runs.
     py::object compile_module(const std::string& source, const std::string& name, compile_options options);
 
+    // ---- teaching views (py_views.cpp) ----
+    void register_views(py::module_& m);
+    py::object ptx_text(const std::string& text);                 // an xcuda.PTX
+    py::object kernel_ptx(cuda_kernel& kernel);                   // the kernel's own .entry
+    py::object kernel_sass(cuda_kernel& kernel);                  // the kernel's own SASS
+    py::object module_sass_text(cuda_module& module);             // the whole module's SASS
+    py::object kernel_lines(cuda_kernel& kernel, bool sass);      // source <-> PTX/SASS view
+    py::object compare_kernels(cuda_kernel& left, cuda_kernel& right, bool sass);
+
     // ---- IPython magics (py_magics.cpp) ----
     void register_magics(py::module_& m);
 }

@@ -238,8 +238,39 @@ KernelTiming
                                    "Whether the kernel is a template (needs instantiation to launch).")
             .def_property_readonly("module", [](const py_kernel& k) { return wrap_module(k.kernel->module()); },
                                    "The Module the kernel belongs to.")
-            .def_property_readonly("ptx", [](const py_kernel& k) { return k.kernel->module()->compiled().ptx; },
-                                   "The PTX of the kernel's module.")
+            .def_property_readonly("ptx", [](const py_kernel& k) { return kernel_ptx(*k.kernel); },
+                                   "The kernel's own PTX (.entry), as an xcuda.PTX (a str shown highlighted).")
+            .def_property_readonly("sass", [](const py_kernel& k) { return kernel_sass(*k.kernel); },
+                                   "The kernel's SASS for the module's sm_XX (or sm_NN for compute_NN), as an "
+                                   "xcuda.SASS; needs nvdisasm or cuobjdump from the toolkit.")
+            .def("lines", [](const py_kernel& k, bool sass) { return kernel_lines(*k.kernel, sass); },
+                 py::arg("sass") = false,
+                 R"(The cell's source side by side with the kernel's PTX (or SASS), each source line and its
+instructions in the same colour; hover or click a line to highlight both sides. As text: the
+instructions grouped under their source line. Compiled with line information for sm_XX.)")
+            .def("variant",
+                 [](const py_kernel& k, py::object arch, py::object fast_math, py::object std,
+                    std::vector<std::string> defines, std::vector<std::string> options) {
+                     const cuda_module& module = *k.kernel->module();
+                     compile_options o = module.options();
+                     if (!arch.is_none())
+                         o.arch = arch.cast<std::string>();
+                     if (!fast_math.is_none())
+                         o.fast_math = fast_math.cast<bool>();
+                     if (!std.is_none())
+                         o.std = std.cast<std::string>();
+                     o.defines.insert(o.defines.end(), defines.begin(), defines.end());
+                     o.extra.insert(o.extra.end(), options.begin(), options.end());
+                     std::string name = module.name() + " [variant]";
+                     py::object variant = compile_module(module.source(), name, o);
+                     py::dict kernels = variant.attr("kernels");
+                     return py::object(kernels[py::str(k.kernel->signature().name)]);
+                 },
+                 py::kw_only(), py::arg("arch") = py::none(), py::arg("fast_math") = py::none(),
+                 py::arg("std") = py::none(), py::arg("defines") = std::vector<std::string>{},
+                 py::arg("options") = std::vector<std::string>{},
+                 R"(The same kernel compiled with changed options (for xcuda.compare): arch, fast_math, std,
+extra defines and raw NVRTC options. The names in the namespace are not touched.)")
             .def_property_readonly("registers", [](const py_kernel& k) { return k.kernel->registers(); },
                                    "Registers per thread (loads the module; needs a GPU).")
             .def_property_readonly("resources", [](const py_kernel& k) { return k.kernel->resources(); },
@@ -303,8 +334,10 @@ Kernels are reachable as module.name and module['name'].)")
             .def_property_readonly("kernels", [](const py_module& self) { return py::dict(self.kernels); },
                                    "Name -> Kernel.")
             .def_property_readonly("name", [](const py_module& self) { return self.module->name(); })
-            .def_property_readonly("ptx", [](const py_module& self) { return self.module->compiled().ptx; },
-                                   "The PTX text.")
+            .def_property_readonly("ptx", [](const py_module& self) { return ptx_text(self.module->compiled().ptx); },
+                                   "The module's PTX, as an xcuda.PTX (a str shown highlighted).")
+            .def_property_readonly("sass", [](const py_module& self) { return module_sass_text(*self.module); },
+                                   "The module's SASS (needs nvdisasm or cuobjdump), as an xcuda.SASS.")
             .def_property_readonly("cubin",
                                    [](const py_module& self) -> py::object {
                                        const std::string& cubin = self.module->compiled().cubin;
@@ -319,6 +352,24 @@ Kernels are reachable as module.name and module['name'].)")
             .def_property_readonly("source", [](const py_module& self) { return self.module->source(); })
             .def_property_readonly("compile_ms", [](const py_module& self) { return self.module->compiled().milliseconds; },
                                    "NVRTC time of the compile that made the binary, in milliseconds.")
+            .def_property_readonly("resources",
+                                   [](const py_module& self) {
+                                       // From this module's own ptxas report: empty for compute_XX targets.
+                                       py::dict result;
+                                       auto reported = resource_usage::parse_ptxas_log(self.module->compiled().log);
+                                       for (const auto& signature : self.module->signatures())
+                                       {
+                                           auto it = reported.find(self.module->symbol_for(signature));
+                                           if (it != reported.end())
+                                           {
+                                               resource_usage usage = it->second;
+                                               usage.arch = self.module->compiled().arch;
+                                               result[py::str(signature.name)] = usage;
+                                           }
+                                       }
+                                       return result;
+                                   },
+                                   "Kernel name -> ResourceUsage from this compile's ptxas report (sm_XX targets only).")
             .def_property_readonly("origin", [](const py_module& self) { return self.module->origin(); },
                                    "Where the binary came from: 'nvrtc' (compiled), 'memory' or 'disk' (the compile caches).")
             .def_property_readonly("loaded", [](const py_module& self) { return self.module->loaded(); },
@@ -332,6 +383,13 @@ Kernels are reachable as module.name and module['name'].)")
                 return "<xcuda.Module " + self.module->name() + " [" + target_text(*self.module) + "]: " + names + ">";
             });
 
+        m.def("compare",
+              [](const py_kernel& left, const py_kernel& right, bool sass) {
+                  return compare_kernels(*left.kernel, *right.kernel, sass);
+              },
+              py::arg("left"), py::arg("right"), py::arg("sass") = false,
+              R"(Two kernels' PTX (or SASS) side by side, differences marked: for example
+xcuda.compare(saxpy, saxpy.variant(fast_math=True)) or saxpy.variant(arch="sm_90").)");
         m.def("grid_for",
               [](long long n, long long block) {
                   if (n < 1 || block < 1)

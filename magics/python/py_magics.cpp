@@ -62,14 +62,25 @@ namespace xcuda::python
                     user_ns[item.first] = item.second;
                 }
             }
+            // One compact line of resources per kernel, when ptxas ran (sm_XX targets).
+            py::dict resources = module.attr("resources");
+            for (auto item : resources)
+            {
+                py::print(str_of(item.first) + ": " + str_of(py::repr(item.second)));
+            }
             std::string log = module.attr("log").cast<std::string>();
             if (log.find("warning") != std::string::npos)
             {
                 py::module_::import("sys").attr("stderr").attr("write")("NVRTC warnings:\n" + log + "\n");
             }
+            py::object display = py::module_::import("IPython.display").attr("display");
             if (options.show_ptx)
             {
-                py::print(module.attr("ptx"));
+                display(module.attr("ptx"));
+            }
+            if (options.show_sass)
+            {
+                display(module.attr("sass"));
             }
         }
 

@@ -268,13 +268,7 @@ namespace xcuda::python
         if (session.active())
         {
             // Load now so a module the GPU rejects fails in the cell that compiled it.
-            for (const auto& signature : built.module->signatures())
-            {
-                if (!signature.is_template())
-                {
-                    built.module->function(built.module->symbol_for(signature));
-                }
-            }
+            built.module->ensure_loaded();
         }
         return wrap_module(built.module);
     }

@@ -19,6 +19,7 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_streams(m);
     register_transfers(m);
     register_launcher(m);
+    register_views(m);
     register_kernels(m);
     register_session(m);
     register_magics(m);

@@ -120,6 +120,14 @@ namespace xcuda
         session.register_resource(this);
     }
 
+    void cuda_module::ensure_loaded()
+    {
+        if (!loaded())
+        {
+            load();
+        }
+    }
+
     CUfunction cuda_module::function(const std::string& symbol)
     {
         if (!loaded())

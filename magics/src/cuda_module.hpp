@@ -54,6 +54,8 @@ namespace xcuda
         // the function; raises cuda_unavailable_error without a GPU, cuda_error when loading fails.
         CUfunction function(const std::string& symbol);
         bool loaded() const noexcept;
+        // Loads the module into the session now (the driver loads each function at its first use).
+        void ensure_loaded();
         std::uint64_t load_generation() const noexcept { return m_generation; }
 
         void release() noexcept override;

@@ -144,6 +144,31 @@ namespace xcuda
         return hash;
     }
 
+    std::uint64_t disk_cache::content_hash(const std::string& bytes)
+    {
+        auto mix = [](std::uint64_t h, std::uint64_t word) {
+            h ^= word * 0xbf58476d1ce4e5b9ull;
+            h = (h << 31) | (h >> 33);
+            return h * 0x94d049bb133111ebull;
+        };
+        std::uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes.size();
+        std::size_t i = 0;
+        for (; i + 8 <= bytes.size(); i += 8)
+        {
+            std::uint64_t word;
+            std::memcpy(&word, bytes.data() + i, 8);
+            h = mix(h, word);
+        }
+        std::uint64_t tail = 0;
+        std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
+        h = mix(h, tail);
+        h ^= h >> 30;
+        h *= 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 27;
+        h *= 0x94d049bb133111ebull;
+        return h ^ (h >> 31);
+    }
+
     std::string disk_cache::path_for(const std::string& key) const
     {
         char name[32];
@@ -174,7 +199,7 @@ namespace xcuda
             put_field(payload, lowered);
         }
         std::string bytes(magic, 8);
-        put_u64(bytes, fnv1a(payload));
+        put_u64(bytes, content_hash(payload));
         put_u64(bytes, payload.size());
         return bytes + payload;
     }
@@ -195,7 +220,7 @@ namespace xcuda
             return nullptr;  // truncated, or trailing garbage
         }
         std::string payload = bytes.substr(header_size);
-        if (fnv1a(payload) != hash)
+        if (content_hash(payload) != hash)
         {
             return nullptr;
         }
@@ -253,7 +278,18 @@ namespace xcuda
         {
             return nullptr;
         }
-        std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        file.seekg(0, std::ios::end);
+        std::streamoff size = file.tellg();
+        if (size <= 0)
+        {
+            return nullptr;
+        }
+        std::string bytes(static_cast<std::size_t>(size), '\0');
+        file.seekg(0);
+        if (!file.read(bytes.data(), size))
+        {
+            return nullptr;
+        }
         auto result = deserialize(bytes, key);
         if (result)
         {

@@ -200,6 +200,10 @@ namespace xcuda
             {
                 result.show_ptx = true;
             }
+            else if (word == "--sass")
+            {
+                result.show_sass = true;
+            }
             else if (!word.empty() && word[0] == '-')
             {
                 result.compile.extra.push_back(word);  // an NVRTC option, as written
@@ -239,7 +243,9 @@ Options:
   --std STD          C++ standard: c++17 (NVRTC's default), c++20, ...
   --lineinfo         keep source line information (for profilers and PTX views)
   --fast-math        --use_fast_math: fast, less precise float math
-  --ptx              show the generated PTX below the cell
+  --ptx              show the generated PTX below the cell (highlighted)
+  --sass             show the SASS (machine code) for the GPU's sm_XX, or sm_NN
+                     for compute_NN; needs nvdisasm or cuobjdump
   -h, --help         show this help
   Any other option that starts with '-', and everything after a bare '--',
   goes to NVRTC unchanged (for example -maxrregcount=32).
@@ -247,6 +253,9 @@ Options:
 Re-running a cell replaces its kernels: the names are rebound to new kernel
 objects. Kernel objects kept from an earlier run stay usable: each one keeps
 its own module alive until its last reference goes.
+After an sm_XX compile, one line per kernel shows its registers, spills, stack,
+shared and constant memory (ptxas' report). kernel.resources, kernel.lines(),
+kernel.occupancy(block) and xcuda.compare(a, b) show more.
 Kernels must be extern "C" or plain C++ functions (found through NVRTC name
 expressions); template kernels are listed but not launchable yet.
 A compile error raises xcuda.CompileError with NVRTC's log, the cell's own

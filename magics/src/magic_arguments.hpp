@@ -17,6 +17,7 @@ namespace xcuda
         std::string name;         // --name: bind a module object under this name
         compile_options compile;  // --arch, --std, -D, -I, --lineinfo, --fast-math, pass-through
         bool show_ptx = false;    // --ptx
+        bool show_sass = false;   // --sass
         bool help = false;        // -h / --help
     };
 

@@ -41,13 +41,17 @@ namespace xcuda
         // the source is wrong, NVRTC's message is the better one.
         std::vector<kernel_signature> signatures;
         std::optional<signature_error> unreadable;
-        try
+        if (!parsed_before(source, signatures, unreadable))
         {
-            signatures = parse_kernel_signatures(source);
-        }
-        catch (const signature_error& e)
-        {
-            unreadable = e;
+            try
+            {
+                signatures = parse_kernel_signatures(source);
+            }
+            catch (const signature_error& e)
+            {
+                unreadable = e;
+            }
+            remember_parse(source, signatures, unreadable);
         }
         for (const auto& signature : signatures)
         {
@@ -117,6 +121,33 @@ namespace xcuda
         result.module->set_origin(origin);
         install(key, result.module);
         return result;
+    }
+
+    bool module_registry::parsed_before(const std::string& source, std::vector<kernel_signature>& signatures,
+                                        std::optional<signature_error>& unreadable) const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (const auto& parse : m_parses)
+        {
+            if (parse.source == source)
+            {
+                signatures = parse.signatures;
+                unreadable = parse.unreadable;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void module_registry::remember_parse(const std::string& source, const std::vector<kernel_signature>& signatures,
+                                         const std::optional<signature_error>& unreadable)
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_parses.push_front(parse_result{source, signatures, unreadable});
+        if (m_parses.size() > 32)
+        {
+            m_parses.pop_back();
+        }
     }
 
     std::shared_ptr<cuda_module> module_registry::find_same(const std::string& key, const std::string& cache_key) const

@@ -7,7 +7,9 @@
 // cell run again gets its current module back, already loaded: no recompile, no reload.
 // GIL held for all calls.
 
+#include <deque>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,7 +52,21 @@ namespace xcuda
 
     private:
         module_registry() = default;
+
+        // The last few cells' parses: re-running a large unchanged cell skips the parser.
+        struct parse_result
+        {
+            std::string source;
+            std::vector<kernel_signature> signatures;
+            std::optional<signature_error> unreadable;
+        };
+        bool parsed_before(const std::string& source, std::vector<kernel_signature>& signatures,
+                           std::optional<signature_error>& unreadable) const;
+        void remember_parse(const std::string& source, const std::vector<kernel_signature>& signatures,
+                            const std::optional<signature_error>& unreadable);
+
         mutable std::mutex m_mutex;
+        std::deque<parse_result> m_parses;
         std::vector<std::pair<std::string, std::shared_ptr<cuda_module>>> m_entries;
     };
 }

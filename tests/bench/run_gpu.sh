@@ -32,3 +32,8 @@ mkdir -p build-host/bench
 echo "== running the benchmark"
 XCUDA_BUILD_DIR=build-host "$python" tests/bench/bench_gpu.py \
     --baseline build-host/bench/launch_baseline --out "$out_dir/bench_gpu.md"
+
+# 4. the compile benchmark (tests/bench/bench_compile.py: cold NVRTC compiles, xcuda's and CuPy's compile
+#    caches), with the same module and Python; its tables also go to $out_dir/bench_compile.md.
+echo "== running the compile benchmark"
+XCUDA_BUILD_DIR=build-host "$python" tests/bench/bench_compile.py --out "$out_dir/bench_compile.md"

@@ -1,0 +1,784 @@
+#!/usr/bin/env python3
+"""Compile benchmark of xcuda: cold NVRTC compiles, the compile caches, and CuPy's, in one run.
+
+A benchmark, not a test: it prints tables with ratios against baselines measured in the same run and
+never asserts on time. Run it with the Python that has CuPy and cuda-python (tests/bench/run_gpu.sh
+builds the module and runs it after bench_gpu.py):
+
+    XCUDA_BUILD_DIR=build-host python3 tests/bench/bench_compile.py [--out PATH]
+
+XCUDA_BUILD_DIR (default <repo>/build) is the build folder whose python/ holds the `xcuda` module.
+--out also writes the tables (markdown) to a file.
+
+Sources
+-------
+SAXPY (one line of arithmetic) and tests/bench/cccl_kernel.cu (about 300 lines: CUB block load, reduce,
+scan and store, <cuda/std/...> span, tuple, limits and type traits, ten extern "C" kernels). Every system
+compiles them for the same target: xcuda's default (the GPU's sm_XX: CUBIN and PTX; compute_75 without a
+GPU: PTX), with --std=c++17 and the toolkit's include/ and include/cccl/ on the include path.
+
+What is measured
+----------------
+Every timed region is the compile call inside the process (perf_counter), never the process start.
+A "new process" row runs this script again as a worker (`--worker`) with its own empty (or, for a disk
+hit, populated) cache folder, so NVRTC's first-call cost is included as a user's first cell sees it;
+the result is the median over 5 processes, run round-robin across the systems to spread drift.
+
+1. Cold compile in a new process:
+   - bare NVRTC (cuda.bindings.nvrtc, else ctypes on libnvrtc.so.13): create, compile with the options
+     xcuda used (Module.options plus the two toolkit include paths), PTX (and CUBIN for sm_XX), log,
+     destroy. The library is loaded (nvrtcVersion) before the timer starts. The baseline. When
+     cuda.bindings is there, the same through ctypes on the toolkit's libnvrtc.so.13 (the library xcuda
+     links) is shown beside it: cuda.bindings may load a pip wheel's NVRTC. The note under the table
+     names the libnvrtc each system's processes mapped.
+   - xcuda.compile with an empty XCUDA_CACHE_DIR. With a GPU the CUDA session is started first
+     (xcuda.zeros(1)), so the call also loads the module, as CuPy's does.
+   - CuPy RawKernel(src, name, options=..., backend='nvrtc') with an empty CUPY_CACHE_DIR, compiled by
+     kernel.compile() (else kernel.kernel); CUDA is initialised and CuPy's NVRTC loaded first.
+   Goal: xcuda cold <= 1.05x CuPy cold (no slower than CuPy; 5% allowed for noise).
+2. Cache hits:
+   - xcuda in-memory hit: one process compiles once, then xcuda.compile of the same source, median of 200;
+   - %%cuda of an unchanged cell, end to end through IPython's run_cell_magic, median of 200 (without
+     IPython: the %%cuda function that load_ipython_extension registers, called directly; the row says
+     so). Goal: < 1 ms.
+   - xcuda disk hit in a new process (XCUDA_CACHE_DIR filled by a cold process): without a session
+     (reading the cache only) and, with a GPU, after xcuda.zeros(1) so that the call loads the module
+     (origin 'disk' and loaded checked). Goal (with the load): < 5 ms.
+   - CuPy in-process hit (a second RawKernel of the same source, compiled) and CuPy in a new process with
+     a populated CUPY_CACHE_DIR (module load included).
+
+A system that cannot run (not installed, no GPU, an error) shows "n/a (reason)" and the run goes on.
+Without a GPU the NVRTC rows (bare NVRTC, xcuda cold, the xcuda hits without a module load) still run;
+CuPy and the module-load rows are n/a. The script exits 0.
+"""
+
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
+sys.path.insert(0, str(BUILD / "python"))
+
+SAXPY_SRC = (
+    'extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n) '
+    "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }\n"
+)
+CCCL_PATH = HERE / "cccl_kernel.cu"
+
+# name -> (label, kernel CuPy looks up)
+SOURCES = {"saxpy": ("SAXPY", "saxpy"), "cccl": ("cccl_kernel.cu", "block_sum_f32")}
+STD = "c++17"
+
+PROCESSES = 5
+HITS = 200
+WORKER_TIMEOUT_S = 600
+
+MAGIC_GOAL_MS = 1.0
+DISK_GOAL_MS = 5.0
+COLD_GOAL_VS_CUPY = 1.05
+
+RESULT_TAG = "BENCH_COMPILE_RESULT "
+
+
+def source_text(source):
+    return SAXPY_SRC if source == "saxpy" else CCCL_PATH.read_text()
+
+
+# ---- results (the same conventions as bench_gpu.py) ------------------------------------------------
+
+class NA:
+    """A value that could not be measured, with the reason shown in the table."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __str__(self):
+        return f"n/a ({self.reason})"
+
+
+def measured(value):
+    return not isinstance(value, NA)
+
+
+def short_error(error):
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:160]
+
+
+def fmt_ms(value):
+    if not measured(value):
+        return str(value)
+    return f"{value:.3f} ms" if value < 10 else f"{value:.1f} ms"
+
+
+def ratio(value, base):
+    if not (measured(value) and measured(base)) or not base:
+        return "n/a"
+    return f"{value / base:.2f}x"
+
+
+def goal_ratio(value, base, limit, base_name):
+    """`value / base <= limit`, as met/missed with the margin."""
+    if not (measured(value) and measured(base)) or not base:
+        return f"<= {limit:.2f}x {base_name}: n/a"
+    r = value / base
+    verdict = "met" if r <= limit else "missed"
+    return f"<= {limit:.2f}x {base_name}: {verdict} ({r:.2f}x, margin {limit - r:+.2f}x)"
+
+
+def goal_below(value, limit_ms):
+    """`value < limit_ms`, as met/missed with the margin."""
+    if not measured(value):
+        return f"< {limit_ms:g} ms: n/a"
+    verdict = "met" if value < limit_ms else "missed"
+    return f"< {limit_ms:g} ms: {verdict} (margin {limit_ms - value:+.3f} ms)"
+
+
+def markdown_table(headers, rows):
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# ---- the machine -----------------------------------------------------------------------------------
+
+def probe_gpu():
+    """(info dict, None) when device 0 is usable, else (None, reason)."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None, "no NVIDIA driver (libcuda.so.1) on this machine"
+    if lib.cuInit(0) != 0:
+        return None, "the NVIDIA driver is present but cuInit failed (no usable GPU)"
+    count = ctypes.c_int(0)
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return None, "the NVIDIA driver found no CUDA device"
+    device = ctypes.c_int(0)
+    name = ctypes.create_string_buffer(256)
+    major, minor, driver = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
+    lib.cuDeviceGet(ctypes.byref(device), 0)
+    lib.cuDeviceGetName(name, 256, device)
+    lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)  # ..._MINOR
+    lib.cuDriverGetVersion(ctypes.byref(driver))
+    return {
+        "name": name.value.decode(),
+        "arch": f"sm_{major.value}{minor.value}",
+        "driver": f"{driver.value // 1000}.{driver.value % 1000 // 10}",
+    }, None
+
+
+def toolkit_root():
+    """The CUDA toolkit xcuda takes its headers from: CUDA_HOME, CUDA_PATH, nvcc's, /usr/local/cuda."""
+    candidates = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(str(Path(nvcc).resolve().parent.parent))
+    candidates.append("/usr/local/cuda")
+    for root in candidates:
+        if (Path(root) / "include" / "crt").is_dir():
+            return Path(root)
+    return Path("/usr/local/cuda")
+
+
+def toolkit_include_dirs():
+    root = toolkit_root()
+    dirs = [root / "include"]
+    if (root / "include" / "cccl").is_dir():
+        dirs.append(root / "include" / "cccl")
+    return [str(d) for d in dirs]
+
+
+# ---- bare NVRTC ------------------------------------------------------------------------------------
+
+class BindingsNvrtc:
+    """NVRTC through cuda.bindings.nvrtc."""
+
+    label = "cuda.bindings.nvrtc"
+
+    def __init__(self):
+        from cuda.bindings import nvrtc
+        self.nvrtc = nvrtc
+
+    def call(self, result, name):
+        error, *values = result
+        if error != self.nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise RuntimeError(f"{name} failed: {error!r}")
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def version(self):
+        return self.call(self.nvrtc.nvrtcVersion(), "nvrtcVersion")
+
+    def compile(self, source, options, cubin):
+        nv = self.nvrtc
+        program = self.call(nv.nvrtcCreateProgram(source.encode(), b"bench.cu", 0, [], []), "nvrtcCreateProgram")
+        try:
+            encoded = [o.encode() for o in options]
+            error, = nv.nvrtcCompileProgram(program, len(encoded), encoded)
+            log_size = self.call(nv.nvrtcGetProgramLogSize(program), "nvrtcGetProgramLogSize")
+            log = b" " * log_size
+            self.call(nv.nvrtcGetProgramLog(program, log), "nvrtcGetProgramLog")
+            if error != nv.nvrtcResult.NVRTC_SUCCESS:
+                raise RuntimeError(f"nvrtcCompileProgram failed: {error!r}: {log.decode(errors='replace')[:300]}")
+            size = self.call(nv.nvrtcGetPTXSize(program), "nvrtcGetPTXSize")
+            ptx = b" " * size
+            self.call(nv.nvrtcGetPTX(program, ptx), "nvrtcGetPTX")
+            if cubin:
+                size = self.call(nv.nvrtcGetCUBINSize(program), "nvrtcGetCUBINSize")
+                binary = b" " * size
+                self.call(nv.nvrtcGetCUBIN(program, binary), "nvrtcGetCUBIN")
+        finally:
+            nv.nvrtcDestroyProgram(program)
+
+
+class CtypesNvrtc:
+    """NVRTC through ctypes on libnvrtc.so.13 (the toolkit's first), when cuda.bindings is missing."""
+
+    label = "ctypes libnvrtc"
+
+    def __init__(self):
+        errors = []
+        for path in (str(toolkit_root() / "lib64" / "libnvrtc.so.13"), "libnvrtc.so.13", "libnvrtc.so"):
+            try:
+                self.lib = ctypes.CDLL(path)
+                self.path = path
+                break
+            except OSError as error:
+                errors.append(str(error))
+        else:
+            raise OSError("libnvrtc not found: " + "; ".join(errors))
+        self.lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+
+    def check(self, code, name):
+        if code != 0:
+            raise RuntimeError(f"{name} failed: {self.lib.nvrtcGetErrorString(code).decode()}")
+
+    def version(self):
+        major, minor = ctypes.c_int(0), ctypes.c_int(0)
+        self.check(self.lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)), "nvrtcVersion")
+        return major.value, minor.value
+
+    def compile(self, source, options, cubin):
+        lib = self.lib
+        program = ctypes.c_void_p()
+        self.check(lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), b"bench.cu", 0, None, None),
+                   "nvrtcCreateProgram")
+        try:
+            encoded = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+            compiled = lib.nvrtcCompileProgram(program, len(options), encoded)
+            size = ctypes.c_size_t(0)
+            self.check(lib.nvrtcGetProgramLogSize(program, ctypes.byref(size)), "nvrtcGetProgramLogSize")
+            log = ctypes.create_string_buffer(size.value)
+            self.check(lib.nvrtcGetProgramLog(program, log), "nvrtcGetProgramLog")
+            if compiled != 0:
+                raise RuntimeError(f"nvrtcCompileProgram failed: {log.value.decode(errors='replace')[:300]}")
+            self.check(lib.nvrtcGetPTXSize(program, ctypes.byref(size)), "nvrtcGetPTXSize")
+            ptx = ctypes.create_string_buffer(size.value)
+            self.check(lib.nvrtcGetPTX(program, ptx), "nvrtcGetPTX")
+            if cubin:
+                self.check(lib.nvrtcGetCUBINSize(program, ctypes.byref(size)), "nvrtcGetCUBINSize")
+                binary = ctypes.create_string_buffer(size.value)
+                self.check(lib.nvrtcGetCUBIN(program, binary), "nvrtcGetCUBIN")
+        finally:
+            lib.nvrtcDestroyProgram(ctypes.byref(program))
+
+
+def bare_nvrtc(via=None):
+    """NVRTC through `via` ("bindings" or "ctypes"); by default cuda.bindings, else ctypes."""
+    if via == "ctypes":
+        return CtypesNvrtc()
+    if via == "bindings":
+        return BindingsNvrtc()
+    try:
+        return BindingsNvrtc()
+    except ImportError:
+        return CtypesNvrtc()
+
+
+def nvrtc_libraries():
+    """The libnvrtc files this process has mapped (which NVRTC a system really used)."""
+    try:
+        lines = Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        path = line.split()[-1] if line.split() else ""
+        if "libnvrtc" in path and "builtins" not in path and path not in found:
+            found.append(path)
+    return found
+
+
+# ---- workers (each runs in its own process; returns a dict) -----------------------------------------
+
+def cupy_options(spec):
+    """xcuda's options for CuPy: CuPy adds its own -arch, so --gpu-architecture is left out."""
+    options = [o for o in spec["xcuda_options"] if not o.startswith("--gpu-architecture")]
+    return tuple(options + [f"-I{d}" for d in toolkit_include_dirs()])
+
+
+def cupy_ready():
+    """Import CuPy, start CUDA and load CuPy's NVRTC, so that a timed compile is the compile alone."""
+    import cupy as cp
+    cp.cuda.Device(0).use()
+    cp.empty(1, dtype=cp.float32)
+    cp.cuda.Device(0).synchronize()
+    cp.cuda.nvrtc.getVersion()
+    return cp
+
+
+def cupy_compile(cp, spec):
+    kernel = cp.RawKernel(source_text(spec["source"]), SOURCES[spec["source"]][1], options=cupy_options(spec),
+                          backend="nvrtc")
+    if callable(getattr(kernel, "compile", None)):
+        kernel.compile()
+        return "compile()"
+    kernel.kernel
+    return "kernel"
+
+
+def worker_info(spec):
+    info = {"python": platform.python_version(), "toolkit_include_dirs": toolkit_include_dirs()}
+    try:
+        import xcuda
+        info["xcuda"] = xcuda.__version__
+        info["xcuda_nvrtc"] = ".".join(map(str, xcuda.nvrtc_version()))
+        info["arch"] = spec.get("arch") or xcuda.default_arch()
+        module = xcuda.compile(SAXPY_SRC, name="bench_info", arch=info["arch"], std=STD)
+        info["xcuda_options"] = list(module.options)
+    except Exception as error:
+        info["xcuda_error"] = short_error(error)
+    try:
+        bare = bare_nvrtc()
+        info["bare"] = bare.label
+        info["bare_via"] = "bindings" if isinstance(bare, BindingsNvrtc) else "ctypes"
+        info["bare_nvrtc"] = ".".join(map(str, bare.version()))
+    except Exception as error:
+        info["bare_error"] = short_error(error)
+    try:
+        import cupy
+        info["cupy"] = cupy.__version__
+        try:
+            info["cupy_nvrtc"] = ".".join(map(str, cupy.cuda.nvrtc.getVersion()))
+        except Exception as error:
+            info["cupy_nvrtc"] = f"? ({short_error(error)})"
+    except Exception as error:
+        info["cupy_error"] = short_error(error)
+    try:
+        import numpy
+        info["numpy"] = numpy.__version__
+    except ImportError:
+        pass
+    return info
+
+
+def worker_bare_cold(spec):
+    bare = bare_nvrtc(spec["via"])
+    bare.version()  # loads the library, as importing xcuda does
+    source = source_text(spec["source"])
+    options = spec["xcuda_options"] + [f"--include-path={d}" for d in toolkit_include_dirs()]
+    start = time.perf_counter()
+    bare.compile(source, options, spec["arch"].startswith("sm_"))
+    return {"ms": (time.perf_counter() - start) * 1e3, "via": bare.label, "lib": nvrtc_libraries()}
+
+
+def worker_xcuda(spec):
+    """xcuda.compile in a new process: cold (empty cache folder) or a disk hit (populated folder)."""
+    import xcuda
+    if spec["session"]:
+        xcuda.zeros(1)
+    source = source_text(spec["source"])
+    start = time.perf_counter()
+    module = xcuda.compile(source, name="bench_" + spec["source"], arch=spec["arch"], std=STD)
+    ms = (time.perf_counter() - start) * 1e3
+    expected = spec["expect_origin"]
+    if module.origin != expected:
+        raise RuntimeError(f"origin is '{module.origin}', expected '{expected}'")
+    if spec["session"] and not module.loaded:
+        raise RuntimeError("the module is not loaded although the session is active")
+    return {"ms": ms, "compile_ms": module.compile_ms, "loaded": bool(module.loaded), "lib": nvrtc_libraries()}
+
+
+def worker_cupy(spec):
+    """CuPy RawKernel in a new process: cold (empty CUPY_CACHE_DIR) or a disk hit (populated)."""
+    cp = cupy_ready()
+    start = time.perf_counter()
+    how = cupy_compile(cp, spec)
+    return {"ms": (time.perf_counter() - start) * 1e3, "how": how, "lib": nvrtc_libraries()}
+
+
+def median_ms(run, count):
+    samples = []
+    for _ in range(count):
+        start = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples)
+
+
+def worker_xcuda_memory(spec):
+    """In one process: xcuda.compile again, and %%cuda of an unchanged cell, median of HITS each."""
+    import xcuda
+    if spec["session"]:
+        xcuda.zeros(1)
+    source = source_text(spec["source"])
+    name = "bench_" + spec["source"]
+    first = xcuda.compile(source, name=name, arch=spec["arch"], std=STD)
+    again = xcuda.compile(source, name=name, arch=spec["arch"], std=STD)
+    result = {"first_origin": first.origin, "origin": again.origin, "loaded": bool(again.loaded)}
+    result["compile_ms"] = median_ms(lambda: xcuda.compile(source, name=name, arch=spec["arch"], std=STD), HITS)
+    try:
+        try:
+            from IPython.core.interactiveshell import InteractiveShell
+        except ImportError:
+            shell = MinimalShell()
+            xcuda.load_ipython_extension(shell)
+            run_cell = shell.magics["cuda"]
+            result["magic_via"] = "no IPython here: the %%cuda function from load_ipython_extension, called directly"
+        else:
+            shell = InteractiveShell.instance()
+            shell.run_line_magic("load_ext", "xcuda")
+
+            def run_cell(line, cell):
+                shell.run_cell_magic("cuda", line, cell)
+
+            result["magic_via"] = "run_cell_magic"
+        run_cell("", source)  # the first run compiles (its options differ: no --std)
+        result["magic_ms"] = median_ms(lambda: run_cell("", source), HITS)
+    except Exception as error:
+        result["magic_error"] = f"error: {short_error(error)}"
+    return result
+
+
+class MinimalShell:
+    """What load_ipython_extension needs from an IPython shell, for hosts without IPython."""
+
+    def __init__(self):
+        self.user_ns = {}
+        self.magics = {}
+
+    def register_magic_function(self, function, kind, name):
+        self.magics[name] = function
+
+
+def worker_cupy_memory(spec):
+    cp = cupy_ready()
+    cupy_compile(cp, spec)
+    return {"ms": median_ms(lambda: cupy_compile(cp, spec), HITS)}
+
+
+WORKERS = {"info": worker_info, "bare_cold": worker_bare_cold, "xcuda": worker_xcuda, "cupy": worker_cupy,
+           "xcuda_memory": worker_xcuda_memory, "cupy_memory": worker_cupy_memory}
+
+
+def run_worker(spec):
+    try:
+        result = WORKERS[spec["task"]](spec)
+    except Exception as error:  # reported to the parent, which shows it as n/a
+        result = {"error": short_error(error)}
+    print(RESULT_TAG + json.dumps(result), flush=True)
+    return 0
+
+
+# ---- the parent ------------------------------------------------------------------------------------
+
+def spawn(spec, env_extra):
+    """Run one worker process; its result dict, or {"error": ...}."""
+    env = dict(os.environ)
+    for variable in ("XCUDA_CACHE", "XCUDA_CACHE_DIR", "CUPY_CACHE_DIR", "CUPY_CACHE_IN_MEMORY"):
+        env.pop(variable, None)
+    env.update(env_extra)
+    try:
+        ran = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
+                             capture_output=True, text=True, timeout=WORKER_TIMEOUT_S, env=env)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return {"error": f"worker failed: {short_error(error)}"}
+    for line in reversed(ran.stdout.splitlines()):
+        if line.startswith(RESULT_TAG):
+            return json.loads(line[len(RESULT_TAG):])
+    last = (ran.stderr or ran.stdout).strip().splitlines()
+    return {"error": f"worker exited {ran.returncode}: {last[-1] if last else 'no output'}"[:200]}
+
+
+def value_of(result, key="ms"):
+    return NA(result["error"]) if "error" in result else result[key]
+
+
+class Samples:
+    """Per-process results of one row: the median, the spread, or the first error."""
+
+    def __init__(self):
+        self.results = []
+
+    def add(self, result):
+        self.results.append(result)
+
+    @property
+    def error(self):
+        errors = [r["error"] for r in self.results if "error" in r]
+        return errors[0] if errors else None
+
+    def values(self, key="ms"):
+        return [r[key] for r in self.results if "error" not in r]
+
+    def median(self, key="ms"):
+        if self.error:
+            return NA(self.error)
+        values = self.values(key)
+        return statistics.median(values) if values else NA("not run")
+
+    def spread(self):
+        if self.error or not self.values():
+            return "n/a"
+        values = self.values()
+        return f"{min(values):.1f} to {max(values):.1f}"
+
+
+def unavailable(info, system, gpu_reason):
+    """Why `system` cannot run here, or None."""
+    if system in ("xcuda", "xcuda_memory") and "xcuda_options" not in info:
+        return info.get("xcuda_error") or f"no xcuda module in {BUILD / 'python'} (set XCUDA_BUILD_DIR)"
+    if system.startswith("bare") and "bare_error" in info:
+        return f"no NVRTC: {info['bare_error']}"
+    if system == "bare ctypes" and info.get("bare_via") != "bindings":
+        return "the baseline above already uses ctypes (cuda.bindings is missing)"
+    if system.startswith("cupy"):
+        if "cupy_error" in info:
+            missing = "ModuleNotFound" in info["cupy_error"]
+            return f"CuPy not installed: {info['cupy_error']}" if missing else info["cupy_error"]
+        if gpu_reason:
+            return f"no GPU: {gpu_reason}"
+        if "xcuda_options" not in info:
+            return "no xcuda options to pass (xcuda failed)"
+    return None
+
+
+def measure(info, gpu, gpu_reason, folder):
+    """Run every worker; returns {(row, source): Samples or NA}."""
+    arch = info.get("arch", "compute_75")
+    base = {"arch": arch, "xcuda_options": info.get("xcuda_options", [])}
+    session = gpu is not None
+    results = {}
+    counter = iter(range(10 ** 6))
+
+    def fresh(prefix):
+        path = Path(folder) / f"{prefix}-{next(counter)}"
+        path.mkdir()
+        return str(path)
+
+    for source in SOURCES:
+        spec = dict(base, source=source)
+        cold = {name: Samples() for name in ("bare", "bare ctypes", "xcuda", "cupy")}
+        xcuda_dirs, cupy_dirs = [], []
+        runnable = {name: unavailable(info, name, gpu_reason) is None for name in cold}
+        print(f"cold compiles of {SOURCES[source][0]} ({PROCESSES} processes each) ...", flush=True)
+        for _ in range(PROCESSES):  # round-robin, so that drift spreads over every system
+            if runnable["bare"]:
+                cold["bare"].add(spawn(dict(spec, task="bare_cold", via=info.get("bare_via")), {"XCUDA_CACHE": "0"}))
+            if runnable["bare ctypes"]:
+                cold["bare ctypes"].add(spawn(dict(spec, task="bare_cold", via="ctypes"), {"XCUDA_CACHE": "0"}))
+            if runnable["xcuda"]:
+                xcuda_dirs.append(fresh("xcuda"))
+                cold["xcuda"].add(spawn(dict(spec, task="xcuda", session=session, expect_origin="nvrtc"),
+                                        {"XCUDA_CACHE_DIR": xcuda_dirs[-1]}))
+            if runnable["cupy"]:
+                cupy_dirs.append(fresh("cupy"))
+                cold["cupy"].add(spawn(dict(spec, task="cupy"), {"CUPY_CACHE_DIR": cupy_dirs[-1],
+                                                                   "XCUDA_CACHE": "0"}))
+        for name, samples in cold.items():
+            reason = unavailable(info, name, gpu_reason)
+            results["cold " + name, source] = NA(reason) if reason else samples
+
+        print(f"cache hits of {SOURCES[source][0]} ...", flush=True)
+        disk_plain, disk_loaded, cupy_disk = Samples(), Samples(), Samples()
+        for index in range(PROCESSES):
+            if runnable["xcuda"]:
+                # The cold process i filled xcuda_dirs[i]; a failed cold run leaves it empty (a miss, reported).
+                disk_plain.add(spawn(dict(spec, task="xcuda", session=False, expect_origin="disk"),
+                                     {"XCUDA_CACHE_DIR": xcuda_dirs[index]}))
+                if session:
+                    disk_loaded.add(spawn(dict(spec, task="xcuda", session=True, expect_origin="disk"),
+                                          {"XCUDA_CACHE_DIR": xcuda_dirs[index]}))
+            if runnable["cupy"]:
+                cupy_disk.add(spawn(dict(spec, task="cupy"), {"CUPY_CACHE_DIR": cupy_dirs[index],
+                                                                "XCUDA_CACHE": "0"}))
+        xcuda_reason = unavailable(info, "xcuda", gpu_reason)
+        results["disk", source] = NA(xcuda_reason) if xcuda_reason else disk_plain
+        results["disk loaded", source] = (NA(xcuda_reason) if xcuda_reason else
+                                          NA(f"no GPU: {gpu_reason}") if not session else disk_loaded)
+        cupy_reason = unavailable(info, "cupy", gpu_reason)
+        results["cupy disk", source] = NA(cupy_reason) if cupy_reason else cupy_disk
+
+        if xcuda_reason:
+            results["memory", source] = NA(xcuda_reason)
+        else:
+            results["memory", source] = spawn(dict(spec, task="xcuda_memory", session=session),
+                                              {"XCUDA_CACHE_DIR": fresh("memory")})
+        if cupy_reason:
+            results["cupy memory", source] = NA(cupy_reason)
+        else:
+            results["cupy memory", source] = spawn(dict(spec, task="cupy_memory"),
+                                                   {"CUPY_CACHE_DIR": fresh("cupy-memory"), "XCUDA_CACHE": "0"})
+    return results
+
+
+def median_of(entry, key="ms"):
+    return entry if isinstance(entry, NA) else entry.median(key)
+
+
+def spread_of(entry):
+    return "n/a" if isinstance(entry, NA) else entry.spread()
+
+
+def cold_table(results, info):
+    rows = []
+    libraries = {}  # system -> the libnvrtc files its processes mapped
+    for source, (label, _) in SOURCES.items():
+        bare = median_of(results["cold bare", source])
+        cupy = median_of(results["cold cupy", source])
+        nvrtc_ms = median_of(results["cold xcuda", source], "compile_ms")
+        how = "" if not isinstance(results["cold cupy", source], Samples) else next(
+            (f" ({r['how']})" for r in results["cold cupy", source].results if "how" in r), "")
+        systems = (
+            ("bare", f"bare NVRTC ({info.get('bare', 'n/a')}), the baseline", "", ""),
+            ("bare ctypes", "bare NVRTC (ctypes on the toolkit's libnvrtc.so.13)", "", ""),
+            ("xcuda", "xcuda.compile", None, f"{nvrtc_ms:.1f} ms" if measured(nvrtc_ms) else "n/a"),
+            ("cupy", f"CuPy RawKernel{how}", "", ""))
+        for key, system, goal, extra in systems:
+            entry = results["cold " + key, source]
+            if key == "bare ctypes" and isinstance(entry, NA):
+                continue  # only shown beside the cuda.bindings baseline
+            value = median_of(entry)
+            if goal is None:
+                goal = goal_ratio(value, cupy, COLD_GOAL_VS_CUPY, "CuPy")
+            rows.append((label, system, fmt_ms(value), spread_of(entry), extra, ratio(value, bare), ratio(value, cupy),
+                         goal))
+            if isinstance(entry, Samples):
+                for result in entry.results:
+                    for path in result.get("lib", []):
+                        libraries.setdefault(system.split(",")[0], [])
+                        if path not in libraries[system.split(",")[0]]:
+                            libraries[system.split(",")[0]].append(path)
+    table = markdown_table(["source", "system", f"median of {PROCESSES} processes", "min to max (ms)",
+                            "xcuda's compile_ms", "ratio to bare NVRTC", "ratio to CuPy", "goal"], rows)
+    used = "; ".join(f"{system}: {', '.join(paths)}" for system, paths in libraries.items())
+    return table, f"libnvrtc mapped by each system's processes: {used or 'n/a'}."
+
+
+def hit_table(results):
+    rows = []
+    for source, (label, _) in SOURCES.items():
+        cold_xcuda = median_of(results["cold xcuda", source])
+        cold_cupy = median_of(results["cold cupy", source])
+        memory = results["memory", source]
+        if isinstance(memory, NA):
+            compile_ms = magic_ms = memory
+            origin = ""
+        elif "error" in memory:
+            compile_ms = magic_ms = NA(memory["error"])
+            origin = ""
+        else:
+            compile_ms = memory["compile_ms"]
+            magic_ms = memory.get("magic_ms", NA(memory.get("magic_error", "not measured")))
+            origin = f"; the module compiled first is returned (origin '{memory['origin']}')"
+        magic_label = "%%cuda of an unchanged cell (run_cell_magic)"
+        if isinstance(memory, dict) and memory.get("magic_via", "run_cell_magic") != "run_cell_magic":
+            magic_label = f"%%cuda of an unchanged cell ({memory['magic_via']})"
+        cupy_memory = results["cupy memory", source]
+        cupy_memory = cupy_memory if isinstance(cupy_memory, NA) else value_of(cupy_memory)
+        disk = median_of(results["disk", source])
+        disk_loaded = median_of(results["disk loaded", source])
+        cupy_disk = median_of(results["cupy disk", source])
+        in_process = f"one process, median of {HITS}"
+        new_process = f"new process, median of {PROCESSES}"
+        for system, measure_text, value, cold, peer, goal in (
+                ("xcuda.compile, in-memory hit", in_process + origin, compile_ms, cold_xcuda, cupy_memory, ""),
+                (magic_label, in_process, magic_ms, cold_xcuda, cupy_memory,
+                 goal_below(magic_ms, MAGIC_GOAL_MS)),
+                ("CuPy RawKernel again, in-process hit", in_process, cupy_memory, cold_cupy, cupy_memory, ""),
+                ("xcuda.compile, disk hit, no session (cache read only)", new_process, disk, cold_xcuda, NA(""), ""),
+                ("xcuda.compile, disk hit incl. module load", new_process + "; session started first",
+                 disk_loaded, cold_xcuda, cupy_disk, goal_below(disk_loaded, DISK_GOAL_MS)),
+                ("CuPy RawKernel, disk hit incl. module load", new_process + "; CUDA started first",
+                 cupy_disk, cold_cupy, cupy_disk, "")):
+            speedup = f"{cold / value:.0f}x" if measured(value) and measured(cold) and value else "n/a"
+            rows.append((label, system, measure_text, fmt_ms(value), speedup, ratio(value, peer), goal))
+    return markdown_table(["source", "system", "measure", "value", "speed-up over the same system's cold compile",
+                           "ratio to CuPy's hit of the same kind", "goal"], rows)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="also write the tables (markdown) to this file")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.worker:
+        return run_worker(json.loads(options.worker))
+
+    gpu, gpu_reason = probe_gpu()
+    if gpu_reason:
+        print(f"No GPU: {gpu_reason}. The NVRTC rows run; CuPy and the module-load rows show n/a.\n", flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="xcuda-bench-compile-") as folder:
+        info = spawn({"task": "info"}, {"XCUDA_CACHE": "0"})
+        if "error" in info:
+            info = {"xcuda_error": info["error"], "bare_error": info["error"], "cupy_error": info["error"]}
+        now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+        nvrtc = [f"xcuda's {info['xcuda_nvrtc']}" if "xcuda_nvrtc" in info else None,
+                 f"{info['bare']}'s {info['bare_nvrtc']}" if "bare_nvrtc" in info else None,
+                 f"CuPy's {info['cupy_nvrtc']}" if "cupy_nvrtc" in info else None]
+        header = [
+            "# xcuda compile benchmark",
+            "",
+            f"- date: {now}",
+            f"- device: {gpu['name'] + ' (' + gpu['arch'] + ')' if gpu else 'none: ' + gpu_reason}",
+            f"- driver: {'CUDA ' + gpu['driver'] if gpu else 'none'}",
+            f"- NVRTC: {', '.join(n for n in nvrtc if n) or 'n/a'}",
+            f"- CuPy: {info.get('cupy', 'n/a (' + info.get('cupy_error', '?') + ')')}",
+            f"- host: {platform.node()}, Python {platform.python_version()}"
+            f"{', numpy ' + info['numpy'] if 'numpy' in info else ''}"
+            f"{', xcuda ' + info['xcuda'] if 'xcuda' in info else ''}",
+            f"- target: {info.get('arch', 'n/a')}; xcuda's options: {' '.join(info.get('xcuda_options', [])) or 'n/a'}"
+            f" + --include-path for {', '.join(info.get('toolkit_include_dirs', []))}",
+        ]
+        sections = ["\n".join(header)]
+        print(sections[0] + "\n", flush=True)
+        results = measure(info, gpu, gpu_reason, folder)
+
+    notes = {
+        "cold": ("Each value is the compile call inside a fresh process with empty caches (NVRTC's first-call "
+                 "cost included, process start excluded). With a GPU, xcuda and CuPy start CUDA before the "
+                 "timer and their calls include the module load; bare NVRTC only compiles. The goal allows 5% "
+                 "over CuPy for noise (met when xcuda <= 1.05x CuPy); the min-to-max column is the noise."),
+        "hits": ("In-process rows: median of 200 after a first compile in the same process (the %%cuda cell "
+                 "has no options, so its first run compiles once more). New-process rows: the cache folder "
+                 "was filled by a cold process; the files are in the OS page cache, as when a notebook is "
+                 "restarted. The CuPy ratio compares like with like (in-process with in-process, disk with "
+                 "disk)."),
+    }
+    cold, libraries = cold_table(results, info)
+    for title, table, note in (("Cold compile in a new process", cold, notes["cold"] + " " + libraries),
+                               ("Compile cache hits", hit_table(results), notes["hits"])):
+        section = f"## {title}\n\n{table}\n\n{note}"
+        print(section + "\n", flush=True)
+        sections.append(section)
+    if options.out:
+        Path(options.out).write_text("\n\n".join(sections) + "\n")
+        print(f"tables written to {options.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
