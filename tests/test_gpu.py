@@ -365,3 +365,59 @@ def test_xcuda_device_names_a_device_that_must_exist():
             print(e)
     """, XCUDA_DEVICE="99")
     assert "device 99 does not exist" in result.stdout, result.stdout + result.stderr
+
+
+INSPECT = r"""
+extern "C" __global__ void big_tile(float* x)
+{
+    __shared__ float tile[12 * 1024];  // 48 KiB: shared memory limits the blocks per SM
+    tile[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    x[threadIdx.x] = tile[(threadIdx.x + 1) % 128];
+}
+extern "C" __global__ void light(float* x) { x[threadIdx.x] += 1.0f; }
+template <typename T>
+__global__ void axpy(T a, const T* x, T* y, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] += a * x[i]; }
+"""
+
+
+@pytest.fixture(scope="module")
+def inspect_mod():
+    return xcuda.compile(INSPECT, name="gpu_inspect", instantiate=["axpy<float>", "axpy<double>"])
+
+
+def test_ptxas_and_driver_resources_agree(mod, inspect_mod):
+    for kernel in (mod.saxpy, mod.echo, inspect_mod.big_tile, inspect_mod.light, inspect_mod["axpy<double>"]):
+        driver, ptxas = kernel.resources, kernel.ptxas_resources
+        assert driver.source == "driver" and ptxas.source == "ptxas"
+        assert driver.arch == ptxas.arch
+        assert driver.registers == ptxas.registers, (kernel, driver, ptxas)
+        assert driver.static_shared == ptxas.static_shared, (kernel, driver, ptxas)
+        assert driver.local_bytes == ptxas.local_bytes, (kernel, driver, ptxas)
+        assert driver.max_threads_per_block > 0
+    assert inspect_mod.big_tile.resources.static_shared == 48 * 1024
+
+
+def test_occupancy_names_the_limiting_resource(inspect_mod):
+    shared_bound = inspect_mod.big_tile.occupancy(128)
+    assert shared_bound.limiter == "shared memory"
+    assert 0 < shared_bound.occupancy < 1 and shared_bound.active_blocks_per_sm >= 1
+    thread_bound = inspect_mod.light.occupancy(1024)
+    assert thread_bound.limiter == "threads per SM" and thread_bound.occupancy == 1.0
+    block_bound = inspect_mod.light.occupancy(32)
+    assert block_bound.limiter == "blocks per SM"
+    assert thread_bound.suggested_block > 0 and "limited by" in repr(thread_bound)
+    with pytest.raises(ValueError, match="exceeds"):
+        inspect_mod.light.occupancy(4096)
+
+
+def test_template_instances_launch_with_their_own_types(inspect_mod):
+    n = 1000
+    for name, dtype in (("axpy<float>", np.float32), ("axpy<double>", np.float64)):
+        x = np.arange(n, dtype=dtype)
+        y = np.ones(n, dtype=dtype)
+        inspect_mod[name].forall(n)(2.0, x, y, n)
+        np.testing.assert_allclose(y, 1 + 2 * x)
+    with pytest.raises(TypeError, match="needs float64 elements"):
+        inspect_mod["axpy<double>"].forall(n)(2.0, np.zeros(n, np.float32), np.zeros(n, np.float32), n)

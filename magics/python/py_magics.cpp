@@ -59,7 +59,11 @@ namespace xcuda::python
                 py::dict kernels = module.attr("kernels");
                 for (auto item : kernels)
                 {
-                    user_ns[item.first] = item.second;
+                    // Instances ("saxpy<float>") are not identifiers: they stay reachable through the module.
+                    if (item.first.attr("isidentifier")().cast<bool>())
+                    {
+                        user_ns[item.first] = item.second;
+                    }
                 }
             }
             // One compact line of resources per kernel, when ptxas ran (sm_XX targets).

@@ -296,7 +296,7 @@ namespace xcuda::python
         m.def("compile",
               [](const std::string& source, const std::string& name, const std::string& arch, const std::string& std,
                  std::vector<std::string> defines, std::vector<std::string> include_dirs, bool lineinfo,
-                 bool fast_math, std::vector<std::string> options) {
+                 bool fast_math, std::vector<std::string> options, std::vector<std::string> instantiate) {
                   compile_options o;
                   o.arch = arch;
                   o.std = std;
@@ -305,12 +305,13 @@ namespace xcuda::python
                   o.lineinfo = lineinfo;
                   o.fast_math = fast_math;
                   o.extra = std::move(options);
+                  o.name_expressions = std::move(instantiate);
                   return compile_module(source, name, o);
               },
               py::arg("source"), py::kw_only(), py::arg("name") = "", py::arg("arch") = "", py::arg("std") = "",
               py::arg("defines") = std::vector<std::string>{}, py::arg("include_dirs") = std::vector<std::string>{},
               py::arg("lineinfo") = false, py::arg("fast_math") = false,
-              py::arg("options") = std::vector<std::string>{},
+              py::arg("options") = std::vector<std::string>{}, py::arg("instantiate") = std::vector<std::string>{},
               R"(Compile CUDA C++ with NVRTC, as %%cuda does, and return the Module.
 
 Parameters
@@ -321,8 +322,9 @@ name : str, optional
     The module's name; re-compiling under the same name replaces the module.
 arch : str, optional
     sm_XX (CUBIN and PTX) or compute_XX (PTX only); default: the GPU's sm_XX, or compute_75.
-std, defines, include_dirs, lineinfo, fast_math, options
-    As the %%cuda options --std, -D, -I, --lineinfo, --fast-math and raw NVRTC options.
+std, defines, include_dirs, lineinfo, fast_math, options, instantiate
+    As the %%cuda options --std, -D, -I, --lineinfo, --fast-math, raw NVRTC options and
+    --instantiate ('saxpy<float>': the instance becomes module['saxpy<float>']).
 
 Raises
 ------

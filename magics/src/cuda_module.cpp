@@ -46,6 +46,11 @@ namespace xcuda
         {
             return signature.name;
         }
+        auto instance = m_compiled->lowered_names.find(signature.name);  // an instantiation: "saxpy<float>"
+        if (instance != m_compiled->lowered_names.end())
+        {
+            return instance->second;
+        }
         auto it = m_compiled->lowered_names.find("&" + signature.qualified_name);
         return it == m_compiled->lowered_names.end() ? signature.name : it->second;
     }

@@ -1,3 +1,4 @@
+#include <cctype>
 #include "kernel_signature.hpp"
 
 #include <algorithm>
@@ -2350,5 +2351,149 @@ namespace xcuda
         source_lexer(source).run(tokens, macros);
         std::vector<token> expanded = macro_expander(macros).run(std::move(tokens));
         return kernel_signature_parser(std::move(expanded)).run();
+    }
+}
+
+namespace xcuda
+{
+    namespace
+    {
+        // Splits "a, b<c, d>, e(f, g)" at its top-level commas, trimming each piece.
+        std::vector<std::string> split_arguments(const std::string& text)
+        {
+            std::vector<std::string> pieces;
+            std::string piece;
+            int depth = 0;
+            for (char c : text)
+            {
+                if (c == '<' || c == '(' || c == '[')
+                    ++depth;
+                else if (c == '>' || c == ')' || c == ']')
+                    --depth;
+                if (c == ',' && depth == 0)
+                {
+                    pieces.push_back(piece);
+                    piece.clear();
+                    continue;
+                }
+                piece += c;
+            }
+            pieces.push_back(piece);
+            for (auto& p : pieces)
+            {
+                std::size_t first = p.find_first_not_of(" \t\n");
+                std::size_t last = p.find_last_not_of(" \t\n");
+                p = first == std::string::npos ? std::string() : p.substr(first, last - first + 1);
+            }
+            if (pieces.size() == 1 && pieces[0].empty())
+            {
+                pieces.clear();
+            }
+            return pieces;
+        }
+
+        bool identifier_char(char c)
+        {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        }
+
+        // Replaces whole identifiers `name` in text by `value`.
+        std::string substitute(const std::string& text, const std::string& name, const std::string& value)
+        {
+            std::string out;
+            for (std::size_t i = 0; i < text.size();)
+            {
+                if (text.compare(i, name.size(), name) == 0 && (i == 0 || !identifier_char(text[i - 1])) &&
+                    (i + name.size() >= text.size() || !identifier_char(text[i + name.size()])))
+                {
+                    out += value;
+                    i += name.size();
+                }
+                else
+                {
+                    out += text[i++];
+                }
+            }
+            return out;
+        }
+    }
+
+    kernel_signature kernel_signature::instantiate(const std::string& expression) const
+    {
+        std::size_t open = expression.find('<');
+        std::size_t close = expression.rfind('>');
+        if (!is_template() || open == std::string::npos || close == std::string::npos || close < open)
+        {
+            throw signature_error(line, "'" + expression + "' does not instantiate template kernel '" + name +
+                                            "': write it as " + name + "<type, ...>");
+        }
+        std::vector<std::string> arguments = split_arguments(expression.substr(open + 1, close - open - 1));
+        if (arguments.size() > template_parameters.size())
+        {
+            throw signature_error(line, "'" + expression + "' gives " + std::to_string(arguments.size()) +
+                                            " template arguments; " + name + " takes " +
+                                            std::to_string(template_parameters.size()));
+        }
+        std::string declaration = "extern \"C\" __global__ void xcuda_instance(";
+        std::vector<std::pair<std::string, std::string>> bindings;
+        for (std::size_t i = 0; i < template_parameters.size(); ++i)
+        {
+            const std::string& parameter = template_parameters[i];
+            std::size_t equals = parameter.find('=');
+            std::string head = parameter.substr(0, equals);
+            std::size_t end = head.find_last_not_of(" \t");
+            std::size_t start = end;
+            while (start != std::string::npos && start > 0 && identifier_char(head[start - 1]))
+            {
+                --start;
+            }
+            std::string parameter_name = end == std::string::npos ? std::string() : head.substr(start, end - start + 1);
+            std::string value;
+            if (i < arguments.size())
+            {
+                value = arguments[i];
+            }
+            else if (equals != std::string::npos)
+            {
+                value = split_arguments(parameter.substr(equals + 1)).at(0);
+            }
+            else
+            {
+                throw signature_error(line, "'" + expression + "' leaves template parameter '" + parameter +
+                                                "' of " + name + " without a value");
+            }
+            bindings.emplace_back(parameter_name, value);
+        }
+        for (std::size_t i = 0; i < parameters.size(); ++i)
+        {
+            std::string type = parameters[i].type;
+            for (const auto& [parameter_name, value] : bindings)
+            {
+                if (!parameter_name.empty())
+                {
+                    type = substitute(type, parameter_name, value);
+                }
+            }
+            declaration += (i ? ", " : "") + type + " p" + std::to_string(i);
+        }
+        declaration += ") {}";
+        std::vector<kernel_signature> parsed = parse_kernel_signatures(declaration);
+        kernel_signature instance = *this;
+        instance.template_parameters.clear();
+        instance.extern_c = false;
+        instance.name = expression;
+        std::size_t scope = qualified_name.rfind("::");
+        instance.qualified_name = (expression.find("::") == std::string::npos && scope != std::string::npos)
+                                      ? qualified_name.substr(0, scope + 2) + expression
+                                      : expression;
+        for (std::size_t i = 0; i < parameters.size() && i < parsed.at(0).parameters.size(); ++i)
+        {
+            std::string parameter_name = instance.parameters[i].name;
+            std::string default_value = instance.parameters[i].default_value;
+            instance.parameters[i] = parsed[0].parameters[i];
+            instance.parameters[i].name = parameter_name;
+            instance.parameters[i].default_value = default_value;
+        }
+        return instance;
     }
 }

@@ -65,6 +65,13 @@ namespace xcuda
         bool is_template() const { return !template_parameters.empty(); }
         // "saxpy(float a, const float* x, const float* y, float* out, size_t n)"
         std::string to_string() const;
+
+        // This template kernel instantiated as `expression` ("saxpy<float>", "ns::fill<int, 4>"): the
+        // template arguments (or the parameters' defaults) replace the template parameters in each
+        // parameter type, so the instance is typed like any other kernel. Its name and qualified name
+        // are the expression, which is also the NVRTC name expression of the instance. Throws
+        // signature_error when the expression does not instantiate this template.
+        kernel_signature instantiate(const std::string& expression) const;
     };
 
     // A declaration that cannot be understood. what() reads "line 3: <problem>".

@@ -196,6 +196,16 @@ namespace xcuda
             {
                 result.compile.fast_math = true;
             }
+            else if (is("--instantiate"))
+            {
+                std::string value = value_of("--instantiate");
+                if (value.find('<') == std::string::npos)
+                {
+                    throw std::invalid_argument("--instantiate needs a template instance such as 'saxpy<float>', got '" +
+                                                value + "'");
+                }
+                result.compile.name_expressions.push_back(value);
+            }
             else if (word == "--ptx")
             {
                 result.show_ptx = true;
@@ -243,6 +253,9 @@ Options:
   --std STD          C++ standard: c++17 (NVRTC's default), c++20, ...
   --lineinfo         keep source line information (for profilers and PTX views)
   --fast-math        --use_fast_math: fast, less precise float math
+  --instantiate EXPR instantiate a template kernel, e.g. --instantiate 'saxpy<float>'
+                     (repeatable); reach it as module['saxpy<float>'] (with --name)
+                     or kernel.module['saxpy<float>'], typed from its arguments
   --ptx              show the generated PTX below the cell (highlighted)
   --sass             show the SASS (machine code) for the GPU's sm_XX, or sm_NN
                      for compute_NN; needs nvdisasm or cuobjdump
@@ -257,7 +270,7 @@ After an sm_XX compile, one line per kernel shows its registers, spills, stack,
 shared and constant memory (ptxas' report). kernel.resources, kernel.lines(),
 kernel.occupancy(block) and xcuda.compare(a, b) show more.
 Kernels must be extern "C" or plain C++ functions (found through NVRTC name
-expressions); template kernels are listed but not launchable yet.
+expressions); template kernels launch once instantiated with --instantiate.
 A compile error raises xcuda.CompileError with NVRTC's log, the cell's own
 line numbers and the options used.)";
         return usage;

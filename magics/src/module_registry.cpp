@@ -53,9 +53,30 @@ namespace xcuda
             }
             remember_parse(source, signatures, unreadable);
         }
+        // Instantiations asked for by name expression ("saxpy<float>") become kernels of their own.
+        std::vector<kernel_signature> instances;
+        for (const auto& expression : options.name_expressions)
+        {
+            if (expression.empty() || expression[0] == '&' || expression.find('<') == std::string::npos)
+            {
+                continue;
+            }
+            std::string base = expression.substr(0, expression.find('<'));
+            base.erase(base.find_last_not_of(" \t") + 1);
+            auto it = std::find_if(signatures.begin(), signatures.end(), [&](const kernel_signature& s) {
+                return s.is_template() && (s.name == base || s.qualified_name == base);
+            });
+            if (it == signatures.end())
+            {
+                throw std::invalid_argument("--instantiate " + expression + ": the cell has no template kernel named '" +
+                                            base + "'");
+            }
+            instances.push_back(it->instantiate(expression));
+        }
+        signatures.insert(signatures.end(), instances.begin(), instances.end());
         for (const auto& signature : signatures)
         {
-            if (!signature.extern_c && !signature.is_template())
+            if (!signature.extern_c && !signature.is_template() && signature.name.find('<') == std::string::npos)
             {
                 std::string expression = "&" + signature.qualified_name;
                 if (std::find(options.name_expressions.begin(), options.name_expressions.end(), expression) ==
