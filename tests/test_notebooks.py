@@ -65,3 +65,20 @@ def test_saxpy_notebook_runs_top_to_bottom_on_a_gpu():
     text = "\n".join(outputs_text(c) for c in notebook.cells if c.cell_type == "code")
     assert "SAXPY is correct for all 16777216 elements" in text, text
     assert "GB/s" in text and "median" in text, text
+
+
+def test_ptx_course_notebook_runs_on_any_machine():
+    notebook, error = execute("02-ptx-inspection.ipynb")
+    assert error is None, f"{error.ename}: {error.evalue}" if error else ""
+    text = "\n".join(outputs_text(c) for c in notebook.cells if c.cell_type == "code")
+    assert ".entry saxpy" in text
+    assert "out[i] = a * x[i] + y[i];" in text and "fma.rn.f32" in text
+    assert "1024 B shared" in text
+    assert "div.approx" in text and "only left" in text
+    assert "scale<double>(double* x, double factor, int n)" in text
+    if HAS_GPU:
+        assert "limited by" in text
+    else:
+        assert "occupancy skipped" in text
+    html = [o for c in notebook.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
+    assert any("xcuda-sbs" in o["data"]["text/html"] for o in html)
