@@ -421,3 +421,14 @@ def test_template_instances_launch_with_their_own_types(inspect_mod):
         np.testing.assert_allclose(y, 1 + 2 * x)
     with pytest.raises(TypeError, match="needs float64 elements"):
         inspect_mod["axpy<double>"].forall(n)(2.0, np.zeros(n, np.float32), np.zeros(n, np.float32), n)
+
+
+def test_a_module_for_another_gpu_can_be_inspected_but_not_launched():
+    here = xcuda.default_arch()
+    other = "sm_90" if here.startswith("sm_8") else "sm_80"  # a CUBIN this GPU cannot load
+    module = xcuda.compile(SOURCE, name="other_gpu", arch=other)
+    assert not module.loaded
+    assert module.saxpy.ptxas_resources.registers > 0
+    x = xcuda.zeros(32, np.float32)
+    with pytest.raises(xcuda.CudaError, match=f"compiled for {other}, the GPU is {here}"):
+        module.saxpy[1, 32](1.0, x, x, x, 32)

@@ -77,14 +77,17 @@ namespace xcuda::python
             {
                 py::module_::import("sys").attr("stderr").attr("write")("NVRTC warnings:\n" + log + "\n");
             }
-            py::object display = py::module_::import("IPython.display").attr("display");
-            if (options.show_ptx)
+            if (options.show_ptx || options.show_sass)
             {
-                display(module.attr("ptx"));
-            }
-            if (options.show_sass)
-            {
-                display(module.attr("sass"));
+                py::object display = py::module_::import("IPython.display").attr("display");
+                if (options.show_ptx)
+                {
+                    display(module.attr("ptx"));
+                }
+                if (options.show_sass)
+                {
+                    display(module.attr("sass"));
+                }
             }
         }
 

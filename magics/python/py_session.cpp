@@ -265,9 +265,10 @@ namespace xcuda::python
             built = module_registry::instance().build(name, source, options);
         }
         cuda_session& session = cuda_session::instance();
-        if (session.active())
+        if (session.active() && session.can_run(built.module->compiled().arch))
         {
-            // Load now so a module the GPU rejects fails in the cell that compiled it.
+            // Load now so a module the GPU rejects fails in the cell that compiled it. A module compiled
+            // for another GPU (--arch sm_80 on an sm_90, to inspect it) stays unloaded until a launch.
             built.module->ensure_loaded();
         }
         return wrap_module(built.module);

@@ -1,5 +1,6 @@
 #include "cuda_session.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <vector>
 
@@ -240,5 +241,33 @@ namespace xcuda
             }
         }
         return totals;
+    }
+}
+
+namespace xcuda
+{
+    bool cuda_session::can_run(const std::string& arch) const noexcept
+    {
+        if (!m_context)
+        {
+            return false;
+        }
+        bool cubin = arch.rfind("sm_", 0) == 0;
+        std::size_t digits = cubin ? 3 : (arch.rfind("compute_", 0) == 0 ? 8 : std::string::npos);
+        if (digits == std::string::npos || arch.size() < digits + 2)
+        {
+            return false;
+        }
+        int number = std::atoi(arch.c_str() + digits);
+        int major = number / 10;
+        int minor = number % 10;
+        bool exact_only = !std::isdigit(static_cast<unsigned char>(arch.back()));  // sm_90a, sm_100f
+        int device = m_properties.cc_major * 10 + m_properties.cc_minor;
+        if (cubin)
+        {
+            return exact_only ? number == device
+                              : major == m_properties.cc_major && minor <= m_properties.cc_minor;
+        }
+        return number <= device;
     }
 }

@@ -95,6 +95,10 @@ namespace xcuda
         // "sm_XX" of the current GPU when a driver and a GPU exist, else "compute_75" (NVRTC's oldest).
         std::string default_arch() noexcept;
 
+        // Whether code compiled for arch (sm_XY CUBIN: same major, minor <= the device's; compute_XY PTX:
+        // XY <= the device's) can be loaded on the session's device. False without a session.
+        bool can_run(const std::string& arch) const noexcept;
+
         // Free every resource, release the primary context. Safe to call twice; ensure() afterwards
         // starts a new session.
         void close() noexcept;
