@@ -432,3 +432,15 @@ def test_a_module_for_another_gpu_can_be_inspected_but_not_launched():
     x = xcuda.zeros(32, np.float32)
     with pytest.raises(xcuda.CudaError, match=f"compiled for {other}, the GPU is {here}"):
         module.saxpy[1, 32](1.0, x, x, x, 32)
+
+
+def test_a_cub_block_reduction_from_a_cuda_cell_sums_correctly():
+    from test_inspection import CUB_REDUCTION
+
+    module = xcuda.compile(CUB_REDUCTION, name="gpu_cub")
+    n = 128 * 50 + 17
+    values = random(n, seed=14)
+    sums = np.full(51, np.nan, np.float32)
+    module.block_sum[51, 128](values, sums, n)
+    expected = np.add.reduceat(values.astype(np.float64), np.arange(0, n, 128))
+    np.testing.assert_allclose(sums, expected, rtol=1e-5)

@@ -204,3 +204,26 @@ def test_sass_maps_the_fma_to_the_saxpy_statement():
     owned = instructions_under(repr(kernel.lines(sass=True)), "out[i] = a * x[i] + y[i];")
     assert any("FFMA" in i for i in owned), repr(kernel.lines(sass=True))
     assert any("STG" in i for i in owned)
+
+
+CUB_REDUCTION = r"""
+#include <cub/block/block_reduce.cuh>
+#include <cuda/std/cstdint>
+
+extern "C" __global__ void block_sum(const float* in, float* out, cuda::std::int32_t n)
+{
+    using reduce = cub::BlockReduce<float, 128>;
+    __shared__ typename reduce::TempStorage storage;
+    int i = blockIdx.x * 128 + threadIdx.x;
+    float sum = reduce(storage).Sum(i < n ? in[i] : 0.0f);
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = sum;
+}
+"""
+
+
+def test_cccl_headers_are_found_from_the_toolkit():
+    module = xcuda.compile(CUB_REDUCTION, name="cub_reduction", arch="compute_75")
+    assert ".entry block_sum" in module.ptx
+    assert [p["type"] for p in module.block_sum.parameters] == ["const float*", "float*", "cuda::std::int32_t"]
+    assert module.block_sum.parameters[2]["dtype"] == "int32"
