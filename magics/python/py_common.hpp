@@ -125,6 +125,11 @@ namespace xcuda::python
     py::object kernel_lines(cuda_kernel& kernel, bool sass);      // source <-> PTX/SASS view
     py::object compare_kernels(cuda_kernel& left, cuda_kernel& right, bool sass);
 
+    // ---- size sweeps: xcuda.bench, BenchResult, peak_bandwidth (py_bench.cpp) ----
+    void register_bench(py::module_& m);
+    // The %cuda_bench line magic bound to shell (registered by py_magics.cpp's register_with).
+    py::cpp_function bench_magic(py::object shell);
+
     // ---- IPython magics (py_magics.cpp) ----
     void register_magics(py::module_& m);
 }

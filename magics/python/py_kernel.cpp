@@ -370,6 +370,11 @@ Kernels are reachable as module.name and module['name'].)")
                                        return result;
                                    },
                                    "Kernel name -> ResourceUsage from this compile's ptxas report (sm_XX targets only).")
+            .def_property_readonly("stale", [](const py_module& self) { return self.module->stale(); },
+                                   "True when a header cell it includes changed since it was compiled.")
+            .def_property_readonly("headers",
+                                   [](const py_module& self) { return self.module->headers(); },
+                                   "The header cells it was compiled with: name -> text.")
             .def_property_readonly("origin", [](const py_module& self) { return self.module->origin(); },
                                    "Where the binary came from: 'nvrtc' (compiled), 'memory' or 'disk' (the compile caches).")
             .def_property_readonly("loaded", [](const py_module& self) { return self.module->loaded(); },

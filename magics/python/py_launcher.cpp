@@ -59,6 +59,16 @@ namespace xcuda::python
 
         void launch(launcher_object* self, PyObject* const* args, std::size_t nargs)
         {
+            if (self->kernel->module()->stale())
+            {
+                std::string message = "kernel '" + self->kernel->signature().name + "' was compiled with an older " +
+                                      self->kernel->module()->stale_because() +
+                                      "; run its %%cuda cell again to use the new header";
+                if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0)
+                {
+                    throw py::error_already_set();
+                }
+            }
             CUstream stream = stream_from_object(self->stream_object);
             bound_arguments bound;
             bind_arguments(*self->kernel, args, nargs, stream, bound);

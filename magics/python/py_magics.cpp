@@ -91,6 +91,31 @@ namespace xcuda::python
             }
         }
 
+        void cuda_header_cell(const std::string& line, const std::string& cell)
+        {
+            std::vector<std::string> words;
+            try
+            {
+                words = magic_arguments::split(line);
+            }
+            catch (const std::invalid_argument& e)
+            {
+                raise_usage_error(e.what());
+            }
+            if (words.size() != 1 || words[0].empty() || words[0][0] == '-')
+            {
+                raise_usage_error("%%cuda_header takes one header name, e.g. %%cuda_header vec.cuh; later %%cuda "
+                                  "cells use it with #include \"vec.cuh\"");
+            }
+            py::list stale = py::module_::import("xcuda").attr("set_header")(words[0], cell);
+            std::string message = "header " + words[0] + " kept for #include \"" + words[0] + "\"";
+            if (py::len(stale))
+            {
+                message += "; stale until their cells run again: " + str_of(py::str(", ").attr("join")(stale));
+            }
+            py::print(message);
+        }
+
         // Splits "callee(args)" at the call that ends the expression.
         bool split_call(const std::string& expression, std::string& callee, std::string& arguments)
         {
@@ -231,10 +256,18 @@ namespace xcuda::python
                                     py::doc("%cuda_timeit [-r REPEAT] [-w WARMUP] [-n NBYTES] [-o] kernel[grid, block](args...)\n\n"
                                             "Time a launch with CUDA events: prints the median kernel time and the "
                                             "achieved bandwidth when the byte count is known."));
+            py::cpp_function header([](const std::string& line, const std::string& cell) { cuda_header_cell(line, cell); },
+                                    py::name("cuda_header"),
+                                    py::doc("%%cuda_header NAME\n\nKeep the cell as a header named NAME for later %%cuda cells' "
+                                            "#include \"NAME\". The compile cache key includes header texts; "
+                                            "changing a header marks the modules built with the old text stale "
+                                            "(%cuda_status shows them; launching one warns) until their cells run again."));
             shell.attr("register_magic_function")(cuda, "cell", "cuda");
+            shell.attr("register_magic_function")(header, "cell", "cuda_header");
             shell.attr("register_magic_function")(info, "line", "cuda_info");
             shell.attr("register_magic_function")(status, "line", "cuda_status");
             shell.attr("register_magic_function")(timeit, "line", "cuda_timeit");
+            shell.attr("register_magic_function")(bench_magic(shell), "line", "cuda_bench");
             (void)m;
         }
     }

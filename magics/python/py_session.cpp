@@ -203,7 +203,8 @@ namespace xcuda::python
         report status(py::object namespace_object)
         {
             report r;
-            report_table modules{"Modules", {"module", "kernels", "target", "loaded", "PTX"}, {}, "no modules: run a %%cuda cell"};
+            report_table modules{"Modules", {"module", "kernels", "target", "loaded", "PTX", "headers"}, {},
+                                 "no modules: run a %%cuda cell"};
             for (const auto& module : module_registry::instance().modules())
             {
                 std::string kernels;
@@ -211,9 +212,19 @@ namespace xcuda::python
                 {
                     kernels += (kernels.empty() ? "" : ", ") + signature.to_string();
                 }
+                std::string headers;
+                for (const auto& header : module->headers())
+                {
+                    headers += (headers.empty() ? "" : ", ") + header.first;
+                }
+                if (module->stale())
+                {
+                    headers += " (STALE: " + module->stale_because() + " changed; re-run the cell)";
+                }
                 modules.rows.push_back({module->name(), kernels,
                                         module->compiled().arch + (module->compiled().cubin.empty() ? " PTX" : " CUBIN"),
-                                        module->loaded() ? "yes" : "no", bytes_text(module->compiled().ptx.size())});
+                                        module->loaded() ? "yes" : "no", bytes_text(module->compiled().ptx.size()),
+                                        headers});
             }
             r.tables.push_back(modules);
 
@@ -262,7 +273,8 @@ namespace xcuda::python
         build_result built;
         {
             py::gil_scoped_release release;
-            built = module_registry::instance().build(name, source, options);
+            module_registry& registry = module_registry::instance();
+            built = registry.build(name, source, options, registry.headers_for(source));
         }
         cuda_session& session = cuda_session::instance();
         if (session.active() && session.can_run(built.module->compiled().arch))
@@ -355,6 +367,19 @@ CompileError
                   return stats;
               },
               "Counts of what lives in the session: loaded modules, device buffers and their bytes.");
+        m.def("set_header",
+              [](const std::string& name, const std::string& text) {
+                  py::list stale;
+                  for (const auto& module : module_registry::instance().set_header(name, text))
+                  {
+                      stale.append(module->name());
+                  }
+                  return stale;
+              },
+              py::arg("name"), py::arg("text"),
+              R"(Keep a header in memory for later cells' #include "name" (what %%cuda_header does). Returns the
+names of the modules compiled with an older text of it: they are stale until their cells run again.)");
+        m.def("headers", [] { return module_registry::instance().headers(); }, "Header cells: name -> text.");
         m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");
         m.def("status", &status, py::arg("namespace") = py::none(),
               "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");

@@ -22,5 +22,6 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_views(m);
     register_kernels(m);
     register_session(m);
+    register_bench(m);
     register_magics(m);
 }

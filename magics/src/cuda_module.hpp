@@ -37,6 +37,13 @@ namespace xcuda
         const compile_result& compiled() const noexcept { return *m_compiled; }
         const std::vector<kernel_signature>& signatures() const noexcept { return m_signatures; }
         const std::string& cache_key() const noexcept { return m_cache_key; }
+        // The header cells this module was compiled with, and whether one has changed since.
+        const std::map<std::string, std::string>& headers() const noexcept { return m_headers; }
+        void set_headers(std::map<std::string, std::string> headers) { m_headers = std::move(headers); }
+        bool stale() const noexcept { return !m_stale_because.empty(); }
+        const std::string& stale_because() const noexcept { return m_stale_because; }
+        void mark_stale(const std::string& header) { m_stale_because = header; }
+
         // Where the binary came from: "nvrtc" (compiled for this module), "memory" or "disk" (caches).
         const std::string& origin() const noexcept { return m_origin; }
         void set_origin(std::string origin) { m_origin = std::move(origin); }
@@ -72,6 +79,8 @@ namespace xcuda
         std::vector<kernel_signature> m_signatures;
         std::string m_cache_key;
         std::string m_origin = "nvrtc";
+        std::map<std::string, std::string> m_headers;
+        std::string m_stale_because;
 
         CUmodule m_module = nullptr;
         std::uint64_t m_generation = 0;

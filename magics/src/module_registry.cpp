@@ -140,8 +140,65 @@ namespace xcuda
         result.module = std::make_shared<cuda_module>(module_name, source, options, std::move(compiled),
                                                       std::move(signatures), cache_key);
         result.module->set_origin(origin);
+        result.module->set_headers(headers);
         install(key, result.module);
         return result;
+    }
+
+    std::vector<std::shared_ptr<cuda_module>> module_registry::set_header(const std::string& name,
+                                                                          const std::string& text)
+    {
+        std::vector<std::shared_ptr<cuda_module>> stale;
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_headers[name] = text;
+        for (const auto& entry : m_entries)
+        {
+            const auto& used = entry.second->headers();
+            auto it = used.find(name);
+            if (it != used.end() && it->second != text)
+            {
+                entry.second->mark_stale(name);
+                stale.push_back(entry.second);
+            }
+        }
+        return stale;
+    }
+
+    std::map<std::string, std::string> module_registry::headers() const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return m_headers;
+    }
+
+    std::map<std::string, std::string> module_registry::headers_for(const std::string& source) const
+    {
+        // Which header cells a text names in an #include "..." or <...>; then the same for those.
+        std::lock_guard<std::mutex> lock(m_mutex);
+        std::map<std::string, std::string> used;
+        std::vector<const std::string*> pending{&source};
+        while (!pending.empty())
+        {
+            const std::string& text = *pending.back();
+            pending.pop_back();
+            for (const auto& [name, header] : m_headers)
+            {
+                if (used.count(name))
+                {
+                    continue;
+                }
+                for (const std::string& spelled : {"\"" + name + "\"", "<" + name + ">"})
+                {
+                    std::size_t at = text.find(spelled);
+                    if (at != std::string::npos && text.rfind("include", at) != std::string::npos)
+                    {
+                        used[name] = header;
+                        pending.push_back(&header);
+                        break;
+                    }
+                }
+            }
+        }
+        return used;
     }
 
     bool module_registry::parsed_before(const std::string& source, std::vector<kernel_signature>& signatures,

@@ -41,6 +41,14 @@ namespace xcuda
 
         static std::string key_for(const std::string& name, const std::vector<kernel_signature>& signatures);
 
+        // Header cells (%%cuda_header name.cuh): kept in memory and given to NVRTC for the cells that
+        // include them (directly or through another header cell). Setting a header whose text changed
+        // marks every module compiled with the old text stale; returns those modules.
+        std::vector<std::shared_ptr<cuda_module>> set_header(const std::string& name, const std::string& text);
+        std::map<std::string, std::string> headers() const;
+        // The header cells source includes, with the ones they include in turn.
+        std::map<std::string, std::string> headers_for(const std::string& source) const;
+
         // The current module under key if it was built from the same compile (cache key), else null.
         std::shared_ptr<cuda_module> find_same(const std::string& key, const std::string& cache_key) const;
 
@@ -67,6 +75,7 @@ namespace xcuda
 
         mutable std::mutex m_mutex;
         std::deque<parse_result> m_parses;
+        std::map<std::string, std::string> m_headers;
         std::vector<std::pair<std::string, std::shared_ptr<cuda_module>>> m_entries;
     };
 }

@@ -1,0 +1,987 @@
+// xcuda.bench, xcuda.BenchResult, xcuda.peak_bandwidth and %cuda_bench: sweep a kernel over problem
+// sizes, time each size with CUDA events, and plot the achieved bandwidth against the device's
+// measured peak.
+//
+// Timing goes through the kernel's own Kernel.time (time_launch), so a sweep measures exactly what
+// %cuda_timeit measures. The peak is a large device-to-device copy timed with events, measured once per
+// session and device. The plot is a matplotlib Figure made without pyplot (no global figure list, no
+// backend needed, nothing shown twice by an inline backend); a BenchResult shows it in its HTML as a PNG.
+//
+// Test hooks: bench(..., _timer=f) times with f(grid, block, *args, repeat=, warmup=, nbytes=) instead
+// of kernel.time, and %cuda_bench calls xcuda.bench looked up at call time; with them the sweep, the
+// table, the plot, the progress bar and the magic are tested on machines without a GPU.
+//
+// Threading: everything holds the GIL except the peak probe's copies and event waits.
+
+#include "py_common.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include <pybind11/eval.h>
+
+#include "cuda_driver.hpp"
+#include "cuda_session.hpp"
+#include "errors.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        std::string format(const char* pattern, double value)
+        {
+            char text[64];
+            std::snprintf(text, sizeof text, pattern, value);
+            return text;
+        }
+
+        std::string escape_html(const std::string& text)
+        {
+            std::string out;
+            for (char c : text)
+            {
+                switch (c)
+                {
+                case '<': out += "&lt;"; break;
+                case '>': out += "&gt;"; break;
+                case '&': out += "&amp;"; break;
+                case '"': out += "&quot;"; break;
+                default: out += c;
+                }
+            }
+            return out;
+        }
+
+        // 1e3-based, as GB/s is.
+        std::string bytes_text(double bytes)
+        {
+            if (bytes >= 1e9)
+                return format("%.2f GB", bytes / 1e9);
+            if (bytes >= 1e6)
+                return format("%.1f MB", bytes / 1e6);
+            if (bytes >= 1e3)
+                return format("%.1f kB", bytes / 1e3);
+            return format("%.0f B", bytes);
+        }
+
+        // ---- the device's peak ------------------------------------------------------------------
+
+        // Destroys the events of one measurement on every path out of it.
+        struct event_pair
+        {
+            CUevent start = nullptr;
+            CUevent end = nullptr;
+            event_pair()
+            {
+                const cuda_driver& driver = cuda_driver::get();
+                check(driver.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+                check(driver.cuEventCreate(&end, CU_EVENT_DEFAULT), "cuEventCreate");
+            }
+            ~event_pair()
+            {
+                if (start)
+                    cuda_driver::get().cuEventDestroy(start);
+                if (end)
+                    cuda_driver::get().cuEventDestroy(end);
+            }
+            event_pair(const event_pair&) = delete;
+            event_pair& operator=(const event_pair&) = delete;
+        };
+
+        // GB/s of a device-to-device copy (bytes read plus bytes written over the median time of 10
+        // copies after 2 untimed ones) between two buffers of up to 512 MiB each: several times any L2
+        // cache, so the copy runs at DRAM speed. Cached per session generation and device.
+        double measured_peak_gbs(bool refresh)
+        {
+            static double cached = 0;
+            static std::uint64_t cached_generation = 0;
+            static int cached_ordinal = -1;
+            cuda_session& session = cuda_session::instance();
+            session.make_current();
+            if (!refresh && cached > 0 && cached_generation == session.generation() &&
+                cached_ordinal == session.device_ordinal())
+            {
+                return cached;
+            }
+            const cuda_driver& driver = cuda_driver::get();
+            std::size_t free_bytes = 0;
+            std::size_t total_bytes = 0;
+            check(driver.cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+            constexpr std::size_t mib = std::size_t(1) << 20;
+            std::size_t bytes = std::min<std::size_t>(512 * mib, free_bytes / 4) / mib * mib;
+            if (bytes < 16 * mib)
+            {
+                throw std::runtime_error("measuring the peak bandwidth needs two buffers of 16 MiB, and only " +
+                                         bytes_text(static_cast<double>(free_bytes)) +
+                                         " of device memory are free: free some, or pass peak= (GB/s)");
+            }
+            std::shared_ptr<device_buffer> source = device_buffer::allocate(bytes);
+            std::shared_ptr<device_buffer> target = device_buffer::allocate(bytes);
+            source->set_label("peak bandwidth probe (source)");
+            target->set_label("peak bandwidth probe (target)");
+            CUdeviceptr from = source->pointer();
+            CUdeviceptr to = target->pointer();
+            CUstream stream = session.stream();
+            std::vector<float> samples;
+            {
+                event_pair events;
+                py::gil_scoped_release release;
+                for (int i = 0; i < 2; ++i)
+                {
+                    check(driver.cuMemcpyDtoDAsync(to, from, bytes, stream), "cuMemcpyDtoDAsync");
+                }
+                for (int i = 0; i < 10; ++i)
+                {
+                    check(driver.cuEventRecord(events.start, stream), "cuEventRecord");
+                    check(driver.cuMemcpyDtoDAsync(to, from, bytes, stream), "cuMemcpyDtoDAsync");
+                    check(driver.cuEventRecord(events.end, stream), "cuEventRecord");
+                    check(driver.cuEventSynchronize(events.end), "cuEventSynchronize");
+                    float ms = 0;
+                    check(driver.cuEventElapsedTime(&ms, events.start, events.end), "cuEventElapsedTime");
+                    samples.push_back(ms);
+                }
+            }
+            std::sort(samples.begin(), samples.end());
+            double median_ms = 0.5 * (samples[4] + samples[5]);
+            cached = 2.0 * static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9;
+            cached_generation = session.generation();
+            cached_ordinal = session.device_ordinal();
+            return cached;
+        }
+
+        // The device's name and the bandwidth from its memory clock and bus width, when a session runs
+        // (a sweep has started it); None otherwise (a sweep timed by a test's _timer).
+        py::object device_name()
+        {
+            cuda_session& session = cuda_session::instance();
+            return session.active() ? py::object(py::str(session.properties().name)) : py::object(py::none());
+        }
+
+        py::object theoretical_peak_gbs()
+        {
+            cuda_session& session = cuda_session::instance();
+            if (!session.active())
+            {
+                return py::none();
+            }
+            const device_properties& p = session.properties();
+            double peak = 2.0 * p.memory_clock_khz * 1e3 * (p.memory_bus_width / 8.0) / 1e9;
+            return peak > 0 ? py::object(py::float_(peak)) : py::object(py::none());
+        }
+
+        // ---- the result -------------------------------------------------------------------------
+
+        struct bench_result
+        {
+            std::string kernel;
+            py::object device = py::none();  // str, or None when no session ran
+            int block = 0;
+            int repeat = 0;
+            int warmup = 0;
+            std::vector<long long> sizes;
+            std::vector<long long> grids;
+            std::vector<long long> nbytes;
+            std::vector<double> median_ms;
+            std::vector<double> bandwidth_gbs;
+            double peak_gbs = 0;
+            std::string peak_source;                 // "measured" or "given"
+            py::object theoretical_gbs = py::none();  // float or None
+            double elapsed_s = 0;
+            bool show_plot = true;
+            mutable std::string png_base64;  // the plot for _repr_html_, made once
+
+            std::vector<double> fraction_of_peak() const
+            {
+                std::vector<double> fractions;
+                for (double bandwidth : bandwidth_gbs)
+                {
+                    fractions.push_back(bandwidth / peak_gbs);
+                }
+                return fractions;
+            }
+
+            std::string heading() const
+            {
+                std::string text = kernel;
+                if (!device.is_none())
+                {
+                    text += " on " + str_of(device);
+                }
+                return text + ", block " + std::to_string(block) + ", median of " + std::to_string(repeat) +
+                       " launch" + (repeat == 1 ? "" : "es");
+            }
+
+            std::string peak_text() const
+            {
+                std::string text = "peak " + format("%.0f GB/s", peak_gbs) +
+                                   (peak_source == "measured" ? " measured (device-to-device copy)" : " (given)");
+                if (!theoretical_gbs.is_none())
+                {
+                    text += "; theoretical " + format("%.0f GB/s", theoretical_gbs.cast<double>()) +
+                            " (memory clock x bus width)";
+                }
+                return text;
+            }
+
+            std::vector<std::vector<std::string>> rows() const
+            {
+                std::vector<std::vector<std::string>> rows;
+                for (std::size_t i = 0; i < sizes.size(); ++i)
+                {
+                    rows.push_back({std::to_string(sizes[i]), std::to_string(grids[i]),
+                                    bytes_text(static_cast<double>(nbytes[i])), format("%.2f", median_ms[i] * 1e3),
+                                    format("%.1f", bandwidth_gbs[i]), format("%.1f", 100 * bandwidth_gbs[i] / peak_gbs)});
+                }
+                return rows;
+            }
+
+            static const std::vector<std::string>& columns()
+            {
+                static const std::vector<std::string> names{"n", "grid", "bytes", "median us", "GB/s", "% of peak"};
+                return names;
+            }
+
+            std::string text() const
+            {
+                auto table = rows();
+                std::vector<std::size_t> widths;
+                for (const auto& column : columns())
+                {
+                    widths.push_back(column.size());
+                }
+                for (const auto& row : table)
+                {
+                    for (std::size_t c = 0; c < row.size(); ++c)
+                    {
+                        widths[c] = std::max(widths[c], row[c].size());
+                    }
+                }
+                auto line = [&](const std::vector<std::string>& cells) {
+                    std::string out;
+                    for (std::size_t c = 0; c < cells.size(); ++c)
+                    {
+                        out += (c ? "  " : "") + std::string(widths[c] - cells[c].size(), ' ') + cells[c];
+                    }
+                    return out + "\n";
+                };
+                std::string out = heading() + "\n" + line(columns());
+                for (const auto& row : table)
+                {
+                    out += line(row);
+                }
+                return out + peak_text();
+            }
+
+            std::string html() const
+            {
+                std::string out = "<div class=\"xcuda-bench\"><h4>" + escape_html(heading()) + "</h4><table><thead><tr>";
+                for (const auto& column : columns())
+                {
+                    out += "<th>" + escape_html(column) + "</th>";
+                }
+                out += "</tr></thead><tbody>";
+                for (const auto& row : rows())
+                {
+                    out += "<tr>";
+                    for (const auto& cell : row)
+                    {
+                        out += "<td style=\"text-align:right\">" + escape_html(cell) + "</td>";
+                    }
+                    out += "</tr>";
+                }
+                out += "</tbody></table><p>" + escape_html(peak_text()) + "</p>";
+                if (show_plot)
+                {
+                    if (png_base64.empty())
+                    {
+                        py::object buffer = py::module_::import("io").attr("BytesIO")();
+                        py::object figure = plot(py::none());
+                        figure.attr("savefig")(buffer, py::arg("format") = "png", py::arg("dpi") = 100);
+                        png_base64 = py::module_::import("base64").attr("b64encode")(buffer.attr("getvalue")())
+                                         .attr("decode")("ascii").cast<std::string>();
+                    }
+                    out += "<img alt=\"" + escape_html(kernel) + " bandwidth plot\" src=\"data:image/png;base64," +
+                           png_base64 + "\"/>";
+                }
+                return out + "</div>";
+            }
+
+            // Achieved GB/s against n (log scale), with the peak (and the theoretical peak) as lines.
+            py::object plot(py::object ax) const
+            {
+                py::object figure;
+                if (ax.is_none())
+                {
+                    figure = py::module_::import("matplotlib.figure")
+                                 .attr("Figure")(py::arg("figsize") = py::make_tuple(7.0, 4.2),
+                                                 py::arg("layout") = "constrained");
+                    ax = figure.attr("add_subplot")();
+                }
+                else
+                {
+                    figure = ax.attr("figure");
+                }
+                ax.attr("plot")(sizes, bandwidth_gbs, py::arg("marker") = "o",
+                                py::arg("label") = kernel + " (block " + std::to_string(block) + ")");
+                ax.attr("axhline")(peak_gbs, py::arg("color") = "C3", py::arg("linestyle") = "--",
+                                   py::arg("label") = (peak_source == "measured" ? "measured peak " : "peak ") +
+                                                      format("%.0f GB/s", peak_gbs) +
+                                                      (peak_source == "measured" ? " (device-to-device copy)" : ""));
+                double top = peak_gbs;
+                if (!theoretical_gbs.is_none())
+                {
+                    double theoretical = theoretical_gbs.cast<double>();
+                    ax.attr("axhline")(theoretical, py::arg("color") = "0.5", py::arg("linestyle") = ":",
+                                       py::arg("label") = "theoretical " + format("%.0f GB/s", theoretical) +
+                                                          " (memory clock x bus width)");
+                    top = std::max(top, theoretical);
+                }
+                for (double bandwidth : bandwidth_gbs)
+                {
+                    if (std::isfinite(bandwidth))
+                        top = std::max(top, bandwidth);
+                }
+                bool powers_of_two = std::all_of(sizes.begin(), sizes.end(), [](long long n) { return (n & (n - 1)) == 0; });
+                ax.attr("set_xscale")("log", py::arg("base") = powers_of_two ? 2 : 10);
+                ax.attr("set_ylim")(0, top * 1.1);
+                ax.attr("set_xlabel")("n (elements)");
+                ax.attr("set_ylabel")("achieved bandwidth (GB/s)");
+                ax.attr("set_title")(device.is_none() ? kernel + ": achieved bandwidth" : kernel + " on " + str_of(device));
+                ax.attr("grid")(true, py::arg("which") = "both", py::arg("alpha") = 0.3);
+                ax.attr("legend")(py::arg("loc") = "lower right");
+                return figure;
+            }
+        };
+
+        // ---- the progress bar -------------------------------------------------------------------
+
+        // A one-line bar that updates in place: through IPython's display/update_display where the shell
+        // has a rich display publisher (a notebook kernel), with '\r' on sys.stderr when that is a
+        // terminal, else nowhere. It appears after the first size, for sweeps of more than 4 sizes or
+        // once a sweep has run longer than 1 s, so a failing first launch leaves nothing on screen.
+        class progress_bar
+        {
+        public:
+            progress_bar(bool enabled, std::string label, std::size_t total)
+                : m_label(std::move(label)), m_total(total), m_start(std::chrono::steady_clock::now())
+            {
+                if (!enabled)
+                {
+                    return;
+                }
+                py::object shell = py::none();
+                try
+                {
+                    shell = py::module_::import("IPython").attr("get_ipython")();
+                }
+                catch (py::error_already_set&)
+                {
+                    // IPython not importable: no notebook, so a terminal at most.
+                }
+                if (!shell.is_none() && py::hasattr(shell, "display_pub"))
+                {
+                    py::object base = py::module_::import("IPython.core.displaypub").attr("DisplayPublisher");
+                    if (!shell.attr("display_pub").get_type().is(base))
+                    {
+                        m_mode = mode::display;
+                        return;
+                    }
+                }
+                py::object stderr_stream = py::module_::import("sys").attr("stderr");
+                if (!stderr_stream.is_none() && py::hasattr(stderr_stream, "isatty") &&
+                    stderr_stream.attr("isatty")().cast<bool>())
+                {
+                    m_mode = mode::text;
+                    m_stream = stderr_stream;
+                }
+            }
+
+            // After size number `done` (1-based), n, has been timed.
+            void step(std::size_t done, long long n)
+            {
+                if (m_mode == mode::none)
+                {
+                    return;
+                }
+                if (!m_shown && (done >= m_total || (m_total <= 4 && elapsed() <= 1.0)))
+                {
+                    return;
+                }
+                std::string bar = "[" + std::string(24 * done / m_total, '#') + std::string(24 - 24 * done / m_total, '-') + "]";
+                show(m_label + " " + bar + " " + std::to_string(done) + "/" + std::to_string(m_total) + " sizes, n = " +
+                         std::to_string(n) + ", " + format("%.1f s", elapsed()),
+                     done);
+            }
+
+            // The last state: "saxpy: 17 sizes in 3.4 s", or why the sweep stopped. Only where the bar was shown.
+            void finish(const std::string& stopped, std::size_t done)
+            {
+                if (!m_shown)
+                {
+                    return;
+                }
+                std::string text = stopped.empty() ? m_label + ": " + std::to_string(m_total) + " sizes in " + format("%.1f s", elapsed())
+                                                   : m_label + ": stopped after " + std::to_string(done) + "/" +
+                                                         std::to_string(m_total) + " sizes (" + stopped + ")";
+                show(text, done);
+                if (m_mode == mode::text)
+                {
+                    m_stream.attr("write")("\n");
+                    m_stream.attr("flush")();
+                }
+            }
+
+        private:
+            enum class mode { none, display, text };
+
+            double elapsed() const
+            {
+                return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+            }
+
+            void show(const std::string& text, std::size_t done)
+            {
+                if (m_mode == mode::display)
+                {
+                    py::dict bundle;
+                    bundle["text/plain"] = text;
+                    bundle["text/html"] = "<div><progress value=\"" + std::to_string(done) + "\" max=\"" +
+                                          std::to_string(m_total) + "\" style=\"width:16em\"></progress> " +
+                                          escape_html(text) + "</div>";
+                    if (!m_shown)
+                    {
+                        m_handle = py::module_::import("IPython.display")
+                                       .attr("display")(bundle, py::arg("raw") = true, py::arg("display_id") = true);
+                    }
+                    else
+                    {
+                        m_handle.attr("update")(bundle, py::arg("raw") = true);
+                    }
+                }
+                else
+                {
+                    std::size_t width = std::max(m_width, text.size());
+                    m_stream.attr("write")("\r" + text + std::string(width - text.size(), ' '));
+                    m_stream.attr("flush")();
+                    m_width = text.size();
+                }
+                m_shown = true;
+            }
+
+            std::string m_label;
+            std::size_t m_total;
+            std::chrono::steady_clock::time_point m_start;
+            mode m_mode = mode::none;
+            bool m_shown = false;
+            py::object m_handle;  // IPython DisplayHandle (display mode)
+            py::object m_stream;  // sys.stderr (text mode)
+            std::size_t m_width = 0;
+        };
+
+        // ---- the sweep --------------------------------------------------------------------------
+
+        std::string type_name(py::handle object)
+        {
+            return Py_TYPE(object.ptr())->tp_name;
+        }
+
+        std::vector<long long> sizes_from(py::handle object)
+        {
+            if (py::isinstance<py::str>(object) || py::isinstance<py::bytes>(object) || !py::hasattr(object, "__iter__"))
+            {
+                throw py::type_error("sizes must be an iterable of ints (a list, a range, a numpy array), got " +
+                                     type_name(object));
+            }
+            std::vector<long long> sizes;
+            for (py::handle item : object)
+            {
+                PyObject* index = PyNumber_Index(item.ptr());
+                if (!index)
+                {
+                    PyErr_Clear();
+                    throw py::type_error("sizes must be ints, got " + str_of(py::repr(item)) + " (" + type_name(item) +
+                                         ")" + (PyFloat_Check(item.ptr()) ? ": write int(...) or 2**k" : ""));
+                }
+                long long n = py::reinterpret_steal<py::int_>(index).cast<long long>();
+                if (n < 1)
+                {
+                    throw py::value_error("every size must be at least 1, got " + std::to_string(n) + " at position " +
+                                          std::to_string(sizes.size()));
+                }
+                sizes.push_back(n);
+            }
+            if (sizes.empty())
+            {
+                throw py::value_error("sizes is empty: give the problem sizes to sweep, e.g. [2**k for k in range(10, 27)]");
+            }
+            return sizes;
+        }
+
+        py::object bench(py::object kernel, py::object sizes_object, py::object make_args, int block,
+                         py::object bytes_per_element, int repeat, int warmup, py::object peak, bool plot,
+                         bool progress, py::object timer)
+        {
+            // Everything that can be checked before any GPU work is, so a mistake costs no sweep.
+            py::module_ xcuda_module = py::module_::import("xcuda");
+            if (py::isinstance(kernel, xcuda_module.attr("Launcher")))
+            {
+                throw py::type_error("bench takes the kernel itself, not kernel[grid, block]: the grid follows each "
+                                     "size as ceil(n / block); pass block= for the block size");
+            }
+            if (!py::isinstance(kernel, xcuda_module.attr("Kernel")))
+            {
+                throw py::type_error("bench needs an xcuda.Kernel (a __global__ function of a %%cuda cell), got " +
+                                     type_name(kernel));
+            }
+            std::vector<long long> sizes = sizes_from(sizes_object);
+            if (!PyCallable_Check(make_args.ptr()))
+            {
+                throw py::type_error("make_args must be a function of the size n that returns the kernel's arguments, "
+                                     "e.g. lambda n: (a, x, y, out, n); got " + type_name(make_args));
+            }
+            if (block < 1)
+            {
+                throw py::value_error("block must be at least 1, got " + std::to_string(block));
+            }
+            if (repeat < 1 || warmup < 0)
+            {
+                throw py::value_error("repeat must be at least 1 and warmup at least 0");
+            }
+            double per_element = 0;
+            if (!bytes_per_element.is_none())
+            {
+                per_element = bytes_per_element.cast<double>();
+                if (!(per_element > 0))
+                {
+                    throw py::value_error("bytes_per_element must be positive, got " + str_of(bytes_per_element));
+                }
+            }
+            if (!peak.is_none() && !(peak.cast<double>() > 0))
+            {
+                throw py::value_error("peak must be a positive bandwidth in GB/s, got " + str_of(peak));
+            }
+            if (plot)
+            {
+                try
+                {
+                    py::module_::import("matplotlib.figure");
+                }
+                catch (py::error_already_set&)
+                {
+                    PyErr_SetString(PyExc_ImportError,
+                                    "bench(plot=True) needs matplotlib (Debian: apt-get install python3-matplotlib); "
+                                    "pass plot=False (%cuda_bench --no-plot) for the table alone");
+                    throw py::error_already_set();
+                }
+            }
+            bench_result result;
+            result.kernel = kernel.attr("name").cast<std::string>();
+            result.block = block;
+            result.repeat = repeat;
+            result.warmup = warmup;
+            result.show_plot = plot;
+            if (peak.is_none())
+            {
+                result.peak_gbs = measured_peak_gbs(false);  // CudaUnavailableError here without a GPU
+                result.peak_source = "measured";
+            }
+            else
+            {
+                result.peak_gbs = peak.cast<double>();
+                result.peak_source = "given";
+            }
+            if (timer.is_none())
+            {
+                timer = kernel.attr("time");
+            }
+            std::size_t parameters = kernel.attr("is_template").cast<bool>() ? 0 : py::len(kernel.attr("parameters"));
+
+            auto start = std::chrono::steady_clock::now();
+            progress_bar bar(progress, result.kernel, sizes.size());
+            std::size_t done = 0;
+            try
+            {
+                for (long long n : sizes)
+                {
+                    py::object made = make_args(n);
+                    py::tuple args = py::isinstance<py::tuple>(made)  ? py::reinterpret_borrow<py::tuple>(made)
+                                     : py::isinstance<py::list>(made) ? py::tuple(made)
+                                                                      : py::make_tuple(made);
+                    if (parameters && args.size() != parameters)
+                    {
+                        throw py::type_error("make_args(" + std::to_string(n) + ") returned " + std::to_string(args.size()) +
+                                             " value" + (args.size() == 1 ? "" : "s") + "; kernel " +
+                                             kernel.attr("signature").cast<std::string>() + " takes " +
+                                             std::to_string(parameters) + " argument" + (parameters == 1 ? "" : "s"));
+                    }
+                    long long grid = (n + block - 1) / block;
+                    py::object nbytes = per_element > 0 ? py::object(py::int_(std::llround(per_element * static_cast<double>(n))))
+                                                        : py::object(py::none());
+                    py::object timing = timer(*(py::make_tuple(grid, block) + args), py::arg("repeat") = repeat,
+                                              py::arg("warmup") = warmup, py::arg("nbytes") = nbytes);
+                    double median = timing.attr("median_ms").cast<double>();
+                    py::object counted = timing.attr("nbytes");
+                    if (counted.is_none())
+                    {
+                        throw py::value_error("the bytes " + result.kernel + " moves are not known (none of its arguments is "
+                                              "an array): pass bytes_per_element= (%cuda_bench --bytes-per-element)");
+                    }
+                    double moved = counted.cast<double>();
+                    result.sizes.push_back(n);
+                    result.grids.push_back(grid);
+                    result.nbytes.push_back(static_cast<long long>(moved));
+                    result.median_ms.push_back(median);
+                    result.bandwidth_gbs.push_back(median > 0 ? moved / (median * 1e-3) / 1e9 : std::nan(""));
+                    ++done;
+                    if (PyErr_CheckSignals() != 0)
+                    {
+                        throw py::error_already_set();
+                    }
+                    bar.step(done, n);
+                }
+            }
+            catch (py::error_already_set& e)
+            {
+                bar.finish(py::str(e.type().attr("__name__")).cast<std::string>() + " at n = " +
+                               std::to_string(sizes[std::min(done, sizes.size() - 1)]),
+                           done);
+                throw;
+            }
+            catch (...)
+            {
+                bar.finish("error at n = " + std::to_string(sizes[std::min(done, sizes.size() - 1)]), done);
+                throw;
+            }
+            bar.finish("", done);
+            result.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            result.device = device_name();
+            result.theoretical_gbs = theoretical_peak_gbs();
+            return py::cast(std::move(result));
+        }
+
+        // ---- %cuda_bench ------------------------------------------------------------------------
+
+        const char* bench_usage =
+            "%cuda_bench [-b BLOCK] [-r REPEAT] [-w WARMUP] [--bytes-per-element N] [--peak GBS] [--no-plot]\n"
+            "            [--no-progress] [-o] kernel sizes make_args\n\n"
+            "Sweep a kernel over problem sizes: for each n in sizes, launch kernel[ceil(n / BLOCK), BLOCK]\n"
+            "(*make_args(n)), time it with CUDA events (median of REPEAT launches after WARMUP), and show a\n"
+            "table and a plot of the achieved bandwidth against the device's measured peak (a device-to-device\n"
+            "copy). kernel, sizes and make_args are Python expressions evaluated in the notebook's namespace,\n"
+            "separated by spaces (or by commas), e.g.\n\n"
+            "    %cuda_bench saxpy [2**k for k in range(10, 27)] saxpy_args\n\n"
+            "Bytes moved: N * n with --bytes-per-element, else the bytes of the array arguments.\n"
+            "-b 256, -r 20, -w 3 by default; --peak sets the peak instead of measuring it; -o returns the\n"
+            "BenchResult instead of displaying it. The same as xcuda.bench(kernel, sizes, make_args, ...).";
+
+        [[noreturn]] void raise_usage_error(const std::string& message)
+        {
+            py::object usage_error = py::module_::import("IPython.core.error").attr("UsageError");
+            PyErr_SetString(usage_error.ptr(), (message + "\n\n" + bench_usage).c_str());
+            throw py::error_already_set();
+        }
+
+        struct span
+        {
+            std::size_t begin;
+            std::size_t end;
+        };
+
+        // Splits text at the separators (whitespace, or ',') that stand outside brackets and string literals.
+        std::vector<span> split_top_level(const std::string& text, bool commas)
+        {
+            std::vector<span> pieces;
+            int depth = 0;
+            char quote = 0;
+            std::size_t begin = std::string::npos;
+            for (std::size_t i = 0; i < text.size(); ++i)
+            {
+                char c = text[i];
+                bool separator = !quote && depth == 0 && (commas ? c == ',' : std::isspace(static_cast<unsigned char>(c)) != 0);
+                if (separator)
+                {
+                    if (begin != std::string::npos || commas)
+                    {
+                        pieces.push_back({begin == std::string::npos ? i : begin, i});
+                    }
+                    begin = std::string::npos;
+                    continue;
+                }
+                if (begin == std::string::npos)
+                {
+                    begin = i;
+                }
+                if (quote)
+                {
+                    if (c == '\\')
+                        ++i;
+                    else if (c == quote)
+                        quote = 0;
+                }
+                else if (c == '\'' || c == '"')
+                    quote = c;
+                else if (c == '(' || c == '[' || c == '{')
+                    ++depth;
+                else if (c == ')' || c == ']' || c == '}')
+                    --depth;
+            }
+            if (begin != std::string::npos || (commas && !pieces.empty()))
+            {
+                pieces.push_back({begin == std::string::npos ? text.size() : begin, text.size()});
+            }
+            return pieces;
+        }
+
+        bool compiles(const std::string& expression)
+        {
+            try
+            {
+                py::module_::import("builtins").attr("compile")(expression, "<cuda_bench>", "eval");
+                return true;
+            }
+            catch (py::error_already_set&)
+            {
+                return false;
+            }
+        }
+
+        std::string trimmed(const std::string& text)
+        {
+            std::size_t begin = text.find_first_not_of(" \t\r\n");
+            std::size_t end = text.find_last_not_of(" \t\r\n");
+            return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
+        }
+
+        // The three expressions of the line: split at top-level commas when there are any, else at the one
+        // split of the space-separated words where each part is a Python expression.
+        std::array<std::string, 3> three_expressions(const std::string& text)
+        {
+            std::vector<span> by_comma = split_top_level(text, true);
+            if (by_comma.size() > 1)
+            {
+                if (by_comma.size() != 3)
+                {
+                    raise_usage_error("expected three expressions (kernel, sizes, make_args), got " +
+                                      std::to_string(by_comma.size()) + " separated by commas in '" + text + "'");
+                }
+                return {trimmed(text.substr(by_comma[0].begin, by_comma[0].end - by_comma[0].begin)),
+                        trimmed(text.substr(by_comma[1].begin, by_comma[1].end - by_comma[1].begin)),
+                        trimmed(text.substr(by_comma[2].begin, by_comma[2].end - by_comma[2].begin))};
+            }
+            std::vector<span> words = split_top_level(text, false);
+            if (words.size() < 3)
+            {
+                raise_usage_error("expected three expressions (kernel, sizes, make_args), got '" + text + "'");
+            }
+            auto part = [&](std::size_t first, std::size_t last) {
+                return text.substr(words[first].begin, words[last - 1].end - words[first].begin);
+            };
+            std::vector<std::array<std::string, 3>> readings;
+            for (std::size_t i = 1; i + 1 < words.size(); ++i)
+            {
+                for (std::size_t j = i + 1; j < words.size(); ++j)
+                {
+                    std::array<std::string, 3> reading{part(0, i), part(i, j), part(j, words.size())};
+                    if (compiles(reading[0]) && compiles(reading[1]) && compiles(reading[2]))
+                    {
+                        readings.push_back(reading);
+                    }
+                }
+            }
+            if (readings.empty())
+            {
+                raise_usage_error("could not read three Python expressions (kernel, sizes, make_args) from '" + text + "'");
+            }
+            if (readings.size() > 1)
+            {
+                raise_usage_error("'" + text + "' reads as three expressions in more than one way: separate "
+                                  "kernel, sizes and make_args with commas");
+            }
+            return readings.front();
+        }
+
+        py::object cuda_bench(py::object shell, const std::string& line)
+        {
+            int block = 256;
+            int repeat = 20;
+            int warmup = 3;
+            py::object bytes_per_element = py::none();
+            py::object peak = py::none();
+            bool plot = true;
+            bool progress = true;
+            bool return_result = false;
+            std::vector<span> words = split_top_level(line, false);
+            std::size_t w = 0;
+            // Options come first: the kernel expression never starts with '-'.
+            for (; w < words.size() && line[words[w].begin] == '-'; ++w)
+            {
+                std::string option = line.substr(words[w].begin, words[w].end - words[w].begin);
+                if (option == "--no-plot")
+                    plot = false;
+                else if (option == "--no-progress")
+                    progress = false;
+                else if (option == "-o")
+                    return_result = true;
+                else if (option == "-b" || option == "-r" || option == "-w" || option == "--bytes-per-element" ||
+                         option == "--peak")
+                {
+                    if (++w == words.size())
+                    {
+                        raise_usage_error(option + " needs a value");
+                    }
+                    std::string value = line.substr(words[w].begin, words[w].end - words[w].begin);
+                    try
+                    {
+                        std::size_t used = 0;
+                        if (option == "--bytes-per-element" || option == "--peak")
+                        {
+                            double number = std::stod(value, &used);
+                            if (used != value.size() || !(number > 0))
+                                throw std::invalid_argument(value);
+                            (option == "--peak" ? peak : bytes_per_element) = py::float_(number);
+                        }
+                        else
+                        {
+                            int number = std::stoi(value, &used);
+                            if (used != value.size())
+                                throw std::invalid_argument(value);
+                            (option == "-b" ? block : option == "-r" ? repeat : warmup) = number;
+                        }
+                    }
+                    catch (const std::exception&)
+                    {
+                        raise_usage_error(option + " needs " +
+                                          (option == "--bytes-per-element" || option == "--peak" ? "a positive number"
+                                                                                                   : "an integer") +
+                                          ", got '" + value + "'");
+                    }
+                }
+                else
+                {
+                    raise_usage_error("unknown option " + option);
+                }
+            }
+            if (w == words.size())
+            {
+                raise_usage_error("expected a kernel, the sizes and make_args after the options");
+            }
+            std::array<std::string, 3> expressions = three_expressions(line.substr(words[w].begin));
+            py::object user_ns = shell.attr("user_ns");
+            py::object kernel = py::eval(expressions[0], user_ns);
+            py::object sizes = py::eval(expressions[1], user_ns);
+            py::object make_args = py::eval(expressions[2], user_ns);
+            // Looked up at call time: the magic is exactly xcuda.bench (and tests may wrap it).
+            py::object result = py::module_::import("xcuda").attr("bench")(
+                kernel, sizes, make_args, py::arg("block") = block, py::arg("bytes_per_element") = bytes_per_element,
+                py::arg("repeat") = repeat, py::arg("warmup") = warmup, py::arg("peak") = peak, py::arg("plot") = plot,
+                py::arg("progress") = progress);
+            if (return_result)
+            {
+                return result;
+            }
+            py::module_::import("IPython.display").attr("display")(result);
+            return py::none();
+        }
+    }
+
+    py::cpp_function bench_magic(py::object shell)
+    {
+        py::options options;
+        options.disable_function_signatures();
+        return py::cpp_function([shell](const std::string& line) { return cuda_bench(shell, line); },
+                                py::name("cuda_bench"), py::doc(bench_usage));
+    }
+
+    void register_bench(py::module_& m)
+    {
+        py::class_<bench_result>(m, "BenchResult", R"(A size sweep of one kernel: what xcuda.bench and %cuda_bench return.
+
+Shown as a table (and, when made with plot=True, the bandwidth plot) in notebooks, as a text table
+elsewhere. Times are medians of CUDA-event timings in milliseconds; bandwidths are in GB/s (1e9 B/s).)")
+            .def_readonly("kernel", &bench_result::kernel, "The kernel's name.")
+            .def_readonly("device", &bench_result::device, "The device's name (None when no CUDA session ran).")
+            .def_readonly("block", &bench_result::block, "Threads per block; each size n ran on ceil(n / block) blocks.")
+            .def_readonly("repeat", &bench_result::repeat, "Timed launches per size.")
+            .def_readonly("warmup", &bench_result::warmup, "Untimed launches before them.")
+            .def_readonly("sizes", &bench_result::sizes, "The problem sizes n, in the order swept.")
+            .def_readonly("grids", &bench_result::grids, "Blocks launched for each size: ceil(n / block).")
+            .def_readonly("nbytes", &bench_result::nbytes, "Bytes counted as moved at each size.")
+            .def_readonly("median_ms", &bench_result::median_ms, "Median kernel time at each size, in milliseconds.")
+            .def_readonly("bandwidth_gbs", &bench_result::bandwidth_gbs, "nbytes / median time at each size, in GB/s.")
+            .def_readonly("peak_gbs", &bench_result::peak_gbs, "The peak compared against, in GB/s.")
+            .def_readonly("peak_source", &bench_result::peak_source,
+                          "'measured' (a device-to-device copy timed with events) or 'given' (peak=).")
+            .def_readonly("theoretical_gbs", &bench_result::theoretical_gbs,
+                          "2 x memory clock x bus width, in GB/s (None when no CUDA session ran).")
+            .def_readonly("elapsed_s", &bench_result::elapsed_s, "Wall time of the sweep in seconds.")
+            .def_property_readonly("fraction_of_peak", &bench_result::fraction_of_peak,
+                                   "bandwidth_gbs / peak_gbs at each size.")
+            .def("plot", &bench_result::plot, py::arg("ax") = py::none(),
+                 R"(Plot the achieved bandwidth against n (log scale) with the peak as a horizontal line.
+
+Parameters
+----------
+ax : matplotlib Axes, optional
+    Draw into these axes (e.g. to overlay several kernels); default: a new Figure.
+
+Returns
+-------
+matplotlib.figure.Figure
+    Not registered with pyplot: a notebook shows it when it is a cell's value; fig.savefig saves it.)")
+            .def("__len__", [](const bench_result& r) { return r.sizes.size(); })
+            .def("__repr__", &bench_result::text)
+            .def("_repr_html_", &bench_result::html);
+
+        m.def("peak_bandwidth", &measured_peak_gbs, py::arg("refresh") = false,
+              R"(The device's measured peak memory bandwidth in GB/s.
+
+A device-to-device copy between two buffers of up to 512 MiB, timed with CUDA events (median of 10
+after 2 untimed copies), counting bytes read plus bytes written. Measured once per session and
+device; refresh=True measures again. Raises CudaUnavailableError without a driver or GPU.)");
+
+        m.def("bench", &bench, py::arg("kernel"), py::arg("sizes"), py::arg("make_args"), py::kw_only(),
+              py::arg("block") = 256, py::arg("bytes_per_element") = py::none(), py::arg("repeat") = 20,
+              py::arg("warmup") = 3, py::arg("peak") = py::none(), py::arg("plot") = true, py::arg("progress") = true,
+              py::arg("_timer") = py::none(),
+              R"(Sweep a kernel over problem sizes and compare its bandwidth with the device's peak.
+
+For each n in sizes: args = make_args(n), then kernel.time(ceil(n / block), block, *args) (CUDA events,
+median of `repeat` launches after `warmup`); bandwidth = bytes moved / median time.
+
+Parameters
+----------
+kernel : xcuda.Kernel
+    The kernel itself (not kernel[grid, block]).
+sizes : iterable of int
+    Problem sizes n, each at least 1.
+make_args : callable
+    make_args(n) returns the kernel's arguments for size n (a tuple), e.g. device arrays of n elements.
+block : int
+    Threads per block; the grid is ceil(n / block).
+bytes_per_element : float, optional
+    Bytes moved per element (bytes = bytes_per_element * n); default: the bytes of the array arguments.
+repeat, warmup : int
+    Timed launches per size, and untimed launches before them.
+peak : float, optional
+    The peak to compare against, in GB/s; default: xcuda.peak_bandwidth() (measured once per session).
+plot : bool
+    Show the plot (matplotlib) with the result's table; needs matplotlib.
+progress : bool
+    A progress bar (in place) for sweeps of more than 4 sizes or longer than 1 s.
+
+Returns
+-------
+BenchResult
+    sizes, grids, nbytes, median_ms, bandwidth_gbs, peak_gbs, theoretical_gbs; .plot() gives the Figure.
+
+Other Parameters
+----------------
+_timer : callable, optional
+    Test hook: called as _timer(grid, block, *args, repeat=, warmup=, nbytes=) instead of kernel.time;
+    it returns an object with median_ms and nbytes (as KernelTiming). Lets the sweep run without a GPU.)");
+    }
+}

@@ -1,0 +1,73 @@
+"""Header cells: %%cuda_header keeps a header in memory for later %%cuda cells; the compile cache key
+covers its text; changing it marks the modules built with the old text stale."""
+import warnings
+
+import numpy as np
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+import xcuda
+
+USER = 'extern "C" __global__ void twice(float* x, int n)\n{ int i = threadIdx.x; if (i < n) x[i] = vec_scale(x[i]); }\n'
+CELL = '#include "vecmath.cuh"\n' + USER
+
+
+@pytest.fixture()
+def shell():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "xcuda")
+    return shell
+
+
+def test_a_header_cell_is_included_by_later_cells(shell, capsys):
+    shell.run_cell_magic("cuda_header", "vecmath.cuh", "__device__ inline float vec_scale(float v) { return 2 * v; }\n")
+    assert 'header vecmath.cuh kept for #include "vecmath.cuh"' in capsys.readouterr().out
+    shell.run_cell_magic("cuda", "--name hm --arch compute_75", CELL)
+    module = shell.user_ns["hm"]
+    assert "vecmath.cuh" in module.headers and not module.stale
+    assert "mul.f32" in module.ptx or "add.f32" in module.ptx
+
+
+def test_changing_a_header_marks_its_modules_stale_and_rerunning_recompiles(shell, capsys):
+    shell.run_cell_magic("cuda_header", "vecmath.cuh", "__device__ inline float vec_scale(float v) { return 2 * v; }\n")
+    shell.run_cell_magic("cuda", "--name hs --arch compute_75", CELL)
+    old = shell.user_ns["hs"]
+    capsys.readouterr()
+    shell.run_cell_magic("cuda_header", "vecmath.cuh", "__device__ inline float vec_scale(float v) { return 3 * v; }\n")
+    assert "stale until their cells run again: hs" in capsys.readouterr().out
+    assert old.stale
+    assert "STALE: vecmath.cuh changed" in repr(xcuda.status())
+    shell.run_cell_magic("cuda", "--name hs --arch compute_75", CELL)
+    new = shell.user_ns["hs"]
+    assert not new.stale and new.origin == "nvrtc"
+    assert "3 * v" in new.headers["vecmath.cuh"]
+    # Back to the first text: that binary is still in the compile cache.
+    shell.run_cell_magic("cuda_header", "vecmath.cuh", "__device__ inline float vec_scale(float v) { return 2 * v; }\n")
+    shell.run_cell_magic("cuda", "--name hs --arch compute_75", CELL)
+    assert shell.user_ns["hs"].origin in ("memory", "disk")
+
+
+def test_launching_a_stale_kernel_warns(shell):
+    shell.run_cell_magic("cuda_header", "warn.cuh", "__device__ inline float vec_scale(float v) { return v; }\n")
+    shell.run_cell_magic("cuda", "--name hw --arch compute_75", '#include "warn.cuh"\n' + USER)
+    shell.run_cell_magic("cuda_header", "warn.cuh", "__device__ inline float vec_scale(float v) { return -v; }\n")
+    kernel = shell.user_ns["hw"].twice
+    with pytest.warns(UserWarning, match="compiled with an older warn.cuh"):
+        try:
+            kernel[1, 32](np.zeros(4, np.float32), 4)
+        except xcuda.CudaUnavailableError:
+            pass  # no GPU here: the warning came first
+
+
+def test_a_header_cell_needs_one_name(shell):
+    with pytest.raises(UsageError, match="one header name"):
+        shell.run_cell_magic("cuda_header", "", "int x;\n")
+
+
+def test_headers_that_include_other_headers_are_passed_along(shell):
+    shell.run_cell_magic("cuda_header", "inner.cuh", "__device__ inline int inner_value() { return 41; }\n")
+    shell.run_cell_magic("cuda_header", "outer.cuh", '#include "inner.cuh"\n__device__ inline int outer_value() { return inner_value() + 1; }\n')
+    shell.run_cell_magic("cuda", "--name nested --arch compute_75",
+                         '#include "outer.cuh"\nextern "C" __global__ void answer(int* x) { x[0] = outer_value(); }\n')
+    assert set(shell.user_ns["nested"].headers) == {"inner.cuh", "outer.cuh"}
