@@ -137,3 +137,21 @@ def test_transfer_wrappers_check_what_they_wrap(module):
     assert repr(xcuda.Out(np.zeros(3, np.float32))) == "xcuda.Out(<(3,) float32>)"
     with pytest.raises(TypeError, match="needs float32 elements, got xcuda.In of a numpy array of float64"):
         module.saxpy[1, 32](2.0, xcuda.In([1.0]), np.zeros(1, np.float32), np.zeros(1, np.float32), 1)
+
+
+def test_a_dlpack_array_on_the_host_is_refused_with_the_reason(module):
+    class HostDLPack:
+        """Exports DLPack only (no __cuda_array_interface__), like JAX; its memory is on the CPU."""
+
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, stream=None):
+            return self.array.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    x = np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match=r"'x' \(const float\*\): the array passed through DLPack is not in CUDA device memory"):
+        module.saxpy[1, 32](2.0, HostDLPack(x), x, x, 4)

@@ -222,14 +222,14 @@ namespace xcuda::python
                 }
                 return;
             }
-            if (PyObject_HasAttrString(object, "__cuda_array_interface__"))
+            if (PyObject_HasAttrString(object, "__cuda_array_interface__") || has_dlpack(object))
             {
                 return;  // checked in pass 2, where the interface is read once
             }
             throw argument_type_error(plan.describe(index) +
                                       " takes a device array (xcuda.DeviceArray, or any object with "
-                                      "__cuda_array_interface__ such as a CuPy array), a numpy array (copied to the "
-                                      "device for the launch) or None; got " +
+                                      "__cuda_array_interface__ or __dlpack__, such as a CuPy array or a PyTorch CUDA "
+                                      "tensor), a numpy array (copied to the device for the launch) or None; got " +
                                       type_name(object));
         }
 
@@ -394,9 +394,13 @@ namespace xcuda::python
                 cuda_session::instance().make_current();
                 bind_numpy(kernel, i, object, stream, bound, true, !slots[i].is_const);
             }
-            else
+            else if (PyObject_HasAttrString(object, "__cuda_array_interface__"))
             {
                 bind_cuda_array_interface(plan, i, object, stream, bound);
+            }
+            else
+            {
+                bind_dlpack(plan, i, object, stream, bound);
             }
         }
     }

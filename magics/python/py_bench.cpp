@@ -352,7 +352,7 @@ namespace xcuda::python
                 ax.attr("set_ylabel")("achieved bandwidth (GB/s)");
                 ax.attr("set_title")(device.is_none() ? kernel + ": achieved bandwidth" : kernel + " on " + str_of(device));
                 ax.attr("grid")(true, py::arg("which") = "both", py::arg("alpha") = 0.3);
-                ax.attr("legend")(py::arg("loc") = "lower right");
+                ax.attr("legend")(py::arg("loc") = "best");
                 return figure;
             }
         };

@@ -83,6 +83,7 @@ namespace xcuda::python
     {
         std::vector<launch_temporary> temporaries;  // empty (no allocation) unless numpy arrays were passed
         std::size_t array_bytes = 0;                // bytes of all array arguments (for bandwidth figures)
+        std::vector<std::shared_ptr<void>> dlpack_tensors;  // imported DLPack tensors, released after the launch
     };
     // Converts args through kernel's plan into its argument block. Raises TypeError/ValueError for a
     // wrong count or type before any GPU work; CudaUnavailableError when pointers need a GPU and
@@ -91,6 +92,11 @@ namespace xcuda::python
                         bound_arguments& bound);
     // Copies T* temporaries back to their numpy arrays (synchronising stream first).
     void finish_arguments(bound_arguments& bound, CUstream stream);
+    // DLPack (py_dlpack.cpp): DeviceArray's export, and DLPack-only arrays as kernel arguments.
+    void register_dlpack(py::class_<device_array>& cls);
+    bool has_dlpack(PyObject* object);
+    void bind_dlpack(launch_plan& plan, std::size_t index, PyObject* object, CUstream stream, bound_arguments& bound);
+
     // xcuda.In, xcuda.Out, xcuda.InOut.
     void register_transfers(py::module_& m);
 

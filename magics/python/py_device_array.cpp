@@ -299,6 +299,7 @@ numpy.ndarray
                      return a.shape[0];
                  })
             .def("__repr__", &repr);
+        register_dlpack(cls);
         g_device_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 
         m.def("to_device", &to_device, py::arg("array"), py::arg("dtype") = py::none(),

@@ -73,8 +73,9 @@ namespace xcuda::python
             bound_arguments bound;
             bind_arguments(*self->kernel, args, nargs, stream, bound);
             self->kernel->launch(self->dims, stream);
-            if (!bound.temporaries.empty())
+            if (!bound.temporaries.empty() || !bound.dlpack_tensors.empty())
             {
+                // Copies back, and waits before imported DLPack tensors are handed back to their producers.
                 finish_arguments(bound, stream);
             }
         }
