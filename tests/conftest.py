@@ -88,3 +88,30 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def build_dir():
     return BUILD
+
+
+def execute_code(client, code, timeout=60):
+    """Runs code through a jupyter_client; returns the reply's content and the request's iopub messages."""
+    import queue
+
+    msg_id = client.execute(code)
+    reply = client.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = client.get_shell_msg(timeout=timeout)
+    messages = []
+    while True:
+        try:
+            message = client.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            break
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        messages.append(message)
+        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+            break
+    return reply["content"], messages
+
+
+def text_of(messages):
+    """The streamed text and text/plain results of iopub messages, concatenated."""
+    return "".join(m["content"].get("text", "") + m["content"].get("data", {}).get("text/plain", "") for m in messages)

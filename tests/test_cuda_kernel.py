@@ -1,10 +1,8 @@
 """%%cuda through the real xcuda Jupyter kernel (jupyter_client): replies, error names, outputs."""
-import queue
-
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from conftest import HAS_GPU
+from conftest import HAS_GPU, execute_code, text_of
 
 SAXPY = """%%cuda
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -21,32 +19,7 @@ def kernel():
 
 
 def execute(client, code, timeout=60):
-    """Runs code; returns the reply content and the iopub messages of the request."""
-    msg_id = client.execute(code)
-    reply = client.get_shell_msg(timeout=timeout)
-    while reply["parent_header"].get("msg_id") != msg_id:
-        reply = client.get_shell_msg(timeout=timeout)
-    messages = []
-    while True:
-        try:
-            message = client.get_iopub_msg(timeout=timeout)
-        except queue.Empty:
-            break
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        messages.append(message)
-        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
-            break
-    return reply["content"], messages
-
-
-def text_of(messages):
-    parts = []
-    for m in messages:
-        c = m["content"]
-        parts.append(c.get("text", ""))
-        parts.append(c.get("data", {}).get("text/plain", ""))
-    return "".join(parts)
+    return execute_code(client, code, timeout)
 
 
 def test_a_cuda_cell_makes_a_kernel_object_with_its_signature(kernel):

@@ -1,12 +1,10 @@
 """`%load_ext xcuda` in ipykernel (Debian's python3-ipykernel): the same magics and launch helpers as
 the xcuda kernel, driven through jupyter_client, running the tutorial's cells."""
-import queue
-
 import nbformat
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from conftest import HAS_GPU, REPO
+from conftest import HAS_GPU, REPO, execute_code, text_of
 
 
 @pytest.fixture(scope="module")
@@ -21,23 +19,8 @@ def ipykernel():
 
 
 def run(client, code, timeout=120):
-    msg_id = client.execute(code)
-    reply = client.get_shell_msg(timeout=timeout)
-    while reply["parent_header"].get("msg_id") != msg_id:
-        reply = client.get_shell_msg(timeout=timeout)
-    text = []
-    while True:
-        try:
-            message = client.get_iopub_msg(timeout=timeout)
-        except queue.Empty:
-            break
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        content = message["content"]
-        text.append(content.get("text", "") + content.get("data", {}).get("text/plain", ""))
-        if message["msg_type"] == "status" and content["execution_state"] == "idle":
-            break
-    return reply["content"], "".join(text)
+    reply, messages = execute_code(client, code, timeout)
+    return reply, text_of(messages)
 
 
 def test_load_ext_in_ipykernel_runs_the_tutorial_cells(ipykernel):

@@ -39,23 +39,6 @@ namespace xcuda::python
             return text;
         }
 
-        std::string escape_html(const std::string& text)
-        {
-            std::string out;
-            for (char c : text)
-            {
-                switch (c)
-                {
-                case '<': out += "&lt;"; break;
-                case '>': out += "&gt;"; break;
-                case '&': out += "&amp;"; break;
-                case '"': out += "&quot;"; break;
-                default: out += c;
-                }
-            }
-            return out;
-        }
-
         // 1e3-based, as GB/s is.
         std::string bytes_text(double bytes)
         {
@@ -278,10 +261,10 @@ namespace xcuda::python
 
             std::string html() const
             {
-                std::string out = "<div class=\"xcuda-bench\"><h4>" + escape_html(heading()) + "</h4><table><thead><tr>";
+                std::string out = "<div class=\"xcuda-bench\"><h4>" + html_escape(heading()) + "</h4><table><thead><tr>";
                 for (const auto& column : columns())
                 {
-                    out += "<th>" + escape_html(column) + "</th>";
+                    out += "<th>" + html_escape(column) + "</th>";
                 }
                 out += "</tr></thead><tbody>";
                 for (const auto& row : rows())
@@ -289,11 +272,11 @@ namespace xcuda::python
                     out += "<tr>";
                     for (const auto& cell : row)
                     {
-                        out += "<td style=\"text-align:right\">" + escape_html(cell) + "</td>";
+                        out += "<td style=\"text-align:right\">" + html_escape(cell) + "</td>";
                     }
                     out += "</tr>";
                 }
-                out += "</tbody></table><p>" + escape_html(peak_text()) + "</p>";
+                out += "</tbody></table><p>" + html_escape(peak_text()) + "</p>";
                 if (show_plot)
                 {
                     if (png_base64.empty())
@@ -304,7 +287,7 @@ namespace xcuda::python
                         png_base64 = py::module_::import("base64").attr("b64encode")(buffer.attr("getvalue")())
                                          .attr("decode")("ascii").cast<std::string>();
                     }
-                    out += "<img alt=\"" + escape_html(kernel) + " bandwidth plot\" src=\"data:image/png;base64," +
+                    out += "<img alt=\"" + html_escape(kernel) + " bandwidth plot\" src=\"data:image/png;base64," +
                            png_base64 + "\"/>";
                 }
                 return out + "</div>";
@@ -451,7 +434,7 @@ namespace xcuda::python
                     bundle["text/plain"] = text;
                     bundle["text/html"] = "<div><progress value=\"" + std::to_string(done) + "\" max=\"" +
                                           std::to_string(m_total) + "\" style=\"width:16em\"></progress> " +
-                                          escape_html(text) + "</div>";
+                                          html_escape(text) + "</div>";
                     if (!m_shown)
                     {
                         m_handle = py::module_::import("IPython.display")

@@ -32,38 +32,21 @@ namespace xcuda::python
         {
             std::vector<report_table> tables;
 
-            static std::string escape(const std::string& text)
-            {
-                std::string out;
-                for (char c : text)
-                {
-                    switch (c)
-                    {
-                    case '<': out += "&lt;"; break;
-                    case '>': out += "&gt;"; break;
-                    case '&': out += "&amp;"; break;
-                    case '"': out += "&quot;"; break;
-                    default: out += c;
-                    }
-                }
-                return out;
-            }
-
             std::string html() const
             {
                 std::string out = "<div class=\"xcuda-report\">";
                 for (const auto& table : tables)
                 {
-                    out += "<h4>" + escape(table.title) + "</h4>";
+                    out += "<h4>" + html_escape(table.title) + "</h4>";
                     if (table.rows.empty())
                     {
-                        out += "<p>" + escape(table.empty_text) + "</p>";
+                        out += "<p>" + html_escape(table.empty_text) + "</p>";
                         continue;
                     }
                     out += "<table><thead><tr>";
                     for (const auto& column : table.columns)
                     {
-                        out += "<th>" + escape(column) + "</th>";
+                        out += "<th>" + html_escape(column) + "</th>";
                     }
                     out += "</tr></thead><tbody>";  // an all-empty header row is harmless in HTML
                     for (const auto& row : table.rows)
@@ -71,7 +54,7 @@ namespace xcuda::python
                         out += "<tr>";
                         for (const auto& cell : row)
                         {
-                            out += "<td>" + escape(cell) + "</td>";
+                            out += "<td>" + html_escape(cell) + "</td>";
                         }
                         out += "</tr>";
                     }

@@ -41,28 +41,6 @@ namespace xcuda
         }
 
         // A text's lines without their breaks; a last line without "\n" still counts.
-        std::vector<std::string> split_lines(const std::string& text)
-        {
-            std::vector<std::string> out;
-            std::size_t start = 0;
-            while (start < text.size())
-            {
-                std::size_t nl = text.find('\n', start);
-                std::size_t stop = nl == std::string::npos ? text.size() : nl;
-                std::string line = text.substr(start, stop - start);
-                if (!line.empty() && line.back() == '\r')
-                {
-                    line.pop_back();
-                }
-                out.push_back(std::move(line));
-                if (nl == std::string::npos)
-                {
-                    break;
-                }
-                start = nl + 1;
-            }
-            return out;
-        }
 
         // The compilers name the cell by the program name NVRTC was given, but NVRTC 13 prefixes it
         // with its working directory and nvcc with the path it was given, so a suffix match is the
@@ -651,4 +629,27 @@ namespace xcuda
         }
         return groups;
     }
+
+    std::vector<std::string> code_listing::split_lines(const std::string& text)
+        {
+            std::vector<std::string> out;
+            std::size_t start = 0;
+            while (start < text.size())
+            {
+                std::size_t nl = text.find('\n', start);
+                std::size_t stop = nl == std::string::npos ? text.size() : nl;
+                std::string line = text.substr(start, stop - start);
+                if (!line.empty() && line.back() == '\r')
+                {
+                    line.pop_back();
+                }
+                out.push_back(std::move(line));
+                if (nl == std::string::npos)
+                {
+                    break;
+                }
+                start = nl + 1;
+            }
+            return out;
+        }
 }

@@ -133,25 +133,7 @@ namespace xcuda
 
         std::vector<std::string> split_lines(const std::string& text)
         {
-            std::vector<std::string> out;
-            std::size_t start = 0;
-            while (start < text.size())
-            {
-                std::size_t nl = text.find('\n', start);
-                std::size_t stop = nl == std::string::npos ? text.size() : nl;
-                std::string line = text.substr(start, stop - start);
-                if (!line.empty() && line.back() == '\r')
-                {
-                    line.pop_back();
-                }
-                out.push_back(std::move(line));
-                if (nl == std::string::npos)
-                {
-                    break;
-                }
-                start = nl + 1;
-            }
-            return out;
+            return code_listing::split_lines(text);
         }
 
         bool is_space(char c)

@@ -18,27 +18,6 @@ namespace xcuda
             std::memcpy(destination, &value, sizeof(T));
         }
 
-        const char* kind_cpp_name(scalar_kind kind)
-        {
-            switch (kind)
-            {
-            case scalar_kind::boolean: return "bool";
-            case scalar_kind::i8: return "int8";
-            case scalar_kind::u8: return "uint8";
-            case scalar_kind::i16: return "int16";
-            case scalar_kind::u16: return "uint16";
-            case scalar_kind::i32: return "int32";
-            case scalar_kind::u32: return "uint32";
-            case scalar_kind::i64: return "int64";
-            case scalar_kind::u64: return "uint64";
-            case scalar_kind::f16: return "float16";
-            case scalar_kind::bf16: return "bfloat16";
-            case scalar_kind::f32: return "float32";
-            case scalar_kind::f64: return "float64";
-            default: return "unknown";
-            }
-        }
-
         bool is_signed_integer(scalar_kind kind)
         {
             return kind == scalar_kind::i8 || kind == scalar_kind::i16 || kind == scalar_kind::i32 ||
@@ -217,7 +196,7 @@ namespace xcuda
         if (static_cast<long double>(value) < low || static_cast<long double>(value) > high)
         {
             throw argument_value_error(describe(index) + ": " + std::to_string(value) + " does not fit in " +
-                                       kind_cpp_name(slot.kind) + " (range " + range_text(slot.kind) + ")");
+                                       scalar_kind_name(slot.kind) + " (range " + range_text(slot.kind) + ")");
         }
         void* destination = slot_storage(index);
         switch (slot.kind)
@@ -254,7 +233,7 @@ namespace xcuda
             return;
         }
         throw argument_value_error(describe(index) + ": " + std::to_string(value) + " does not fit in " +
-                                   kind_cpp_name(slot.kind) + " (range " + range_text(slot.kind) + ")");
+                                   scalar_kind_name(slot.kind) + " (range " + range_text(slot.kind) + ")");
     }
 
     void launch_plan::store_float(std::size_t index, double value)
