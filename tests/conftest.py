@@ -28,8 +28,12 @@ def _relocated_kernelspec():
     target_root = BUILD / "share" / "jupyter-tests"
     if not (source / "kernel.json").exists():
         return BUILD / "share" / "jupyter"
+    import shutil
+
     target = target_root / "kernels" / "xcuda"
-    target.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target)  # logos and kernel.js too
     spec = json.loads((source / "kernel.json").read_text())
     spec["argv"][0] = str(BUILD / "bin" / "xcuda")
     spec.setdefault("env", {})["XCUDA_PYTHONPATH"] = str(BUILD / "python")
@@ -75,6 +79,7 @@ HAS_GPU = GPU_REASON is None
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and driver; skipped with the reason elsewhere")
     config.addinivalue_line("markers", "nogpu: checks the behaviour on a machine without a driver")
+    config.addinivalue_line("markers", "browser: runs the notebooks in headless Chromium; skipped with the reason where it is missing")
 
 
 def pytest_collection_modifyitems(config, items):
