@@ -3,7 +3,7 @@
 //   CudaError(RuntimeError)          a driver call failed: .call, .code, .name
 //     CudaUnavailableError           no driver or no GPU; compiling still works
 //     OutOfMemoryError               .requested and .free bytes
-//   CompileError(RuntimeError)       NVRTC rejected the cell: .log, .options
+//   CompileError(RuntimeError)       NVRTC rejected the cell: .log, .options, .diagnostics, .html
 //   SignatureError(ValueError)       a __global__ declaration could not be read: .line
 //   ToolNotFoundError(RuntimeError)  nvdisasm / cuobjdump missing for a SASS view
 // Argument problems are TypeError / ValueError, as Python users expect.
@@ -60,7 +60,9 @@ namespace xcuda::python
                                            "requested, free (bytes).");
         compile_error_type = new_exception(m, "CompileError", PyExc_RuntimeError,
                                            "NVRTC could not compile the source. Attributes: log (NVRTC's log, "
-                                           "with the cell's own line numbers), options (what NVRTC was given).");
+                                           "with the cell's own line numbers), options (what NVRTC was given), "
+                                           "diagnostics (a dict per message: line, column, severity, message, "
+                                           "source_line, hint) and html (the messages with a caret under each).");
         signature_error_type = new_exception(m, "SignatureError", PyExc_ValueError,
                                              "A __global__ declaration could not be read. Attribute: line.");
 
@@ -96,8 +98,16 @@ namespace xcuda::python
             }
             catch (const compile_error& e)
             {
+                py::list parsed;
+                for (const auto& d : e.parsed())
+                {
+                    parsed.append(py::dict(py::arg("line") = d.line, py::arg("column") = d.column,
+                                           py::arg("severity") = d.severity, py::arg("message") = d.message,
+                                           py::arg("source_line") = d.source_line, py::arg("hint") = d.hint));
+                }
                 raise_with(compile_error_type, e.what(),
-                           py::dict(py::arg("log") = e.log(), py::arg("options") = e.options()));
+                           py::dict(py::arg("log") = e.log(), py::arg("options") = e.options(),
+                                    py::arg("diagnostics") = parsed, py::arg("html") = diagnostics::html(e.parsed())));
             }
             catch (const signature_error& e)
             {

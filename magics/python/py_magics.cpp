@@ -8,6 +8,7 @@
 
 #include <pybind11/eval.h>
 
+#include "errors.hpp"
 #include "magic_arguments.hpp"
 
 namespace xcuda::python
@@ -48,7 +49,20 @@ namespace xcuda::python
                                   "%%cuda\nextern \"C\" __global__ void scale(float* x, float a, size_t n)\n"
                                   "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }");
             }
-            py::object module = compile_module(cell, options.name, options.compile);
+            py::object module;
+            try
+            {
+                module = compile_module(cell, options.name, options.compile);
+            }
+            catch (const compile_error& error)
+            {
+                // The messages with a caret under each, as HTML above the traceback; the traceback has the text.
+                py::module_::import("IPython.display").attr("display")(
+                    py::dict(py::arg("text/html") = diagnostics::html(error.parsed()),
+                             py::arg("text/plain") = std::to_string(error.parsed().size()) + " NVRTC message(s)"),
+                    py::arg("raw") = true);
+                throw;
+            }
             py::object user_ns = shell.attr("user_ns");
             if (!options.name.empty())
             {

@@ -65,6 +65,167 @@ namespace xcuda
         return out;
     }
 
+    std::string diagnostics::hint_for(const std::string& message)
+    {
+        static const char* host_headers[] = {"iostream", "fstream", "sstream", "string\"", "vector\"", "thread",
+                                             "mutex", "cstdio", "stdio.h", "map\"", "memory\""};
+        if (message.find("cannot open source file") != std::string::npos)
+        {
+            for (const char* header : host_headers)
+            {
+                if (message.find(header) != std::string::npos)
+                {
+                    return "NVRTC compiles device code only: host headers such as <iostream> or <vector> are not "
+                           "available. Use printf for output, and <cuda/std/...> (libcu++) headers for the standard "
+                           "library in device code.";
+                }
+            }
+            return "the header was not found: the toolkit's include folder is searched; add others with -I, or "
+                   "define it in a %%cuda_header cell.";
+        }
+        if (message.find("gpu-architecture") != std::string::npos || message.find("invalid value for --gpu") != std::string::npos ||
+            message.find("unsupported gpu architecture") != std::string::npos)
+        {
+            std::string archs;
+            for (int arch : nvrtc_compiler::supported_archs())
+            {
+                archs += (archs.empty() ? "" : ", ") + std::to_string(arch);
+            }
+            return "this NVRTC compiles for sm_XX / compute_XX with XX in: " + archs + ".";
+        }
+        if (message.find("is undefined") != std::string::npos &&
+            (message.find("\"printf\"") != std::string::npos || message.find("\"assert\"") != std::string::npos))
+        {
+            return "NVRTC has printf and assert built in for device code; do not include <cstdio> or <cassert>.";
+        }
+        return {};
+    }
+
+    std::vector<diagnostic> diagnostics::parse(const std::string& source, const std::string& log)
+    {
+        // NVRTC writes "cell(LINE): SEVERITY: MESSAGE", then the source line indented by two spaces,
+        // then a caret line under the column.
+        std::vector<std::string> source_lines;
+        {
+            std::istringstream in(source);
+            std::string line;
+            while (std::getline(in, line))
+            {
+                source_lines.push_back(line);
+            }
+        }
+        std::vector<std::string> lines;
+        {
+            std::istringstream in(log);
+            std::string line;
+            while (std::getline(in, line))
+            {
+                lines.push_back(line);
+            }
+        }
+        const std::string prefix = std::string(nvrtc_compiler::program_name) + "(";
+        std::vector<diagnostic> result;
+        for (std::size_t i = 0; i < lines.size(); ++i)
+        {
+            const std::string& line = lines[i];
+            diagnostic d;
+            std::size_t rest = 0;
+            if (line.rfind(prefix, 0) == 0)
+            {
+                std::size_t close = line.find("): ", prefix.size());
+                if (close == std::string::npos)
+                {
+                    continue;
+                }
+                try
+                {
+                    d.line = std::stoi(line.substr(prefix.size(), close - prefix.size()));
+                }
+                catch (const std::exception&)
+                {
+                    continue;
+                }
+                rest = close + 3;
+            }
+            else if (line.rfind("error: ", 0) == 0 || line.rfind("warning: ", 0) == 0 ||
+                     line.find("nvrtc: error") != std::string::npos)
+            {
+                rest = line.find("nvrtc: ") == 0 ? 7 : 0;
+            }
+            else
+            {
+                continue;
+            }
+            std::size_t colon = line.find(": ", rest);
+            if (colon == std::string::npos)
+            {
+                continue;
+            }
+            d.severity = line.substr(rest, colon - rest);
+            if (d.severity != "error" && d.severity != "warning" && d.severity != "remark" &&
+                d.severity != "catastrophic error")
+            {
+                continue;
+            }
+            d.message = line.substr(colon + 2);
+            if (d.line > 0 && d.line <= static_cast<int>(source_lines.size()))
+            {
+                d.source_line = source_lines[static_cast<std::size_t>(d.line - 1)];
+                if (i + 2 < lines.size())
+                {
+                    std::size_t caret = lines[i + 2].find('^');
+                    if (caret != std::string::npos && lines[i + 2].find_first_not_of(" ^") == std::string::npos &&
+                        caret >= 2)
+                    {
+                        d.column = static_cast<int>(caret - 2) + 1;
+                    }
+                }
+            }
+            d.hint = hint_for(d.message);
+            result.push_back(d);
+        }
+        return result;
+    }
+
+    std::string diagnostics::html(const std::vector<diagnostic>& messages)
+    {
+        auto escape = [](const std::string& text) {
+            std::string out;
+            for (char c : text)
+            {
+                switch (c)
+                {
+                case '<': out += "&lt;"; break;
+                case '>': out += "&gt;"; break;
+                case '&': out += "&amp;"; break;
+                default: out += c;
+                }
+            }
+            return out;
+        };
+        std::string out = "<div class=\"xcuda-diagnostics\"><style>.xcuda-diagnostics .error{color:#b00020}"
+                          ".xcuda-diagnostics .warning{color:#8a6d00}.xcuda-diagnostics pre{margin:2px 0 8px 0}"
+                          ".xcuda-diagnostics .hint{color:#205080}</style>";
+        for (const auto& d : messages)
+        {
+            std::string severity = d.severity == "catastrophic error" ? "error" : d.severity;
+            out += "<div class=\"" + escape(severity) + "\"><b>" +
+                   (d.line ? "line " + std::to_string(d.line) + (d.column ? ", column " + std::to_string(d.column) : "") + ": "
+                           : std::string()) +
+                   escape(d.severity) + "</b>: " + escape(d.message) + "</div>";
+            if (!d.source_line.empty())
+            {
+                std::string caret = d.column ? std::string(static_cast<std::size_t>(d.column - 1), ' ') + "^" : "";
+                out += "<pre>" + escape(d.source_line) + (caret.empty() ? "" : "\n" + caret) + "</pre>";
+            }
+            if (!d.hint.empty())
+            {
+                out += "<div class=\"hint\">hint: " + escape(d.hint) + "</div>";
+            }
+        }
+        return out + "</div>";
+    }
+
     std::string diagnostics::format_compile_error(const std::string& source, const std::string& log,
                                                   const std::vector<std::string>& options,
                                                   const std::string& status)
@@ -97,6 +258,15 @@ namespace xcuda
                 }
             }
         }
+        std::string hints;
+        for (const auto& d : parse(source, log))
+        {
+            if (!d.hint.empty() && hints.find(d.hint) == std::string::npos)
+            {
+                hints += "\nhint: " + d.hint;
+            }
+        }
+        message += hints.empty() ? "" : hints + "\n";
         message += "\nOptions:";
         for (const auto& option : options)
         {

@@ -8,9 +8,29 @@
 
 namespace xcuda
 {
+    // One message of NVRTC's log, located in the cell.
+    struct diagnostic
+    {
+        int line = 0;          // 1-based line of the cell (0: not located, e.g. an option error)
+        int column = 0;        // 1-based column of NVRTC's caret (0: none)
+        std::string severity;  // "error", "warning", "remark"
+        std::string message;
+        std::string source_line;
+        std::string hint;      // what to do, for the known traps ("" otherwise)
+    };
+
     class diagnostics
     {
     public:
+        // The log's messages with their cell line, caret column, source line and a hint where one is known.
+        static std::vector<diagnostic> parse(const std::string& source, const std::string& log);
+
+        // The messages as HTML: each with its source line, a caret under the column, and the hint.
+        static std::string html(const std::vector<diagnostic>& messages);
+
+        // A hint for a message that is one of the known traps, else "".
+        static std::string hint_for(const std::string& message);
+
         // The source lines the log names as errors ("cell(3): error: ..."), 1-based, in order, unique.
         static std::vector<int> error_lines(const std::string& log);
 

@@ -36,10 +36,12 @@ namespace xcuda
     {
     }
 
-    compile_error::compile_error(const std::string& message, std::string log, std::vector<std::string> options)
+    compile_error::compile_error(const std::string& message, std::string log, std::vector<std::string> options,
+                                 std::vector<diagnostic> parsed)
         : std::runtime_error(message)
         , m_log(std::move(log))
         , m_options(std::move(options))
+        , m_parsed(std::move(parsed))
     {
     }
 }

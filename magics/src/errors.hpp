@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "diagnostics.hpp"
+
 namespace xcuda
 {
     // A CUDA driver call failed. Names the call, the CUresult name and its description.
@@ -50,13 +52,16 @@ namespace xcuda
     class compile_error : public std::runtime_error
     {
     public:
-        compile_error(const std::string& message, std::string log, std::vector<std::string> options);
+        compile_error(const std::string& message, std::string log, std::vector<std::string> options,
+                      std::vector<diagnostic> parsed = {});
         const std::string& log() const noexcept { return m_log; }
         const std::vector<std::string>& options() const noexcept { return m_options; }
+        const std::vector<diagnostic>& parsed() const noexcept { return m_parsed; }
 
     private:
         std::string m_log;
         std::vector<std::string> m_options;
+        std::vector<diagnostic> m_parsed;
     };
 
     // A toolkit program a view needs (nvdisasm, cuobjdump) is not installed; the message says which

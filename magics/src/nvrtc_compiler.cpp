@@ -153,7 +153,7 @@ namespace xcuda
             }
             throw compile_error(diagnostics::format_compile_error(source, result.log, result.options,
                                                                   nvrtcGetErrorString(compiled)),
-                                result.log, result.options);
+                                result.log, result.options, diagnostics::parse(source, result.log));
         }
 
         std::size_t size = 0;
