@@ -70,6 +70,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import NA, goal_ratio, markdown_table, measured, probe_gpu, ratio, short_error  # noqa: E402
 
 SAXPY_SRC = (
     'extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n) '
@@ -98,44 +100,11 @@ def source_text(source):
 
 # ---- results (the same conventions as bench_gpu.py) ------------------------------------------------
 
-class NA:
-    """A value that could not be measured, with the reason shown in the table."""
-
-    def __init__(self, reason):
-        self.reason = reason
-
-    def __str__(self):
-        return f"n/a ({self.reason})"
-
-
-def measured(value):
-    return not isinstance(value, NA)
-
-
-def short_error(error):
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"[:160]
-
 
 def fmt_ms(value):
     if not measured(value):
         return str(value)
     return f"{value:.3f} ms" if value < 10 else f"{value:.1f} ms"
-
-
-def ratio(value, base):
-    if not (measured(value) and measured(base)) or not base:
-        return "n/a"
-    return f"{value / base:.2f}x"
-
-
-def goal_ratio(value, base, limit, base_name):
-    """`value / base <= limit`, as met/missed with the margin."""
-    if not (measured(value) and measured(base)) or not base:
-        return f"<= {limit:.2f}x {base_name}: n/a"
-    r = value / base
-    verdict = "met" if r <= limit else "missed"
-    return f"<= {limit:.2f}x {base_name}: {verdict} ({r:.2f}x, margin {limit - r:+.2f}x)"
 
 
 def goal_below(value, limit_ms):
@@ -146,38 +115,7 @@ def goal_below(value, limit_ms):
     return f"< {limit_ms:g} ms: {verdict} (margin {limit_ms - value:+.3f} ms)"
 
 
-def markdown_table(headers, rows):
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 # ---- the machine -----------------------------------------------------------------------------------
-
-def probe_gpu():
-    """(info dict, None) when device 0 is usable, else (None, reason)."""
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None, "no NVIDIA driver (libcuda.so.1) on this machine"
-    if lib.cuInit(0) != 0:
-        return None, "the NVIDIA driver is present but cuInit failed (no usable GPU)"
-    count = ctypes.c_int(0)
-    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return None, "the NVIDIA driver found no CUDA device"
-    device = ctypes.c_int(0)
-    name = ctypes.create_string_buffer(256)
-    major, minor, driver = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
-    lib.cuDeviceGet(ctypes.byref(device), 0)
-    lib.cuDeviceGetName(name, 256, device)
-    lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-    lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)  # ..._MINOR
-    lib.cuDriverGetVersion(ctypes.byref(driver))
-    return {
-        "name": name.value.decode(),
-        "arch": f"sm_{major.value}{minor.value}",
-        "driver": f"{driver.value // 1000}.{driver.value % 1000 // 10}",
-    }, None
 
 
 def toolkit_root():

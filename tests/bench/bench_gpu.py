@@ -49,7 +49,6 @@ every row n/a, and exits 0.
 """
 
 import argparse
-import ctypes
 import datetime
 import os
 import platform
@@ -67,6 +66,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import NA, goal_ratio, markdown_table, measured, probe_gpu, ratio, short_error  # noqa: E402
 
 SAXPY_SRC = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -106,24 +107,6 @@ E2E_GOAL_VS_CPP = 1.10
 
 
 # ---- results ---------------------------------------------------------------------------------------
-
-class NA:
-    """A value that could not be measured, with the reason shown in the table."""
-
-    def __init__(self, reason):
-        self.reason = reason
-
-    def __str__(self):
-        return f"n/a ({self.reason})"
-
-
-def measured(value):
-    return not isinstance(value, NA)
-
-
-def short_error(error):
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"[:160]
 
 
 def attempt(check, measure):
@@ -197,31 +180,6 @@ BATCH = range(PER_BATCH)
 
 
 # ---- the GPU and the C++ baseline ------------------------------------------------------------------
-
-def probe_gpu():
-    """(info dict, None) when device 0 is usable, else (None, reason)."""
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None, "no NVIDIA driver (libcuda.so.1) on this machine"
-    if lib.cuInit(0) != 0:
-        return None, "the NVIDIA driver is present but cuInit failed (no usable GPU)"
-    count = ctypes.c_int(0)
-    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return None, "the NVIDIA driver found no CUDA device"
-    device = ctypes.c_int(0)
-    name = ctypes.create_string_buffer(256)
-    major, minor, driver = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
-    lib.cuDeviceGet(ctypes.byref(device), 0)
-    lib.cuDeviceGetName(name, 256, device)
-    lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-    lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)  # ..._MINOR
-    lib.cuDriverGetVersion(ctypes.byref(driver))
-    return {
-        "name": name.value.decode(),
-        "arch": f"sm_{major.value}{minor.value}",
-        "driver": f"{driver.value // 1000}.{driver.value % 1000 // 10}",
-    }, None
 
 
 def cuda_home():
@@ -363,21 +321,6 @@ def fmt(value, unit, digits=2):
     return str(value) if not measured(value) else f"{value:.{digits}f} {unit}"
 
 
-def ratio(value, base):
-    if not (measured(value) and measured(base)) or not base:
-        return "n/a"
-    return f"{value / base:.2f}x"
-
-
-def goal_ratio(value, base, limit, base_name):
-    """`value / base <= limit`, as met/missed with the margin."""
-    if not (measured(value) and measured(base)) or not base:
-        return f"<= {limit:.2f}x {base_name}: n/a"
-    r = value / base
-    verdict = "met" if r <= limit else "missed"
-    return f"<= {limit:.2f}x {base_name}: {verdict} ({r:.2f}x, margin {limit - r:+.2f}x)"
-
-
 def goal_below_peers(value, peers):
     """`value` below every measured peer, as met/missed with the margin to the fastest one."""
     timed = {name: v for name, v in peers.items() if measured(v)}
@@ -387,12 +330,6 @@ def goal_below_peers(value, peers):
     verdict = "met" if value < best else "missed"
     missing = "" if len(timed) == len(peers) else f"; {len(peers) - len(timed)} peer(s) n/a"
     return f"< every Python peer: {verdict} (fastest peer {name} {best:.2f} us, {(value / best - 1) * 100:+.0f}%{missing})"
-
-
-def markdown_table(headers, rows):
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 # ---- the measurements -------------------------------------------------------------------------------

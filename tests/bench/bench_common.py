@@ -1,0 +1,68 @@
+"""Helpers the GPU benchmark scripts share: result cells that may be "n/a (reason)", ratios and goal
+verdicts, markdown tables, and a look at the GPU through the driver without xcuda."""
+import ctypes
+
+class NA:
+    """A value that could not be measured, with the reason shown in the table."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __str__(self):
+        return f"n/a ({self.reason})"
+
+
+def measured(value):
+    return not isinstance(value, NA)
+
+
+def short_error(error):
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:160]
+
+
+def probe_gpu():
+    """(info dict, None) when device 0 is usable, else (None, reason)."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None, "no NVIDIA driver (libcuda.so.1) on this machine"
+    if lib.cuInit(0) != 0:
+        return None, "the NVIDIA driver is present but cuInit failed (no usable GPU)"
+    count = ctypes.c_int(0)
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return None, "the NVIDIA driver found no CUDA device"
+    device = ctypes.c_int(0)
+    name = ctypes.create_string_buffer(256)
+    major, minor, driver = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
+    lib.cuDeviceGet(ctypes.byref(device), 0)
+    lib.cuDeviceGetName(name, 256, device)
+    lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)  # ..._MINOR
+    lib.cuDriverGetVersion(ctypes.byref(driver))
+    return {
+        "name": name.value.decode(),
+        "arch": f"sm_{major.value}{minor.value}",
+        "driver": f"{driver.value // 1000}.{driver.value % 1000 // 10}",
+    }, None
+
+
+def ratio(value, base):
+    if not (measured(value) and measured(base)) or not base:
+        return "n/a"
+    return f"{value / base:.2f}x"
+
+
+def goal_ratio(value, base, limit, base_name):
+    """`value / base <= limit`, as met/missed with the margin."""
+    if not (measured(value) and measured(base)) or not base:
+        return f"<= {limit:.2f}x {base_name}: n/a"
+    r = value / base
+    verdict = "met" if r <= limit else "missed"
+    return f"<= {limit:.2f}x {base_name}: {verdict} ({r:.2f}x, margin {limit - r:+.2f}x)"
+
+
+def markdown_table(headers, rows):
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
