@@ -248,7 +248,7 @@ namespace xcuda::python
             if (copy_in && bytes > 0)
             {
                 CUdeviceptr destination = temporary.device->pointer();
-                host_staging& staging = host_staging::instance();
+                host_staging& staging = host_staging::instance(temporary.device->device());
                 py::gil_scoped_release release;
                 if (staging.worth_it(host.data(), bytes))
                 {
@@ -313,12 +313,24 @@ namespace xcuda::python
                     producer != reinterpret_cast<CUstream>(2))
                 {
                     py::gil_scoped_release release;
-                    check(cuda_driver::get().cuStreamSynchronize(producer), "cuStreamSynchronize");
+                    cuda_session::instance().wait(producer);
                 }
             }
             plan.store_pointer(index, data[0].cast<std::uint64_t>());
             bound.array_bytes += elements * static_cast<std::size_t>(dtype.itemsize());
         }
+    }
+
+    [[noreturn]] void throw_device_mismatch(cuda_kernel& kernel, std::size_t index, int owner, int current)
+    {
+        std::string o = std::to_string(owner);
+        std::string c = std::to_string(current);
+        throw device_mismatch_error(kernel.plan().describe(index) + " of kernel '" + kernel.signature().name +
+                                    "' lives on device " + o + ", but the launch is on device " + c +
+                                    " (the current device). Copy it over with xcuda.copy(xcuda.empty_like(arr), "
+                                    "arr) made under `with xcuda.device(" + c + "):`, launch inside `with "
+                                    "xcuda.device(" + o + "):`, or let device " + c + " read device " + o +
+                                    "'s memory with xcuda.enable_peer_access(" + c + ", " + o + ")");
     }
 
     void bind_arguments(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, CUstream stream,
@@ -340,6 +352,8 @@ namespace xcuda::python
         }
         // Pass 1: everything that needs no GPU work. Device arrays (the common case) are complete here.
         bool needs_second_pass = false;
+        cuda_session& session = cuda_session::instance();
+        const int current_device = session.device_ordinal();
         PyTypeObject* array_type = device_array_type();
         for (std::size_t i = 0; i < nargs; ++i)
         {
@@ -355,6 +369,11 @@ namespace xcuda::python
                     if (array.kind != slots[i].kind)
                     {
                         check_element_kind(plan, i, array.kind, array.dtype, "a DeviceArray");
+                    }
+                    int owner = array.buffer->device();
+                    if (owner != current_device && !session.peer_enabled(current_device, owner))
+                    {
+                        throw_device_mismatch(kernel, i, owner, current_device);
                     }
                     plan.store_pointer(i, array.size() ? array.pointer() : 0);
                     bound.array_bytes += array.nbytes();
@@ -408,6 +427,11 @@ namespace xcuda::python
     void finish_arguments(bound_arguments& bound, CUstream stream)
     {
         const cuda_driver& driver = cuda_driver::get();
+        {
+            // The launch first, interruptibly: the copies below then never block on a running kernel.
+            py::gil_scoped_release release;
+            cuda_session::instance().wait(stream);
+        }
         for (launch_temporary& temporary : bound.temporaries)
         {
             if (!temporary.copy_back)
@@ -420,7 +444,7 @@ namespace xcuda::python
             {
                 void* destination = host.mutable_data();
                 CUdeviceptr source = temporary.device->pointer();
-                host_staging& staging = host_staging::instance();
+                host_staging& staging = host_staging::instance(temporary.device->device());
                 py::gil_scoped_release release;
                 if (staging.worth_it(destination, bytes))
                 {
@@ -434,7 +458,7 @@ namespace xcuda::python
         }
         {
             py::gil_scoped_release release;
-            check(driver.cuStreamSynchronize(stream), "cuStreamSynchronize");
+            cuda_session::instance().wait(stream);
         }
         for (launch_temporary& temporary : bound.temporaries)
         {

@@ -123,7 +123,7 @@ namespace xcuda::python
                     check(driver.cuEventRecord(events.start, stream), "cuEventRecord");
                     check(driver.cuMemcpyDtoDAsync(to, from, bytes, stream), "cuMemcpyDtoDAsync");
                     check(driver.cuEventRecord(events.end, stream), "cuEventRecord");
-                    check(driver.cuEventSynchronize(events.end), "cuEventSynchronize");
+                    cuda_session::instance().wait_event(events.end);
                     float ms = 0;
                     check(driver.cuEventElapsedTime(&ms, events.start, events.end), "cuEventElapsedTime");
                     samples.push_back(ms);

@@ -83,13 +83,8 @@ namespace xcuda::python
                 // A device array already: a device-to-device copy.
                 const device_array& source = unchecked_instance<device_array>(object.ptr());
                 device_array copy = make_array(source.shape, source.dtype);
-                if (copy.nbytes())
-                {
-                    cuda_session::instance().make_current();
-                    check(cuda_driver::get().cuMemcpyDtoDAsync(copy.pointer(), source.pointer(), copy.nbytes(),
-                                                               cuda_session::instance().stream()),
-                          "cuMemcpyDtoD");
-                }
+                // On the current device; from another device through xcuda.copy's peer or staged path.
+                device_buffer::copy(*copy.buffer, *source.buffer, copy.nbytes(), "", false);
                 return copy;
             }
             py::array host = contiguous(object, dtype);
@@ -150,13 +145,7 @@ namespace xcuda::python
                     throw py::value_error("copy_from needs " + std::to_string(array.nbytes()) +
                                           " bytes, the source device array has " + std::to_string(source.nbytes()));
                 }
-                if (array.nbytes())
-                {
-                    cuda_session::instance().make_current();
-                    check(cuda_driver::get().cuMemcpyDtoDAsync(array.pointer(), source.pointer(), array.nbytes(),
-                                                               cuda_session::instance().stream()),
-                          "cuMemcpyDtoD");
-                }
+                device_buffer::copy(*array.buffer, *source.buffer, array.nbytes(), "", false);
                 return;
             }
             py::array host = contiguous(object, array.dtype);

@@ -3,6 +3,10 @@
 //   CudaError(RuntimeError)          a driver call failed: .call, .code, .name
 //     CudaUnavailableError           no driver or no GPU; compiling still works
 //     OutOfMemoryError               .requested and .free bytes
+//     KernelFault                    a kernel faulted: .kernels, .device, .lost (buffers and names)
+//     SessionLostError               a GPU operation after a fault; %cuda_recover replaces the process
+//   DeviceMismatchError(ValueError)  an argument or stream on another device than the launch
+//   KeyboardInterrupt                an interrupted wait for the GPU (says what still runs)
 //   CompileError(RuntimeError)       NVRTC rejected the cell: .log, .options, .diagnostics, .html
 //   SignatureError(ValueError)       a __global__ declaration could not be read: .line
 //   ToolNotFoundError(RuntimeError)  nvdisasm / cuobjdump missing for a SASS view
@@ -22,6 +26,96 @@ namespace xcuda::python
         PyObject* compile_error_type = nullptr;
         PyObject* signature_error_type = nullptr;
         PyObject* tool_not_found_type = nullptr;
+        PyObject* kernel_fault_type = nullptr;
+        PyObject* session_lost_type = nullptr;
+        PyObject* device_mismatch_type = nullptr;
+
+        // The user's namespace: IPython's when a shell runs, else __main__'s.
+        py::dict user_namespace()
+        {
+            try
+            {
+                py::object shell = py::module_::import("IPython").attr("get_ipython")();
+                if (!shell.is_none())
+                {
+                    return shell.attr("user_ns");
+                }
+            }
+            catch (const py::error_already_set&)
+            {
+            }
+            return py::module_::import("__main__").attr("__dict__");
+        }
+
+        // For each lost buffer: its label, bytes, device and the user's variables that viewed it.
+        py::list lost_buffers(const kernel_fault& fault)
+        {
+            py::list lost;
+            py::dict names_by_id;
+            try
+            {
+                PyTypeObject* array_type = device_array_type();
+                for (auto item : user_namespace())
+                {
+                    if (Py_TYPE(item.second.ptr()) == array_type && PyUnicode_Check(item.first.ptr()) &&
+                        !item.first.cast<std::string>().empty() && item.first.cast<std::string>()[0] != '_')
+                    {
+                        const device_array& array = unchecked_instance<device_array>(item.second.ptr());
+                        py::int_ id(reinterpret_cast<std::uintptr_t>(array.buffer.get()));
+                        if (!names_by_id.contains(id))
+                        {
+                            names_by_id[id] = py::list();
+                        }
+                        names_by_id[id].cast<py::list>().append(item.first);
+                    }
+                }
+            }
+            catch (const py::error_already_set&)
+            {
+                // A namespace that cannot be read only loses the names, not the report.
+            }
+            for (const auto& buffer : fault.lost())
+            {
+                py::int_ id(buffer.id);
+                py::list names = names_by_id.contains(id) ? names_by_id[id].cast<py::list>() : py::list();
+                lost.append(py::dict(py::arg("label") = buffer.label, py::arg("bytes") = buffer.bytes,
+                                     py::arg("device") = buffer.device, py::arg("names") = names));
+            }
+            return lost;
+        }
+
+        std::string describe_lost(const py::list& lost)
+        {
+            std::string text;
+            std::size_t unnamed = 0;
+            for (auto entry : lost)
+            {
+                py::dict buffer = entry.cast<py::dict>();
+                py::list names = buffer["names"].cast<py::list>();
+                if (names.empty())
+                {
+                    ++unnamed;
+                    continue;
+                }
+                std::string joined;
+                for (auto name : names)
+                {
+                    joined += (joined.empty() ? "" : " = ") + name.cast<std::string>();
+                }
+                text += "\n  " + joined + ": " + buffer["label"].cast<std::string>();
+            }
+            if (!text.empty())
+            {
+                text = "\nDevice arrays lost (using them raises xcuda.SessionLostError):" + text;
+            }
+            if (unnamed)
+            {
+                text += "\n  and " + std::to_string(unnamed) + " buffer" + (unnamed == 1 ? "" : "s") +
+                        " not bound to a variable (temporaries, or held inside other objects)";
+            }
+            return text + "\nYour Python variables and host (numpy) arrays are intact. Run %cuda_recover to "
+                          "continue on the GPU: it replaces the kernel process and carries your variables over.";
+        }
 
         PyObject* new_exception(py::module_& m, const char* name, PyObject* base, const char* doc)
         {
@@ -68,6 +162,16 @@ namespace xcuda::python
 
         tool_not_found_type = new_exception(m, "ToolNotFoundError", PyExc_RuntimeError,
                                             "A CUDA toolkit program a view needs (nvdisasm, cuobjdump) is missing.");
+        kernel_fault_type = new_exception(m, "KernelFault", cuda_error_type,
+                                          "A kernel faulted (illegal address, trap, assert...). Attributes: kernels "
+                                          "(the launches since the last wait, the likeliest last), device, lost (a "
+                                          "dict per lost device buffer: label, bytes, device, names). CUDA refuses "
+                                          "further GPU work in this process; %cuda_recover replaces it.");
+        session_lost_type = new_exception(m, "SessionLostError", cuda_error_type,
+                                          "A GPU operation after a kernel fault made the GPU unusable in this "
+                                          "process; %cuda_recover replaces the process keeping your variables.");
+        device_mismatch_type = new_exception(m, "DeviceMismatchError", PyExc_ValueError,
+                                             "A launch argument or stream lives on another device than the launch.");
 
         py::register_exception_translator([](std::exception_ptr pointer) {
             try
@@ -76,6 +180,33 @@ namespace xcuda::python
                 {
                     std::rethrow_exception(pointer);
                 }
+            }
+            catch (const kernel_fault& e)
+            {
+                py::list lost = lost_buffers(e);
+                py::list kernels;
+                for (const auto& k : e.kernels())
+                {
+                    kernels.append(k);
+                }
+                raise_with(kernel_fault_type, e.what() + describe_lost(lost),
+                           py::dict(py::arg("call") = e.call(), py::arg("code") = e.code(),
+                                    py::arg("name") = e.name(), py::arg("kernels") = kernels,
+                                    py::arg("device") = e.device(), py::arg("lost") = lost));
+            }
+            catch (const session_lost_error& e)
+            {
+                raise_with(session_lost_type, e.what(),
+                           py::dict(py::arg("call") = py::none(), py::arg("code") = py::none(),
+                                    py::arg("name") = "SessionLost"));
+            }
+            catch (const interrupted_error& e)
+            {
+                PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+            }
+            catch (const device_mismatch_error& e)
+            {
+                PyErr_SetString(device_mismatch_type, e.what());
             }
             catch (const out_of_memory_error& e)
             {

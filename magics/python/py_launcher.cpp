@@ -73,6 +73,15 @@ namespace xcuda::python
             bound_arguments bound;
             bind_arguments(*self->kernel, args, nargs, stream, bound);
             self->kernel->launch(self->dims, stream);
+            if (!self->kernel->module()->fallback_note().empty())
+            {
+                std::string note = self->kernel->module()->fallback_note();
+                self->kernel->module()->clear_fallback_note();
+                if (PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) < 0)
+                {
+                    throw py::error_already_set();
+                }
+            }
             if (!bound.temporaries.empty() || !bound.dlpack_tensors.empty())
             {
                 // Copies back, and waits before imported DLPack tensors are handed back to their producers.
@@ -378,7 +387,7 @@ namespace xcuda::python
                 check(driver.cuEventRecord(start, stream), "cuEventRecord");
                 kernel.launch(dims, stream);
                 check(driver.cuEventRecord(end, stream), "cuEventRecord");
-                check(driver.cuEventSynchronize(end), "cuEventSynchronize");
+                cuda_session::instance().wait_event(end);
                 float ms = 0;
                 check(driver.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
                 timing.samples_ms.push_back(ms);

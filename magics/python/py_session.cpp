@@ -132,6 +132,40 @@ namespace xcuda::python
             return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
         }
 
+        // Every device: the current one marked, memory free where xcuda has a context there.
+        report_table devices_table()
+        {
+            cuda_session& session = cuda_session::instance();
+            report_table table{"Devices", {"device", "name", "arch", "multiprocessors", "memory", "context", "peers"}, {}, ""};
+            int count = session.device_count();
+            for (int ordinal = 0; ordinal < count; ++ordinal)
+            {
+                const device_properties& p = session.properties(ordinal);
+                std::string memory = bytes_text(p.total_memory);
+                if (session.context(ordinal))
+                {
+                    session.make_current(ordinal);
+                    std::size_t free_bytes = 0;
+                    std::size_t total_bytes = 0;
+                    check(cuda_driver::get().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+                    memory = bytes_text(free_bytes) + " free of " + bytes_text(total_bytes);
+                }
+                std::string peers;
+                for (int other = 0; other < count; ++other)
+                {
+                    if (other != ordinal && session.peer_enabled(ordinal, other))
+                    {
+                        peers += (peers.empty() ? "" : ", ") + std::to_string(other);
+                    }
+                }
+                table.rows.push_back({std::to_string(ordinal) + (ordinal == session.device_ordinal() ? " (current)" : ""),
+                                      p.name, p.arch(), std::to_string(p.multiprocessors), memory,
+                                      session.context(ordinal) ? "active" : "not yet", peers.empty() ? "-" : peers});
+            }
+            session.make_current();
+            return table;
+        }
+
         report info()
         {
             report r;
@@ -180,7 +214,24 @@ namespace xcuda::python
             table.rows.push_back({"driver", "CUDA " + version_text(session.driver_version())});
             table.rows.push_back({"NVRTC", std::to_string(major) + "." + std::to_string(minor)});
             r.tables.push_back(table);
+            r.tables.push_back(devices_table());
             return r;
+        }
+
+        std::string loaded_on(const cuda_module& module)
+        {
+            std::vector<int> devices = module.loaded_devices();
+            if (devices.empty())
+            {
+                return "no";
+            }
+            std::string text = "device";
+            text += devices.size() > 1 ? "s " : " ";
+            for (std::size_t i = 0; i < devices.size(); ++i)
+            {
+                text += (i ? ", " : "") + std::to_string(devices[i]);
+            }
+            return text;
         }
 
         report status(py::object namespace_object)
@@ -206,7 +257,7 @@ namespace xcuda::python
                 }
                 modules.rows.push_back({module->name(), kernels,
                                         module->compiled().arch + (module->compiled().cubin.empty() ? " PTX" : " CUBIN"),
-                                        module->loaded() ? "yes" : "no", bytes_text(module->compiled().ptx.size()),
+                                        loaded_on(*module), bytes_text(module->compiled().ptx.size()),
                                         headers});
             }
             r.tables.push_back(modules);
@@ -246,6 +297,12 @@ namespace xcuda::python
         }
     }
 
+    struct device_scope
+    {
+        int ordinal = 0;
+        std::vector<int> previous;
+    };
+
     py::object compile_module(const std::string& source, const std::string& name, compile_options options)
     {
         if (options.arch.empty())
@@ -271,6 +328,32 @@ namespace xcuda::python
 
     void register_session(py::module_& m)
     {
+        // Waits for the GPU poll; these connect them to Python: Ctrl-C (Kernel > Interrupt) ends a
+        // wait, and device printf output goes to sys.stdout, which is the cell's output in a notebook.
+        cuda_session& session = cuda_session::instance();
+        session.set_interrupt_check([] {
+            py::gil_scoped_acquire acquire;
+            if (PyErr_CheckSignals() != 0)
+            {
+                PyErr_Clear();  // re-raised as KeyboardInterrupt with what is still running
+                return true;
+            }
+            return false;
+        });
+        session.set_output_sink([](const std::string& text) {
+            py::gil_scoped_acquire acquire;
+            try
+            {
+                py::object out = py::module_::import("sys").attr("stdout");
+                out.attr("write")(py::str(text));
+                out.attr("flush")();
+            }
+            catch (py::error_already_set&)
+            {
+                std::fwrite(text.data(), 1, text.size(), stderr);  // no sys.stdout: keep the text anyway
+            }
+        });
+
         py::class_<report>(m, "Report", "Tables shown as HTML in notebooks and as text elsewhere.")
             .def("_repr_html_", &report::html)
             .def("__repr__", &report::text)
@@ -367,8 +450,91 @@ names of the modules compiled with an older text of it: they are stale until the
         m.def("status", &status, py::arg("namespace") = py::none(),
               "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");
         m.def("set_device", [](int ordinal) { cuda_session::instance().set_device(ordinal); }, py::arg("ordinal"),
-              "Choose the device for the session (before the first GPU operation, or while nothing lives on "
-              "the current one). XCUDA_DEVICE sets the initial choice.");
+              R"(Choose the current device: later allocations, Streams, Events, launches and synchronize() use it.
+
+Any time: every device keeps its own primary context, modules and buffers. XCUDA_DEVICE sets the
+initial choice. `with xcuda.device(n):` chooses one for a block.)");
+        m.def("current_device", [] { return cuda_session::instance().device_ordinal(); },
+              "The ordinal of the current device.");
+        py::class_<device_scope>(m, "DeviceScope", "What xcuda.device(n) returns: a context manager.")
+            .def("__enter__",
+                 [](device_scope& scope) {
+                     cuda_session& session = cuda_session::instance();
+                     scope.previous.push_back(session.device_ordinal());
+                     session.set_device(scope.ordinal);
+                     return scope.ordinal;
+                 })
+            .def("__exit__",
+                 [](device_scope& scope, py::args) {
+                     if (!scope.previous.empty())
+                     {
+                         int previous = scope.previous.back();
+                         scope.previous.pop_back();
+                         cuda_session::instance().set_device(previous);
+                     }
+                     return false;
+                 })
+            .def_readonly("ordinal", &device_scope::ordinal, "The device chosen inside the block.")
+            .def("__repr__", [](const device_scope& scope) { return "xcuda.device(" + std::to_string(scope.ordinal) + ")"; });
+        m.def("device",
+              [](int ordinal) {
+                  if (ordinal < 0)
+                  {
+                      throw py::value_error("device ordinal must be >= 0, got " + std::to_string(ordinal));
+                  }
+                  if (cuda_driver::available())
+                  {
+                      int count = cuda_session::instance().device_count();
+                      if (ordinal >= count)
+                      {
+                          throw py::value_error("device " + std::to_string(ordinal) + " does not exist: this machine has " +
+                                                std::to_string(count) + " CUDA device(s), numbered 0 to " +
+                                                std::to_string(count - 1));
+                      }
+                  }
+                  return device_scope{ordinal, {}};
+              },
+              py::arg("ordinal"),
+              R"(A context manager choosing device `ordinal` for its block, restoring the previous one after.
+
+    with xcuda.device(1):
+        y1 = xcuda.to_device(y[half:])      # lives on device 1
+        saxpy[grid, block](a, x1, y1, out1, m)   # runs on device 1)");
+        m.def("can_access_peer", [](int a, int b) { return cuda_session::instance().can_access_peer(a, b); },
+              py::arg("a"), py::arg("b"), "Whether kernels on device a can use memory of device b (a peer path).");
+        m.def("enable_peer_access", [](int a, int b) { cuda_session::instance().enable_peer_access(a, b); },
+              py::arg("a"), py::arg("b"),
+              R"(Let devices a and b use each other's memory (both directions; calling again does nothing).
+
+Afterwards a kernel on device a may take a DeviceArray of device b as an argument (it reads and
+writes it over NVLink or PCIe). Raises ValueError when the hardware has no peer path.)");
+        m.def("copy",
+              [](py::handle destination, py::handle source, py::object method) {
+                  PyTypeObject* type = device_array_type();
+                  if (Py_TYPE(destination.ptr()) != type || Py_TYPE(source.ptr()) != type)
+                  {
+                      throw py::type_error("xcuda.copy(dst, src) copies between DeviceArrays (any devices); got " +
+                                           std::string(Py_TYPE(destination.ptr())->tp_name) + " and " +
+                                           Py_TYPE(source.ptr())->tp_name +
+                                           ". For host arrays use xcuda.to_device(a) or arr.copy_to_host()");
+                  }
+                  device_array& to = unchecked_instance<device_array>(destination.ptr());
+                  const device_array& from = unchecked_instance<device_array>(source.ptr());
+                  if (to.nbytes() != from.nbytes())
+                  {
+                      throw py::value_error("xcuda.copy needs equal sizes: the destination has " +
+                                            std::to_string(to.nbytes()) + " bytes, the source " +
+                                            std::to_string(from.nbytes()));
+                  }
+                  std::string how = method.is_none() ? std::string() : method.cast<std::string>();
+                  py::gil_scoped_release release;
+                  return device_buffer::copy(*to.buffer, *from.buffer, from.nbytes(), how, true);
+              },
+              py::arg("dst"), py::arg("src"), py::arg("method") = py::none(),
+              R"(Copy device array src into dst (equal byte sizes, any devices); returns when done.
+
+Returns the method used: "device" (same device), "peer" (cuMemcpyPeer over NVLink or PCIe, when
+the devices have a peer path) or "staged" (through page-locked host memory). method= forces one.)");
         m.def("device_count", [] { return cuda_session::instance().device_count(); },
               "Number of CUDA devices (raises CudaUnavailableError without a driver).");
         m.def("driver_available", [] { return cuda_session::instance().try_ensure(); },

@@ -7,29 +7,59 @@
 
 #include "cuda_driver.hpp"
 #include "cuda_session.hpp"
+#include "errors.hpp"
 
 namespace xcuda::python
 {
     namespace
     {
-        struct stream
+        // A driver handle made in one device's context: remembers which, and refuses use after that
+        // context is gone (session closed, or lost to a kernel fault).
+        struct device_handle
         {
-            CUstream handle = nullptr;
+            int device = 0;
             std::uint64_t generation = 0;
 
-            stream()
+            void made_here()
             {
                 cuda_session& session = cuda_session::instance();
                 session.make_current();
+                device = session.device_ordinal();
+                generation = session.generation();
+            }
+            bool alive() const noexcept { return cuda_session::instance().alive(device, generation); }
+            void check_alive(const char* what) const
+            {
+                if (!alive())
+                {
+                    const std::string& lost = cuda_session::instance().lost_reason();
+                    if (!lost.empty())
+                    {
+                        throw session_lost_error(std::string("this ") + what + " of device " + std::to_string(device) +
+                                                 " was lost: " + lost);
+                    }
+                    throw std::runtime_error(std::string("this ") + what +
+                                             " belonged to a CUDA session that was closed; create a new one");
+                }
+            }
+            void make_current() const { cuda_session::instance().make_current(device); }
+        };
+
+        struct stream : device_handle
+        {
+            CUstream handle = nullptr;
+
+            stream()
+            {
+                made_here();
                 // CU_STREAM_DEFAULT: ordered with the legacy default stream, which xcuda's own copies use.
                 check(cuda_driver::get().cuStreamCreate(&handle, CU_STREAM_DEFAULT), "cuStreamCreate");
-                generation = session.generation();
             }
             ~stream()
             {
-                cuda_session& session = cuda_session::instance();
-                if (handle && session.active() && session.generation() == generation)
+                if (handle && alive())
                 {
+                    make_current();
                     cuda_driver::get().cuStreamDestroy(handle);
                 }
             }
@@ -38,39 +68,56 @@ namespace xcuda::python
 
             CUstream get() const
             {
-                if (cuda_session::instance().generation() != generation)
-                {
-                    throw std::runtime_error("this Stream belonged to a CUDA session that was closed; create a new one");
-                }
+                check_alive("Stream");
                 return handle;
             }
         };
 
-        struct event
+        struct event : device_handle
         {
             CUevent handle = nullptr;
-            std::uint64_t generation = 0;
             bool recorded = false;
 
             explicit event(bool timing)
             {
-                cuda_session& session = cuda_session::instance();
-                session.make_current();
+                made_here();
                 check(cuda_driver::get().cuEventCreate(&handle, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
                       "cuEventCreate");
-                generation = session.generation();
             }
             ~event()
             {
-                cuda_session& session = cuda_session::instance();
-                if (handle && session.active() && session.generation() == generation)
+                if (handle && alive())
                 {
+                    make_current();
                     cuda_driver::get().cuEventDestroy(handle);
                 }
             }
             event(const event&) = delete;
             event& operator=(const event&) = delete;
+
+            CUevent get() const
+            {
+                check_alive("Event");
+                return handle;
+            }
         };
+
+        // Waits with the GIL released (other Python threads run), interruptibly (see cuda_session::wait).
+        void wait_for_stream(CUstream handle, int device)
+        {
+            cuda_session& session = cuda_session::instance();
+            session.make_current(device);
+            py::gil_scoped_release release;
+            session.wait(handle);
+        }
+
+        void wait_for_event(CUevent handle, int device)
+        {
+            cuda_session& session = cuda_session::instance();
+            session.make_current(device);
+            py::gil_scoped_release release;
+            session.wait_event(handle);
+        }
     }
 
     CUstream stream_from_object(py::handle object)
@@ -81,7 +128,16 @@ namespace xcuda::python
         }
         if (py::isinstance<stream>(object))
         {
-            return object.cast<const stream&>().get();
+            const stream& s = object.cast<const stream&>();
+            int current = cuda_session::instance().device_ordinal();
+            if (s.device != current)
+            {
+                throw device_mismatch_error("the stream belongs to device " + std::to_string(s.device) +
+                                            " but the current device is " + std::to_string(current) +
+                                            "; use it inside `with xcuda.device(" + std::to_string(s.device) +
+                                            "):`, or create a Stream on device " + std::to_string(current));
+            }
+            return s.get();
         }
         if (PyLong_Check(object.ptr()))
         {
@@ -116,12 +172,8 @@ Launch on it with kernel[grid, block, stream](...). It is ordered with the defau
 CuPy's and PyTorch's ordinary streams.)")
             .def(py::init<>())
             .def("synchronize",
-                 [](const stream& s) {
-                     CUstream handle = s.get();
-                     py::gil_scoped_release release;
-                     check(cuda_driver::get().cuStreamSynchronize(handle), "cuStreamSynchronize");
-                 },
-                 "Wait until all work queued on the stream has finished.")
+                 [](const stream& s) { wait_for_stream(s.get(), s.device); },
+                 "Wait until all work queued on the stream has finished (an interrupt ends the wait).")
             .def("query",
                  [](const stream& s) {
                      CUresult result = cuda_driver::get().cuStreamQuery(s.get());
@@ -135,6 +187,8 @@ CuPy's and PyTorch's ordinary streams.)")
                  "True when all work queued on the stream has finished.")
             .def_property_readonly("handle", [](const stream& s) { return reinterpret_cast<std::uintptr_t>(s.get()); },
                                    "The CUstream handle (an int).")
+            .def_property_readonly("device", [](const stream& s) { return s.device; },
+                                   "The device whose context the stream belongs to.")
             .def("__cuda_stream__",
                  [](const stream& s) { return py::make_tuple(0, reinterpret_cast<std::uintptr_t>(s.get())); },
                  "The cuda.core stream protocol: (version, handle).")
@@ -155,17 +209,15 @@ CuPy's and PyTorch's ordinary streams.)")
             .def(py::init<bool>(), py::arg("timing") = true)
             .def("record",
                  [](event& e, py::object s) {
-                     CUstream handle = stream_from_object(s);
-                     cuda_session::instance().make_current();
-                     check(cuda_driver::get().cuEventRecord(e.handle, handle), "cuEventRecord");
+                     CUevent handle = e.get();
+                     CUstream on = s.is_none() ? nullptr : stream_from_object(s);
+                     e.make_current();
+                     check(cuda_driver::get().cuEventRecord(handle, on), "cuEventRecord");
                      e.recorded = true;
                  },
                  py::arg("stream") = py::none(), "Record the event on a stream (default: the default stream).")
             .def("synchronize",
-                 [](const event& e) {
-                     py::gil_scoped_release release;
-                     check(cuda_driver::get().cuEventSynchronize(e.handle), "cuEventSynchronize");
-                 },
+                 [](const event& e) { wait_for_event(e.get(), e.device); },
                  "Wait until the work recorded before the event has finished.")
             .def("query",
                  [](const event& e) {
@@ -184,10 +236,7 @@ CuPy's and PyTorch's ordinary streams.)")
                      {
                          throw py::value_error("both events must be recorded before elapsed_time");
                      }
-                     {
-                         py::gil_scoped_release release;
-                         check(cuda_driver::get().cuEventSynchronize(end.handle), "cuEventSynchronize");
-                     }
+                     wait_for_event(end.get(), end.device);
                      float milliseconds = 0;
                      check(cuda_driver::get().cuEventElapsedTime(&milliseconds, start.handle, end.handle),
                            "cuEventElapsedTime");
@@ -196,12 +245,15 @@ CuPy's and PyTorch's ordinary streams.)")
                  py::arg("end"), "Milliseconds from this event to `end` (waits for `end`).");
 
         m.def("synchronize",
-              [] {
+              [](py::object device) {
                   cuda_session& session = cuda_session::instance();
-                  session.make_current();
+                  int ordinal = device.is_none() ? session.device_ordinal() : device.cast<int>();
+                  session.make_current(ordinal);
                   py::gil_scoped_release release;
-                  check(cuda_driver::get().cuCtxSynchronize(), "cuCtxSynchronize");
+                  session.synchronize(ordinal);
               },
-              "Wait until all work on the current device has finished.");
+              py::arg("device") = py::none(),
+              "Wait until all work on the current device (or on `device`) has finished. An interrupt "
+              "(Kernel > Interrupt) ends the wait with KeyboardInterrupt.");
     }
 }

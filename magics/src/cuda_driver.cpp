@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include "cuda_session.hpp"
 #include "errors.hpp"
 
 #define XCUDA_STRINGIFY_EXPANDED(x) XCUDA_STRINGIFY(x)
@@ -144,8 +145,32 @@ namespace xcuda
         return "unknown CUDA error";
     }
 
+    bool is_kernel_fault(CUresult result) noexcept
+    {
+        switch (result)
+        {
+        case CUDA_ERROR_ILLEGAL_ADDRESS:
+        case CUDA_ERROR_LAUNCH_TIMEOUT:
+        case CUDA_ERROR_ASSERT:
+        case CUDA_ERROR_HARDWARE_STACK_ERROR:
+        case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+        case CUDA_ERROR_MISALIGNED_ADDRESS:
+        case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+        case CUDA_ERROR_INVALID_PC:
+        case CUDA_ERROR_LAUNCH_FAILED:
+        case CUDA_ERROR_ECC_UNCORRECTABLE:
+            return true;
+        default:
+            return false;
+        }
+    }
+
     void throw_cuda_error(CUresult result, const char* call)
     {
+        if (is_kernel_fault(result))
+        {
+            cuda_session::instance().fault(result, call);
+        }
         throw cuda_error(call, static_cast<int>(result), cuda_error_name(result), cuda_error_description(result));
     }
 }

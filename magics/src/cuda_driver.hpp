@@ -29,6 +29,9 @@ namespace xcuda
     X(cuDeviceTotalMem)            \
     X(cuDevicePrimaryCtxRetain)    \
     X(cuDevicePrimaryCtxRelease)   \
+    X(cuDeviceCanAccessPeer)       \
+    X(cuCtxEnablePeerAccess)       \
+    X(cuMemcpyPeerAsync)           \
     X(cuCtxSetCurrent)             \
     X(cuCtxGetCurrent)             \
     X(cuCtxSynchronize)            \
@@ -116,6 +119,10 @@ namespace xcuda
             throw_cuda_error(result, call);
         }
     }
+
+    // Whether result is a sticky kernel fault (illegal address, trap, assert, ...): one that leaves the
+    // process' CUDA state unusable.
+    bool is_kernel_fault(CUresult result) noexcept;
 
     // The CUresult's name and description, through the driver when loaded, else a fallback.
     std::string cuda_error_name(CUresult result);

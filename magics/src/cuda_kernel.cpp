@@ -16,26 +16,38 @@ namespace xcuda
         m_symbol = m_module->symbol_for(m_signature);
     }
 
-    void cuda_kernel::prepare()
+    cuda_kernel::per_device& cuda_kernel::prepared()
     {
         cuda_session& session = cuda_session::instance();
+        std::size_t ordinal = static_cast<std::size_t>(std::max(0, session.device_ordinal()));
+        if (ordinal < m_devices.size())
+        {
+            per_device& d = m_devices[ordinal];
+            if (d.function && d.generation == session.generation() && d.generation != 0)
+            {
+                return d;
+            }
+        }
         if (m_signature.is_template())
         {
             throw argument_type_error("kernel '" + m_signature.name +
                                       "' is a template: its parameter types are not known until it is "
                                       "instantiated (for example with a name expression 'name<float>')");
         }
-        m_function = m_module->function(m_symbol);
-        m_generation = session.generation();
+        CUfunction function = m_module->function(m_symbol);  // creates the context if needed
+        if (m_devices.size() <= ordinal)
+        {
+            m_devices.resize(ordinal + 1);
+        }
+        per_device& d = m_devices[ordinal];
+        d.function = function;
+        d.generation = session.generation();
         const cuda_driver& driver = cuda_driver::get();
-        check(driver.cuFuncGetAttribute(&m_max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, m_function),
+        check(driver.cuFuncGetAttribute(&d.max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
               "cuFuncGetAttribute");
-        check(driver.cuFuncGetAttribute(&m_registers, CU_FUNC_ATTRIBUTE_NUM_REGS, m_function), "cuFuncGetAttribute");
-        int static_shared = 0;
-        check(driver.cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, m_function),
-              "cuFuncGetAttribute");
-        check(driver.cuFuncGetAttribute(&m_max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        m_function),
+        check(driver.cuFuncGetAttribute(&d.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, function), "cuFuncGetAttribute");
+        check(driver.cuFuncGetAttribute(&d.max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        function),
               "cuFuncGetAttribute");
         if (driver.cuFuncGetParamInfo)
         {
@@ -44,7 +56,7 @@ namespace xcuda
             {
                 std::size_t offset = 0;
                 std::size_t size = 0;
-                CUresult result = driver.cuFuncGetParamInfo(m_function, index, &offset, &size);
+                CUresult result = driver.cuFuncGetParamInfo(function, index, &offset, &size);
                 if (result != CUDA_SUCCESS)
                 {
                     break;  // CUDA_ERROR_INVALID_VALUE past the last parameter
@@ -53,40 +65,35 @@ namespace xcuda
             }
             m_plan.check_driver_sizes(sizes);
         }
+        return d;
     }
 
     CUfunction cuda_kernel::function()
     {
-        cuda_session& session = cuda_session::instance();
-        if (!m_function || m_generation != session.generation() || !session.active())
-        {
-            prepare();
-        }
-        return m_function;
+        return prepared().function;
     }
 
     void cuda_kernel::launch(const launch_dims& dims, CUstream stream)
     {
-        CUfunction f = function();
+        per_device& d = prepared();
         cuda_session& session = cuda_session::instance();
         session.make_current();
-        launch_plan::validate(dims, session.properties(), m_max_threads, m_max_dynamic_shared, m_signature.name);
-        check(cuda_driver::get().cuLaunchKernel(f, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
+        launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
+        check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
                                                 dims.block[1], dims.block[2], dims.shared_mem, stream,
                                                 m_plan.argument_pointers(), nullptr),
               "cuLaunchKernel");
+        session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
     }
 
     int cuda_kernel::max_threads_per_block()
     {
-        function();
-        return m_max_threads;
+        return prepared().max_threads;
     }
 
     int cuda_kernel::registers()
     {
-        function();
-        return m_registers;
+        return prepared().registers;
     }
 }
 
@@ -146,13 +153,14 @@ namespace xcuda
         {
             throw argument_value_error("occupancy needs block >= 1 and shared_mem >= 0");
         }
-        CUfunction f = function();
+        per_device& prepared_here = prepared();
+        CUfunction f = prepared_here.function;
         cuda_session& session = cuda_session::instance();
         const device_properties& p = session.properties();
-        if (block > m_max_threads)
+        if (block > prepared_here.max_threads)
         {
             throw argument_value_error("block of " + std::to_string(block) + " threads exceeds the " +
-                                       std::to_string(m_max_threads) + " that kernel '" + m_signature.name +
+                                       std::to_string(prepared_here.max_threads) + " that kernel '" + m_signature.name +
                                        "' can launch with");
         }
         const cuda_driver& driver = cuda_driver::get();

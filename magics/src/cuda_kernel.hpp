@@ -2,12 +2,13 @@
 // One __global__ function of a compiled module, with its launch plan.
 //
 // Ownership: holds its module (std::shared_ptr), so it stays launchable while referenced even after
-// its cell was re-run. The CUfunction and its limits are looked up on first launch and again after
-// the session changes generation (closed, or on another device). GIL held for all calls.
+// its cell was re-run. The CUfunction and its limits are looked up per device at the first launch
+// there, and again after that device's context changes generation. GIL held for all calls.
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <cuda.h>
 
@@ -40,8 +41,8 @@ namespace xcuda
         const std::string& symbol() const noexcept { return m_symbol; }
         launch_plan& plan() noexcept { return m_plan; }
 
-        // Loads the module if needed and returns the function; first use per generation also reads
-        // its limits and checks parameter sizes against the driver (cuFuncGetParamInfo).
+        // Loads the module on the current device if needed and returns the function; first use per
+        // device and generation also reads its limits and checks parameter sizes (cuFuncGetParamInfo).
         CUfunction function();
 
         // Validates dims against the device and this function, then cuLaunchKernel with the plan's
@@ -59,17 +60,21 @@ namespace xcuda
         occupancy_report occupancy(int block, int dynamic_shared);
 
     private:
-        void prepare();
+        struct per_device
+        {
+            CUfunction function = nullptr;
+            std::uint64_t generation = 0;
+            int max_threads = 0;
+            int max_dynamic_shared = 0;
+            int registers = 0;
+        };
+        // The current device's entry, prepared (function looked up, limits read) if needed.
+        per_device& prepared();
 
         std::shared_ptr<cuda_module> m_module;
         kernel_signature m_signature;
         std::string m_symbol;
         launch_plan m_plan;
-
-        CUfunction m_function = nullptr;
-        std::uint64_t m_generation = 0;
-        int m_max_threads = 0;
-        int m_max_dynamic_shared = 0;
-        int m_registers = 0;
+        std::vector<per_device> m_devices;  // indexed by device ordinal
     };
 }

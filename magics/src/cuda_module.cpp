@@ -22,20 +22,24 @@ namespace xcuda
     cuda_module::~cuda_module()
     {
         cuda_session& session = cuda_session::instance();
-        if (m_module)
+        for (auto& loaded : m_instances)
         {
-            session.unregister_resource(this);
-            if (session.active() && session.generation() == m_generation)
+            session.unregister_resource(loaded.get());
+            if (loaded->m_module && session.alive(loaded->m_device, loaded->m_generation))
             {
                 try
                 {
-                    session.make_current();
-                    cuda_driver::get().cuModuleUnload(m_module);
+                    session.make_current(loaded->m_device);
+                    cuda_driver::get().cuModuleUnload(loaded->m_module);
                 }
                 catch (const std::exception&)
                 {
                     // A destructor cannot report; the module goes with the context at close.
                 }
+            }
+            if (loaded->m_module && uses_printf())
+            {
+                session.note_printf_module(-1);
             }
         }
     }
@@ -89,63 +93,174 @@ namespace xcuda
 
     bool cuda_module::loaded() const noexcept
     {
-        return m_module != nullptr && cuda_session::instance().generation() == m_generation &&
-               cuda_session::instance().active();
+        cuda_session& session = cuda_session::instance();
+        int ordinal = session.device_ordinal();
+        for (const auto& loaded : m_instances)
+        {
+            if (loaded->m_device == ordinal)
+            {
+                return loaded->m_module && session.alive(ordinal, loaded->m_generation);
+            }
+        }
+        return false;
     }
 
-    void cuda_module::load()
+    std::vector<int> cuda_module::loaded_devices() const
+    {
+        cuda_session& session = cuda_session::instance();
+        std::vector<int> devices;
+        for (const auto& loaded : m_instances)
+        {
+            if (loaded->m_module && session.alive(loaded->m_device, loaded->m_generation))
+            {
+                devices.push_back(loaded->m_device);
+            }
+        }
+        return devices;
+    }
+
+    bool cuda_module::uses_printf() const noexcept
+    {
+        return m_compiled->ptx.find("vprintf") != std::string::npos;
+    }
+
+    const compile_result& cuda_module::binary_for(const std::string& device_arch)
+    {
+        cuda_session& session = cuda_session::instance();
+        // A device of another arch than the cell was compiled for gets its own compile (once per arch).
+        if (session.can_run(m_compiled->arch))
+        {
+            return *m_compiled;
+        }
+        auto found = m_other_arches.find(device_arch);
+        if (found != m_other_arches.end())
+        {
+            return *found->second;
+        }
+        compile_options options = m_options;
+        options.arch = device_arch;
+        std::string key = compile_cache::make_key(m_source, options, m_headers);
+        std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(key);
+        if (!compiled)
+        {
+            compiled = disk_cache::instance().load(key);
+        }
+        if (!compiled)
+        {
+            compiled = std::make_shared<const compile_result>(
+                nvrtc_compiler::compile(m_source, options, m_headers));
+            disk_cache::instance().store(key, *compiled);
+        }
+        compile_cache::instance().insert(key, compiled);
+        m_other_arches.emplace(device_arch, compiled);
+        return *compiled;
+    }
+
+    cuda_module::instance& cuda_module::load()
     {
         cuda_session& session = cuda_session::instance();
         session.make_current();
-        if (m_module && m_generation != session.generation())
+        int ordinal = session.device_ordinal();
+        instance* slot = nullptr;
+        for (auto& loaded : m_instances)
+        {
+            if (loaded->m_device == ordinal)
+            {
+                slot = loaded.get();
+            }
+        }
+        if (!slot)
+        {
+            m_instances.emplace_back(new instance(*this, ordinal));
+            slot = m_instances.back().get();
+        }
+        if (slot->m_module && session.alive(ordinal, slot->m_generation))
+        {
+            return *slot;
+        }
+        if (slot->m_module)
         {
             // Loaded in a session that has since closed: the handle died with its context.
-            m_module = nullptr;
-            m_functions.clear();
+            slot->m_module = nullptr;
+            slot->m_functions.clear();
+            if (uses_printf())
+            {
+                session.note_printf_module(-1);
+            }
         }
-        if (m_module)
-        {
-            return;
-        }
-        const std::string& image = m_compiled->cubin.empty() ? m_compiled->ptx : m_compiled->cubin;
+        std::string device_arch = session.properties().arch();
+        const compile_result& binary = binary_for(device_arch);
+        const std::string& image = binary.cubin.empty() ? binary.ptx : binary.cubin;
         CUmodule module = nullptr;
         CUresult result = cuda_driver::get().cuModuleLoadDataEx(&module, image.c_str(), 0, nullptr, nullptr);
-        if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || result == CUDA_ERROR_NO_BINARY_FOR_GPU ||
-            result == CUDA_ERROR_INVALID_PTX)
+        if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION && binary.cubin.empty())
         {
+            // PTX newer than this driver can compile: NVRTC's own ptxas makes a CUBIN that needs no JIT.
+            result = load_cubin_instead(module, device_arch);
+        }
+        if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || result == CUDA_ERROR_NO_BINARY_FOR_GPU ||
+            result == CUDA_ERROR_INVALID_PTX || result == CUDA_ERROR_INVALID_IMAGE)
+        {
+            int driver = session.driver_version();
+            auto [major, minor] = nvrtc_compiler::version();
             throw cuda_error("cuModuleLoadData", result, cuda_error_name(result),
                              cuda_error_description(result) + " (module '" + m_name + "' was compiled for " +
-                                 m_compiled->arch + ", the GPU is " + session.properties().arch() +
-                                 "; recompile the cell without --arch, or with --arch=" +
-                                 session.properties().arch() + ")");
+                                 binary.arch + " by NVRTC " + std::to_string(major) + "." + std::to_string(minor) +
+                                 "; device " + std::to_string(ordinal) + " is " + device_arch +
+                                 " and its driver supports CUDA " + std::to_string(driver / 1000) + "." +
+                                 std::to_string(driver % 1000 / 10) + "; recompile the cell without --arch, or with --arch=" +
+                                 device_arch + ", or update the driver to one for CUDA " + std::to_string(major) + "." +
+                                 std::to_string(minor) + " or newer)");
         }
         check(result, "cuModuleLoadData");
-        m_module = module;
-        m_generation = session.generation();
-        session.register_resource(this);
+        slot->m_module = module;
+        slot->m_generation = session.generation();
+        session.register_resource(slot);
+        if (uses_printf())
+        {
+            session.note_printf_module(+1);
+        }
+        return *slot;
+    }
+
+    CUresult cuda_module::load_cubin_instead(CUmodule& module, const std::string& device_arch)
+    {
+        compile_options options = m_options;
+        options.arch = device_arch;
+        std::string key = compile_cache::make_key(m_source, options, m_headers);
+        std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(key);
+        if (!compiled)
+        {
+            compiled = std::make_shared<const compile_result>(nvrtc_compiler::compile(m_source, options, m_headers));
+            compile_cache::instance().insert(key, compiled);
+        }
+        CUresult result = cuda_driver::get().cuModuleLoadDataEx(&module, compiled->cubin.c_str(), 0, nullptr, nullptr);
+        if (result == CUDA_SUCCESS)
+        {
+            m_other_arches[device_arch] = compiled;
+            m_fallback_note = "the driver cannot compile PTX from NVRTC " + std::to_string(nvrtc_compiler::version().first) +
+                              "." + std::to_string(nvrtc_compiler::version().second) + " (" + m_compiled->arch +
+                              "), so module '" + m_name + "' was loaded as a CUBIN compiled by NVRTC for " +
+                              device_arch + "; pass --arch=" + device_arch + " to compile it that way directly";
+        }
+        return result;
     }
 
     void cuda_module::ensure_loaded()
     {
-        if (!loaded())
-        {
-            load();
-        }
+        load();
     }
 
     CUfunction cuda_module::function(const std::string& symbol)
     {
-        if (!loaded())
-        {
-            load();
-        }
-        auto it = m_functions.find(symbol);
-        if (it != m_functions.end())
+        instance& loaded = load();
+        auto it = loaded.m_functions.find(symbol);
+        if (it != loaded.m_functions.end())
         {
             return it->second;
         }
         CUfunction function = nullptr;
-        CUresult result = cuda_driver::get().cuModuleGetFunction(&function, m_module, symbol.c_str());
+        CUresult result = cuda_driver::get().cuModuleGetFunction(&function, loaded.m_module, symbol.c_str());
         if (result == CUDA_ERROR_NOT_FOUND)
         {
             throw cuda_error("cuModuleGetFunction", result, cuda_error_name(result),
@@ -153,18 +268,37 @@ namespace xcuda
                                  "'; declare it extern \"C\", or instantiate templates with --instantiate");
         }
         check(result, "cuModuleGetFunction");
-        m_functions.emplace(symbol, function);
+        loaded.m_functions.emplace(symbol, function);
         return function;
     }
 
-    void cuda_module::release() noexcept
+    void cuda_module::instance::release() noexcept
     {
         if (m_module)
         {
             cuda_driver::get().cuModuleUnload(m_module);
+            if (m_owner.uses_printf())
+            {
+                cuda_session::instance().note_printf_module(-1);
+            }
         }
         m_module = nullptr;
         m_functions.clear();
+    }
+
+    void cuda_module::instance::abandon() noexcept
+    {
+        if (m_module && m_owner.uses_printf())
+        {
+            cuda_session::instance().note_printf_module(-1);
+        }
+        m_module = nullptr;
+        m_functions.clear();
+    }
+
+    std::string cuda_module::instance::describe() const
+    {
+        return m_owner.describe() + " on device " + std::to_string(m_device);
     }
 
     std::string cuda_module::describe() const

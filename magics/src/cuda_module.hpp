@@ -1,11 +1,15 @@
 #pragma once
-// A compiled cell: its source, options, PTX/CUBIN, the signatures of its kernels, and (once a GPU
-// operation needs it) the CUmodule loaded into the session.
+// A compiled cell: its source, options, PTX/CUBIN, the signatures of its kernels, and (once a launch
+// on a device needs it) a CUmodule loaded on that device.
+//
+// Several devices: the binary is compiled once per arch (the cell's own, and again through the
+// compile caches for a device of another arch) and loaded lazily on each device where one of its
+// kernels launches; each load is a session_resource of its device.
 //
 // Ownership: kernels hold their module through std::shared_ptr, so a kernel object from an earlier
-// run of a cell keeps working until its last reference goes. The CUmodule is unloaded in the
-// destructor, or freed with the context when the session closes; a module from an earlier session
-// generation is loaded again from its binary on next use. GIL held for all calls.
+// run of a cell keeps working until its last reference goes. The CUmodules are unloaded in the
+// destructor, or freed with their context when the session closes; a load from an earlier session
+// generation is made again from the binary on next use. GIL held for all calls.
 
 #include <cstdint>
 #include <map>
@@ -21,13 +25,13 @@
 
 namespace xcuda
 {
-    class cuda_module : public session_resource
+    class cuda_module
     {
     public:
         cuda_module(std::string name, std::string source, compile_options options,
                     std::shared_ptr<const compile_result> compiled, std::vector<kernel_signature> signatures,
                     std::string cache_key);
-        ~cuda_module() override;
+        ~cuda_module();
         cuda_module(const cuda_module&) = delete;
         cuda_module& operator=(const cuda_module&) = delete;
 
@@ -57,20 +61,48 @@ namespace xcuda
         // is that; otherwise compiled once (through the compile caches) and kept.
         std::shared_ptr<const compile_result> inspection();
 
-        // Loads the module into the session if needed (making the context current) and returns
+        // Loads the module on the current device if needed (making its context current) and returns
         // the function; raises cuda_unavailable_error without a GPU, cuda_error when loading fails.
         CUfunction function(const std::string& symbol);
+        // Whether it is loaded on the current device.
         bool loaded() const noexcept;
-        // Loads the module into the session now (the driver loads each function at its first use).
+        // Loads the module on the current device now (the driver loads each function at its first use).
         void ensure_loaded();
-        std::uint64_t load_generation() const noexcept { return m_generation; }
+        // The devices it is loaded on now.
+        std::vector<int> loaded_devices() const;
+        // Whether its kernels call printf (their output is then captured at waits).
+        bool uses_printf() const noexcept;
 
-        void release() noexcept override;
-        std::string describe() const override;
-        const char* kind() const noexcept override { return "module"; }
+        std::string describe() const;
+        // Set when the module had to be loaded another way than compiled (PTX newer than the driver):
+        // says what happened and what to change. The launch path shows it once as a warning.
+        const std::string& fallback_note() const noexcept { return m_fallback_note; }
+        void clear_fallback_note() { m_fallback_note.clear(); }
 
     private:
-        void load();
+        // The module loaded on one device.
+        class instance : public session_resource
+        {
+        public:
+            instance(const cuda_module& owner, int device) : m_owner(owner), m_device(device) {}
+            void release() noexcept override;
+            void abandon() noexcept override;
+            std::string describe() const override;
+            const char* kind() const noexcept override { return "module"; }
+            int device() const noexcept override { return m_device; }
+
+            const cuda_module& m_owner;
+            int m_device;
+            std::uint64_t m_generation = 0;
+            CUmodule m_module = nullptr;
+            std::map<std::string, CUfunction> m_functions;
+        };
+
+        instance& load();
+        // PTX newer than the driver: compile a CUBIN for the device with NVRTC and load that instead.
+        CUresult load_cubin_instead(CUmodule& module, const std::string& device_arch);
+        // The binary for a device: the module's own when the device can run it, else compiled for it.
+        const compile_result& binary_for(const std::string& device_arch);
 
         std::string m_name;
         std::string m_source;
@@ -82,9 +114,9 @@ namespace xcuda
         std::map<std::string, std::string> m_headers;
         std::string m_stale_because;
 
-        CUmodule m_module = nullptr;
-        std::uint64_t m_generation = 0;
-        std::map<std::string, CUfunction> m_functions;
+        std::vector<std::unique_ptr<instance>> m_instances;  // at most one per device
+        std::map<std::string, std::shared_ptr<const compile_result>> m_other_arches;
         std::shared_ptr<const compile_result> m_inspection;
+        std::string m_fallback_note;
     };
 }

@@ -1,11 +1,17 @@
 #include "cuda_session.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 #include <vector>
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
+#include "printf_capture.hpp"
 
 namespace xcuda
 {
@@ -22,7 +28,7 @@ namespace xcuda
             char* end = nullptr;
             long value = std::strtol(env, &end, 10);
             // A bad value is reported at the first GPU operation (ensure), not at import.
-            m_ordinal = (end && *end == '\0' && value >= 0) ? static_cast<int>(value) : -1;
+            m_current = (end && *end == '\0' && value >= 0) ? static_cast<int>(value) : -1;
         }
     }
 
@@ -34,9 +40,9 @@ namespace xcuda
         return count;
     }
 
-    void cuda_session::ensure()
+    void cuda_session::discover()
     {
-        if (m_context)
+        if (m_discovered)
         {
             return;
         }
@@ -46,26 +52,64 @@ namespace xcuda
         {
             throw cuda_unavailable_error("the NVIDIA driver found no CUDA device");
         }
-        if (m_ordinal < 0 || m_ordinal >= count)
+        std::vector<device_state> devices(static_cast<std::size_t>(count));
+        for (int i = 0; i < count; ++i)
+        {
+            check(driver.cuDeviceGet(&devices[static_cast<std::size_t>(i)].device, i), "cuDeviceGet");
+        }
+        m_devices = std::move(devices);
+        m_discovered = true;
+    }
+
+    cuda_session::device_state& cuda_session::state(int ordinal)
+    {
+        discover();
+        int count = static_cast<int>(m_devices.size());
+        if (ordinal < 0 || ordinal >= count)
         {
             const char* env = std::getenv("XCUDA_DEVICE");
-            throw cuda_unavailable_error("device " + (m_ordinal < 0 ? std::string("'") + (env ? env : "") + "'"
-                                                                     : std::to_string(m_ordinal)) +
+            bool from_env = ordinal < 0 && ordinal == m_current;
+            throw cuda_unavailable_error("device " + (from_env ? std::string("'") + (env ? env : "") + "'"
+                                                               : std::to_string(ordinal)) +
                                          " does not exist: this machine has " + std::to_string(count) +
                                          " CUDA device(s), numbered 0 to " + std::to_string(count - 1) +
                                          " (set XCUDA_DEVICE or call xcuda.set_device(n))");
         }
-        check(driver.cuDeviceGet(&m_device, m_ordinal), "cuDeviceGet");
+        return m_devices[static_cast<std::size_t>(ordinal)];
+    }
+
+    cuda_session::device_state& cuda_session::ensure_device(int ordinal)
+    {
+        if (!m_lost.empty())
+        {
+            throw session_lost_error(m_lost);
+        }
+        device_state& d = state(ordinal);
+        if (d.context)
+        {
+            return d;
+        }
+        const cuda_driver& driver = cuda_driver::get();
         CUcontext context = nullptr;
-        check(driver.cuDevicePrimaryCtxRetain(&context, m_device), "cuDevicePrimaryCtxRetain");
+        check(driver.cuDevicePrimaryCtxRetain(&context, d.device), "cuDevicePrimaryCtxRetain");
         CUresult made_current = driver.cuCtxSetCurrent(context);
         if (made_current != CUDA_SUCCESS)
         {
-            driver.cuDevicePrimaryCtxRelease(m_device);
+            driver.cuDevicePrimaryCtxRelease(d.device);
             check(made_current, "cuCtxSetCurrent");
         }
-        m_context = context;
-        read_properties();
+        d.context = context;
+        d.generation = m_next_generation++;
+        if (!d.have_properties)
+        {
+            read_properties(ordinal, d);
+        }
+        return d;
+    }
+
+    void cuda_session::ensure()
+    {
+        ensure_device(m_current);
     }
 
     bool cuda_session::try_ensure() noexcept
@@ -83,14 +127,66 @@ namespace xcuda
 
     void cuda_session::make_current()
     {
-        ensure();
+        make_current(m_current);
+    }
+
+    void cuda_session::make_current(int ordinal)
+    {
+        CUcontext context = ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size()
+                                ? m_devices[static_cast<std::size_t>(ordinal)].context
+                                : nullptr;
+        if (!context)
+        {
+            context = ensure_device(ordinal).context;
+        }
         const cuda_driver& driver = cuda_driver::get();
         CUcontext current = nullptr;
-        // Other libraries may have made another context current on this thread since our last call.
-        if (driver.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != m_context)
+        // Other libraries (and other devices of this session) may have made another context current.
+        if (driver.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context)
         {
-            check(driver.cuCtxSetCurrent(m_context), "cuCtxSetCurrent");
+            check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent");
         }
+    }
+
+    bool cuda_session::active() const noexcept
+    {
+        return context() != nullptr;
+    }
+
+    bool cuda_session::alive(int ordinal, std::uint64_t generation) const noexcept
+    {
+        return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size() &&
+               m_devices[static_cast<std::size_t>(ordinal)].context != nullptr &&
+               m_devices[static_cast<std::size_t>(ordinal)].generation == generation;
+    }
+
+    CUcontext cuda_session::context(int ordinal) const noexcept
+    {
+        return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size()
+                   ? m_devices[static_cast<std::size_t>(ordinal)].context
+                   : nullptr;
+    }
+
+    CUcontext cuda_session::context() const noexcept
+    {
+        return context(m_current);
+    }
+
+    CUdevice cuda_session::device() const noexcept
+    {
+        return m_current >= 0 && static_cast<std::size_t>(m_current) < m_devices.size()
+                   ? m_devices[static_cast<std::size_t>(m_current)].device
+                   : 0;
+    }
+
+    std::uint64_t cuda_session::generation(int ordinal) const noexcept
+    {
+        return context(ordinal) ? m_devices[static_cast<std::size_t>(ordinal)].generation : 0;
+    }
+
+    std::uint64_t cuda_session::generation() const noexcept
+    {
+        return generation(m_current);
     }
 
     void cuda_session::set_device(int ordinal)
@@ -99,43 +195,31 @@ namespace xcuda
         {
             throw std::invalid_argument("device ordinal must be >= 0, got " + std::to_string(ordinal));
         }
-        if (m_context && ordinal != m_ordinal)
-        {
-            if (resource_count() != 0)
-            {
-                throw std::runtime_error("cannot switch to device " + std::to_string(ordinal) +
-                                         " while buffers or modules live on device " +
-                                         std::to_string(m_ordinal) +
-                                         "; call xcuda.set_device before the first GPU operation, or "
-                                         "delete them first");
-            }
-            close();
-        }
-        m_ordinal = ordinal;
         if (cuda_driver::available())
         {
             int count = device_count();
             if (ordinal >= count)
             {
-                m_ordinal = 0;
                 throw std::invalid_argument("device " + std::to_string(ordinal) + " does not exist: this machine has " +
-                                            std::to_string(count) + " CUDA device(s)");
+                                            std::to_string(count) + " CUDA device(s), numbered 0 to " +
+                                            std::to_string(count - 1));
             }
         }
+        m_current = ordinal;
     }
 
-    void cuda_session::read_properties()
+    void cuda_session::read_properties(int ordinal, device_state& d)
     {
         const cuda_driver& driver = cuda_driver::get();
-        device_properties& p = m_properties;
+        device_properties& p = d.properties;
         p = device_properties{};
-        p.ordinal = m_ordinal;
+        p.ordinal = ordinal;
         char name[256] = {0};
-        check(driver.cuDeviceGetName(name, sizeof name - 1, m_device), "cuDeviceGetName");
+        check(driver.cuDeviceGetName(name, sizeof name - 1, d.device), "cuDeviceGetName");
         p.name = name;
         auto attribute = [&](CUdevice_attribute which) {
             int value = 0;
-            check(driver.cuDeviceGetAttribute(&value, which, m_device), "cuDeviceGetAttribute");
+            check(driver.cuDeviceGetAttribute(&value, which, d.device), "cuDeviceGetAttribute");
             return value;
         };
         p.cc_major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
@@ -157,13 +241,23 @@ namespace xcuda
         p.reserved_shared_per_block = attribute(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
         p.memory_clock_khz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
         p.memory_bus_width = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
-        check(driver.cuDeviceTotalMem(&p.total_memory, m_device), "cuDeviceTotalMem");
+        check(driver.cuDeviceTotalMem(&p.total_memory, d.device), "cuDeviceTotalMem");
+        d.have_properties = true;
     }
 
     const device_properties& cuda_session::properties()
     {
-        ensure();
-        return m_properties;
+        return ensure_device(m_current).properties;
+    }
+
+    const device_properties& cuda_session::properties(int ordinal)
+    {
+        device_state& d = state(ordinal);
+        if (!d.have_properties)
+        {
+            read_properties(ordinal, d);
+        }
+        return d.properties;
     }
 
     int cuda_session::driver_version()
@@ -177,34 +271,99 @@ namespace xcuda
     {
         if (try_ensure())
         {
-            return m_properties.arch();
+            return properties().arch();
         }
         return "compute_75";
     }
 
-    void cuda_session::close() noexcept
+    bool cuda_session::can_access_peer(int a, int b)
     {
-        if (!m_context)
+        if (a == b)
+        {
+            return true;
+        }
+        CUdevice da = state(a).device;
+        CUdevice db = state(b).device;
+        int can = 0;
+        check(cuda_driver::get().cuDeviceCanAccessPeer(&can, da, db), "cuDeviceCanAccessPeer");
+        return can != 0;
+    }
+
+    void cuda_session::enable_peer_access(int a, int b)
+    {
+        if (a == b || (peer_enabled(a, b) && peer_enabled(b, a)))
         {
             return;
         }
+        if (a >= 64 || b >= 64)
+        {
+            throw std::invalid_argument("peer access is tracked for the first 64 devices only");
+        }
+        if (!can_access_peer(a, b) || !can_access_peer(b, a))
+        {
+            throw std::invalid_argument("devices " + std::to_string(a) + " and " + std::to_string(b) +
+                                        " cannot access each other's memory (the driver reports no peer path "
+                                        "between them); copy between them with xcuda.copy(dst, src) instead");
+        }
+        const cuda_driver& driver = cuda_driver::get();
+        for (auto [accessor, owner] : {std::pair<int, int>{a, b}, std::pair<int, int>{b, a}})
+        {
+            CUcontext peer = ensure_device(owner).context;
+            make_current(accessor);
+            CUresult result = driver.cuCtxEnablePeerAccess(peer, 0);
+            if (result != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+            {
+                check(result, "cuCtxEnablePeerAccess");
+            }
+            m_peers[accessor] |= std::uint64_t{1} << owner;
+        }
+        make_current();
+    }
+
+    void cuda_session::close() noexcept
+    {
         std::vector<session_resource*> resources;
         {
             std::lock_guard<std::mutex> lock(m_mutex);
             resources.assign(m_resources.begin(), m_resources.end());
             m_resources.clear();
         }
-        const cuda_driver& driver = cuda_driver::get();
-        driver.cuCtxSetCurrent(m_context);
-        driver.cuCtxSynchronize();
-        for (session_resource* resource : resources)
+        if (!m_lost.empty())
         {
-            resource->release();
+            for (session_resource* resource : resources)
+            {
+                resource->abandon();
+            }
+            return;  // the driver refuses every call now; the process' exit frees the GPU
         }
-        driver.cuCtxSetCurrent(nullptr);
-        driver.cuDevicePrimaryCtxRelease(m_device);
-        m_context = nullptr;
-        ++m_generation;
+        const cuda_driver* driver = cuda_driver::available() ? &cuda_driver::get() : nullptr;
+        for (std::size_t ordinal = 0; ordinal < m_devices.size(); ++ordinal)
+        {
+            device_state& d = m_devices[ordinal];
+            if (!d.context || !driver)
+            {
+                continue;
+            }
+            driver->cuCtxSetCurrent(d.context);
+            driver->cuCtxSynchronize();
+            for (session_resource* resource : resources)
+            {
+                if (resource->device() == static_cast<int>(ordinal))
+                {
+                    resource->release();
+                }
+            }
+            if (d.idle_event)
+            {
+                driver->cuEventDestroy(d.idle_event);
+                d.idle_event = nullptr;
+            }
+            driver->cuCtxSetCurrent(nullptr);
+            driver->cuDevicePrimaryCtxRelease(d.device);
+            d.context = nullptr;
+            d.generation = 0;
+        }
+        std::fill(std::begin(m_peers), std::end(m_peers), 0);
     }
 
     void cuda_session::register_resource(session_resource* resource)
@@ -248,10 +407,16 @@ namespace xcuda
 {
     bool cuda_session::can_run(const std::string& arch) const noexcept
     {
-        if (!m_context)
+        return can_run(arch, m_current);
+    }
+
+    bool cuda_session::can_run(const std::string& arch, int ordinal) const noexcept
+    {
+        if (!context(ordinal))
         {
             return false;
         }
+        const device_properties& p = m_devices[static_cast<std::size_t>(ordinal)].properties;
         bool cubin = arch.rfind("sm_", 0) == 0;
         std::size_t digits = cubin ? 3 : (arch.rfind("compute_", 0) == 0 ? 8 : std::string::npos);
         if (digits == std::string::npos || arch.size() < digits + 2)
@@ -262,12 +427,254 @@ namespace xcuda
         int major = number / 10;
         int minor = number % 10;
         bool exact_only = !std::isdigit(static_cast<unsigned char>(arch.back()));  // sm_90a, sm_100f
-        int device = m_properties.cc_major * 10 + m_properties.cc_minor;
+        int device = p.cc_major * 10 + p.cc_minor;
         if (cubin)
         {
-            return exact_only ? number == device
-                              : major == m_properties.cc_major && minor <= m_properties.cc_minor;
+            return exact_only ? number == device : major == p.cc_major && minor <= p.cc_minor;
         }
         return number <= device;
+    }
+}
+
+// Waits, launch records and faults.
+namespace xcuda
+{
+    std::string launch_record::describe() const
+    {
+        auto dims = [](const unsigned d[3]) {
+            return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+        };
+        std::string text = std::string(kernel) + "[grid=" + dims(grid) + ", block=" + dims(block);
+        if (shared_mem)
+        {
+            text += ", shared_mem=" + std::to_string(shared_mem);
+        }
+        text += "] on device " + std::to_string(device);
+        if (stream)
+        {
+            char handle[32];
+            std::snprintf(handle, sizeof handle, "%p", static_cast<void*>(stream));
+            text += std::string(", stream ") + handle;
+        }
+        return text;
+    }
+
+    void cuda_session::record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
+                                     unsigned shared_mem, CUstream stream) noexcept
+    {
+        launch_record& r = m_launches[m_launch_serial % launch_history];
+        std::size_t n = std::min(kernel.size(), sizeof r.kernel - 1);
+        std::memcpy(r.kernel, kernel.data(), n);
+        r.kernel[n] = '\0';
+        std::memcpy(r.grid, grid, sizeof r.grid);
+        std::memcpy(r.block, block, sizeof r.block);
+        r.shared_mem = shared_mem;
+        r.device = m_current;
+        r.stream = stream;
+        r.serial = ++m_launch_serial;
+    }
+
+    void cuda_session::poll(const std::function<CUresult()>& done, const char* call, int ordinal)
+    {
+        using clock = std::chrono::steady_clock;
+        CUresult result = done();
+        if (result == CUDA_SUCCESS)
+        {
+            return;
+        }
+        if (result != CUDA_ERROR_NOT_READY)
+        {
+            check(result, call);
+        }
+        // Spin for the first millisecond (kernels of tens of microseconds return as fast as with a
+        // blocking wait), then sleep in growing steps up to 1 ms; ask about interrupts every 20 ms.
+        const auto start = clock::now();
+        auto next_check = start + std::chrono::milliseconds(20);
+        for (;;)
+        {
+            result = done();
+            if (result == CUDA_SUCCESS)
+            {
+                return;
+            }
+            if (result != CUDA_ERROR_NOT_READY)
+            {
+                check(result, call);
+            }
+            auto now = clock::now();
+            auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - start);
+            if (waited.count() > 1000)
+            {
+                std::this_thread::sleep_for(std::chrono::microseconds(std::min<long long>(waited.count() / 20, 1000)));
+            }
+            if (now >= next_check)
+            {
+                next_check = now + std::chrono::milliseconds(20);
+                if (m_interrupt_check && m_interrupt_check())
+                {
+                    interrupted(ordinal);
+                }
+            }
+        }
+    }
+
+    namespace
+    {
+        // Runs a synchronising call with device printf output captured, when a printf module is loaded.
+        template <class Call>
+        CUresult flushing(cuda_session& session, const std::function<void(const std::string&)>& sink, Call call)
+        {
+            if (!session.capturing_printf())
+            {
+                return call();
+            }
+            printf_capture capture;
+            CUresult result = call();
+            std::string text = capture.finish();
+            if (!text.empty())
+            {
+                sink(text);
+            }
+            return result;
+        }
+    }
+
+    void cuda_session::wait(CUstream stream)
+    {
+        const cuda_driver& driver = cuda_driver::get();
+        int ordinal = m_current;
+        poll([&] { return driver.cuStreamQuery(stream); }, "cuStreamQuery", ordinal);
+        // Finished; the blocking call returns at once and is where the driver prints device printf output.
+        check(flushing(*this, m_output_sink, [&] { return driver.cuStreamSynchronize(stream); }), "cuStreamSynchronize");
+        if (stream == nullptr)
+        {
+            m_synchronized_serial = m_launch_serial;
+        }
+    }
+
+    void cuda_session::wait_event(CUevent event)
+    {
+        const cuda_driver& driver = cuda_driver::get();
+        poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", m_current);
+        check(flushing(*this, m_output_sink, [&] { return driver.cuEventSynchronize(event); }), "cuEventSynchronize");
+    }
+
+    void cuda_session::wait_idle(int ordinal)
+    {
+        device_state& d = ensure_device(ordinal);
+        make_current(ordinal);
+        const cuda_driver& driver = cuda_driver::get();
+        if (!d.idle_event)
+        {
+            check(driver.cuEventCreate(&d.idle_event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        }
+        // Recorded on the legacy stream, the event completes after earlier work on every blocking stream.
+        check(driver.cuEventRecord(d.idle_event, nullptr), "cuEventRecord");
+        CUevent event = d.idle_event;
+        poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", ordinal);
+        check(flushing(*this, m_output_sink, [&] { return driver.cuEventSynchronize(event); }), "cuEventSynchronize");
+        m_synchronized_serial = m_launch_serial;
+    }
+
+    void cuda_session::synchronize(int ordinal)
+    {
+        wait_idle(ordinal);
+        // Also waits for non-blocking streams (other libraries' work); returns at once otherwise.
+        check(flushing(*this, m_output_sink, [] { return cuda_driver::get().cuCtxSynchronize(); }), "cuCtxSynchronize");
+    }
+
+    void cuda_session::interrupted(int ordinal)
+    {
+        std::string running;
+        for (const launch_record& r : m_launches)
+        {
+            if (r.serial > m_synchronized_serial && r.device == ordinal)
+            {
+                running += "\n  " + r.describe();
+            }
+        }
+        throw interrupted_error(
+            "interrupted while waiting for device " + std::to_string(ordinal) +
+            (running.empty() ? std::string(".") : "; launched there since the last wait:" + running) +
+            "\nThe GPU may still be running that work: CUDA cannot stop a running kernel inside a process "
+            "(destroying its context blocks until the kernel ends). If it never ends, run %cuda_recover: it "
+            "replaces the kernel process, which frees the GPU, and carries your variables over.");
+    }
+
+    void cuda_session::fault(CUresult result, const char* call)
+    {
+        std::vector<std::string> kernels;
+        std::uint64_t first = std::max<std::uint64_t>(m_synchronized_serial + 1,
+                                                      m_launch_serial > launch_history ? m_launch_serial - launch_history + 1 : 1);
+        for (std::uint64_t serial = first; serial <= m_launch_serial; ++serial)
+        {
+            kernels.push_back(m_launches[(serial - 1) % launch_history].describe());
+        }
+        int device = m_current;
+        if (!kernels.empty())
+        {
+            device = m_launches[(m_launch_serial - 1) % launch_history].device;
+        }
+
+        std::vector<session_resource*> resources;
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            resources.assign(m_resources.begin(), m_resources.end());
+            m_resources.clear();
+        }
+        std::vector<kernel_fault::lost_buffer> lost;
+        std::size_t modules = 0;
+        for (session_resource* resource : resources)
+        {
+            std::string kind = resource->kind();
+            if (kind == "buffer")
+            {
+                lost.push_back({resource->describe(), resource->bytes(), resource->device(),
+                                reinterpret_cast<std::uintptr_t>(resource)});
+            }
+            else if (kind == "module")
+            {
+                ++modules;
+            }
+            resource->abandon();
+        }
+        for (device_state& d : m_devices)
+        {
+            d.context = nullptr;  // never released: the driver refuses; the process' exit frees it
+            d.idle_event = nullptr;
+        }
+        std::fill(std::begin(m_peers), std::end(m_peers), 0);
+
+        std::string error = cuda_error_name(result) + ": " + cuda_error_description(result);
+        std::string culprit = kernels.empty() ? std::string("a kernel") : "kernel '" + std::string(
+                                  m_launches[(m_launch_serial - 1) % launch_history].kernel) + "'";
+        std::string message = culprit + " faulted on device " + std::to_string(device) + ": " + error +
+                              " (reported by " + call + ")";
+        if (kernels.empty())
+        {
+            message += "\nNo xcuda launch was waiting; the fault came from work queued by another library.";
+        }
+        else
+        {
+            message += "\nlaunched as " + kernels.back();
+            if (kernels.size() > 1)
+            {
+                message += "\nThe fault may also come from an earlier launch not yet waited for:";
+                for (std::size_t i = kernels.size() - 1; i-- > 0;)
+                {
+                    message += "\n  " + kernels[i];
+                }
+                message += "\n(xcuda.synchronize() after each launch tells them apart)";
+            }
+        }
+        m_lost = culprit + " faulted on device " + std::to_string(device) + " (" + cuda_error_name(result) +
+                 "): CUDA refuses every further GPU call in this kernel process. Run %cuda_recover to replace "
+                 "the process (your variables are carried over), or restart the kernel.";
+        message += "\nCUDA now refuses every GPU call in this process, on every device (a kernel fault is "
+                   "sticky for the whole process since CUDA 12), so the GPU state is gone: ";
+        message += std::to_string(lost.size()) + " device buffer" + (lost.size() == 1 ? "" : "s") + " and " +
+                   std::to_string(modules) + " loaded module" + (modules == 1 ? "" : "s") + ".";
+        throw kernel_fault(call, static_cast<int>(result), message, std::move(kernels), device, std::move(lost),
+                           modules);
     }
 }

@@ -5,14 +5,27 @@
 // Why the primary context: it is the one CuPy, PyTorch and Numba use, so device pointers pass
 // between them and xcuda without copies or context switches.
 //
-// Ownership: the session owns its context reference. Device buffers and modules register themselves
-// as session_resources so that close() frees them before the context is released; each records the
-// session generation it was made in, and a resource from an earlier generation is never used again.
+// Several devices: one session, one current device (set_device, `with xcuda.device(n)`), and per
+// device its primary context, retained lazily at the first operation that needs it.
+//
+// Ownership: the session owns its context references. Device buffers and modules register themselves
+// as session_resources (with their device) so that close() frees them before the contexts are
+// released; each records the generation of its device's context, and a resource from an earlier
+// generation is never used again.
+//
+// Faults: with CUDA 13 (driver 580, seen on H200s) a kernel fault poisons the whole process: after an
+// illegal address, a trap or an assert, every driver call on every device fails with the same error,
+// also after cuDevicePrimaryCtxReset and in a newly created context, and destroying a context whose
+// kernel never ends blocks forever. So the session cannot repair itself in place: fault() reports
+// what happened and what was lost, and later GPU operations say so; the kernel process is replaced
+// (keeping the user's namespace) by the Python layer, see py_recovery.
 //
 // Threading: calls are made with the GIL held (one caller at a time); make_current() makes the
 // context current on the calling thread, as the driver requires per thread.
 
 #include <array>
+#include <functional>
+#include <vector>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -49,18 +62,37 @@ namespace xcuda
         std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
     };
 
-    // Something that lives in the session's context and must be freed before the context goes.
+    // Something that lives in one device's context and must be freed before that context goes.
     class session_resource
     {
     public:
         virtual ~session_resource() = default;
         // Frees the driver object now; later use raises. Called by close(); must not throw.
         virtual void release() noexcept = 0;
-        // One line for %cuda_status and for the list of losses after a reset.
+        // Forgets the driver object without any driver call: after a kernel fault the driver refuses
+        // every call, and the process' GPU memory goes when the process does.
+        virtual void abandon() noexcept { release(); }
+        // One line for %cuda_status and for the list of losses after a fault.
         virtual std::string describe() const = 0;
-        // "module" or "buffer", and the device bytes held (for session statistics).
+        // "module", "buffer" or "staging", and the device bytes held (for session statistics).
         virtual const char* kind() const noexcept = 0;
         virtual std::size_t bytes() const noexcept { return 0; }
+        // The ordinal of the device whose context holds it.
+        virtual int device() const noexcept = 0;
+    };
+
+    // One launch as remembered for fault reports: which kernel, how, where.
+    struct launch_record
+    {
+        char kernel[96] = {0};
+        unsigned grid[3] = {1, 1, 1};
+        unsigned block[3] = {1, 1, 1};
+        unsigned shared_mem = 0;
+        int device = 0;
+        CUstream stream = nullptr;
+        std::uint64_t serial = 0;
+
+        std::string describe() const;
     };
 
     class cuda_session
@@ -68,38 +100,92 @@ namespace xcuda
     public:
         static cuda_session& instance();
 
-        // Creates the session if needed; throws cuda_unavailable_error or cuda_error.
+        // Creates the current device's context if needed; throws cuda_unavailable_error, cuda_error,
+        // or session_lost_error after a kernel fault.
         void ensure();
-        // ensure() and make the context current on this thread.
+        // ensure() and make the current device's context current on this thread.
         void make_current();
-        // Whether a session exists now (never creates one).
-        bool active() const noexcept { return m_context != nullptr; }
+        // The same for a given device (allocations and copies use their own buffer's device).
+        void make_current(int ordinal);
+        // Whether the current device's context exists now (never creates one).
+        bool active() const noexcept;
+        // Whether something made in generation `generation` on device `ordinal` is still alive.
+        bool alive(int ordinal, std::uint64_t generation) const noexcept;
         // Whether ensure() would succeed, creating the session if it can; never throws.
         bool try_ensure() noexcept;
 
-        // Chooses the device for the session. Before the session exists: remembered. Afterwards,
-        // switching is allowed only while no buffer or module lives in the current one.
+        // Chooses the device for later allocations, streams, launches and synchronize(). Any time;
+        // each device keeps its own primary context, modules and buffers.
         void set_device(int ordinal);
-        int device_ordinal() const noexcept { return m_ordinal; }
+        int device_ordinal() const noexcept { return m_current; }
         int device_count();
 
         const device_properties& properties();
-        CUcontext context() const noexcept { return m_context; }
-        CUdevice device() const noexcept { return m_device; }
+        // Properties of any device (reads attributes only: creates no context).
+        const device_properties& properties(int ordinal);
+        CUcontext context() const noexcept;
+        CUcontext context(int ordinal) const noexcept;
+        CUdevice device() const noexcept;
         // The session's default stream: the legacy default stream, which orders work with every
         // blocking stream, as CuPy's and PyTorch's default streams do.
         CUstream stream() const noexcept { return nullptr; }
-        std::uint64_t generation() const noexcept { return m_generation; }
+        // The current device's generation: unique across devices and sessions, so anything cached
+        // against it is redone after a switch of device or a new session. 0 without a context.
+        std::uint64_t generation() const noexcept;
+        std::uint64_t generation(int ordinal) const noexcept;
         int driver_version();
 
         // "sm_XX" of the current GPU when a driver and a GPU exist, else "compute_75" (NVRTC's oldest).
         std::string default_arch() noexcept;
 
         // Whether code compiled for arch (sm_XY CUBIN: same major, minor <= the device's; compute_XY PTX:
-        // XY <= the device's) can be loaded on the session's device. False without a session.
+        // XY <= the device's) can be loaded on the current (or given) device. False without a session.
         bool can_run(const std::string& arch) const noexcept;
+        bool can_run(const std::string& arch, int ordinal) const noexcept;
 
-        // Free every resource, release the primary context. Safe to call twice; ensure() afterwards
+        // Peer access: whether kernels on `accessor` may use memory of `owner`. enable both ways.
+        bool can_access_peer(int a, int b);
+        void enable_peer_access(int a, int b);
+        bool peer_enabled(int accessor, int owner) const noexcept
+        {
+            return accessor == owner ||
+                   (accessor >= 0 && accessor < 64 && owner >= 0 && owner < 64 && (m_peers[accessor] >> owner) & 1u);
+        }
+
+        // Waits for the work queued on stream (of the current device), on an event, or on the whole
+        // device. Polls so that an interrupt (see set_interrupt_check) ends the wait within about 20 ms
+        // with interrupted_error; a kernel fault raises kernel_fault. Device printf output produced
+        // meanwhile goes to the output sink (set_output_sink) when one is set.
+        void wait(CUstream stream);
+        void wait_event(CUevent event);
+        void synchronize(int ordinal);
+        // Before a blocking copy: waits (interruptibly) until earlier work on the legacy stream of
+        // device `ordinal` is done, so the copy itself never blocks on a kernel.
+        void wait_idle(int ordinal);
+
+        // Called about every 20 ms while a wait blocks; returns true to abandon it (an interrupt).
+        void set_interrupt_check(std::function<bool()> check) { m_interrupt_check = std::move(check); }
+        // Receives device printf output, captured from file descriptor 1 around waits while a loaded
+        // module uses printf. Without a sink the output goes to the process' stdout as usual.
+        void set_output_sink(std::function<void(const std::string&)> sink) { m_output_sink = std::move(sink); }
+        void note_printf_module(int delta) noexcept { m_printf_modules += delta; }
+        bool capturing_printf() const noexcept { return m_printf_modules > 0 && m_output_sink != nullptr; }
+        // Launches made since the last completed wait (fault reports name them); printf flush point.
+        bool unsynchronized_launches() const noexcept { return m_launch_serial != m_synchronized_serial; }
+
+        // Remembers a launch for fault reports (hot path: a fixed-size copy, no allocation).
+        void record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
+                           unsigned shared_mem, CUstream stream) noexcept;
+
+        // Called by the error helper when a call returns a sticky kernel fault (an illegal address, a
+        // trap, an assert...): the CUDA driver refuses every later call of this process, on every
+        // device. Marks the session lost, abandons every resource and throws kernel_fault naming the
+        // kernels launched since the last completed wait and the buffers that were lost.
+        [[noreturn]] void fault(CUresult result, const char* call);
+        // Non-empty once a fault has made the GPU unusable in this process: says which and what to do.
+        const std::string& lost_reason() const noexcept { return m_lost; }
+
+        // Free every resource, release the primary contexts. Safe to call twice; ensure() afterwards
         // starts a new session.
         void close() noexcept;
 
@@ -113,15 +199,41 @@ namespace xcuda
         cuda_session& operator=(const cuda_session&) = delete;
 
     private:
-        cuda_session();
-        void read_properties();
+        struct device_state
+        {
+            CUdevice device = 0;
+            CUcontext context = nullptr;
+            std::uint64_t generation = 0;
+            bool have_properties = false;
+            device_properties properties;
+            CUevent idle_event = nullptr;
+        };
 
-        int m_ordinal = 0;
-        CUdevice m_device = 0;
-        CUcontext m_context = nullptr;
-        std::uint64_t m_generation = 1;
-        device_properties m_properties;
+        cuda_session();
+        void discover();
+        device_state& state(int ordinal);
+        device_state& ensure_device(int ordinal);
+        void read_properties(int ordinal, device_state& state);
+        // The poll loop behind every wait; `done` returns CUDA_SUCCESS, CUDA_ERROR_NOT_READY or an error.
+        void poll(const std::function<CUresult()>& done, const char* call, int ordinal);
+        [[noreturn]] void interrupted(int ordinal);
+
+        int m_current = 0;
+        std::vector<device_state> m_devices;  // one per device once the driver was asked
+        bool m_discovered = false;
+        std::uint64_t m_next_generation = 1;
+        std::uint64_t m_peers[64] = {};
         mutable std::mutex m_mutex;
         std::unordered_set<session_resource*> m_resources;
+
+        std::string m_lost;
+        std::function<bool()> m_interrupt_check;
+        std::function<void(const std::string&)> m_output_sink;
+        int m_printf_modules = 0;
+
+        static constexpr std::size_t launch_history = 8;
+        launch_record m_launches[launch_history];
+        std::uint64_t m_launch_serial = 0;
+        std::uint64_t m_synchronized_serial = 0;
     };
 }

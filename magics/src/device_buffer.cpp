@@ -1,11 +1,13 @@
 #include "device_buffer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
 #include "host_staging.hpp"
+#include "pinned_memory.hpp"
 
 namespace xcuda
 {
@@ -41,16 +43,17 @@ namespace xcuda
     {
         cuda_session& session = cuda_session::instance();
         session.unregister_resource(this);
-        if (m_valid && m_pointer && session.active() && session.generation() == m_generation)
+        if (m_valid && m_pointer && session.alive(m_device, m_generation))
         {
             // cuMemFree needs the owning context current; an error here cannot be reported from a
             // destructor, and the memory goes with the context anyway.
             const cuda_driver& driver = cuda_driver::get();
             CUcontext current = nullptr;
+            CUcontext owner = session.context(m_device);
             driver.cuCtxGetCurrent(&current);
-            if (current != session.context())
+            if (current != owner)
             {
-                driver.cuCtxSetCurrent(session.context());
+                driver.cuCtxSetCurrent(owner);
             }
             driver.cuMemFree(m_pointer);
         }
@@ -66,14 +69,25 @@ namespace xcuda
         m_pointer = 0;
     }
 
+    void device_buffer::abandon() noexcept
+    {
+        m_valid = false;
+        m_pointer = 0;
+    }
+
     CUdeviceptr device_buffer::pointer() const
     {
-        if (!m_valid || cuda_session::instance().generation() != m_generation)
+        if (!m_valid || !cuda_session::instance().alive(m_device, m_generation))
         {
-            throw std::runtime_error("device buffer" + (m_label.empty() ? std::string() : " '" + m_label + "'") +
-                                     " of " + std::to_string(m_size) +
-                                     " bytes is gone: the CUDA session that held it was closed or reset; "
-                                     "create it again (for example with xcuda.to_device)");
+            const std::string& lost = cuda_session::instance().lost_reason();
+            std::string name = "device buffer" + (m_label.empty() ? std::string() : " '" + m_label + "'") + " of " +
+                               std::to_string(m_size) + " bytes on device " + std::to_string(m_device);
+            if (!lost.empty())
+            {
+                throw session_lost_error(name + " was lost: " + lost);
+            }
+            throw std::runtime_error(name + " is gone: the CUDA session that held it was closed; create it again "
+                                     "(for example with xcuda.to_device)");
         }
         return m_pointer;
     }
@@ -91,8 +105,8 @@ namespace xcuda
         }
         CUdeviceptr destination = pointer() + offset;
         cuda_session& session = cuda_session::instance();
-        session.make_current();
-        host_staging& staging = host_staging::instance();
+        session.wait_idle(m_device);  // the copy below then never blocks on a running kernel
+        host_staging& staging = host_staging::instance(m_device);
         if (staging.worth_it(source, nbytes))
         {
             staging.to_device(destination, source, nbytes, session.stream());
@@ -114,8 +128,8 @@ namespace xcuda
         }
         CUdeviceptr source = pointer() + offset;
         cuda_session& session = cuda_session::instance();
-        session.make_current();
-        host_staging& staging = host_staging::instance();
+        session.wait_idle(m_device);
+        host_staging& staging = host_staging::instance(m_device);
         if (staging.worth_it(destination, nbytes))
         {
             staging.to_host(destination, source, nbytes, session.stream());
@@ -131,12 +145,119 @@ namespace xcuda
             return;
         }
         CUdeviceptr destination = pointer();
-        cuda_session::instance().make_current();
+        cuda_session::instance().make_current(m_device);
         check(cuda_driver::get().cuMemsetD8Async(destination, 0, m_size, stream), "cuMemsetD8Async");
+    }
+
+    std::string device_buffer::copy(device_buffer& destination, const device_buffer& source, std::size_t bytes,
+                                    const std::string& method, bool wait)
+    {
+        if (bytes > destination.size() || bytes > source.size())
+        {
+            throw std::invalid_argument("a copy of " + std::to_string(bytes) + " bytes needs both buffers that large; "
+                                        "the destination has " + std::to_string(destination.size()) +
+                                        " bytes and the source " + std::to_string(source.size()));
+        }
+        int to = destination.device();
+        int from = source.device();
+        cuda_session& session = cuda_session::instance();
+        const cuda_driver& driver = cuda_driver::get();
+        std::string chosen = method;
+        if (chosen.empty())
+        {
+            chosen = to == from ? "device" : (session.can_access_peer(to, from) ? "peer" : "staged");
+        }
+        if (chosen == "device" && to != from)
+        {
+            throw std::invalid_argument("method 'device' copies within one device; these buffers live on devices " +
+                                        std::to_string(from) + " and " + std::to_string(to));
+        }
+        if (chosen == "peer" && to != from && !session.can_access_peer(to, from))
+        {
+            throw std::invalid_argument("devices " + std::to_string(from) + " and " + std::to_string(to) +
+                                        " have no peer path; use method='staged' (or leave method out)");
+        }
+        if (chosen != "device" && chosen != "peer" && chosen != "staged")
+        {
+            throw std::invalid_argument("method must be 'device', 'peer' or 'staged', got '" + chosen + "'");
+        }
+        CUdeviceptr out = destination.pointer();
+        CUdeviceptr in = source.pointer();
+        if (bytes == 0)
+        {
+            return chosen;
+        }
+        if (chosen == "device" || (chosen == "peer" && to == from))
+        {
+            session.make_current(to);
+            check(driver.cuMemcpyDtoDAsync(out, in, bytes, session.stream()), "cuMemcpyDtoDAsync");
+            if (wait)
+            {
+                session.wait_idle(to);
+            }
+            return "device";
+        }
+        // Earlier work on the source device first (interruptibly); the copy is queued on the
+        // destination's legacy stream, after its earlier work.
+        session.wait_idle(from);
+        if (chosen == "peer")
+        {
+            session.make_current(to);
+            check(driver.cuMemcpyPeerAsync(out, session.context(to), in, session.context(from), bytes, session.stream()),
+                  "cuMemcpyPeerAsync");
+            session.wait_idle(to);
+            return chosen;
+        }
+        // Staged: two page-locked halves; the download of one chunk overlaps the upload of the other.
+        constexpr std::size_t chunk = 16u << 20;
+        static std::shared_ptr<pinned_memory> pinned;
+        if (!pinned)
+        {
+            pinned = pinned_memory::allocate(2 * chunk);
+        }
+        char* halves[2] = {static_cast<char*>(pinned->data()), static_cast<char*>(pinned->data()) + chunk};
+        CUevent uploaded[2] = {nullptr, nullptr};
+        session.make_current(to);
+        check(driver.cuEventCreate(&uploaded[0], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        CUresult created = driver.cuEventCreate(&uploaded[1], CU_EVENT_DISABLE_TIMING);
+        if (created != CUDA_SUCCESS)
+        {
+            driver.cuEventDestroy(uploaded[0]);
+            check(created, "cuEventCreate");
+        }
+        try
+        {
+            for (std::size_t offset = 0, k = 0; offset < bytes; offset += chunk, ++k)
+            {
+                std::size_t b = k % 2;
+                std::size_t length = std::min(chunk, bytes - offset);
+                if (k >= 2)
+                {
+                    session.make_current(to);
+                    session.wait_event(uploaded[b]);  // this half's previous upload is done
+                }
+                session.make_current(from);
+                check(driver.cuMemcpyDtoH(halves[b], in + offset, length), "cuMemcpyDtoH");
+                session.make_current(to);
+                check(driver.cuMemcpyHtoDAsync(out + offset, halves[b], length, session.stream()), "cuMemcpyHtoDAsync");
+                check(driver.cuEventRecord(uploaded[b], session.stream()), "cuEventRecord");
+            }
+            session.wait_idle(to);
+        }
+        catch (...)
+        {
+            driver.cuEventDestroy(uploaded[0]);
+            driver.cuEventDestroy(uploaded[1]);
+            throw;
+        }
+        driver.cuEventDestroy(uploaded[0]);
+        driver.cuEventDestroy(uploaded[1]);
+        return chosen;
     }
 
     std::string device_buffer::describe() const
     {
-        return (m_label.empty() ? std::string("buffer") : m_label) + " (" + std::to_string(m_size) + " bytes)";
+        return (m_label.empty() ? std::string("buffer") : m_label) + " (" + std::to_string(m_size) + " bytes, device " +
+               std::to_string(m_device) + ")";
     }
 }

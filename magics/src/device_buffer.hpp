@@ -1,5 +1,5 @@
 #pragma once
-// One allocation of device memory in the session's context.
+// One allocation of device memory in one device's context (the current device when allocated).
 //
 // Ownership: the buffer owns its CUdeviceptr and frees it in its destructor, or earlier when the
 // session closes (release()); after that, pointer() raises instead of handing out a dangling address.
@@ -30,16 +30,25 @@ namespace xcuda
         // The device address; raises std::runtime_error if the session that owned it was closed.
         CUdeviceptr pointer() const;
         std::size_t size() const noexcept { return m_size; }
-        int device() const noexcept { return m_device; }
+        int device() const noexcept override { return m_device; }
         bool valid() const noexcept { return m_valid; }
 
-        // Synchronous copies from and to pageable or page-locked host memory (nbytes <= size()); large
-        // ones go through host_staging. No Python state: callers release the GIL.
+        // Synchronous copies from and to pageable or page-locked host memory (nbytes <= size()), made on
+        // the buffer's own device after earlier work there (waited for interruptibly); large ones go
+        // through host_staging. No Python state: callers release the GIL.
         void copy_from_host(const void* source, std::size_t nbytes, std::size_t offset = 0);
         void copy_to_host(void* destination, std::size_t nbytes, std::size_t offset = 0) const;
         void fill_zero(CUstream stream);
 
+        // Copies bytes from source into destination, on any devices, after earlier work on both.
+        // method: "" (choose), "device" (same device), "peer" (cuMemcpyPeer: NVLink or PCIe peer
+        // path), "staged" (through page-locked host memory). With wait (or across devices) it returns
+        // once the copy has finished; returns the method used.
+        static std::string copy(device_buffer& destination, const device_buffer& source, std::size_t bytes,
+                                const std::string& method = "", bool wait = true);
+
         void release() noexcept override;
+        void abandon() noexcept override;
         std::string describe() const override;
         const char* kind() const noexcept override { return "buffer"; }
         std::size_t bytes() const noexcept override { return m_size; }

@@ -1,9 +1,19 @@
 #include "errors.hpp"
 
+#include "cuda_driver.hpp"
+
 namespace xcuda
 {
     cuda_error::cuda_error(std::string call, int code, std::string name, std::string description)
         : std::runtime_error(call + " failed: " + name + " (" + std::to_string(code) + "): " + description)
+        , m_call(std::move(call))
+        , m_code(code)
+        , m_name(std::move(name))
+    {
+    }
+
+    cuda_error::cuda_error(whole_message, const std::string& message, std::string call, int code, std::string name)
+        : std::runtime_error(message)
         , m_call(std::move(call))
         , m_code(code)
         , m_name(std::move(name))
@@ -33,6 +43,16 @@ namespace xcuda
                          " are free on the device; free buffers you no longer need (del buf) or use smaller ones")
         , m_requested(requested)
         , m_free(free_bytes)
+    {
+    }
+
+    kernel_fault::kernel_fault(std::string call, int code, const std::string& message, std::vector<std::string> kernels,
+                               int device, std::vector<lost_buffer> lost, std::size_t modules)
+        : cuda_error(whole_message{}, message, std::move(call), code, cuda_error_name(static_cast<CUresult>(code)))
+        , m_kernels(std::move(kernels))
+        , m_device(device)
+        , m_lost(std::move(lost))
+        , m_modules(modules)
     {
     }
 

@@ -11,11 +11,28 @@ namespace xcuda
 {
     host_staging& host_staging::instance()
     {
-        static host_staging staging;
-        return staging;
+        return instance(cuda_session::instance().device_ordinal());
     }
 
-    host_staging::host_staging()
+    host_staging& host_staging::instance(int ordinal)
+    {
+        // Few devices, made once each, never removed: a small list is enough.
+        static std::mutex guard;
+        static std::vector<std::unique_ptr<host_staging>> per_device;
+        std::lock_guard<std::mutex> lock(guard);
+        for (auto& staging : per_device)
+        {
+            if (staging->m_device == ordinal)
+            {
+                return *staging;
+            }
+        }
+        per_device.emplace_back(new host_staging(ordinal));
+        return *per_device.back();
+    }
+
+    host_staging::host_staging(int ordinal)
+        : m_device(ordinal)
     {
         const char* setting = std::getenv("XCUDA_STAGING");
         m_enabled = !(setting && std::string(setting) == "0");
@@ -109,8 +126,8 @@ namespace xcuda
     void host_staging::ensure_buffers()
     {
         cuda_session& session = cuda_session::instance();
-        session.make_current();
-        if (!m_buffers.empty() && m_generation == session.generation())
+        session.make_current(m_device);
+        if (!m_buffers.empty() && m_generation == session.generation(m_device))
         {
             return;
         }
@@ -134,7 +151,7 @@ namespace xcuda
             release();
             throw;
         }
-        m_generation = session.generation();
+        m_generation = session.generation(m_device);
         session.register_resource(this);
     }
 
@@ -197,7 +214,7 @@ namespace xcuda
         }
         const cuda_driver& driver = cuda_driver::get();
         cuda_session& session = cuda_session::instance();
-        bool alive = session.active() && session.generation() == m_generation;
+        bool alive = session.alive(m_device, m_generation);
         if (alive)
         {
             for (CUevent event : m_events)

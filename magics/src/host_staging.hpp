@@ -6,13 +6,14 @@
 // page-locked buffer with several threads, while the DMA engine drains the previous buffer, moves large
 // arrays several times faster. Small transfers (below threshold()) go straight to the driver.
 //
-// Ownership: the page-locked buffers (4 x 8 MiB) are allocated in the session's context at the first
+// Ownership: one instance per device. The page-locked buffers (4 x 8 MiB) are allocated in its context at the first
 // large transfer and freed when the session closes (a session_resource). The copy threads live for the
 // process. Threading: one transfer at a time (a mutex); callers release the GIL around a transfer.
 
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -26,7 +27,9 @@ namespace xcuda
     class host_staging : public session_resource
     {
     public:
+        // The staging of the current device, or of a given one (buffers and events belong to a context).
         static host_staging& instance();
+        static host_staging& instance(int ordinal);
 
         // Whether a transfer of this size from or to this host memory goes through the staging buffers:
         // large, pageable (page-locked memory is copied directly), and not turned off (XCUDA_STAGING=0).
@@ -42,13 +45,14 @@ namespace xcuda
         void release() noexcept override;
         std::string describe() const override { return "page-locked staging buffers"; }
         const char* kind() const noexcept override { return "staging"; }
+        int device() const noexcept override { return m_device; }
 
         ~host_staging() override;
         host_staging(const host_staging&) = delete;
         host_staging& operator=(const host_staging&) = delete;
 
     private:
-        host_staging();
+        explicit host_staging(int ordinal);
         void ensure_buffers();
         // memcpy split across the copy threads and the caller.
         void parallel_copy(void* destination, const void* source, std::size_t bytes);
@@ -57,6 +61,7 @@ namespace xcuda
         static constexpr std::size_t chunk_bytes = 8u << 20;
         static constexpr std::size_t chunk_count = 4;
 
+        int m_device = 0;
         bool m_enabled = true;
         std::size_t m_threshold = 4u << 20;
         std::mutex m_transfer;

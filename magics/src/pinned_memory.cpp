@@ -28,6 +28,7 @@ namespace xcuda
         check(cuda_driver::get().cuMemHostRegister(memory->m_data, rounded, CU_MEMHOSTREGISTER_PORTABLE),
               "cuMemHostRegister");
         memory->m_registered = true;
+        memory->m_device = session.device_ordinal();
         memory->m_generation = session.generation();
         return memory;
     }
@@ -35,14 +36,15 @@ namespace xcuda
     pinned_memory::~pinned_memory()
     {
         cuda_session& session = cuda_session::instance();
-        if (m_registered && session.active() && session.generation() == m_generation)
+        if (m_registered && session.alive(m_device, m_generation))
         {
             const cuda_driver& driver = cuda_driver::get();
             CUcontext current = nullptr;
+            CUcontext owner = session.context(m_device);
             driver.cuCtxGetCurrent(&current);
-            if (current != session.context())
+            if (current != owner)
             {
-                driver.cuCtxSetCurrent(session.context());
+                driver.cuCtxSetCurrent(owner);
             }
             driver.cuMemHostUnregister(m_data);
         }

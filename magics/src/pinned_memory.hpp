@@ -33,6 +33,7 @@ namespace xcuda
         void* m_data = nullptr;
         std::size_t m_size = 0;
         std::uint64_t m_generation = 0;
+        int m_device = 0;
         bool m_registered = false;
     };
 }
