@@ -58,26 +58,27 @@ if TEST_CACHE.exists():
 os.environ["XCUDA_CACHE_DIR"] = str(TEST_CACHE)
 
 
-def _gpu_reason():
-    """Why GPU tests cannot run here, or None when a driver and a device are present."""
+def _probe_gpus():
+    """(None, number of CUDA devices) when a driver and a device are present, else (why GPU tests cannot run, 0)."""
     try:
         lib = ctypes.CDLL("libcuda.so.1")
     except OSError:
-        return "no NVIDIA driver (libcuda.so.1) on this machine"
+        return "no NVIDIA driver (libcuda.so.1) on this machine", 0
     if lib.cuInit(0) != 0:
-        return "the NVIDIA driver is present but cuInit failed (no usable GPU)"
+        return "the NVIDIA driver is present but cuInit failed (no usable GPU)", 0
     count = ctypes.c_int(0)
     if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return "the NVIDIA driver found no CUDA device"
-    return None
+        return "the NVIDIA driver found no CUDA device", 0
+    return None, count.value
 
 
-GPU_REASON = _gpu_reason()
+GPU_REASON, GPU_COUNT = _probe_gpus()
 HAS_GPU = GPU_REASON is None
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and driver; skipped with the reason elsewhere")
+    config.addinivalue_line("markers", "multigpu: needs two or more GPUs; skipped with the reason elsewhere")
     config.addinivalue_line("markers", "nogpu: checks the behaviour on a machine without a driver")
     config.addinivalue_line("markers", "browser: runs the notebooks in headless Chromium; skipped with the reason where it is missing")
 
@@ -86,6 +87,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords and not HAS_GPU:
             item.add_marker(pytest.mark.skip(reason=f"needs a GPU: {GPU_REASON}"))
+        elif "multigpu" in item.keywords and GPU_COUNT < 2:
+            why = GPU_REASON or f"the driver found {GPU_COUNT} CUDA device"
+            item.add_marker(pytest.mark.skip(reason=f"needs two or more GPUs: {why}"))
         if "nogpu" in item.keywords and HAS_GPU:
             item.add_marker(pytest.mark.skip(reason="checks the no-driver behaviour; this machine has a GPU"))
 

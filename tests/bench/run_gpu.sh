@@ -37,3 +37,9 @@ XCUDA_BUILD_DIR=build-host "$python" tests/bench/bench_gpu.py \
 #    caches), with the same module and Python; its tables also go to $out_dir/bench_compile.md.
 echo "== running the compile benchmark"
 XCUDA_BUILD_DIR=build-host "$python" tests/bench/bench_compile.py --out "$out_dir/bench_compile.md"
+
+# 5. the multi-GPU benchmark (tests/bench/bench_multigpu.py: SAXPY split across every device against one,
+#    copies between devices); with one GPU its multi-GPU rows say why they are skipped. Its tables also go
+#    to $out_dir/bench_multigpu.md.
+echo "== running the multi-GPU benchmark"
+XCUDA_BUILD_DIR=build-host "$python" tests/bench/bench_multigpu.py --out "$out_dir/bench_multigpu.md"
