@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "pybind11/embed.h"
 #include "xeus/xeus_context.hpp"
@@ -18,11 +19,27 @@
 #include "zmq.hpp"
 
 #include "interrupt_guard.hpp"
+#include "replaceable_server.hpp"
 #include "xcuda_history_manager.hpp"
 #include "xcuda_interpreter.hpp"
 
 namespace
 {
+    // The command line, for a replacement of this process with the same connection file (exec keeps
+    // the pid, so the Jupyter server still sees its kernel). Read by xcuda's %cuda_recover, which
+    // needs a new process to get the GPU back after a kernel fault; the pid tells a child process
+    // that inherited these that they are not its own.
+    void remember_command_line(int argc, char* argv[])
+    {
+        std::string joined;
+        for (int i = 0; i < argc; ++i)
+        {
+            joined += (i ? "\x1f" : "") + std::string(argv[i]);
+        }
+        setenv("XCUDA_KERNEL_ARGV", joined.c_str(), 1);
+        setenv("XCUDA_KERNEL_PID", std::to_string(getpid()).c_str(), 1);
+    }
+
     bool is_directory(const std::string& path)
     {
         struct stat info;
@@ -84,6 +101,7 @@ int main(int argc, char* argv[])
         return 2;
     }
 
+    remember_command_line(argc, argv);
     initialize_python(argv[0]);
 
     auto interpreter = std::make_unique<xcuda::xcuda_interpreter>(xcuda_module_dir());
@@ -94,7 +112,7 @@ int main(int argc, char* argv[])
                          xeus::get_user_name(),
                          xeus::make_context<zmq::context_t>(),
                          std::move(interpreter),
-                         xeus::make_xserver_shell_main,
+                         xcuda::replaceable_server::make,
                          std::move(history_manager),
                          nullptr,
                          xeus::make_null_debugger);

@@ -77,6 +77,15 @@ namespace xcuda
                            std::to_string(version_info.attr("minor").cast<int>()) + "." +
                            std::to_string(version_info.attr("micro").cast<int>());
         report_bare_exception_names();
+        // A kernel started with SIGINT ignored (by a server launched with `&` from a script) inherits
+        // that, and Python then installs no handler: interrupts would do nothing. Interrupting a cell
+        // is the kernel's contract, so take SIGINT back (interrupt_guard still confines it to cells).
+        py::module_ signal = py::module_::import("signal");
+        py::object current = signal.attr("getsignal")(signal.attr("SIGINT"));
+        if (current.is_none() || current.equal(signal.attr("SIG_IGN")))
+        {
+            signal.attr("signal")(signal.attr("SIGINT"), signal.attr("default_int_handler"));
+        }
         load_xcuda_extension();
     }
 

@@ -350,6 +350,19 @@ Kernels are reachable as module.name and module['name'].)")
             .def_property_readonly("log", [](const py_module& self) { return self.module->compiled().log; },
                                    "NVRTC's log (warnings), possibly empty.")
             .def_property_readonly("source", [](const py_module& self) { return self.module->source(); })
+            .def_property_readonly("_recipe",
+                                   [](const py_module& self) {
+                                       const compile_options& o = self.module->options();
+                                       return py::dict(py::arg("source") = self.module->source(),
+                                                       py::arg("name") = self.module->name(), py::arg("arch") = o.arch,
+                                                       py::arg("std") = o.std, py::arg("defines") = o.defines,
+                                                       py::arg("include_dirs") = o.include_dirs,
+                                                       py::arg("lineinfo") = o.lineinfo,
+                                                       py::arg("fast_math") = o.fast_math,
+                                                       py::arg("options") = o.extra,
+                                                       py::arg("instantiate") = o.name_expressions);
+                                   },
+                                   "The xcuda.compile keywords that rebuild this module (used by %cuda_recover).")
             .def_property_readonly("compile_ms", [](const py_module& self) { return self.module->compiled().milliseconds; },
                                    "NVRTC time of the compile that made the binary, in milliseconds.")
             .def_property_readonly("resources",

@@ -282,6 +282,18 @@ namespace xcuda::python
             shell.attr("register_magic_function")(status, "line", "cuda_status");
             shell.attr("register_magic_function")(timeit, "line", "cuda_timeit");
             shell.attr("register_magic_function")(bench_magic(shell), "line", "cuda_bench");
+            // %cuda_recover and the end-of-cell hook (device printf flush, replacement after a fault)
+            // are Python: they pickle the namespace and exec the process (xcuda_recovery.py).
+            py::module_ recovery = py::module_::import("xcuda_recovery");
+            shell.attr("register_magic_function")(recovery.attr("cuda_recover"), "line", "cuda_recover");
+            py::object events = shell.attr("events");
+            py::object after_cell = recovery.attr("after_cell");
+            py::list registered = events.attr("callbacks")["post_run_cell"];
+            if (!registered.contains(after_cell))
+            {
+                events.attr("register")("post_run_cell", after_cell);
+            }
+            recovery.attr("restore_if_requested")(shell);
             (void)m;
         }
     }

@@ -446,6 +446,33 @@ CompileError
               R"(Keep a header in memory for later cells' #include "name" (what %%cuda_header does). Returns the
 names of the modules compiled with an older text of it: they are stale until their cells run again.)");
         m.def("headers", [] { return module_registry::instance().headers(); }, "Header cells: name -> text.");
+        m.def("_modules",
+              [] {
+                  py::list modules;
+                  for (const auto& module : module_registry::instance().modules())
+                  {
+                      modules.append(wrap_module(module));
+                  }
+                  return modules;
+              },
+              "The modules of the session's %%cuda cells and compile() calls, oldest first.");
+        m.def("_flush_device_output",
+              [] {
+                  // End of a cell: device printf output of launches not yet waited for appears in that
+                  // cell. Only while a module that calls printf is loaded (the wait costs the async).
+                  cuda_session& session = cuda_session::instance();
+                  if (session.capturing_printf() && session.unsynchronized_launches() && session.lost_reason().empty() &&
+                      session.active())
+                  {
+                      int ordinal = session.device_ordinal();
+                      py::gil_scoped_release release;
+                      session.synchronize(ordinal);
+                  }
+              },
+              "Wait for launches not yet waited for when a loaded module calls printf, so that its output "
+              "appears in the cell that launched (called after each cell).");
+        m.def("_session_lost", [] { return cuda_session::instance().lost_reason(); },
+              "Why the GPU is unusable in this process (\"\" while it is usable).");
         m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");
         m.def("status", &status, py::arg("namespace") = py::none(),
               "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");

@@ -24,4 +24,6 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_session(m);
     register_bench(m);
     register_magics(m);
+    // Pure Python beside this module: %cuda_recover, and the placeholder of arrays lost in a recovery.
+    m.attr("LostArray") = py::module_::import("xcuda_recovery").attr("LostArray");
 }
