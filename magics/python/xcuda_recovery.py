@@ -181,6 +181,11 @@ def _exec_after_idle(shell, executable, argv, environment):
     def publish_then_replace(status, *args, **kwargs):
         publish(status, *args, **kwargs)
         if status == "idle":
+            # The reply waits in the shell stream's queue for the event loop, which exec would
+            # never give back: flush it now (the idle status goes through the I/O thread).
+            for stream in [getattr(kernel, "shell_stream", None)] + list(getattr(kernel, "shell_streams", None) or []):
+                if stream is not None and hasattr(stream, "flush"):
+                    stream.flush()
             replace()
 
     kernel._publish_status = publish_then_replace
