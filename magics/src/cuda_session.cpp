@@ -305,6 +305,17 @@ namespace xcuda
                                         " cannot access each other's memory (the driver reports no peer path "
                                         "between them); copy between them with xcuda.copy(dst, src) instead");
         }
+        open_peer_path(a, b);
+        m_peers[a] |= std::uint64_t{1} << b;
+        m_peers[b] |= std::uint64_t{1} << a;
+    }
+
+    void cuda_session::open_peer_path(int a, int b)
+    {
+        if (a == b || a >= 64 || b >= 64 || (((m_peer_paths[a] >> b) & 1u) && ((m_peer_paths[b] >> a) & 1u)))
+        {
+            return;
+        }
         const cuda_driver& driver = cuda_driver::get();
         for (auto [accessor, owner] : {std::pair<int, int>{a, b}, std::pair<int, int>{b, a}})
         {
@@ -315,7 +326,7 @@ namespace xcuda
             {
                 check(result, "cuCtxEnablePeerAccess");
             }
-            m_peers[accessor] |= std::uint64_t{1} << owner;
+            m_peer_paths[accessor] |= std::uint64_t{1} << owner;
         }
         make_current();
     }
@@ -364,6 +375,7 @@ namespace xcuda
             d.generation = 0;
         }
         std::fill(std::begin(m_peers), std::end(m_peers), 0);
+        std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
     }
 
     void cuda_session::register_resource(session_resource* resource)
@@ -644,6 +656,7 @@ namespace xcuda
             d.idle_event = nullptr;
         }
         std::fill(std::begin(m_peers), std::end(m_peers), 0);
+        std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
 
         std::string error = cuda_error_name(result) + ": " + cuda_error_description(result);
         std::string culprit = kernels.empty() ? std::string("a kernel") : "kernel '" + std::string(

@@ -146,6 +146,10 @@ namespace xcuda
         // Peer access: whether kernels on `accessor` may use memory of `owner`. enable both ways.
         bool can_access_peer(int a, int b);
         void enable_peer_access(int a, int b);
+        // Turns on the driver's peer access between a and b (both ways) for copies, without letting
+        // launches use the other's memory: cuMemcpyPeer without it goes through the host (about 37
+        // against 380 GB/s between two H200s). enable_peer_access does this and allows launches.
+        void open_peer_path(int a, int b);
         bool peer_enabled(int accessor, int owner) const noexcept
         {
             return accessor == owner ||
@@ -222,7 +226,8 @@ namespace xcuda
         std::vector<device_state> m_devices;  // one per device once the driver was asked
         bool m_discovered = false;
         std::uint64_t m_next_generation = 1;
-        std::uint64_t m_peers[64] = {};
+        std::uint64_t m_peers[64] = {};       // launches may use the other's memory (enable_peer_access)
+        std::uint64_t m_peer_paths[64] = {};  // the driver's peer access is on (copies)
         mutable std::mutex m_mutex;
         std::unordered_set<session_resource*> m_resources;
 

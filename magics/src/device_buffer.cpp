@@ -202,6 +202,7 @@ namespace xcuda
         session.wait_idle(from);
         if (chosen == "peer")
         {
+            session.open_peer_path(to, from);
             session.make_current(to);
             check(driver.cuMemcpyPeerAsync(out, session.context(to), in, session.context(from), bytes, session.stream()),
                   "cuMemcpyPeerAsync");
