@@ -193,9 +193,10 @@ namespace xcuda
         const std::string& image = binary.cubin.empty() ? binary.ptx : binary.cubin;
         CUmodule module = nullptr;
         CUresult result = cuda_driver::get().cuModuleLoadDataEx(&module, image.c_str(), 0, nullptr, nullptr);
-        if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION && binary.cubin.empty())
+        if ((result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || result == CUDA_ERROR_INVALID_PTX) && binary.cubin.empty())
         {
-            // PTX newer than this driver can compile: NVRTC's own ptxas makes a CUBIN that needs no JIT.
+            // PTX newer than this driver can compile (an older driver says "unsupported", or "invalid"
+            // for directives it does not know): NVRTC's own ptxas makes a CUBIN that needs no JIT.
             result = load_cubin_instead(module, device_arch);
         }
         if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || result == CUDA_ERROR_NO_BINARY_FOR_GPU ||

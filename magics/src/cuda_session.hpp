@@ -18,7 +18,7 @@
 // also after cuDevicePrimaryCtxReset and in a newly created context, and destroying a context whose
 // kernel never ends blocks forever. So the session cannot repair itself in place: fault() reports
 // what happened and what was lost, and later GPU operations say so; the kernel process is replaced
-// (keeping the user's namespace) by the Python layer, see py_recovery.
+// (keeping the user's namespace) by the Python layer, see magics/python/xcuda_recovery.py.
 //
 // Threading: calls are made with the GIL held (one caller at a time); make_current() makes the
 // context current on the calling thread, as the driver requires per thread.

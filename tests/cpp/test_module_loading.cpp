@@ -1,0 +1,60 @@
+// Loading modules on a GPU: the fallbacks of cuda_module::load. Needs a GPU; each test skips, saying
+// why, without one.
+
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cuda_driver.hpp"
+#include "cuda_module.hpp"
+#include "cuda_session.hpp"
+#include "kernel_signature.hpp"
+#include "nvrtc_compiler.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        const char* saxpy =
+            "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n"
+            "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }\n";
+
+        std::string gpu_missing()
+        {
+            if (cuda_session::instance().try_ensure())
+            {
+                return "";
+            }
+            std::string reason = cuda_driver::unavailable_reason();
+            return "needs a GPU: " + (reason.empty() ? std::string("no usable CUDA device") : reason);
+        }
+    }
+
+    TEST(cuda_module, ptx_newer_than_the_driver_is_loaded_as_a_cubin_nvrtc_compiles_for_the_device)
+    {
+        std::string missing = gpu_missing();
+        if (!missing.empty())
+        {
+            GTEST_SKIP() << missing;
+        }
+        std::string device_arch = cuda_session::instance().properties().arch();  // sm_90
+        compile_options options;
+        options.arch = "compute_" + device_arch.substr(3);
+        compile_result compiled = nvrtc_compiler::compile(saxpy, options);
+        ASSERT_TRUE(compiled.cubin.empty());
+        // What a driver older than NVRTC sees: a PTX ISA version it does not know.
+        std::size_t at = compiled.ptx.find(".version ");
+        ASSERT_NE(at, std::string::npos);
+        compiled.ptx.replace(at, compiled.ptx.find('\n', at) - at, ".version 99.9");
+        auto module = std::make_shared<cuda_module>("future_ptx", saxpy, options,
+                                                    std::make_shared<const compile_result>(compiled),
+                                                    parse_kernel_signatures(saxpy), "future_ptx_key");
+        EXPECT_NE(module->function("saxpy"), nullptr);
+        EXPECT_TRUE(module->loaded());
+        EXPECT_NE(module->fallback_note().find("loaded as a CUBIN compiled by NVRTC for " + device_arch),
+                  std::string::npos)
+            << module->fallback_note();
+        EXPECT_NE(module->fallback_note().find("pass --arch=" + device_arch), std::string::npos);
+    }
+}
