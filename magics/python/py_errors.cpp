@@ -139,6 +139,13 @@ namespace xcuda::python
             }
             PyErr_SetObject(type, instance.ptr());
         }
+
+        // A CudaError subclass raised without a failed driver call: call and code are None.
+        void raise_without_call(PyObject* type, const std::string& message, const char* name)
+        {
+            raise_with(type, message, py::dict(py::arg("call") = py::none(), py::arg("code") = py::none(),
+                                               py::arg("name") = name));
+        }
     }
 
     void register_errors(py::module_& m)
@@ -196,9 +203,7 @@ namespace xcuda::python
             }
             catch (const session_lost_error& e)
             {
-                raise_with(session_lost_type, e.what(),
-                           py::dict(py::arg("call") = py::none(), py::arg("code") = py::none(),
-                                    py::arg("name") = "SessionLost"));
+                raise_without_call(session_lost_type, e.what(), "SessionLost");
             }
             catch (const interrupted_error& e)
             {
@@ -223,9 +228,7 @@ namespace xcuda::python
             }
             catch (const cuda_unavailable_error& e)
             {
-                raise_with(unavailable_type, e.what(),
-                           py::dict(py::arg("call") = py::none(), py::arg("code") = py::none(),
-                                    py::arg("name") = "CudaUnavailable"));
+                raise_without_call(unavailable_type, e.what(), "CudaUnavailable");
             }
             catch (const compile_error& e)
             {
