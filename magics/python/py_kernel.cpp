@@ -21,8 +21,41 @@ namespace xcuda::python
         struct py_kernel
         {
             std::shared_ptr<cuda_kernel> kernel;
-            py::object last_key;
-            py::object last_launcher;
+            // The launchers of the last few configurations: a loop over devices alternates between
+            // one (grid, block, stream) per device, and each should find its own.
+            static constexpr std::size_t cached_launchers = 4;
+            py::object keys[cached_launchers];
+            py::object launchers[cached_launchers];
+            std::size_t next = 0;
+
+            PyObject* cached(PyObject* key)
+            {
+                for (std::size_t i = 0; i < cached_launchers; ++i)
+                {
+                    PyObject* k = keys[i].ptr();
+                    if (!k)
+                    {
+                        continue;
+                    }
+                    int same = k == key ? 1 : PyObject_RichCompareBool(k, key, Py_EQ);
+                    if (same == 1)
+                    {
+                        return launchers[i].ptr();
+                    }
+                    if (same < 0)
+                    {
+                        PyErr_Clear();  // an uncomparable key: the full path reports it
+                    }
+                }
+                return nullptr;
+            }
+
+            void remember(py::object key, py::object launcher)
+            {
+                keys[next] = std::move(key);
+                launchers[next] = std::move(launcher);
+                next = (next + 1) % cached_launchers;
+            }
         };
 
         struct py_module
@@ -54,16 +87,15 @@ namespace xcuda::python
 
         py::object launcher_for(py_kernel& self, py::object key)
         {
-            if (self.last_key && (self.last_key.is(key) || self.last_key.equal(key)))
+            if (PyObject* launcher = self.cached(key.ptr()))
             {
-                return self.last_launcher;
+                return py::reinterpret_borrow<py::object>(launcher);
             }
             launch_dims dims;
             py::object stream_object;
             parse_launch_key(key, dims, stream_object);
             py::object launcher = make_launcher(self.kernel, dims, std::move(stream_object));
-            self.last_key = key;
-            self.last_launcher = launcher;
+            self.remember(key, launcher);
             return launcher;
         }
 
@@ -90,26 +122,16 @@ namespace xcuda::python
     {
         binaryfunc g_generic_subscript = nullptr;
 
-        // kernel[grid, block] for the configuration launched last: compare the key with the cached one and
-        // return the cached Launcher, without pybind11's dispatch (a third of the launch's cost otherwise).
+        // kernel[grid, block] for a configuration launched lately: compare the key with the cached ones and
+        // return that Launcher, without pybind11's dispatch (a third of the launch's cost otherwise).
         // Anything else goes to the pybind11-bound __getitem__ (parsing, errors, caching).
         PyObject* cached_subscript(PyObject* self, PyObject* key)
         {
             py_kernel& kernel = unchecked_instance<py_kernel>(self);
-            PyObject* last = kernel.last_key.ptr();
-            if (last)
+            if (PyObject* launcher = kernel.cached(key))
             {
-                int same = last == key ? 1 : PyObject_RichCompareBool(last, key, Py_EQ);
-                if (same == 1)
-                {
-                    PyObject* launcher = kernel.last_launcher.ptr();
-                    Py_INCREF(launcher);
-                    return launcher;
-                }
-                if (same < 0)
-                {
-                    PyErr_Clear();  // an uncomparable key: let the full path report it
-                }
+                Py_INCREF(launcher);
+                return launcher;
             }
             return g_generic_subscript(self, key);
         }

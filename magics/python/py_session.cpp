@@ -505,20 +505,7 @@ initial choice. `with xcuda.device(n):` chooses one for a block.)");
             .def("__repr__", [](const device_scope& scope) { return "xcuda.device(" + std::to_string(scope.ordinal) + ")"; });
         m.def("device",
               [](int ordinal) {
-                  if (ordinal < 0)
-                  {
-                      throw py::value_error("device ordinal must be >= 0, got " + std::to_string(ordinal));
-                  }
-                  if (cuda_driver::available())
-                  {
-                      int count = cuda_session::instance().device_count();
-                      if (ordinal >= count)
-                      {
-                          throw py::value_error("device " + std::to_string(ordinal) + " does not exist: this machine has " +
-                                                std::to_string(count) + " CUDA device(s), numbered 0 to " +
-                                                std::to_string(count - 1));
-                      }
-                  }
+                  cuda_session::instance().validate_ordinal(ordinal);
                   return device_scope{ordinal, {}};
               },
               py::arg("ordinal"),

@@ -189,15 +189,15 @@ namespace xcuda
         return generation(m_current);
     }
 
-    void cuda_session::set_device(int ordinal)
+    void cuda_session::validate_ordinal(int ordinal)
     {
         if (ordinal < 0)
         {
             throw std::invalid_argument("device ordinal must be >= 0, got " + std::to_string(ordinal));
         }
-        if (cuda_driver::available())
+        if (m_discovered || cuda_driver::available())
         {
-            int count = device_count();
+            int count = m_discovered ? static_cast<int>(m_devices.size()) : device_count();
             if (ordinal >= count)
             {
                 throw std::invalid_argument("device " + std::to_string(ordinal) + " does not exist: this machine has " +
@@ -205,6 +205,11 @@ namespace xcuda
                                             std::to_string(count - 1));
             }
         }
+    }
+
+    void cuda_session::set_device(int ordinal)
+    {
+        validate_ordinal(ordinal);
         m_current = ordinal;
     }
 

@@ -117,6 +117,8 @@ namespace xcuda
         // Chooses the device for later allocations, streams, launches and synchronize(). Any time;
         // each device keeps its own primary context, modules and buffers.
         void set_device(int ordinal);
+        // Throws std::invalid_argument unless the ordinal names a device (without a driver: >= 0).
+        void validate_ordinal(int ordinal);
         int device_ordinal() const noexcept { return m_current; }
         int device_count();
 
