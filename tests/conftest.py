@@ -5,8 +5,13 @@ The tests never need xcuda installed system-wide: JUPYTER_PATH points at the bui
 XCUDA_BUILD_DIR to test another build folder.
 """
 import ctypes
+import json
 import os
+import queue
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,8 +27,6 @@ def _relocated_kernelspec():
     The build writes absolute paths into kernel.json; a build tree copied elsewhere (the GPU host
     runs a copy of the checkout) would name a binary that is not there.
     """
-    import json
-
     source = BUILD / "share" / "jupyter" / "kernels" / "xcuda"
     target_root = BUILD / "share" / "jupyter-tests"
     if not (source / "kernel.json").exists():
@@ -101,14 +104,21 @@ def build_dir():
 
 def execute_code(client, code, timeout=60):
     """Runs code through a jupyter_client; returns the reply's content and the request's iopub messages."""
-    import queue
-
     msg_id = client.execute(code)
     reply = client.get_shell_msg(timeout=timeout)
     while reply["parent_header"].get("msg_id") != msg_id:
         reply = client.get_shell_msg(timeout=timeout)
+    return reply["content"], iopub_until_idle(client, msg_id, timeout)
+
+
+def iopub_until_idle(client, msg_id, timeout, deadline=None):
+    """The iopub messages of the request msg_id, up to and including its idle status.
+
+    Stops early, with what has come, when no message arrives for `timeout` seconds or, when given, once
+    time.monotonic() has passed `deadline`.
+    """
     messages = []
-    while True:
+    while deadline is None or time.monotonic() < deadline:
         try:
             message = client.get_iopub_msg(timeout=timeout)
         except queue.Empty:
@@ -118,9 +128,84 @@ def execute_code(client, code, timeout=60):
         messages.append(message)
         if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
             break
-    return reply["content"], messages
+    return messages
 
 
 def text_of(messages):
     """The streamed text and text/plain results of iopub messages, concatenated."""
     return "".join(m["content"].get("text", "") + m["content"].get("data", {}).get("text/plain", "") for m in messages)
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago (the servers below retry further ports if it is taken)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalJupyterServer:
+    """A Jupyter server process on 127.0.0.1 with its own runtime, config and data folders under a root folder
+    and its output in root/server.log; start() starts it and waits until it answers, close() stops it.
+
+    A subclass names the server in `what` (for messages) and defines _answers() (a REST call that raises
+    OSError or ValueError, or returns False, while the server does not answer yet) and _ask_to_shut_down()
+    (the REST call that asks it to stop; OSError when it cannot be reached). `url` has no trailing slash.
+    """
+
+    what = "the Jupyter server"
+
+    def start(self, root, module, arguments, env, info_prefix, start_s):
+        """Runs `python -m <module>` on a free port with `arguments` after the common ones, in `env` plus
+        the folders; waits up to start_s seconds for its <info_prefix>-<pid>.json and its answer."""
+        self.log_path = root / "server.log"
+        runtime = root / "runtime"
+        env = dict(env, JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_CONFIG_DIR=str(root / "config"),
+                   JUPYTER_DATA_DIR=str(root / "data"))
+        command = [
+            sys.executable, "-m", module, "--no-browser", "--ip=127.0.0.1", f"--port={free_port()}",
+            "--port-retries=50", *arguments,
+        ]
+        if os.geteuid() == 0:
+            command.append("--allow-root")  # CI containers run as root; the server is on 127.0.0.1 only
+        with open(self.log_path, "w") as log:
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL)
+        # The server writes <info_prefix>-<pid>.json, naming the port it bound, once it listens.
+        info_file = runtime / f"{info_prefix}-{self.process.pid}.json"
+        deadline = time.monotonic() + start_s
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.what} exited with {self.process.returncode}:\n{self.log()}")
+            if info_file.exists():
+                try:
+                    self.url = json.loads(info_file.read_text())["url"].rstrip("/")
+                    if self._answers():
+                        break
+                except (ValueError, KeyError, OSError):
+                    pass  # the file is being written, or the server does not answer yet
+            if time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"{self.what} did not start within {start_s} s:\n{self.log()}")
+            time.sleep(0.2)
+
+    def _answers(self):
+        raise NotImplementedError
+
+    def _ask_to_shut_down(self):
+        raise NotImplementedError
+
+    def log(self):
+        return self.log_path.read_text(errors="replace")
+
+    def close(self):
+        """Asks the server to shut down (it stops its kernels), then makes sure it has exited."""
+        if self.process.poll() is None:
+            try:
+                self._ask_to_shut_down()
+            except OSError:
+                self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

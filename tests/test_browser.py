@@ -11,21 +11,16 @@ tests skip and say which is missing. The server and the browser run on this mach
 server listens on 127.0.0.1 with a token, the browser starts with its network features off.
 """
 import importlib.util
-import json
 import os
 import re
 import secrets
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, GPU_REASON, HAS_GPU, REPO
+from conftest import BUILD, GPU_REASON, HAS_GPU, REPO, LocalJupyterServer
 
 NOTEBOOKS = REPO / "notebooks"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -62,12 +57,6 @@ MISSING = _missing()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _served_kernelspec():
     """The kernelspec folder the server will use (conftest.py's relocated copy of the build tree's, kernel.js included)."""
     from jupyter_client.kernelspec import KernelSpecManager
@@ -75,11 +64,13 @@ def _served_kernelspec():
     return Path(KernelSpecManager().get_kernel_spec("xcuda").resource_dir)
 
 
-class NotebookServer:
+class NotebookServer(LocalJupyterServer):
     """A Notebook 6 server on 127.0.0.1, with its own runtime, config and data folders.
 
     It serves copies of the tutorial notebooks, so that nothing it saves reaches the checkout.
     """
+
+    what = "jupyter notebook"
 
     def __init__(self, root):
         self.root = root
@@ -88,64 +79,23 @@ class NotebookServer:
         for path in NOTEBOOKS.glob("*.ipynb"):
             shutil.copyfile(path, self.folder / path.name)
         self.token = secrets.token_hex(16)
-        self.log_path = root / "server.log"
-        runtime = root / "runtime"
-        env = dict(
-            os.environ,
-            JUPYTER_RUNTIME_DIR=str(runtime),
-            JUPYTER_CONFIG_DIR=str(root / "config"),
-            JUPYTER_DATA_DIR=str(root / "data"),
-        )
-        command = [
-            sys.executable, "-m", "notebook", "--no-browser", "--ip=127.0.0.1", f"--port={_free_port()}",
-            "--port-retries=50", f"--NotebookApp.token={self.token}", f"--notebook-dir={self.folder}",
-        ]
-        if os.geteuid() == 0:
-            command.append("--allow-root")  # CI containers run as root; the server is on 127.0.0.1 only
-        with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
-        # The server writes nbserver-<pid>.json, naming the port it bound, once it listens.
-        info_file = runtime / f"nbserver-{self.process.pid}.json"
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"jupyter notebook exited with {self.process.returncode}:\n{self.log()}")
-            if info_file.exists():
-                try:
-                    self.url = json.loads(info_file.read_text())["url"]
-                    if self._get("api/status").status == 200:
-                        break
-                except (ValueError, KeyError, OSError):
-                    pass  # the file is being written, or the server does not answer yet
-            if time.monotonic() > deadline:
-                self.close()
-                raise RuntimeError(f"jupyter notebook did not start within {SERVER_START_S} s:\n{self.log()}")
-            time.sleep(0.2)
+        self.start(root, "notebook",
+                   [f"--NotebookApp.token={self.token}", f"--notebook-dir={self.folder}"],
+                   os.environ, "nbserver", SERVER_START_S)
 
     def _get(self, path, method="GET"):
-        request = urllib.request.Request(self.url + path, method=method,
+        request = urllib.request.Request(f"{self.url}/{path}", method=method,
                                          headers={"Authorization": f"token {self.token}"})
         return urllib.request.urlopen(request, timeout=10)
 
+    def _answers(self):
+        return self._get("api/status").status == 200
+
+    def _ask_to_shut_down(self):
+        self._get("api/shutdown", method="POST")
+
     def notebook_url(self, name):
-        return f"{self.url}notebooks/{name}?token={self.token}"
-
-    def log(self):
-        return self.log_path.read_text(errors="replace")
-
-    def close(self):
-        """Asks the server to shut down (it stops its kernels), then makes sure it has exited."""
-        if self.process.poll() is None:
-            try:
-                self._get("api/shutdown", method="POST")
-            except OSError:
-                self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        return f"{self.url}/notebooks/{name}?token={self.token}"
 
 
 @pytest.fixture(scope="module")

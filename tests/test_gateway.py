@@ -17,15 +17,14 @@ import json
 import os
 import secrets
 import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.request
 import uuid
 from contextlib import contextmanager
 
 import pytest
+
+from conftest import LocalJupyterServer
 
 try:
     import jupyter_server  # noqa: F401 (only whether it is there)
@@ -55,49 +54,19 @@ out = np.full_like(x, np.nan)
 """
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class JupyterServer:
+class JupyterServer(LocalJupyterServer):
     """A jupyter_server on 127.0.0.1 with a token and its own runtime, config and data folders."""
+
+    what = "jupyter_server"
 
     def __init__(self, root, jupyter_path, extra_args=()):
         root.mkdir()
         self.token = secrets.token_hex(16)
-        self.log_path = root / "server.log"
-        runtime = root / "runtime"
         env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_GATEWAY_")}
-        env.update(JUPYTER_PATH=jupyter_path, JUPYTER_RUNTIME_DIR=str(runtime),
-                   JUPYTER_CONFIG_DIR=str(root / "config"), JUPYTER_DATA_DIR=str(root / "data"))
-        command = [
-            sys.executable, "-m", "jupyter_server", "--no-browser", "--ip=127.0.0.1", f"--port={_free_port()}",
-            "--port-retries=50", f"--ServerApp.token={self.token}", f"--ServerApp.root_dir={root}", *extra_args,
-        ]
-        if os.geteuid() == 0:
-            command.append("--allow-root")  # CI containers run as root; the server is on 127.0.0.1 only
-        with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
-        # The server writes jpserver-<pid>.json, naming the port it bound, once it listens.
-        info_file = runtime / f"jpserver-{self.process.pid}.json"
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"jupyter_server exited with {self.process.returncode}:\n{self.log()}")
-            if info_file.exists():
-                try:
-                    self.url = json.loads(info_file.read_text())["url"].rstrip("/")
-                    self.api("api/status")
-                    break
-                except (ValueError, KeyError, OSError):
-                    pass  # the file is being written, or the server does not answer yet
-            if time.monotonic() > deadline:
-                self.close()
-                raise RuntimeError(f"jupyter_server did not start within {SERVER_START_S} s:\n{self.log()}")
-            time.sleep(0.2)
+        env["JUPYTER_PATH"] = jupyter_path
+        self.start(root, "jupyter_server",
+                   [f"--ServerApp.token={self.token}", f"--ServerApp.root_dir={root}", *extra_args],
+                   env, "jpserver", SERVER_START_S)
 
     def api(self, path, method="GET", body=None):
         """The decoded JSON answer of a REST call (None for an empty one); HTTPError for a failure."""
@@ -108,21 +77,12 @@ class JupyterServer:
             data = response.read()
         return json.loads(data) if data else None
 
-    def log(self):
-        return self.log_path.read_text(errors="replace")
+    def _answers(self):
+        self.api("api/status")
+        return True
 
-    def close(self):
-        """Asks the server to shut down (it stops its kernels), then makes sure it has exited."""
-        if self.process.poll() is None:
-            try:
-                self.api("api/shutdown", method="POST")
-            except OSError:
-                self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+    def _ask_to_shut_down(self):
+        self.api("api/shutdown", method="POST")
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 
 import xcuda
-from conftest import execute_code, text_of
+from conftest import execute_code, iopub_until_idle, text_of
 
 STARTUP_TIMEOUT = 60
 CELL_TIMEOUT = 60
@@ -140,17 +140,7 @@ def run_replacing_cell(kc, code, timeout=RECOVER_TIMEOUT):
             continue
         if message["parent_header"].get("msg_id") == msg_id:
             reply = message["content"]
-    messages = []
-    while time.monotonic() < deadline:
-        try:
-            message = kc.get_iopub_msg(timeout=QUIET_AFTER_REPLY)
-        except queue.Empty:
-            break
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        messages.append(message)
-        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
-            break
+    messages = iopub_until_idle(kc, msg_id, QUIET_AFTER_REPLY, deadline)
     # Sends kernel_info until the (new) process answers on shell and publishes on iopub.
     kc.wait_for_ready(timeout=max(1.0, deadline - time.monotonic()))
     return reply, messages
@@ -260,6 +250,17 @@ def test_a_failed_device_assert_raises_kernel_fault_with_cuda_error_assert():
         pytest.xfail(f"NVRTC rejects the assert header: {rejected['evalue'].splitlines()[0]}")
 
 
+def prepare_a_session_to_fault(kc):
+    """Defines VARIABLES, compiles SAXPY and OOB and allocates the device array d, as a session before the
+    fault of LAUNCH_OOB; returns FINGERPRINT's output, for check_the_session_after_recovery."""
+    run_ok(kc, VARIABLES)
+    _, before = run_ok(kc, FINGERPRINT)
+    run_ok(kc, SAXPY)
+    run_ok(kc, OOB)
+    run_ok(kc, 'd = xcuda.zeros(1024, "float32")')
+    return before
+
+
 def check_the_session_after_recovery(kc, before, count_before_recovery):
     """Variables carried over, lost device arrays replaced by LostArray, earlier kernels usable again."""
     _, after = run_ok(kc, FINGERPRINT)
@@ -278,11 +279,7 @@ def check_the_session_after_recovery(kc, before, count_before_recovery):
 @pytest.mark.gpu
 def test_cuda_recover_after_a_fault_replaces_the_process_and_keeps_variables_and_kernels():
     with kernel_process(auto_recover=False) as (_, kc):
-        run_ok(kc, VARIABLES)
-        _, before = run_ok(kc, FINGERPRINT)
-        run_ok(kc, SAXPY)
-        run_ok(kc, OOB)
-        run_ok(kc, 'd = xcuda.zeros(1024, "float32")')
+        before = prepare_a_session_to_fault(kc)
         fault = run_error(kc, LAUNCH_OOB, "KernelFault")
 
         reply, _ = run_replacing_cell(kc, "%cuda_recover")
@@ -293,11 +290,7 @@ def test_cuda_recover_after_a_fault_replaces_the_process_and_keeps_variables_and
 @pytest.mark.gpu
 def test_a_fault_replaces_the_process_automatically_by_default():
     with kernel_process(auto_recover=None) as (_, kc):
-        run_ok(kc, VARIABLES)
-        _, before = run_ok(kc, FINGERPRINT)
-        run_ok(kc, SAXPY)
-        run_ok(kc, OOB)
-        run_ok(kc, 'd = xcuda.zeros(1024, "float32")')
+        before = prepare_a_session_to_fault(kc)
 
         reply, messages = run_replacing_cell(kc, LAUNCH_OOB)
         assert (reply["status"], reply.get("ename")) == ("error", "KernelFault"), reply

@@ -1,6 +1,11 @@
-"""Helpers the GPU benchmark scripts share: result cells that may be "n/a (reason)", ratios and goal
-verdicts, markdown tables, and a look at the GPU through the driver without xcuda."""
+"""Helpers the GPU benchmark scripts share: result cells that may be "n/a (reason)", a row's check and
+measurement, the median wall time of a call, ratios and goal verdicts, markdown tables, the printed
+report and its --out file, and a look at the GPU through the driver without xcuda."""
 import ctypes
+import statistics
+import time
+from pathlib import Path
+
 
 class NA:
     """A value that could not be measured, with the reason shown in the table."""
@@ -19,6 +24,34 @@ def measured(value):
 def short_error(error):
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0] if text else ''}"[:160]
+
+
+def attempt(check, measure):
+    """Run `check` (None when the result is right, else what is wrong; check itself may be None: nothing to
+    check), then `measure`; never raises: an error or a wrong result becomes NA with the reason."""
+    try:
+        wrong = check() if check else None
+    except Exception as error:  # a benchmark row must not stop the run
+        return NA(f"error: {short_error(error)}")
+    if wrong:
+        return NA(f"wrong result: {wrong}")
+    try:
+        return measure()
+    except Exception as error:
+        return NA(f"error: {short_error(error)}")
+
+
+def median_wall_ms(run, repeat, warmup=0):
+    """Median host wall time (perf_counter) of the synchronous `run()` over `repeat` calls after `warmup`
+    untimed ones, in ms."""
+    for _ in range(warmup):
+        run()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples)
 
 
 def probe_gpu():
@@ -66,3 +99,16 @@ def markdown_table(headers, rows):
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def show_section(sections, text):
+    """Prints a section of the report (a blank line after it) and keeps it in `sections` for write_report."""
+    print(text + "\n", flush=True)
+    sections.append(text)
+
+
+def write_report(path, sections):
+    """With --out PATH (path not empty): writes the kept sections there as one markdown file, and says so."""
+    if path:
+        Path(path).write_text("\n\n".join(sections) + "\n")
+        print(f"tables written to {path}")

@@ -71,7 +71,8 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import NA, goal_ratio, markdown_table, measured, probe_gpu, ratio, short_error  # noqa: E402
+from bench_common import (NA, goal_ratio, markdown_table, measured, median_wall_ms, probe_gpu, ratio,  # noqa: E402
+                          short_error, show_section, write_report)
 
 SAXPY_SRC = (
     'extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n) '
@@ -357,15 +358,6 @@ def worker_cupy(spec):
     return {"ms": (time.perf_counter() - start) * 1e3, "how": how, "lib": nvrtc_libraries()}
 
 
-def median_ms(run, count):
-    samples = []
-    for _ in range(count):
-        start = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
-
-
 def worker_xcuda_memory(spec):
     """In one process: xcuda.compile again, and %%cuda of an unchanged cell, median of HITS each."""
     import xcuda
@@ -376,7 +368,7 @@ def worker_xcuda_memory(spec):
     first = xcuda.compile(source, name=name, arch=spec["arch"], std=STD)
     again = xcuda.compile(source, name=name, arch=spec["arch"], std=STD)
     result = {"first_origin": first.origin, "origin": again.origin, "loaded": bool(again.loaded)}
-    result["compile_ms"] = median_ms(lambda: xcuda.compile(source, name=name, arch=spec["arch"], std=STD), HITS)
+    result["compile_ms"] = median_wall_ms(lambda: xcuda.compile(source, name=name, arch=spec["arch"], std=STD), HITS)
     try:
         try:
             from IPython.core.interactiveshell import InteractiveShell
@@ -394,7 +386,7 @@ def worker_xcuda_memory(spec):
 
             result["magic_via"] = "run_cell_magic"
         run_cell("", source)  # the first run compiles (its options differ: no --std)
-        result["magic_ms"] = median_ms(lambda: run_cell("", source), HITS)
+        result["magic_ms"] = median_wall_ms(lambda: run_cell("", source), HITS)
     except Exception as error:
         result["magic_error"] = f"error: {short_error(error)}"
     return result
@@ -414,7 +406,7 @@ class MinimalShell:
 def worker_cupy_memory(spec):
     cp = cupy_ready()
     cupy_compile(cp, spec)
-    return {"ms": median_ms(lambda: cupy_compile(cp, spec), HITS)}
+    return {"ms": median_wall_ms(lambda: cupy_compile(cp, spec), HITS)}
 
 
 WORKERS = {"info": worker_info, "bare_cold": worker_bare_cold, "xcuda": worker_xcuda, "cupy": worker_cupy,
@@ -691,8 +683,8 @@ def main():
             f"- target: {info.get('arch', 'n/a')}; xcuda's options: {' '.join(info.get('xcuda_options', [])) or 'n/a'}"
             f" + --include-path for {', '.join(info.get('toolkit_include_dirs', []))}",
         ]
-        sections = ["\n".join(header)]
-        print(sections[0] + "\n", flush=True)
+        sections = []
+        show_section(sections, "\n".join(header))
         results = measure(info, gpu, gpu_reason, folder)
 
     notes = {
@@ -709,12 +701,8 @@ def main():
     cold, libraries = cold_table(results, info)
     for title, table, note in (("Cold compile in a new process", cold, notes["cold"] + " " + libraries),
                                ("Compile cache hits", hit_table(results), notes["hits"])):
-        section = f"## {title}\n\n{table}\n\n{note}"
-        print(section + "\n", flush=True)
-        sections.append(section)
-    if options.out:
-        Path(options.out).write_text("\n\n".join(sections) + "\n")
-        print(f"tables written to {options.out}")
+        show_section(sections, f"## {title}\n\n{table}\n\n{note}")
+    write_report(options.out, sections)
     return 0
 
 

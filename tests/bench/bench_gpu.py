@@ -67,7 +67,8 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import NA, goal_ratio, markdown_table, measured, probe_gpu, ratio, short_error  # noqa: E402
+from bench_common import (NA, attempt, goal_ratio, markdown_table, measured, median_wall_ms, probe_gpu,  # noqa: E402
+                          ratio, short_error, show_section, write_report)
 
 SAXPY_SRC = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -109,20 +110,6 @@ E2E_GOAL_VS_CPP = 1.10
 # ---- results ---------------------------------------------------------------------------------------
 
 
-def attempt(check, measure):
-    """Run `check` (None when the result is right, else what is wrong), then `measure`; never raises."""
-    try:
-        wrong = check()
-    except Exception as error:  # a benchmark row must not stop the run
-        return NA(f"error: {short_error(error)}")
-    if wrong:
-        return NA(f"wrong result: {wrong}")
-    try:
-        return measure()
-    except Exception as error:
-        return NA(f"error: {short_error(error)}")
-
-
 def compare(result, expected, what="out"):
     """None when `result` matches `expected` (np.allclose), else a short description."""
     result = np.asarray(result)
@@ -151,14 +138,7 @@ def launch_cost_us(batch, synchronize):
 
 def wall_ms(run):
     """Median host wall time of the synchronous `run()` over E2E_REPEAT after E2E_WARMUP, in ms."""
-    for _ in range(E2E_WARMUP):
-        run()
-    samples = []
-    for _ in range(E2E_REPEAT):
-        start = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+    return median_wall_ms(run, E2E_REPEAT, E2E_WARMUP)
 
 
 def event_us(make_event, launch, elapsed_ms):
@@ -874,18 +854,14 @@ def main():
         f"- host: {platform.node()}, {versions(systems)}",
         f"- C++ baseline: {'ran' if isinstance(baseline, dict) else baseline}",
     ]
-    sections = ["\n".join(header)]
-    print(sections[0] + "\n", flush=True)
+    sections = []
+    show_section(sections, "\n".join(header))
     for title, group in (("Launch host cost (median of 25 batches of 1000 async launches)", launch_group),
                          ("SAXPY kernel time, n = 2^24 (grid 65536, block 256)", kernel_group),
                          ("CUDA Python tutorial end to end, n = 2^24, pageable numpy arrays", e2e_group)):
         table = group(systems, baseline)
-        section = f"## {title}\n\n{table}"
-        print(section + "\n", flush=True)
-        sections.append(section)
-    if options.out:
-        Path(options.out).write_text("\n\n".join(sections) + "\n")
-        print(f"tables written to {options.out}")
+        show_section(sections, f"## {title}\n\n{table}")
+    write_report(options.out, sections)
     return 0
 
 

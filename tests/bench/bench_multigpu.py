@@ -59,7 +59,8 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(HERE))
-from bench_common import NA, markdown_table, measured, probe_gpu, ratio, short_error  # noqa: E402
+from bench_common import (NA, attempt, markdown_table, measured, median_wall_ms, probe_gpu, ratio,  # noqa: E402
+                          short_error, show_section, write_report)
 
 SOURCE = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -87,32 +88,6 @@ SPEEDUP_GOAL_PER_DEVICE = 0.95
 
 
 # ---- results and timing ----------------------------------------------------------------------------
-
-
-def attempt(check, measure):
-    """Run `check` (None when the result is right, else what is wrong), then `measure`; never raises."""
-    try:
-        wrong = check() if check else None
-    except Exception as error:  # a benchmark row must not stop the run
-        return NA(f"error: {short_error(error)}")
-    if wrong:
-        return NA(f"wrong result: {wrong}")
-    try:
-        return measure()
-    except Exception as error:
-        return NA(f"error: {short_error(error)}")
-
-
-def median_wall_ms(run, repeat, warmup):
-    """Median host wall time of the synchronous `run()`, in ms."""
-    for _ in range(warmup):
-        run()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
 
 
 def grid_for(n):
@@ -541,20 +516,16 @@ def main():
     ]
     if bench.reason and not gpu_reason:
         header.append(f"- not run: {bench.reason}")
-    sections = ["\n".join(header)]
-    print(sections[0] + "\n", flush=True)
+    sections = []
+    show_section(sections, "\n".join(header))
     for title, group in ((f"SAXPY, data resident, n = 2^{options.log2n}: one GPU (a) against all devices (b)",
                           bench.resident),
                          (f"End to end from page-locked host arrays, n = 2^{options.log2n}", bench.end_to_end),
                          ("Copies between devices (xcuda.copy)", bench.copies)):
         table = group()
-        section = f"## {title}\n\n{table}"
-        print(section + "\n", flush=True)
-        sections.append(section)
+        show_section(sections, f"## {title}\n\n{table}")
     print(f"(measured in {time.perf_counter() - started:.0f} s)")
-    if options.out:
-        Path(options.out).write_text("\n\n".join(sections) + "\n")
-        print(f"tables written to {options.out}")
+    write_report(options.out, sections)
     return 0
 
 
