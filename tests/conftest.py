@@ -41,6 +41,13 @@ def _relocated_kernelspec():
     spec["argv"][0] = str(BUILD / "bin" / "xcuda")
     spec.setdefault("env", {})["XCUDA_PYTHONPATH"] = str(BUILD / "python")
     (target / "kernel.json").write_text(json.dumps(spec, indent=1))
+    # ipykernel's own spec names /usr/bin/python3; under another interpreter (the GPU host's packed
+    # runtime) that is a Python without ipykernel. The tests' "python3" is the Python running them.
+    ipykernel = target_root / "kernels" / "python3"
+    ipykernel.mkdir(parents=True, exist_ok=True)
+    (ipykernel / "kernel.json").write_text(json.dumps(
+        {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+         "display_name": "Python 3 (ipykernel)", "language": "python", "interrupt_mode": "signal"}, indent=1))
     return target_root
 
 
