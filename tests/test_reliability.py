@@ -366,6 +366,31 @@ def test_interrupting_a_kernel_that_never_ends_raises_keyboard_interrupt_and_cud
 
 
 @pytest.mark.gpu
+def test_an_interrupted_kernel_still_running_at_the_end_of_its_cell_is_stopped_by_replacing_the_process():
+    with kernel_process(auto_recover=None) as (km, kc):
+        run_ok(kc, "import numpy as np, xcuda\nkept = 42")
+        run_ok(kc, SAXPY)
+        run_ok(kc, SPIN)
+        msg_id = kc.execute('f = xcuda.zeros(1, "int32")\nprint("started", flush=True)\nspin[1, 1](f)\n'
+                            'xcuda.synchronize()')
+        wait_for_stdout(kc, msg_id, "started")
+        time.sleep(1.0)
+        km.interrupt_kernel()
+        reply = shell_reply(kc, msg_id, INTERRUPT_TIMEOUT)
+        assert (reply["status"], reply["ename"]) == ("error", "KeyboardInterrupt"), reply
+        messages = iopub_until_idle(kc, msg_id, QUIET_AFTER_REPLY, time.monotonic() + RECOVER_TIMEOUT)
+        assert "replacing the kernel process" in full_text(reply, messages)
+        kc.wait_for_ready(timeout=RECOVER_TIMEOUT)
+
+        _, kept = run_ok(kc, "print(kept)")
+        assert kept.strip() == "42"
+        _, checked = run_ok(kc, SAXPY_CHECK)  # the GPU is free again
+        assert "True" in checked
+        lost = run_error(kc, "f.copy_to_host()", "SessionLostError")["evalue"]
+        assert re.search(r"\bf\b", lost), lost
+
+
+@pytest.mark.gpu
 def test_interrupting_a_long_kernel_raises_keyboard_interrupt_and_the_kernel_stays_responsive():
     with kernel_process(auto_recover=False) as (km, kc):
         run_ok(kc, "import numpy as np, xcuda")

@@ -471,6 +471,8 @@ names of the modules compiled with an older text of it: they are stale until the
               },
               "Wait for launches not yet waited for when a loaded module calls printf, so that its output "
               "appears in the cell that launched (called after each cell).");
+        m.def("_interrupted_work_running", [] { return cuda_session::instance().interrupted_work_running(); },
+              "Whether GPU work whose wait was interrupted is still running (then only a new process stops it).");
         m.def("_session_lost", [] { return cuda_session::instance().lost_reason(); },
               "Why the GPU is unusable in this process (\"\" while it is usable).");
         m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");

@@ -233,13 +233,18 @@ def cuda_recover(line=""):
 
 
 def after_cell(result=None):
-    """post_run_cell: after a kernel fault, replace the process by itself when nothing would be lost."""
+    """post_run_cell: after a kernel fault, or an interrupt that left GPU work running, replace the
+    process by itself when no variable would be lost; else flush device printf output."""
     import xcuda
 
     if _replacing:
         return
     lost = xcuda._session_lost()
-    if not lost:
+    if lost:
+        why = f"the GPU is unusable in this process ({lost.split(':')[0]})"
+    elif xcuda._interrupted_work_running():
+        why = "the interrupted GPU work is still running, and only a new process stops it"
+    else:
         xcuda._flush_device_output()
         return
     if os.environ.get(AUTO_VARIABLE, "1") == "0":
@@ -250,12 +255,11 @@ def after_cell(result=None):
     state = collect(shell)
     if state["not_carried"]:
         names = ", ".join(sorted(state["not_carried"]))
-        print(f"xcuda: the GPU is unusable in this process ({lost.split(':')[0]}). Not replacing the kernel "
-              f"process by itself, because these variables cannot be carried over: {names}. Save what you "
-              f"need, then run %cuda_recover (they will be lost), or restart the kernel.")
+        print(f"xcuda: {why}. Not replacing the kernel process by itself, because these variables cannot "
+              f"be carried over: {names}. Save what you need, then run %cuda_recover (they will be lost), "
+              f"or restart the kernel.")
         return
-    print("xcuda: the GPU is unusable in this process after the fault; replacing the kernel process "
-          "(same connection, variables carried over).")
+    print(f"xcuda: {why}; replacing the kernel process (same connection, variables carried over).")
     print(summary(state))
     sys.stdout.flush()
     replace_process(shell, state)

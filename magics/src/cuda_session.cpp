@@ -600,8 +600,34 @@ namespace xcuda
         check(flushing(*this, m_output_sink, [] { return cuda_driver::get().cuCtxSynchronize(); }), "cuCtxSynchronize");
     }
 
+    bool cuda_session::interrupted_work_running()
+    {
+        if (m_interrupted_device < 0 || !m_lost.empty() || !context(m_interrupted_device))
+        {
+            m_interrupted_device = -1;
+            return false;
+        }
+        device_state& d = m_devices[static_cast<std::size_t>(m_interrupted_device)];
+        const cuda_driver& driver = cuda_driver::get();
+        make_current(m_interrupted_device);
+        if (!d.idle_event)
+        {
+            check(driver.cuEventCreate(&d.idle_event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        }
+        check(driver.cuEventRecord(d.idle_event, nullptr), "cuEventRecord");
+        CUresult result = driver.cuEventQuery(d.idle_event);
+        if (result == CUDA_ERROR_NOT_READY)
+        {
+            return true;
+        }
+        check(result, "cuEventQuery");
+        m_interrupted_device = -1;  // it ended after all: nothing to stop
+        return false;
+    }
+
     void cuda_session::interrupted(int ordinal)
     {
+        m_interrupted_device = ordinal;
         std::string running;
         for (const launch_record& r : m_launches)
         {
@@ -614,8 +640,9 @@ namespace xcuda
             "interrupted while waiting for device " + std::to_string(ordinal) +
             (running.empty() ? std::string(".") : "; launched there since the last wait:" + running) +
             "\nThe GPU may still be running that work: CUDA cannot stop a running kernel inside a process "
-            "(destroying its context blocks until the kernel ends). If it never ends, run %cuda_recover: it "
-            "replaces the kernel process, which frees the GPU, and carries your variables over.");
+            "(destroying its context blocks until the kernel ends). If it is still running when this cell "
+            "ends, xcuda replaces the kernel process, which frees the GPU, carrying your variables over "
+            "(%cuda_recover does the same on demand; XCUDA_AUTO_RECOVER=0 leaves it to you).");
     }
 
     void cuda_session::fault(CUresult result, const char* call)

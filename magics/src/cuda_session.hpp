@@ -188,6 +188,9 @@ namespace xcuda
         // device. Marks the session lost, abandons every resource and throws kernel_fault naming the
         // kernels launched since the last completed wait and the buffers that were lost.
         [[noreturn]] void fault(CUresult result, const char* call);
+        // After a wait was interrupted: whether the work it waited for still runs on that device now
+        // (the process must then be replaced to stop it). False once it has ended.
+        bool interrupted_work_running();
         // Non-empty once a fault has made the GPU unusable in this process: says which and what to do.
         const std::string& lost_reason() const noexcept { return m_lost; }
 
@@ -234,6 +237,7 @@ namespace xcuda
         std::unordered_set<session_resource*> m_resources;
 
         std::string m_lost;
+        int m_interrupted_device = -1;
         std::function<bool()> m_interrupt_check;
         std::function<void(const std::string&)> m_output_sink;
         int m_printf_modules = 0;
