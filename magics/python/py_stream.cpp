@@ -57,9 +57,8 @@ namespace xcuda::python
             }
             ~stream()
             {
-                if (handle && alive())
+                if (handle && cuda_session::instance().make_current_if_alive(device, generation))
                 {
-                    make_current();
                     cuda_driver::get().cuStreamDestroy(handle);
                 }
             }
@@ -86,9 +85,8 @@ namespace xcuda::python
             }
             ~event()
             {
-                if (handle && alive())
+                if (handle && cuda_session::instance().make_current_if_alive(device, generation))
                 {
-                    make_current();
                     cuda_driver::get().cuEventDestroy(handle);
                 }
             }

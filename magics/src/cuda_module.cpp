@@ -25,17 +25,10 @@ namespace xcuda
         for (auto& loaded : m_instances)
         {
             session.unregister_resource(loaded.get());
-            if (loaded->m_module && session.alive(loaded->m_device, loaded->m_generation))
+            // A destructor cannot report; a module not unloaded goes with its context at close.
+            if (loaded->m_module && session.make_current_if_alive(loaded->m_device, loaded->m_generation))
             {
-                try
-                {
-                    session.make_current(loaded->m_device);
-                    cuda_driver::get().cuModuleUnload(loaded->m_module);
-                }
-                catch (const std::exception&)
-                {
-                    // A destructor cannot report; the module goes with the context at close.
-                }
+                cuda_driver::get().cuModuleUnload(loaded->m_module);
             }
             if (loaded->m_module && uses_printf())
             {
@@ -59,6 +52,24 @@ namespace xcuda
         return it == m_compiled->lowered_names.end() ? signature.name : it->second;
     }
 
+    std::shared_ptr<const compile_result> cuda_module::compiled_with(const compile_options& options,
+                                                                     const std::map<std::string, std::string>& headers) const
+    {
+        std::string key = compile_cache::make_key(m_source, options, headers);
+        std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(key);
+        if (!compiled)
+        {
+            compiled = disk_cache::instance().load(key);
+        }
+        if (!compiled)
+        {
+            compiled = std::make_shared<const compile_result>(nvrtc_compiler::compile(m_source, options, headers));
+            disk_cache::instance().store(key, *compiled);
+        }
+        compile_cache::instance().insert(key, compiled);
+        return compiled;
+    }
+
     std::shared_ptr<const compile_result> cuda_module::inspection()
     {
         if (m_inspection)
@@ -76,18 +87,7 @@ namespace xcuda
             m_inspection = m_compiled;
             return m_inspection;
         }
-        std::string key = compile_cache::make_key(m_source, options, {});
-        m_inspection = compile_cache::instance().find(key);
-        if (!m_inspection)
-        {
-            m_inspection = disk_cache::instance().load(key);
-        }
-        if (!m_inspection)
-        {
-            m_inspection = std::make_shared<const compile_result>(nvrtc_compiler::compile(m_source, options));
-            disk_cache::instance().store(key, *m_inspection);
-        }
-        compile_cache::instance().insert(key, m_inspection);
+        m_inspection = compiled_with(options, {});
         return m_inspection;
     }
 
@@ -139,19 +139,7 @@ namespace xcuda
         }
         compile_options options = m_options;
         options.arch = device_arch;
-        std::string key = compile_cache::make_key(m_source, options, m_headers);
-        std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(key);
-        if (!compiled)
-        {
-            compiled = disk_cache::instance().load(key);
-        }
-        if (!compiled)
-        {
-            compiled = std::make_shared<const compile_result>(
-                nvrtc_compiler::compile(m_source, options, m_headers));
-            disk_cache::instance().store(key, *compiled);
-        }
-        compile_cache::instance().insert(key, compiled);
+        std::shared_ptr<const compile_result> compiled = compiled_with(options, m_headers);
         m_other_arches.emplace(device_arch, compiled);
         return *compiled;
     }
@@ -228,13 +216,7 @@ namespace xcuda
     {
         compile_options options = m_options;
         options.arch = device_arch;
-        std::string key = compile_cache::make_key(m_source, options, m_headers);
-        std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(key);
-        if (!compiled)
-        {
-            compiled = std::make_shared<const compile_result>(nvrtc_compiler::compile(m_source, options, m_headers));
-            compile_cache::instance().insert(key, compiled);
-        }
+        std::shared_ptr<const compile_result> compiled = compiled_with(options, m_headers);
         CUresult result = cuda_driver::get().cuModuleLoadDataEx(&module, compiled->cubin.c_str(), 0, nullptr, nullptr);
         if (result == CUDA_SUCCESS)
         {

@@ -99,6 +99,9 @@ namespace xcuda
         };
 
         instance& load();
+        // This module's source compiled with other options, through the memory and disk caches.
+        std::shared_ptr<const compile_result> compiled_with(const compile_options& options,
+                                                            const std::map<std::string, std::string>& headers) const;
         // PTX newer than the driver: compile a CUBIN for the device with NVRTC and load that instead.
         CUresult load_cubin_instead(CUmodule& module, const std::string& device_arch);
         // The binary for a device: the module's own when the device can run it, else compiled for it.

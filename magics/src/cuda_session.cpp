@@ -160,6 +160,22 @@ namespace xcuda
                m_devices[static_cast<std::size_t>(ordinal)].generation == generation;
     }
 
+    bool cuda_session::make_current_if_alive(int ordinal, std::uint64_t generation) noexcept
+    {
+        if (!alive(ordinal, generation))
+        {
+            return false;
+        }
+        const cuda_driver& driver = cuda_driver::get();
+        CUcontext owner = context(ordinal);
+        CUcontext current = nullptr;
+        if (driver.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != owner)
+        {
+            return driver.cuCtxSetCurrent(owner) == CUDA_SUCCESS;
+        }
+        return true;
+    }
+
     CUcontext cuda_session::context(int ordinal) const noexcept
     {
         return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size()

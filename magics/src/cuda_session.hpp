@@ -111,6 +111,9 @@ namespace xcuda
         bool active() const noexcept;
         // Whether something made in generation `generation` on device `ordinal` is still alive.
         bool alive(int ordinal, std::uint64_t generation) const noexcept;
+        // For destructors: makes device `ordinal`'s context current if what was made in `generation`
+        // there is still alive, and says whether it is. Never throws, never creates a context.
+        bool make_current_if_alive(int ordinal, std::uint64_t generation) noexcept;
         // Whether ensure() would succeed, creating the session if it can; never throws.
         bool try_ensure() noexcept;
 

@@ -43,19 +43,11 @@ namespace xcuda
     {
         cuda_session& session = cuda_session::instance();
         session.unregister_resource(this);
-        if (m_valid && m_pointer && session.alive(m_device, m_generation))
+        // cuMemFree needs the owning context current; an error here cannot be reported from a
+        // destructor, and the memory goes with the context anyway.
+        if (m_valid && m_pointer && session.make_current_if_alive(m_device, m_generation))
         {
-            // cuMemFree needs the owning context current; an error here cannot be reported from a
-            // destructor, and the memory goes with the context anyway.
-            const cuda_driver& driver = cuda_driver::get();
-            CUcontext current = nullptr;
-            CUcontext owner = session.context(m_device);
-            driver.cuCtxGetCurrent(&current);
-            if (current != owner)
-            {
-                driver.cuCtxSetCurrent(owner);
-            }
-            driver.cuMemFree(m_pointer);
+            cuda_driver::get().cuMemFree(m_pointer);
         }
     }
 

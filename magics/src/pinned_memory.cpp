@@ -36,17 +36,9 @@ namespace xcuda
     pinned_memory::~pinned_memory()
     {
         cuda_session& session = cuda_session::instance();
-        if (m_registered && session.alive(m_device, m_generation))
+        if (m_registered && session.make_current_if_alive(m_device, m_generation))
         {
-            const cuda_driver& driver = cuda_driver::get();
-            CUcontext current = nullptr;
-            CUcontext owner = session.context(m_device);
-            driver.cuCtxGetCurrent(&current);
-            if (current != owner)
-            {
-                driver.cuCtxSetCurrent(owner);
-            }
-            driver.cuMemHostUnregister(m_data);
+            cuda_driver::get().cuMemHostUnregister(m_data);
         }
         std::free(m_data);
     }
