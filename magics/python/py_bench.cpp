@@ -99,7 +99,7 @@ namespace xcuda::python
             std::size_t bytes = std::min<std::size_t>(512 * mib, free_bytes / 4) / mib * mib;
             if (bytes < 16 * mib)
             {
-                throw std::runtime_error("measuring the peak bandwidth needs two buffers of 16 MiB, and only " +
+                throw usage_error("measuring the peak bandwidth needs two buffers of 16 MiB, and only " +
                                          bytes_text(static_cast<double>(free_bytes)) +
                                          " of device memory are free: free some, or pass peak= (GB/s)");
             }

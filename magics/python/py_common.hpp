@@ -21,6 +21,7 @@
 #include "kernel_signature.hpp"
 #include "launch_plan.hpp"
 #include "nvrtc_compiler.hpp"
+#include "text.hpp"
 
 namespace py = pybind11;
 
@@ -35,24 +36,7 @@ namespace xcuda::python
         return *static_cast<T*>(instance->get_value_and_holder().value_ptr());
     }
 
-    // Text made safe inside HTML elements and quoted attributes.
-    inline std::string html_escape(const std::string& text)
-    {
-        std::string out;
-        out.reserve(text.size());
-        for (char c : text)
-        {
-            switch (c)
-            {
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '&': out += "&amp;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-            }
-        }
-        return out;
-    }
+    using text::html_escape;
 
     // str(object) as a C++ string (py::str's constructor is ambiguous for some pybind11 types).
     inline std::string str_of(py::handle object)

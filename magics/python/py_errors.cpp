@@ -10,10 +10,15 @@
 //   CompileError(RuntimeError)       NVRTC rejected the cell: .log, .options, .diagnostics, .html
 //   SignatureError(ValueError)       a __global__ declaration could not be read: .line
 //   ToolNotFoundError(RuntimeError)  nvdisasm / cuobjdump missing for a SASS view
-// Argument problems are TypeError / ValueError, as Python users expect.
+//   ToolError(RuntimeError)          a toolkit program failed (its message included)
+//   NVRTCError(RuntimeError)         an NVRTC API call failed for another reason than the source
+//   SessionClosedError(RuntimeError) an object of a CUDA session that was closed
+// Argument and usage problems are TypeError / ValueError, host memory MemoryError, as Python users
+// expect. Every core exception is an xcuda::error; the translator below maps each class once.
 
 #include "py_common.hpp"
 
+#include "diagnostics_view.hpp"
 #include "errors.hpp"
 
 namespace xcuda::python
@@ -29,6 +34,9 @@ namespace xcuda::python
         PyObject* kernel_fault_type = nullptr;
         PyObject* session_lost_type = nullptr;
         PyObject* device_mismatch_type = nullptr;
+        PyObject* tool_error_type = nullptr;
+        PyObject* nvrtc_error_type = nullptr;
+        PyObject* session_closed_type = nullptr;
 
         // The user's namespace: IPython's when a shell runs, else __main__'s.
         py::dict user_namespace()
@@ -179,6 +187,14 @@ namespace xcuda::python
                                           "process; %cuda_recover replaces the process keeping your variables.");
         device_mismatch_type = new_exception(m, "DeviceMismatchError", PyExc_ValueError,
                                              "A launch argument or stream lives on another device than the launch.");
+        tool_error_type = new_exception(m, "ToolError", PyExc_RuntimeError,
+                                        "A CUDA toolkit program (nvdisasm, cuobjdump, ptxas) failed; the message "
+                                        "carries what it said.");
+        nvrtc_error_type = new_exception(m, "NVRTCError", PyExc_RuntimeError,
+                                         "An NVRTC API call failed for another reason than the source (a bad name "
+                                         "expression, out of memory, a broken installation). Attributes: call, code.");
+        session_closed_type = new_exception(m, "SessionClosedError", PyExc_RuntimeError,
+                                            "A buffer, stream or event of a CUDA session that was closed.");
 
         py::register_exception_translator([](std::exception_ptr pointer) {
             try
@@ -241,7 +257,7 @@ namespace xcuda::python
                 }
                 raise_with(compile_error_type, e.what(),
                            py::dict(py::arg("log") = e.log(), py::arg("options") = e.options(),
-                                    py::arg("diagnostics") = parsed, py::arg("html") = diagnostics::html(e.parsed())));
+                                    py::arg("diagnostics") = parsed, py::arg("html") = diagnostics_view::html(e.parsed())));
             }
             catch (const signature_error& e)
             {
@@ -258,6 +274,31 @@ namespace xcuda::python
             catch (const argument_value_error& e)
             {
                 PyErr_SetString(PyExc_ValueError, e.what());
+            }
+            catch (const usage_error& e)
+            {
+                PyErr_SetString(PyExc_ValueError, e.what());
+            }
+            catch (const tool_error& e)
+            {
+                PyErr_SetString(tool_error_type, e.what());
+            }
+            catch (const nvrtc_error& e)
+            {
+                raise_with(nvrtc_error_type, e.what(), py::dict(py::arg("call") = e.call(), py::arg("code") = e.code()));
+            }
+            catch (const session_closed_error& e)
+            {
+                PyErr_SetString(session_closed_type, e.what());
+            }
+            catch (const host_out_of_memory_error& e)
+            {
+                PyErr_SetString(PyExc_MemoryError, e.what());
+            }
+            catch (const error& e)
+            {
+                // A class added to the hierarchy without its own Python exception yet.
+                PyErr_SetString(PyExc_RuntimeError, e.what());
             }
         });
     }

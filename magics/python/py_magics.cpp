@@ -8,6 +8,7 @@
 
 #include <pybind11/eval.h>
 
+#include "diagnostics_view.hpp"
 #include "errors.hpp"
 #include "magic_arguments.hpp"
 
@@ -34,7 +35,7 @@ namespace xcuda::python
             {
                 options = magic_arguments::parse_cuda(line);
             }
-            catch (const std::invalid_argument& e)
+            catch (const usage_error& e)
             {
                 raise_usage_error(std::string(e.what()) + "\n\n" + magic_arguments::cuda_usage());
             }
@@ -58,7 +59,7 @@ namespace xcuda::python
             {
                 // The messages with a caret under each, as HTML above the traceback; the traceback has the text.
                 py::module_::import("IPython.display").attr("display")(
-                    py::dict(py::arg("text/html") = diagnostics::html(error.parsed()),
+                    py::dict(py::arg("text/html") = diagnostics_view::html(error.parsed()),
                              py::arg("text/plain") = std::to_string(error.parsed().size()) + " NVRTC message(s)"),
                     py::arg("raw") = true);
                 throw;
@@ -112,7 +113,7 @@ namespace xcuda::python
             {
                 words = magic_arguments::split(line);
             }
-            catch (const std::invalid_argument& e)
+            catch (const usage_error& e)
             {
                 raise_usage_error(e.what());
             }

@@ -38,7 +38,7 @@ namespace xcuda::python
                         throw session_lost_error(std::string("this ") + what + " of device " + std::to_string(device) +
                                                  " was lost: " + lost);
                     }
-                    throw std::runtime_error(std::string("this ") + what +
+                    throw session_closed_error(std::string("this ") + what +
                                              " belonged to a CUDA session that was closed; create a new one");
                 }
             }

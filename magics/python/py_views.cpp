@@ -6,6 +6,8 @@
 
 #include "py_common.hpp"
 
+#include "errors.hpp"
+
 #include "code_listing.hpp"
 #include "code_view.hpp"
 #include "cuda_module.hpp"
@@ -69,7 +71,7 @@ namespace xcuda::python
             code_listing own = all.only(kernel.symbol());
             if (own.empty())
             {
-                throw std::runtime_error("kernel '" + kernel.signature().name + "' (" + kernel.symbol() +
+                throw tool_error("kernel '" + kernel.signature().name + "' (" + kernel.symbol() +
                                          ") was not found in the module's " + (sass ? "SASS" : "PTX"));
             }
             return own;

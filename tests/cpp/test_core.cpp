@@ -145,8 +145,8 @@ namespace xcuda
     {
         launch_plan plan = plan_for(saxpy_source);
         EXPECT_NO_THROW(plan.check_driver_sizes({4, 8, 8, 8, 8}));
-        EXPECT_THROW(plan.check_driver_sizes({4, 8, 8, 8}), std::runtime_error);
-        EXPECT_THROW(plan.check_driver_sizes({8, 8, 8, 8, 8}), std::runtime_error);
+        EXPECT_THROW(plan.check_driver_sizes({4, 8, 8, 8}), signature_error);
+        EXPECT_THROW(plan.check_driver_sizes({8, 8, 8, 8, 8}), signature_error);
     }
 
     TEST(launch_plan, launch_dimensions_over_device_limits_are_value_errors)
@@ -212,7 +212,7 @@ namespace xcuda
             {
                 magic_arguments::parse_cuda(line);
             }
-            catch (const std::invalid_argument& e)
+            catch (const usage_error& e)
             {
                 return std::string(e.what());
             }

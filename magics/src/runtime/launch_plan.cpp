@@ -76,6 +76,7 @@ namespace xcuda
     }
 
     launch_plan::launch_plan(const kernel_signature& signature)
+        : m_line(signature.line)
     {
         for (const auto& parameter : signature.parameters)
         {
@@ -134,7 +135,7 @@ namespace xcuda
     {
         if (sizes.size() != m_slots.size())
         {
-            throw std::runtime_error("the compiled kernel has " + std::to_string(sizes.size()) +
+            throw signature_error(m_line, "the compiled kernel has " + std::to_string(sizes.size()) +
                                      " parameters but its declaration was read as " +
                                      std::to_string(m_slots.size()) +
                                      "; the signature parser misread it (please report the declaration)");
@@ -150,7 +151,7 @@ namespace xcuda
             }
             else if (slot.size != sizes[i])
             {
-                throw std::runtime_error(describe(i) + " is " + std::to_string(sizes[i]) +
+                throw signature_error(m_line, describe(i) + " is " + std::to_string(sizes[i]) +
                                          " bytes in the compiled kernel but " + std::to_string(slot.size) +
                                          " bytes as declared; the signature parser misread it");
             }

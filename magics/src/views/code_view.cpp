@@ -1,5 +1,7 @@
 #include "code_view.hpp"
 
+#include "text.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -131,10 +133,7 @@ namespace xcuda
             return repair(s, false);
         }
 
-        std::vector<std::string> split_lines(const std::string& text)
-        {
-            return code_listing::split_lines(text);
-        }
+        using text::split_lines;
 
         bool is_space(char c)
         {

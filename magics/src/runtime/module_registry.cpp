@@ -5,6 +5,7 @@
 
 #include "compile_cache.hpp"
 #include "disk_cache.hpp"
+#include "errors.hpp"
 
 namespace xcuda
 {
@@ -68,7 +69,7 @@ namespace xcuda
             });
             if (it == signatures.end())
             {
-                throw std::invalid_argument("--instantiate " + expression + ": the cell has no template kernel named '" +
+                throw usage_error("--instantiate " + expression + ": the cell has no template kernel named '" +
                                             base + "'");
             }
             instances.push_back(it->instantiate(expression));

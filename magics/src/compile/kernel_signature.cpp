@@ -110,17 +110,6 @@ namespace xcuda
         return s + ")";
     }
 
-    signature_error::signature_error(int line, const std::string& message)
-        : std::runtime_error("line " + std::to_string(line) + ": " + message)
-        , m_line(line)
-    {
-    }
-
-    int signature_error::line() const noexcept
-    {
-        return m_line;
-    }
-
     namespace
     {
         constexpr std::size_t npos = std::string::npos;

@@ -77,8 +77,6 @@ namespace xcuda
 
         std::size_t instruction_count() const;
 
-        // Lines of a text without their "\n" (or "\r\n"); no empty last line for a final newline.
-        static std::vector<std::string> split_lines(const std::string& text);
 
         // Function names in order of first appearance, each once.
         std::vector<std::string> functions() const;

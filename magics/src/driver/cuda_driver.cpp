@@ -5,7 +5,6 @@
 
 #include <dlfcn.h>
 
-#include "cuda_session.hpp"
 #include "errors.hpp"
 
 #define XCUDA_STRINGIFY_EXPANDED(x) XCUDA_STRINGIFY(x)
@@ -165,11 +164,30 @@ namespace xcuda
         }
     }
 
+    namespace
+    {
+        cuda_driver::fault_hook& fault_hook_slot()
+        {
+            static cuda_driver::fault_hook hook;
+            return hook;
+        }
+    }
+
+    void cuda_driver::set_fault_hook(fault_hook hook)
+    {
+        fault_hook_slot() = std::move(hook);
+    }
+
+    const cuda_driver::fault_hook& cuda_driver::current_fault_hook()
+    {
+        return fault_hook_slot();
+    }
+
     void throw_cuda_error(CUresult result, const char* call)
     {
-        if (is_kernel_fault(result))
+        if (is_kernel_fault(result) && fault_hook_slot())
         {
-            cuda_session::instance().fault(result, call);
+            fault_hook_slot()(result, call);
         }
         throw cuda_error(call, static_cast<int>(result), cuda_error_name(result), cuda_error_description(result));
     }

@@ -1,5 +1,7 @@
 #include "code_listing.hpp"
 
+#include "text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -335,7 +337,7 @@ namespace xcuda
 
     code_listing code_listing::from_ptx(const std::string& ptx, const std::string& source_file)
     {
-        const std::vector<std::string> raw_lines = split_lines(ptx);
+        const std::vector<std::string> raw_lines = text::split_lines(ptx);
         const std::set<int> cell_files = ptx_cell_files(raw_lines, source_file);
 
         std::vector<code_line> out;
@@ -444,7 +446,7 @@ namespace xcuda
 
     code_listing code_listing::from_sass(const std::string& nvdisasm_output, const std::string& source_file)
     {
-        const std::vector<std::string> raw_lines = split_lines(nvdisasm_output);
+        const std::vector<std::string> raw_lines = text::split_lines(nvdisasm_output);
         std::vector<code_line> out;
         out.reserve(raw_lines.size());
         std::string function;
@@ -629,27 +631,4 @@ namespace xcuda
         }
         return groups;
     }
-
-    std::vector<std::string> code_listing::split_lines(const std::string& text)
-        {
-            std::vector<std::string> out;
-            std::size_t start = 0;
-            while (start < text.size())
-            {
-                std::size_t nl = text.find('\n', start);
-                std::size_t stop = nl == std::string::npos ? text.size() : nl;
-                std::string line = text.substr(start, stop - start);
-                if (!line.empty() && line.back() == '\r')
-                {
-                    line.pop_back();
-                }
-                out.push_back(std::move(line));
-                if (nl == std::string::npos)
-                {
-                    break;
-                }
-                start = nl + 1;
-            }
-            return out;
-        }
 }

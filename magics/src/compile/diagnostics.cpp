@@ -4,14 +4,13 @@
 #include <cstdio>
 #include <sstream>
 
-#include "nvrtc_compiler.hpp"
 
 namespace xcuda
 {
     std::vector<int> diagnostics::error_lines(const std::string& log)
     {
         // NVRTC writes "cell(LINE): error: message" (and "warning"); only errors are collected.
-        const std::string prefix = std::string(nvrtc_compiler::program_name) + "(";
+        const std::string prefix = std::string(program_name) + "(";
         std::vector<int> lines;
         std::istringstream in(log);
         std::string line;
@@ -65,7 +64,7 @@ namespace xcuda
         return out;
     }
 
-    std::string diagnostics::hint_for(const std::string& message)
+    std::string diagnostics::hint_for(const std::string& message, const std::vector<int>& supported_archs)
     {
         static const char* host_headers[] = {"iostream", "fstream", "sstream", "string\"", "vector\"", "thread",
                                              "mutex", "cstdio", "stdio.h", "map\"", "memory\""};
@@ -87,7 +86,7 @@ namespace xcuda
             message.find("unsupported gpu architecture") != std::string::npos)
         {
             std::string archs;
-            for (int arch : nvrtc_compiler::supported_archs())
+            for (int arch : supported_archs)
             {
                 archs += (archs.empty() ? "" : ", ") + std::to_string(arch);
             }
@@ -101,7 +100,8 @@ namespace xcuda
         return {};
     }
 
-    std::vector<diagnostic> diagnostics::parse(const std::string& source, const std::string& log)
+    std::vector<diagnostic> diagnostics::parse(const std::string& source, const std::string& log,
+                                               const std::vector<int>& supported_archs)
     {
         // NVRTC writes "cell(LINE): SEVERITY: MESSAGE", then the source line indented by two spaces,
         // then a caret line under the column.
@@ -123,7 +123,7 @@ namespace xcuda
                 lines.push_back(line);
             }
         }
-        const std::string prefix = std::string(nvrtc_compiler::program_name) + "(";
+        const std::string prefix = std::string(program_name) + "(";
         std::vector<diagnostic> result;
         for (std::size_t i = 0; i < lines.size(); ++i)
         {
@@ -181,54 +181,16 @@ namespace xcuda
                     }
                 }
             }
-            d.hint = hint_for(d.message);
+            d.hint = hint_for(d.message, supported_archs);
             result.push_back(d);
         }
         return result;
     }
 
-    std::string diagnostics::html(const std::vector<diagnostic>& messages)
-    {
-        auto escape = [](const std::string& text) {
-            std::string out;
-            for (char c : text)
-            {
-                switch (c)
-                {
-                case '<': out += "&lt;"; break;
-                case '>': out += "&gt;"; break;
-                case '&': out += "&amp;"; break;
-                default: out += c;
-                }
-            }
-            return out;
-        };
-        std::string out = "<div class=\"xcuda-diagnostics\"><style>.xcuda-diagnostics .error{color:#b00020}"
-                          ".xcuda-diagnostics .warning{color:#8a6d00}.xcuda-diagnostics pre{margin:2px 0 8px 0}"
-                          ".xcuda-diagnostics .hint{color:#205080}</style>";
-        for (const auto& d : messages)
-        {
-            std::string severity = d.severity == "catastrophic error" ? "error" : d.severity;
-            out += "<div class=\"" + escape(severity) + "\"><b>" +
-                   (d.line ? "line " + std::to_string(d.line) + (d.column ? ", column " + std::to_string(d.column) : "") + ": "
-                           : std::string()) +
-                   escape(d.severity) + "</b>: " + escape(d.message) + "</div>";
-            if (!d.source_line.empty())
-            {
-                std::string caret = d.column ? std::string(static_cast<std::size_t>(d.column - 1), ' ') + "^" : "";
-                out += "<pre>" + escape(d.source_line) + (caret.empty() ? "" : "\n" + caret) + "</pre>";
-            }
-            if (!d.hint.empty())
-            {
-                out += "<div class=\"hint\">hint: " + escape(d.hint) + "</div>";
-            }
-        }
-        return out + "</div>";
-    }
-
     std::string diagnostics::format_compile_error(const std::string& source, const std::string& log,
                                                   const std::vector<std::string>& options,
-                                                  const std::string& status)
+                                                  const std::string& status,
+                                                  const std::vector<int>& supported_archs)
     {
         std::string message = "NVRTC could not compile the cell (" + status + "):\n";
         message += log.empty() ? std::string("(NVRTC wrote no log)") : log;
@@ -259,7 +221,7 @@ namespace xcuda
             }
         }
         std::string hints;
-        for (const auto& d : parse(source, log))
+        for (const auto& d : parse(source, log, supported_archs))
         {
             if (!d.hint.empty() && hints.find(d.hint) == std::string::npos)
             {

@@ -1,11 +1,9 @@
 #include "errors.hpp"
 
-#include "cuda_driver.hpp"
-
 namespace xcuda
 {
     cuda_error::cuda_error(std::string call, int code, std::string name, std::string description)
-        : std::runtime_error(call + " failed: " + name + " (" + std::to_string(code) + "): " + description)
+        : error(call + " failed: " + name + " (" + std::to_string(code) + "): " + description)
         , m_call(std::move(call))
         , m_code(code)
         , m_name(std::move(name))
@@ -13,7 +11,7 @@ namespace xcuda
     }
 
     cuda_error::cuda_error(whole_message, const std::string& message, std::string call, int code, std::string name)
-        : std::runtime_error(message)
+        : error(message)
         , m_call(std::move(call))
         , m_code(code)
         , m_name(std::move(name))
@@ -21,7 +19,7 @@ namespace xcuda
     }
 
     cuda_unavailable_error::cuda_unavailable_error(const std::string& reason)
-        : std::runtime_error("CUDA is not available: " + reason +
+        : error("CUDA is not available: " + reason +
                              "\nCompiling %%cuda cells and inspecting their PTX still work; launching kernels and "
                              "device memory need an NVIDIA GPU with its driver (libcuda.so.1).")
     {
@@ -46,9 +44,10 @@ namespace xcuda
     {
     }
 
-    kernel_fault::kernel_fault(std::string call, int code, const std::string& message, std::vector<std::string> kernels,
-                               int device, std::vector<lost_buffer> lost, std::size_t modules)
-        : cuda_error(whole_message{}, message, std::move(call), code, cuda_error_name(static_cast<CUresult>(code)))
+    kernel_fault::kernel_fault(std::string call, int code, std::string name, const std::string& message,
+                               std::vector<std::string> kernels, int device, std::vector<lost_buffer> lost,
+                               std::size_t modules)
+        : cuda_error(whole_message{}, message, std::move(call), code, std::move(name))
         , m_kernels(std::move(kernels))
         , m_device(device)
         , m_lost(std::move(lost))
@@ -58,10 +57,23 @@ namespace xcuda
 
     compile_error::compile_error(const std::string& message, std::string log, std::vector<std::string> options,
                                  std::vector<diagnostic> parsed)
-        : std::runtime_error(message)
+        : error(message)
         , m_log(std::move(log))
         , m_options(std::move(options))
         , m_parsed(std::move(parsed))
+    {
+    }
+
+    nvrtc_error::nvrtc_error(std::string call, int code, const std::string& description)
+        : error(call + " failed: " + description + " (nvrtcResult " + std::to_string(code) + ")")
+        , m_call(std::move(call))
+        , m_code(code)
+    {
+    }
+
+    signature_error::signature_error(int line, const std::string& message)
+        : error("line " + std::to_string(line) + ": " + message)
+        , m_line(line)
     {
     }
 }

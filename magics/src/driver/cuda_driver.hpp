@@ -6,9 +6,15 @@
 // of the project goes through the function table below and through check(), the one error helper that
 // turns a CUresult into an exception naming the call, the error name and its description.
 //
-// Thread safety: instance() is safe to call from any thread (a function-local static); the table is
+// A sticky kernel fault (an illegal address, a trap, an assert) reported by any call goes to the
+// fault hook that the layer above installs (the CUDA session: it records what was lost and throws
+// kernel_fault); this layer knows nothing of sessions. Without a hook it is a plain cuda_error.
+//
+// Thread safety: get() is safe to call from any thread (a function-local static); the table is
 // immutable once loaded. The calls themselves follow the driver's own rules (context current per thread).
+// The fault hook is set once, before GPU work starts, and read on error paths only.
 
+#include <functional>
 #include <string>
 
 #include <cuda.h>
@@ -90,6 +96,13 @@ namespace xcuda
         // Why the driver is unavailable ("" when it is available or was never tried).
         static std::string unavailable_reason();
 
+        // Called with the result and the call's name when a call returns a sticky kernel fault; it
+        // is expected to throw (a kernel_fault). An empty function removes the hook.
+        using fault_hook = std::function<void(CUresult result, const char* call)>;
+        // Setting it loads nothing.
+        static void set_fault_hook(fault_hook hook);
+        static const fault_hook& current_fault_hook();
+
         cuda_driver(const cuda_driver&) = delete;
         cuda_driver& operator=(const cuda_driver&) = delete;
 
@@ -107,8 +120,8 @@ namespace xcuda
         int m_error_code = 0;
     };
 
-    // The error helper: throws cuda_error (or out_of_memory_error) naming `call` when result is not
-    // CUDA_SUCCESS.
+    // The error helper: throws cuda_error naming `call` when result is not CUDA_SUCCESS; a sticky
+    // kernel fault goes to the fault hook first.
     inline void check(CUresult result, const char* call);
     [[noreturn]] void throw_cuda_error(CUresult result, const char* call);
 

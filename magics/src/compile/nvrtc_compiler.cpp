@@ -32,7 +32,7 @@ namespace xcuda
         {
             if (result != NVRTC_SUCCESS)
             {
-                throw std::runtime_error(std::string(call) + " failed: " + nvrtcGetErrorString(result));
+                throw nvrtc_error(call, static_cast<int>(result), nvrtcGetErrorString(result));
             }
         }
 
@@ -113,7 +113,7 @@ namespace xcuda
         }
 
         program_ptr program(new nvrtcProgram(nullptr));
-        check_nvrtc(nvrtcCreateProgram(program.get(), source.c_str(), program_name,
+        check_nvrtc(nvrtcCreateProgram(program.get(), source.c_str(), diagnostics::program_name,
                                        static_cast<int>(headers.size()), header_sources.data(),
                                        header_names.data()),
                     "nvrtcCreateProgram");
@@ -151,9 +151,10 @@ namespace xcuda
             {
                 check_nvrtc(compiled, "nvrtcCompileProgram");
             }
+            std::vector<int> archs = supported_archs();
             throw compile_error(diagnostics::format_compile_error(source, result.log, result.options,
-                                                                  nvrtcGetErrorString(compiled)),
-                                result.log, result.options, diagnostics::parse(source, result.log));
+                                                                  nvrtcGetErrorString(compiled), archs),
+                                result.log, result.options, diagnostics::parse(source, result.log, archs));
         }
 
         std::size_t size = 0;

@@ -78,7 +78,7 @@ namespace xcuda
             {
                 throw session_lost_error(name + " was lost: " + lost);
             }
-            throw std::runtime_error(name + " is gone: the CUDA session that held it was closed; create it again "
+            throw session_closed_error(name + " is gone: the CUDA session that held it was closed; create it again "
                                      "(for example with xcuda.to_device)");
         }
         return m_pointer;
@@ -88,7 +88,7 @@ namespace xcuda
     {
         if (nbytes + offset > m_size)
         {
-            throw std::invalid_argument("copy of " + std::to_string(nbytes) + " bytes does not fit in a buffer of " +
+            throw usage_error("copy of " + std::to_string(nbytes) + " bytes does not fit in a buffer of " +
                                         std::to_string(m_size) + " bytes");
         }
         if (nbytes == 0)
@@ -111,7 +111,7 @@ namespace xcuda
     {
         if (nbytes + offset > m_size)
         {
-            throw std::invalid_argument("copy of " + std::to_string(nbytes) + " bytes is larger than the buffer's " +
+            throw usage_error("copy of " + std::to_string(nbytes) + " bytes is larger than the buffer's " +
                                         std::to_string(m_size) + " bytes");
         }
         if (nbytes == 0)
@@ -146,7 +146,7 @@ namespace xcuda
     {
         if (bytes > destination.size() || bytes > source.size())
         {
-            throw std::invalid_argument("a copy of " + std::to_string(bytes) + " bytes needs both buffers that large; "
+            throw usage_error("a copy of " + std::to_string(bytes) + " bytes needs both buffers that large; "
                                         "the destination has " + std::to_string(destination.size()) +
                                         " bytes and the source " + std::to_string(source.size()));
         }
@@ -161,17 +161,17 @@ namespace xcuda
         }
         if (chosen == "device" && to != from)
         {
-            throw std::invalid_argument("method 'device' copies within one device; these buffers live on devices " +
+            throw usage_error("method 'device' copies within one device; these buffers live on devices " +
                                         std::to_string(from) + " and " + std::to_string(to));
         }
         if (chosen == "peer" && to != from && !session.can_access_peer(to, from))
         {
-            throw std::invalid_argument("devices " + std::to_string(from) + " and " + std::to_string(to) +
+            throw usage_error("devices " + std::to_string(from) + " and " + std::to_string(to) +
                                         " have no peer path; use method='staged' (or leave method out)");
         }
         if (chosen != "device" && chosen != "peer" && chosen != "staged")
         {
-            throw std::invalid_argument("method must be 'device', 'peer' or 'staged', got '" + chosen + "'");
+            throw usage_error("method must be 'device', 'peer' or 'staged', got '" + chosen + "'");
         }
         CUdeviceptr out = destination.pointer();
         CUdeviceptr in = source.pointer();

@@ -42,11 +42,9 @@ namespace xcuda
     class nvrtc_compiler
     {
     public:
-        // The name NVRTC gives the source in its messages ("cell(3): error: ...").
-        static constexpr const char* program_name = "cell";
-
         // Compiles; throws compile_error whose message is the log, the options and the numbered source
-        // around the first error.
+        // around the first error, or nvrtc_error when an NVRTC call fails for another reason. The
+        // program is named diagnostics::program_name ("cell") in NVRTC's messages.
         static compile_result compile(const std::string& source, const compile_options& options,
                                       const std::map<std::string, std::string>& headers = {});
 

@@ -1,5 +1,7 @@
 #include "pinned_memory.hpp"
 
+#include "errors.hpp"
+
 #include <cstdlib>
 #include <new>
 
@@ -22,7 +24,8 @@ namespace xcuda
         if (::posix_memalign(&memory->m_data, page, rounded) != 0)
         {
             memory->m_data = nullptr;
-            throw std::bad_alloc();
+            throw host_out_of_memory_error("could not allocate " + std::to_string(rounded) +
+                                           " bytes of host memory to page-lock");
         }
         memory->m_size = bytes;
         check(cuda_driver::get().cuMemHostRegister(memory->m_data, rounded, CU_MEMHOSTREGISTER_PORTABLE),

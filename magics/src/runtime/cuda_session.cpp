@@ -209,14 +209,14 @@ namespace xcuda
     {
         if (ordinal < 0)
         {
-            throw std::invalid_argument("device ordinal must be >= 0, got " + std::to_string(ordinal));
+            throw usage_error("device ordinal must be >= 0, got " + std::to_string(ordinal));
         }
         if (m_discovered || cuda_driver::available())
         {
             int count = m_discovered ? static_cast<int>(m_devices.size()) : device_count();
             if (ordinal >= count)
             {
-                throw std::invalid_argument("device " + std::to_string(ordinal) + " does not exist: this machine has " +
+                throw usage_error("device " + std::to_string(ordinal) + " does not exist: this machine has " +
                                             std::to_string(count) + " CUDA device(s), numbered 0 to " +
                                             std::to_string(count - 1));
             }
@@ -318,11 +318,11 @@ namespace xcuda
         }
         if (a >= 64 || b >= 64)
         {
-            throw std::invalid_argument("peer access is tracked for the first 64 devices only");
+            throw usage_error("peer access is tracked for the first 64 devices only");
         }
         if (!can_access_peer(a, b) || !can_access_peer(b, a))
         {
-            throw std::invalid_argument("devices " + std::to_string(a) + " and " + std::to_string(b) +
+            throw usage_error("devices " + std::to_string(a) + " and " + std::to_string(b) +
                                         " cannot access each other's memory (the driver reports no peer path "
                                         "between them); copy between them with xcuda.copy(dst, src) instead");
         }
@@ -735,7 +735,7 @@ namespace xcuda
                    "sticky for the whole process since CUDA 12), so the GPU state is gone: ";
         message += std::to_string(lost.size()) + " device buffer" + (lost.size() == 1 ? "" : "s") + " and " +
                    std::to_string(modules) + " loaded module" + (modules == 1 ? "" : "s") + ".";
-        throw kernel_fault(call, static_cast<int>(result), message, std::move(kernels), device, std::move(lost),
+        throw kernel_fault(call, static_cast<int>(result), cuda_error_name(result), message, std::move(kernels), device, std::move(lost),
                            modules);
     }
 }

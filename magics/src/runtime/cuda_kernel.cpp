@@ -106,7 +106,7 @@ namespace xcuda
         auto it = all.find(m_symbol);
         if (it == all.end())
         {
-            throw std::runtime_error("ptxas reported no resources for kernel '" + m_signature.name + "' (" + m_symbol +
+            throw tool_error("ptxas reported no resources for kernel '" + m_signature.name + "' (" + m_symbol +
                                      ") in its " + compiled->arch + " compile");
         }
         resource_usage usage = it->second;

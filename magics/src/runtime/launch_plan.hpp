@@ -82,6 +82,7 @@ namespace xcuda
         std::vector<parameter_slot> m_slots;
         std::vector<unsigned char> m_block;  // 16-byte aligned offsets within it
         std::vector<void*> m_pointers;
+        int m_line = 0;  // the kernel's line in its cell, for errors about its declaration
         void layout();
     };
 }

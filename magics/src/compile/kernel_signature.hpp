@@ -8,9 +8,10 @@
 // any thread.
 
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "errors.hpp"
 
 namespace xcuda
 {
@@ -72,17 +73,6 @@ namespace xcuda
         // are the expression, which is also the NVRTC name expression of the instance. Throws
         // signature_error when the expression does not instantiate this template.
         kernel_signature instantiate(const std::string& expression) const;
-    };
-
-    // A declaration that cannot be understood. what() reads "line 3: <problem>".
-    class signature_error : public std::runtime_error
-    {
-    public:
-        signature_error(int line, const std::string& message);
-        int line() const noexcept;
-
-    private:
-        int m_line;
     };
 
     // Finds every __global__ function (declaration or definition) of a CUDA C++ source and parses its

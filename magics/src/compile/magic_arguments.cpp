@@ -1,5 +1,7 @@
 #include "magic_arguments.hpp"
 
+#include "errors.hpp"
+
 #include <cctype>
 
 namespace xcuda
@@ -55,7 +57,7 @@ namespace xcuda
         }
         if (quote)
         {
-            throw std::invalid_argument(std::string("unterminated ") + quote + " quote in the %%cuda line");
+            throw usage_error(std::string("unterminated ") + quote + " quote in the %%cuda line");
         }
         if (in_word)
         {
@@ -124,7 +126,7 @@ namespace xcuda
                 }
                 if (i + 1 >= words.size())
                 {
-                    throw std::invalid_argument("option " + option + " needs a value (see %%cuda --help)");
+                    throw usage_error("option " + option + " needs a value (see %%cuda --help)");
                 }
                 return words[++i];
             };
@@ -147,7 +149,7 @@ namespace xcuda
                 result.name = value_of("--name");
                 if (!is_identifier(result.name))
                 {
-                    throw std::invalid_argument("--name needs a Python identifier, got '" + result.name + "'");
+                    throw usage_error("--name needs a Python identifier, got '" + result.name + "'");
                 }
             }
             else if (is("--arch") || word.rfind("-arch", 0) == 0)
@@ -155,7 +157,7 @@ namespace xcuda
                 result.compile.arch = word.rfind("-arch", 0) == 0 ? value_of("-arch") : value_of("--arch");
                 if (!valid_arch(result.compile.arch))
                 {
-                    throw std::invalid_argument("--arch needs sm_XX (CUBIN and PTX) or compute_XX (PTX only), "
+                    throw usage_error("--arch needs sm_XX (CUBIN and PTX) or compute_XX (PTX only), "
                                                 "for example sm_90 or compute_75; got '" +
                                                 result.compile.arch + "'");
                 }
@@ -165,7 +167,7 @@ namespace xcuda
                 std::string value = word.rfind("--std", 0) == 0 ? value_of("--std") : value_of("-std");
                 if (value.rfind("c++", 0) != 0)
                 {
-                    throw std::invalid_argument("--std needs a C++ standard such as c++17 or c++20, got '" + value +
+                    throw usage_error("--std needs a C++ standard such as c++17 or c++20, got '" + value +
                                                 "'");
                 }
                 result.compile.std = value;
@@ -175,7 +177,7 @@ namespace xcuda
                 std::string value = value_of("-D");
                 if (value.empty())
                 {
-                    throw std::invalid_argument("-D needs NAME or NAME=VALUE");
+                    throw usage_error("-D needs NAME or NAME=VALUE");
                 }
                 result.compile.defines.push_back(value);
             }
@@ -184,7 +186,7 @@ namespace xcuda
                 std::string value = value_of("-I");
                 if (value.empty())
                 {
-                    throw std::invalid_argument("-I needs a folder");
+                    throw usage_error("-I needs a folder");
                 }
                 result.compile.include_dirs.push_back(value);
             }
@@ -201,7 +203,7 @@ namespace xcuda
                 std::string value = value_of("--instantiate");
                 if (value.find('<') == std::string::npos)
                 {
-                    throw std::invalid_argument("--instantiate needs a template instance such as 'saxpy<float>', got '" +
+                    throw usage_error("--instantiate needs a template instance such as 'saxpy<float>', got '" +
                                                 value + "'");
                 }
                 result.compile.name_expressions.push_back(value);
@@ -220,7 +222,7 @@ namespace xcuda
             }
             else
             {
-                throw std::invalid_argument("unexpected word '" + word +
+                throw usage_error("unexpected word '" + word +
                                             "' in the %%cuda line: options start with '-', and the CUDA "
                                             "source goes in the cell body below the %%cuda line");
             }

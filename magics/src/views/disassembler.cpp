@@ -40,7 +40,7 @@ namespace xcuda
             FILE* pipe = ::popen(command.c_str(), "r");
             if (!pipe)
             {
-                throw std::runtime_error("could not start " + argv[0]);
+                throw tool_error("could not start " + argv[0]);
             }
             std::string output;
             std::array<char, 65536> buffer;
@@ -102,7 +102,7 @@ namespace xcuda
     {
         if (cubin.empty())
         {
-            throw std::invalid_argument("no CUBIN to disassemble: SASS needs an sm_XX target");
+            throw usage_error("no CUBIN to disassemble: SASS needs an sm_XX target");
         }
         std::string nvdisasm = find("nvdisasm");
         std::string cuobjdump = nvdisasm.empty() ? find("cuobjdump") : std::string();
@@ -118,7 +118,7 @@ namespace xcuda
         int fd = ::mkstemp(path);
         if (fd < 0)
         {
-            throw std::runtime_error("could not create a temporary file for the CUBIN");
+            throw tool_error("could not create a temporary file for the CUBIN");
         }
         bool written = ::write(fd, cubin.data(), cubin.size()) == static_cast<ssize_t>(cubin.size());
         ::close(fd);
@@ -137,11 +137,11 @@ namespace xcuda
         ::unlink(path);
         if (!written)
         {
-            throw std::runtime_error("could not write the CUBIN to a temporary file");
+            throw tool_error("could not write the CUBIN to a temporary file");
         }
         if (result.first != 0)
         {
-            throw std::runtime_error((nvdisasm.empty() ? cuobjdump : nvdisasm) + " failed (exit " +
+            throw tool_error((nvdisasm.empty() ? cuobjdump : nvdisasm) + " failed (exit " +
                                      std::to_string(result.first) + "): " + result.second);
         }
         return result.second;

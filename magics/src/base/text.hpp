@@ -1,0 +1,25 @@
+#pragma once
+// Small text helpers every layer uses: one definition each, so HTML escaping, line splitting and
+// byte counts read the same in every view, message and table. Pure C++; no state.
+
+#include <string>
+#include <vector>
+
+namespace xcuda::text
+{
+    // Safe inside HTML elements and double-quoted attributes (& < > ").
+    std::string html_escape(const std::string& text);
+
+    // Lines without their '\n' (and a '\r' before it); "" gives no lines, "a\n" gives {"a"}.
+    std::vector<std::string> split_lines(const std::string& text);
+
+    // Without leading and trailing blanks (space, tab, CR, LF).
+    std::string trim(const std::string& text);
+    bool blank(const std::string& text);
+
+    // 1e3-based, as GB/s is: "512 B", "4.1 kB", "16.8 MB", "1.07 GB".
+    std::string bytes(double count);
+
+    // printf-style formatting of one number ("%.2f").
+    std::string format(const char* pattern, double value);
+}
