@@ -7,10 +7,8 @@
 
 #include "py_common.hpp"
 
-#include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
-#include "host_staging.hpp"
 
 namespace xcuda::python
 {
@@ -242,23 +240,15 @@ namespace xcuda::python
             py::array host = np.attr("ascontiguousarray")(original);
             launch_temporary temporary;
             temporary.copy_back = copy_out;
-            temporary.device = device_buffer::allocate(static_cast<std::size_t>(host.nbytes()));
+            temporary.device = device_buffer::allocate(process_session(), static_cast<std::size_t>(host.nbytes()));
             temporary.device->set_label("copy of the numpy argument for " + plan.describe(index));
             auto bytes = static_cast<std::size_t>(host.nbytes());
             if (copy_in && bytes > 0)
             {
-                CUdeviceptr destination = temporary.device->pointer();
-                host_staging& staging = host_staging::instance(temporary.device->device());
+                device_buffer& device = *temporary.device;
+                const void* source = host.data();
                 py::gil_scoped_release release;
-                if (staging.worth_it(host.data(), bytes))
-                {
-                    staging.to_device(destination, host.data(), bytes, stream);
-                }
-                else
-                {
-                    check(cuda_driver::get().cuMemcpyHtoDAsync(destination, host.data(), bytes, stream),
-                          "cuMemcpyHtoDAsync");
-                }
+                device.copy_from_host_on(stream, source, bytes);
             }
             plan.store_pointer(index, host.nbytes() ? temporary.device->pointer() : 0);
             bound.array_bytes += static_cast<std::size_t>(host.nbytes());
@@ -313,7 +303,7 @@ namespace xcuda::python
                     producer != reinterpret_cast<CUstream>(2))
                 {
                     py::gil_scoped_release release;
-                    cuda_session::instance().wait(producer);
+                    process_session().wait(producer);
                 }
             }
             plan.store_pointer(index, data[0].cast<std::uint64_t>());
@@ -352,7 +342,7 @@ namespace xcuda::python
         }
         // Pass 1: everything that needs no GPU work. Device arrays (the common case) are complete here.
         bool needs_second_pass = false;
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = process_session();
         const int current_device = session.device_ordinal();
         PyTypeObject* array_type = device_array_type();
         for (std::size_t i = 0; i < nargs; ++i)
@@ -405,12 +395,12 @@ namespace xcuda::python
             if (Py_TYPE(object) == g_transfer_type)
             {
                 const host_transfer& transfer = unchecked_instance<host_transfer>(object);
-                cuda_session::instance().make_current();
+                process_session().make_current();
                 bind_numpy(kernel, i, transfer.array.ptr(), stream, bound, transfer.copy_in, transfer.copy_out);
             }
             else if (py::isinstance<py::array>(object))
             {
-                cuda_session::instance().make_current();
+                process_session().make_current();
                 bind_numpy(kernel, i, object, stream, bound, true, !slots[i].is_const);
             }
             else if (PyObject_HasAttrString(object, "__cuda_array_interface__"))
@@ -426,11 +416,10 @@ namespace xcuda::python
 
     void finish_arguments(bound_arguments& bound, CUstream stream)
     {
-        const cuda_driver& driver = cuda_driver::get();
         {
             // The launch first, interruptibly: the copies below then never block on a running kernel.
             py::gil_scoped_release release;
-            cuda_session::instance().wait(stream);
+            process_session().wait(stream);
         }
         for (launch_temporary& temporary : bound.temporaries)
         {
@@ -443,22 +432,14 @@ namespace xcuda::python
             if (bytes > 0)
             {
                 void* destination = host.mutable_data();
-                CUdeviceptr source = temporary.device->pointer();
-                host_staging& staging = host_staging::instance(temporary.device->device());
+                device_buffer& device = *temporary.device;
                 py::gil_scoped_release release;
-                if (staging.worth_it(destination, bytes))
-                {
-                    staging.to_host(destination, source, bytes, stream);  // waits for the launch on stream
-                }
-                else
-                {
-                    check(driver.cuMemcpyDtoHAsync(destination, source, bytes, stream), "cuMemcpyDtoHAsync");
-                }
+                device.copy_to_host_on(stream, destination, bytes);
             }
         }
         {
             py::gil_scoped_release release;
-            cuda_session::instance().wait(stream);
+            process_session().wait(stream);
         }
         for (launch_temporary& temporary : bound.temporaries)
         {

@@ -24,7 +24,6 @@
 
 #include <pybind11/eval.h>
 
-#include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
 
@@ -32,127 +31,35 @@ namespace xcuda::python
 {
     namespace
     {
-        std::string format(const char* pattern, double value)
-        {
-            char text[64];
-            std::snprintf(text, sizeof text, pattern, value);
-            return text;
-        }
-
-        // 1e3-based, as GB/s is.
-        std::string bytes_text(double bytes)
-        {
-            if (bytes >= 1e9)
-                return format("%.2f GB", bytes / 1e9);
-            if (bytes >= 1e6)
-                return format("%.1f MB", bytes / 1e6);
-            if (bytes >= 1e3)
-                return format("%.1f kB", bytes / 1e3);
-            return format("%.0f B", bytes);
-        }
+        using text::format;
+        std::string bytes_text(double bytes) { return text::bytes(bytes); }
 
         // ---- the device's peak ------------------------------------------------------------------
 
-        // Destroys the events of one measurement on every path out of it.
-        struct event_pair
-        {
-            CUevent start = nullptr;
-            CUevent end = nullptr;
-            event_pair()
-            {
-                const cuda_driver& driver = cuda_driver::get();
-                check(driver.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-                check(driver.cuEventCreate(&end, CU_EVENT_DEFAULT), "cuEventCreate");
-            }
-            ~event_pair()
-            {
-                if (start)
-                    cuda_driver::get().cuEventDestroy(start);
-                if (end)
-                    cuda_driver::get().cuEventDestroy(end);
-            }
-            event_pair(const event_pair&) = delete;
-            event_pair& operator=(const event_pair&) = delete;
-        };
-
-        // GB/s of a device-to-device copy (bytes read plus bytes written over the fastest of 10 copies
-        // after 2 untimed ones: a peak, and steadier than the median, which varied by 8% between runs on
-        // an H200) between two buffers of up to 512 MiB each: several times any L2 cache, so the copy
-        // runs at DRAM speed. Cached per session generation and device.
+        // GB/s of the device-to-device copy ceiling (runtime/bandwidth_probe), measured once a session.
         double measured_peak_gbs(bool refresh)
         {
-            static double cached = 0;
-            static std::uint64_t cached_generation = 0;
-            static int cached_ordinal = -1;
-            cuda_session& session = cuda_session::instance();
-            session.make_current();
-            if (!refresh && cached > 0 && cached_generation == session.generation() &&
-                cached_ordinal == session.device_ordinal())
-            {
-                return cached;
-            }
-            const cuda_driver& driver = cuda_driver::get();
-            std::size_t free_bytes = 0;
-            std::size_t total_bytes = 0;
-            check(driver.cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
-            constexpr std::size_t mib = std::size_t(1) << 20;
-            std::size_t bytes = std::min<std::size_t>(512 * mib, free_bytes / 4) / mib * mib;
-            if (bytes < 16 * mib)
-            {
-                throw usage_error("measuring the peak bandwidth needs two buffers of 16 MiB, and only " +
-                                         bytes_text(static_cast<double>(free_bytes)) +
-                                         " of device memory are free: free some, or pass peak= (GB/s)");
-            }
-            std::shared_ptr<device_buffer> source = device_buffer::allocate(bytes);
-            std::shared_ptr<device_buffer> target = device_buffer::allocate(bytes);
-            source->set_label("peak bandwidth probe (source)");
-            target->set_label("peak bandwidth probe (target)");
-            CUdeviceptr from = source->pointer();
-            CUdeviceptr to = target->pointer();
-            CUstream stream = session.stream();
-            std::vector<float> samples;
-            {
-                event_pair events;
-                py::gil_scoped_release release;
-                for (int i = 0; i < 2; ++i)
-                {
-                    check(driver.cuMemcpyDtoDAsync(to, from, bytes, stream), "cuMemcpyDtoDAsync");
-                }
-                for (int i = 0; i < 10; ++i)
-                {
-                    check(driver.cuEventRecord(events.start, stream), "cuEventRecord");
-                    check(driver.cuMemcpyDtoDAsync(to, from, bytes, stream), "cuMemcpyDtoDAsync");
-                    check(driver.cuEventRecord(events.end, stream), "cuEventRecord");
-                    cuda_session::instance().wait_event(events.end);
-                    float ms = 0;
-                    check(driver.cuEventElapsedTime(&ms, events.start, events.end), "cuEventElapsedTime");
-                    samples.push_back(ms);
-                }
-            }
-            double fastest_ms = *std::min_element(samples.begin(), samples.end());
-            cached = 2.0 * static_cast<double>(bytes) / (fastest_ms * 1e-3) / 1e9;
-            cached_generation = session.generation();
-            cached_ordinal = session.device_ordinal();
-            return cached;
+            bandwidth_probe& probe = state().probe;
+            py::gil_scoped_release release;
+            return probe.measure(refresh);
         }
 
         // The device's name and the bandwidth from its memory clock and bus width, when a session runs
         // (a sweep has started it); None otherwise (a sweep timed by a test's _timer).
         py::object device_name()
         {
-            cuda_session& session = cuda_session::instance();
+            cuda_session& session = process_session();
             return session.active() ? py::object(py::str(session.properties().name)) : py::object(py::none());
         }
 
         py::object theoretical_peak_gbs()
         {
-            cuda_session& session = cuda_session::instance();
+            cuda_session& session = process_session();
             if (!session.active())
             {
                 return py::none();
             }
-            const device_properties& p = session.properties();
-            double peak = 2.0 * p.memory_clock_khz * 1e3 * (p.memory_bus_width / 8.0) / 1e9;
+            double peak = session.properties().theoretical_bandwidth_gbs();
             return peak > 0 ? py::object(py::float_(peak)) : py::object(py::none());
         }
 

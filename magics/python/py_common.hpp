@@ -16,10 +16,14 @@
 
 #include <cuda.h>
 
+#include "bandwidth_probe.hpp"
+#include "compiler.hpp"
 #include "cuda_kernel.hpp"
+#include "cuda_session.hpp"
 #include "device_buffer.hpp"
 #include "kernel_signature.hpp"
 #include "launch_plan.hpp"
+#include "module_registry.hpp"
 #include "nvrtc_compiler.hpp"
 #include "text.hpp"
 
@@ -43,6 +47,21 @@ namespace xcuda::python
     {
         return py::str(object).cast<std::string>();
     }
+    // ---- the process' CUDA state (py_session.cpp) ----
+    // The one CUDA session, compiler, module registry and bandwidth probe of the process. The Python
+    // module owns them: made at the first use (reading the environment only: no driver is touched),
+    // closed by xcuda._shutdown, and never destroyed (the xeus kernel ends with std::exit, after which
+    // no driver call may run). The binding layer reaches them here and hands them to the core.
+    struct process_state
+    {
+        cuda_session session;
+        class compiler compiler;
+        module_registry registry{session, compiler};
+        bandwidth_probe probe{session};
+    };
+    process_state& state();
+    inline cuda_session& process_session() { return state().session; }
+
     // ---- errors (py_errors.cpp) ----
     void register_errors(py::module_& m);
 

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <numeric>
 
-#include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "pinned_memory.hpp"
 #include "errors.hpp"
@@ -66,7 +65,7 @@ namespace xcuda::python
             array.shape = shape;
             array.dtype = dtype;
             array.kind = kind_of_dtype(dtype);
-            array.buffer = device_buffer::allocate(array.nbytes());
+            array.buffer = device_buffer::allocate(process_session(), array.nbytes());
             return array;
         }
 
@@ -105,7 +104,7 @@ namespace xcuda::python
             {
                 bytes *= static_cast<std::size_t>(extent);
             }
-            auto* owner = new std::shared_ptr<pinned_memory>(pinned_memory::allocate(bytes));
+            auto* owner = new std::shared_ptr<pinned_memory>(pinned_memory::allocate(process_session(), bytes));
             py::capsule base(owner, [](void* pointer) { delete static_cast<std::shared_ptr<pinned_memory>*>(pointer); });
             return py::array(dtype, extents, (*owner)->data(), base);
         }
@@ -321,7 +320,7 @@ speed. Freed when the array goes; it stays valid (no longer page-locked) if the 
         m.def("zeros",
               [](py::handle shape, py::object dtype) {
                   device_array array = make_array(shape_from(shape), py::dtype::from_args(dtype));
-                  array.buffer->fill_zero(cuda_session::instance().stream());
+                  array.buffer->fill_zero(process_session().stream());
                   return array;
               },
               py::arg("shape"), py::arg("dtype") = "float32",
@@ -335,7 +334,7 @@ speed. Freed when the array goes; it stays valid (no longer page-locked) if the 
               [](py::handle like) {
                   device_array array =
                       make_array(shape_from(like.attr("shape")), py::dtype::from_args(like.attr("dtype")));
-                  array.buffer->fill_zero(cuda_session::instance().stream());
+                  array.buffer->fill_zero(process_session().stream());
                   return array;
               },
               py::arg("array"), "A zero-filled DeviceArray with the shape and dtype of `array`.");

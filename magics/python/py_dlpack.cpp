@@ -11,7 +11,6 @@
 
 #include "py_common.hpp"
 
-#include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
 
@@ -116,15 +115,7 @@ namespace xcuda::python
         // stream contract), without blocking the host.
         void order_before(CUstream consumer)
         {
-            cuda_session& session = cuda_session::instance();
-            session.make_current();
-            const cuda_driver& driver = cuda_driver::get();
-            CUevent event = nullptr;
-            check(driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-            CUresult recorded = driver.cuEventRecord(event, session.stream());
-            CUresult waited = recorded == CUDA_SUCCESS ? driver.cuStreamWaitEvent(consumer, event, 0) : recorded;
-            driver.cuEventDestroy(event);
-            check(waited, "cuStreamWaitEvent");
+            process_session().order_before(consumer);
         }
 
         py::object export_dlpack(const device_array& array, py::object stream, py::object max_version,

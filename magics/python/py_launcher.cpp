@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
+#include "event_timer.hpp"
 
 namespace xcuda::python
 {
@@ -368,49 +368,21 @@ namespace xcuda::python
         }
         bound_arguments bound;
         bind_arguments(kernel, pointers.data(), pointers.size(), stream, bound);
-        const cuda_driver& driver = cuda_driver::get();
-        CUevent start = nullptr;
-        CUevent end = nullptr;
-        check(driver.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-        check(driver.cuEventCreate(&end, CU_EVENT_DEFAULT), "cuEventCreate");
         kernel_timing timing;
         timing.kernel = kernel.signature().name;
-        try
+        timing_summary summary;
         {
             py::gil_scoped_release release;
-            for (int i = 0; i < warmup; ++i)
-            {
-                kernel.launch(dims, stream);
-            }
-            for (int i = 0; i < repeat; ++i)
-            {
-                check(driver.cuEventRecord(start, stream), "cuEventRecord");
-                kernel.launch(dims, stream);
-                check(driver.cuEventRecord(end, stream), "cuEventRecord");
-                cuda_session::instance().wait_event(end);
-                float ms = 0;
-                check(driver.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
-                timing.samples_ms.push_back(ms);
-            }
+            summary = timing_summary::of(kernel.time(dims, stream, repeat, warmup));
         }
-        catch (...)
-        {
-            driver.cuEventDestroy(start);
-            driver.cuEventDestroy(end);
-            throw;
-        }
-        driver.cuEventDestroy(start);
-        driver.cuEventDestroy(end);
         if (!bound.temporaries.empty())
         {
             finish_arguments(bound, stream);
         }
-        std::vector<double> sorted = timing.samples_ms;
-        std::sort(sorted.begin(), sorted.end());
-        std::size_t n = sorted.size();
-        timing.median_ms = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-        timing.min_ms = sorted.front();
-        timing.max_ms = sorted.back();
+        timing.samples_ms = std::move(summary.samples_ms);
+        timing.median_ms = summary.median_ms;
+        timing.min_ms = summary.min_ms;
+        timing.max_ms = summary.max_ms;
         timing.nbytes = nbytes.is_none() ? (bound.array_bytes ? py::object(py::int_(bound.array_bytes)) : py::none())
                                          : nbytes;
         return py::cast(std::move(timing));

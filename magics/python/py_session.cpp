@@ -9,15 +9,19 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "compile_cache.hpp"
-#include "disk_cache.hpp"
-#include "cuda_driver.hpp"
 #include "cuda_module.hpp"
 #include "cuda_session.hpp"
 #include "module_registry.hpp"
 
 namespace xcuda::python
 {
+    process_state& state()
+    {
+        // Made once, never destroyed: see process_state.
+        static process_state* state = new process_state();
+        return *state;
+    }
+
     namespace
     {
         struct report_table
@@ -135,7 +139,7 @@ namespace xcuda::python
         // Every device: the current one marked, memory free where xcuda has a context there.
         report_table devices_table()
         {
-            cuda_session& session = cuda_session::instance();
+            cuda_session& session = process_session();
             report_table table{"Devices", {"device", "name", "arch", "multiprocessors", "memory", "context", "peers"}, {}, ""};
             int count = session.device_count();
             for (int ordinal = 0; ordinal < count; ++ordinal)
@@ -144,10 +148,7 @@ namespace xcuda::python
                 std::string memory = bytes_text(p.total_memory);
                 if (session.context(ordinal))
                 {
-                    session.make_current(ordinal);
-                    std::size_t free_bytes = 0;
-                    std::size_t total_bytes = 0;
-                    check(cuda_driver::get().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+                    auto [free_bytes, total_bytes] = session.memory_info(ordinal);
                     memory = bytes_text(free_bytes) + " free of " + bytes_text(total_bytes);
                 }
                 std::string peers;
@@ -171,7 +172,7 @@ namespace xcuda::python
             report r;
             report_table table{"CUDA session", {"", ""}, {}, ""};
             auto [major, minor] = nvrtc_compiler::version();
-            cuda_session& session = cuda_session::instance();
+            cuda_session& session = process_session();
             if (!session.try_ensure())
             {
                 std::string reason;
@@ -190,11 +191,8 @@ namespace xcuda::python
                 return r;
             }
             const device_properties& p = session.properties();
-            session.make_current();
-            std::size_t free_bytes = 0;
-            std::size_t total_bytes = 0;
-            check(cuda_driver::get().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
-            double peak = 2.0 * p.memory_clock_khz * 1e3 * (p.memory_bus_width / 8.0) / 1e9;
+            auto [free_bytes, total_bytes] = session.memory_info(session.device_ordinal());
+            double peak = p.theoretical_bandwidth_gbs();
             table.rows.push_back({"device", std::to_string(p.ordinal) + " of " + std::to_string(session.device_count())});
             table.rows.push_back({"name", p.name});
             table.rows.push_back({"arch", p.arch() + " (compute capability " + std::to_string(p.cc_major) + "." +
@@ -239,7 +237,7 @@ namespace xcuda::python
             report r;
             report_table modules{"Modules", {"module", "kernels", "target", "loaded", "PTX", "headers"}, {},
                                  "no modules: run a %%cuda cell"};
-            for (const auto& module : module_registry::instance().modules())
+            for (const auto& module : state().registry.modules())
             {
                 std::string kernels;
                 for (const auto& signature : module->signatures())
@@ -288,8 +286,8 @@ namespace xcuda::python
             }
             r.tables.push_back(buffers);
             report_table cache{"Compile cache", {"entries", "hits", "misses", "on disk"}, {}, ""};
-            compile_cache& c = compile_cache::instance();
-            disk_cache& disk = disk_cache::instance();
+            compile_cache& c = state().compiler.memory();
+            disk_cache& disk = state().compiler.disk();
             cache.rows.push_back({std::to_string(c.size()), std::to_string(c.hits()), std::to_string(c.misses()),
                                   disk.enabled() ? disk.directory() : "off"});
             r.tables.push_back(cache);
@@ -308,15 +306,15 @@ namespace xcuda::python
         if (options.arch.empty())
         {
             // The default needs the session (the GPU's sm_XX); pick it while holding the GIL.
-            options.arch = cuda_session::instance().default_arch();
+            options.arch = process_session().default_arch();
         }
         build_result built;
         {
             py::gil_scoped_release release;
-            module_registry& registry = module_registry::instance();
+            module_registry& registry = state().registry;
             built = registry.build(name, source, options, registry.headers_for(source));
         }
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = process_session();
         if (session.active() && session.can_run(built.module->compiled().arch))
         {
             // Load now so a module the GPU rejects fails in the cell that compiled it. A module compiled
@@ -330,7 +328,7 @@ namespace xcuda::python
     {
         // Waits for the GPU poll; these connect them to Python: Ctrl-C (Kernel > Interrupt) ends a
         // wait, and device printf output goes to sys.stdout, which is the cell's output in a notebook.
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = process_session();
         session.set_interrupt_check([] {
             py::gil_scoped_acquire acquire;
             if (PyErr_CheckSignals() != 0)
@@ -411,17 +409,14 @@ CompileError
     With NVRTC's log, the source line numbers and the options.)");
         m.def("memory_info",
               [] {
-                  cuda_session& session = cuda_session::instance();
-                  session.make_current();
-                  std::size_t free_bytes = 0;
-                  std::size_t total_bytes = 0;
-                  check(cuda_driver::get().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+                  cuda_session& session = process_session();
+                  auto [free_bytes, total_bytes] = session.memory_info(session.device_ordinal());
                   return py::make_tuple(free_bytes, total_bytes);
               },
               "(free, total) device memory in bytes, as the driver reports it.");
         m.def("session_stats",
               [] {
-                  cuda_session& session = cuda_session::instance();
+                  cuda_session& session = process_session();
                   auto modules = session.resource_totals("module");
                   auto buffers = session.resource_totals("buffer");
                   py::dict stats;
@@ -429,14 +424,14 @@ CompileError
                   stats["loaded_modules"] = modules.first;
                   stats["buffers"] = buffers.first;
                   stats["buffer_bytes"] = buffers.second;
-                  stats["registered_modules"] = module_registry::instance().modules().size();
+                  stats["registered_modules"] = state().registry.modules().size();
                   return stats;
               },
               "Counts of what lives in the session: loaded modules, device buffers and their bytes.");
         m.def("set_header",
               [](const std::string& name, const std::string& text) {
                   py::list stale;
-                  for (const auto& module : module_registry::instance().set_header(name, text))
+                  for (const auto& module : state().registry.set_header(name, text))
                   {
                       stale.append(module->name());
                   }
@@ -445,11 +440,11 @@ CompileError
               py::arg("name"), py::arg("text"),
               R"(Keep a header in memory for later cells' #include "name" (what %%cuda_header does). Returns the
 names of the modules compiled with an older text of it: they are stale until their cells run again.)");
-        m.def("headers", [] { return module_registry::instance().headers(); }, "Header cells: name -> text.");
+        m.def("headers", [] { return state().registry.headers(); }, "Header cells: name -> text.");
         m.def("_modules",
               [] {
                   py::list modules;
-                  for (const auto& module : module_registry::instance().modules())
+                  for (const auto& module : state().registry.modules())
                   {
                       modules.append(wrap_module(module));
                   }
@@ -460,7 +455,7 @@ names of the modules compiled with an older text of it: they are stale until the
               [] {
                   // End of a cell: device printf output of launches not yet waited for appears in that
                   // cell. Only while a module that calls printf is loaded (the wait costs the async).
-                  cuda_session& session = cuda_session::instance();
+                  cuda_session& session = process_session();
                   if (session.capturing_printf() && session.unsynchronized_launches() && session.lost_reason().empty() &&
                       session.active())
                   {
@@ -471,24 +466,24 @@ names of the modules compiled with an older text of it: they are stale until the
               },
               "Wait for launches not yet waited for when a loaded module calls printf, so that its output "
               "appears in the cell that launched (called after each cell).");
-        m.def("_interrupted_work_running", [] { return cuda_session::instance().interrupted_work_running(); },
+        m.def("_interrupted_work_running", [] { return process_session().interrupted_work_running(); },
               "Whether GPU work whose wait was interrupted is still running (then only a new process stops it).");
-        m.def("_session_lost", [] { return cuda_session::instance().lost_reason(); },
+        m.def("_session_lost", [] { return process_session().lost_reason(); },
               "Why the GPU is unusable in this process (\"\" while it is usable).");
         m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");
         m.def("status", &status, py::arg("namespace") = py::none(),
               "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");
-        m.def("set_device", [](int ordinal) { cuda_session::instance().set_device(ordinal); }, py::arg("ordinal"),
+        m.def("set_device", [](int ordinal) { process_session().set_device(ordinal); }, py::arg("ordinal"),
               R"(Choose the current device: later allocations, Streams, Events, launches and synchronize() use it.
 
 Any time: every device keeps its own primary context, modules and buffers. XCUDA_DEVICE sets the
 initial choice. `with xcuda.device(n):` chooses one for a block.)");
-        m.def("current_device", [] { return cuda_session::instance().device_ordinal(); },
+        m.def("current_device", [] { return process_session().device_ordinal(); },
               "The ordinal of the current device.");
         py::class_<device_scope>(m, "DeviceScope", "What xcuda.device(n) returns: a context manager.")
             .def("__enter__",
                  [](device_scope& scope) {
-                     cuda_session& session = cuda_session::instance();
+                     cuda_session& session = process_session();
                      scope.previous.push_back(session.device_ordinal());
                      session.set_device(scope.ordinal);
                      return scope.ordinal;
@@ -499,7 +494,7 @@ initial choice. `with xcuda.device(n):` chooses one for a block.)");
                      {
                          int previous = scope.previous.back();
                          scope.previous.pop_back();
-                         cuda_session::instance().set_device(previous);
+                         process_session().set_device(previous);
                      }
                      return false;
                  })
@@ -507,7 +502,7 @@ initial choice. `with xcuda.device(n):` chooses one for a block.)");
             .def("__repr__", [](const device_scope& scope) { return "xcuda.device(" + std::to_string(scope.ordinal) + ")"; });
         m.def("device",
               [](int ordinal) {
-                  cuda_session::instance().validate_ordinal(ordinal);
+                  process_session().validate_ordinal(ordinal);
                   return device_scope{ordinal, {}};
               },
               py::arg("ordinal"),
@@ -516,9 +511,9 @@ initial choice. `with xcuda.device(n):` chooses one for a block.)");
     with xcuda.device(1):
         y1 = xcuda.to_device(y[half:])      # lives on device 1
         saxpy[grid, block](a, x1, y1, out1, m)   # runs on device 1)");
-        m.def("can_access_peer", [](int a, int b) { return cuda_session::instance().can_access_peer(a, b); },
+        m.def("can_access_peer", [](int a, int b) { return process_session().can_access_peer(a, b); },
               py::arg("a"), py::arg("b"), "Whether kernels on device a can use memory of device b (a peer path).");
-        m.def("enable_peer_access", [](int a, int b) { cuda_session::instance().enable_peer_access(a, b); },
+        m.def("enable_peer_access", [](int a, int b) { process_session().enable_peer_access(a, b); },
               py::arg("a"), py::arg("b"),
               R"(Let devices a and b use each other's memory (both directions; calling again does nothing).
 
@@ -551,17 +546,17 @@ writes it over NVLink or PCIe). Raises ValueError when the hardware has no peer 
 
 Returns the method used: "device" (same device), "peer" (cuMemcpyPeer over NVLink or PCIe, when
 the devices have a peer path) or "staged" (through page-locked host memory). method= forces one.)");
-        m.def("device_count", [] { return cuda_session::instance().device_count(); },
+        m.def("device_count", [] { return process_session().device_count(); },
               "Number of CUDA devices (raises CudaUnavailableError without a driver).");
-        m.def("driver_available", [] { return cuda_session::instance().try_ensure(); },
+        m.def("driver_available", [] { return process_session().try_ensure(); },
               "True when a driver and a GPU can be used; never raises.");
         m.def("nvrtc_version", [] { return nvrtc_compiler::version(); }, "NVRTC's (major, minor).");
-        m.def("default_arch", [] { return cuda_session::instance().default_arch(); },
+        m.def("default_arch", [] { return process_session().default_arch(); },
               "The compile target used when none is given: the GPU's sm_XX, or compute_75 without one.");
         m.def("_shutdown",
               [] {
-                  module_registry::instance().clear();
-                  cuda_session::instance().close();
+                  state().registry.clear();
+                  process_session().close();
               },
               "Free every module and buffer and release the CUDA context (the kernel calls this at shutdown).");
     }

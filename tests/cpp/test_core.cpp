@@ -256,8 +256,7 @@ namespace xcuda
 
     TEST(compile_cache, least_recently_used_entries_are_dropped_past_capacity)
     {
-        compile_cache& cache = compile_cache::instance();
-        cache.clear();
+        compile_cache cache;
         cache.set_capacity(2);
         auto result = std::make_shared<const compile_result>();
         cache.insert("a", result);
@@ -267,8 +266,6 @@ namespace xcuda
         EXPECT_EQ(cache.find("b"), nullptr);
         EXPECT_NE(cache.find("a"), nullptr);
         EXPECT_NE(cache.find("c"), nullptr);
-        cache.set_capacity(128);
-        cache.clear();
     }
 
     TEST(nvrtc_compiler, saxpy_compiles_to_ptx_with_its_entry_and_to_cubin_for_an_sm_target)

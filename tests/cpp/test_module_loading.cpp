@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler.hpp"
 #include "cuda_driver.hpp"
 #include "cuda_module.hpp"
 #include "cuda_session.hpp"
@@ -20,9 +21,16 @@ namespace xcuda
             "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n"
             "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }\n";
 
+        // One session for the test program, as the Python module has one for its process.
+        cuda_session& session()
+        {
+            static cuda_session* made = new cuda_session();
+            return *made;
+        }
+
         std::string gpu_missing()
         {
-            if (cuda_session::instance().try_ensure())
+            if (session().try_ensure())
             {
                 return "";
             }
@@ -38,7 +46,7 @@ namespace xcuda
         {
             GTEST_SKIP() << missing;
         }
-        std::string device_arch = cuda_session::instance().properties().arch();  // sm_90
+        std::string device_arch = session().properties().arch();  // sm_90
         compile_options options;
         options.arch = "compute_" + device_arch.substr(3);
         compile_result compiled = nvrtc_compiler::compile(saxpy, options);
@@ -47,7 +55,8 @@ namespace xcuda
         std::size_t at = compiled.ptx.find(".version ");
         ASSERT_NE(at, std::string::npos);
         compiled.ptx.replace(at, compiled.ptx.find('\n', at) - at, ".version 99.9");
-        auto module = std::make_shared<cuda_module>("future_ptx", saxpy, options,
+        compiler no_disk_cache(disk_cache("", 0, false));
+        auto module = std::make_shared<cuda_module>(session(), no_disk_cache, "future_ptx", saxpy, options,
                                                     std::make_shared<const compile_result>(compiled),
                                                     parse_kernel_signatures(saxpy), "future_ptx_key");
         EXPECT_NE(module->function("saxpy"), nullptr);

@@ -2,12 +2,6 @@
 
 namespace xcuda
 {
-    compile_cache& compile_cache::instance()
-    {
-        static compile_cache cache;
-        return cache;
-    }
-
     std::string compile_cache::make_key(const std::string& source, const compile_options& options,
                                         const std::map<std::string, std::string>& headers)
     {

@@ -22,7 +22,7 @@ namespace xcuda
     class compile_cache
     {
     public:
-        static compile_cache& instance();
+        compile_cache() = default;
 
         static std::string make_key(const std::string& source, const compile_options& options,
                                      const std::map<std::string, std::string>& headers);
@@ -37,7 +37,6 @@ namespace xcuda
         void set_capacity(std::size_t entries);
 
     private:
-        compile_cache() = default;
         void evict_locked();
 
         using lru_list = std::list<std::string>;

@@ -97,29 +97,26 @@ namespace xcuda
         }
     }
 
-    disk_cache& disk_cache::instance()
+    disk_cache disk_cache::from_environment()
     {
-        static disk_cache cache = [] {
-            std::string directory = environment("XCUDA_CACHE_DIR");
-            if (directory.empty())
+        std::string directory = environment("XCUDA_CACHE_DIR");
+        if (directory.empty())
+        {
+            std::string base = environment("XDG_CACHE_HOME");
+            if (base.empty() && !environment("HOME").empty())
             {
-                std::string base = environment("XDG_CACHE_HOME");
-                if (base.empty() && !environment("HOME").empty())
-                {
-                    base = environment("HOME") + "/.cache";
-                }
-                directory = base.empty() ? std::string() : base + "/xcuda";
+                base = environment("HOME") + "/.cache";
             }
-            std::uint64_t capacity = 1ull << 30;
-            std::string size = environment("XCUDA_CACHE_SIZE");
-            if (!size.empty())
-            {
-                capacity = std::strtoull(size.c_str(), nullptr, 10);
-            }
-            bool enabled = environment("XCUDA_CACHE") != "0" && !directory.empty();
-            return disk_cache(directory, capacity, enabled);
-        }();
-        return cache;
+            directory = base.empty() ? std::string() : base + "/xcuda";
+        }
+        std::uint64_t capacity = 1ull << 30;
+        std::string size = environment("XCUDA_CACHE_SIZE");
+        if (!size.empty())
+        {
+            capacity = std::strtoull(size.c_str(), nullptr, 10);
+        }
+        bool enabled = environment("XCUDA_CACHE") != "0" && !directory.empty();
+        return disk_cache(directory, capacity, enabled);
     }
 
     disk_cache::disk_cache(std::string directory, std::uint64_t capacity_bytes, bool enabled)

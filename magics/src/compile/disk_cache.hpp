@@ -34,7 +34,7 @@ namespace xcuda
     {
     public:
         // From the environment (see above). A cache whose folder cannot be created is disabled.
-        static disk_cache& instance();
+        static disk_cache from_environment();
         disk_cache(std::string directory, std::uint64_t capacity_bytes, bool enabled);
 
         bool enabled() const noexcept { return m_enabled; }

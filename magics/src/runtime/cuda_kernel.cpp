@@ -5,6 +5,7 @@
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
+#include "event_timer.hpp"
 
 namespace xcuda
 {
@@ -18,7 +19,7 @@ namespace xcuda
 
     cuda_kernel::per_device& cuda_kernel::prepared()
     {
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_module->session();
         std::size_t ordinal = static_cast<std::size_t>(std::max(0, session.device_ordinal()));
         if (ordinal < m_devices.size())
         {
@@ -76,7 +77,7 @@ namespace xcuda
     void cuda_kernel::launch(const launch_dims& dims, CUstream stream)
     {
         per_device& d = prepared();
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_module->session();
         session.make_current();
         launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
         check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
@@ -84,6 +85,13 @@ namespace xcuda
                                                 m_plan.argument_pointers(), nullptr),
               "cuLaunchKernel");
         session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
+    }
+
+    std::vector<double> cuda_kernel::time(const launch_dims& dims, CUstream stream, int repeat, int warmup)
+    {
+        prepared();  // the first launch's lookups stay out of the warm-up and the samples
+        event_timer timer(m_module->session());
+        return timer.time(stream, [&] { launch(dims, stream); }, repeat, warmup);
     }
 
     int cuda_kernel::max_threads_per_block()
@@ -116,7 +124,7 @@ namespace xcuda
 
     resource_usage cuda_kernel::resources()
     {
-        if (!cuda_session::instance().try_ensure())
+        if (!m_module->session().try_ensure())
         {
             return ptxas_resources();
         }
@@ -129,7 +137,7 @@ namespace xcuda
         };
         resource_usage usage;
         usage.source = "driver";
-        usage.arch = cuda_session::instance().properties().arch();
+        usage.arch = m_module->session().properties().arch();
         usage.registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
         usage.stack_frame = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
         usage.static_shared = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
@@ -155,7 +163,7 @@ namespace xcuda
         }
         per_device& prepared_here = prepared();
         CUfunction f = prepared_here.function;
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_module->session();
         const device_properties& p = session.properties();
         if (block > prepared_here.max_threads)
         {

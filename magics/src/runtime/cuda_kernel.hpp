@@ -48,6 +48,9 @@ namespace xcuda
         // Validates dims against the device and this function, then cuLaunchKernel with the plan's
         // current argument block on stream.
         void launch(const launch_dims& dims, CUstream stream);
+        // Launches with the plan's current arguments warmup times, then repeat times between CUDA
+        // events (event_timer); the milliseconds of each timed launch. No Python state: release the GIL.
+        std::vector<double> time(const launch_dims& dims, CUstream stream, int repeat, int warmup);
 
         int max_threads_per_block();
         int registers();

@@ -1,16 +1,16 @@
 #include "cuda_module.hpp"
 
-#include "compile_cache.hpp"
 #include "cuda_driver.hpp"
-#include "disk_cache.hpp"
 #include "errors.hpp"
 
 namespace xcuda
 {
-    cuda_module::cuda_module(std::string name, std::string source, compile_options options,
-                             std::shared_ptr<const compile_result> compiled,
+    cuda_module::cuda_module(cuda_session& session, class compiler& compiler, std::string name, std::string source,
+                             compile_options options, std::shared_ptr<const compile_result> compiled,
                              std::vector<kernel_signature> signatures, std::string cache_key)
-        : m_name(std::move(name))
+        : m_session(session)
+        , m_compiler(compiler)
+        , m_name(std::move(name))
         , m_source(std::move(source))
         , m_options(std::move(options))
         , m_compiled(std::move(compiled))
@@ -21,8 +21,8 @@ namespace xcuda
 
     cuda_module::~cuda_module()
     {
-        cuda_session& session = cuda_session::instance();
-        for (auto& loaded : m_instances)
+        cuda_session& session = m_session;
+        for (auto& loaded : m_copies)
         {
             session.unregister_resource(loaded.get());
             // A destructor cannot report; a module not unloaded goes with its context at close.
@@ -55,19 +55,7 @@ namespace xcuda
     std::shared_ptr<const compile_result> cuda_module::compiled_with(const compile_options& options,
                                                                      const std::map<std::string, std::string>& headers) const
     {
-        std::string key = compile_cache::make_key(m_source, options, headers);
-        std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(key);
-        if (!compiled)
-        {
-            compiled = disk_cache::instance().load(key);
-        }
-        if (!compiled)
-        {
-            compiled = std::make_shared<const compile_result>(nvrtc_compiler::compile(m_source, options, headers));
-            disk_cache::instance().store(key, *compiled);
-        }
-        compile_cache::instance().insert(key, compiled);
-        return compiled;
+        return m_compiler.compile(m_source, options, headers).binary;
     }
 
     std::shared_ptr<const compile_result> cuda_module::inspection()
@@ -93,9 +81,9 @@ namespace xcuda
 
     bool cuda_module::loaded() const noexcept
     {
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_session;
         int ordinal = session.device_ordinal();
-        for (const auto& loaded : m_instances)
+        for (const auto& loaded : m_copies)
         {
             if (loaded->m_device == ordinal)
             {
@@ -107,9 +95,9 @@ namespace xcuda
 
     std::vector<int> cuda_module::loaded_devices() const
     {
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_session;
         std::vector<int> devices;
-        for (const auto& loaded : m_instances)
+        for (const auto& loaded : m_copies)
         {
             if (loaded->m_module && session.alive(loaded->m_device, loaded->m_generation))
             {
@@ -126,7 +114,7 @@ namespace xcuda
 
     const compile_result& cuda_module::binary_for(const std::string& device_arch)
     {
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_session;
         // A device of another arch than the cell was compiled for gets its own compile (once per arch).
         if (session.can_run(m_compiled->arch))
         {
@@ -144,13 +132,13 @@ namespace xcuda
         return *compiled;
     }
 
-    cuda_module::instance& cuda_module::load()
+    cuda_module::device_copy& cuda_module::load()
     {
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_session;
         session.make_current();
         int ordinal = session.device_ordinal();
-        instance* slot = nullptr;
-        for (auto& loaded : m_instances)
+        device_copy* slot = nullptr;
+        for (auto& loaded : m_copies)
         {
             if (loaded->m_device == ordinal)
             {
@@ -159,8 +147,8 @@ namespace xcuda
         }
         if (!slot)
         {
-            m_instances.emplace_back(new instance(*this, ordinal));
-            slot = m_instances.back().get();
+            m_copies.emplace_back(new device_copy(*this, ordinal));
+            slot = m_copies.back().get();
         }
         if (slot->m_module && session.alive(ordinal, slot->m_generation))
         {
@@ -236,7 +224,7 @@ namespace xcuda
 
     CUfunction cuda_module::function(const std::string& symbol)
     {
-        instance& loaded = load();
+        device_copy& loaded = load();
         auto it = loaded.m_functions.find(symbol);
         if (it != loaded.m_functions.end())
         {
@@ -255,31 +243,31 @@ namespace xcuda
         return function;
     }
 
-    void cuda_module::instance::release() noexcept
+    void cuda_module::device_copy::release() noexcept
     {
         if (m_module)
         {
             cuda_driver::get().cuModuleUnload(m_module);
             if (m_owner.uses_printf())
             {
-                cuda_session::instance().note_printf_module(-1);
+                m_owner.m_session.note_printf_module(-1);
             }
         }
         m_module = nullptr;
         m_functions.clear();
     }
 
-    void cuda_module::instance::abandon() noexcept
+    void cuda_module::device_copy::abandon() noexcept
     {
         if (m_module && m_owner.uses_printf())
         {
-            cuda_session::instance().note_printf_module(-1);
+            m_owner.m_session.note_printf_module(-1);
         }
         m_module = nullptr;
         m_functions.clear();
     }
 
-    std::string cuda_module::instance::describe() const
+    std::string cuda_module::device_copy::describe() const
     {
         return m_owner.describe() + " on device " + std::to_string(m_device);
     }

@@ -19,6 +19,7 @@
 
 #include <cuda.h>
 
+#include "compiler.hpp"
 #include "cuda_session.hpp"
 #include "kernel_signature.hpp"
 #include "nvrtc_compiler.hpp"
@@ -28,13 +29,16 @@ namespace xcuda
     class cuda_module
     {
     public:
-        cuda_module(std::string name, std::string source, compile_options options,
-                    std::shared_ptr<const compile_result> compiled, std::vector<kernel_signature> signatures,
-                    std::string cache_key);
+        // The session it loads into and the compiler its other binaries come from (inspection, another
+        // device's arch, the PTX fallback) must outlive it.
+        cuda_module(cuda_session& session, class compiler& compiler, std::string name, std::string source,
+                    compile_options options, std::shared_ptr<const compile_result> compiled,
+                    std::vector<kernel_signature> signatures, std::string cache_key);
         ~cuda_module();
         cuda_module(const cuda_module&) = delete;
         cuda_module& operator=(const cuda_module&) = delete;
 
+        cuda_session& session() const noexcept { return m_session; }
         const std::string& name() const noexcept { return m_name; }
         const std::string& source() const noexcept { return m_source; }
         const compile_options& options() const noexcept { return m_options; }
@@ -81,10 +85,10 @@ namespace xcuda
 
     private:
         // The module loaded on one device.
-        class instance : public session_resource
+        class device_copy : public session_resource
         {
         public:
-            instance(const cuda_module& owner, int device) : m_owner(owner), m_device(device) {}
+            device_copy(const cuda_module& owner, int device) : m_owner(owner), m_device(device) {}
             void release() noexcept override;
             void abandon() noexcept override;
             std::string describe() const override;
@@ -98,7 +102,7 @@ namespace xcuda
             std::map<std::string, CUfunction> m_functions;
         };
 
-        instance& load();
+        device_copy& load();
         // This module's source compiled with other options, through the memory and disk caches.
         std::shared_ptr<const compile_result> compiled_with(const compile_options& options,
                                                             const std::map<std::string, std::string>& headers) const;
@@ -107,6 +111,8 @@ namespace xcuda
         // The binary for a device: the module's own when the device can run it, else compiled for it.
         const compile_result& binary_for(const std::string& device_arch);
 
+        cuda_session& m_session;
+        class compiler& m_compiler;
         std::string m_name;
         std::string m_source;
         compile_options m_options;
@@ -117,7 +123,7 @@ namespace xcuda
         std::map<std::string, std::string> m_headers;
         std::string m_stale_because;
 
-        std::vector<std::unique_ptr<instance>> m_instances;  // at most one per device
+        std::vector<std::unique_ptr<device_copy>> m_copies;  // at most one per device
         std::map<std::string, std::shared_ptr<const compile_result>> m_other_arches;
         std::shared_ptr<const compile_result> m_inspection;
         std::string m_fallback_note;

@@ -11,18 +11,17 @@
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
+#include "host_staging.hpp"
+#include "pinned_memory.hpp"
 #include "printf_capture.hpp"
 
 namespace xcuda
 {
-    cuda_session& cuda_session::instance()
-    {
-        static cuda_session session;
-        return session;
-    }
-
     cuda_session::cuda_session()
     {
+        // A sticky kernel fault reported by any driver call comes here: fault() records what was lost
+        // and throws kernel_fault instead of the driver's plain error.
+        cuda_driver::set_fault_hook([this](CUresult result, const char* call) { fault(result, call); });
         if (const char* env = std::getenv("XCUDA_DEVICE"); env && *env)
         {
             char* end = nullptr;
@@ -30,6 +29,40 @@ namespace xcuda
             // A bad value is reported at the first GPU operation (ensure), not at import.
             m_current = (end && *end == '\0' && value >= 0) ? static_cast<int>(value) : -1;
         }
+    }
+
+    cuda_session::~cuda_session()
+    {
+        close();
+        cuda_driver::set_fault_hook(nullptr);
+    }
+
+    host_staging& cuda_session::staging(int ordinal)
+    {
+        if (ordinal < 0)
+        {
+            throw usage_error("device ordinal must be >= 0, got " + std::to_string(ordinal));
+        }
+        std::size_t index = static_cast<std::size_t>(ordinal);
+        if (m_staging.size() <= index)
+        {
+            m_staging.resize(index + 1);
+        }
+        if (!m_staging[index])
+        {
+            m_staging[index].reset(new host_staging(*this, ordinal));
+        }
+        return *m_staging[index];
+    }
+
+    pinned_memory& cuda_session::transfer_memory(std::size_t bytes)
+    {
+        if (!m_transfer_memory || m_transfer_memory->size() < bytes)
+        {
+            m_transfer_memory.reset();
+            m_transfer_memory = pinned_memory::allocate(*this, bytes);
+        }
+        return *m_transfer_memory;
     }
 
     int cuda_session::device_count()
@@ -123,6 +156,30 @@ namespace xcuda
         {
             return false;
         }
+    }
+
+    void cuda_session::check_alive(int ordinal, std::uint64_t generation, const char* what) const
+    {
+        if (alive(ordinal, generation))
+        {
+            return;
+        }
+        if (!m_lost.empty())
+        {
+            throw session_lost_error(std::string("this ") + what + " of device " + std::to_string(ordinal) +
+                                     " was lost: " + m_lost);
+        }
+        throw session_closed_error(std::string("this ") + what +
+                                   " belonged to a CUDA session that was closed; create a new one");
+    }
+
+    std::pair<std::size_t, std::size_t> cuda_session::memory_info(int ordinal)
+    {
+        make_current(ordinal);
+        std::size_t free_bytes = 0;
+        std::size_t total_bytes = 0;
+        check(cuda_driver::get().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+        return {free_bytes, total_bytes};
     }
 
     void cuda_session::make_current()
@@ -354,6 +411,7 @@ namespace xcuda
 
     void cuda_session::close() noexcept
     {
+        m_transfer_memory.reset();  // unregistered while its context still exists
         std::vector<session_resource*> resources;
         {
             std::lock_guard<std::mutex> lock(m_mutex);
@@ -607,6 +665,18 @@ namespace xcuda
         poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", ordinal);
         check(flushing(*this, m_output_sink, [&] { return driver.cuEventSynchronize(event); }), "cuEventSynchronize");
         m_synchronized_serial = m_launch_serial;
+    }
+
+    void cuda_session::order_before(CUstream consumer)
+    {
+        make_current();
+        const cuda_driver& driver = cuda_driver::get();
+        CUevent event = nullptr;
+        check(driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        CUresult recorded = driver.cuEventRecord(event, stream());
+        CUresult waited = recorded == CUDA_SUCCESS ? driver.cuStreamWaitEvent(consumer, event, 0) : recorded;
+        driver.cuEventDestroy(event);
+        check(waited, "cuStreamWaitEvent");
     }
 
     void cuda_session::synchronize(int ordinal)

@@ -20,17 +20,22 @@
 // what happened and what was lost, and later GPU operations say so; the kernel process is replaced
 // (keeping the user's namespace) by the Python layer, see magics/python/xcuda_recovery.py.
 //
+// One object per process: the Python module makes it (with the compiler and the module registry) and
+// hands it to what needs it; buffers, modules, streams and staging are given the session they belong
+// to and keep a reference. It installs itself as the driver's fault hook for its lifetime.
+//
 // Threading: calls are made with the GIL held (one caller at a time); make_current() makes the
 // context current on the calling thread, as the driver requires per thread.
 
 #include <array>
-#include <functional>
-#include <vector>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include <cuda.h>
 
@@ -60,6 +65,11 @@ namespace xcuda
         std::size_t total_memory = 0;
 
         std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
+        // GB/s from the memory clock and bus width (double data rate); 0 when the device does not say.
+        double theoretical_bandwidth_gbs() const
+        {
+            return 2.0 * memory_clock_khz * 1e3 * (memory_bus_width / 8.0) / 1e9;
+        }
     };
 
     // Something that lives in one device's context and must be freed before that context goes.
@@ -95,10 +105,16 @@ namespace xcuda
         std::string describe() const;
     };
 
+    class host_staging;
+    class pinned_memory;
+
     class cuda_session
     {
     public:
-        static cuda_session& instance();
+        // Reads XCUDA_DEVICE (a bad value is reported at the first GPU operation); touches no driver.
+        cuda_session();
+        // Closes the session (close()) and removes the fault hook.
+        ~cuda_session();
 
         // Creates the current device's context if needed; throws cuda_unavailable_error, cuda_error,
         // or session_lost_error after a kernel fault.
@@ -116,6 +132,11 @@ namespace xcuda
         bool make_current_if_alive(int ordinal, std::uint64_t generation) noexcept;
         // Whether ensure() would succeed, creating the session if it can; never throws.
         bool try_ensure() noexcept;
+        // Raises session_lost_error or session_closed_error (naming `what` of device `ordinal`) unless
+        // what was made in `generation` there is still alive.
+        void check_alive(int ordinal, std::uint64_t generation, const char* what) const;
+        // Free and total bytes of device memory (creates the device's context if needed).
+        std::pair<std::size_t, std::size_t> memory_info(int ordinal);
 
         // Chooses the device for later allocations, streams, launches and synchronize(). Any time;
         // each device keeps its own primary context, modules and buffers.
@@ -168,6 +189,9 @@ namespace xcuda
         void wait(CUstream stream);
         void wait_event(CUevent event);
         void synchronize(int ordinal);
+        // Orders the session's default stream before `consumer` (DLPack's and the CUDA Array
+        // Interface's stream contract) without blocking the host.
+        void order_before(CUstream consumer);
         // Before a blocking copy: waits (interruptibly) until earlier work on the legacy stream of
         // device `ordinal` is done, so the copy itself never blocks on a kernel.
         void wait_idle(int ordinal);
@@ -201,6 +225,11 @@ namespace xcuda
         // starts a new session.
         void close() noexcept;
 
+        // The page-locked staging of pageable copies to and from device `ordinal` (made at first use).
+        host_staging& staging(int ordinal);
+        // Page-locked memory of at least `bytes` for copies staged between devices (kept, grown).
+        pinned_memory& transfer_memory(std::size_t bytes);
+
         void register_resource(session_resource* resource);
         void unregister_resource(session_resource* resource) noexcept;
         std::size_t resource_count() const;
@@ -221,7 +250,6 @@ namespace xcuda
             CUevent idle_event = nullptr;
         };
 
-        cuda_session();
         void discover();
         device_state& state(int ordinal);
         device_state& ensure_device(int ordinal);
@@ -238,6 +266,8 @@ namespace xcuda
         std::uint64_t m_peer_paths[64] = {};  // the driver's peer access is on (copies)
         mutable std::mutex m_mutex;
         std::unordered_set<session_resource*> m_resources;
+        std::vector<std::unique_ptr<host_staging>> m_staging;  // by ordinal
+        std::shared_ptr<pinned_memory> m_transfer_memory;
 
         std::string m_lost;
         int m_interrupted_device = -1;

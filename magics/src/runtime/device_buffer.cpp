@@ -11,15 +11,15 @@
 
 namespace xcuda
 {
-    std::shared_ptr<device_buffer> device_buffer::allocate(std::size_t nbytes)
+    std::shared_ptr<device_buffer> device_buffer::allocate(cuda_session& session, std::size_t nbytes)
     {
-        return std::shared_ptr<device_buffer>(new device_buffer(nbytes));
+        return std::shared_ptr<device_buffer>(new device_buffer(session, nbytes));
     }
 
-    device_buffer::device_buffer(std::size_t nbytes)
-        : m_size(nbytes)
+    device_buffer::device_buffer(cuda_session& session, std::size_t nbytes)
+        : m_session(session)
+        , m_size(nbytes)
     {
-        cuda_session& session = cuda_session::instance();
         session.make_current();
         m_device = session.device_ordinal();
         m_generation = session.generation();
@@ -41,11 +41,10 @@ namespace xcuda
 
     device_buffer::~device_buffer()
     {
-        cuda_session& session = cuda_session::instance();
-        session.unregister_resource(this);
+        m_session.unregister_resource(this);
         // cuMemFree needs the owning context current; an error here cannot be reported from a
         // destructor, and the memory goes with the context anyway.
-        if (m_valid && m_pointer && session.make_current_if_alive(m_device, m_generation))
+        if (m_valid && m_pointer && m_session.make_current_if_alive(m_device, m_generation))
         {
             cuda_driver::get().cuMemFree(m_pointer);
         }
@@ -69,9 +68,9 @@ namespace xcuda
 
     CUdeviceptr device_buffer::pointer() const
     {
-        if (!m_valid || !cuda_session::instance().alive(m_device, m_generation))
+        if (!m_valid || !m_session.alive(m_device, m_generation))
         {
-            const std::string& lost = cuda_session::instance().lost_reason();
+            const std::string& lost = m_session.lost_reason();
             std::string name = "device buffer" + (m_label.empty() ? std::string() : " '" + m_label + "'") + " of " +
                                std::to_string(m_size) + " bytes on device " + std::to_string(m_device);
             if (!lost.empty())
@@ -96,9 +95,9 @@ namespace xcuda
             return;
         }
         CUdeviceptr destination = pointer() + offset;
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_session;
         session.wait_idle(m_device);  // the copy below then never blocks on a running kernel
-        host_staging& staging = host_staging::instance(m_device);
+        host_staging& staging = session.staging(m_device);
         if (staging.worth_it(source, nbytes))
         {
             staging.to_device(destination, source, nbytes, session.stream());
@@ -119,15 +118,57 @@ namespace xcuda
             return;
         }
         CUdeviceptr source = pointer() + offset;
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_session;
         session.wait_idle(m_device);
-        host_staging& staging = host_staging::instance(m_device);
+        host_staging& staging = session.staging(m_device);
         if (staging.worth_it(destination, nbytes))
         {
             staging.to_host(destination, source, nbytes, session.stream());
             return;
         }
         check(cuda_driver::get().cuMemcpyDtoH(destination, source, nbytes), "cuMemcpyDtoH");
+    }
+
+    void device_buffer::copy_from_host_on(CUstream stream, const void* source, std::size_t nbytes)
+    {
+        if (nbytes > m_size)
+        {
+            throw usage_error("copy of " + std::to_string(nbytes) + " bytes does not fit in a buffer of " +
+                              std::to_string(m_size) + " bytes");
+        }
+        if (nbytes == 0)
+        {
+            return;
+        }
+        CUdeviceptr destination = pointer();
+        host_staging& staging = m_session.staging(m_device);
+        if (staging.worth_it(source, nbytes))
+        {
+            staging.to_device(destination, source, nbytes, stream);
+            return;
+        }
+        check(cuda_driver::get().cuMemcpyHtoDAsync(destination, source, nbytes, stream), "cuMemcpyHtoDAsync");
+    }
+
+    void device_buffer::copy_to_host_on(CUstream stream, void* destination, std::size_t nbytes)
+    {
+        if (nbytes > m_size)
+        {
+            throw usage_error("copy of " + std::to_string(nbytes) + " bytes is larger than the buffer's " +
+                              std::to_string(m_size) + " bytes");
+        }
+        if (nbytes == 0)
+        {
+            return;
+        }
+        CUdeviceptr source = pointer();
+        host_staging& staging = m_session.staging(m_device);
+        if (staging.worth_it(destination, nbytes))
+        {
+            staging.to_host(destination, source, nbytes, stream);  // waits for earlier work on stream
+            return;
+        }
+        check(cuda_driver::get().cuMemcpyDtoHAsync(destination, source, nbytes, stream), "cuMemcpyDtoHAsync");
     }
 
     void device_buffer::fill_zero(CUstream stream)
@@ -137,7 +178,7 @@ namespace xcuda
             return;
         }
         CUdeviceptr destination = pointer();
-        cuda_session::instance().make_current(m_device);
+        m_session.make_current(m_device);
         check(cuda_driver::get().cuMemsetD8Async(destination, 0, m_size, stream), "cuMemsetD8Async");
     }
 
@@ -152,7 +193,7 @@ namespace xcuda
         }
         int to = destination.device();
         int from = source.device();
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = destination.m_session;
         const cuda_driver& driver = cuda_driver::get();
         std::string chosen = method;
         if (chosen.empty())
@@ -203,12 +244,8 @@ namespace xcuda
         }
         // Staged: two page-locked halves; the download of one chunk overlaps the upload of the other.
         constexpr std::size_t chunk = 16u << 20;
-        static std::shared_ptr<pinned_memory> pinned;
-        if (!pinned)
-        {
-            pinned = pinned_memory::allocate(2 * chunk);
-        }
-        char* halves[2] = {static_cast<char*>(pinned->data()), static_cast<char*>(pinned->data()) + chunk};
+        pinned_memory& pinned = session.transfer_memory(2 * chunk);
+        char* halves[2] = {static_cast<char*>(pinned.data()), static_cast<char*>(pinned.data()) + chunk};
         CUevent uploaded[2] = {nullptr, nullptr};
         session.make_current(to);
         check(driver.cuEventCreate(&uploaded[0], CU_EVENT_DISABLE_TIMING), "cuEventCreate");

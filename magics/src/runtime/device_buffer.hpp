@@ -19,15 +19,16 @@ namespace xcuda
     class device_buffer : public session_resource
     {
     public:
-        // Allocates nbytes (0 is allowed and allocates nothing); raises out_of_memory_error naming
-        // the requested and free bytes when the device cannot give them.
-        static std::shared_ptr<device_buffer> allocate(std::size_t nbytes);
+        // Allocates nbytes on the session's current device (0 is allowed and allocates nothing); raises
+        // out_of_memory_error naming the requested and free bytes when the device cannot give them.
+        static std::shared_ptr<device_buffer> allocate(cuda_session& session, std::size_t nbytes);
 
         ~device_buffer() override;
         device_buffer(const device_buffer&) = delete;
         device_buffer& operator=(const device_buffer&) = delete;
 
-        // The device address; raises std::runtime_error if the session that owned it was closed.
+        // The device address; raises session_closed_error if the session that owned it was closed,
+        // session_lost_error after a kernel fault.
         CUdeviceptr pointer() const;
         std::size_t size() const noexcept { return m_size; }
         int device() const noexcept override { return m_device; }
@@ -39,6 +40,13 @@ namespace xcuda
         void copy_from_host(const void* source, std::size_t nbytes, std::size_t offset = 0);
         void copy_to_host(void* destination, std::size_t nbytes, std::size_t offset = 0) const;
         void fill_zero(CUstream stream);
+
+        // Copies ordered on stream (the launch path): host -> device returns once source may be reused;
+        // device -> host returns once destination holds the data for the staged path, and is only
+        // queued for the direct one (wait on stream before reading). Large pageable transfers go through
+        // the device's host_staging. No Python state: callers release the GIL.
+        void copy_from_host_on(CUstream stream, const void* source, std::size_t nbytes);
+        void copy_to_host_on(CUstream stream, void* destination, std::size_t nbytes);
 
         // Copies bytes from source into destination, on any devices, after earlier work on both.
         // method: "" (choose), "device" (same device), "peer" (cuMemcpyPeer: NVLink or PCIe peer
@@ -57,9 +65,12 @@ namespace xcuda
         void set_label(std::string label) { m_label = std::move(label); }
         const std::string& label() const noexcept { return m_label; }
 
-    private:
-        explicit device_buffer(std::size_t nbytes);
+        cuda_session& session() const noexcept { return m_session; }
 
+    private:
+        device_buffer(cuda_session& session, std::size_t nbytes);
+
+        cuda_session& m_session;
         CUdeviceptr m_pointer = 0;
         std::size_t m_size = 0;
         int m_device = 0;

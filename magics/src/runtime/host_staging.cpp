@@ -9,30 +9,9 @@
 
 namespace xcuda
 {
-    host_staging& host_staging::instance()
-    {
-        return instance(cuda_session::instance().device_ordinal());
-    }
-
-    host_staging& host_staging::instance(int ordinal)
-    {
-        // Few devices, made once each, never removed: a small list is enough.
-        static std::mutex guard;
-        static std::vector<std::unique_ptr<host_staging>> per_device;
-        std::lock_guard<std::mutex> lock(guard);
-        for (auto& staging : per_device)
-        {
-            if (staging->m_device == ordinal)
-            {
-                return *staging;
-            }
-        }
-        per_device.emplace_back(new host_staging(ordinal));
-        return *per_device.back();
-    }
-
-    host_staging::host_staging(int ordinal)
-        : m_device(ordinal)
+    host_staging::host_staging(cuda_session& session, int ordinal)
+        : m_session(session)
+        , m_device(ordinal)
     {
         const char* setting = std::getenv("XCUDA_STAGING");
         m_enabled = !(setting && std::string(setting) == "0");
@@ -61,7 +40,7 @@ namespace xcuda
 
     bool host_staging::worth_it(const void* host, std::size_t bytes) const noexcept
     {
-        return m_enabled && bytes >= m_threshold && !pinned_memory::is_page_locked(host);
+        return m_enabled && bytes >= m_threshold && !pinned_memory::is_page_locked(m_session, host);
     }
 
     void host_staging::worker_loop(std::size_t index)
@@ -125,7 +104,7 @@ namespace xcuda
 
     void host_staging::ensure_buffers()
     {
-        cuda_session& session = cuda_session::instance();
+        cuda_session& session = m_session;
         session.make_current(m_device);
         if (!m_buffers.empty() && m_generation == session.generation(m_device))
         {
@@ -213,8 +192,7 @@ namespace xcuda
             return;
         }
         const cuda_driver& driver = cuda_driver::get();
-        cuda_session& session = cuda_session::instance();
-        bool alive = session.alive(m_device, m_generation);
+        bool alive = m_session.alive(m_device, m_generation);
         if (alive)
         {
             for (CUevent event : m_events)

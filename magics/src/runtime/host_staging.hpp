@@ -6,7 +6,7 @@
 // page-locked buffer with several threads, while the DMA engine drains the previous buffer, moves large
 // arrays several times faster. Small transfers (below threshold()) go straight to the driver.
 //
-// Ownership: one instance per device. The page-locked buffers (4 x 8 MiB) are allocated in its context at the first
+// Ownership: one instance per device, owned by the session (cuda_session::staging). The page-locked buffers (4 x 8 MiB) are allocated in its context at the first
 // large transfer and freed when the session closes (a session_resource). The copy threads live for the
 // process. Threading: one transfer at a time (a mutex); callers release the GIL around a transfer.
 
@@ -27,9 +27,8 @@ namespace xcuda
     class host_staging : public session_resource
     {
     public:
-        // The staging of the current device, or of a given one (buffers and events belong to a context).
-        static host_staging& instance();
-        static host_staging& instance(int ordinal);
+        // Made by the session for one device (buffers and events belong to its context).
+        host_staging(cuda_session& session, int ordinal);
 
         // Whether a transfer of this size from or to this host memory goes through the staging buffers:
         // large, pageable (page-locked memory is copied directly), and not turned off (XCUDA_STAGING=0).
@@ -52,7 +51,6 @@ namespace xcuda
         host_staging& operator=(const host_staging&) = delete;
 
     private:
-        explicit host_staging(int ordinal);
         void ensure_buffers();
         // memcpy split across the copy threads and the caller.
         void parallel_copy(void* destination, const void* source, std::size_t bytes);
@@ -61,6 +59,7 @@ namespace xcuda
         static constexpr std::size_t chunk_bytes = 8u << 20;
         static constexpr std::size_t chunk_count = 4;
 
+        cuda_session& m_session;
         int m_device = 0;
         bool m_enabled = true;
         std::size_t m_threshold = 4u << 20;

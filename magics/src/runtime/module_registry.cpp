@@ -3,16 +3,14 @@
 #include <algorithm>
 #include <optional>
 
-#include "compile_cache.hpp"
-#include "disk_cache.hpp"
 #include "errors.hpp"
 
 namespace xcuda
 {
-    module_registry& module_registry::instance()
+    module_registry::module_registry(cuda_session& session, class compiler& compiler)
+        : m_session(session)
+        , m_compiler(compiler)
     {
-        static module_registry registry;
-        return registry;
     }
 
     std::string module_registry::key_for(const std::string& name, const std::vector<kernel_signature>& signatures)
@@ -95,7 +93,7 @@ namespace xcuda
         {
             if (auto same = find_same(key, cache_key))
             {
-                compile_cache::instance().find(cache_key);  // counts the hit, keeps the entry recent
+                m_compiler.memory().find(cache_key);  // counts the hit, keeps the entry recent
                 result.module = same;
                 result.reused = true;
                 result.cache_hit = true;
@@ -103,25 +101,8 @@ namespace xcuda
                 return result;
             }
         }
-        std::string origin = "memory";
-        std::shared_ptr<const compile_result> compiled = compile_cache::instance().find(cache_key);
-        if (!compiled)
-        {
-            origin = "disk";
-            compiled = disk_cache::instance().load(cache_key);
-            if (compiled)
-            {
-                compile_cache::instance().insert(cache_key, compiled);
-            }
-        }
-        result.cache_hit = compiled != nullptr;
-        if (!compiled)
-        {
-            origin = "nvrtc";
-            compiled = std::make_shared<const compile_result>(nvrtc_compiler::compile(source, options, headers));
-            compile_cache::instance().insert(cache_key, compiled);
-            disk_cache::instance().store(cache_key, *compiled);
-        }
+        compiler::output compiled = m_compiler.compile(source, options, headers);
+        result.cache_hit = compiled.origin != "nvrtc";
         if (unreadable)
         {
             throw *unreadable;
@@ -138,9 +119,9 @@ namespace xcuda
                 module_name = "cell";
             }
         }
-        result.module = std::make_shared<cuda_module>(module_name, source, options, std::move(compiled),
-                                                      std::move(signatures), cache_key);
-        result.module->set_origin(origin);
+        result.module = std::make_shared<cuda_module>(m_session, m_compiler, module_name, source, options,
+                                                      std::move(compiled.binary), std::move(signatures), cache_key);
+        result.module->set_origin(compiled.origin);
         result.module->set_headers(headers);
         install(key, result.module);
         return result;

@@ -5,7 +5,8 @@
 // in, the entry under the same key and every entry that defined one of the same kernel names are
 // dropped from the registry (their kernel objects keep them alive while referenced). An unchanged
 // cell run again gets its current module back, already loaded: no recompile, no reload.
-// GIL held for all calls.
+// One registry per process, made by the Python module with the session and the compiler that its
+// modules use. GIL held for all calls except build(), which is thread-safe.
 
 #include <deque>
 #include <map>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler.hpp"
 #include "cuda_module.hpp"
 
 namespace xcuda
@@ -29,7 +31,12 @@ namespace xcuda
     class module_registry
     {
     public:
-        static module_registry& instance();
+        module_registry(cuda_session& session, class compiler& compiler);
+        module_registry(const module_registry&) = delete;
+        module_registry& operator=(const module_registry&) = delete;
+
+        cuda_session& session() const noexcept { return m_session; }
+        class compiler& compiler() const noexcept { return m_compiler; }
 
         // Builds a cell: reads its kernel signatures, compiles it (or takes the binary from the
         // compile cache in memory, then on disk), and installs the module as the cell's current one. options.arch must be
@@ -59,7 +66,6 @@ namespace xcuda
         void clear();
 
     private:
-        module_registry() = default;
 
         // The last few cells' parses: re-running a large unchanged cell skips the parser.
         struct parse_result
@@ -73,6 +79,8 @@ namespace xcuda
         void remember_parse(const std::string& source, const std::vector<kernel_signature>& signatures,
                             const std::optional<signature_error>& unreadable);
 
+        cuda_session& m_session;
+        class compiler& m_compiler;
         mutable std::mutex m_mutex;
         std::deque<parse_result> m_parses;
         std::map<std::string, std::string> m_headers;

@@ -10,11 +10,10 @@
 
 namespace xcuda
 {
-    std::shared_ptr<pinned_memory> pinned_memory::allocate(std::size_t bytes)
+    std::shared_ptr<pinned_memory> pinned_memory::allocate(cuda_session& session, std::size_t bytes)
     {
-        cuda_session& session = cuda_session::instance();
         session.make_current();
-        std::shared_ptr<pinned_memory> memory(new pinned_memory());
+        std::shared_ptr<pinned_memory> memory(new pinned_memory(session));
         std::size_t page = 4096;
         std::size_t rounded = (bytes + page - 1) / page * page;
         if (rounded == 0)
@@ -38,17 +37,16 @@ namespace xcuda
 
     pinned_memory::~pinned_memory()
     {
-        cuda_session& session = cuda_session::instance();
-        if (m_registered && session.make_current_if_alive(m_device, m_generation))
+        if (m_registered && m_session.make_current_if_alive(m_device, m_generation))
         {
             cuda_driver::get().cuMemHostUnregister(m_data);
         }
         std::free(m_data);
     }
 
-    bool pinned_memory::is_page_locked(const void* pointer) noexcept
+    bool pinned_memory::is_page_locked(const cuda_session& session, const void* pointer) noexcept
     {
-        if (!cuda_session::instance().active())
+        if (!session.active())
         {
             return false;
         }

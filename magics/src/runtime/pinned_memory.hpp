@@ -11,12 +11,15 @@
 #include <cstdint>
 #include <memory>
 
+#include "cuda_session.hpp"
+
 namespace xcuda
 {
     class pinned_memory
     {
     public:
-        static std::shared_ptr<pinned_memory> allocate(std::size_t bytes);
+        // Page-locked in the session's current device context (portable: every context sees it).
+        static std::shared_ptr<pinned_memory> allocate(cuda_session& session, std::size_t bytes);
         ~pinned_memory();
         pinned_memory(const pinned_memory&) = delete;
         pinned_memory& operator=(const pinned_memory&) = delete;
@@ -26,10 +29,11 @@ namespace xcuda
 
         // Whether the driver treats [pointer, pointer + 1) as page-locked host memory (ours, or
         // another library's); false for pageable memory and without a session.
-        static bool is_page_locked(const void* pointer) noexcept;
+        static bool is_page_locked(const cuda_session& session, const void* pointer) noexcept;
 
     private:
-        pinned_memory() = default;
+        explicit pinned_memory(cuda_session& session) : m_session(session) {}
+        cuda_session& m_session;
         void* m_data = nullptr;
         std::size_t m_size = 0;
         std::uint64_t m_generation = 0;

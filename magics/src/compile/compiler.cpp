@@ -1,0 +1,37 @@
+#include "compiler.hpp"
+
+namespace xcuda
+{
+    compiler::compiler()
+        : compiler(disk_cache::from_environment())
+    {
+    }
+
+    compiler::compiler(disk_cache disk)
+        : m_disk(std::move(disk))
+    {
+    }
+
+    compiler::output compiler::compile(const std::string& source, const compile_options& options,
+                                       const std::map<std::string, std::string>& headers)
+    {
+        output result;
+        result.key = compile_cache::make_key(source, options, headers);
+        result.origin = "memory";
+        result.binary = m_memory.find(result.key);
+        if (result.binary)
+        {
+            return result;
+        }
+        result.origin = "disk";
+        result.binary = m_disk.load(result.key);
+        if (!result.binary)
+        {
+            result.origin = "nvrtc";
+            result.binary = std::make_shared<const compile_result>(nvrtc_compiler::compile(source, options, headers));
+            m_disk.store(result.key, *result.binary);
+        }
+        m_memory.insert(result.key, result.binary);
+        return result;
+    }
+}

@@ -1,0 +1,47 @@
+#pragma once
+// The one way a source becomes a binary: the in-memory compile cache, then the disk cache, then NVRTC
+// (whose result is stored in both). Every caller goes through compile(): a cell's first build, the
+// inspection compile with line information, a compile for a device of another arch, the PTX fallback.
+//
+// Ownership: owns both caches; the Python module makes one compiler per process and hands it to the
+// module registry and the modules it builds. Thread-safe (the caches are), and holds no Python state,
+// so callers release the GIL around compile().
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "compile_cache.hpp"
+#include "disk_cache.hpp"
+#include "nvrtc_compiler.hpp"
+
+namespace xcuda
+{
+    class compiler
+    {
+    public:
+        // The disk cache from the environment (XCUDA_CACHE_DIR, XCUDA_CACHE, XCUDA_CACHE_SIZE).
+        compiler();
+        explicit compiler(disk_cache disk);
+        compiler(const compiler&) = delete;
+        compiler& operator=(const compiler&) = delete;
+
+        struct output
+        {
+            std::shared_ptr<const compile_result> binary;
+            std::string origin;  // "memory", "disk" or "nvrtc": where the binary came from
+            std::string key;     // compile_cache::make_key of the inputs
+        };
+
+        // Throws compile_error (the source) or nvrtc_error (NVRTC itself).
+        output compile(const std::string& source, const compile_options& options,
+                       const std::map<std::string, std::string>& headers = {});
+
+        compile_cache& memory() noexcept { return m_memory; }
+        disk_cache& disk() noexcept { return m_disk; }
+
+    private:
+        compile_cache m_memory;
+        disk_cache m_disk;
+    };
+}

@@ -1,0 +1,42 @@
+#pragma once
+// A CUDA stream made in one device's context, ordered with the legacy default stream (as CuPy's and
+// PyTorch's ordinary streams are), so xcuda's own copies on the default stream order with it.
+//
+// Ownership: owns its CUstream and destroys it in the destructor unless its context is gone (the
+// handle died with it); use after that raises session_closed_error or session_lost_error.
+// synchronize() waits interruptibly and holds no Python state: callers release the GIL.
+
+#include <cstdint>
+
+#include <cuda.h>
+
+#include "cuda_session.hpp"
+
+namespace xcuda
+{
+    class cuda_stream
+    {
+    public:
+        // On the session's current device.
+        explicit cuda_stream(cuda_session& session);
+        ~cuda_stream();
+        cuda_stream(const cuda_stream&) = delete;
+        cuda_stream& operator=(const cuda_stream&) = delete;
+
+        // The handle, after checking its context is alive.
+        CUstream handle() const;
+        // The handle as made, for display; never checks.
+        CUstream raw() const noexcept { return m_handle; }
+        int device() const noexcept { return m_device; }
+
+        void synchronize();
+        // Whether all work queued on it has finished.
+        bool query();
+
+    private:
+        cuda_session& m_session;
+        CUstream m_handle = nullptr;
+        int m_device = 0;
+        std::uint64_t m_generation = 0;
+    };
+}
