@@ -1,0 +1,1000 @@
+#include "declaration_parser.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "errors.hpp"
+
+namespace xcuda::cxx
+{
+    namespace
+    {
+        constexpr std::size_t npos = std::string::npos;
+
+        bool is_ignored_qualifier(const std::string& w)
+        {
+            return w == "__restrict__" || w == "__restrict" || w == "restrict" || w == "__grid_constant__"
+                   || w == "register" || w == "__device__" || w == "__constant__";
+        }
+
+        // Attribute-like names followed by a parenthesized argument list that is skipped whole.
+        bool is_attribute_call(const std::string& w)
+        {
+            return w == "__launch_bounds__" || w == "__attribute__" || w == "__declspec" || w == "__cluster_dims__"
+                   || w == "__maxnreg__" || w == "__align__" || w == "alignas" || w == "__launch_bounds"
+                   || w == "__block_size__" || w == "_Pragma" || w == "__pragma";
+        }
+    }
+
+    declaration_parser::declaration_parser(std::vector<token> toks)
+        : m_toks(std::move(toks))
+    {
+    }
+
+    std::vector<kernel_signature> declaration_parser::run()
+    {
+        std::vector<found_kernel> found;
+        std::size_t statement = 0;
+        std::size_t i = 0;
+        while (i < m_toks.size())
+        {
+            const token& t = m_toks[i];
+            if (is_punct(t, "{"))
+            {
+                open_scope(statement, i);
+                statement = ++i;
+            }
+            else if (is_punct(t, "}"))
+            {
+                if (!m_scopes.empty())
+                {
+                    m_scopes.pop_back();
+                }
+                statement = ++i;
+            }
+            else if (is_punct(t, ";"))
+            {
+                record_alias(statement, i);
+                statement = ++i;
+            }
+            else if (is_identifier(t, "__global__"))
+            {
+                i = parse_kernel(statement, i, found);
+                statement = i;
+            }
+            else
+            {
+                ++i;
+            }
+        }
+        return merge(found);
+    }
+
+    const token* declaration_parser::at(std::size_t i) const
+    {
+        return i < m_toks.size() ? &m_toks[i] : nullptr;
+    }
+
+    bool declaration_parser::punct_at(std::size_t i, const char* text) const
+    {
+        return i < m_toks.size() && is_punct(m_toks[i], text);
+    }
+
+    bool declaration_parser::identifier_at(std::size_t i) const
+    {
+        return i < m_toks.size() && m_toks[i].kind == token_kind::identifier;
+    }
+
+    int declaration_parser::line_at(std::size_t i) const
+    {
+        if (m_toks.empty())
+        {
+            return 1;
+        }
+        return m_toks[std::min(i, m_toks.size() - 1)].line;
+    }
+
+    // Index of the bracket that closes the one at `open`; ()[]{} must nest properly.
+    std::size_t declaration_parser::match(std::size_t open, std::size_t limit, const std::string& what) const
+    {
+        std::string expected;
+        for (std::size_t i = open; i < limit; ++i)
+        {
+            const token& t = m_toks[i];
+            if (t.kind != token_kind::punct || t.text.size() != 1)
+            {
+                continue;
+            }
+            char c = t.text[0];
+            if (c == '(' || c == '[' || c == '{')
+            {
+                expected += c == '(' ? ')' : c == '[' ? ']' : '}';
+            }
+            else if (c == ')' || c == ']' || c == '}')
+            {
+                if (expected.empty() || expected.back() != c)
+                {
+                    throw signature_error(t.line, "unbalanced brackets in " + what + ": unexpected '"
+                                                      + t.text + "' where '" + std::string(1, expected.back())
+                                                      + "' was expected");
+                }
+                expected.pop_back();
+                if (expected.empty())
+                {
+                    return i;
+                }
+            }
+        }
+        throw signature_error(line_at(open), "unbalanced brackets in " + what + ": '" + m_toks[open].text
+                                                 + "' is never closed");
+    }
+
+    // Index of the '>' that closes the '<' at `open`, or npos if it is not a template bracket.
+    std::size_t declaration_parser::match_angle(std::size_t open, std::size_t limit) const
+    {
+        int angles = 0;
+        int parens = 0;
+        for (std::size_t i = open; i < limit && i < m_toks.size(); ++i)
+        {
+            const token& t = m_toks[i];
+            if (t.kind != token_kind::punct)
+            {
+                continue;
+            }
+            if (t.text == "(" || t.text == "[")
+            {
+                ++parens;
+            }
+            else if (t.text == ")" || t.text == "]")
+            {
+                if (--parens < 0)
+                {
+                    return npos;
+                }
+            }
+            else if (t.text == ";" || t.text == "{" || t.text == "}")
+            {
+                return npos;
+            }
+            else if (parens == 0 && t.text == "<")
+            {
+                ++angles;
+            }
+            else if (parens == 0 && t.text == ">" && --angles == 0)
+            {
+                return i;
+            }
+        }
+        return npos;
+    }
+
+    // Splits [begin, end) at top-level commas; angle brackets count only after a name.
+    std::vector<std::pair<std::size_t, std::size_t>> declaration_parser::split(std::size_t begin, std::size_t end,
+                                                                               bool angles) const
+    {
+        std::vector<std::pair<std::size_t, std::size_t>> parts;
+        int depth = 0;
+        int angle = 0;
+        std::size_t start = begin;
+        for (std::size_t i = begin; i < end; ++i)
+        {
+            const token& t = m_toks[i];
+            if (t.kind != token_kind::punct)
+            {
+                continue;
+            }
+            if (t.text == "(" || t.text == "[" || t.text == "{")
+            {
+                ++depth;
+            }
+            else if (t.text == ")" || t.text == "]" || t.text == "}")
+            {
+                --depth;
+            }
+            else if (angles && depth == 0 && t.text == "<" && i > begin
+                     && (m_toks[i - 1].kind == token_kind::identifier))
+            {
+                ++angle;
+            }
+            else if (angles && depth == 0 && t.text == ">" && angle > 0)
+            {
+                --angle;
+            }
+            else if (t.text == "," && depth == 0 && angle == 0)
+            {
+                parts.emplace_back(start, i);
+                start = i + 1;
+            }
+        }
+        if (angle != 0 && angles)
+        {
+            return split(begin, end, false);  // `a < b` in a default argument, not a template
+        }
+        parts.emplace_back(start, end);
+        return parts;
+    }
+
+    void declaration_parser::open_scope(std::size_t begin, std::size_t brace)
+    {
+        scope s;
+        std::size_t k = begin;
+        if (identifier_at(k) && m_toks[k].text == "inline")
+        {
+            ++k;
+        }
+        if (k < brace && is_identifier(m_toks[k], "namespace"))
+        {
+            s.is_namespace = true;
+            for (++k; k < brace; ++k)
+            {
+                const token& t = m_toks[k];
+                if (is_punct(t, "[") || is_identifier(t, "__attribute__"))
+                {
+                    std::size_t open = is_punct(t, "[") ? k : k + 1;
+                    if (open >= brace || !punct_at(open, is_punct(t, "[") ? "[" : "("))
+                    {
+                        break;
+                    }
+                    try
+                    {
+                        k = match(open, brace, "a namespace attribute");
+                    }
+                    catch (const signature_error&)
+                    {
+                        s = scope();  // not something to read a kernel's name from
+                        break;
+                    }
+                }
+                else if (t.kind == token_kind::identifier && t.text != "inline")
+                {
+                    s.names.push_back(t.text);
+                }
+                else if (!is_punct(t, "::") && t.kind != token_kind::identifier)
+                {
+                    s = scope();  // not a namespace definition after all
+                    break;
+                }
+            }
+        }
+        else if (k + 2 == brace && is_identifier(m_toks[k], "extern") && m_toks[k + 1].kind == token_kind::string)
+        {
+            s.linkage = m_toks[k + 1].text == "\"C\"" ? 1 : 0;
+        }
+        m_scopes.push_back(std::move(s));
+    }
+
+    // typedef T name; / using name = T; — remembered so that `name` resolves to T's kind.
+    void declaration_parser::record_alias(std::size_t begin, std::size_t end)
+    {
+        if (begin >= end)
+        {
+            return;
+        }
+        try
+        {
+            if (is_identifier(m_toks[begin], "typedef"))
+            {
+                auto parts = split(begin + 1, end, true);
+                declarator first = parse_declarator(parts[0].first, parts[0].second, "a typedef");
+                define_alias(first);
+                for (std::size_t p = 1; p < parts.size(); ++p)
+                {
+                    // typedef float real, *real_ptr;
+                    declarator more = first;
+                    more.levels.clear();
+                    more.name.clear();
+                    for (std::size_t k = parts[p].first; k < parts[p].second; ++k)
+                    {
+                        if (is_punct(m_toks[k], "*"))
+                        {
+                            more.levels.emplace_back();
+                        }
+                        else if (m_toks[k].kind == token_kind::identifier)
+                        {
+                            more.name = m_toks[k].text;
+                        }
+                    }
+                    define_alias(more);
+                }
+            }
+            else if (is_identifier(m_toks[begin], "using") && begin + 2 < end && identifier_at(begin + 1)
+                     && punct_at(begin + 2, "="))
+            {
+                declarator d = parse_declarator(begin + 3, end, "a using alias");
+                d.name = m_toks[begin + 1].text;
+                define_alias(d);
+            }
+        }
+        catch (const signature_error&)
+        {
+            // Aliases are a convenience: one the parser cannot read leaves its name unknown.
+        }
+    }
+
+    void declaration_parser::define_alias(const declarator& d)
+    {
+        if (d.name.empty() || !d.function_pointer.empty() || d.references != 0 || !d.dims.empty())
+        {
+            return;
+        }
+        resolved_type r = resolve(d, 0);
+        bool base_const = d.base_const;
+        if (!r.levels.empty())
+        {
+            r.levels.back().is_const = r.levels.back().is_const || base_const;
+        }
+        else
+        {
+            r.base_const = r.base_const || base_const;
+        }
+        r.levels.insert(r.levels.end(), d.levels.begin(), d.levels.end());
+        if (!r.levels.empty() && r.levels.size() > 1)
+        {
+            r.kind = scalar_kind::unknown;
+        }
+        m_types.define_alias(d.name, std::move(r));
+    }
+
+    // The base type of `d` after aliases and template parameters.
+    resolved_type declaration_parser::resolve(const declarator& d, int line) const
+    {
+        if (!d.builtin.empty())
+        {
+            return builtin_type(d.builtin, line);
+        }
+        resolved_type r;
+        r.spelling = d.base_spelling();
+        if (!d.elaborated.empty() || m_template_names.count(d.type_name) != 0)
+        {
+            return r;
+        }
+        return m_types.resolve_name(d.type_name);
+    }
+
+    // Parses one declarator in [begin, end); `what` names it in error messages.
+    declarator declaration_parser::parse_declarator(std::size_t begin, std::size_t end, const std::string& what) const
+    {
+        declarator d;
+        bool named = false;
+        std::size_t k = begin;
+        auto unexpected = [&](std::size_t i)
+        {
+            return signature_error(m_toks[i].line, what + ": unexpected '" + m_toks[i].text + "'");
+        };
+        while (k < end)
+        {
+            const token& t = m_toks[k];
+            const std::string& w = t.text;
+            if (is_punct(t, "[") && punct_at(k + 1, "["))
+            {
+                k = match(k, end, what) + 1;  // [[maybe_unused]]
+                continue;
+            }
+            if (t.kind == token_kind::identifier && is_attribute_call(w) && k + 1 < end && punct_at(k + 1, "("))
+            {
+                k = match(k + 1, end, what) + 1;
+                continue;
+            }
+            if (t.kind == token_kind::identifier && is_ignored_qualifier(w))
+            {
+                ++k;
+                continue;
+            }
+            if (t.kind == token_kind::identifier && (w == "const" || w == "volatile"))
+            {
+                if (named)
+                {
+                    throw unexpected(k);
+                }
+                bool c = w == "const";
+                if (d.levels.empty())
+                {
+                    (c ? d.base_const : d.base_volatile) = true;
+                }
+                else
+                {
+                    (c ? d.levels.back().is_const : d.levels.back().is_volatile) = true;
+                }
+                ++k;
+                continue;
+            }
+            if (t.kind == token_kind::identifier && builtin_words().count(w) != 0)
+            {
+                if (named || !d.type_name.empty() || !d.levels.empty() || d.references != 0)
+                {
+                    throw unexpected(k);
+                }
+                d.builtin.push_back(w);
+                ++k;
+                continue;
+            }
+            if (t.kind == token_kind::identifier
+                && (w == "struct" || w == "class" || w == "union" || w == "enum" || w == "typename"))
+            {
+                if (d.has_base() || !d.elaborated.empty())
+                {
+                    throw unexpected(k);
+                }
+                d.elaborated = w;
+                ++k;
+                continue;
+            }
+            if ((t.kind == token_kind::identifier || is_punct(t, "::")) && !d.has_base())
+            {
+                k = read_type_name(k, end, d, what);
+                continue;
+            }
+            if (t.kind == token_kind::identifier && !named)
+            {
+                d.name = w;
+                named = true;
+                ++k;
+                continue;
+            }
+            if (is_punct(t, "*") && d.has_base() && !named && d.references == 0)
+            {
+                d.levels.emplace_back();
+                ++k;
+                continue;
+            }
+            if ((is_punct(t, "&") || is_punct(t, "&&")) && d.has_base() && !named)
+            {
+                d.references += static_cast<int>(w.size());
+                ++k;
+                continue;
+            }
+            if (is_punct(t, "...") && d.has_base() && !named && !d.pack)
+            {
+                d.pack = true;
+                ++k;
+                continue;
+            }
+            if (is_punct(t, "...") && !d.has_base())
+            {
+                throw signature_error(t.line, what + ": C-style variadic parameters ('...') are not "
+                                                     "supported in kernels");
+            }
+            if (is_punct(t, "[") && d.has_base())
+            {
+                std::size_t close = match(k, end, what);
+                d.dims.push_back(join_canonical(m_toks, k + 1, close));
+                k = close + 1;
+                named = true;  // nothing but more extents may follow
+                continue;
+            }
+            if (is_punct(t, "(") && d.has_base() && !named && d.function_pointer.empty())
+            {
+                k = read_function_pointer(k, end, d, what);
+                named = true;
+                continue;
+            }
+            throw unexpected(k);
+        }
+        if (!d.has_base())
+        {
+            throw signature_error(line_at(begin < end ? begin : end), what + ": no type");
+        }
+        return d;
+    }
+
+    // A possibly qualified, possibly templated name: ::cuda::std::int32_t, Foo<Bar<int>, 3>.
+    std::size_t declaration_parser::read_type_name(std::size_t k, std::size_t end, declarator& d,
+                                                   const std::string& what) const
+    {
+        std::size_t begin = k;
+        bool expect_name = true;
+        if (is_punct(m_toks[k], "::"))
+        {
+            ++k;
+        }
+        while (k < end)
+        {
+            const token& t = m_toks[k];
+            if (expect_name && t.kind == token_kind::identifier && t.text == "template")
+            {
+                ++k;  // T::template rebind<U>
+                continue;
+            }
+            if (expect_name && t.kind == token_kind::identifier)
+            {
+                ++k;
+                expect_name = false;
+                if (k < end && is_punct(m_toks[k], "<"))
+                {
+                    std::size_t close = match_angle(k, end);
+                    if (close == npos)
+                    {
+                        throw signature_error(m_toks[k].line, what + ": unbalanced '<' in type");
+                    }
+                    k = close + 1;
+                }
+                continue;
+            }
+            if (!expect_name && is_punct(t, "::"))
+            {
+                ++k;
+                expect_name = true;
+                continue;
+            }
+            break;
+        }
+        if (expect_name)
+        {
+            throw signature_error(line_at(k), what + ": incomplete type name '"
+                                                  + join_canonical(m_toks, begin, k) + "'");
+        }
+        d.type_name = join_canonical(m_toks, begin, k);
+        return k;
+    }
+
+    // R (*name)(args): kept as a spelling; a device function pointer is passed as 8 bytes.
+    std::size_t declaration_parser::read_function_pointer(std::size_t k, std::size_t end, declarator& d,
+                                                          const std::string& what) const
+    {
+        std::size_t close = match(k, end, what);
+        std::string inner;
+        for (std::size_t i = k + 1; i < close; ++i)
+        {
+            const token& t = m_toks[i];
+            if (t.kind == token_kind::identifier && t.text != "const" && !is_ignored_qualifier(t.text))
+            {
+                d.name = t.text;
+            }
+            else if (t.kind == token_kind::punct && t.text != "*" && t.text != "&")
+            {
+                throw signature_error(t.line, what + ": unexpected '" + t.text + "'");
+            }
+            else if (t.kind == token_kind::punct)
+            {
+                inner += t.text;
+            }
+        }
+        if (inner.empty() || close + 1 >= end || !is_punct(m_toks[close + 1], "("))
+        {
+            throw signature_error(m_toks[k].line, what + ": unexpected '('");
+        }
+        std::size_t args_close = match(close + 1, end, what);
+        d.function_pointer = spell(d.base_const, d.base_volatile, d.base_spelling(), d.levels, d.levels.size())
+                             + " (" + inner + ")(" + join_canonical(m_toks, close + 2, args_close) + ")";
+        return args_close + 1;
+    }
+
+    kernel_parameter declaration_parser::make_parameter(std::size_t begin, std::size_t end,
+                                                        const std::string& what) const
+    {
+        kernel_parameter p;
+        std::size_t equals = end;
+        int depth = 0;
+        for (std::size_t i = begin; i < end; ++i)
+        {
+            const token& t = m_toks[i];
+            if (t.kind != token_kind::punct)
+            {
+                continue;
+            }
+            if (t.text == "(" || t.text == "[" || t.text == "{" || t.text == "<")
+            {
+                ++depth;
+            }
+            else if (t.text == ")" || t.text == "]" || t.text == "}" || t.text == ">")
+            {
+                --depth;
+            }
+            else if (t.text == "=" && depth == 0)
+            {
+                equals = i;
+                break;
+            }
+        }
+        if (equals != end)
+        {
+            if (equals + 1 == end)
+            {
+                throw signature_error(m_toks[equals].line, what + ": '=' without a default value");
+            }
+            p.default_value = join_as_written(m_toks, equals + 1, end);
+        }
+        declarator d = parse_declarator(begin, equals, what);
+        p.name = d.name;
+        int line = m_toks[begin].line;
+        resolved_type r = resolve(d, line);
+        std::string base = d.base_spelling();
+
+        if (!d.function_pointer.empty())
+        {
+            p.type = d.function_pointer;
+            p.is_pointer = true;
+            p.size = 8;
+            return p;
+        }
+        if (d.builtin.size() == 1 && d.builtin[0] == "void" && d.levels.empty() && d.dims.empty())
+        {
+            throw signature_error(line, what + ": a parameter cannot have type void");
+        }
+
+        // Arrays decay: the first extent becomes a pointer level, the others stay in the type.
+        std::vector<pointer_level> written = d.levels;
+        std::string extents;
+        if (!d.dims.empty())
+        {
+            written.emplace_back();
+            for (std::size_t i = 1; i < d.dims.size(); ++i)
+            {
+                extents += "[" + d.dims[i] + "]";
+            }
+        }
+
+        // The whole type: levels of an alias first, then the written ones.
+        bool base_const = d.base_const;
+        std::vector<pointer_level> levels = r.levels;
+        if (!levels.empty())
+        {
+            levels.back().is_const = levels.back().is_const || d.base_const;
+            base_const = r.base_const;
+        }
+        else
+        {
+            base_const = base_const || r.base_const;
+        }
+        levels.insert(levels.end(), written.begin(), written.end());
+
+        if (extents.empty())
+        {
+            p.type = spell(d.base_const, d.base_volatile, base, written, written.size());
+        }
+        else
+        {
+            written.pop_back();
+            p.type = spell(d.base_const, d.base_volatile, base, written, written.size()) + " (*)" + extents;
+        }
+        p.is_pointer = !levels.empty();
+        p.kind = levels.size() <= 1 && extents.empty() ? r.kind : scalar_kind::unknown;
+        if (levels.empty())
+        {
+            p.is_const = base_const;
+        }
+        else if (levels.size() == 1)
+        {
+            p.is_const = base_const;
+        }
+        else
+        {
+            p.is_const = levels[levels.size() - 2].is_const;
+        }
+        p.size = p.is_pointer ? 8 : r.size;
+
+        if (!extents.empty())
+        {
+            p.element_type = spell(false, d.base_volatile, base, written, written.size()) + extents;
+            if (!written.empty())
+            {
+                written.back() = pointer_level();
+                p.element_type = spell(d.base_const, d.base_volatile, base, written, written.size()) + extents;
+            }
+        }
+        else if (!written.empty() || !d.dims.empty())
+        {
+            std::vector<pointer_level> w = d.levels;
+            if (!d.dims.empty())
+            {
+                w.emplace_back();
+            }
+            p.element_type = pointee(d.base_const, d.base_volatile, base, w);
+        }
+        else if (!levels.empty())
+        {
+            p.element_type = pointee(r.base_const, false, r.spelling, levels);
+        }
+        else
+        {
+            p.element_type = spell(false, d.base_volatile, base, written, 0);
+        }
+
+        if (d.references != 0)
+        {
+            // A reference cannot be filled from the host; kept visible but without kind or size.
+            p.type += d.references == 2 ? "&&" : "&";
+            p.kind = scalar_kind::unknown;
+            p.size = 0;
+        }
+        if (d.pack)
+        {
+            p.type += "...";
+            p.kind = scalar_kind::unknown;
+            p.size = 0;
+        }
+        return p;
+    }
+
+    // Reads the declaration whose `__global__` is at `global`; returns where to go on.
+    std::size_t declaration_parser::parse_kernel(std::size_t statement, std::size_t global,
+                                                 std::vector<found_kernel>& found)
+    {
+        found_kernel f;
+        kernel_signature& k = f.signature;
+        int global_line = m_toks[global].line;
+        bool template_seen = false;
+        m_template_names.clear();
+        for (std::size_t j = statement; j < global; ++j)
+        {
+            if (is_identifier(m_toks[j], "template") && punct_at(j + 1, "<"))
+            {
+                std::size_t close = match_angle(j + 1, global);
+                if (close == npos)
+                {
+                    throw signature_error(m_toks[j].line, "unbalanced '<' in the template header of a kernel");
+                }
+                if (!template_seen)
+                {
+                    template_seen = true;
+                    read_template_parameters(j + 2, close, k);
+                }
+                j = close;
+            }
+            else if (is_identifier(m_toks[j], "extern") && j + 1 < global && m_toks[j + 1].kind == token_kind::string)
+            {
+                k.extern_c = k.extern_c || m_toks[j + 1].text == "\"C\"";
+            }
+        }
+
+        std::size_t name = npos;
+        std::size_t open = npos;
+        std::size_t close = npos;
+        std::size_t j = global + 1;
+        const std::string no_name = "'__global__' is not followed by a function name";
+        while (close == npos)
+        {
+            if (j >= m_toks.size())
+            {
+                throw signature_error(global_line, no_name);
+            }
+            const token& t = m_toks[j];
+            if (is_punct(t, ";") || is_punct(t, "{") || is_punct(t, "}") || is_punct(t, "="))
+            {
+                throw signature_error(global_line, no_name);
+            }
+            if (is_punct(t, "[") && punct_at(j + 1, "["))
+            {
+                j = match(j, m_toks.size(), "an attribute") + 1;
+                continue;
+            }
+            if (is_identifier(t, "extern") && j + 1 < m_toks.size() && m_toks[j + 1].kind == token_kind::string)
+            {
+                k.extern_c = k.extern_c || m_toks[j + 1].text == "\"C\"";
+                j += 2;
+                continue;
+            }
+            if (t.kind == token_kind::identifier && is_attribute_call(t.text) && punct_at(j + 1, "("))
+            {
+                j = match(j + 1, m_toks.size(), "'" + t.text + "'") + 1;
+                continue;
+            }
+            if (is_identifier(t, "__global__") && j != global)
+            {
+                ++j;
+                continue;
+            }
+            if (t.kind == token_kind::identifier && punct_at(j + 1, "<"))
+            {
+                std::size_t c = match_angle(j + 1, m_toks.size());
+                if (c != npos && punct_at(c + 1, "("))
+                {
+                    name = j;  // an explicit specialization: f<float>(...)
+                    open = c + 1;
+                }
+                else
+                {
+                    j = c == npos ? j + 1 : c + 1;
+                    continue;
+                }
+            }
+            else if (t.kind == token_kind::identifier && punct_at(j + 1, "(") && builtin_words().count(t.text) == 0
+                     && t.text != "const" && t.text != "volatile")
+            {
+                name = j;
+                open = j + 1;
+            }
+            else if (is_punct(t, "("))
+            {
+                throw signature_error(t.line, "expected the kernel's name before '('");
+            }
+            else
+            {
+                ++j;
+                continue;
+            }
+            close = match(open, m_toks.size(), "the parameter list of '" + m_toks[name].text + "'");
+            // MACRO(128) f(...): an attribute macro the source does not define. The real name
+            // comes after its parentheses.
+            const token* next = at(close + 1);
+            if (next != nullptr && next->kind == token_kind::identifier && !is_trailing_word(next->text)
+                && (punct_at(close + 2, "(") || punct_at(close + 2, "::") || punct_at(close + 2, "<")))
+            {
+                j = close + 1;
+                close = npos;
+            }
+        }
+
+        k.name = m_toks[name].text;
+        k.line = m_toks[name].line;
+        std::string qualifier;
+        std::size_t q = name;
+        while (q >= global + 2 && punct_at(q - 1, "::") && identifier_at(q - 2))
+        {
+            qualifier = m_toks[q - 2].text + "::" + qualifier;
+            q -= 2;
+        }
+        bool global_scope = q >= global + 2 && punct_at(q - 1, "::");
+        std::string prefix;
+        int linkage = -1;
+        for (const scope& s : m_scopes)
+        {
+            if (s.is_namespace)
+            {
+                for (const std::string& n : s.names)
+                {
+                    prefix += n + "::";
+                }
+            }
+            if (s.linkage != -1)
+            {
+                linkage = s.linkage;
+            }
+        }
+        k.qualified_name = (global_scope ? "" : prefix) + qualifier + k.name;
+        k.extern_c = k.extern_c || linkage == 1;
+
+        std::size_t pbegin = open + 1;
+        std::size_t pend = close;
+        if (!(pend == pbegin || (pend == pbegin + 1 && is_identifier(m_toks[pbegin], "void"))))
+        {
+            auto parts = split(pbegin, pend, true);
+            for (std::size_t i = 0; i < parts.size(); ++i)
+            {
+                std::string what = "parameter " + std::to_string(i + 1) + " of '" + k.name + "'";
+                if (parts[i].first == parts[i].second)
+                {
+                    std::size_t at_token = parts[i].first < pend ? parts[i].first : pend;
+                    throw signature_error(m_toks[at_token].line, what + " is empty");
+                }
+                k.parameters.push_back(make_parameter(parts[i].first, parts[i].second, what));
+            }
+        }
+
+        // A definition has its body after the declarator (and after noexcept, attributes...).
+        int depth = 0;
+        for (std::size_t i = close + 1; i < m_toks.size(); ++i)
+        {
+            const token& t = m_toks[i];
+            if (is_punct(t, "("))
+            {
+                ++depth;
+            }
+            else if (is_punct(t, ")"))
+            {
+                --depth;
+            }
+            else if (depth <= 0 && (is_punct(t, ";") || is_punct(t, "}") || is_identifier(t, "__global__")))
+            {
+                break;
+            }
+            else if (depth <= 0 && is_punct(t, "{"))
+            {
+                f.definition = true;
+                break;
+            }
+        }
+
+        f.key = k.qualified_name + "<" + std::to_string(k.template_parameters.size()) + ">(";
+        for (const kernel_parameter& p : k.parameters)
+        {
+            f.key += (p.is_pointer ? p.element_type + (p.is_const ? " const*" : "*") : p.element_type) + ",";
+        }
+        m_template_names.clear();
+        found.push_back(std::move(f));
+        return close + 1;
+    }
+
+    bool declaration_parser::is_trailing_word(const std::string& w)
+    {
+        return w == "noexcept" || w == "throw" || w == "const" || w == "volatile" || w == "override"
+               || w == "final" || w == "requires" || w == "try" || w == "mutable" || is_attribute_call(w);
+    }
+
+    void declaration_parser::read_template_parameters(std::size_t begin, std::size_t end, kernel_signature& k)
+    {
+        if (begin >= end)
+        {
+            return;  // template <>: an explicit specialization
+        }
+        for (const auto& part : split(begin, end, true))
+        {
+            if (part.first == part.second)
+            {
+                throw signature_error(line_at(part.first), "empty template parameter");
+            }
+            k.template_parameters.push_back(join_as_written(m_toks, part.first, part.second));
+            int angle = 0;
+            std::string last;
+            for (std::size_t i = part.first; i < part.second; ++i)
+            {
+                const token& t = m_toks[i];
+                if (is_punct(t, "<"))
+                {
+                    ++angle;
+                }
+                else if (is_punct(t, ">"))
+                {
+                    --angle;
+                }
+                else if (is_punct(t, "=") && angle == 0)
+                {
+                    break;
+                }
+                else if (angle == 0 && t.kind == token_kind::identifier && builtin_words().count(t.text) == 0
+                         && t.text != "typename" && t.text != "class" && t.text != "const")
+                {
+                    last = t.text;
+                }
+            }
+            if (!last.empty())
+            {
+                m_template_names.insert(last);
+            }
+        }
+    }
+
+    // A kernel declared and later defined is one kernel: the definition's names and line win,
+    // the declaration's default arguments are kept.
+    std::vector<kernel_signature> declaration_parser::merge(std::vector<found_kernel>& found)
+    {
+        std::vector<found_kernel> kept;
+        std::unordered_map<std::string, std::size_t> index;
+        for (found_kernel& f : found)
+        {
+            auto known = index.find(f.key);
+            if (known == index.end())
+            {
+                index.emplace(f.key, kept.size());
+                kept.push_back(std::move(f));
+                continue;
+            }
+            found_kernel* same = &kept[known->second];
+            bool take_new = f.definition && !same->definition;
+            kernel_signature& old_sig = same->signature;
+            kernel_signature& new_sig = f.signature;
+            kernel_signature& winner = take_new ? new_sig : old_sig;
+            kernel_signature& other = take_new ? old_sig : new_sig;
+            for (std::size_t i = 0; i < winner.parameters.size() && i < other.parameters.size(); ++i)
+            {
+                kernel_parameter& w = winner.parameters[i];
+                const kernel_parameter& o = other.parameters[i];
+                if (w.name.empty())
+                {
+                    w.name = o.name;
+                }
+                if (w.default_value.empty())
+                {
+                    w.default_value = o.default_value;
+                }
+            }
+            if (winner.template_parameters.empty())
+            {
+                winner.template_parameters = other.template_parameters;
+            }
+            winner.extern_c = winner.extern_c || other.extern_c;
+            if (take_new)
+            {
+                same->signature = std::move(new_sig);
+                same->definition = true;
+            }
+        }
+        std::vector<kernel_signature> out;
+        out.reserve(kept.size());
+        for (found_kernel& f : kept)
+        {
+            out.push_back(std::move(f.signature));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,115 @@
+#pragma once
+// The third pass of the signature parser: the declarations of the __global__ functions.
+//
+// declaration_parser walks the expanded tokens once, keeping a scope stack (namespace, extern "C"
+// block, other braces) and the start of the current declaration. At each `__global__` it reads the
+// declaration around it: the template header and extern "C" before it, attributes (__launch_bounds__,
+// [[...]], __attribute__((...)), unknown macro-like attributes) skipped, the name as the first
+// identifier followed by its parameter list, and each parameter as a small declarator (base type, cv,
+// pointer levels, name, arrays, default). typedef/using aliases seen on the way are recorded in a
+// type_model, through which parameter types resolve to scalar kinds and sizes. A declaration and a
+// later definition with the same parameter types are merged into one entry, and so are the copies of
+// a kernel that source_lexer kept from the branches of an #if it could not decide.
+//
+// Every failure is a signature_error naming the line; every loop consumes at least one token.
+// Owns its tokens and its type_model. One run() per object, on one thread.
+
+#include <cstddef>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernel_signature.hpp"
+#include "source_token.hpp"
+#include "type_model.hpp"
+
+namespace xcuda::cxx
+{
+    // A declarator as written: `const float* __restrict__ const x[] = nullptr`.
+    struct declarator
+    {
+        bool base_const = false;
+        bool base_volatile = false;
+        std::vector<std::string> builtin;  // builtin type words, in written order
+        std::string type_name;             // or a (qualified, templated) type name
+        std::string elaborated;            // struct/class/union/enum/typename
+        std::vector<pointer_level> levels;
+        std::vector<std::string> dims;     // array extents
+        int references = 0;
+        bool pack = false;
+        std::string function_pointer;      // spelling when the declarator is `R (*name)(args)`
+        std::string name;
+
+        bool has_base() const { return !builtin.empty() || !type_name.empty(); }
+        std::string base_spelling() const
+        {
+            std::string b;
+            for (const std::string& w : builtin)
+            {
+                b += b.empty() ? w : " " + w;
+            }
+            if (!elaborated.empty())
+            {
+                b = elaborated + " " + type_name;
+            }
+            else if (!type_name.empty())
+            {
+                b = type_name;
+            }
+            return b;
+        }
+    };
+
+    // One __global__ declaration or definition, before duplicates are merged.
+    struct found_kernel
+    {
+        kernel_signature signature;
+        bool definition = false;
+        std::string key;  // qualified name + parameter types with top-level cv dropped
+    };
+
+    class declaration_parser
+    {
+    public:
+        // The tokens as macro_expander left them.
+        explicit declaration_parser(std::vector<token> toks);
+
+        // The kernels in source order; a kernel declared and later defined appears once.
+        std::vector<kernel_signature> run();
+
+    private:
+        struct scope
+        {
+            bool is_namespace = false;
+            std::vector<std::string> names;
+            int linkage = -1;  // 1: extern "C" { }, 0: extern "C++" { }, -1: inherited
+        };
+
+        const token* at(std::size_t i) const;
+        bool punct_at(std::size_t i, const char* text) const;
+        bool identifier_at(std::size_t i) const;
+        int line_at(std::size_t i) const;
+        std::size_t match(std::size_t open, std::size_t limit, const std::string& what) const;
+        std::size_t match_angle(std::size_t open, std::size_t limit) const;
+        std::vector<std::pair<std::size_t, std::size_t>> split(std::size_t begin, std::size_t end, bool angles) const;
+        void open_scope(std::size_t begin, std::size_t brace);
+        void record_alias(std::size_t begin, std::size_t end);
+        void define_alias(const declarator& d);
+        resolved_type resolve(const declarator& d, int line) const;
+        declarator parse_declarator(std::size_t begin, std::size_t end, const std::string& what) const;
+        std::size_t read_type_name(std::size_t k, std::size_t end, declarator& d, const std::string& what) const;
+        std::size_t read_function_pointer(std::size_t k, std::size_t end, declarator& d,
+                                          const std::string& what) const;
+        kernel_parameter make_parameter(std::size_t begin, std::size_t end, const std::string& what) const;
+        std::size_t parse_kernel(std::size_t statement, std::size_t global, std::vector<found_kernel>& found);
+        static bool is_trailing_word(const std::string& w);
+        void read_template_parameters(std::size_t begin, std::size_t end, kernel_signature& k);
+        static std::vector<kernel_signature> merge(std::vector<found_kernel>& found);
+
+        std::vector<token> m_toks;
+        std::vector<scope> m_scopes;
+        type_model m_types;  // the aliases seen so far
+        std::set<std::string> m_template_names;  // of the kernel being read: they shadow aliases
+    };
+}

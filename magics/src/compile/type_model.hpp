@@ -1,0 +1,75 @@
+#pragma once
+// The C++ type model of the signature parser: what a type written in a kernel's parameter list stands
+// for, as far as a launch cares: its scalar kind and its size in the argument buffer.
+//
+// Builtin types are read from their words in any order (`unsigned long long`, `long double`), sized for
+// LP64 as NVRTC compiles for it. The standard and CUDA scalar names (`size_t`, `std::int32_t`, `__half`,
+// `__nv_bfloat16`) and the CUDA vector and packed types (`float4`, `dim3`, `__half2`) are known by
+// name. The typedef and using aliases a source declares are recorded in its type_model as the
+// declaration_parser meets them, and resolve to what they name, pointer levels and const included.
+// Anything else (a struct, a template parameter, a type from a header) resolves to its spelling alone,
+// with no kind and no size.
+//
+// type_model is the one place where types the source declares are recorded, so it is also where other
+// declared types a launch may need would go (an enum's underlying type; a struct's fields, size and
+// alignment), found through the same resolve_name.
+
+#include <cstddef>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kernel_signature.hpp"
+
+namespace xcuda::cxx
+{
+    struct pointer_level
+    {
+        bool is_const = false;
+        bool is_volatile = false;
+    };
+
+    // What a base type name stands for once aliases are followed.
+    struct resolved_type
+    {
+        scalar_kind kind = scalar_kind::unknown;
+        std::size_t size = 0;
+        std::string spelling;               // the base type after aliases
+        bool base_const = false;            // const on the base inside an alias
+        std::vector<pointer_level> levels;  // pointer levels inside an alias
+    };
+
+    // `const volatile base* const*`: the cv of the base, then the first `count` of `levels`, each a
+    // `*` with its own cv.
+    std::string spell(bool is_const, bool is_volatile, const std::string& base,
+                      const std::vector<pointer_level>& levels, std::size_t count);
+
+    // Element type of a pointer made of `levels` over `base`: drop the last level and the cv of
+    // what remains on top.
+    std::string pointee(bool is_const, bool is_volatile, const std::string& base,
+                        const std::vector<pointer_level>& levels);
+
+    // The words builtin types are made of: `unsigned`, `long`, `double`, `void`, `auto`...
+    const std::set<std::string>& builtin_words();
+
+    // Kind and size of the builtin type made of `words`, in written order. Throws signature_error naming
+    // `line` for words that make no type (`short long`, `unsigned float`).
+    resolved_type builtin_type(const std::vector<std::string>& words, int line);
+
+    // The named types of one source: those every source knows and the aliases this one declares.
+    // Owned by the declaration_parser that fills it, on its thread.
+    class type_model
+    {
+    public:
+        // What a possibly qualified, possibly templated type name stands for; its spelling alone, with
+        // no kind and no size, when it is none of the names known here.
+        resolved_type resolve_name(const std::string& name) const;
+
+        // `name` stands for `type` from here on; a later alias of the same name replaces it.
+        void define_alias(const std::string& name, resolved_type type);
+
+    private:
+        std::unordered_map<std::string, resolved_type> m_aliases;
+    };
+}
