@@ -22,7 +22,9 @@
 #include "cuda_session.hpp"
 #include "device_buffer.hpp"
 #include "kernel_signature.hpp"
+#include "errors.hpp"
 #include "launch_plan.hpp"
+#include "magic_arguments.hpp"
 #include "module_registry.hpp"
 #include "nvrtc_compiler.hpp"
 #include "text.hpp"
@@ -155,9 +157,26 @@ namespace xcuda::python
 
     // ---- size sweeps: xcuda.bench, BenchResult, peak_bandwidth (py_bench.cpp) ----
     void register_bench(py::module_& m);
-    // The %cuda_bench line magic bound to shell (registered by py_magics.cpp's register_with).
-    py::cpp_function bench_magic(py::object shell);
 
-    // ---- IPython magics (py_magics.cpp) ----
+    // ---- IPython magics (py_magics.cpp, py_launch_magics.cpp) ----
     void register_magics(py::module_& m);
+    // %cuda_timeit and %cuda_bench, registered with shell.
+    void register_launch_magics(py::object shell);
+    // Raises IPython's UsageError (shown without a traceback) with message.
+    [[noreturn]] void raise_usage(const std::string& message);
+    // The magic's line parsed; a usage_error becomes IPython's UsageError.
+    magic_arguments::parsed parse_magic_line(const magic_arguments& declared, const std::string& line);
+    // f(), with a usage_error it throws raised as IPython's UsageError.
+    template <class F>
+    auto checked_usage(F f) -> decltype(f())
+    {
+        try
+        {
+            return f();
+        }
+        catch (const usage_error& e)
+        {
+            raise_usage(e.what());
+        }
+    }
 }

@@ -215,7 +215,7 @@ def replace_process(shell, state):
 
 
 def cuda_recover(line=""):
-    """%cuda_recover: replace the kernel process (the GPU comes back), carrying the variables over.
+    """Replace the kernel process (the GPU comes back), carrying the variables over.
 
     Needed after a kernel fault (xcuda.KernelFault) or to stop a kernel that never ends. Variables
     are pickled (with dill when installed) and restored; %%cuda modules are rebuilt from the compile

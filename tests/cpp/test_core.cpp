@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "kernel_signature.hpp"
 #include "launch_plan.hpp"
+#include "cuda_cell_arguments.hpp"
 #include "magic_arguments.hpp"
 #include "nvrtc_compiler.hpp"
 
@@ -184,7 +185,7 @@ namespace xcuda
 
     TEST(magic_arguments, options_are_read_in_every_spelling)
     {
-        cuda_magic_options o = magic_arguments::parse_cuda(
+        cuda_cell_options o = cuda_cell_arguments::parse(
             "--name mod --arch=sm_90 -DN=4 -D DEBUG -I/opt/inc -I /other --std c++20 --lineinfo --fast-math --ptx "
             "-maxrregcount=32 -- --extra-device-vectorization");
         EXPECT_EQ(o.name, "mod");
@@ -200,7 +201,7 @@ namespace xcuda
 
     TEST(magic_arguments, quoted_values_keep_their_spaces)
     {
-        cuda_magic_options o = magic_arguments::parse_cuda("-D 'GREETING=\"hi there\"' -I \"/a b/c\"");
+        cuda_cell_options o = cuda_cell_arguments::parse("-D 'GREETING=\"hi there\"' -I \"/a b/c\"");
         EXPECT_EQ(o.compile.defines.at(0), "GREETING=\"hi there\"");
         EXPECT_EQ(o.compile.include_dirs.at(0), "/a b/c");
     }
@@ -210,7 +211,7 @@ namespace xcuda
         auto message = [](const std::string& line) {
             try
             {
-                magic_arguments::parse_cuda(line);
+                cuda_cell_arguments::parse(line);
             }
             catch (const usage_error& e)
             {
@@ -224,6 +225,33 @@ namespace xcuda
         EXPECT_NE(message("--std 17").find("c++17"), std::string::npos);
         EXPECT_NE(message("saxpy").find("unexpected word"), std::string::npos);
         EXPECT_NE(message("-D 'open").find("unterminated"), std::string::npos);
+    }
+
+    TEST(magic_arguments, one_declaration_gives_spellings_help_trailing_text_and_one_line_errors)
+    {
+        magic_arguments declared("%demo", "expression", "A demo.");
+        declared.add({{"-r", "--repeat"}, "N", "how often"})
+            .add({{"-o"}, "", "return it"})
+            .trailing_as(magic_arguments::trailing::text);
+        magic_arguments::parsed p = declared.parse("--repeat=3 -o f(x, 'a b')  ");
+        EXPECT_EQ(p.value("-r"), "3");
+        EXPECT_TRUE(p.has("-o"));
+        EXPECT_EQ(p.text, "f(x, 'a b')");  // the rest exactly as written, quotes and all
+        EXPECT_EQ(declared.integer(p, "-r", 1, 1), 3);
+        EXPECT_TRUE(declared.parse("-h").help);
+        EXPECT_NE(declared.usage().find("-r N, --repeat"), std::string::npos) << declared.usage();
+        EXPECT_NE(declared.usage().find("-h, --help"), std::string::npos);
+        try
+        {
+            declared.parse("--repaet 3 f()");
+            FAIL() << "no error";
+        }
+        catch (const usage_error& e)
+        {
+            EXPECT_EQ(std::string(e.what()), "%demo: unknown option --repaet; did you mean -r? (see %demo -h)");
+        }
+        EXPECT_THROW(declared.integer(declared.parse("-r x f()"), "-r", 1, 1), usage_error);
+        EXPECT_THROW(declared.integer(declared.parse("-r 0 f()"), "-r", 1, 1), usage_error);
     }
 
     TEST(diagnostics, error_lines_come_from_the_cell_not_a_file)
