@@ -49,11 +49,6 @@ namespace xcuda::python
             return types;
         }
 
-        std::string type_name(PyObject* object)
-        {
-            return Py_TYPE(object)->tp_name;
-        }
-
         const char* kind_dtype_name(scalar_kind kind)
         {
             return scalar_kind_name(kind);

@@ -14,6 +14,7 @@
 // Threading: everything holds the GIL except the peak probe's copies and event waits.
 
 #include "py_common.hpp"
+#include "py_progress.hpp"
 
 #include <algorithm>
 #include <array>
@@ -26,6 +27,7 @@
 
 #include "cuda_session.hpp"
 #include "errors.hpp"
+#include "table_view.hpp"
 
 namespace xcuda::python
 {
@@ -135,55 +137,20 @@ namespace xcuda::python
                 return names;
             }
 
+            text_table table() const
+            {
+                return text_table{heading(), columns(), rows(), "", true};
+            }
+
             std::string text() const
             {
-                auto table = rows();
-                std::vector<std::size_t> widths;
-                for (const auto& column : columns())
-                {
-                    widths.push_back(column.size());
-                }
-                for (const auto& row : table)
-                {
-                    for (std::size_t c = 0; c < row.size(); ++c)
-                    {
-                        widths[c] = std::max(widths[c], row[c].size());
-                    }
-                }
-                auto line = [&](const std::vector<std::string>& cells) {
-                    std::string out;
-                    for (std::size_t c = 0; c < cells.size(); ++c)
-                    {
-                        out += (c ? "  " : "") + std::string(widths[c] - cells[c].size(), ' ') + cells[c];
-                    }
-                    return out + "\n";
-                };
-                std::string out = heading() + "\n" + line(columns());
-                for (const auto& row : table)
-                {
-                    out += line(row);
-                }
-                return out + peak_text();
+                return table_view::text(table()) + peak_text();
             }
 
             std::string html() const
             {
-                std::string out = "<div class=\"xcuda-bench\"><h4>" + html_escape(heading()) + "</h4><table><thead><tr>";
-                for (const auto& column : columns())
-                {
-                    out += "<th>" + html_escape(column) + "</th>";
-                }
-                out += "</tr></thead><tbody>";
-                for (const auto& row : rows())
-                {
-                    out += "<tr>";
-                    for (const auto& cell : row)
-                    {
-                        out += "<td style=\"text-align:right\">" + html_escape(cell) + "</td>";
-                    }
-                    out += "</tr>";
-                }
-                out += "</tbody></table><p>" + html_escape(peak_text()) + "</p>";
+                std::string out = "<div class=\"xcuda-bench\">" + table_view::html(table());
+                out += "<p>" + html_escape(peak_text()) + "</p>";
                 if (show_plot)
                 {
                     if (png_base64.empty())
@@ -247,137 +214,7 @@ namespace xcuda::python
             }
         };
 
-        // ---- the progress bar -------------------------------------------------------------------
-
-        // A one-line bar that updates in place: through IPython's display/update_display where the shell
-        // has a rich display publisher (a notebook kernel), with '\r' on sys.stderr when that is a
-        // terminal, else nowhere. It appears after the first size, for sweeps of more than 4 sizes or
-        // once a sweep has run longer than 1 s, so a failing first launch leaves nothing on screen.
-        class progress_bar
-        {
-        public:
-            progress_bar(bool enabled, std::string label, std::size_t total)
-                : m_label(std::move(label)), m_total(total), m_start(std::chrono::steady_clock::now())
-            {
-                if (!enabled)
-                {
-                    return;
-                }
-                py::object shell = py::none();
-                try
-                {
-                    shell = py::module_::import("IPython").attr("get_ipython")();
-                }
-                catch (py::error_already_set&)
-                {
-                    // IPython not importable: no notebook, so a terminal at most.
-                }
-                if (!shell.is_none() && py::hasattr(shell, "display_pub"))
-                {
-                    py::object base = py::module_::import("IPython.core.displaypub").attr("DisplayPublisher");
-                    if (!shell.attr("display_pub").get_type().is(base))
-                    {
-                        m_mode = mode::display;
-                        return;
-                    }
-                }
-                py::object stderr_stream = py::module_::import("sys").attr("stderr");
-                if (!stderr_stream.is_none() && py::hasattr(stderr_stream, "isatty") &&
-                    stderr_stream.attr("isatty")().cast<bool>())
-                {
-                    m_mode = mode::text;
-                    m_stream = stderr_stream;
-                }
-            }
-
-            // After size number `done` (1-based), n, has been timed.
-            void step(std::size_t done, long long n)
-            {
-                if (m_mode == mode::none)
-                {
-                    return;
-                }
-                if (!m_shown && (done >= m_total || (m_total <= 4 && elapsed() <= 1.0)))
-                {
-                    return;
-                }
-                std::string bar = "[" + std::string(24 * done / m_total, '#') + std::string(24 - 24 * done / m_total, '-') + "]";
-                show(m_label + " " + bar + " " + std::to_string(done) + "/" + std::to_string(m_total) + " sizes, n = " +
-                         std::to_string(n) + ", " + format("%.1f s", elapsed()),
-                     done);
-            }
-
-            // The last state: "saxpy: 17 sizes in 3.4 s", or why the sweep stopped. Only where the bar was shown.
-            void finish(const std::string& stopped, std::size_t done)
-            {
-                if (!m_shown)
-                {
-                    return;
-                }
-                std::string text = stopped.empty() ? m_label + ": " + std::to_string(m_total) + " sizes in " + format("%.1f s", elapsed())
-                                                   : m_label + ": stopped after " + std::to_string(done) + "/" +
-                                                         std::to_string(m_total) + " sizes (" + stopped + ")";
-                show(text, done);
-                if (m_mode == mode::text)
-                {
-                    m_stream.attr("write")("\n");
-                    m_stream.attr("flush")();
-                }
-            }
-
-        private:
-            enum class mode { none, display, text };
-
-            double elapsed() const
-            {
-                return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
-            }
-
-            void show(const std::string& text, std::size_t done)
-            {
-                if (m_mode == mode::display)
-                {
-                    py::dict bundle;
-                    bundle["text/plain"] = text;
-                    bundle["text/html"] = "<div><progress value=\"" + std::to_string(done) + "\" max=\"" +
-                                          std::to_string(m_total) + "\" style=\"width:16em\"></progress> " +
-                                          html_escape(text) + "</div>";
-                    if (!m_shown)
-                    {
-                        m_handle = py::module_::import("IPython.display")
-                                       .attr("display")(bundle, py::arg("raw") = true, py::arg("display_id") = true);
-                    }
-                    else
-                    {
-                        m_handle.attr("update")(bundle, py::arg("raw") = true);
-                    }
-                }
-                else
-                {
-                    std::size_t width = std::max(m_width, text.size());
-                    m_stream.attr("write")("\r" + text + std::string(width - text.size(), ' '));
-                    m_stream.attr("flush")();
-                    m_width = text.size();
-                }
-                m_shown = true;
-            }
-
-            std::string m_label;
-            std::size_t m_total;
-            std::chrono::steady_clock::time_point m_start;
-            mode m_mode = mode::none;
-            bool m_shown = false;
-            py::object m_handle;  // IPython DisplayHandle (display mode)
-            py::object m_stream;  // sys.stderr (text mode)
-            std::size_t m_width = 0;
-        };
-
         // ---- the sweep --------------------------------------------------------------------------
-
-        std::string type_name(py::handle object)
-        {
-            return Py_TYPE(object.ptr())->tp_name;
-        }
 
         std::vector<long long> sizes_from(py::handle object)
         {

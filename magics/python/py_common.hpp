@@ -44,6 +44,12 @@ namespace xcuda::python
 
     using text::html_escape;
 
+    // The Python type's name of object, for messages ("numpy.ndarray", "list").
+    inline std::string type_name(py::handle object)
+    {
+        return Py_TYPE(object.ptr())->tp_name;
+    }
+
     // str(object) as a C++ string (py::str's constructor is ambiguous for some pybind11 types).
     inline std::string str_of(py::handle object)
     {

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "cuda_module.hpp"
+#include "table_view.hpp"
 #include "cuda_session.hpp"
 #include "module_registry.hpp"
 
@@ -24,14 +25,9 @@ namespace xcuda::python
 
     namespace
     {
-        struct report_table
-        {
-            std::string title;
-            std::vector<std::string> columns;
-            std::vector<std::vector<std::string>> rows;
-            std::string empty_text;
-        };
+        using report_table = text_table;
 
+        // A few tables: HTML in notebooks (_repr_html_), aligned text elsewhere (__repr__).
         struct report
         {
             std::vector<report_table> tables;
@@ -41,28 +37,7 @@ namespace xcuda::python
                 std::string out = "<div class=\"xcuda-report\">";
                 for (const auto& table : tables)
                 {
-                    out += "<h4>" + html_escape(table.title) + "</h4>";
-                    if (table.rows.empty())
-                    {
-                        out += "<p>" + html_escape(table.empty_text) + "</p>";
-                        continue;
-                    }
-                    out += "<table><thead><tr>";
-                    for (const auto& column : table.columns)
-                    {
-                        out += "<th>" + html_escape(column) + "</th>";
-                    }
-                    out += "</tr></thead><tbody>";  // an all-empty header row is harmless in HTML
-                    for (const auto& row : table.rows)
-                    {
-                        out += "<tr>";
-                        for (const auto& cell : row)
-                        {
-                            out += "<td>" + html_escape(cell) + "</td>";
-                        }
-                        out += "</tr>";
-                    }
-                    out += "</tbody></table>";
+                    out += table_view::html(table);
                 }
                 return out + "</div>";
             }
@@ -72,46 +47,7 @@ namespace xcuda::python
                 std::string out;
                 for (const auto& table : tables)
                 {
-                    out += (out.empty() ? "" : "\n") + table.title + "\n";
-                    if (table.rows.empty())
-                    {
-                        out += "  " + table.empty_text + "\n";
-                        continue;
-                    }
-                    std::vector<std::size_t> widths(table.columns.size(), 0);
-                    for (std::size_t c = 0; c < table.columns.size(); ++c)
-                    {
-                        widths[c] = table.columns[c].size();
-                        for (const auto& row : table.rows)
-                        {
-                            widths[c] = std::max(widths[c], row[c].size());
-                        }
-                    }
-                    auto line = [&](const std::vector<std::string>& cells) {
-                        std::string text = " ";
-                        for (std::size_t c = 0; c < cells.size(); ++c)
-                        {
-                            text += " " + cells[c] + std::string(widths[c] - cells[c].size(), ' ') + " ";
-                        }
-                        while (!text.empty() && text.back() == ' ')
-                        {
-                            text.pop_back();
-                        }
-                        return text + "\n";
-                    };
-                    bool header = false;
-                    for (const auto& column : table.columns)
-                    {
-                        header = header || !column.empty();
-                    }
-                    if (header)
-                    {
-                        out += line(table.columns);
-                    }
-                    for (const auto& row : table.rows)
-                    {
-                        out += line(row);
-                    }
+                    out += (out.empty() ? "" : "\n") + table_view::text(table);
                 }
                 return out;
             }
