@@ -216,3 +216,14 @@ class LocalJupyterServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def shell():
+    """A plain IPython shell (no kernel) with `%load_ext xcuda`, shared by a test module."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "xcuda")
+    yield shell
+    InteractiveShell.clear_instance()

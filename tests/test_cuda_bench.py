@@ -56,14 +56,6 @@ def saxpy():
     return xcuda.compile(SAXPY, name="bench_saxpy").saxpy
 
 
-@pytest.fixture(scope="module")
-def shell():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "xcuda")
-    yield shell
-    InteractiveShell.clear_instance()
-
-
 @pytest.fixture
 def captured(shell, monkeypatch):
     """The shell's displays, as a notebook kernel's publisher would receive them."""

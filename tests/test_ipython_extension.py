@@ -14,14 +14,6 @@ SAXPY = """extern "C" __global__ void saxpy(float a, const float* x, const float
 """
 
 
-@pytest.fixture(scope="module")
-def shell():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "xcuda")
-    yield shell
-    InteractiveShell.clear_instance()
-
-
 def run(shell, code):
     result = shell.run_cell(code, store_history=False)
     return result

@@ -12,14 +12,6 @@ LINE_MAGICS = ["cuda_info", "cuda_status", "cuda_timeit", "cuda_bench", "cuda_re
 CELL_MAGICS = ["cuda", "cuda_header"]
 
 
-@pytest.fixture(scope="module")
-def shell():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "xcuda")
-    yield shell
-    InteractiveShell.clear_instance()
-
-
 @pytest.mark.parametrize("magic", LINE_MAGICS)
 @pytest.mark.parametrize("flag", ["-h", "--help"])
 def test_every_line_magic_shows_its_usage_for_h(shell, capsys, magic, flag):
