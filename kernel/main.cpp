@@ -19,6 +19,7 @@
 #include "zmq.hpp"
 
 #include "interrupt_guard.hpp"
+#include "output_buffer.hpp"
 #include "replaceable_server.hpp"
 #include "xcuda_history_manager.hpp"
 #include "xcuda_interpreter.hpp"
@@ -104,7 +105,10 @@ int main(int argc, char* argv[])
     remember_command_line(argc, argv);
     initialize_python(argv[0]);
 
-    auto interpreter = std::make_unique<xcuda::xcuda_interpreter>(xcuda_module_dir());
+    // Never destroyed: the kernel ends in std::exit, with the buffer's timer thread still waiting.
+    auto* output = new xcuda::output_buffer(std::chrono::milliseconds(100), std::size_t(1) << 20);
+    auto interpreter = std::make_unique<xcuda::xcuda_interpreter>(xcuda_module_dir(), *output);
+    xcuda::xcuda_interpreter& interpreter_ref = *interpreter;
     auto history_manager = std::make_unique<xcuda::xcuda_history_manager>(*interpreter);
 
     xeus::xconfiguration config = xeus::load_configuration(connection_file);
@@ -116,6 +120,13 @@ int main(int argc, char* argv[])
                          std::move(history_manager),
                          nullptr,
                          xeus::make_null_debugger);
+    auto& server = static_cast<xcuda::replaceable_server&>(kernel.get_server());
+    output->set_publisher([&server](const std::string& name, const std::string& text, const nl::json& parent) {
+        server.publish_stream(name, text, parent);
+    });
+    server.set_before_publish([output] { output->flush(); });
+    server.set_exit_check([&interpreter_ref] { return interpreter_ref.exit_requested(); },
+                          [&interpreter_ref] { interpreter_ref.shutdown_request(); });
     kernel.start();
     return 0;
 }

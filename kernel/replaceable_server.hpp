@@ -1,10 +1,14 @@
 #ifndef XCUDA_REPLACEABLE_SERVER_HPP
 #define XCUDA_REPLACEABLE_SERVER_HPP
 
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "xeus/xeus_context.hpp"
 #include "xeus/xkernel_configuration.hpp"
+#include "xeus/xguid.hpp"
 #include "xeus/xserver_shell_main.hpp"
 
 namespace xcuda
@@ -18,12 +22,24 @@ namespace xcuda
      * published its idle status, and before the next request is read, or that request would be lost.
      * Requests run on the main thread, and the idle status is the last thing published for a request,
      * so publish_impl is that point: when the environment holds XCUDA_REPLACE_AFTER_REPLY (set by
-     * %cuda_recover, naming the file of carried variables), it answers requests already queued with
-     * status "aborted" (they would die with the old image), gives the publisher a moment to send, then
-     * execs this kernel's own command line with XCUDA_RESTORE naming the file. exec keeps the
-     * pid, so the Jupyter server still sees a live kernel, and the notebook's sockets reconnect.
+     * %cuda_recover, naming the file of carried variables), it takes the requests already queued (a
+     * notebook runner sends the next cell the moment the faulting cell replies) until none has come for
+     * 500 ms, writes them beside that file (private, see base/private_files), then execs this kernel's own
+     * command line with XCUDA_RESTORE naming the file. exec keeps the pid, so the Jupyter server still sees
+     * a live kernel, and the clients' sockets reconnect; what they send meanwhile waits in their own queues.
+     * The new process runs the saved requests first, as if they had just arrived (busy, outputs, reply,
+     * idle), after giving the clients a moment to reconnect (XCUDA_REPLAY_DELAY_MS, default 1000): a PUB
+     * socket drops what it publishes before a subscriber is back, a ROUTER what it sends to a peer that is
+     * not. Nothing a client sent after the faulting reply is lost or answered "aborted".
      *
-     * Threading: publish_impl runs on the main thread (the shell's), which is where exec happens.
+     * It is also where iopub messages are put in order: before any message that is not a stream message,
+     * the before-publish hook runs (the kernel flushes buffered output there, see output_buffer), and
+     * publish_stream() lets that buffer publish from its own thread. xeus' shell publisher socket is not
+     * thread-safe, so every publish goes through one mutex (which also gives zmq the memory barrier it
+     * asks for when a socket changes threads).
+     *
+     * Threading: requests run on the main thread (the shell's), which is where exec happens; publish_impl
+     * and publish_stream may be called from any thread.
      */
     class __attribute__((visibility("hidden"))) replaceable_server : public xeus::xserver_shell_main
     {
@@ -34,8 +50,27 @@ namespace xcuda
         static std::unique_ptr<xeus::xserver> make(xeus::xcontext& context, const xeus::xconfiguration& config,
                                                    nl::json::error_handler_t handler);
 
+        // Runs before every iopub message other than a stream message; set once, before start().
+        void set_before_publish(std::function<void()> hook);
+        // Asked after each idle status: when it returns true (exit or quit ran in the cell), on_exit runs
+        // and the process ends, as after a shutdown_request; Jupyter then restarts the kernel.
+        void set_exit_check(std::function<bool()> requested, std::function<void()> on_exit);
+        // Publishes a stream message (name "stdout" or "stderr") with the given parent header.
+        void publish_stream(const std::string& name, const std::string& text, const nl::json& parent);
+
     protected:
         void publish_impl(xeus::xpub_message message, xeus::channel c) override;
+
+    private:
+        // xeus 2.4.1's xserver_shell_main::start_server, with the saved requests run before the shell loop.
+        void start_server(zmq::multipart_t& wire_message) override;
+        void replay_saved_requests();
+
+        std::function<void()> m_before_publish;
+        std::function<bool()> m_exit_requested;
+        std::function<void()> m_on_exit;
+        std::mutex m_publish_mutex;
+        std::string m_session = xeus::new_xguid();
     };
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "pybind11/eval.h"
 #include "pybind11_json/pybind11_json.hpp"
 
 #include "interrupt_guard.hpp"
@@ -56,8 +57,9 @@ namespace xcuda
         }
     }
 
-    xcuda_interpreter::xcuda_interpreter(std::string module_dir)
+    xcuda_interpreter::xcuda_interpreter(std::string module_dir, output_buffer& output)
         : m_module_dir(std::move(module_dir))
+        , m_output(output)
     {
     }
 
@@ -77,6 +79,8 @@ namespace xcuda
                            std::to_string(version_info.attr("minor").cast<int>()) + "." +
                            std::to_string(version_info.attr("micro").cast<int>());
         report_bare_exception_names();
+        buffer_standard_streams();
+        install_ask_exit();
         // A kernel started with SIGINT ignored (by a server launched with `&` from a script) inherits
         // that, and Python then installs no handler: interrupts would do nothing. Interrupting a cell
         // is the kernel's contract, so take SIGINT back (interrupt_guard still confines it to cells).
@@ -103,6 +107,76 @@ namespace xcuda
         });
         m_ipython_shell.attr("_showtraceback") = py::module_::import("types").attr("MethodType")(record_error,
                                                                                                 m_ipython_shell);
+    }
+
+    // sys.stdout and sys.stderr become text streams whose writes go to the output buffer (see output_buffer
+    // for when it publishes). A io.TextIOBase subclass, as ipykernel's OutStream, so that code checking
+    // for a text stream (logging, tqdm, print(file=...)) accepts it. Needs the GIL.
+    void xcuda_interpreter::buffer_standard_streams()
+    {
+        py::dict scope;
+        scope["_write"] = py::cpp_function([this](const std::string& name, const std::string& text) {
+            m_output.write(name, text);
+        });
+        scope["_flush"] = py::cpp_function([this] {
+            py::gil_scoped_release release;
+            m_output.flush();
+        });
+        py::exec(R"(
+import io
+
+class OutStream(io.TextIOBase):
+    """A cell's standard output or error: writes are buffered and published as stream messages."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, name):
+        super().__init__()
+        self._name = name
+        self.name = "<" + name + ">"
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        raise io.UnsupportedOperation("fileno: the kernel's output goes to the notebook, not to a file")
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError("write() argument must be str, not " + type(text).__name__)
+        _write(self._name, text)
+        return len(text)
+
+    def flush(self):
+        _flush()
+
+import sys
+sys.stdout = OutStream("stdout")
+sys.stderr = OutStream("stderr")
+)", scope);
+    }
+
+    // IPython's exit and quit call shell.ask_exit(), which XPythonShell lacks. As ipykernel's: mark the
+    // kernel to end after this cell, with the payload frontends know ({"source": "ask_exit"}); the kernel
+    // then closes its CUDA session and exits once the reply and idle status are sent (xcuda's server),
+    // and Jupyter restarts it. `exit(keep_kernel=True)` keeps it. Needs the GIL.
+    void xcuda_interpreter::install_ask_exit()
+    {
+        py::cpp_function ask_exit([this](py::object self) {
+            bool keep = py::hasattr(self, "keepkernel_on_exit") && !self.attr("keepkernel_on_exit").is_none() &&
+                        self.attr("keepkernel_on_exit").cast<bool>();
+            self.attr("payload_manager").attr("write_payload")(
+                py::dict("source"_a = "ask_exit", "keepkernel"_a = keep));
+            if (!keep)
+            {
+                m_exit_requested = true;
+            }
+        });
+        m_ipython_shell.attr("ask_exit") = py::module_::import("types").attr("MethodType")(ask_exit, m_ipython_shell);
     }
 
     // Needs the GIL. Never touches the CUDA driver: importing xcuda and registering its magics does not.
@@ -139,6 +213,13 @@ namespace xcuda
     {
         // Nothing may escape: xeus 2.4.1 sends no reply for a request whose handler throws, and the client
         // waits forever.
+        // The parent header is stable while this request runs: output written meanwhile goes with it.
+        m_output.set_parent(parent_header());
+        struct flush_at_end
+        {
+            output_buffer& output;
+            ~flush_at_end() { output.flush(); }  // what the cell printed, before its reply and idle status
+        } flush{m_output};
         try
         {
             nl::json reply;

@@ -7,6 +7,8 @@
 #include "pybind11/pybind11.h"
 #include "xeus-python/xinterpreter.hpp"
 
+#include "output_buffer.hpp"
+
 namespace nl = nlohmann;
 namespace py = pybind11;
 
@@ -16,7 +18,8 @@ namespace xcuda
      * xeus-python's interpreter with the `xcuda` IPython extension loaded, and with what xeus 2.4.1 /
      * xeus-python 0.14.3 get wrong fixed: replies to failed cells (ename is the bare class name, ename and
      * evalue in their places, no exception left to escape and hang the client), SIGINT confined to running
-     * cells, and kernel_info describing the Python actually running.
+     * cells, kernel_info describing the Python actually running, sys.stdout and sys.stderr buffered into
+     * few stream messages (output_buffer) instead of one per write, and exit/quit shutting the kernel down.
      *
      * Ownership: owned by the xeus kernel; owns the Python objects it holds (the shell via the base class,
      * the xcuda module). Python must be initialised before configure() and never finalised (xkernel::start
@@ -32,8 +35,12 @@ namespace xcuda
     {
     public:
 
-        // `module_dir` is the folder holding the `xcuda` module; it goes first on sys.path.
-        explicit xcuda_interpreter(std::string module_dir);
+        // `module_dir` is the folder holding the `xcuda` module; it goes first on sys.path. `output` receives
+        // what cells print; it must outlive the interpreter.
+        xcuda_interpreter(std::string module_dir, output_buffer& output);
+
+        // Set by exit/quit in a cell: the kernel ends once that cell's reply and idle status are out.
+        bool exit_requested() const noexcept { return m_exit_requested; }
 
         // The IPython shell; valid after configure(). Callers must hold the GIL to use it.
         const py::object& ipython_shell() const noexcept;
@@ -56,12 +63,16 @@ namespace xcuda
     private:
 
         void report_bare_exception_names();
+        void buffer_standard_streams();
+        void install_ask_exit();
         void load_xcuda_extension();
         nl::json corrected_error_reply(const nl::json& base_reply);
         nl::json reply_with_unreported_failure(nl::json base_reply);
         nl::json published_error_reply(const std::string& ename, const std::string& evalue, bool silent);
 
         std::string m_module_dir;
+        output_buffer& m_output;
+        bool m_exit_requested = false;
         std::string m_python_version;
         py::object m_xcuda_module;
     };
