@@ -98,3 +98,85 @@ def test_the_size_cap_evicts_the_least_recently_used_entries(tmp_path):
     assert len(entries(cache)) == 2
     assert compile_in_new_process(cache, source(7), XCUDA_CACHE_SIZE=cap) == "nvrtc"  # the oldest went
     assert compile_in_new_process(cache, source(9), XCUDA_CACHE_SIZE=cap) == "disk"
+
+
+# ---- trust: a folder or an entry someone else could have written is never read -------------------
+
+
+def compile_with_warnings(cache_dir, source_text):
+    code = textwrap.dedent(f"""
+        import sys, warnings
+        sys.path.insert(0, {MODULE_DIR!r})
+        import xcuda
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = xcuda.compile({source_text!r}, arch="compute_75")
+            xcuda.compile({source_text!r} + "// again", arch="compute_75")
+        print(module.origin)
+        for w in caught:
+            print("WARNING", w.message)
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=dict(os.environ, XCUDA_CACHE_DIR=str(cache_dir)), timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    return lines[0], [line[len("WARNING "):] for line in lines[1:]]
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o757])
+def test_a_cache_folder_others_can_write_is_not_used_and_says_so_once(tmp_path, mode):
+    cache = tmp_path / "shared"
+    cache.mkdir()
+    cache.chmod(mode)
+    origin, warnings = compile_with_warnings(cache, source(20))
+    assert origin == "nvrtc"
+    assert len(warnings) == 1 and str(cache) in warnings[0] and "writable by" in warnings[0]
+    assert "chmod 700" in warnings[0]
+    assert entries(cache) == []  # nothing written there either
+    origin, _ = compile_with_warnings(cache, source(20))
+    assert origin == "nvrtc"  # and nothing read
+
+
+def test_a_cache_folder_that_is_a_symbolic_link_is_not_used(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    origin, warnings = compile_with_warnings(link, source(21))
+    assert origin == "nvrtc" and len(warnings) == 1 and "symbolic link" in warnings[0]
+    assert entries(real) == []
+
+
+def plant(cache, how):
+    """Compiles source(22) into cache, then replaces its entry the way `how` says; returns the entry."""
+    assert compile_in_new_process(cache, source(22)) == "nvrtc"
+    [entry] = entries(cache)
+    data = entry.read_bytes()
+    if how == "symlink":
+        target = cache.parent / "elsewhere.xcc"
+        target.write_bytes(data)
+        entry.unlink()
+        entry.symlink_to(target)
+    elif how == "hard link":
+        os.link(entry, cache.parent / "second-name.xcc")
+    elif how == "group writable":
+        entry.chmod(0o660)
+    elif how == "another owner":
+        os.chown(entry, 65534, 65534)
+    return entry
+
+
+@pytest.mark.parametrize("how", ["symlink", "hard link", "group writable", "another owner"])
+def test_a_planted_entry_is_ignored(tmp_path, how):
+    if how == "another owner" and os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root (CI runs as root)")
+    cache = tmp_path / "cache"
+    plant(cache, how)
+    # The entry's bytes are a valid binary for this very source: only where it came from is wrong.
+    assert compile_in_new_process(cache, source(22)) == "nvrtc"
+
+
+def test_an_untouched_entry_is_still_a_hit(tmp_path):
+    cache = tmp_path / "cache"
+    plant(cache, "nothing")
+    assert compile_in_new_process(cache, source(22)) == "disk"

@@ -20,6 +20,7 @@ ipykernel the interpreter's own command line is used and PYTHONSTARTUP loads the
 
 import os
 import pickle
+import stat
 import sys
 import tempfile
 import threading
@@ -191,14 +192,68 @@ def _exec_after_idle(shell, executable, argv, environment):
     kernel._publish_status = publish_then_replace
 
 
+def write_private(data):
+    """Writes data to a new file, mode 0600, in a new folder of its own, mode 0700; returns the file's path.
+
+    The new process unpickles what it reads back, and unpickling runs code: nobody else may be able to have
+    written it (see read_private)."""
+    folder = tempfile.mkdtemp(prefix="xcuda-recover-")  # 0700, a fresh name: nobody else's
+    path = os.path.join(folder, "namespace.pickle")
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(handle, "wb") as file:
+        file.write(data)
+    return path
+
+
+def untrusted_because(folder, status):
+    """Why a file with fstat() `status` in `folder` may have been written by someone else ("" if it cannot)."""
+    folder_status = os.lstat(folder)
+    if stat.S_ISLNK(folder_status.st_mode) or not stat.S_ISDIR(folder_status.st_mode):
+        return f"its folder {folder} is not a plain folder"
+    if folder_status.st_uid != os.geteuid() or folder_status.st_mode & 0o022:
+        return f"its folder {folder} is not yours alone (owner {folder_status.st_uid}, mode {oct(folder_status.st_mode & 0o777)})"
+    if not stat.S_ISREG(status.st_mode):
+        return "it is not a regular file"
+    if status.st_uid != os.geteuid():
+        return f"it belongs to user {status.st_uid}"
+    if status.st_nlink != 1:
+        return f"it has {status.st_nlink} names (hard links)"
+    if status.st_mode & 0o022:
+        return f"others can write to it (mode {oct(status.st_mode & 0o777)})"
+    return ""
+
+
+def read_private(path):
+    """The bytes of a file write_private made, then the file and its folder are removed. Refuses (OSError)
+    a symbolic link, a file or folder not owned by this user or writable by others, a second hard link."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        raise OSError(f"cannot open {path}: {error.strerror} (a symbolic link is refused)") from None
+    try:
+        problem = untrusted_because(folder, os.fstat(handle))
+        if problem:
+            raise OSError(f"{path} is not trusted: {problem}")
+        with os.fdopen(handle, "rb") as file:
+            handle = None
+            return file.read()
+    finally:
+        if handle is not None:
+            os.close(handle)
+        for remove in (lambda: os.unlink(path), lambda: os.rmdir(folder)):
+            try:
+                remove()
+            except OSError:
+                pass
+
+
 def replace_process(shell, state):
     """Write the state, then have the kernel exec itself once the current request has replied."""
     global _replacing
     executable, argv, is_python = _command()
     state["numbered_by_ipython"] = is_python
-    handle, path = tempfile.mkstemp(prefix="xcuda-recover-", suffix=".pickle")  # mode 0600
-    with os.fdopen(handle, "wb") as file:
-        pickle.dump(state, file, protocol=pickle.HIGHEST_PROTOCOL)
+    path = write_private(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     _replacing = True
     if not is_python:
         # The xcuda kernel's server execs between this request and the next (kernel/replaceable_server).
@@ -280,13 +335,10 @@ def restore_if_requested(shell):
     import xcuda
 
     try:
-        with open(path, "rb") as file:
-            state = pickle.load(file)
-    finally:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+        state = pickle.loads(read_private(path))
+    except OSError as error:
+        print(f"xcuda: not restoring the variables of the replaced process: {error}", file=sys.stderr)
+        return None
     namespace = shell.user_ns
     failed = {}
     for name, module_name in state["modules"].items():

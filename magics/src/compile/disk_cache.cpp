@@ -1,11 +1,12 @@
 #include "disk_cache.hpp"
 
+#include "private_files.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -63,33 +64,6 @@ namespace xcuda
             return true;
         }
 
-        // mkdir -p, the last component 0700.
-        bool make_directory(const std::string& path)
-        {
-            std::string partial;
-            std::stringstream parts(path);
-            std::string part;
-            if (!path.empty() && path[0] == '/')
-            {
-                partial = "/";
-            }
-            while (std::getline(parts, part, '/'))
-            {
-                if (part.empty())
-                {
-                    continue;
-                }
-                partial += part;
-                if (::mkdir(partial.c_str(), partial.size() >= path.size() - 1 ? 0700 : 0755) != 0 && errno != EEXIST)
-                {
-                    return false;
-                }
-                partial += "/";
-            }
-            struct stat st;
-            return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-        }
-
         std::string environment(const char* name)
         {
             const char* value = std::getenv(name);
@@ -124,9 +98,24 @@ namespace xcuda
         , m_capacity(capacity_bytes)
         , m_enabled(enabled)
     {
-        if (m_enabled && !make_directory(m_directory))
+        if (!m_enabled)
+        {
+            return;
+        }
+        if (!private_files::make_folder(m_directory))
         {
             m_enabled = false;
+            return;
+        }
+        // A folder someone else can write to could hold a binary they planted: the cache is off for it.
+        std::string problem = private_files::folder_problem(m_directory);
+        if (!problem.empty())
+        {
+            m_enabled = false;
+            m_trust_problem = "the compile cache folder " + m_directory + " " + problem +
+                              ": another user could plant a binary there that this session would load and run, so "
+                              "the disk cache is off for it. Use a folder only you can write to (chmod 700 " +
+                              m_directory + ", or set XCUDA_CACHE_DIR to one).";
         }
     }
 
@@ -270,22 +259,10 @@ namespace xcuda
             return nullptr;
         }
         std::string path = path_for(key);
-        std::ifstream file(path, std::ios::binary);
-        if (!file)
+        std::string bytes;
+        if (!private_files::read(path, bytes))
         {
-            return nullptr;
-        }
-        file.seekg(0, std::ios::end);
-        std::streamoff size = file.tellg();
-        if (size <= 0)
-        {
-            return nullptr;
-        }
-        std::string bytes(static_cast<std::size_t>(size), '\0');
-        file.seekg(0);
-        if (!file.read(bytes.data(), size))
-        {
-            return nullptr;
+            return nullptr;  // missing, or not trusted (a link, another owner, a second hard link, writable by others)
         }
         auto result = deserialize(bytes, key);
         if (result)
@@ -354,7 +331,7 @@ namespace xcuda
             }
             std::string path = m_directory + "/" + name;
             struct stat st;
-            if (::stat(path.c_str(), &st) == 0)
+            if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
             {
                 entries.push_back({path, static_cast<std::uint64_t>(st.st_size),
                                    static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});

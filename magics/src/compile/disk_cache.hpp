@@ -17,7 +17,9 @@
 //
 // The full key (source, options, headers, NVRTC version) is stored and compared, so a hash collision
 // can never return another cell's binary. A file whose magic, length, content hash or fields do not
-// check out is a miss (and is replaced by the next store). Writes go to a temporary file in the same
+// check out is a miss (and is replaced by the next store). So is an entry that fails the private-files
+// rule (a link, another owner, a second hard link, writable by others), and a folder that fails it turns
+// the cache off (trust_problem() says why): see base/private_files. Writes go to a temporary file in the same
 // folder, then rename() over the entry: readers see a whole old entry or a whole new one, and two
 // processes storing the same entry at once are safe. Thread-safe: no shared state besides the files.
 
@@ -38,6 +40,9 @@ namespace xcuda
         disk_cache(std::string directory, std::uint64_t capacity_bytes, bool enabled);
 
         bool enabled() const noexcept { return m_enabled; }
+        // Why the cache is off although it was asked for: its folder fails the private-files rule
+        // (base/private_files). "" otherwise. Shown to the user once, as a warning.
+        const std::string& trust_problem() const noexcept { return m_trust_problem; }
         const std::string& directory() const noexcept { return m_directory; }
 
         std::shared_ptr<const compile_result> load(const std::string& key) const;
@@ -59,5 +64,6 @@ namespace xcuda
         std::string m_directory;
         std::uint64_t m_capacity;
         bool m_enabled;
+        std::string m_trust_problem;
     };
 }
