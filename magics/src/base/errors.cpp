@@ -68,6 +68,7 @@ namespace xcuda
         : error(call + " failed: " + description + " (nvrtcResult " + std::to_string(code) + ")")
         , m_call(std::move(call))
         , m_code(code)
+        , m_description(description)
     {
     }
 

@@ -145,10 +145,12 @@ namespace xcuda
         nvrtc_error(std::string call, int code, const std::string& description);
         const std::string& call() const noexcept { return m_call; }
         int code() const noexcept { return m_code; }
+        const std::string& description() const noexcept { return m_description; }
 
     private:
         std::string m_call;
         int m_code;
+        std::string m_description;
     };
 
     // NVRTC rejected the source. what() is the log (with the cell's own line numbers), the options

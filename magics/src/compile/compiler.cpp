@@ -1,5 +1,7 @@
 #include "compiler.hpp"
 
+#include <cstdlib>
+
 namespace xcuda
 {
     compiler::compiler()
@@ -10,6 +12,8 @@ namespace xcuda
     compiler::compiler(disk_cache disk)
         : m_disk(std::move(disk))
     {
+        const char* setting = std::getenv("XCUDA_COMPILE_PROCESS");
+        m_isolated = !(setting && std::string(setting) == "0");
     }
 
     compiler::output compiler::compile(const std::string& source, const compile_options& options,
@@ -28,7 +32,9 @@ namespace xcuda
         if (!result.binary)
         {
             result.origin = "nvrtc";
-            result.binary = std::make_shared<const compile_result>(nvrtc_compiler::compile(source, options, headers));
+            result.binary = std::make_shared<const compile_result>(
+                m_isolated ? compile_process::compile(source, options, headers, m_interrupt_check)
+                           : nvrtc_compiler::compile(source, options, headers));
             m_disk.store(result.key, *result.binary);
         }
         m_memory.insert(result.key, result.binary);

@@ -3,6 +3,9 @@
 // (whose result is stored in both). Every caller goes through compile(): a cell's first build, the
 // inspection compile with line information, a compile for a device of another arch, the PTX fallback.
 //
+// NVRTC itself runs in a child process (compile_process), so an interrupt or a compiler crash costs the
+// compile, not the session.
+//
 // Ownership: owns both caches; the Python module makes one compiler per process and hands it to the
 // module registry and the modules it builds. Thread-safe (the caches are), and holds no Python state,
 // so callers release the GIL around compile().
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "compile_cache.hpp"
+#include "compile_process.hpp"
 #include "disk_cache.hpp"
 #include "nvrtc_compiler.hpp"
 
@@ -40,8 +44,15 @@ namespace xcuda
         compile_cache& memory() noexcept { return m_memory; }
         disk_cache& disk() noexcept { return m_disk; }
 
+        // NVRTC runs in a child process (compile_process) unless XCUDA_COMPILE_PROCESS=0; the check is
+        // asked every 20 ms while it runs, and true stops the compile with interrupted_error.
+        void set_interrupt_check(compile_process::interrupt_check check) { m_interrupt_check = std::move(check); }
+        bool isolated() const noexcept { return m_isolated; }
+
     private:
         compile_cache m_memory;
         disk_cache m_disk;
+        compile_process::interrupt_check m_interrupt_check;
+        bool m_isolated = true;
     };
 }

@@ -1,0 +1,278 @@
+#include "compile_process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diagnostics.hpp"
+#include "disk_cache.hpp"
+#include "errors.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        // What the child sends back: one kind byte, then length-prefixed fields.
+        //   'R' a result: disk_cache::serialize("", result)
+        //   'C' compile_error: message, log, option count, options
+        //   'N' nvrtc_error: call, code (decimal text), message
+        //   'E' any other failure: message
+        void put_field(std::string& out, const std::string& field)
+        {
+            std::uint64_t size = field.size();
+            for (int i = 0; i < 8; ++i)
+            {
+                out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
+            }
+            out += field;
+        }
+
+        bool get_field(const std::string& in, std::size_t& at, std::string& field)
+        {
+            if (at + 8 > in.size())
+            {
+                return false;
+            }
+            std::uint64_t size = 0;
+            for (int i = 0; i < 8; ++i)
+            {
+                size |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+            }
+            at += 8;
+            if (size > in.size() - at)
+            {
+                return false;
+            }
+            field.assign(in, at, size);
+            at += size;
+            return true;
+        }
+
+        std::string outcome_of(const std::string& source, const compile_options& options,
+                               const std::map<std::string, std::string>& headers)
+        {
+            try
+            {
+                return "R" + disk_cache::serialize("", nvrtc_compiler::compile(source, options, headers));
+            }
+            catch (const compile_error& e)
+            {
+                std::string out = "C";
+                put_field(out, e.what());
+                put_field(out, e.log());
+                put_field(out, std::to_string(e.options().size()));
+                for (const std::string& option : e.options())
+                {
+                    put_field(out, option);
+                }
+                return out;
+            }
+            catch (const nvrtc_error& e)
+            {
+                std::string out = "N";
+                put_field(out, e.call());
+                put_field(out, std::to_string(e.code()));
+                put_field(out, e.description());
+                return out;
+            }
+            catch (const std::exception& e)
+            {
+                std::string out = "E";
+                put_field(out, e.what());
+                return out;
+            }
+        }
+
+        [[noreturn]] void run_child(int fd, const std::string& source, const compile_options& options,
+                                    const std::map<std::string, std::string>& headers)
+        {
+            std::string out = outcome_of(source, options, headers);
+            std::size_t written = 0;
+            while (written < out.size())
+            {
+                ssize_t n = ::write(fd, out.data() + written, out.size() - written);
+                if (n < 0 && errno == EINTR)
+                {
+                    continue;
+                }
+                if (n <= 0)
+                {
+                    ::_exit(3);
+                }
+                written += static_cast<std::size_t>(n);
+            }
+            ::_exit(0);  // no atexit handlers, no stdio flush: those belong to the parent
+        }
+
+        compile_result from_outcome(const std::string& bytes, const std::string& source)
+        {
+            std::size_t at = 1;
+            if (!bytes.empty() && bytes[0] == 'R')
+            {
+                auto result = disk_cache::deserialize(bytes.substr(1), "");
+                if (result)
+                {
+                    return *result;
+                }
+            }
+            else if (!bytes.empty() && bytes[0] == 'C')
+            {
+                std::string message;
+                std::string log;
+                std::string count;
+                if (get_field(bytes, at, message) && get_field(bytes, at, log) && get_field(bytes, at, count))
+                {
+                    std::vector<std::string> options(std::stoul(count));
+                    bool whole = true;
+                    for (std::string& option : options)
+                    {
+                        whole = whole && get_field(bytes, at, option);
+                    }
+                    if (whole)
+                    {
+                        throw compile_error(message, log, std::move(options),
+                                            diagnostics::parse(source, log, nvrtc_compiler::supported_archs()));
+                    }
+                }
+            }
+            else if (!bytes.empty() && bytes[0] == 'N')
+            {
+                std::string call;
+                std::string code;
+                std::string message;
+                if (get_field(bytes, at, call) && get_field(bytes, at, code) && get_field(bytes, at, message))
+                {
+                    throw nvrtc_error(call, std::stoi(code), message);
+                }
+            }
+            else if (!bytes.empty() && bytes[0] == 'E')
+            {
+                std::string message;
+                if (get_field(bytes, at, message))
+                {
+                    throw nvrtc_error("nvrtcCompileProgram", -1, message);
+                }
+            }
+            throw nvrtc_error("nvrtcCompileProgram", -1, "the compile process sent back a result that could not be read");
+        }
+
+        // The compile in this process, SIGINT held back on this thread until NVRTC has restored its handler.
+        compile_result compile_here(const std::string& source, const compile_options& options,
+                                    const std::map<std::string, std::string>& headers)
+        {
+            sigset_t interrupt;
+            sigset_t previous;
+            sigemptyset(&interrupt);
+            sigaddset(&interrupt, SIGINT);
+            pthread_sigmask(SIG_BLOCK, &interrupt, &previous);
+            struct restore
+            {
+                sigset_t mask;
+                ~restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+            } restore_mask{previous};
+            return nvrtc_compiler::compile(source, options, headers);
+        }
+    }
+
+    void compile_process::warm_up()
+    {
+        static std::once_flag once;
+        std::call_once(once, [] {
+            // An sm_XX target, so that ptxas (which NVRTC runs for CUBINs) is initialised too.
+            compile_options options;
+            options.arch = "sm_75";
+            try
+            {
+                compile_here("__global__ void xcuda_warm_up() {}\n", options, {});
+            }
+            catch (const std::exception&)
+            {
+                // A broken NVRTC says so in the real compile that follows.
+            }
+        });
+    }
+
+    compile_result compile_process::compile(const std::string& source, const compile_options& options,
+                                            const std::map<std::string, std::string>& headers,
+                                            const interrupt_check& interrupted)
+    {
+        warm_up();
+        int pipe_fds[2];
+        if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+        {
+            return compile_here(source, options, headers);
+        }
+        pid_t child = ::fork();
+        if (child < 0)
+        {
+            ::close(pipe_fds[0]);
+            ::close(pipe_fds[1]);
+            return compile_here(source, options, headers);
+        }
+        if (child == 0)
+        {
+            ::close(pipe_fds[0]);
+            run_child(pipe_fds[1], source, options, headers);
+        }
+        ::close(pipe_fds[1]);
+        int fd = pipe_fds[0];
+        std::string bytes;
+        bool stopped = false;
+        char chunk[65536];
+        for (;;)
+        {
+            pollfd wait{fd, POLLIN, 0};
+            int ready = ::poll(&wait, 1, 20);
+            if (ready > 0)
+            {
+                ssize_t n = ::read(fd, chunk, sizeof chunk);
+                if (n > 0)
+                {
+                    bytes.append(chunk, static_cast<std::size_t>(n));
+                    continue;
+                }
+                if (n == 0 || errno != EINTR)
+                {
+                    break;  // the child closed its end: done (or gone)
+                }
+            }
+            if (interrupted && interrupted())
+            {
+                ::kill(child, SIGKILL);
+                stopped = true;
+                break;
+            }
+        }
+        ::close(fd);
+        int status = 0;
+        while (::waitpid(child, &status, 0) < 0 && errno == EINTR)
+        {
+        }
+        bool clean = !stopped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (stopped || (!clean && interrupted && interrupted()))
+        {
+            throw interrupted_error("interrupted while NVRTC compiled the cell: the compile was stopped and nothing "
+                                    "was bound; run the cell again to compile it");
+        }
+        if (!clean)
+        {
+            std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status)) +
+                                                        " (" + strsignal(WTERMSIG(status)) + ")"
+                                                  : "exited with status " + std::to_string(WEXITSTATUS(status));
+            throw nvrtc_error("nvrtcCompileProgram", -1,
+                              "the NVRTC compile process " + how + " while compiling the cell; this session is "
+                              "unharmed. If it happens again with this source, NVRTC cannot compile it: simplify "
+                              "the cell, or report the source to NVIDIA");
+        }
+        return from_outcome(bytes, source);
+    }
+}
