@@ -55,9 +55,18 @@ def test_a_compile_error_replies_error_with_ename_compile_error_and_the_cell_lin
     reply, messages = execute(kernel, '%%cuda\nextern "C" __global__ void bad(int* x)\n{\n  x[0] = nothing_here;\n}\n')
     assert reply["status"] == "error"
     assert reply["ename"] == "CompileError"
-    assert "cell(3): error" in reply["evalue"]
+    assert reply["evalue"].startswith('1 error in the %%cuda cell, line 4, column')
     errors = [m for m in messages if m["msg_type"] == "error"]
     assert errors and errors[0]["content"]["ename"] == "CompileError"
+    # Shown once: the diagnostics as a display (full text too), then the error as one line, without
+    # IPython's frames (run_cell_magic, interactiveshell.py) or the re-quoted cell.
+    displays = [m for m in messages if m["msg_type"] == "display_data"]
+    assert len(displays) == 1
+    plain = displays[0]["content"]["data"]["text/plain"]
+    assert 'line 4, column 10: error: identifier "nothing_here" is undefined' in plain
+    assert "      x[0] = nothing_here;\n             ^" in plain
+    assert errors[0]["content"]["traceback"] == ["CompileError: " + reply["evalue"]]
+    assert "run_cell_magic" not in str(messages) and "interactiveshell" not in str(messages)
     reply, messages = execute(kernel, "40 + 2")
     assert reply["status"] == "ok" and "42" in text_of(messages)
 

@@ -48,4 +48,5 @@ def test_compile_errors_in_ipykernel_name_the_cell_line(ipykernel):
     run(ipykernel, "%load_ext xcuda")
     reply, _ = run(ipykernel, '%%cuda\nextern "C" __global__ void f(int* x)\n{\n  x[0] = undefined;\n}\n')
     assert reply["status"] == "error" and reply["ename"] == "CompileError"
-    assert "cell(3): error" in reply["evalue"]
+    assert "line 4, column" in reply["evalue"] and "undefined" in reply["evalue"]
+    assert len(reply["traceback"]) == 1

@@ -94,14 +94,28 @@ def test_cpp_kernels_without_extern_c_are_found_by_name(shell):
     assert kernel.symbol.startswith("_ZN4math9double_it")
 
 
-def test_compile_error_raises_compile_error_with_the_cell_line(shell):
+def test_compile_error_raises_compile_error_with_the_editors_line(shell, capsys):
     with pytest.raises(xcuda.CompileError) as error:
         shell.run_cell_magic("cuda", "", 'extern "C" __global__ void broken(int* x)\n{\n  x[0] = missing_name;\n}\n')
+    # Line 4 as the editor counts it: the %%cuda line is line 1.
     message = str(error.value)
-    assert "cell(3): error" in message
-    assert "missing_name" in message
-    assert "--gpu-architecture=" in message
-    assert error.value.options and "missing_name" in error.value.log
+    assert message == ('1 error in the %%cuda cell, line 4, column 10: identifier "missing_name" is undefined '
+                       "(shown above)")
+    assert "cell(4): error" in error.value.log
+    assert error.value.diagnostics[0]["line"] == 4 and error.value.diagnostics[0]["column"] == 10
+    assert any(option.startswith("--gpu-architecture=") for option in error.value.options)
+    shown = capsys.readouterr().out  # the diagnostics' text/plain, displayed once before the error
+    assert shown.rstrip("\n") == ('%%cuda cell\nline 4, column 10: error: identifier "missing_name" is undefined\n'
+                                  "      x[0] = missing_name;\n             ^")
+
+
+def test_the_api_compile_error_keeps_its_full_message(shell):
+    with pytest.raises(xcuda.CompileError) as error:
+        xcuda.compile('extern "C" __global__ void broken(int* x) { x[0] = missing_name; }\n')
+    message = str(error.value)
+    assert "cell(1): error" in message and "--gpu-architecture=" in message
+    with pytest.raises(NotImplementedError):  # so IPython shows its usual traceback for it
+        error.value._render_traceback_()
 
 
 def test_the_shell_keeps_working_after_a_compile_error(shell):

@@ -72,6 +72,10 @@ namespace xcuda::python
 
     // ---- errors (py_errors.cpp) ----
     void register_errors(py::module_& m);
+    // Raises xcuda.CompileError(summary) for an error whose diagnostics `shown` (lines moved by line_offset)
+    // are already on screen: its traceback is the summary alone.
+    [[noreturn]] void raise_shown_compile_error(const compile_error& error, const std::vector<diagnostic>& shown,
+                                                int line_offset, const std::string& summary);
 
     // ---- device arrays (py_device_array.cpp) ----
     // A typed, C-contiguous view of a device_buffer: what xcuda.to_device / empty / zeros return.

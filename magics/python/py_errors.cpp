@@ -18,6 +18,9 @@
 
 #include "py_common.hpp"
 
+#include <pybind11/eval.h>
+
+#include "diagnostics.hpp"
 #include "diagnostics_view.hpp"
 #include "errors.hpp"
 
@@ -148,6 +151,18 @@ namespace xcuda::python
             PyErr_SetObject(type, instance.ptr());
         }
 
+        py::list diagnostics_list(const std::vector<diagnostic>& messages)
+        {
+            py::list parsed;
+            for (const auto& d : messages)
+            {
+                parsed.append(py::dict(py::arg("line") = d.line, py::arg("column") = d.column,
+                                       py::arg("severity") = d.severity, py::arg("message") = d.message,
+                                       py::arg("source_line") = d.source_line, py::arg("hint") = d.hint));
+            }
+            return parsed;
+        }
+
         // A CudaError subclass raised without a failed driver call: call and code are None.
         void raise_without_call(PyObject* type, const std::string& message, const char* name)
         {
@@ -195,6 +210,18 @@ namespace xcuda::python
                                          "expression, out of memory, a broken installation). Attributes: call, code.");
         session_closed_type = new_exception(m, "SessionClosedError", PyExc_RuntimeError,
                                             "A buffer, stream or event of a CUDA session that was closed.");
+
+        // IPython renders an exception through _render_traceback_ when it has one. A CompileError whose
+        // diagnostics were already displayed (by %%cuda) shows as its one-line summary, without the frames
+        // of IPython's magic machinery; any other falls back to the usual traceback (raising here does that).
+        py::dict scope;
+        py::exec(R"(
+def _render_traceback_(self):
+    if not getattr(self, "_shown", False):
+        raise NotImplementedError("the usual traceback")
+    return [type(self).__name__ + ": " + str(self)]
+)", scope);
+        py::setattr(py::handle(compile_error_type), "_render_traceback_", scope["_render_traceback_"]);
 
         py::register_exception_translator([](std::exception_ptr pointer) {
             try
@@ -248,16 +275,10 @@ namespace xcuda::python
             }
             catch (const compile_error& e)
             {
-                py::list parsed;
-                for (const auto& d : e.parsed())
-                {
-                    parsed.append(py::dict(py::arg("line") = d.line, py::arg("column") = d.column,
-                                           py::arg("severity") = d.severity, py::arg("message") = d.message,
-                                           py::arg("source_line") = d.source_line, py::arg("hint") = d.hint));
-                }
                 raise_with(compile_error_type, e.what(),
                            py::dict(py::arg("log") = e.log(), py::arg("options") = e.options(),
-                                    py::arg("diagnostics") = parsed, py::arg("html") = diagnostics_view::html(e.parsed())));
+                                    py::arg("diagnostics") = diagnostics_list(e.parsed()),
+                                    py::arg("html") = diagnostics_view::html(e.parsed()), py::arg("_shown") = false));
             }
             catch (const signature_error& e)
             {
@@ -301,5 +322,15 @@ namespace xcuda::python
                 PyErr_SetString(PyExc_RuntimeError, e.what());
             }
         });
+    }
+
+    void raise_shown_compile_error(const compile_error& error, const std::vector<diagnostic>& shown, int line_offset,
+                                   const std::string& summary)
+    {
+        raise_with(compile_error_type, summary,
+                   py::dict(py::arg("log") = diagnostics::shifted_log(error.log(), line_offset),
+                            py::arg("options") = error.options(), py::arg("diagnostics") = diagnostics_list(shown),
+                            py::arg("html") = diagnostics_view::html(shown), py::arg("_shown") = true));
+        throw py::error_already_set();
     }
 }

@@ -11,6 +11,7 @@
 #include <pybind11/eval.h>
 
 #include "cuda_cell_arguments.hpp"
+#include "diagnostics.hpp"
 #include "diagnostics_view.hpp"
 #include "errors.hpp"
 #include "magic_arguments.hpp"
@@ -52,12 +53,16 @@ namespace xcuda::python
             }
             catch (const compile_error& error)
             {
-                // The messages with a caret under each, as HTML above the traceback; the traceback has the text.
+                // Shown once: the messages (where, what, the line with a caret, a hint), with the editor's line
+                // numbers (the %%cuda line is line 1), then a one-line CompileError without IPython's frames.
+                const int magic_line = 1;
+                std::vector<diagnostic> shown = diagnostics::shifted(error.parsed(), magic_line);
+                std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
                 py::module_::import("IPython.display").attr("display")(
-                    py::dict(py::arg("text/html") = diagnostics_view::html(error.parsed()),
-                             py::arg("text/plain") = std::to_string(error.parsed().size()) + " NVRTC message(s)"),
+                    py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
+                             py::arg("text/plain") = diagnostics_view::text(shown, cell_name)),
                     py::arg("raw") = true);
-                throw;
+                raise_shown_compile_error(error, shown, magic_line, diagnostics_view::summary(shown, cell_name));
             }
             py::object user_ns = shell.attr("user_ns");
             if (!options.name.empty())

@@ -237,6 +237,24 @@ namespace xcuda::python
         std::vector<int> previous;
     };
 
+    namespace
+    {
+        // The disk cache's folder failed the private-files rule: say so once per process, as a warning.
+        void warn_once_about_the_disk_cache()
+        {
+            static bool warned = false;
+            const std::string& problem = state().compiler.disk().trust_problem();
+            if (!warned && !problem.empty())
+            {
+                warned = true;
+                if (PyErr_WarnEx(PyExc_UserWarning, ("xcuda: " + problem).c_str(), 1) < 0)
+                {
+                    throw py::error_already_set();
+                }
+            }
+        }
+    }
+
     py::object compile_module(const std::string& source, const std::string& name, compile_options options)
     {
         if (options.arch.empty())
@@ -244,6 +262,7 @@ namespace xcuda::python
             // The default needs the session (the GPU's sm_XX); pick it while holding the GIL.
             options.arch = process_session().default_arch();
         }
+        warn_once_about_the_disk_cache();
         build_result built;
         {
             py::gil_scoped_release release;
@@ -264,16 +283,19 @@ namespace xcuda::python
     {
         // Waits for the GPU poll; these connect them to Python: Ctrl-C (Kernel > Interrupt) ends a
         // wait, and device printf output goes to sys.stdout, which is the cell's output in a notebook.
+        // A compile polls too (it runs in a child process that an interrupt stops).
         cuda_session& session = process_session();
-        session.set_interrupt_check([] {
+        auto interrupted = [] {
             py::gil_scoped_acquire acquire;
             if (PyErr_CheckSignals() != 0)
             {
-                PyErr_Clear();  // re-raised as KeyboardInterrupt with what is still running
+                PyErr_Clear();  // re-raised as KeyboardInterrupt saying what was stopped
                 return true;
             }
             return false;
-        });
+        };
+        session.set_interrupt_check(interrupted);
+        state().compiler.set_interrupt_check(interrupted);
         session.set_output_sink([](const std::string& text) {
             py::gil_scoped_acquire acquire;
             try

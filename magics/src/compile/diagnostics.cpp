@@ -236,4 +236,39 @@ namespace xcuda
         }
         return message;
     }
+
+    std::vector<diagnostic> diagnostics::shifted(std::vector<diagnostic> messages, int lines)
+    {
+        for (diagnostic& d : messages)
+        {
+            if (d.line > 0)
+            {
+                d.line += lines;
+            }
+        }
+        return messages;
+    }
+
+    std::string diagnostics::shifted_log(const std::string& log, int lines)
+    {
+        const std::string prefix = std::string(program_name) + "(";
+        std::string out;
+        std::istringstream in(log);
+        std::string line;
+        bool first = true;
+        while (std::getline(in, line))
+        {
+            out += first ? "" : "\n";
+            first = false;
+            std::size_t close = line.find(')', prefix.size());
+            if (line.rfind(prefix, 0) == 0 && close != std::string::npos && close > prefix.size() &&
+                line.find_first_not_of("0123456789", prefix.size()) == close && close - prefix.size() < 10)
+            {
+                int number = std::stoi(line.substr(prefix.size(), close - prefix.size()));
+                line = prefix + std::to_string(number + lines) + line.substr(close);
+            }
+            out += line;
+        }
+        return out;
+    }
 }

@@ -35,6 +35,11 @@ namespace xcuda
                                                 const std::string& status,
                                                 const std::vector<int>& supported_archs = {});
 
+        // The messages with `lines` added to each located line (a cell shown under a %%cuda line: +1).
+        static std::vector<diagnostic> shifted(std::vector<diagnostic> messages, int lines);
+        // The log with `lines` added to each "cell(N)" at the start of a line.
+        static std::string shifted_log(const std::string& log, int lines);
+
         // Lines first..last of source (clamped), each prefixed with its number; `mark` gets "> ".
         static std::string numbered_lines(const std::string& source, int first, int last,
                                           const std::vector<int>& marks);

@@ -1,6 +1,8 @@
 #pragma once
-// Compile diagnostics as a person reads them: HTML with the source line and a caret under the
-// column (themed with JupyterLab's CSS variables, light fallbacks), and the same in plain text.
+// Compile diagnostics as a person reads them, in HTML (notebooks) and in plain text (consoles, converted
+// notebooks) that say the same: where (the cell's name, line, column), what, the source line with a caret
+// under the column, and a hint for the known traps. Colours use JupyterLab's CSS variables with fallbacks
+// for Notebook 6 and nbconvert, so the text stays readable on dark themes.
 
 #include <string>
 #include <vector>
@@ -12,7 +14,13 @@ namespace xcuda
     class diagnostics_view
     {
     public:
-        // Each message with its source line, a caret under the column, and the hint.
-        static std::string html(const std::vector<diagnostic>& messages);
+        // `cell`: how to name the source in the heading ("%%cuda cell", "%%cuda --name blas"); "" for none.
+        static std::string html(const std::vector<diagnostic>& messages, const std::string& cell = "");
+        static std::string text(const std::vector<diagnostic>& messages, const std::string& cell = "");
+
+        // "line 4, column 8" (or "line 4", or "" when the message is not located).
+        static std::string where(const diagnostic& d);
+        // One line for a whole failed compile: "1 error in the %%cuda cell: line 4, column 8: ...".
+        static std::string summary(const std::vector<diagnostic>& messages, const std::string& cell);
     };
 }
