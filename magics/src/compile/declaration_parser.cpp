@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "constant_expression.hpp"
 #include "errors.hpp"
 
 namespace xcuda::cxx
@@ -14,7 +15,8 @@ namespace xcuda::cxx
         bool is_ignored_qualifier(const std::string& w)
         {
             return w == "__restrict__" || w == "__restrict" || w == "restrict" || w == "__grid_constant__"
-                   || w == "register" || w == "__device__" || w == "__constant__";
+                   || w == "register" || w == "__device__" || w == "__constant__" || w == "mutable"
+                   || w == "__device_builtin__";
         }
 
         // Attribute-like names followed by a parenthesized argument list that is skipped whole.
@@ -26,8 +28,9 @@ namespace xcuda::cxx
         }
     }
 
-    declaration_parser::declaration_parser(std::vector<token> toks)
+    declaration_parser::declaration_parser(std::vector<token> toks, std::vector<std::string> files)
         : m_toks(std::move(toks))
+        , m_files(std::move(files))
     {
     }
 
@@ -41,20 +44,47 @@ namespace xcuda::cxx
             const token& t = m_toks[i];
             if (is_punct(t, "{"))
             {
+                if (!m_scopes.empty() && m_scopes.back().is_record && is_brace_initializer(statement, i))
+                {
+                    std::size_t close = npos;
+                    try
+                    {
+                        close = match(i, m_toks.size(), "a member initializer");
+                    }
+                    catch (const signature_error&)
+                    {
+                        m_scopes.back().unknown = true;
+                    }
+                    if (close != npos)
+                    {
+                        i = close + 1;  // `int n{0};`: the braces belong to the member
+                        continue;
+                    }
+                }
                 open_scope(statement, i);
                 statement = ++i;
             }
             else if (is_punct(t, "}"))
             {
-                if (!m_scopes.empty())
-                {
-                    m_scopes.pop_back();
-                }
                 statement = ++i;
+                close_scope();
+                m_after.statement = statement;
             }
             else if (is_punct(t, ";"))
             {
-                record_alias(statement, i);
+                if (m_after.active && m_after.statement == statement)
+                {
+                    declare_after_type(i);
+                }
+                else if (!m_scopes.empty() && m_scopes.back().is_record)
+                {
+                    record_member(statement, i);
+                }
+                else
+                {
+                    record_alias(statement, i);
+                }
+                m_after.active = false;
                 statement = ++i;
             }
             else if (is_identifier(t, "__global__"))
@@ -217,6 +247,12 @@ namespace xcuda::cxx
     void declaration_parser::open_scope(std::size_t begin, std::size_t brace)
     {
         scope s;
+        if (open_record(begin, brace, s))
+        {
+            m_scopes.push_back(std::move(s));
+            return;
+        }
+        s = scope();
         std::size_t k = begin;
         if (identifier_at(k) && m_toks[k].text == "inline")
         {
@@ -261,6 +297,578 @@ namespace xcuda::cxx
             s.linkage = m_toks[k + 1].text == "\"C\"" ? 1 : 0;
         }
         m_scopes.push_back(std::move(s));
+    }
+
+    // `[typedef] struct|class|union [attributes] [Name] [final] [: bases] {` or
+    // `[typedef] enum [class] [Name] [: type] {`: fills `s` and returns true; false for any other brace.
+    bool declaration_parser::open_record(std::size_t begin, std::size_t brace, scope& s)
+    {
+        std::size_t k = begin;
+        if (k < brace && is_identifier(m_toks[k], "typedef"))
+        {
+            s.is_typedef = true;
+            ++k;
+        }
+        if (k >= brace || m_toks[k].kind != token_kind::identifier)
+        {
+            return false;
+        }
+        const std::string& keyword = m_toks[k].text;
+        if (keyword == "struct" || keyword == "class" || keyword == "union")
+        {
+            s.is_record = true;
+            s.is_union = keyword == "union";
+        }
+        else if (keyword == "enum")
+        {
+            s.is_enum = true;
+            if (k + 1 < brace && (is_identifier(m_toks[k + 1], "class") || is_identifier(m_toks[k + 1], "struct")))
+            {
+                ++k;
+            }
+        }
+        else
+        {
+            return false;
+        }
+        ++k;
+        try
+        {
+            bool unreadable = false;
+            s.alignment = alignment_in(k, brace, unreadable);
+            s.unknown = unreadable;
+            while (k < brace)
+            {
+                const token& t = m_toks[k];
+                if (is_punct(t, "[") && punct_at(k + 1, "["))
+                {
+                    k = match(k, brace, "an attribute") + 1;
+                }
+                else if (t.kind == token_kind::identifier && is_attribute_call(t.text) && punct_at(k + 1, "("))
+                {
+                    k = match(k + 1, brace, "an attribute") + 1;
+                }
+                else if (t.kind == token_kind::identifier && (is_ignored_qualifier(t.text) || t.text == "final"))
+                {
+                    ++k;
+                }
+                else if (t.kind == token_kind::identifier)
+                {
+                    s.record_name = t.text;
+                    ++k;
+                    if (punct_at(k, "<"))
+                    {
+                        return false;  // a partial or explicit specialization of a class template
+                    }
+                }
+                else if (is_punct(t, "::"))
+                {
+                    ++k;  // struct ns::Name { }: the last name is the record's
+                }
+                else
+                {
+                    break;
+                }
+            }
+            if (k < brace && is_punct(m_toks[k], ":"))
+            {
+                if (s.is_enum)
+                {
+                    declarator d = parse_declarator(k + 1, brace, "the underlying type of an enum");
+                    resolved_type r = resolve(d, line_at(k));
+                    if (!d.levels.empty() || r.kind == scalar_kind::unknown)
+                    {
+                        return false;
+                    }
+                    s.underlying = r;
+                    k = brace;
+                }
+                else
+                {
+                    for (const auto& part : split(k + 1, brace, true))
+                    {
+                        std::size_t b = part.first;
+                        while (b < part.second && m_toks[b].kind == token_kind::identifier &&
+                               (m_toks[b].text == "public" || m_toks[b].text == "private" ||
+                                m_toks[b].text == "protected" || m_toks[b].text == "virtual"))
+                        {
+                            s.unknown = s.unknown || m_toks[b].text == "virtual";
+                            ++b;
+                        }
+                        declarator d = parse_declarator(b, part.second, "a base class");
+                        resolved_type r = resolve(d, line_at(b));
+                        s.bases.push_back(r.layout && r.layout->is_record() ? r.layout : nullptr);
+                        if (r.layout && !r.layout->is_record() && r.layout->known() && r.layout->size == 1)
+                        {
+                            s.bases.back() = r.layout;  // an empty base
+                        }
+                    }
+                    k = brace;
+                }
+            }
+            if (k != brace)
+            {
+                return false;
+            }
+        }
+        catch (const signature_error&)
+        {
+            return false;
+        }
+        if (s.is_enum && s.underlying.kind == scalar_kind::unknown)
+        {
+            s.underlying = builtin_type({"int"}, 0);
+        }
+        return true;
+    }
+
+    // In a record, `{` after a member's name is its initializer (`int n{0};`, `float v[2] = {1, 2};`),
+    // not a scope: no keyword that opens one, no parentheses.
+    bool declaration_parser::is_brace_initializer(std::size_t begin, std::size_t brace) const
+    {
+        if (begin >= brace)
+        {
+            return false;
+        }
+        bool named = false;
+        for (std::size_t k = begin; k < brace; ++k)
+        {
+            const token& t = m_toks[k];
+            if (t.kind == token_kind::identifier)
+            {
+                const std::string& w = t.text;
+                if (w == "struct" || w == "class" || w == "union" || w == "enum" || w == "namespace" || w == "extern"
+                    || w == "typedef" || w == "template" || w == "operator")
+                {
+                    return false;
+                }
+                named = true;
+            }
+            else if (is_punct(t, "(") || is_punct(t, ")") || is_punct(t, "}") || is_punct(t, ":"))
+            {
+                return false;
+            }
+        }
+        const token& last = m_toks[brace - 1];
+        return named && (last.kind == token_kind::identifier || is_punct(last, "=") || is_punct(last, "]"));
+    }
+
+    // A closing brace: a record's layout or an enum's type becomes a named type, and the type of the
+    // declarators that may follow it.
+    void declaration_parser::close_scope()
+    {
+        m_after.active = false;
+        if (m_scopes.empty())
+        {
+            return;
+        }
+        scope s = std::move(m_scopes.back());
+        m_scopes.pop_back();
+        if (!s.is_record && !s.is_enum)
+        {
+            return;
+        }
+        resolved_type r;
+        if (s.is_enum)
+        {
+            r = s.underlying;
+        }
+        else if (!s.unknown)
+        {
+            auto layout = std::make_shared<value_layout>();
+            std::size_t offset = 0;
+            std::size_t alignment = std::max<std::size_t>(1, s.alignment);
+            auto up = [](std::size_t n, std::size_t a) { return a ? (n + a - 1) / a * a : n; };
+            auto place = [&layout](const std::string& name, std::size_t at, const value_layout::field* f,
+                                   const member* m) {
+                value_layout::field out = f ? *f : value_layout::field();
+                if (m)
+                {
+                    out.type = m->type;
+                    out.extents = m->extents;
+                }
+                out.name = name;
+                out.offset = at;
+                layout->fields.push_back(std::move(out));
+            };
+            for (const auto& base : s.bases)
+            {
+                if (!base || !base->known())
+                {
+                    s.unknown = true;
+                    break;
+                }
+                if (base->fields.empty())
+                {
+                    continue;  // an empty base takes no room
+                }
+                offset = up(offset, base->alignment);
+                for (const auto& f : base->fields)
+                {
+                    place(f.name, offset + f.offset, &f, nullptr);
+                }
+                offset += base->size;
+                alignment = std::max(alignment, base->alignment);
+            }
+            for (const member& m : s.members)
+            {
+                if (!m.type || !m.type->known())
+                {
+                    s.unknown = true;
+                    break;
+                }
+                std::size_t a = std::max(m.type->alignment, m.alignment);
+                std::size_t count = 1;
+                for (std::size_t e : m.extents)
+                {
+                    count *= e;
+                }
+                std::size_t size = m.type->size * count;
+                std::size_t at = s.is_union ? 0 : up(offset, a);
+                if (m.name.empty() && m.type->is_record() && m.extents.empty())
+                {
+                    for (const auto& f : m.type->fields)
+                    {
+                        place(f.name, at + f.offset, &f, nullptr);  // an anonymous struct or union member
+                    }
+                }
+                else
+                {
+                    place(m.name, at, nullptr, &m);
+                }
+                offset = s.is_union ? std::max(offset, size) : at + size;
+                alignment = std::max(alignment, a);
+            }
+            if (!s.unknown)
+            {
+                layout->alignment = alignment;
+                layout->size = std::max<std::size_t>(1, up(offset, alignment));
+                r.size = layout->size;
+                r.layout = std::move(layout);
+            }
+        }
+        std::string name = s.record_name;
+        if (name.empty())
+        {
+            name = "(anonymous " + std::string(s.is_enum ? "enum" : s.is_union ? "union" : "struct") + " " +
+                   std::to_string(++m_anonymous) + ")";
+        }
+        r.spelling = name;
+        m_types.define_alias(name, r);
+        std::string full = qualified(name);
+        if (full != name)
+        {
+            m_types.define_alias(full, r);
+        }
+        m_after.type = r;
+        m_after.type.spelling = name;
+        m_after.is_typedef = s.is_typedef;
+        m_after.active = true;
+        if (!m_scopes.empty() && m_scopes.back().is_record && !s.record_name.empty())
+        {
+            m_types.define_alias(m_scopes.back().record_name + "::" + name, r);
+        }
+    }
+
+    std::string declaration_parser::qualified(const std::string& name) const
+    {
+        std::string prefix;
+        for (const scope& s : m_scopes)
+        {
+            for (const std::string& n : s.names)
+            {
+                prefix += n + "::";
+            }
+            if (s.is_record && !s.record_name.empty())
+            {
+                prefix += s.record_name + "::";
+            }
+        }
+        return prefix + name;
+    }
+
+    // The largest alignas(N) / __align__(N) / __attribute__((aligned(N))) in [begin, end); 0 if none.
+    std::size_t declaration_parser::alignment_in(std::size_t begin, std::size_t end, bool& unreadable) const
+    {
+        std::size_t alignment = 0;
+        for (std::size_t k = begin; k < end; ++k)
+        {
+            const token& t = m_toks[k];
+            if (t.kind != token_kind::identifier ||
+                !(t.text == "alignas" || t.text == "__align__" || t.text == "__builtin_align__" || t.text == "aligned"
+                  || t.text == "__aligned__"))
+            {
+                continue;
+            }
+            if (!punct_at(k + 1, "("))
+            {
+                if (t.text == "aligned" || t.text == "__aligned__")
+                {
+                    alignment = std::max<std::size_t>(alignment, 16);  // GCC's largest alignment on x86-64
+                }
+                continue;
+            }
+            std::size_t close = match(k + 1, end, "an alignment");
+            constant_value v = evaluate_constant(m_toks, k + 2, close);
+            if (v.kind == constant_value::type::integer && v.value > 0 && v.value <= 4096)
+            {
+                alignment = std::max<std::size_t>(alignment, static_cast<std::size_t>(v.value));
+            }
+            else
+            {
+                resolved_type r = m_types.resolve_name(join_canonical(m_toks, k + 2, close));  // alignas(float4)
+                if (r.layout && r.layout->known())
+                {
+                    alignment = std::max(alignment, r.layout->alignment);
+                }
+                else
+                {
+                    unreadable = true;
+                }
+            }
+            k = close;
+        }
+        return alignment;
+    }
+
+    // `*p`, `q[4]`, `&r` after a comma: the first declarator's base type with its own declarator.
+    declarator declaration_parser::next_declarator(const declarator& first, std::size_t begin, std::size_t end) const
+    {
+        declarator d;
+        d.base_const = first.base_const;
+        d.base_volatile = first.base_volatile;
+        d.builtin = first.builtin;
+        d.type_name = first.type_name;
+        d.elaborated = first.elaborated;
+        for (std::size_t k = begin; k < end; ++k)
+        {
+            const token& t = m_toks[k];
+            if (is_punct(t, "*"))
+            {
+                d.levels.emplace_back();
+            }
+            else if (is_punct(t, "&") || is_punct(t, "&&"))
+            {
+                d.references += static_cast<int>(t.text.size());
+            }
+            else if (is_punct(t, "[") && !punct_at(k + 1, "["))
+            {
+                std::size_t close = match(k, end, "a declarator");
+                d.dims.push_back(join_canonical(m_toks, k + 1, close));
+                k = close;
+            }
+            else if (t.kind == token_kind::identifier && is_attribute_call(t.text) && punct_at(k + 1, "("))
+            {
+                k = match(k + 1, end, "an attribute");
+            }
+            else if (t.kind == token_kind::identifier && t.text == "const" && !d.levels.empty())
+            {
+                d.levels.back().is_const = true;
+            }
+            else if (t.kind == token_kind::identifier && !is_ignored_qualifier(t.text) && t.text != "const"
+                     && t.text != "volatile")
+            {
+                d.name = t.text;
+            }
+        }
+        return d;
+    }
+
+    // A statement in a record's braces: a data member (or several), or something that is not one.
+    void declaration_parser::record_member(std::size_t begin, std::size_t end)
+    {
+        scope& record = m_scopes.back();
+        std::size_t k = begin;
+        while (k + 1 < end && m_toks[k].kind == token_kind::identifier
+               && (m_toks[k].text == "public" || m_toks[k].text == "private" || m_toks[k].text == "protected")
+               && punct_at(k + 1, ":"))
+        {
+            k += 2;
+        }
+        if (k >= end || record.unknown)
+        {
+            return;
+        }
+        const std::string& first = m_toks[k].text;
+        if (first == "typedef" || first == "using")
+        {
+            record_alias(k, end);
+            return;
+        }
+        if (first == "static" || first == "friend" || first == "template" || first == "static_assert"
+            || first == "enum" || first == "struct" || first == "class" || first == "union" || first == "constexpr"
+            || first == "inline" || first == "operator" || first == "explicit" || first == "~")
+        {
+            if ((first == "struct" || first == "class" || first == "union" || first == "enum") && k + 2 < end)
+            {
+                // `struct Other member;`: an elaborated member type
+            }
+            else
+            {
+                return;
+            }
+        }
+        std::size_t cut = end;
+        int depth = 0;
+        for (std::size_t j = k; j < end; ++j)
+        {
+            const token& t = m_toks[j];
+            if (is_identifier(t, "virtual"))
+            {
+                record.unknown = true;  // a vtable pointer the layout cannot place
+                return;
+            }
+            if (t.kind != token_kind::punct)
+            {
+                continue;
+            }
+            if (t.text == "(" || t.text == "[" || t.text == "<")
+            {
+                ++depth;
+            }
+            else if (t.text == ")" || t.text == "]" || t.text == ">")
+            {
+                --depth;
+            }
+            else if (depth == 0 && (t.text == "=" || t.text == "{"))
+            {
+                cut = std::min(cut, j);  // a default member initializer
+            }
+            else if (depth == 0 && t.text == ":" && cut == end)
+            {
+                record.unknown = true;  // a bit-field
+                return;
+            }
+        }
+        bool unreadable = false;
+        std::size_t alignment = 0;
+        declarator d;
+        std::vector<std::pair<std::size_t, std::size_t>> parts;
+        try
+        {
+            alignment = alignment_in(k, cut, unreadable);
+            parts = split(k, cut, true);
+            d = parse_declarator(parts[0].first, parts[0].second, "a member");
+        }
+        catch (const signature_error&)
+        {
+            // A member function (or a constructor, an operator): not data. Anything else unreadable
+            // leaves the record without a layout.
+            bool function = false;
+            for (std::size_t j = k; j < cut; ++j)
+            {
+                function = function || is_punct(m_toks[j], "(");
+            }
+            record.unknown = record.unknown || !function;
+            return;
+        }
+        if (unreadable)
+        {
+            record.unknown = true;
+            return;
+        }
+        add_member(record, d, alignment);
+        for (std::size_t p = 1; p < parts.size(); ++p)
+        {
+            add_member(record, next_declarator(d, parts[p].first, parts[p].second), alignment);
+        }
+    }
+
+    void declaration_parser::add_member(scope& record, const declarator& d, std::size_t alignment)
+    {
+        if (d.name.empty() && d.levels.empty())
+        {
+            return;
+        }
+        member m;
+        m.name = d.name;
+        m.alignment = alignment;
+        if (d.references != 0 || d.pack)
+        {
+            record.unknown = true;
+            return;
+        }
+        if (!d.function_pointer.empty() || !d.levels.empty())
+        {
+            m.type = pointer_layout();
+        }
+        else
+        {
+            resolved_type r;
+            try
+            {
+                r = resolve(d, 0);
+            }
+            catch (const signature_error&)
+            {
+                record.unknown = true;
+                return;
+            }
+            m.type = r.levels.empty() ? r.layout : pointer_layout();
+        }
+        for (const std::string& dim : d.dims)
+        {
+            constant_value v = evaluate_constant(dim);
+            if (v.kind != constant_value::type::integer || v.value <= 0 || v.value > (1LL << 32))
+            {
+                record.unknown = true;
+                return;
+            }
+            m.extents.push_back(static_cast<std::size_t>(v.value));
+        }
+        if (!m.type)
+        {
+            record.unknown = true;
+            return;
+        }
+        record.members.push_back(std::move(m));
+    }
+
+    // `} a, *b;` after a record or enum: typedef names, members of the enclosing record, or
+    // variables (which change nothing here).
+    void declaration_parser::declare_after_type(std::size_t end)
+    {
+        declarator base;
+        base.type_name = m_after.type.spelling;
+        scope* record = (!m_scopes.empty() && m_scopes.back().is_record) ? &m_scopes.back() : nullptr;
+        std::size_t begin = m_after.statement;
+        if (begin >= end)
+        {
+            bool anonymous = m_after.type.spelling.rfind("(anonymous", 0) == 0;
+            if (record && anonymous && m_after.type.layout && m_after.type.layout->is_record())
+            {
+                member m;  // struct { union { float f; int i; }; }: its fields are the record's
+                m.type = m_after.type.layout;
+                record->members.push_back(std::move(m));
+            }
+            else if (record && anonymous && !m_after.type.layout)
+            {
+                record->unknown = record->unknown || m_after.type.spelling.find("enum") == std::string::npos;
+            }
+            return;
+        }
+        try
+        {
+            for (const auto& part : split(begin, end, true))
+            {
+                declarator d = next_declarator(base, part.first, part.second);
+                if (m_after.is_typedef)
+                {
+                    define_alias(d);
+                }
+                else if (record)
+                {
+                    add_member(*record, d, 0);
+                }
+            }
+        }
+        catch (const signature_error&)
+        {
+            if (record)
+            {
+                record->unknown = true;
+            }
+        }
     }
 
     // typedef T name; / using name = T; — remembered so that `name` resolves to T's kind.
@@ -344,7 +952,7 @@ namespace xcuda::cxx
         }
         resolved_type r;
         r.spelling = d.base_spelling();
-        if (!d.elaborated.empty() || m_template_names.count(d.type_name) != 0)
+        if (d.elaborated == "typename" || m_template_names.count(d.type_name) != 0)
         {
             return r;
         }
@@ -662,6 +1270,10 @@ namespace xcuda::cxx
             p.is_const = levels[levels.size() - 2].is_const;
         }
         p.size = p.is_pointer ? 8 : r.size;
+        if (levels.size() <= 1 && extents.empty())
+        {
+            p.layout = r.layout;
+        }
 
         if (!extents.empty())
         {
@@ -696,12 +1308,14 @@ namespace xcuda::cxx
             p.type += d.references == 2 ? "&&" : "&";
             p.kind = scalar_kind::unknown;
             p.size = 0;
+            p.layout = nullptr;
         }
         if (d.pack)
         {
             p.type += "...";
             p.kind = scalar_kind::unknown;
             p.size = 0;
+            p.layout = nullptr;
         }
         return p;
     }
@@ -817,6 +1431,8 @@ namespace xcuda::cxx
 
         k.name = m_toks[name].text;
         k.line = m_toks[name].line;
+        std::size_t file = static_cast<std::size_t>(m_toks[name].file);
+        k.file = file < m_files.size() ? m_files[file] : std::string();
         std::string qualifier;
         std::size_t q = name;
         while (q >= global + 2 && punct_at(q - 1, "::") && identifier_at(q - 2))

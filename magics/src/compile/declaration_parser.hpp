@@ -6,8 +6,10 @@
 // declaration around it: the template header and extern "C" before it, attributes (__launch_bounds__,
 // [[...]], __attribute__((...)), unknown macro-like attributes) skipped, the name as the first
 // identifier followed by its parameter list, and each parameter as a small declarator (base type, cv,
-// pointer levels, name, arrays, default). typedef/using aliases seen on the way are recorded in a
-// type_model, through which parameter types resolve to scalar kinds and sizes. A declaration and a
+// pointer levels, name, arrays, default). typedef/using aliases, enums and the data members of
+// structs, classes and unions seen on the way are recorded in a type_model (a record's layout is
+// worked out when its closing brace is met), through which parameter types resolve to scalar kinds,
+// sizes and layouts. A declaration and a
 // later definition with the same parameter types are merged into one entry, and so are the copies of
 // a kernel that source_lexer kept from the branches of an #if it could not decide.
 //
@@ -15,6 +17,7 @@
 // Owns its tokens and its type_model. One run() per object, on one thread.
 
 #include <cstddef>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -72,18 +75,48 @@ namespace xcuda::cxx
     class declaration_parser
     {
     public:
-        // The tokens as macro_expander left them.
-        explicit declaration_parser(std::vector<token> toks);
+        // The tokens as macro_expander left them; `files` names each token's file index ("" for the cell).
+        explicit declaration_parser(std::vector<token> toks, std::vector<std::string> files = {});
 
         // The kernels in source order; a kernel declared and later defined appears once.
         std::vector<kernel_signature> run();
 
     private:
+        // A data member of the record being read.
+        struct member
+        {
+            std::string name;
+            std::shared_ptr<const value_layout> type;
+            std::vector<std::size_t> extents;
+            std::size_t alignment = 0;  // alignas / __align__ on the member, 0 if none
+        };
+
         struct scope
         {
             bool is_namespace = false;
             std::vector<std::string> names;
             int linkage = -1;  // 1: extern "C" { }, 0: extern "C++" { }, -1: inherited
+            // struct/class/union { } or enum { }: what its closing brace defines
+            bool is_record = false;
+            bool is_union = false;
+            bool is_enum = false;
+            bool is_typedef = false;   // typedef struct { } name;
+            bool unknown = false;      // a member the layout cannot be worked out for
+            std::string record_name;   // "" when anonymous
+            std::size_t alignment = 0; // alignas / __align__ on the record
+            std::vector<std::shared_ptr<const value_layout>> bases;
+            std::vector<member> members;
+            resolved_type underlying;  // an enum's
+        };
+
+        // What a closing brace of a record or enum leaves for the declarators after it
+        // (`} name, *pointer;`): the type and whether they are typedef names.
+        struct after_type
+        {
+            std::size_t statement = 0;  // the token after the brace
+            resolved_type type;
+            bool is_typedef = false;
+            bool active = false;
         };
 
         const token* at(std::size_t i) const;
@@ -94,6 +127,15 @@ namespace xcuda::cxx
         std::size_t match_angle(std::size_t open, std::size_t limit) const;
         std::vector<std::pair<std::size_t, std::size_t>> split(std::size_t begin, std::size_t end, bool angles) const;
         void open_scope(std::size_t begin, std::size_t brace);
+        bool open_record(std::size_t begin, std::size_t brace, scope& s);
+        void close_scope();
+        bool is_brace_initializer(std::size_t begin, std::size_t brace) const;
+        void record_member(std::size_t begin, std::size_t end);
+        void declare_after_type(std::size_t end);
+        void add_member(scope& record, const declarator& d, std::size_t alignment);
+        std::size_t alignment_in(std::size_t begin, std::size_t end, bool& unreadable) const;
+        declarator next_declarator(const declarator& first, std::size_t begin, std::size_t end) const;
+        std::string qualified(const std::string& name) const;
         void record_alias(std::size_t begin, std::size_t end);
         void define_alias(const declarator& d);
         resolved_type resolve(const declarator& d, int line) const;
@@ -108,7 +150,10 @@ namespace xcuda::cxx
         static std::vector<kernel_signature> merge(std::vector<found_kernel>& found);
 
         std::vector<token> m_toks;
+        std::vector<std::string> m_files;
         std::vector<scope> m_scopes;
+        after_type m_after;
+        int m_anonymous = 0;
         type_model m_types;  // the aliases seen so far
         std::set<std::string> m_template_names;  // of the kernel being read: they shadow aliases
     };
