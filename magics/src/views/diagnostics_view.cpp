@@ -14,6 +14,7 @@ namespace xcuda
         {
             std::string severity = d.severity == "catastrophic error" ? "error" : d.severity;
             out += "<div class=\"" + escape(severity) + "\"><b>" +
+                   (d.file.empty() ? std::string() : "header cell " + escape(d.file) + (d.line ? ", " : ": ")) +
                    (d.line ? "line " + std::to_string(d.line) + (d.column ? ", column " + std::to_string(d.column) : "") + ": "
                            : std::string()) +
                    escape(d.severity) + "</b>: " + escape(d.message) + "</div>";
