@@ -97,7 +97,37 @@ namespace xcuda::cxx
                 ++i;
             }
         }
-        return merge(found);
+        std::vector<kernel_signature> kernels = merge(found);
+        // An explicit instantiation (template __global__ void f<256>(const float*, int);) often leaves
+        // its parameters unnamed: the template's names and default arguments are its own.
+        for (kernel_signature& instance : kernels)
+        {
+            std::size_t angle = instance.name.find('<');
+            if (angle == std::string::npos || instance.is_template())
+            {
+                continue;
+            }
+            std::string base = instance.qualified_name.substr(0, instance.qualified_name.find('<'));
+            for (const kernel_signature& t : kernels)
+            {
+                if (t.is_template() && t.qualified_name == base && t.parameters.size() == instance.parameters.size())
+                {
+                    for (std::size_t i = 0; i < t.parameters.size(); ++i)
+                    {
+                        if (instance.parameters[i].name.empty())
+                        {
+                            instance.parameters[i].name = t.parameters[i].name;
+                        }
+                        if (instance.parameters[i].default_value.empty())
+                        {
+                            instance.parameters[i].default_value = t.parameters[i].default_value;
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        return kernels;
     }
 
     const token* declaration_parser::at(std::size_t i) const
@@ -1430,6 +1460,10 @@ namespace xcuda::cxx
         }
 
         k.name = m_toks[name].text;
+        if (open != name + 1)
+        {
+            k.name += join_canonical(m_toks, name + 1, open);  // f<256>: an explicit instantiation
+        }
         k.line = m_toks[name].line;
         std::size_t file = static_cast<std::size_t>(m_toks[name].file);
         k.file = file < m_files.size() ? m_files[file] : std::string();

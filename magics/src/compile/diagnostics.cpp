@@ -246,8 +246,16 @@ namespace xcuda
             if (d.file == name_map)
             {
                 // NVRTC's own file of name expressions: the kernel it could not pick is the cell's.
-                if (d.message.find("overloaded function") == std::string::npos || overload_said)
+                if (overload_said)
                 {
+                    continue;  // its follow-up about the same name expression
+                }
+                if (d.message.find("overloaded function") == std::string::npos)
+                {
+                    d.file.clear();  // another message about a name expression: NVRTC's words, not located
+                    d.line = 0;
+                    d.hint = hint_for(d.message, supported_archs);
+                    result.push_back(d);
                     continue;
                 }
                 overload_said = true;
@@ -325,9 +333,21 @@ namespace xcuda
                     message += lines[i] + "\n";
                     continue;
                 }
+                std::size_t message_at = lines[i].find("): ");
+                std::string said = lines[i];
                 while (i + 1 < lines.size() && lines[i + 1].rfind("  ", 0) == 0)
                 {
                     ++i;  // its echo of "#pragma nv_mangled_name ..." and the caret
+                }
+                bool overload = false;
+                for (const auto& d : parsed)
+                {
+                    overload = overload || d.message.find("is overloaded") != std::string::npos;
+                }
+                if (!overload && message_at != std::string::npos)
+                {
+                    message += said.substr(message_at + 3) + "\n";
+                    continue;
                 }
                 for (const auto& d : parsed)
                 {

@@ -99,6 +99,17 @@ namespace xcuda
             }
             instances.push_back(it->instantiate(expression));
         }
+        for (const auto& signature : signatures)
+        {
+            // An explicit instantiation or specialization in the source (template __global__ void
+            // f<256>(...);) is found by its qualified name with the template arguments.
+            if (!signature.extern_c && !signature.is_template() && signature.name.find('<') != std::string::npos &&
+                std::find(options.name_expressions.begin(), options.name_expressions.end(), signature.qualified_name) ==
+                    options.name_expressions.end())
+            {
+                options.name_expressions.push_back(signature.qualified_name);
+            }
+        }
         signatures.insert(signatures.end(), instances.begin(), instances.end());
         for (const auto& signature : signatures)
         {
