@@ -266,20 +266,20 @@ namespace
              "__global__ void k(float* x) { x[0] = sq(x[0]); }\n",
              {{"k", "k", false, {}, 4, {pointer("x", "float*", "float", false, f32)}}}},
 
-            {"explicit_instantiation_is_a_separate_signature",
+            {"explicit_instantiation_is_a_separate_signature_named_as_its_template",
              "template <typename T>\n__global__ void k(T* x) {}\ntemplate __global__ void k<float>(float*);\n",
              {{"k", "k", false, {"typename T"}, 2, {pointer("x", "T*", "T", false, u)}},
-              {"k", "k", false, {}, 3, {pointer("", "float*", "float", false, f32)}}}},
+              {"k<float>", "k<float>", false, {}, 3, {pointer("x", "float*", "float", false, f32)}}}},
 
             {"out_of_line_definition_keeps_its_qualifier",
              "namespace ns { __global__ void k(int); }\n__global__ void ns::k(int n) {}\n",
              {{"k", "ns::k", false, {}, 2, {value("n", "int", i32, 4)}}}},
 
-            {"struct_parameters_and_grid_constant_have_no_kind",
+            {"struct_parameters_have_no_kind_but_their_size",
              "struct Params { float* x; int n; };\n"
              "__global__ void k(const __grid_constant__ Params p, struct Params q, Params* r) {}\n",
              {{"k", "k", false, {}, 2,
-               {value("p", "const Params", u, 0), value("q", "struct Params", u, 0),
+               {value("p", "const Params", u, 16), value("q", "struct Params", u, 16),
                 pointer("r", "Params*", "Params", false, u)}}}},
 
             {"unknown_attribute_macro_before_the_name_is_skipped",
