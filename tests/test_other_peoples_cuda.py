@@ -174,3 +174,13 @@ def test_a_const_pointers_numpy_array_is_not_copied_back():
     x = np.ones(32, np.float32)
     m.sneaky[1, 32](x)
     assert (x == 1).all()
+
+
+def test_headers_of_an_include_folder_are_read_like_header_cells(tmp_path):
+    (tmp_path / "util.h").write_text("#pragma once\ntypedef unsigned short half_word;\n"
+                                     "__global__ void clear(half_word* x, half_word v = 0) { x[threadIdx.x] = v; }\n")
+    m = xcuda.compile('#include "util.h"\n#include <cuda_fp16.h>\nextern "C" __global__ void own(half_word v) {}\n',
+                      arch="compute_80", include_dirs=[str(tmp_path), "/usr/local/cuda/include"])
+    assert m.kernels["clear"].file == "util.h"
+    assert m.kernels["own"].parameters[0]["dtype"] == np.uint16
+    assert m.kernels["clear"].parameters[1]["default"] == "0"

@@ -1,5 +1,6 @@
 #include "kernel_signature.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "declaration_parser.hpp"
 #include "macro_expander.hpp"
+#include "nvrtc_compiler.hpp"
 #include "source_lexer.hpp"
 #include "source_token.hpp"
 
@@ -133,6 +135,11 @@ namespace xcuda
                 }
                 for (const std::string& dir : m_context.include_dirs)
                 {
+                    const auto& toolkit = nvrtc_compiler::toolkit_include_dirs();
+                    if (std::find(toolkit.begin(), toolkit.end(), dir) != toolkit.end())
+                    {
+                        continue;  // -I of the toolkit's own folder: its types are built in, its text is not read
+                    }
                     std::ifstream in(dir + "/" + name, std::ios::binary);
                     if (!in)
                     {
