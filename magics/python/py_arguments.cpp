@@ -7,6 +7,7 @@
 
 #include "py_common.hpp"
 
+#include "constant_expression.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
 
@@ -151,15 +152,37 @@ namespace xcuda::python
             throw argument_type_error(plan.describe(index) + " takes a number, got " + type_name(object) + hint);
         }
 
-        void convert_opaque(launch_plan& plan, std::size_t index, PyObject* object)
+        void convert_opaque(launch_plan& plan, std::size_t index, PyObject* object, const kernel_parameter& parameter)
         {
             Py_buffer view;
             if (PyObject_GetBuffer(object, &view, PyBUF_C_CONTIGUOUS) != 0)
             {
                 PyErr_Clear();
+                py::object dtype = dtype_of_parameter(parameter);
+                if (!dtype.is_none() && (PyTuple_Check(object) || PyList_Check(object)))
+                {
+                    // float4 from (1, 2, 3, 4), a struct from a tuple of its fields: numpy packs it.
+                    py::array value;
+                    try
+                    {
+                        value = py::module_::import("numpy").attr("array")(py::handle(object), dtype);
+                    }
+                    catch (py::error_already_set& e)
+                    {
+                        throw argument_type_error(plan.describe(index) + ": " + str_of(py::handle(object)) +
+                                                  " does not make a value of dtype " + str_of(dtype) + " (" +
+                                                  e.what() + ")");
+                    }
+                    plan.store_bytes(index, value.data(), static_cast<std::size_t>(value.nbytes()));
+                    return;
+                }
+                std::string expected = dtype.is_none()
+                                           ? std::string("a matching structured dtype")
+                                           : "dtype " + str_of(dtype) + " (kernel.parameters[" + std::to_string(index) +
+                                                 "]['dtype']), or a tuple of its fields";
                 throw argument_type_error(plan.describe(index) +
-                                          " is passed by value as raw bytes: give a numpy scalar or 0-d array of a "
-                                          "matching structured dtype, or a bytes object of the type's size; got " +
+                                          " is passed by value as raw bytes: give a numpy scalar or 0-d array of " +
+                                          expected + ", or a bytes object of the type's size; got " +
                                           type_name(object));
             }
             try
@@ -318,6 +341,124 @@ namespace xcuda::python
                                     "'s memory with xcuda.enable_peer_access(" + c + ", " + o + ")");
     }
 
+    namespace
+    {
+        // The value of a parameter's default argument, or null when it is not a constant xcuda can read.
+        py::object default_value(const kernel_parameter& parameter)
+        {
+            cxx::constant_value v = cxx::evaluate_constant(parameter.default_value);
+            using type = cxx::constant_value::type;
+            if (parameter.is_pointer)
+            {
+                bool null = v.kind == type::null_pointer || (v.kind == type::integer && v.value == 0);
+                return null ? py::object(py::none()) : py::object();
+            }
+            switch (v.kind)
+            {
+            case type::integer:
+                return v.is_unsigned ? py::object(py::int_(static_cast<unsigned long long>(v.value)))
+                                     : py::object(py::int_(v.value));
+            case type::floating: return py::float_(v.real);
+            case type::boolean: return py::bool_(v.value != 0);
+            default: return py::object();
+            }
+        }
+
+        std::string names_of(const std::vector<std::string>& names)
+        {
+            std::string text;
+            for (std::size_t i = 0; i < names.size(); ++i)
+            {
+                text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+            }
+            return text;
+        }
+    }
+
+    void complete_arguments(const cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, PyObject* kwnames,
+                            completed_arguments& out)
+    {
+        const kernel_signature& signature = kernel.signature();
+        const std::vector<kernel_parameter>& parameters = signature.parameters;
+        std::size_t keywords = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
+        if (signature.is_template() || nargs > parameters.size())
+        {
+            if (keywords != 0 && signature.is_template())
+            {
+                throw argument_type_error("kernel '" + signature.name + "' is a template: instantiate it before "
+                                          "passing arguments by name");
+            }
+            out.pointers.assign(args, args + nargs);  // bind_arguments says what is wrong
+            return;
+        }
+        out.pointers.assign(parameters.size(), nullptr);
+        std::copy(args, args + nargs, out.pointers.begin());
+        for (std::size_t k = 0; k < keywords; ++k)
+        {
+            const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, static_cast<Py_ssize_t>(k)));
+            if (name == nullptr)
+            {
+                throw py::error_already_set();
+            }
+            std::size_t index = 0;
+            while (index < parameters.size() && parameters[index].name != name)
+            {
+                ++index;
+            }
+            if (index == parameters.size())
+            {
+                std::vector<std::string> known;
+                for (const auto& p : parameters)
+                {
+                    if (!p.name.empty())
+                    {
+                        known.push_back("'" + p.name + "'");
+                    }
+                }
+                throw argument_type_error("kernel " + signature.to_string() + " has no parameter named '" + name +
+                                          "'" + (known.empty() ? std::string() : "; its parameters are " + names_of(known)));
+            }
+            if (out.pointers[index] != nullptr)
+            {
+                throw argument_type_error("kernel " + signature.to_string() + " got parameter " +
+                                          std::to_string(index) + " '" + name + "' twice: by position and by name");
+            }
+            out.pointers[index] = args[nargs + k];
+        }
+        std::vector<std::string> missing;
+        for (std::size_t i = 0; i < parameters.size(); ++i)
+        {
+            if (out.pointers[i] != nullptr)
+            {
+                continue;
+            }
+            const kernel_parameter& parameter = parameters[i];
+            std::string label = parameter.name.empty() ? "parameter " + std::to_string(i) : "'" + parameter.name + "'";
+            if (parameter.default_value.empty())
+            {
+                missing.push_back(label);
+                continue;
+            }
+            py::object value = default_value(parameter);
+            if (!value)
+            {
+                throw argument_type_error("kernel " + signature.to_string() + ": " + label + " defaults to '" +
+                                          parameter.default_value + "', which is not a constant xcuda can "
+                                          "evaluate; pass it");
+            }
+            out.pointers[i] = value.ptr();
+            out.owned.push_back(std::move(value));
+        }
+        if (!missing.empty())
+        {
+            std::size_t given = nargs + keywords;
+            throw argument_type_error("kernel " + signature.to_string() + " takes " + std::to_string(parameters.size()) +
+                                      " argument" + (parameters.size() == 1 ? "" : "s") + ", got " +
+                                      std::to_string(given) + ": " + names_of(missing) + (missing.size() == 1 ? " has" : " have") +
+                                      " no default argument");
+        }
+    }
+
     void bind_arguments(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, CUstream stream,
                         bound_arguments& bound)
     {
@@ -346,7 +487,7 @@ namespace xcuda::python
             switch (slots[i].cls)
             {
             case parameter_class::scalar: convert_scalar(plan, i, object); break;
-            case parameter_class::opaque: convert_opaque(plan, i, object); break;
+            case parameter_class::opaque: convert_opaque(plan, i, object, kernel.signature().parameters[i]); break;
             case parameter_class::pointer:
                 if (Py_TYPE(object) == array_type)
                 {

@@ -95,6 +95,12 @@ namespace xcuda::python
     scalar_kind kind_of_dtype(const py::dtype& dtype);
     // The numpy dtype matching a scalar kind, or None.
     py::object dtype_of_kind(scalar_kind kind);
+    // The numpy dtype of a value layout: a scalar's, uint64 for a pointer, a structured dtype with the
+    // fields at their offsets and the record's itemsize for a struct or CUDA vector type, V<size> for
+    // bytes numpy has no kind for (bfloat16, fp8); None when the layout is not known.
+    py::object dtype_of_layout(const std::shared_ptr<const value_layout>& layout);
+    // A parameter's dtype: of its value, or of its pointee for a pointer; None when not known.
+    py::object dtype_of_parameter(const kernel_parameter& parameter);
     // The Python type object of DeviceArray, for exact-type checks on the launch path.
     PyTypeObject* device_array_type();
 
@@ -119,6 +125,17 @@ namespace xcuda::python
         std::size_t array_bytes = 0;                // bytes of all array arguments (for bandwidth figures)
         std::vector<std::shared_ptr<void>> dlpack_tensors;  // imported DLPack tensors, released after the launch
     };
+    // The arguments of a call that gave some by name (kwnames, vectorcall's: their values follow the
+    // nargs positional ones) or left some out: in the order of the signature, the parameters left out
+    // filled with their default arguments. Only called when a call needs it: a call with every
+    // argument positional goes straight to bind_arguments.
+    struct completed_arguments
+    {
+        std::vector<PyObject*> pointers;  // borrowed from the call, or from `owned`
+        std::vector<py::object> owned;    // the defaults' values
+    };
+    void complete_arguments(const cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, PyObject* kwnames,
+                            completed_arguments& out);
     // Converts args through kernel's plan into its argument block. Raises TypeError/ValueError for a
     // wrong count or type before any GPU work; CudaUnavailableError when pointers need a GPU and
     // there is none.

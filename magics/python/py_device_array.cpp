@@ -6,6 +6,8 @@
 
 #include "py_common.hpp"
 
+#include <set>
+
 #include <cstring>
 #include <numeric>
 
@@ -229,6 +231,84 @@ namespace xcuda::python
         default: return py::none();
         }
         return py::dtype(name);
+    }
+
+    namespace
+    {
+        py::object field_dtype(const std::shared_ptr<const value_layout>& layout)
+        {
+            py::object d = dtype_of_layout(layout);
+            if (d.is_none() && layout && layout->known())
+            {
+                d = py::dtype("V" + std::to_string(layout->size));
+            }
+            return d;
+        }
+    }
+
+    py::object dtype_of_layout(const std::shared_ptr<const value_layout>& layout)
+    {
+        if (!layout || !layout->known())
+        {
+            return py::none();
+        }
+        if (layout->is_pointer)
+        {
+            return py::dtype("uint64");
+        }
+        if (layout->kind != scalar_kind::unknown)
+        {
+            return dtype_of_kind(layout->kind);
+        }
+        if (!layout->is_record())
+        {
+            return py::dtype("V" + std::to_string(layout->size));
+        }
+        py::list names;
+        py::list formats;
+        py::list offsets;
+        std::set<std::string> used;
+        for (const auto& field : layout->fields)
+        {
+            py::object format = field_dtype(field.type);
+            if (format.is_none())
+            {
+                return py::none();
+            }
+            if (!field.extents.empty())
+            {
+                format = py::dtype::from_args(py::make_tuple(format, py::tuple(py::cast(field.extents))));
+            }
+            // numpy needs unique, non-empty names: a base's field hidden by the derived class's gets a suffix.
+            std::string name = field.name.empty() ? "f" + std::to_string(used.size()) : field.name;
+            for (int n = 1; used.count(name) != 0; ++n)
+            {
+                name = (field.name.empty() ? "f" : field.name) + "_" + std::to_string(n);
+            }
+            used.insert(name);
+            names.append(name);
+            formats.append(format);
+            offsets.append(field.offset);
+        }
+        py::dict spec;
+        spec["names"] = names;
+        spec["formats"] = formats;
+        spec["offsets"] = offsets;
+        spec["itemsize"] = layout->size;
+        return py::module_::import("numpy").attr("dtype")(spec);
+    }
+
+    py::object dtype_of_parameter(const kernel_parameter& parameter)
+    {
+        if (parameter.layout)
+        {
+            py::object d = dtype_of_layout(parameter.layout);
+            if (!d.is_none() || parameter.layout->kind != scalar_kind::unknown)
+            {
+                return d;
+            }
+        }
+        return dtype_of_kind(parameter.kind);
     }
 
     PyTypeObject* device_array_type()

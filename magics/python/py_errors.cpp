@@ -156,7 +156,7 @@ namespace xcuda::python
             py::list parsed;
             for (const auto& d : messages)
             {
-                parsed.append(py::dict(py::arg("line") = d.line, py::arg("column") = d.column,
+                parsed.append(py::dict(py::arg("file") = d.file, py::arg("line") = d.line, py::arg("column") = d.column,
                                        py::arg("severity") = d.severity, py::arg("message") = d.message,
                                        py::arg("source_line") = d.source_line, py::arg("hint") = d.hint));
             }
@@ -185,7 +185,8 @@ namespace xcuda::python
         compile_error_type = new_exception(m, "CompileError", PyExc_RuntimeError,
                                            "NVRTC could not compile the source. Attributes: log (NVRTC's log, "
                                            "with the cell's own line numbers), options (what NVRTC was given), "
-                                           "diagnostics (a dict per message: line, column, severity, message, "
+                                           "diagnostics (a dict per message: file ('' for the cell, else the "
+                                           "header cell's name), line (in that file), column, severity, message, "
                                            "source_line, hint) and html (the messages with a caret under each).");
         signature_error_type = new_exception(m, "SignatureError", PyExc_ValueError,
                                              "A __global__ declaration could not be read. Attribute: line.");

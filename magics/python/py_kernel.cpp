@@ -74,7 +74,10 @@ namespace xcuda::python
                 entry["type"] = parameter.type;
                 entry["pointer"] = parameter.is_pointer;
                 entry["const"] = parameter.is_const;
-                entry["dtype"] = dtype_of_kind(parameter.kind);
+                entry["dtype"] = dtype_of_parameter(parameter);
+                entry["size"] = parameter.size;
+                entry["default"] = parameter.default_value.empty() ? py::object(py::none())
+                                                                   : py::object(py::str(parameter.default_value));
                 result.append(entry);
             }
             return result;
@@ -250,12 +253,17 @@ KernelTiming
             .def_property_readonly("qualified_name",
                                    [](const py_kernel& k) { return k.kernel->signature().qualified_name; },
                                    "The name with its namespaces.")
+            .def_property_readonly("file", [](const py_kernel& k) { return k.kernel->signature().file; },
+                                   "Where the kernel is defined: \"\" for the cell itself, else the header cell (or "
+                                   "-I header) the cell includes it from.")
             .def_property_readonly("symbol", [](const py_kernel& k) { return k.kernel->symbol(); },
                                    "The symbol in the binary (the mangled name unless extern \"C\").")
             .def_property_readonly("signature", [](const py_kernel& k) { return k.kernel->signature().to_string(); },
                                    "The C++ signature as parsed.")
             .def_property_readonly("parameters", [](const py_kernel& k) { return parameters(k.kernel->signature()); },
-                                   "A list of dicts: name, type, pointer, const, dtype.")
+                                   "A list of dicts: name, type, pointer, const, dtype (of the value, or of the pointee for a pointer; a "
+                                   "structured dtype for a struct or CUDA vector type), size (bytes passed), default (the "
+                                   "default argument as written, or None).")
             .def_property_readonly("is_template", [](const py_kernel& k) { return k.kernel->signature().is_template(); },
                                    "Whether the kernel is a template (needs instantiation to launch).")
             .def_property_readonly("module", [](const py_kernel& k) { return wrap_module(k.kernel->module()); },

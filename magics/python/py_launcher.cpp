@@ -92,14 +92,19 @@ namespace xcuda::python
         PyObject* launcher_vectorcall(PyObject* callable, PyObject* const* args, std::size_t nargsf, PyObject* kwnames)
         {
             auto* self = reinterpret_cast<launcher_object*>(callable);
-            if (kwnames && PyTuple_GET_SIZE(kwnames) != 0)
-            {
-                PyErr_SetString(PyExc_TypeError, "kernel arguments are positional, in the order of the C++ signature");
-                return nullptr;
-            }
+            std::size_t nargs = PyVectorcall_NARGS(nargsf);
             try
             {
-                launch(self, args, PyVectorcall_NARGS(nargsf));
+                if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) && nargs >= self->kernel->plan().arity())
+                {
+                    launch(self, args, nargs);  // every argument positional: the hot path
+                }
+                else
+                {
+                    completed_arguments completed;  // by name, or left to their defaults
+                    complete_arguments(*self->kernel, args, nargs, kwnames, completed);
+                    launch(self, completed.pointers.data(), completed.pointers.size());
+                }
             }
             catch (py::error_already_set& e)
             {
@@ -361,13 +366,15 @@ namespace xcuda::python
             throw py::value_error("repeat must be at least 1 and warmup at least 0");
         }
         CUstream stream = stream_from_object(stream_object);
-        std::vector<PyObject*> pointers;
+        std::vector<PyObject*> given;
         for (auto item : args)
         {
-            pointers.push_back(item.ptr());
+            given.push_back(item.ptr());
         }
+        completed_arguments completed;
+        complete_arguments(kernel, given.data(), given.size(), nullptr, completed);
         bound_arguments bound;
-        bind_arguments(kernel, pointers.data(), pointers.size(), stream, bound);
+        bind_arguments(kernel, completed.pointers.data(), completed.pointers.size(), stream, bound);
         kernel_timing timing;
         timing.kernel = kernel.signature().name;
         timing_summary summary;

@@ -64,6 +64,15 @@ namespace xcuda::python
                     py::arg("raw") = true);
                 raise_shown_compile_error(error, shown, magic_line, diagnostics_view::summary(shown, cell_name));
             }
+            if (py::len(module.attr("kernels")) == 0)
+            {
+                // Device functions and types alone compile, but leave nothing to launch or include.
+                py::module_::import("warnings").attr("warn")(
+                    "%%cuda: the cell defines no __global__ function, so there is nothing to launch. For "
+                    "__device__ functions, types and constants that other cells use, make it a header cell: "
+                    "%%cuda_header NAME, then #include \"NAME\" in the %%cuda cells.",
+                    py::module_::import("builtins").attr("UserWarning"), 2);
+            }
             py::object user_ns = shell.attr("user_ns");
             if (!options.name.empty())
             {

@@ -280,6 +280,9 @@ namespace xcuda
         EXPECT_NE(k, compile_cache::make_key("src", c, {}));
         EXPECT_NE(k, compile_cache::make_key("src", a, {{"h.cuh", "1"}}));
         EXPECT_NE(compile_cache::make_key("src", a, {{"h.cuh", "1"}}), compile_cache::make_key("src", a, {{"h.cuh", "2"}}));
+        compile_options d = a;
+        d.name_expressions.push_back("scale<float>");
+        EXPECT_NE(k, compile_cache::make_key("src", d, {}));
     }
 
     TEST(compile_cache, least_recently_used_entries_are_dropped_past_capacity)

@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "constant_expression.hpp"
+#include "diagnostics.hpp"
 #include "kernel_signature.hpp"
+#include "resource_usage.hpp"
 
 using xcuda::kernel_parameter;
 using xcuda::kernel_signature;
@@ -266,20 +270,20 @@ namespace
              "__global__ void k(float* x) { x[0] = sq(x[0]); }\n",
              {{"k", "k", false, {}, 4, {pointer("x", "float*", "float", false, f32)}}}},
 
-            {"explicit_instantiation_is_a_separate_signature",
+            {"explicit_instantiation_is_a_separate_signature_named_as_its_template",
              "template <typename T>\n__global__ void k(T* x) {}\ntemplate __global__ void k<float>(float*);\n",
              {{"k", "k", false, {"typename T"}, 2, {pointer("x", "T*", "T", false, u)}},
-              {"k", "k", false, {}, 3, {pointer("", "float*", "float", false, f32)}}}},
+              {"k<float>", "k<float>", false, {}, 3, {pointer("x", "float*", "float", false, f32)}}}},
 
             {"out_of_line_definition_keeps_its_qualifier",
              "namespace ns { __global__ void k(int); }\n__global__ void ns::k(int n) {}\n",
              {{"k", "ns::k", false, {}, 2, {value("n", "int", i32, 4)}}}},
 
-            {"struct_parameters_and_grid_constant_have_no_kind",
+            {"struct_parameters_have_no_kind_but_their_size",
              "struct Params { float* x; int n; };\n"
              "__global__ void k(const __grid_constant__ Params p, struct Params q, Params* r) {}\n",
              {{"k", "k", false, {}, 2,
-               {value("p", "const Params", u, 0), value("q", "struct Params", u, 0),
+               {value("p", "const Params", u, 16), value("q", "struct Params", u, 16),
                 pointer("r", "Params*", "Params", false, u)}}}},
 
             {"unknown_attribute_macro_before_the_name_is_skipped",
@@ -514,5 +518,192 @@ namespace
                 EXPECT_GT(e.line(), 0) << input;
             }
         }
+    }
+
+    // ---- the types of the whole unit ----------------------------------------------------------------
+
+    const xcuda::value_layout& layout_of(const std::vector<kernel_signature>& k, std::size_t parameter)
+    {
+        static const xcuda::value_layout none;
+        const auto& layout = k.at(0).parameters.at(parameter).layout;
+        return layout ? *layout : none;
+    }
+
+    TEST(kernel_signature, structs_are_laid_out_as_the_compiler_lays_them_out)
+    {
+        auto k = parse_kernel_signatures(
+            "struct Mixed { char c; double d; short s; };\n"                      // 0, 8, 16 -> 24, align 8
+            "struct alignas(16) Padded { float x; };\n"                            // 16, align 16
+            "struct Member { char c; __align__(8) int i; float v[3]; };\n"         // 0, 8, 12 -> 24
+            "union U { float f; double d; char b[3]; };\n"                         // 8
+            "struct Nested { char c; Mixed m; };\n"                                // 0, 8 -> 32
+            "struct Anon { int tag; union { float f; int i; }; };\n"               // 0, 4 -> 8
+            "struct Base { float a; }; struct Derived : public Base { double b; };\n"  // 0, 8 -> 16
+            "struct Methods { __device__ float len() const { return x; } static const int N = 3; float x{1.0f}; "
+            "int n = 2; Methods() = default; };\n"                                 // 0, 4 -> 8
+            "typedef struct { unsigned char r, g, b; } rgb_t;\n"                   // 3, align 1
+            "struct Bits { int a : 3; int b; };\n"                                 // unknown
+            "struct Virtual { virtual __device__ void f(); int x; };\n"            // unknown
+            "__global__ void k(Mixed a, Padded b, Member c, U d, Nested e, Anon f, Derived g, Methods h, rgb_t i,"
+            " Bits j, Virtual l) {}\n");
+        struct expect { std::size_t size, alignment; std::vector<std::size_t> offsets; };
+        std::vector<expect> expected = {{24, 8, {0, 8, 16}}, {16, 16, {0}}, {24, 8, {0, 8, 12}}, {8, 8, {0, 0, 0}},
+                                        {32, 8, {0, 8}}, {8, 4, {0, 4, 4}}, {16, 8, {0, 8}}, {8, 4, {0, 4}},
+                                        {3, 1, {0, 1, 2}}};
+        for (std::size_t i = 0; i < expected.size(); ++i)
+        {
+            SCOPED_TRACE(k[0].parameters[i].type);
+            const auto& l = layout_of(k, i);
+            EXPECT_EQ(l.size, expected[i].size);
+            EXPECT_EQ(k[0].parameters[i].size, expected[i].size);
+            EXPECT_EQ(l.alignment, expected[i].alignment);
+            std::vector<std::size_t> offsets;
+            for (const auto& f : l.fields)
+            {
+                offsets.push_back(f.offset);
+            }
+            EXPECT_EQ(offsets, expected[i].offsets);
+        }
+        EXPECT_EQ(layout_of(k, 2).fields[2].extents, std::vector<std::size_t>{3});
+        EXPECT_EQ(k[0].parameters[9].size, 0u);   // a bit-field: the driver's size decides
+        EXPECT_EQ(k[0].parameters[10].size, 0u);  // a vtable pointer
+    }
+
+    TEST(kernel_signature, cuda_vector_types_have_the_toolkits_sizes_and_alignments)
+    {
+        auto k = parse_kernel_signatures("__global__ void k(float4 a, float3 b, double2 c, int2 d, char3 e, uint4 f, "
+                                         "short2 g, double4_32a h, dim3 i, longlong2 j) {}\n");
+        std::vector<std::pair<std::size_t, std::size_t>> expected = {{16, 16}, {12, 4}, {16, 16}, {8, 8}, {3, 1},
+                                                                      {16, 16}, {4, 4}, {32, 32}, {12, 4}, {16, 16}};
+        for (std::size_t i = 0; i < expected.size(); ++i)
+        {
+            SCOPED_TRACE(k[0].parameters[i].type);
+            EXPECT_EQ(layout_of(k, i).size, expected[i].first);
+            EXPECT_EQ(layout_of(k, i).alignment, expected[i].second);
+        }
+        EXPECT_EQ(layout_of(k, 0).fields[3].name, "w");
+        EXPECT_EQ(layout_of(k, 0).fields[3].type->kind, scalar_kind::f32);
+    }
+
+    TEST(kernel_signature, enums_are_their_underlying_type)
+    {
+        auto k = parse_kernel_signatures("enum Color { RED, GREEN };\nenum class Small : unsigned char { A, B };\n"
+                                         "namespace ns { enum struct Wide : long long { X }; }\n"
+                                         "typedef enum { ON, OFF } Switch;\n"
+                                         "__global__ void k(Color c, Small s, ns::Wide w, Switch t) {}\n");
+        EXPECT_EQ(k[0].parameters[0].kind, scalar_kind::i32);
+        EXPECT_EQ(k[0].parameters[1].kind, scalar_kind::u8);
+        EXPECT_EQ(k[0].parameters[2].kind, scalar_kind::i64);
+        EXPECT_EQ(k[0].parameters[3].kind, scalar_kind::i32);
+        EXPECT_EQ(k[0].parameters[1].type, "Small");
+    }
+
+    TEST(kernel_signature, headers_and_defines_are_part_of_the_unit)
+    {
+        xcuda::parse_context context;
+        context.headers["types.cuh"] = "#pragma once\ntypedef unsigned int uint;\nstruct P { float a; uint n; };\n"
+                                       "#include \"more.cuh\"\n__global__ void in_header(uint* x) {}\n";
+        context.headers["more.cuh"] = "#include \"types.cuh\"\nusing real = REAL;\n";
+        context.defines = {"REAL=double", "FLAG"};
+        auto k = parse_kernel_signatures("#include <cuda_fp16.h>\n#include \"types.cuh\"\n#include \"types.cuh\"\n"
+                                         "#ifdef FLAG\n__global__ void own(uint n, P p, real r) {}\n#endif\n",
+                                         context);
+        ASSERT_EQ(k.size(), 2u);
+        EXPECT_EQ(k[0].name, "in_header");
+        EXPECT_EQ(k[0].file, "types.cuh");
+        EXPECT_EQ(k[0].line, 5);
+        EXPECT_EQ(k[1].file, "");
+        EXPECT_EQ(k[1].parameters[0].kind, scalar_kind::u32);
+        EXPECT_EQ(k[1].parameters[1].size, 8u);
+        EXPECT_EQ(k[1].parameters[2].kind, scalar_kind::f64);
+    }
+
+    TEST(kernel_signature, a_template_parameter_with_an_empty_default_is_a_signature_error)
+    {
+        auto k = parse_kernel_signatures("template <typename T, int N => __global__ void f(T* x) {}");
+        ASSERT_EQ(k.size(), 1u);
+        EXPECT_THROW(k[0].instantiate("f<int>"), signature_error);
+        EXPECT_EQ(k[0].instantiate("f<int, 3>").parameters.at(0).kind, scalar_kind::i32);
+    }
+
+    TEST(constant_expression, default_arguments_evaluate_as_cpp_does)
+    {
+        using xcuda::cxx::evaluate_constant;
+        using type = xcuda::cxx::constant_value::type;
+        EXPECT_EQ(evaluate_constant("NULL").kind, type::null_pointer);
+        EXPECT_EQ(evaluate_constant("(int*)0").kind, type::null_pointer);
+        EXPECT_EQ(evaluate_constant("2 * 8 + 1").value, 17);
+        EXPECT_EQ(evaluate_constant("-1").value, -1);
+        EXPECT_EQ(evaluate_constant("1 << 10").value, 1024);
+        EXPECT_EQ(evaluate_constant("0x10u").value, 16);
+        EXPECT_TRUE(evaluate_constant("0xffffffffffffffffull").is_unsigned);
+        EXPECT_EQ(evaluate_constant("1'000").value, 1000);
+        EXPECT_DOUBLE_EQ(evaluate_constant("0.5f").real, 0.5);
+        EXPECT_DOUBLE_EQ(evaluate_constant("1e-3").real, 1e-3);
+        EXPECT_EQ(evaluate_constant("true").kind, type::boolean);
+        EXPECT_EQ(evaluate_constant("'A'").value, 65);
+        EXPECT_EQ(evaluate_constant("(unsigned char)300").value, 44);
+        EXPECT_EQ(evaluate_constant("sizeof(double) * 2").value, 16);
+        EXPECT_EQ(evaluate_constant("3 > 2 ? 7 : 9").value, 7);
+        EXPECT_FALSE(evaluate_constant("f(3)").known());
+        EXPECT_FALSE(evaluate_constant("1 / 0").known());
+        EXPECT_FALSE(evaluate_constant(std::string(100000, '(') + "1").known());
+    }
+
+    // ---- the log parsers take any text a cell can make NVRTC echo ------------------------------------
+
+    TEST(log_parsers, any_text_is_read_without_throwing)
+    {
+        const std::vector<std::string> pieces = {
+            "cell(", "bad.cuh(", "__nv_name_map(", "): ", "error: ", "warning #1105-D: ", "catastrophic error: ",
+            "#warning directive: ", "Function properties for", "Function properties for ", "ptxas info    : ",
+            "ptxas         .     ", "Used ", " registers", "bytes stack frame", "bytes smem", "bytes cmem[",
+            "Compiling entry function '", "' for '", "'", "\"", "^", "  ", "\n", "\r\n", "0", "3", "99999999999999999999",
+            "-1", "(", ")", "\xc3\xa9", "\xf0\x9f\x98\x80", "\xff\xfe", std::string(1, '\0'), "overloaded function \"",
+            "host functions are not allowed in JIT mode", "nvrtc: error: ", std::string(5000, 'x')};
+        std::map<std::string, std::string> headers = {{"bad.cuh", "line one\nline two\n"}};
+        std::mt19937 rng(2024);
+        for (int round = 0; round < 3000; ++round)
+        {
+            std::string log;
+            std::size_t n = rng() % 30;
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                log += pieces[rng() % pieces.size()];
+            }
+            std::string source = round % 3 ? "extern \"C\" __global__ void k(int* x) {}\n" : log;
+            EXPECT_NO_THROW(xcuda::diagnostics::parse(source, log, {80, 90}, headers)) << log;
+            EXPECT_NO_THROW(xcuda::diagnostics::error_lines(log)) << log;
+            EXPECT_NO_THROW(xcuda::diagnostics::format_compile_error(source, log, {"-x"}, "status", {80}, headers))
+                << log;
+            EXPECT_NO_THROW(xcuda::resource_usage::parse_ptxas_log(log)) << log;
+        }
+    }
+
+    TEST(log_parsers, a_warning_that_reads_like_ptxas_does_not_confuse_the_report)
+    {
+        std::string log = "cell(1): warning #1105-D: #warning directive: Function properties for\n"
+                          "  #warning Function properties for\n   ^\n\n"
+                          "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+                          "ptxas info    : Function properties for k\n"
+                          "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                          "ptxas info    : Used 8 registers, used 0 barriers, 360 bytes cmem[0]\n";
+        auto usage = xcuda::resource_usage::parse_ptxas_log(log);
+        ASSERT_EQ(usage.size(), 1u);
+        EXPECT_EQ(usage.at("k").registers, 8);
+        auto d = xcuda::diagnostics::parse("#warning Function properties for\n", log);
+        ASSERT_EQ(d.size(), 1u);
+        EXPECT_EQ(d[0].severity, "warning");
+    }
+
+    TEST(log_parsers, messages_in_a_header_cell_name_it_and_its_line)
+    {
+        std::string log = "bad.cuh(2): error: identifier \"y\" is undefined\n  int x = y;\n          ^\n";
+        auto d = xcuda::diagnostics::parse("#include \"bad.cuh\"\n", log, {}, {{"bad.cuh", "#pragma once\nint x = y;\n"}});
+        ASSERT_EQ(d.size(), 1u);
+        EXPECT_EQ(d[0].file, "bad.cuh");
+        EXPECT_EQ(d[0].line, 2);
+        EXPECT_EQ(d[0].source_line, "int x = y;");
+        EXPECT_EQ(d[0].column, 9);
     }
 }

@@ -8,7 +8,8 @@ namespace xcuda
 {
     struct diagnostic
     {
-        int line = 0;          // 1-based line of the cell (0: not located, e.g. an option error)
+        std::string file;      // "" for the cell, else the header cell (or -I header) the message is in
+        int line = 0;          // 1-based line in that file (0: not located, e.g. an option error)
         int column = 0;        // 1-based column of NVRTC's caret (0: none)
         std::string severity;  // "error", "warning", "remark"
         std::string message;

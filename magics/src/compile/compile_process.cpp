@@ -113,7 +113,8 @@ namespace xcuda
             ::_exit(0);  // no atexit handlers, no stdio flush: those belong to the parent
         }
 
-        compile_result from_outcome(const std::string& bytes, const std::string& source)
+        compile_result from_outcome(const std::string& bytes, const std::string& source,
+                                    const std::map<std::string, std::string>& headers)
         {
             std::size_t at = 1;
             if (!bytes.empty() && bytes[0] == 'R')
@@ -140,7 +141,7 @@ namespace xcuda
                     if (whole)
                     {
                         throw compile_error(message, log, std::move(options),
-                                            diagnostics::parse(source, log, nvrtc_compiler::supported_archs()));
+                                            diagnostics::parse(source, log, nvrtc_compiler::supported_archs(), headers));
                     }
                 }
             }
@@ -273,6 +274,6 @@ namespace xcuda
                               "unharmed. If it happens again with this source, NVRTC cannot compile it: simplify "
                               "the cell, or report the source to NVIDIA");
         }
-        return from_outcome(bytes, source);
+        return from_outcome(bytes, source, headers);
     }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "constant_expression.hpp"
 #include "errors.hpp"
 
 namespace xcuda::cxx
@@ -10,24 +11,11 @@ namespace xcuda::cxx
     namespace
     {
         constexpr std::size_t npos = std::string::npos;
-
-        bool is_ignored_qualifier(const std::string& w)
-        {
-            return w == "__restrict__" || w == "__restrict" || w == "restrict" || w == "__grid_constant__"
-                   || w == "register" || w == "__device__" || w == "__constant__";
-        }
-
-        // Attribute-like names followed by a parenthesized argument list that is skipped whole.
-        bool is_attribute_call(const std::string& w)
-        {
-            return w == "__launch_bounds__" || w == "__attribute__" || w == "__declspec" || w == "__cluster_dims__"
-                   || w == "__maxnreg__" || w == "__align__" || w == "alignas" || w == "__launch_bounds"
-                   || w == "__block_size__" || w == "_Pragma" || w == "__pragma";
-        }
     }
 
-    declaration_parser::declaration_parser(std::vector<token> toks)
-        : m_toks(std::move(toks))
+    declaration_parser::declaration_parser(std::vector<token> toks, std::vector<std::string> files)
+        : declarator_reader(std::move(toks))
+        , m_files(std::move(files))
     {
     }
 
@@ -41,20 +29,47 @@ namespace xcuda::cxx
             const token& t = m_toks[i];
             if (is_punct(t, "{"))
             {
+                if (!m_scopes.empty() && m_scopes.back().is_record && is_brace_initializer(statement, i))
+                {
+                    std::size_t close = npos;
+                    try
+                    {
+                        close = match(i, m_toks.size(), "a member initializer");
+                    }
+                    catch (const signature_error&)
+                    {
+                        m_scopes.back().unknown = true;
+                    }
+                    if (close != npos)
+                    {
+                        i = close + 1;  // `int n{0};`: the braces belong to the member
+                        continue;
+                    }
+                }
                 open_scope(statement, i);
                 statement = ++i;
             }
             else if (is_punct(t, "}"))
             {
-                if (!m_scopes.empty())
-                {
-                    m_scopes.pop_back();
-                }
                 statement = ++i;
+                close_scope();
+                m_after.statement = statement;
             }
             else if (is_punct(t, ";"))
             {
-                record_alias(statement, i);
+                if (m_after.active && m_after.statement == statement)
+                {
+                    declare_after_type(i);
+                }
+                else if (!m_scopes.empty() && m_scopes.back().is_record)
+                {
+                    record_member(statement, i);
+                }
+                else
+                {
+                    record_alias(statement, i);
+                }
+                m_after.active = false;
                 statement = ++i;
             }
             else if (is_identifier(t, "__global__"))
@@ -67,156 +82,48 @@ namespace xcuda::cxx
                 ++i;
             }
         }
-        return merge(found);
-    }
-
-    const token* declaration_parser::at(std::size_t i) const
-    {
-        return i < m_toks.size() ? &m_toks[i] : nullptr;
-    }
-
-    bool declaration_parser::punct_at(std::size_t i, const char* text) const
-    {
-        return i < m_toks.size() && is_punct(m_toks[i], text);
-    }
-
-    bool declaration_parser::identifier_at(std::size_t i) const
-    {
-        return i < m_toks.size() && m_toks[i].kind == token_kind::identifier;
-    }
-
-    int declaration_parser::line_at(std::size_t i) const
-    {
-        if (m_toks.empty())
+        std::vector<kernel_signature> kernels = merge(found);
+        // An explicit instantiation (template __global__ void f<256>(const float*, int);) often leaves
+        // its parameters unnamed: the template's names and default arguments are its own.
+        for (kernel_signature& instance : kernels)
         {
-            return 1;
-        }
-        return m_toks[std::min(i, m_toks.size() - 1)].line;
-    }
-
-    // Index of the bracket that closes the one at `open`; ()[]{} must nest properly.
-    std::size_t declaration_parser::match(std::size_t open, std::size_t limit, const std::string& what) const
-    {
-        std::string expected;
-        for (std::size_t i = open; i < limit; ++i)
-        {
-            const token& t = m_toks[i];
-            if (t.kind != token_kind::punct || t.text.size() != 1)
+            std::size_t angle = instance.name.find('<');
+            if (angle == std::string::npos || instance.is_template())
             {
                 continue;
             }
-            char c = t.text[0];
-            if (c == '(' || c == '[' || c == '{')
+            std::string base = instance.qualified_name.substr(0, instance.qualified_name.find('<'));
+            for (const kernel_signature& t : kernels)
             {
-                expected += c == '(' ? ')' : c == '[' ? ']' : '}';
-            }
-            else if (c == ')' || c == ']' || c == '}')
-            {
-                if (expected.empty() || expected.back() != c)
+                if (t.is_template() && t.qualified_name == base && t.parameters.size() == instance.parameters.size())
                 {
-                    throw signature_error(t.line, "unbalanced brackets in " + what + ": unexpected '"
-                                                      + t.text + "' where '" + std::string(1, expected.back())
-                                                      + "' was expected");
-                }
-                expected.pop_back();
-                if (expected.empty())
-                {
-                    return i;
-                }
-            }
-        }
-        throw signature_error(line_at(open), "unbalanced brackets in " + what + ": '" + m_toks[open].text
-                                                 + "' is never closed");
-    }
-
-    // Index of the '>' that closes the '<' at `open`, or npos if it is not a template bracket.
-    std::size_t declaration_parser::match_angle(std::size_t open, std::size_t limit) const
-    {
-        int angles = 0;
-        int parens = 0;
-        for (std::size_t i = open; i < limit && i < m_toks.size(); ++i)
-        {
-            const token& t = m_toks[i];
-            if (t.kind != token_kind::punct)
-            {
-                continue;
-            }
-            if (t.text == "(" || t.text == "[")
-            {
-                ++parens;
-            }
-            else if (t.text == ")" || t.text == "]")
-            {
-                if (--parens < 0)
-                {
-                    return npos;
+                    for (std::size_t i = 0; i < t.parameters.size(); ++i)
+                    {
+                        if (instance.parameters[i].name.empty())
+                        {
+                            instance.parameters[i].name = t.parameters[i].name;
+                        }
+                        if (instance.parameters[i].default_value.empty())
+                        {
+                            instance.parameters[i].default_value = t.parameters[i].default_value;
+                        }
+                    }
+                    break;
                 }
             }
-            else if (t.text == ";" || t.text == "{" || t.text == "}")
-            {
-                return npos;
-            }
-            else if (parens == 0 && t.text == "<")
-            {
-                ++angles;
-            }
-            else if (parens == 0 && t.text == ">" && --angles == 0)
-            {
-                return i;
-            }
         }
-        return npos;
-    }
-
-    // Splits [begin, end) at top-level commas; angle brackets count only after a name.
-    std::vector<std::pair<std::size_t, std::size_t>> declaration_parser::split(std::size_t begin, std::size_t end,
-                                                                               bool angles) const
-    {
-        std::vector<std::pair<std::size_t, std::size_t>> parts;
-        int depth = 0;
-        int angle = 0;
-        std::size_t start = begin;
-        for (std::size_t i = begin; i < end; ++i)
-        {
-            const token& t = m_toks[i];
-            if (t.kind != token_kind::punct)
-            {
-                continue;
-            }
-            if (t.text == "(" || t.text == "[" || t.text == "{")
-            {
-                ++depth;
-            }
-            else if (t.text == ")" || t.text == "]" || t.text == "}")
-            {
-                --depth;
-            }
-            else if (angles && depth == 0 && t.text == "<" && i > begin
-                     && (m_toks[i - 1].kind == token_kind::identifier))
-            {
-                ++angle;
-            }
-            else if (angles && depth == 0 && t.text == ">" && angle > 0)
-            {
-                --angle;
-            }
-            else if (t.text == "," && depth == 0 && angle == 0)
-            {
-                parts.emplace_back(start, i);
-                start = i + 1;
-            }
-        }
-        if (angle != 0 && angles)
-        {
-            return split(begin, end, false);  // `a < b` in a default argument, not a template
-        }
-        parts.emplace_back(start, end);
-        return parts;
+        return kernels;
     }
 
     void declaration_parser::open_scope(std::size_t begin, std::size_t brace)
     {
         scope s;
+        if (open_record(begin, brace, s))
+        {
+            m_scopes.push_back(std::move(s));
+            return;
+        }
+        s = scope();
         std::size_t k = begin;
         if (identifier_at(k) && m_toks[k].text == "inline")
         {
@@ -261,6 +168,491 @@ namespace xcuda::cxx
             s.linkage = m_toks[k + 1].text == "\"C\"" ? 1 : 0;
         }
         m_scopes.push_back(std::move(s));
+    }
+
+    // `[typedef] struct|class|union [attributes] [Name] [final] [: bases] {` or
+    // `[typedef] enum [class] [Name] [: type] {`: fills `s` and returns true; false for any other brace.
+    bool declaration_parser::open_record(std::size_t begin, std::size_t brace, scope& s)
+    {
+        std::size_t k = begin;
+        if (k < brace && is_identifier(m_toks[k], "typedef"))
+        {
+            s.is_typedef = true;
+            ++k;
+        }
+        if (k >= brace || m_toks[k].kind != token_kind::identifier)
+        {
+            return false;
+        }
+        const std::string& keyword = m_toks[k].text;
+        if (keyword == "struct" || keyword == "class" || keyword == "union")
+        {
+            s.is_record = true;
+            s.is_union = keyword == "union";
+        }
+        else if (keyword == "enum")
+        {
+            s.is_enum = true;
+            if (k + 1 < brace && (is_identifier(m_toks[k + 1], "class") || is_identifier(m_toks[k + 1], "struct")))
+            {
+                ++k;
+            }
+        }
+        else
+        {
+            return false;
+        }
+        ++k;
+        try
+        {
+            bool unreadable = false;
+            s.alignment = alignment_in(k, brace, m_types, unreadable);
+            s.unknown = unreadable;
+            while (k < brace)
+            {
+                const token& t = m_toks[k];
+                if (is_punct(t, "[") && punct_at(k + 1, "["))
+                {
+                    k = match(k, brace, "an attribute") + 1;
+                }
+                else if (t.kind == token_kind::identifier && is_attribute_call(t.text) && punct_at(k + 1, "("))
+                {
+                    k = match(k + 1, brace, "an attribute") + 1;
+                }
+                else if (t.kind == token_kind::identifier && (is_ignored_qualifier(t.text) || t.text == "final"))
+                {
+                    ++k;
+                }
+                else if (t.kind == token_kind::identifier)
+                {
+                    s.record_name = t.text;
+                    ++k;
+                    if (punct_at(k, "<"))
+                    {
+                        return false;  // a partial or explicit specialization of a class template
+                    }
+                }
+                else if (is_punct(t, "::"))
+                {
+                    ++k;  // struct ns::Name { }: the last name is the record's
+                }
+                else
+                {
+                    break;
+                }
+            }
+            if (k < brace && is_punct(m_toks[k], ":"))
+            {
+                if (s.is_enum)
+                {
+                    declarator d = parse_declarator(k + 1, brace, "the underlying type of an enum");
+                    resolved_type r = resolve(d, line_at(k));
+                    if (!d.levels.empty() || r.kind == scalar_kind::unknown)
+                    {
+                        return false;
+                    }
+                    s.underlying = r;
+                    k = brace;
+                }
+                else
+                {
+                    for (const auto& part : split(k + 1, brace, true))
+                    {
+                        std::size_t b = part.first;
+                        while (b < part.second && m_toks[b].kind == token_kind::identifier &&
+                               (m_toks[b].text == "public" || m_toks[b].text == "private" ||
+                                m_toks[b].text == "protected" || m_toks[b].text == "virtual"))
+                        {
+                            s.unknown = s.unknown || m_toks[b].text == "virtual";
+                            ++b;
+                        }
+                        declarator d = parse_declarator(b, part.second, "a base class");
+                        resolved_type r = resolve(d, line_at(b));
+                        s.bases.push_back(r.layout && r.layout->is_record() ? r.layout : nullptr);
+                        if (r.layout && !r.layout->is_record() && r.layout->known() && r.layout->size == 1)
+                        {
+                            s.bases.back() = r.layout;  // an empty base
+                        }
+                    }
+                    k = brace;
+                }
+            }
+            if (k != brace)
+            {
+                return false;
+            }
+        }
+        catch (const signature_error&)
+        {
+            return false;
+        }
+        if (s.is_enum && s.underlying.kind == scalar_kind::unknown)
+        {
+            s.underlying = builtin_type({"int"}, 0);
+        }
+        return true;
+    }
+
+    // In a record, `{` after a member's name is its initializer (`int n{0};`, `float v[2] = {1, 2};`),
+    // not a scope: no keyword that opens one, no parentheses.
+    bool declaration_parser::is_brace_initializer(std::size_t begin, std::size_t brace) const
+    {
+        if (begin >= brace)
+        {
+            return false;
+        }
+        bool named = false;
+        for (std::size_t k = begin; k < brace; ++k)
+        {
+            const token& t = m_toks[k];
+            if (t.kind == token_kind::identifier)
+            {
+                const std::string& w = t.text;
+                if (w == "struct" || w == "class" || w == "union" || w == "enum" || w == "namespace" || w == "extern"
+                    || w == "typedef" || w == "template" || w == "operator")
+                {
+                    return false;
+                }
+                named = true;
+            }
+            else if (is_punct(t, "(") || is_punct(t, ")") || is_punct(t, "}") || is_punct(t, ":"))
+            {
+                return false;
+            }
+        }
+        const token& last = m_toks[brace - 1];
+        return named && (last.kind == token_kind::identifier || is_punct(last, "=") || is_punct(last, "]"));
+    }
+
+    // A closing brace: a record's layout or an enum's type becomes a named type, and the type of the
+    // declarators that may follow it.
+    void declaration_parser::close_scope()
+    {
+        m_after.active = false;
+        if (m_scopes.empty())
+        {
+            return;
+        }
+        scope s = std::move(m_scopes.back());
+        m_scopes.pop_back();
+        if (!s.is_record && !s.is_enum)
+        {
+            return;
+        }
+        resolved_type r;
+        if (s.is_enum)
+        {
+            r = s.underlying;
+        }
+        else if (!s.unknown)
+        {
+            auto layout = std::make_shared<value_layout>();
+            std::size_t offset = 0;
+            std::size_t alignment = std::max<std::size_t>(1, s.alignment);
+            auto up = [](std::size_t n, std::size_t a) { return a ? (n + a - 1) / a * a : n; };
+            auto place = [&layout](const std::string& name, std::size_t at, const value_layout::field* f,
+                                   const member* m) {
+                value_layout::field out = f ? *f : value_layout::field();
+                if (m)
+                {
+                    out.type = m->type;
+                    out.extents = m->extents;
+                }
+                out.name = name;
+                out.offset = at;
+                layout->fields.push_back(std::move(out));
+            };
+            for (const auto& base : s.bases)
+            {
+                if (!base || !base->known())
+                {
+                    s.unknown = true;
+                    break;
+                }
+                if (base->fields.empty())
+                {
+                    continue;  // an empty base takes no room
+                }
+                offset = up(offset, base->alignment);
+                for (const auto& f : base->fields)
+                {
+                    place(f.name, offset + f.offset, &f, nullptr);
+                }
+                offset += base->size;
+                alignment = std::max(alignment, base->alignment);
+            }
+            for (const member& m : s.members)
+            {
+                if (!m.type || !m.type->known())
+                {
+                    s.unknown = true;
+                    break;
+                }
+                std::size_t a = std::max(m.type->alignment, m.alignment);
+                std::size_t count = 1;
+                for (std::size_t e : m.extents)
+                {
+                    count *= e;
+                }
+                std::size_t size = m.type->size * count;
+                std::size_t at = s.is_union ? 0 : up(offset, a);
+                if (m.name.empty() && m.type->is_record() && m.extents.empty())
+                {
+                    for (const auto& f : m.type->fields)
+                    {
+                        place(f.name, at + f.offset, &f, nullptr);  // an anonymous struct or union member
+                    }
+                }
+                else
+                {
+                    place(m.name, at, nullptr, &m);
+                }
+                offset = s.is_union ? std::max(offset, size) : at + size;
+                alignment = std::max(alignment, a);
+            }
+            if (!s.unknown)
+            {
+                layout->alignment = alignment;
+                layout->size = std::max<std::size_t>(1, up(offset, alignment));
+                r.size = layout->size;
+                r.layout = std::move(layout);
+            }
+        }
+        std::string name = s.record_name;
+        if (name.empty())
+        {
+            name = "(anonymous " + std::string(s.is_enum ? "enum" : s.is_union ? "union" : "struct") + " " +
+                   std::to_string(++m_anonymous) + ")";
+        }
+        r.spelling = name;
+        m_types.define_alias(name, r);
+        std::string full = qualified(name);
+        if (full != name)
+        {
+            m_types.define_alias(full, r);
+        }
+        m_after.type = r;
+        m_after.type.spelling = name;
+        m_after.is_typedef = s.is_typedef;
+        m_after.active = true;
+        if (!m_scopes.empty() && m_scopes.back().is_record && !s.record_name.empty())
+        {
+            m_types.define_alias(m_scopes.back().record_name + "::" + name, r);
+        }
+    }
+
+    std::string declaration_parser::qualified(const std::string& name) const
+    {
+        std::string prefix;
+        for (const scope& s : m_scopes)
+        {
+            for (const std::string& n : s.names)
+            {
+                prefix += n + "::";
+            }
+            if (s.is_record && !s.record_name.empty())
+            {
+                prefix += s.record_name + "::";
+            }
+        }
+        return prefix + name;
+    }
+
+    // A statement in a record's braces: a data member (or several), or something that is not one.
+    void declaration_parser::record_member(std::size_t begin, std::size_t end)
+    {
+        scope& record = m_scopes.back();
+        std::size_t k = begin;
+        while (k + 1 < end && m_toks[k].kind == token_kind::identifier
+               && (m_toks[k].text == "public" || m_toks[k].text == "private" || m_toks[k].text == "protected")
+               && punct_at(k + 1, ":"))
+        {
+            k += 2;
+        }
+        if (k >= end || record.unknown)
+        {
+            return;
+        }
+        const std::string& first = m_toks[k].text;
+        if (first == "typedef" || first == "using")
+        {
+            record_alias(k, end);
+            return;
+        }
+        if (first == "static" || first == "friend" || first == "template" || first == "static_assert"
+            || first == "enum" || first == "struct" || first == "class" || first == "union" || first == "constexpr"
+            || first == "inline" || first == "operator" || first == "explicit" || first == "~")
+        {
+            if ((first == "struct" || first == "class" || first == "union" || first == "enum") && k + 2 < end)
+            {
+                // `struct Other member;`: an elaborated member type
+            }
+            else
+            {
+                return;
+            }
+        }
+        std::size_t cut = end;
+        int depth = 0;
+        for (std::size_t j = k; j < end; ++j)
+        {
+            const token& t = m_toks[j];
+            if (is_identifier(t, "virtual"))
+            {
+                record.unknown = true;  // a vtable pointer the layout cannot place
+                return;
+            }
+            if (t.kind != token_kind::punct)
+            {
+                continue;
+            }
+            if (t.text == "(" || t.text == "[" || t.text == "<")
+            {
+                ++depth;
+            }
+            else if (t.text == ")" || t.text == "]" || t.text == ">")
+            {
+                --depth;
+            }
+            else if (depth == 0 && (t.text == "=" || t.text == "{"))
+            {
+                cut = std::min(cut, j);  // a default member initializer
+            }
+            else if (depth == 0 && t.text == ":" && cut == end)
+            {
+                record.unknown = true;  // a bit-field
+                return;
+            }
+        }
+        bool unreadable = false;
+        std::size_t alignment = 0;
+        declarator d;
+        std::vector<std::pair<std::size_t, std::size_t>> parts;
+        try
+        {
+            alignment = alignment_in(k, cut, m_types, unreadable);
+            parts = split(k, cut, true);
+            d = parse_declarator(parts[0].first, parts[0].second, "a member");
+        }
+        catch (const signature_error&)
+        {
+            // A member function (or a constructor, an operator): not data. Anything else unreadable
+            // leaves the record without a layout.
+            bool function = false;
+            for (std::size_t j = k; j < cut; ++j)
+            {
+                function = function || is_punct(m_toks[j], "(");
+            }
+            record.unknown = record.unknown || !function;
+            return;
+        }
+        if (unreadable)
+        {
+            record.unknown = true;
+            return;
+        }
+        add_member(record, d, alignment);
+        for (std::size_t p = 1; p < parts.size(); ++p)
+        {
+            add_member(record, next_declarator(d, parts[p].first, parts[p].second), alignment);
+        }
+    }
+
+    void declaration_parser::add_member(scope& record, const declarator& d, std::size_t alignment)
+    {
+        if (d.name.empty() && d.levels.empty())
+        {
+            return;
+        }
+        member m;
+        m.name = d.name;
+        m.alignment = alignment;
+        if (d.references != 0 || d.pack)
+        {
+            record.unknown = true;
+            return;
+        }
+        if (!d.function_pointer.empty() || !d.levels.empty())
+        {
+            m.type = pointer_layout();
+        }
+        else
+        {
+            resolved_type r;
+            try
+            {
+                r = resolve(d, 0);
+            }
+            catch (const signature_error&)
+            {
+                record.unknown = true;
+                return;
+            }
+            m.type = r.levels.empty() ? r.layout : pointer_layout();
+        }
+        for (const std::string& dim : d.dims)
+        {
+            constant_value v = evaluate_constant(dim);
+            if (v.kind != constant_value::type::integer || v.value <= 0 || v.value > (1LL << 32))
+            {
+                record.unknown = true;
+                return;
+            }
+            m.extents.push_back(static_cast<std::size_t>(v.value));
+        }
+        if (!m.type)
+        {
+            record.unknown = true;
+            return;
+        }
+        record.members.push_back(std::move(m));
+    }
+
+    // `} a, *b;` after a record or enum: typedef names, members of the enclosing record, or
+    // variables (which change nothing here).
+    void declaration_parser::declare_after_type(std::size_t end)
+    {
+        declarator base;
+        base.type_name = m_after.type.spelling;
+        scope* record = (!m_scopes.empty() && m_scopes.back().is_record) ? &m_scopes.back() : nullptr;
+        std::size_t begin = m_after.statement;
+        if (begin >= end)
+        {
+            bool anonymous = m_after.type.spelling.rfind("(anonymous", 0) == 0;
+            if (record && anonymous && m_after.type.layout && m_after.type.layout->is_record())
+            {
+                member m;  // struct { union { float f; int i; }; }: its fields are the record's
+                m.type = m_after.type.layout;
+                record->members.push_back(std::move(m));
+            }
+            else if (record && anonymous && !m_after.type.layout)
+            {
+                record->unknown = record->unknown || m_after.type.spelling.find("enum") == std::string::npos;
+            }
+            return;
+        }
+        try
+        {
+            for (const auto& part : split(begin, end, true))
+            {
+                declarator d = next_declarator(base, part.first, part.second);
+                if (m_after.is_typedef)
+                {
+                    define_alias(d);
+                }
+                else if (record)
+                {
+                    add_member(*record, d, 0);
+                }
+            }
+        }
+        catch (const signature_error&)
+        {
+            if (record)
+            {
+                record->unknown = true;
+            }
+        }
     }
 
     // typedef T name; / using name = T; — remembered so that `name` resolves to T's kind.
@@ -344,219 +736,11 @@ namespace xcuda::cxx
         }
         resolved_type r;
         r.spelling = d.base_spelling();
-        if (!d.elaborated.empty() || m_template_names.count(d.type_name) != 0)
+        if (d.elaborated == "typename" || m_template_names.count(d.type_name) != 0)
         {
             return r;
         }
         return m_types.resolve_name(d.type_name);
-    }
-
-    // Parses one declarator in [begin, end); `what` names it in error messages.
-    declarator declaration_parser::parse_declarator(std::size_t begin, std::size_t end, const std::string& what) const
-    {
-        declarator d;
-        bool named = false;
-        std::size_t k = begin;
-        auto unexpected = [&](std::size_t i)
-        {
-            return signature_error(m_toks[i].line, what + ": unexpected '" + m_toks[i].text + "'");
-        };
-        while (k < end)
-        {
-            const token& t = m_toks[k];
-            const std::string& w = t.text;
-            if (is_punct(t, "[") && punct_at(k + 1, "["))
-            {
-                k = match(k, end, what) + 1;  // [[maybe_unused]]
-                continue;
-            }
-            if (t.kind == token_kind::identifier && is_attribute_call(w) && k + 1 < end && punct_at(k + 1, "("))
-            {
-                k = match(k + 1, end, what) + 1;
-                continue;
-            }
-            if (t.kind == token_kind::identifier && is_ignored_qualifier(w))
-            {
-                ++k;
-                continue;
-            }
-            if (t.kind == token_kind::identifier && (w == "const" || w == "volatile"))
-            {
-                if (named)
-                {
-                    throw unexpected(k);
-                }
-                bool c = w == "const";
-                if (d.levels.empty())
-                {
-                    (c ? d.base_const : d.base_volatile) = true;
-                }
-                else
-                {
-                    (c ? d.levels.back().is_const : d.levels.back().is_volatile) = true;
-                }
-                ++k;
-                continue;
-            }
-            if (t.kind == token_kind::identifier && builtin_words().count(w) != 0)
-            {
-                if (named || !d.type_name.empty() || !d.levels.empty() || d.references != 0)
-                {
-                    throw unexpected(k);
-                }
-                d.builtin.push_back(w);
-                ++k;
-                continue;
-            }
-            if (t.kind == token_kind::identifier
-                && (w == "struct" || w == "class" || w == "union" || w == "enum" || w == "typename"))
-            {
-                if (d.has_base() || !d.elaborated.empty())
-                {
-                    throw unexpected(k);
-                }
-                d.elaborated = w;
-                ++k;
-                continue;
-            }
-            if ((t.kind == token_kind::identifier || is_punct(t, "::")) && !d.has_base())
-            {
-                k = read_type_name(k, end, d, what);
-                continue;
-            }
-            if (t.kind == token_kind::identifier && !named)
-            {
-                d.name = w;
-                named = true;
-                ++k;
-                continue;
-            }
-            if (is_punct(t, "*") && d.has_base() && !named && d.references == 0)
-            {
-                d.levels.emplace_back();
-                ++k;
-                continue;
-            }
-            if ((is_punct(t, "&") || is_punct(t, "&&")) && d.has_base() && !named)
-            {
-                d.references += static_cast<int>(w.size());
-                ++k;
-                continue;
-            }
-            if (is_punct(t, "...") && d.has_base() && !named && !d.pack)
-            {
-                d.pack = true;
-                ++k;
-                continue;
-            }
-            if (is_punct(t, "...") && !d.has_base())
-            {
-                throw signature_error(t.line, what + ": C-style variadic parameters ('...') are not "
-                                                     "supported in kernels");
-            }
-            if (is_punct(t, "[") && d.has_base())
-            {
-                std::size_t close = match(k, end, what);
-                d.dims.push_back(join_canonical(m_toks, k + 1, close));
-                k = close + 1;
-                named = true;  // nothing but more extents may follow
-                continue;
-            }
-            if (is_punct(t, "(") && d.has_base() && !named && d.function_pointer.empty())
-            {
-                k = read_function_pointer(k, end, d, what);
-                named = true;
-                continue;
-            }
-            throw unexpected(k);
-        }
-        if (!d.has_base())
-        {
-            throw signature_error(line_at(begin < end ? begin : end), what + ": no type");
-        }
-        return d;
-    }
-
-    // A possibly qualified, possibly templated name: ::cuda::std::int32_t, Foo<Bar<int>, 3>.
-    std::size_t declaration_parser::read_type_name(std::size_t k, std::size_t end, declarator& d,
-                                                   const std::string& what) const
-    {
-        std::size_t begin = k;
-        bool expect_name = true;
-        if (is_punct(m_toks[k], "::"))
-        {
-            ++k;
-        }
-        while (k < end)
-        {
-            const token& t = m_toks[k];
-            if (expect_name && t.kind == token_kind::identifier && t.text == "template")
-            {
-                ++k;  // T::template rebind<U>
-                continue;
-            }
-            if (expect_name && t.kind == token_kind::identifier)
-            {
-                ++k;
-                expect_name = false;
-                if (k < end && is_punct(m_toks[k], "<"))
-                {
-                    std::size_t close = match_angle(k, end);
-                    if (close == npos)
-                    {
-                        throw signature_error(m_toks[k].line, what + ": unbalanced '<' in type");
-                    }
-                    k = close + 1;
-                }
-                continue;
-            }
-            if (!expect_name && is_punct(t, "::"))
-            {
-                ++k;
-                expect_name = true;
-                continue;
-            }
-            break;
-        }
-        if (expect_name)
-        {
-            throw signature_error(line_at(k), what + ": incomplete type name '"
-                                                  + join_canonical(m_toks, begin, k) + "'");
-        }
-        d.type_name = join_canonical(m_toks, begin, k);
-        return k;
-    }
-
-    // R (*name)(args): kept as a spelling; a device function pointer is passed as 8 bytes.
-    std::size_t declaration_parser::read_function_pointer(std::size_t k, std::size_t end, declarator& d,
-                                                          const std::string& what) const
-    {
-        std::size_t close = match(k, end, what);
-        std::string inner;
-        for (std::size_t i = k + 1; i < close; ++i)
-        {
-            const token& t = m_toks[i];
-            if (t.kind == token_kind::identifier && t.text != "const" && !is_ignored_qualifier(t.text))
-            {
-                d.name = t.text;
-            }
-            else if (t.kind == token_kind::punct && t.text != "*" && t.text != "&")
-            {
-                throw signature_error(t.line, what + ": unexpected '" + t.text + "'");
-            }
-            else if (t.kind == token_kind::punct)
-            {
-                inner += t.text;
-            }
-        }
-        if (inner.empty() || close + 1 >= end || !is_punct(m_toks[close + 1], "("))
-        {
-            throw signature_error(m_toks[k].line, what + ": unexpected '('");
-        }
-        std::size_t args_close = match(close + 1, end, what);
-        d.function_pointer = spell(d.base_const, d.base_volatile, d.base_spelling(), d.levels, d.levels.size())
-                             + " (" + inner + ")(" + join_canonical(m_toks, close + 2, args_close) + ")";
-        return args_close + 1;
     }
 
     kernel_parameter declaration_parser::make_parameter(std::size_t begin, std::size_t end,
@@ -662,6 +846,10 @@ namespace xcuda::cxx
             p.is_const = levels[levels.size() - 2].is_const;
         }
         p.size = p.is_pointer ? 8 : r.size;
+        if (levels.size() <= 1 && extents.empty())
+        {
+            p.layout = r.layout;
+        }
 
         if (!extents.empty())
         {
@@ -696,12 +884,14 @@ namespace xcuda::cxx
             p.type += d.references == 2 ? "&&" : "&";
             p.kind = scalar_kind::unknown;
             p.size = 0;
+            p.layout = nullptr;
         }
         if (d.pack)
         {
             p.type += "...";
             p.kind = scalar_kind::unknown;
             p.size = 0;
+            p.layout = nullptr;
         }
         return p;
     }
@@ -816,7 +1006,13 @@ namespace xcuda::cxx
         }
 
         k.name = m_toks[name].text;
+        if (open != name + 1)
+        {
+            k.name += join_canonical(m_toks, name + 1, open);  // f<256>: an explicit instantiation
+        }
         k.line = m_toks[name].line;
+        std::size_t file = static_cast<std::size_t>(m_toks[name].file);
+        k.file = file < m_files.size() ? m_files[file] : std::string();
         std::string qualifier;
         std::size_t q = name;
         while (q >= global + 2 && punct_at(q - 1, "::") && identifier_at(q - 2))

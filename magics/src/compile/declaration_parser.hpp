@@ -6,61 +6,30 @@
 // declaration around it: the template header and extern "C" before it, attributes (__launch_bounds__,
 // [[...]], __attribute__((...)), unknown macro-like attributes) skipped, the name as the first
 // identifier followed by its parameter list, and each parameter as a small declarator (base type, cv,
-// pointer levels, name, arrays, default). typedef/using aliases seen on the way are recorded in a
-// type_model, through which parameter types resolve to scalar kinds and sizes. A declaration and a
+// pointer levels, name, arrays, default). typedef/using aliases, enums and the data members of
+// structs, classes and unions seen on the way are recorded in a type_model (a record's layout is
+// worked out when its closing brace is met), through which parameter types resolve to scalar kinds,
+// sizes and layouts. A declaration and a
 // later definition with the same parameter types are merged into one entry, and so are the copies of
 // a kernel that source_lexer kept from the branches of an #if it could not decide.
 //
-// Every failure is a signature_error naming the line; every loop consumes at least one token.
-// Owns its tokens and its type_model. One run() per object, on one thread.
+// Declarators themselves are read by its base, declarator_reader. Every failure is a signature_error
+// naming the line; every loop consumes at least one token. Owns its tokens and its type_model. One run() per object, on one thread.
 
 #include <cstddef>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "declarator_reader.hpp"
 #include "kernel_signature.hpp"
 #include "source_token.hpp"
 #include "type_model.hpp"
 
 namespace xcuda::cxx
 {
-    // A declarator as written: `const float* __restrict__ const x[] = nullptr`.
-    struct declarator
-    {
-        bool base_const = false;
-        bool base_volatile = false;
-        std::vector<std::string> builtin;  // builtin type words, in written order
-        std::string type_name;             // or a (qualified, templated) type name
-        std::string elaborated;            // struct/class/union/enum/typename
-        std::vector<pointer_level> levels;
-        std::vector<std::string> dims;     // array extents
-        int references = 0;
-        bool pack = false;
-        std::string function_pointer;      // spelling when the declarator is `R (*name)(args)`
-        std::string name;
-
-        bool has_base() const { return !builtin.empty() || !type_name.empty(); }
-        std::string base_spelling() const
-        {
-            std::string b;
-            for (const std::string& w : builtin)
-            {
-                b += b.empty() ? w : " " + w;
-            }
-            if (!elaborated.empty())
-            {
-                b = elaborated + " " + type_name;
-            }
-            else if (!type_name.empty())
-            {
-                b = type_name;
-            }
-            return b;
-        }
-    };
-
     // One __global__ declaration or definition, before duplicates are merged.
     struct found_kernel
     {
@@ -69,46 +38,74 @@ namespace xcuda::cxx
         std::string key;  // qualified name + parameter types with top-level cv dropped
     };
 
-    class declaration_parser
+    class declaration_parser : private declarator_reader
     {
     public:
-        // The tokens as macro_expander left them.
-        explicit declaration_parser(std::vector<token> toks);
+        // The tokens as macro_expander left them; `files` names each token's file index ("" for the cell).
+        explicit declaration_parser(std::vector<token> toks, std::vector<std::string> files = {});
 
         // The kernels in source order; a kernel declared and later defined appears once.
         std::vector<kernel_signature> run();
 
     private:
+        // A data member of the record being read.
+        struct member
+        {
+            std::string name;
+            std::shared_ptr<const value_layout> type;
+            std::vector<std::size_t> extents;
+            std::size_t alignment = 0;  // alignas / __align__ on the member, 0 if none
+        };
+
         struct scope
         {
             bool is_namespace = false;
             std::vector<std::string> names;
             int linkage = -1;  // 1: extern "C" { }, 0: extern "C++" { }, -1: inherited
+            // struct/class/union { } or enum { }: what its closing brace defines
+            bool is_record = false;
+            bool is_union = false;
+            bool is_enum = false;
+            bool is_typedef = false;   // typedef struct { } name;
+            bool unknown = false;      // a member the layout cannot be worked out for
+            std::string record_name;   // "" when anonymous
+            std::size_t alignment = 0; // alignas / __align__ on the record
+            std::vector<std::shared_ptr<const value_layout>> bases;
+            std::vector<member> members;
+            resolved_type underlying;  // an enum's
         };
 
-        const token* at(std::size_t i) const;
-        bool punct_at(std::size_t i, const char* text) const;
-        bool identifier_at(std::size_t i) const;
-        int line_at(std::size_t i) const;
-        std::size_t match(std::size_t open, std::size_t limit, const std::string& what) const;
-        std::size_t match_angle(std::size_t open, std::size_t limit) const;
-        std::vector<std::pair<std::size_t, std::size_t>> split(std::size_t begin, std::size_t end, bool angles) const;
+        // What a closing brace of a record or enum leaves for the declarators after it
+        // (`} name, *pointer;`): the type and whether they are typedef names.
+        struct after_type
+        {
+            std::size_t statement = 0;  // the token after the brace
+            resolved_type type;
+            bool is_typedef = false;
+            bool active = false;
+        };
+
         void open_scope(std::size_t begin, std::size_t brace);
+        bool open_record(std::size_t begin, std::size_t brace, scope& s);
+        void close_scope();
+        bool is_brace_initializer(std::size_t begin, std::size_t brace) const;
+        void record_member(std::size_t begin, std::size_t end);
+        void declare_after_type(std::size_t end);
+        void add_member(scope& record, const declarator& d, std::size_t alignment);
+        std::string qualified(const std::string& name) const;
         void record_alias(std::size_t begin, std::size_t end);
         void define_alias(const declarator& d);
         resolved_type resolve(const declarator& d, int line) const;
-        declarator parse_declarator(std::size_t begin, std::size_t end, const std::string& what) const;
-        std::size_t read_type_name(std::size_t k, std::size_t end, declarator& d, const std::string& what) const;
-        std::size_t read_function_pointer(std::size_t k, std::size_t end, declarator& d,
-                                          const std::string& what) const;
         kernel_parameter make_parameter(std::size_t begin, std::size_t end, const std::string& what) const;
         std::size_t parse_kernel(std::size_t statement, std::size_t global, std::vector<found_kernel>& found);
         static bool is_trailing_word(const std::string& w);
         void read_template_parameters(std::size_t begin, std::size_t end, kernel_signature& k);
         static std::vector<kernel_signature> merge(std::vector<found_kernel>& found);
 
-        std::vector<token> m_toks;
+        std::vector<std::string> m_files;
         std::vector<scope> m_scopes;
+        after_type m_after;
+        int m_anonymous = 0;
         type_model m_types;  // the aliases seen so far
         std::set<std::string> m_template_names;  // of the kernel being read: they shadow aliases
     };

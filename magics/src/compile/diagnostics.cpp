@@ -1,41 +1,128 @@
 #include "diagnostics.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+#include <utility>
 
 
 namespace xcuda
 {
-    std::vector<int> diagnostics::error_lines(const std::string& log)
+    namespace
     {
-        // NVRTC writes "cell(LINE): error: message" (and "warning"); only errors are collected.
-        const std::string prefix = std::string(program_name) + "(";
-        std::vector<int> lines;
-        std::istringstream in(log);
-        std::string line;
-        while (std::getline(in, line))
+        // NVRTC's file for name expressions: its messages are about the cell's kernels.
+        constexpr const char* name_map = "__nv_name_map";
+
+        std::vector<std::string> split_lines(const std::string& text)
         {
-            if (line.rfind(prefix, 0) != 0)
+            std::vector<std::string> lines;
+            std::istringstream in(text);
+            std::string line;
+            while (std::getline(in, line))
             {
-                continue;
+                lines.push_back(line);
             }
-            std::size_t close = line.find(')', prefix.size());
-            if (close == std::string::npos || line.find("error", close) == std::string::npos)
+            return lines;
+        }
+
+        // "FILE(LINE): REST": the file, the line and where REST starts; false for any other text.
+        bool located(const std::string& line, std::string& file, int& number, std::size_t& rest)
+        {
+            std::size_t close = line.find("): ");
+            if (close == std::string::npos || close == 0)
             {
-                continue;
+                return false;
             }
-            try
+            std::size_t open = line.rfind('(', close);
+            if (open == std::string::npos || open == 0 || open + 1 >= close || close - open > 10)
             {
-                int number = std::stoi(line.substr(prefix.size(), close - prefix.size()));
-                if (std::find(lines.begin(), lines.end(), number) == lines.end())
+                return false;
+            }
+            for (std::size_t i = open + 1; i < close; ++i)
+            {
+                if (!std::isdigit(static_cast<unsigned char>(line[i])))
                 {
-                    lines.push_back(number);
+                    return false;
                 }
             }
-            catch (const std::exception&)
+            file = line.substr(0, open);
+            number = std::atoi(line.substr(open + 1, close - open - 1).c_str());
+            rest = close + 3;
+            return true;
+        }
+
+        // "warning #1105-D" -> "warning".
+        std::string plain_severity(std::string severity)
+        {
+            std::size_t hash = severity.find(" #");
+            if (hash != std::string::npos)
             {
-                // Not a line number: leave the line to the log.
+                severity.erase(hash);
+            }
+            return severity;
+        }
+
+        // The quoted name in `... overloaded function "f" is intended`.
+        std::string quoted_name(const std::string& message)
+        {
+            std::size_t open = message.find('"');
+            std::size_t close = open == std::string::npos ? open : message.find('"', open + 1);
+            return close == std::string::npos ? std::string() : message.substr(open + 1, close - open - 1);
+        }
+
+        // The first line of text that declares a kernel named `name`, or 0.
+        int kernel_line(const std::string& text, const std::string& name)
+        {
+            std::vector<std::string> lines = split_lines(text);
+            for (std::size_t i = 0; i < lines.size() && !name.empty(); ++i)
+            {
+                std::size_t at = lines[i].find(name);
+                while (at != std::string::npos)
+                {
+                    std::size_t after = lines[i].find_first_not_of(" \t", at + name.size());
+                    bool word_start = at == 0 || !(std::isalnum(static_cast<unsigned char>(lines[i][at - 1])) ||
+                                                   lines[i][at - 1] == '_');
+                    if (word_start && after != std::string::npos && (lines[i][after] == '(' || lines[i][after] == '<'))
+                    {
+                        bool global = lines[i].find("__global__") != std::string::npos ||
+                                      (i > 0 && lines[i - 1].find("__global__") != std::string::npos);
+                        if (global)
+                        {
+                            return static_cast<int>(i) + 1;
+                        }
+                    }
+                    at = lines[i].find(name, at + 1);
+                }
+            }
+            return 0;
+        }
+
+        std::string trimmed(const std::string& text)
+        {
+            std::size_t first = text.find_first_not_of(" \t\r");
+            std::size_t last = text.find_last_not_of(" \t\r{");
+            return first == std::string::npos || last < first ? std::string() : text.substr(first, last - first + 1);
+        }
+    }
+
+    std::vector<int> diagnostics::error_lines(const std::string& log, const std::string& file)
+    {
+        // NVRTC writes "cell(LINE): error: message" (and "warning"); only errors are collected.
+        std::vector<int> lines;
+        for (const std::string& line : split_lines(log))
+        {
+            std::string where;
+            int number = 0;
+            std::size_t rest = 0;
+            if (!located(line, where, number, rest) || where != file || line.find("error", rest) == std::string::npos)
+            {
+                continue;
+            }
+            if (std::find(lines.begin(), lines.end(), number) == lines.end())
+            {
+                lines.push_back(number);
             }
         }
         return lines;
@@ -97,55 +184,43 @@ namespace xcuda
         {
             return "NVRTC has printf and assert built in for device code; do not include <cstdio> or <cassert>.";
         }
+        if (message.find("host functions are not allowed in JIT mode") != std::string::npos)
+        {
+            return "NVRTC compiles device code only, and this function has no __device__ or __global__, so it "
+                   "is host code. If kernels call it, mark it __device__ (or __host__ __device__). Host code "
+                   "(main, cudaMalloc, launches with <<<...>>>) does not belong in a cell: allocate and launch "
+                   "from Python, kernel[grid, block](args). To make every unannotated function __device__, pass "
+                   "-default-device (%%cuda -- -default-device).";
+        }
+        if (message.find("is overloaded") != std::string::npos && message.find("xcuda binds") != std::string::npos)
+        {
+            return "give the kernels different names; or declare them extern \"C\" (which allows one of each name); "
+                   "or make one a template and instantiate the one you launch (--instantiate 'name<float>').";
+        }
         return {};
     }
 
     std::vector<diagnostic> diagnostics::parse(const std::string& source, const std::string& log,
-                                               const std::vector<int>& supported_archs)
+                                               const std::vector<int>& supported_archs,
+                                               const std::map<std::string, std::string>& headers)
     {
-        // NVRTC writes "cell(LINE): SEVERITY: MESSAGE", then the source line indented by two spaces,
-        // then a caret line under the column.
-        std::vector<std::string> source_lines;
-        {
-            std::istringstream in(source);
-            std::string line;
-            while (std::getline(in, line))
-            {
-                source_lines.push_back(line);
-            }
-        }
-        std::vector<std::string> lines;
-        {
-            std::istringstream in(log);
-            std::string line;
-            while (std::getline(in, line))
-            {
-                lines.push_back(line);
-            }
-        }
-        const std::string prefix = std::string(program_name) + "(";
+        // NVRTC writes "FILE(LINE): SEVERITY: MESSAGE", FILE "cell" or a header's name, then the
+        // source line indented by two spaces, then a caret line under the column.
+        std::vector<std::string> source_lines = split_lines(source);
+        std::vector<std::string> lines = split_lines(log);
         std::vector<diagnostic> result;
+        bool overload_said = false;
         for (std::size_t i = 0; i < lines.size(); ++i)
         {
             const std::string& line = lines[i];
             diagnostic d;
             std::size_t rest = 0;
-            if (line.rfind(prefix, 0) == 0)
+            std::string file;
+            int number = 0;
+            if (located(line, file, number, rest))
             {
-                std::size_t close = line.find("): ", prefix.size());
-                if (close == std::string::npos)
-                {
-                    continue;
-                }
-                try
-                {
-                    d.line = std::stoi(line.substr(prefix.size(), close - prefix.size()));
-                }
-                catch (const std::exception&)
-                {
-                    continue;
-                }
-                rest = close + 3;
+                d.line = number;
+                d.file = file == program_name ? std::string() : file;
             }
             else if (line.rfind("error: ", 0) == 0 || line.rfind("warning: ", 0) == 0 ||
                      line.find("nvrtc: error") != std::string::npos)
@@ -161,17 +236,58 @@ namespace xcuda
             {
                 continue;
             }
-            d.severity = line.substr(rest, colon - rest);
+            d.severity = plain_severity(line.substr(rest, colon - rest));
             if (d.severity != "error" && d.severity != "warning" && d.severity != "remark" &&
                 d.severity != "catastrophic error")
             {
                 continue;
             }
             d.message = line.substr(colon + 2);
-            if (d.line > 0 && d.line <= static_cast<int>(source_lines.size()))
+            if (d.file == name_map)
             {
-                d.source_line = source_lines[static_cast<std::size_t>(d.line - 1)];
-                if (i + 2 < lines.size())
+                // NVRTC's own file of name expressions: the kernel it could not pick is the cell's.
+                if (overload_said)
+                {
+                    continue;  // its follow-up about the same name expression
+                }
+                if (d.message.find("overloaded function") == std::string::npos)
+                {
+                    d.file.clear();  // another message about a name expression: NVRTC's words, not located
+                    d.line = 0;
+                    d.hint = hint_for(d.message, supported_archs);
+                    result.push_back(d);
+                    continue;
+                }
+                overload_said = true;
+                std::string name = quoted_name(d.message);
+                d.message = "kernel '" + name + "' is overloaded: there are several __global__ functions named '" +
+                            name + "' with different parameters, and xcuda binds each kernel by its name";
+                d.file.clear();
+                d.line = kernel_line(source, name);
+                for (const auto& [header, text] : headers)
+                {
+                    if (d.line == 0 && (d.line = kernel_line(text, name)) != 0)
+                    {
+                        d.file = header;
+                    }
+                }
+                d.column = 0;
+            }
+            const std::vector<std::string>* text = &source_lines;
+            std::vector<std::string> header_lines;
+            if (!d.file.empty())
+            {
+                auto header = headers.find(d.file);
+                if (header != headers.end())
+                {
+                    header_lines = split_lines(header->second);
+                }
+                text = &header_lines;
+            }
+            if (d.line > 0 && d.line <= static_cast<int>(text->size()))
+            {
+                d.source_line = (*text)[static_cast<std::size_t>(d.line - 1)];
+                if (i + 2 < lines.size() && d.column == 0 && d.message.find("xcuda binds") == std::string::npos)
                 {
                     std::size_t caret = lines[i + 2].find('^');
                     if (caret != std::string::npos && lines[i + 2].find_first_not_of(" ^") == std::string::npos &&
@@ -182,6 +298,11 @@ namespace xcuda
                 }
             }
             d.hint = hint_for(d.message, supported_archs);
+            if (!d.hint.empty() && d.message.find("host functions are not allowed") != std::string::npos &&
+                !d.source_line.empty())
+            {
+                d.hint = "'" + trimmed(d.source_line) + "': " + d.hint;
+            }
             result.push_back(d);
         }
         return result;
@@ -190,15 +311,87 @@ namespace xcuda
     std::string diagnostics::format_compile_error(const std::string& source, const std::string& log,
                                                   const std::vector<std::string>& options,
                                                   const std::string& status,
-                                                  const std::vector<int>& supported_archs)
+                                                  const std::vector<int>& supported_archs,
+                                                  const std::map<std::string, std::string>& headers)
     {
+        std::vector<diagnostic> parsed = parse(source, log, supported_archs, headers);
         std::string message = "NVRTC could not compile the cell (" + status + "):\n";
-        message += log.empty() ? std::string("(NVRTC wrote no log)") : log;
-        message += "\n";
-        std::vector<int> lines = error_lines(log);
-        if (!lines.empty())
+        if (log.empty())
         {
-            message += "\nSource:\n";
+            message += "(NVRTC wrote no log)";
+        }
+        else
+        {
+            // The log as NVRTC wrote it, except what it says from its own name-expression file, said
+            // in the user's words instead.
+            std::vector<std::string> lines = split_lines(log);
+            bool overload_written = false;
+            for (std::size_t i = 0; i < lines.size(); ++i)
+            {
+                if (lines[i].rfind(std::string(name_map) + "(", 0) != 0)
+                {
+                    message += lines[i] + "\n";
+                    continue;
+                }
+                std::size_t message_at = lines[i].find("): ");
+                std::string said = lines[i];
+                while (i + 1 < lines.size() && lines[i + 1].rfind("  ", 0) == 0)
+                {
+                    ++i;  // its echo of "#pragma nv_mangled_name ..." and the caret
+                }
+                bool overload = false;
+                for (const auto& d : parsed)
+                {
+                    overload = overload || d.message.find("is overloaded") != std::string::npos;
+                }
+                if (!overload && message_at != std::string::npos)
+                {
+                    message += said.substr(message_at + 3) + "\n";
+                    continue;
+                }
+                for (const auto& d : parsed)
+                {
+                    if (!overload_written && d.message.find("is overloaded") != std::string::npos)
+                    {
+                        overload_written = true;
+                        message += (d.file.empty() ? std::string(program_name) : d.file) + "(" +
+                                   std::to_string(d.line) + "): error: " + d.message + "\n";
+                        if (!d.source_line.empty())
+                        {
+                            message += "  " + d.source_line + "\n";
+                        }
+                    }
+                }
+            }
+            while (!message.empty() && message.back() == '\n')
+            {
+                message.pop_back();
+            }
+        }
+        message += "\n";
+        // The numbered lines around each error: the cell's, then each header cell's.
+        std::vector<std::pair<std::string, const std::string*>> files{{program_name, &source}};
+        for (const auto& [name, text] : headers)
+        {
+            files.emplace_back(name, &text);
+        }
+        for (const auto& [file, text] : files)
+        {
+            std::vector<int> lines = error_lines(log, file);
+            for (const auto& d : parsed)
+            {
+                if ((d.file.empty() ? std::string(program_name) : d.file) == file && d.line > 0 &&
+                    d.message.find("is overloaded") != std::string::npos &&
+                    std::find(lines.begin(), lines.end(), d.line) == lines.end())
+                {
+                    lines.push_back(d.line);
+                }
+            }
+            if (lines.empty())
+            {
+                continue;
+            }
+            message += file == program_name ? "\nSource:\n" : "\nSource of header cell '" + file + "':\n";
             int shown_until = 0;
             for (int line : lines)
             {
@@ -212,7 +405,7 @@ namespace xcuda
                 {
                     message += "   ...\n";
                 }
-                message += numbered_lines(source, first, last, lines);
+                message += numbered_lines(*text, first, last, lines);
                 shown_until = last;
                 if (lines.size() > 8 && line >= lines[7])
                 {
@@ -221,7 +414,7 @@ namespace xcuda
             }
         }
         std::string hints;
-        for (const auto& d : parse(source, log, supported_archs))
+        for (const auto& d : parsed)
         {
             if (!d.hint.empty() && hints.find(d.hint) == std::string::npos)
             {
@@ -241,7 +434,7 @@ namespace xcuda
     {
         for (diagnostic& d : messages)
         {
-            if (d.line > 0)
+            if (d.line > 0 && d.file.empty())  // a header cell's message keeps its own line numbers
             {
                 d.line += lines;
             }

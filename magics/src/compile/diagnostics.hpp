@@ -1,10 +1,14 @@
 #pragma once
 // Turns NVRTC's log into messages a notebook user can act on: the log keeps the cell's own line
-// numbers (the program is named "cell", never a file path), followed by the offending source lines,
-// numbered, and the options that were used. Pure text functions: no CUDA, no NVRTC, no Python; what
+// numbers (the program is named "cell", never a file path) and a header cell's own name and lines,
+// followed by the offending source lines, numbered, and the options that were used. NVRTC's internal
+// file for name expressions (__nv_name_map) never shows: its message about an overloaded kernel is
+// said in the user's words. The log may hold any text the cell made NVRTC echo (#warning, #error):
+// every function here takes any text and throws nothing of its own. Pure text functions: no CUDA, no NVRTC, no Python; what
 // they need to know of the compiler (the archs it supports, for a hint) is passed in. The HTML form
 // of the messages is a view (views/diagnostics_view).
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,22 +24,27 @@ namespace xcuda
 
         // The log's messages with their cell line, caret column, source line and a hint where one is known.
         // supported_archs: the compiler's targets (for the hint on an unsupported --arch).
+        // headers: the header cells given to NVRTC (name -> text), for the messages located in them.
         static std::vector<diagnostic> parse(const std::string& source, const std::string& log,
-                                             const std::vector<int>& supported_archs = {});
+                                             const std::vector<int>& supported_archs = {},
+                                             const std::map<std::string, std::string>& headers = {});
 
         // A hint for a message that is one of the known traps, else "".
         static std::string hint_for(const std::string& message, const std::vector<int>& supported_archs = {});
 
-        // The source lines the log names as errors ("cell(3): error: ..."), 1-based, in order, unique.
-        static std::vector<int> error_lines(const std::string& log);
+        // The source lines the log names as errors ("cell(3): error: ..."), 1-based, in order, unique;
+        // of the header cell `file` instead of the cell when it is given.
+        static std::vector<int> error_lines(const std::string& log, const std::string& file = program_name);
 
         // "NVRTC could not compile the cell:" + log + numbered source lines around each error + options.
         static std::string format_compile_error(const std::string& source, const std::string& log,
                                                 const std::vector<std::string>& options,
                                                 const std::string& status,
-                                                const std::vector<int>& supported_archs = {});
+                                                const std::vector<int>& supported_archs = {},
+                                                const std::map<std::string, std::string>& headers = {});
 
-        // The messages with `lines` added to each located line (a cell shown under a %%cuda line: +1).
+        // The messages with `lines` added to each located line of the cell (a cell shown under a %%cuda
+        // line: +1); messages in header cells keep their own lines.
         static std::vector<diagnostic> shifted(std::vector<diagnostic> messages, int lines);
         // The log with `lines` added to each "cell(N)" at the start of a line.
         static std::string shifted_log(const std::string& log, int lines);

@@ -1,10 +1,15 @@
 #include "kernel_signature.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <memory>
+#include <set>
 #include <utility>
 
 #include "declaration_parser.hpp"
 #include "macro_expander.hpp"
+#include "nvrtc_compiler.hpp"
 #include "source_lexer.hpp"
 #include "source_token.hpp"
 
@@ -101,13 +106,109 @@ namespace xcuda
         return s + ")";
     }
 
-    std::vector<kernel_signature> parse_kernel_signatures(const std::string& source)
+    namespace
+    {
+        // The headers of one unit: header cells by name, then files of the -I folders; each read once.
+        class unit_headers : public cxx::include_resolver
+        {
+        public:
+            explicit unit_headers(const parse_context& context)
+                : m_context(context)
+            {
+                m_files.push_back("");  // the cell
+            }
+
+            const std::string* open(const std::string& name, bool, int& file) override
+            {
+                if (!m_seen.insert(name).second)
+                {
+                    return nullptr;
+                }
+                auto cell = m_context.headers.find(name);
+                if (cell != m_context.headers.end())
+                {
+                    return add(name, cell->second, file);
+                }
+                if (name.empty() || name[0] == '/' || name.find("..") != std::string::npos)
+                {
+                    return nullptr;
+                }
+                for (const std::string& dir : m_context.include_dirs)
+                {
+                    const auto& toolkit = nvrtc_compiler::toolkit_include_dirs();
+                    if (std::find(toolkit.begin(), toolkit.end(), dir) != toolkit.end())
+                    {
+                        continue;  // -I of the toolkit's own folder: its types are built in, its text is not read
+                    }
+                    std::ifstream in(dir + "/" + name, std::ios::binary);
+                    if (!in)
+                    {
+                        continue;
+                    }
+                    std::string text;
+                    char buffer[65536];
+                    while (in.read(buffer, sizeof buffer) || in.gcount() > 0)
+                    {
+                        text.append(buffer, static_cast<std::size_t>(in.gcount()));
+                        if (text.size() > (8u << 20))
+                        {
+                            return nullptr;  // not a header a cell would include
+                        }
+                    }
+                    return add(name, std::move(text), file);
+                }
+                return nullptr;
+            }
+
+            const std::string* add(const std::string& name, std::string text, int& file)
+            {
+                file = static_cast<int>(m_files.size());
+                m_files.push_back(name);
+                m_texts.push_back(std::make_unique<std::string>(std::move(text)));
+                return m_texts.back().get();
+            }
+
+            const std::vector<std::string>& files() const { return m_files; }
+
+        private:
+            const parse_context& m_context;
+            std::set<std::string> m_seen;
+            std::vector<std::string> m_files;
+            std::vector<std::unique_ptr<std::string>> m_texts;
+        };
+    }
+
+    std::vector<kernel_signature> parse_kernel_signatures(const std::string& source, const parse_context& context)
     {
         std::vector<cxx::token> tokens;
         std::vector<cxx::macro_definition> macros;
-        cxx::source_lexer(source).run(tokens, macros);
+        unit_headers headers(context);
+        if (!context.defines.empty())
+        {
+            // -D N=4 as NVRTC reads it: "#define N 4" before the cell.
+            std::string prelude;
+            for (const std::string& define : context.defines)
+            {
+                std::size_t equals = define.find('=');
+                std::string name = define.substr(0, equals);
+                if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
+                {
+                    continue;
+                }
+                std::string value = equals == std::string::npos ? "1" : define.substr(equals + 1);
+                if (value.find('\n') != std::string::npos)
+                {
+                    continue;
+                }
+                prelude += "#define " + name + " " + value + "\n";
+            }
+            int file = 0;
+            const std::string* text = headers.add("<command line>", prelude, file);
+            cxx::source_lexer(*text, nullptr, file).run(tokens, macros);
+        }
+        cxx::source_lexer(source, &headers).run(tokens, macros);
         std::vector<cxx::token> expanded = cxx::macro_expander(macros).run(std::move(tokens));
-        return cxx::declaration_parser(std::move(expanded)).run();
+        return cxx::declaration_parser(std::move(expanded), headers.files()).run();
     }
 }
 
@@ -210,9 +311,9 @@ namespace xcuda
             {
                 value = arguments[i];
             }
-            else if (equals != std::string::npos)
+            else if (equals != std::string::npos && !split_arguments(parameter.substr(equals + 1)).empty())
             {
-                value = split_arguments(parameter.substr(equals + 1)).at(0);
+                value = split_arguments(parameter.substr(equals + 1))[0];
             }
             else
             {
@@ -235,6 +336,10 @@ namespace xcuda
         }
         declaration += ") {}";
         std::vector<kernel_signature> parsed = parse_kernel_signatures(declaration);
+        if (parsed.empty())
+        {
+            throw signature_error(line, "'" + expression + "' does not make a kernel of template '" + name + "'");
+        }
         kernel_signature instance = *this;
         instance.template_parameters.clear();
         instance.extern_c = false;
@@ -243,7 +348,7 @@ namespace xcuda
         instance.qualified_name = (expression.find("::") == std::string::npos && scope != std::string::npos)
                                       ? qualified_name.substr(0, scope + 2) + expression
                                       : expression;
-        for (std::size_t i = 0; i < parameters.size() && i < parsed.at(0).parameters.size(); ++i)
+        for (std::size_t i = 0; i < parameters.size() && i < parsed[0].parameters.size(); ++i)
         {
             std::string parameter_name = instance.parameters[i].name;
             std::string default_value = instance.parameters[i].default_value;

@@ -8,6 +8,8 @@
 // any thread.
 
 #include <cstddef>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,30 @@ namespace xcuda
     // Bytes of one value; 0 for unknown.
     std::size_t scalar_kind_size(scalar_kind k);
 
+    // How a value type is laid out in memory, as far as numpy needs it to make a dtype: a scalar (an
+    // enum's underlying type too), a device pointer (8 bytes), or a record (struct, class, union, CUDA
+    // vector type) with its fields at their offsets. size 0: not known from the source (a bit-field, a
+    // virtual base, a member of unknown type, a template parameter).
+    struct value_layout
+    {
+        struct field
+        {
+            std::string name;
+            std::size_t offset = 0;
+            std::vector<std::size_t> extents;  // `float v[2][3]`: {2, 3}
+            std::shared_ptr<const value_layout> type;
+        };
+
+        scalar_kind kind = scalar_kind::unknown;  // a scalar's kind; unknown for records and pointers
+        bool is_pointer = false;                  // a pointer field: 8 bytes, passed as an address
+        std::size_t size = 0;
+        std::size_t alignment = 0;
+        std::vector<field> fields;                // a record's fields (a union's all at offset 0)
+
+        bool known() const { return size != 0; }
+        bool is_record() const { return !fields.empty(); }
+    };
+
     struct kernel_parameter
     {
         std::string name;          // "" when the parameter is unnamed
@@ -52,6 +78,9 @@ namespace xcuda
         std::size_t size = 0;      // bytes in the argument buffer: 8 for pointers, scalar and CUDA vector
                                    // type sizes, 0 if unknown (structs, template parameters)
         std::string default_value; // text after '=' (trimmed), "" if none
+        // The layout of the value (by-value parameters) or of the pointee (single pointers), when the
+        // source fixes it; null otherwise. Records and CUDA vector types get one with their fields.
+        std::shared_ptr<const value_layout> layout;
     };
 
     struct kernel_signature
@@ -62,6 +91,7 @@ namespace xcuda
         bool extern_c = false;       // extern "C", directly or inside an extern "C" { } block
         std::vector<std::string> template_parameters;  // {"typename T", "int N = 4"}; empty if none
         int line = 0;                // 1-based line of the kernel's name (of the definition, if any)
+        std::string file;            // "" for the cell itself, else the header it is defined in
 
         bool is_template() const { return !template_parameters.empty(); }
         // "saxpy(float a, const float* x, const float* y, float* out, size_t n)"
@@ -75,8 +105,21 @@ namespace xcuda
         kernel_signature instantiate(const std::string& expression) const;
     };
 
-    // Finds every __global__ function (declaration or definition) of a CUDA C++ source and parses its
-    // signature, in source order; a kernel declared and later defined appears once. Throws
-    // signature_error for text it cannot make sense of; never anything else, never loops forever.
-    std::vector<kernel_signature> parse_kernel_signatures(const std::string& source);
+    // What the compiled unit sees beside the cell's own text: the header cells (name -> text), the -I
+    // folders (searched for #include "..." and <...> that are not header cells) and the -D macros
+    // ("N=4", "DEBUG"). The toolkit's own headers are not read: the CUDA vector types are known by name.
+    struct parse_context
+    {
+        std::map<std::string, std::string> headers;
+        std::vector<std::string> include_dirs;
+        std::vector<std::string> defines;
+    };
+
+    // Finds every __global__ function (declaration or definition) of a CUDA C++ source, and of the
+    // headers it includes, and parses its signature, in the order the compiler sees them; a kernel
+    // declared and later defined appears once. Types come from every declaration of the unit: builtin
+    // and CUDA types, typedef/using aliases, enums, structs, classes and unions. Throws signature_error
+    // for text it cannot make sense of; never anything else, never loops forever.
+    std::vector<kernel_signature> parse_kernel_signatures(const std::string& source,
+                                                          const parse_context& context = {});
 }

@@ -275,6 +275,7 @@ namespace xcuda::cxx
         {
             token& t = pasted[k];
             t.line = call.line;
+            t.file = call.file;
             t.paste_operator = false;
             if (!t.hidden || t.hidden == call.hidden)
             {

@@ -153,8 +153,8 @@ namespace xcuda
             }
             std::vector<int> archs = supported_archs();
             throw compile_error(diagnostics::format_compile_error(source, result.log, result.options,
-                                                                  nvrtcGetErrorString(compiled), archs),
-                                result.log, result.options, diagnostics::parse(source, result.log, archs));
+                                                                  nvrtcGetErrorString(compiled), archs, headers),
+                                result.log, result.options, diagnostics::parse(source, result.log, archs, headers));
         }
 
         std::size_t size = 0;

@@ -1,5 +1,7 @@
 #include "resource_usage.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <sstream>
 
@@ -72,6 +74,12 @@ namespace xcuda
         long module_constant = 0;  // user __constant__ data: "N bytes gmem, M bytes cmem[3]" (bank varies)
         while (std::getline(in, line))
         {
+            // Only ptxas' own lines: NVRTC's messages before them echo the cell's text (a #warning, a
+            // line with an error), which may say anything.
+            if (line.rfind("ptxas", 0) != 0)
+            {
+                continue;
+            }
             if (line.find("bytes gmem") != std::string::npos)
             {
                 std::size_t bank = line.find("bytes cmem[");
@@ -89,8 +97,8 @@ namespace xcuda
                 }
                 else
                 {
-                    std::size_t at = line.find("Function properties for");
-                    std::string name = line.substr(at + 24);
+                    std::size_t at = line.find("Function properties for") + 23;
+                    std::string name = line.substr(std::min(line.size(), at + 1));
                     while (!name.empty() && (name.back() == ' ' || name.back() == '\r'))
                     {
                         name.pop_back();

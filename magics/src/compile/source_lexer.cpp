@@ -12,8 +12,20 @@ namespace xcuda::cxx
         constexpr std::size_t npos = std::string::npos;
     }
 
-    source_lexer::source_lexer(const std::string& source)
+    source_lexer::source_lexer(const std::string& source, include_resolver* includes, int file)
         : m_src(source)
+        , m_defined(m_own_defined)
+        , m_includes(includes)
+        , m_file(file)
+    {
+    }
+
+    source_lexer::source_lexer(const std::string& source, include_resolver* includes, int file, source_lexer& parent)
+        : m_src(source)
+        , m_defined(parent.m_defined)
+        , m_includes(includes)
+        , m_file(file)
+        , m_depth(parent.m_depth + 1)
     {
     }
 
@@ -40,6 +52,7 @@ namespace xcuda::cxx
                 break;
             }
             t.space_before = t.space_before || space;
+            t.file = m_file;
             if (active())
             {
                 tokens.push_back(std::move(t));
@@ -465,13 +478,52 @@ namespace xcuda::cxx
                 marker.kind = token_kind::undef;
                 marker.text = rest[0].text;
                 marker.line = name.line;
+                marker.file = m_file;
                 tokens.push_back(std::move(marker));
                 m_defined.erase(rest[0].text);
             }
         }
+        else if (d == "include" && active())
+        {
+            include(tokens, macros);
+        }
         else
         {
-            rest_of_line();  // #include, #pragma, #error, #line, inactive #define ...
+            rest_of_line();  // #pragma, #error, #line, inactive #define ...
+        }
+    }
+
+    void source_lexer::include(std::vector<token>& tokens, std::vector<macro_definition>& macros)
+    {
+        std::vector<token> rest = rest_of_line();
+        if (m_includes == nullptr || rest.empty() || m_depth >= 32)
+        {
+            return;
+        }
+        std::string name;
+        bool angled = false;
+        if (rest[0].kind == token_kind::string && rest[0].text.size() >= 2 && rest[0].text.front() == '"')
+        {
+            name = rest[0].text.substr(1, rest[0].text.size() - 2);
+        }
+        else if (is_punct(rest[0], "<"))
+        {
+            angled = true;
+            std::size_t i = 1;
+            for (; i < rest.size() && !is_punct(rest[i], ">"); ++i)
+            {
+                name += rest[i].text;
+            }
+            if (i == rest.size())
+            {
+                return;
+            }
+        }
+        int file = 0;
+        const std::string* text = name.empty() ? nullptr : m_includes->open(name, angled, file);
+        if (text != nullptr)
+        {
+            source_lexer(*text, m_includes, file, *this).run(tokens, macros);
         }
     }
 
@@ -530,6 +582,7 @@ namespace xcuda::cxx
         marker.kind = token_kind::define;
         marker.macro = static_cast<int>(macros.size());
         marker.line = name.line;
+        marker.file = m_file;
         m_defined.insert(m.name);
         macros.push_back(std::move(m));
         tokens.push_back(std::move(marker));

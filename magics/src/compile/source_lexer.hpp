@@ -11,7 +11,11 @@
 // An unterminated comment or literal in code that is kept is a signature_error naming its line; in a
 // dropped branch or on a directive line it is tolerated, as the preprocessor would.
 //
-// Borrows the source text, which must outlive it. One run() per object, on one thread.
+// #include of a header the include_resolver knows (a header cell, a file of an -I folder) is read in
+// place, its tokens marked with the header's file index; every header is read once per unit, as
+// include guards or #pragma once would have it. Other includes (the toolkit's) are skipped.
+//
+// Borrows the source text and the resolver, which must outlive it. One run() per object, on one thread.
 
 #include <cstddef>
 #include <set>
@@ -22,10 +26,20 @@
 
 namespace xcuda::cxx
 {
+    // Finds the text of an #include'd header for the lexer.
+    class include_resolver
+    {
+    public:
+        virtual ~include_resolver() = default;
+        // The header's text (owned by the resolver) and its file index (> 0), or null when the header
+        // is unknown here or was read before in this unit.
+        virtual const std::string* open(const std::string& name, bool angled, int& file) = 0;
+    };
+
     class source_lexer
     {
     public:
-        explicit source_lexer(const std::string& source);
+        explicit source_lexer(const std::string& source, include_resolver* includes = nullptr, int file = 0);
 
         // Appends the tokens of the source, with its define/undef markers, to `tokens`, and the macros
         // it defines to `macros`, which a define marker's `macro` indexes.
@@ -54,12 +68,18 @@ namespace xcuda::cxx
         void open_condition(int value);
         void directive(std::vector<token>& tokens, std::vector<macro_definition>& macros);
         void define(std::vector<token>& tokens, std::vector<macro_definition>& macros);
+        void include(std::vector<token>& tokens, std::vector<macro_definition>& macros);
+        source_lexer(const std::string& source, include_resolver* includes, int file, source_lexer& parent);
 
         const std::string& m_src;
         std::size_t m_pos = 0;
         int m_line = 1;
         bool m_line_start = true;
         std::vector<condition> m_conditions;
-        std::set<std::string> m_defined;
+        std::set<std::string> m_own_defined;
+        std::set<std::string>& m_defined;  // shared with the lexers of included headers
+        include_resolver* m_includes = nullptr;
+        int m_file = 0;
+        int m_depth = 0;
     };
 }

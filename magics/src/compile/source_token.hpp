@@ -32,7 +32,8 @@ namespace xcuda::cxx
     {
         token_kind kind = token_kind::punct;
         std::string text;
-        int line = 0;
+        int line = 0;  // in its file
+        int file = 0;  // 0: the cell; else the index of the header it came from
         bool space_before = false;
         bool paste_operator = false;  // a '##' written in a macro body
         int macro = -1;

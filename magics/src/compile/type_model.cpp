@@ -1,5 +1,6 @@
 #include "type_model.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "errors.hpp"
@@ -54,6 +55,33 @@ namespace xcuda::cxx
         return words;
     }
 
+    std::shared_ptr<const value_layout> scalar_layout(scalar_kind kind)
+    {
+        static const auto table = [] {
+            std::vector<std::shared_ptr<const value_layout>> t;
+            for (int k = 0; k <= static_cast<int>(scalar_kind::f64); ++k)
+            {
+                auto l = std::make_shared<value_layout>();
+                l->kind = static_cast<scalar_kind>(k);
+                l->size = l->alignment = scalar_kind_size(l->kind);
+                t.push_back(std::move(l));
+            }
+            return t;
+        }();
+        return table[static_cast<std::size_t>(kind)];
+    }
+
+    std::shared_ptr<const value_layout> pointer_layout()
+    {
+        static const auto layout = [] {
+            auto l = std::make_shared<value_layout>();
+            l->is_pointer = true;
+            l->size = l->alignment = 8;
+            return std::shared_ptr<const value_layout>(std::move(l));
+        }();
+        return layout;
+    }
+
     resolved_type builtin_type(const std::vector<std::string>& words, int line)
     {
         int n_long = 0, n_short = 0, n_signed = 0, n_unsigned = 0, n_int = 0, n_other = 0;
@@ -79,6 +107,7 @@ namespace xcuda::cxx
         {
             r.kind = k;
             r.size = scalar_kind_size(k);
+            r.layout = scalar_layout(k);
         };
         bool sign = n_signed + n_unsigned <= 1;
         bool u = n_unsigned == 1;
@@ -123,42 +152,77 @@ namespace xcuda::cxx
         {
             throw signature_error(line, "invalid type '" + spelling + "'");
         }
+        if (r.size != 0 && !r.layout)
+        {
+            auto l = std::make_shared<value_layout>();  // __int128, long double: bytes with no numpy kind
+            l->size = l->alignment = r.size;
+            r.layout = std::move(l);
+        }
         return r;
     }
 
     namespace
     {
-        // Sizes of the CUDA vector and packed types that have no scalar kind.
-        std::size_t vector_type_size(const std::string& name)
+        std::shared_ptr<const value_layout> record(scalar_kind kind, const char* names, std::size_t count,
+                                                   std::size_t alignment)
         {
-            static const std::unordered_map<std::string, std::size_t> table = []
+            auto l = std::make_shared<value_layout>();
+            std::size_t size = scalar_kind_size(kind);
+            for (std::size_t i = 0; i < count; ++i)
             {
-                std::unordered_map<std::string, std::size_t> t;
-                const std::pair<const char*, std::size_t> scalars[] = {
-                    {"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4}, {"uint", 4},
-                    {"long", 8}, {"ulong", 8}, {"longlong", 8}, {"ulonglong", 8}, {"float", 4}, {"double", 8}};
-                for (const auto& s : scalars)
+                value_layout::field f;
+                f.name = std::string(1, names[i]);
+                f.offset = i * size;
+                f.type = scalar_layout(kind);
+                l->fields.push_back(std::move(f));
+            }
+            l->alignment = alignment;
+            l->size = (count * size + alignment - 1) / alignment * alignment;
+            return l;
+        }
+
+        // The CUDA vector and packed types, as vector_types.h, cuda_fp16.h and cuda_bf16.h declare
+        // them: a 2-vector is aligned to its size, a 4-vector to min(its size, 16) (the _16a and _32a
+        // forms to 16 and 32), 1- and 3-vectors to their element.
+        std::shared_ptr<const value_layout> vector_layout(const std::string& name)
+        {
+            static const std::unordered_map<std::string, std::shared_ptr<const value_layout>> table = []
+            {
+                std::unordered_map<std::string, std::shared_ptr<const value_layout>> t;
+                const std::pair<const char*, scalar_kind> scalars[] = {
+                    {"char", scalar_kind::i8},       {"uchar", scalar_kind::u8},   {"short", scalar_kind::i16},
+                    {"ushort", scalar_kind::u16},    {"int", scalar_kind::i32},    {"uint", scalar_kind::u32},
+                    {"long", scalar_kind::i64},      {"ulong", scalar_kind::u64},  {"longlong", scalar_kind::i64},
+                    {"ulonglong", scalar_kind::u64}, {"float", scalar_kind::f32},  {"double", scalar_kind::f64}};
+                for (const auto& [prefix, kind] : scalars)
                 {
-                    for (std::size_t n = 1; n <= 4; ++n)
+                    std::size_t size = scalar_kind_size(kind);
+                    std::string base = prefix;
+                    t[base + "1"] = record(kind, "x", 1, size);
+                    t[base + "2"] = record(kind, "xy", 2, 2 * size);
+                    t[base + "3"] = record(kind, "xyz", 3, size);
+                    t[base + "4"] = record(kind, "xyzw", 4, std::min<std::size_t>(4 * size, 16));
+                    if (size == 8)
                     {
-                        t[std::string(s.first) + std::to_string(n)] = s.second * n;
-                    }
-                    if (s.second == 8)
-                    {
-                        t[std::string(s.first) + "4_16a"] = 32;
-                        t[std::string(s.first) + "4_32a"] = 32;
+                        t[base + "4_16a"] = record(kind, "xyzw", 4, 16);
+                        t[base + "4_32a"] = record(kind, "xyzw", 4, 32);
                     }
                 }
-                t["dim3"] = 12;
-                t["__half2"] = t["half2"] = 4;
-                t["__nv_bfloat162"] = t["nv_bfloat162"] = 4;
-                t["__nv_fp8_e4m3"] = t["__nv_fp8_e5m2"] = 1;
-                t["__nv_fp8x2_e4m3"] = t["__nv_fp8x2_e5m2"] = 2;
-                t["__nv_fp8x4_e4m3"] = t["__nv_fp8x4_e5m2"] = 4;
+                t["dim3"] = record(scalar_kind::u32, "xyz", 3, 4);
+                t["__half2"] = t["half2"] = t["__nv_half2"] = record(scalar_kind::f16, "xy", 2, 4);
+                t["__nv_bfloat162"] = t["nv_bfloat162"] = record(scalar_kind::bf16, "xy", 2, 4);
+                auto bytes = [](std::size_t n) {
+                    auto l = std::make_shared<value_layout>();
+                    l->size = l->alignment = n;
+                    return std::shared_ptr<const value_layout>(std::move(l));
+                };
+                t["__nv_fp8_e4m3"] = t["__nv_fp8_e5m2"] = bytes(1);
+                t["__nv_fp8x2_e4m3"] = t["__nv_fp8x2_e5m2"] = bytes(2);
+                t["__nv_fp8x4_e4m3"] = t["__nv_fp8x4_e5m2"] = bytes(4);
                 return t;
             }();
             auto it = table.find(name);
-            return it == table.end() ? 0 : it->second;
+            return it == table.end() ? nullptr : it->second;
         }
 
         scalar_kind named_scalar(const std::string& name)
@@ -170,7 +234,8 @@ namespace xcuda::cxx
                 {"int64_t", scalar_kind::i64},     {"uint64_t", scalar_kind::u64},
                 {"size_t", scalar_kind::u64},      {"ssize_t", scalar_kind::i64},
                 {"ptrdiff_t", scalar_kind::i64},   {"intptr_t", scalar_kind::i64},
-                {"uintptr_t", scalar_kind::u64},   {"__half", scalar_kind::f16},
+                {"uintptr_t", scalar_kind::u64},   {"clock_t", scalar_kind::i64},
+                {"time_t", scalar_kind::i64},      {"__half", scalar_kind::f16},
                 {"half", scalar_kind::f16},        {"__nv_half", scalar_kind::f16},
                 {"__nv_bfloat16", scalar_kind::bf16}, {"nv_bfloat16", scalar_kind::bf16}};
             auto it = table.find(name);
@@ -207,12 +272,13 @@ namespace xcuda::cxx
         {
             r.kind = k;
             r.size = scalar_kind_size(k);
+            r.layout = scalar_layout(k);
             return r;
         }
-        std::size_t v = vector_type_size(plain);
-        if (v != 0)
+        if (auto v = vector_layout(plain))
         {
-            r.size = v;
+            r.size = v->size;
+            r.layout = std::move(v);
             return r;
         }
         auto it = m_aliases.find(name);

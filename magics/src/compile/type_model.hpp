@@ -5,16 +5,16 @@
 // Builtin types are read from their words in any order (`unsigned long long`, `long double`), sized for
 // LP64 as NVRTC compiles for it. The standard and CUDA scalar names (`size_t`, `std::int32_t`, `__half`,
 // `__nv_bfloat16`) and the CUDA vector and packed types (`float4`, `dim3`, `__half2`) are known by
-// name. The typedef and using aliases a source declares are recorded in its type_model as the
-// declaration_parser meets them, and resolve to what they name, pointer levels and const included.
-// Anything else (a struct, a template parameter, a type from a header) resolves to its spelling alone,
-// with no kind and no size.
-//
-// type_model is the one place where types the source declares are recorded, so it is also where other
-// declared types a launch may need would go (an enum's underlying type; a struct's fields, size and
-// alignment), found through the same resolve_name.
+// name, the vector types from a table of their fields, sizes and alignments as vector_types.h declares
+// them (the toolkit's headers themselves are not read). What the unit declares is recorded in its
+// type_model as the declaration_parser meets it: typedef and using aliases (resolving to what they
+// name, pointer levels and const included), enums (their underlying type), and structs, classes and
+// unions (their layout: fields, offsets, size and alignment, by the Itanium C++ ABI rules NVRTC
+// follows for plain data). Anything else (a template parameter, a class template, a type whose
+// declaration was not seen) resolves to its spelling alone, with no kind and no size.
 
 #include <cstddef>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -38,7 +38,13 @@ namespace xcuda::cxx
         std::string spelling;               // the base type after aliases
         bool base_const = false;            // const on the base inside an alias
         std::vector<pointer_level> levels;  // pointer levels inside an alias
+        std::shared_ptr<const value_layout> layout;  // of the base type, when known
     };
+
+    // The layout of a scalar kind (size and alignment alike).
+    std::shared_ptr<const value_layout> scalar_layout(scalar_kind kind);
+    // The layout of an 8-byte device pointer.
+    std::shared_ptr<const value_layout> pointer_layout();
 
     // `const volatile base* const*`: the cv of the base, then the first `count` of `levels`, each a
     // `*` with its own cv.
@@ -66,7 +72,8 @@ namespace xcuda::cxx
         // no kind and no size, when it is none of the names known here.
         resolved_type resolve_name(const std::string& name) const;
 
-        // `name` stands for `type` from here on; a later alias of the same name replaces it.
+        // `name` stands for `type` from here on; a later alias of the same name replaces it. Also for
+        // structs (their layout) and enums (their underlying type, spelled with the enum's name).
         void define_alias(const std::string& name, resolved_type type);
 
     private:

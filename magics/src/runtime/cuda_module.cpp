@@ -48,6 +48,11 @@ namespace xcuda
         {
             return instance->second;
         }
+        instance = m_compiled->lowered_names.find(signature.qualified_name);  // template void f<4>(...); in the source
+        if (instance != m_compiled->lowered_names.end())
+        {
+            return instance->second;
+        }
         auto it = m_compiled->lowered_names.find("&" + signature.qualified_name);
         return it == m_compiled->lowered_names.end() ? signature.name : it->second;
     }

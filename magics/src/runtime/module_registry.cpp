@@ -19,10 +19,22 @@ namespace xcuda
         {
             return "name:" + name;
         }
+        // The cell's own kernels name it; kernels it only includes from a header cell are shared with
+        // every cell that includes it, so they name a cell only when it has none of its own.
         std::vector<std::string> names;
         for (const auto& signature : signatures)
         {
-            names.push_back(signature.qualified_name);
+            if (signature.file.empty())
+            {
+                names.push_back(signature.qualified_name);
+            }
+        }
+        if (names.empty())
+        {
+            for (const auto& signature : signatures)
+            {
+                names.push_back(signature.qualified_name);
+            }
         }
         std::sort(names.begin(), names.end());
         std::string key = "kernels:";
@@ -38,19 +50,34 @@ namespace xcuda
     {
         // A declaration the parser cannot read is reported only if NVRTC accepts the source: when
         // the source is wrong, NVRTC's message is the better one.
+        // The parser sees what NVRTC sees: the header cells, the -I folders and the -D macros.
         std::vector<kernel_signature> signatures;
         std::optional<signature_error> unreadable;
-        if (!parsed_before(source, signatures, unreadable))
+        parse_context context{headers, options.include_dirs, options.defines};
+        std::string parse_key = source;
+        for (const auto& [header, text] : headers)
+        {
+            parse_key += '\0' + header + '\0' + text;
+        }
+        for (const auto& list : {options.include_dirs, options.defines})
+        {
+            parse_key += '\1';
+            for (const auto& item : list)
+            {
+                parse_key += item + '\0';
+            }
+        }
+        if (!parsed_before(parse_key, signatures, unreadable))
         {
             try
             {
-                signatures = parse_kernel_signatures(source);
+                signatures = parse_kernel_signatures(source, context);
             }
             catch (const signature_error& e)
             {
                 unreadable = e;
             }
-            remember_parse(source, signatures, unreadable);
+            remember_parse(parse_key, signatures, unreadable);
         }
         // Instantiations asked for by name expression ("saxpy<float>") become kernels of their own.
         std::vector<kernel_signature> instances;
@@ -71,6 +98,17 @@ namespace xcuda
                                             base + "'");
             }
             instances.push_back(it->instantiate(expression));
+        }
+        for (const auto& signature : signatures)
+        {
+            // An explicit instantiation or specialization in the source (template __global__ void
+            // f<256>(...);) is found by its qualified name with the template arguments.
+            if (!signature.extern_c && !signature.is_template() && signature.name.find('<') != std::string::npos &&
+                std::find(options.name_expressions.begin(), options.name_expressions.end(), signature.qualified_name) ==
+                    options.name_expressions.end())
+            {
+                options.name_expressions.push_back(signature.qualified_name);
+            }
         }
         signatures.insert(signatures.end(), instances.begin(), instances.end());
         for (const auto& signature : signatures)
@@ -226,12 +264,13 @@ namespace xcuda
     std::vector<std::shared_ptr<cuda_module>> module_registry::install(const std::string& key,
                                                                         std::shared_ptr<cuda_module> module)
     {
+        // Kernels of a header cell are in every module that includes it: only the cells' own count.
         auto shares_a_kernel = [&module](const cuda_module& other) {
             for (const auto& a : other.signatures())
             {
                 for (const auto& b : module->signatures())
                 {
-                    if (a.qualified_name == b.qualified_name)
+                    if (a.file.empty() && b.file.empty() && a.qualified_name == b.qualified_name)
                     {
                         return true;
                     }

@@ -21,11 +21,13 @@ namespace xcuda
 
     std::string diagnostics_view::where(const diagnostic& d)
     {
+        std::string file = d.file.empty() ? std::string() : "header cell " + d.file;
         if (!d.line)
         {
-            return {};
+            return file;
         }
-        return "line " + std::to_string(d.line) + (d.column ? ", column " + std::to_string(d.column) : "");
+        return file + (file.empty() ? "" : ", ") + "line " + std::to_string(d.line) +
+               (d.column ? ", column " + std::to_string(d.column) : "");
     }
 
     std::string diagnostics_view::html(const std::vector<diagnostic>& messages, const std::string& cell)
