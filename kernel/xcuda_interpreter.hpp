@@ -56,6 +56,7 @@ namespace xcuda
     private:
 
         void report_bare_exception_names();
+        void publish_datetimes_as_text();
         void load_xcuda_extension();
         nl::json corrected_error_reply(const nl::json& base_reply);
         nl::json reply_with_unreported_failure(nl::json base_reply);
