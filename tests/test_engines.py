@@ -19,7 +19,6 @@ skip and say so. On the GPU host, pack it with `EXTRA_PACKAGES="python3-ipyparal
 import logging
 import os
 import signal
-import warnings
 from contextlib import contextmanager
 
 import numpy as np
