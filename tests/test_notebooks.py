@@ -118,17 +118,37 @@ def execute_several_hosts(tmp_path, monkeypatch):
             break
         time.sleep(0.5)
     for cluster_file in left:
-        info = json.loads(cluster_file.read_text())
-        states = [info.get("controller", {}).get("state", {})]
-        states += list(info.get("engines", {}).get("sets", {}).values())
-        for state in states:
-            pid = state.get("pid")
-            if pid:
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
+        for pid in cluster_pids(json.loads(cluster_file.read_text()), ipython_dir):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
     return notebook, error, [str(path) for path in left]
+
+
+def cluster_pids(info, ipython_dir):
+    """The pids of a cluster file's controller and engines that are still this cluster's processes.
+
+    Only positive pids (an engine set records pid -1, and kill(-1) signals every process of the user),
+    and only processes whose command line is ipyparallel's with this test's profile folder (a pid may
+    have been reused since).
+    """
+    states = [info.get("controller", {}).get("state", {})]
+    for engine_set in info.get("engines", {}).get("sets", {}).values():
+        states.append(engine_set)
+        states += list(engine_set.get("engines", {}).values())
+    pids = []
+    for state in states:
+        pid = state.get("pid")
+        if not isinstance(pid, int) or pid <= 0:
+            continue
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # gone
+        if "ipyparallel" in command and str(ipython_dir) in command:
+            pids.append(pid)
+    return pids
 
 
 @pytest.mark.nogpu
