@@ -93,7 +93,8 @@ namespace xcuda::python
         try
         {
             s.host = std::make_unique<host_registry>(host_registry::default_directory());
-            if (s.session.choice().open_to_host_slot())
+            // A refused XCUDA_DEVICE or rank stays refused: no slot hides it.
+            if (s.session.choice_problem().empty() && s.session.choice().open_to_host_slot())
             {
                 int slot = s.host->lease_slot(s.engine_label);
                 s.session.set_host_slot({slot, s.engine_label});
