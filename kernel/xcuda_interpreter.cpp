@@ -81,6 +81,7 @@ namespace xcuda
         report_bare_exception_names();
         buffer_standard_streams();
         install_ask_exit();
+        publish_datetimes_as_text();
         // A kernel started with SIGINT ignored (by a server launched with `&` from a script) inherits
         // that, and Python then installs no handler: interrupts would do nothing. Interrupting a cell
         // is the kernel's contract, so take SIGINT back (interrupt_guard still confines it to cells).
@@ -177,6 +178,55 @@ sys.stderr = OutStream("stderr")
             }
         });
         m_ipython_shell.attr("ask_exit") = py::module_::import("types").attr("MethodType")(ask_exit, m_ipython_shell);
+    }
+
+    // xeus-python turns display data and metadata into JSON with pybind11_json, which knows no datetime:
+    // `%px expr` raised "to_json not implemented" here, because ipyparallel republishes each engine's
+    // result with its message metadata (started, completed: datetimes). ipykernel's session writes
+    // datetimes as ISO 8601 text (jupyter_client.jsonutil.json_default); so does this, on a retry only
+    // when the plain conversion fails, so ordinary displays pay nothing. Needs the GIL.
+    void xcuda_interpreter::publish_datetimes_as_text()
+    {
+        py::object dumps = py::module_::import("json").attr("dumps");
+        py::object loads = py::module_::import("json").attr("loads");
+        py::object json_default = py::module_::import("jupyter_client.jsonutil").attr("json_default");
+        auto clean = [dumps, loads, json_default](py::object value) {
+            return value.is_none() ? value : loads(dumps(value, "default"_a = json_default));
+        };
+        py::object display_pub = m_ipython_shell.attr("display_pub");
+        py::object publish_display = display_pub.attr("publish_display_data");
+        display_pub.attr("publish_display_data") = py::cpp_function(
+            [publish_display, clean](py::object data, py::object metadata, py::object transient, py::object update) {
+                try
+                {
+                    publish_display(data, metadata, transient, update);
+                }
+                catch (py::error_already_set& error)
+                {
+                    if (!error.matches(PyExc_RuntimeError))
+                    {
+                        throw;
+                    }
+                    publish_display(clean(data), clean(metadata), clean(transient), update);
+                }
+            });
+        py::object displayhook = m_ipython_shell.attr("displayhook");
+        py::object publish_result = displayhook.attr("publish_execution_result");
+        displayhook.attr("publish_execution_result") = py::cpp_function(
+            [publish_result, clean](py::object count, py::object data, py::object metadata) {
+                try
+                {
+                    publish_result(count, data, metadata);
+                }
+                catch (py::error_already_set& error)
+                {
+                    if (!error.matches(PyExc_RuntimeError))
+                    {
+                        throw;
+                    }
+                    publish_result(count, clean(data), clean(metadata));
+                }
+            });
     }
 
     // Needs the GIL. Never touches the CUDA driver: importing xcuda and registering its magics does not.
@@ -333,13 +383,23 @@ sys.stderr = OutStream("stderr")
             {"help_links", nl::json::array()}};
     }
 
-    // Called from a shutdown_request. xkernel::start() then calls std::exit(0): Python is never finalised
-    // and atexit handlers never run, so the CUDA context is released here or not at all. A failure here
-    // cannot stop the shutdown, so it is only logged.
+    // Called from a shutdown_request. xkernel::start() then calls std::exit(0): Python is never finalised,
+    // so the CUDA context is released here or not at all, and the atexit handlers run here or never (as
+    // ipykernel runs them: an ipyparallel.Cluster started in a notebook stops its controller and engines
+    // from one). A failure here cannot stop the shutdown, so it is only logged.
     void xcuda_interpreter::shutdown_request_impl()
     {
         {
             py::gil_scoped_acquire acquire;
+            try
+            {
+                // Prints a failing handler's traceback and goes on with the others.
+                py::module_::import("atexit").attr("_run_exitfuncs")();
+            }
+            catch (py::error_already_set& error)
+            {
+                std::cerr << "xcuda: running the atexit handlers at shutdown failed: " << error.what() << std::endl;
+            }
             if (m_xcuda_module && py::hasattr(m_xcuda_module, "_shutdown"))
             {
                 try

@@ -210,3 +210,44 @@ def test_kernel_without_an_importable_xcuda_runs_python_and_fails_cuda_cells_wit
     finally:
         kc.stop_channels()
         km.shutdown_kernel()
+
+
+def test_display_metadata_with_datetimes_is_published_as_iso_text(tmp_path):
+    # ipyparallel's %px republishes each engine's result with its message metadata, which holds datetimes.
+    km, kc = start_kernel(tmp_path)
+    try:
+        reply, outputs = run_cell(kc, textwrap.dedent("""
+            import datetime
+            from IPython.display import display, publish_display_data
+            when = datetime.datetime(2026, 11, 30, 18, 51, 18)
+            publish_display_data({"text/plain": "engine 0"}, metadata={"completed": when})
+
+            class Result:
+                def _repr_mimebundle_(self, include=None, exclude=None):
+                    return {"text/plain": "engine 1"}, {"started": when}
+
+            Result()
+        """))
+        assert reply["status"] == "ok", reply
+        shown = iopub_of_type(outputs, "display_data")
+        assert [d["data"]["text/plain"] for d in shown] == ["engine 0"]
+        assert shown[0]["metadata"]["completed"].startswith("2026-11-30T18:51:18")
+        result = iopub_of_type(outputs, "execute_result")
+        assert result and result[0]["data"]["text/plain"] == "engine 1"
+        assert result[0]["metadata"]["started"].startswith("2026-11-30T18:51:18")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel()
+
+
+def test_atexit_handlers_run_when_the_kernel_is_shut_down(tmp_path):
+    # As in ipykernel: an ipyparallel.Cluster started in a notebook stops its engines from one.
+    marker = tmp_path / "atexit-marker"
+    km, kc = start_kernel(tmp_path)
+    try:
+        reply, _ = run_cell(kc, f"import atexit\natexit.register(lambda: open({str(marker)!r}, 'w').write('ran'))")
+        assert reply["status"] == "ok"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel()
+    assert marker.read_text() == "ran"

@@ -3,7 +3,10 @@
 Without a GPU a notebook must run every cell up to its first launch and stop there with
 CudaUnavailableError; with one, it must run top to bottom.
 """
+import json
 import os
+import signal
+import time
 from pathlib import Path
 
 import nbformat
@@ -82,3 +85,101 @@ def test_ptx_course_notebook_runs_on_any_machine():
         assert "occupancy skipped" in text
     html = [o for c in notebook.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
     assert any("xcuda-sbs" in o["data"]["text/html"] for o in html)
+
+
+# ---- 04-several-hosts: ipyparallel engines started by the notebook itself --------------------------------
+
+try:
+    import ipyparallel  # noqa: F401 (only whether it is there)
+
+    NO_IPYPARALLEL = None
+except ImportError as missing:
+    NO_IPYPARALLEL = f"ipyparallel is not importable ({missing}); Debian: python3-ipyparallel, which bash .ci/setup installs"
+
+
+def execute_several_hosts(tmp_path, monkeypatch):
+    """Runs 04-several-hosts.ipynb with the cluster's profile (IPYTHONDIR) and the xcuda engine registry in
+    tmp_path and none of the machine's launcher variables; returns (notebook, error, clusters left running).
+
+    The notebook's cluster must be gone once its kernel has shut down: its last cell stops it, and where
+    the notebook stopped early the kernel runs ipyparallel's atexit handler at shutdown. Whatever is still
+    running after 60 s is reported and stopped here, by the pids in its cluster file.
+    """
+    ipython_dir = tmp_path / "ipython"
+    monkeypatch.setenv("IPYTHONDIR", str(ipython_dir))
+    monkeypatch.setenv("XCUDA_HOST_REGISTRY", str(tmp_path / "registry"))
+    for name in ("XCUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    notebook, error = execute("04-several-hosts.ipynb")
+    deadline = time.monotonic() + 60
+    while True:
+        left = sorted(ipython_dir.glob("profile_default/security/cluster-*.json"))
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    for cluster_file in left:
+        for pid in cluster_pids(json.loads(cluster_file.read_text()), ipython_dir):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    return notebook, error, [str(path) for path in left]
+
+
+def cluster_pids(info, ipython_dir):
+    """The pids of a cluster file's controller and engines that are still this cluster's processes.
+
+    Only positive pids (an engine set records pid -1, and kill(-1) signals every process of the user),
+    and only processes whose command line is ipyparallel's with this test's profile folder (a pid may
+    have been reused since).
+    """
+    states = [info.get("controller", {}).get("state", {})]
+    for engine_set in info.get("engines", {}).get("sets", {}).values():
+        states.append(engine_set)
+        states += list(engine_set.get("engines", {}).values())
+    pids = []
+    for state in states:
+        pid = state.get("pid")
+        if not isinstance(pid, int) or pid <= 0:
+            continue
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # gone
+        if "ipyparallel" in command and str(ipython_dir) in command:
+            pids.append(pid)
+    return pids
+
+
+@pytest.mark.nogpu
+@pytest.mark.skipif(NO_IPYPARALLEL is not None, reason=NO_IPYPARALLEL or "")
+def test_several_hosts_notebook_compiles_on_every_engine_and_stops_at_the_first_device_array(tmp_path, monkeypatch):
+    notebook, error, left = execute_several_hosts(tmp_path, monkeypatch)
+    assert error is not None and error.ename == "CudaUnavailableError", error
+    assert "on engines 0, 1:" in error.evalue and "no NVIDIA driver" in error.evalue
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    failed = [i for i, c in enumerate(code) if any(o.get("output_type") == "error" for o in c.get("outputs", []))]
+    assert len(failed) == 1
+    assert code[failed[0]].source.startswith("parts = xcuda.parallel.scatter(dview")
+    before = "\n".join(outputs_text(c) for c in code[: failed[0]])
+    assert "2 engines: [0, 1]" in before
+    # %px %cuda_info: each engine's device and why (its slot among this host's engines)
+    assert "device 0: slot 0 among this host's xcuda engines" in before, before
+    assert "device 1: slot 1 among this host's xcuda engines" in before, before
+    # %%px + %%cuda compiled on both engines: `%px saxpy` shows each engine's kernel
+    signature = "saxpy(float a, const float* x, const float* y, float* out, size_t n) [compute_75 PTX]"
+    assert before.count(signature) == 2, before
+    assert not left, f"the notebook's cluster was still running after its kernel shut down: {left}"
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@pytest.mark.skipif(NO_IPYPARALLEL is not None, reason=NO_IPYPARALLEL or "")
+def test_several_hosts_notebook_runs_top_to_bottom_with_an_engine_per_gpu(tmp_path, monkeypatch):
+    notebook, error, left = execute_several_hosts(tmp_path, monkeypatch)
+    assert error is None, f"{error.ename}: {error.evalue}" if error else ""
+    text = "\n".join(outputs_text(c) for c in notebook.cells if c.cell_type == "code")
+    assert "on its device 0" in text and "on its device 1" in text, text
+    assert "SAXPY over 2 engines is correct for all 16,777,216 elements" in text, text
+    assert "sum over 2 engines:" in text, text
+    assert not left, f"the notebook's cluster was still running after the notebook: {left}"

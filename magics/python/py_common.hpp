@@ -23,6 +23,7 @@
 #include "device_buffer.hpp"
 #include "kernel_signature.hpp"
 #include "errors.hpp"
+#include "host_registry.hpp"
 #include "launch_plan.hpp"
 #include "magic_arguments.hpp"
 #include "module_registry.hpp"
@@ -66,6 +67,10 @@ namespace xcuda::python
         class compiler compiler;
         module_registry registry{session, compiler};
         bandwidth_probe probe{session};
+        // This host's engine registry, made only when the process is an ipyparallel engine
+        // (py_placement.cpp), with the engine's label ("ipyparallel engine 3 (pid 4711, node7)").
+        std::unique_ptr<host_registry> host;
+        std::string engine_label;
     };
     process_state& state();
     inline cuda_session& process_session() { return state().session; }
@@ -169,6 +174,14 @@ namespace xcuda::python
 
     // ---- session: info, status, compile, shutdown (py_session.cpp) ----
     void register_session(py::module_& m);
+
+    // ---- placement: device choice, ipyparallel engines on a host (py_placement.cpp) ----
+    void register_placement(py::module_& m);
+    // Joins this host's engine registry when the process is an ipyparallel engine (idempotent).
+    void join_host_if_engine();
+    // What xcuda.device_choice() returns: ordinal, source, reason, engine, host_slot, registry,
+    // gpu_uuid, shared_with.
+    py::dict device_choice_report();
     // Compiles (through the cache and the module registry), loads the module when a GPU session is
     // active, and returns the Python Module. Releases the GIL while NVRTC runs.
     py::object compile_module(const std::string& source, const std::string& name, compile_options options);

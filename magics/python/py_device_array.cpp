@@ -322,7 +322,13 @@ namespace xcuda::python
 
 Made by xcuda.to_device, empty, zeros, empty_like and zeros_like. Passes to kernels without copies;
 CuPy, PyTorch and Numba can view it through __cuda_array_interface__. numpy.asarray(buf) and
-buf.copy_to_host() copy it to the host. The memory is freed when the last reference goes.)");
+buf.copy_to_host() copy it to the host. The memory is freed when the last reference goes.
+
+Pickling copies: a DeviceArray pickles as its host contents and unpickles as a new DeviceArray on
+the current device of the process that loads it (its own memory, not shared with the original), or,
+where no GPU is usable (an ipyparallel client on a login node), as a numpy array with a
+xcuda.HostFallbackWarning. So ipyparallel's push, pull, scatter and gather work on DeviceArrays,
+each transfer copying device -> host -> network -> host -> device.)");
         cls.def_property_readonly("shape", [](const device_array& a) { return py::tuple(py::cast(a.shape)); },
                                   "Tuple of dimensions.")
             .def_property_readonly("dtype", [](const device_array& a) { return a.dtype; }, "numpy dtype.")
@@ -358,6 +364,15 @@ numpy.ndarray
                  },
                  py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
                  "numpy.asarray(buf): a host copy.")
+            .def("__reduce__",
+                 [](const device_array& a) {
+                     // A copy through the host, rebuilt by xcuda._from_host (a DeviceArray on the current
+                     // device where a GPU is usable, else the numpy array): what ipyparallel's push,
+                     // pull, scatter and gather send. Device memory cannot travel between processes.
+                     return py::make_tuple(py::module_::import("xcuda").attr("_from_host"),
+                                           py::make_tuple(copy_to_host(a, py::none())));
+                 },
+                 "Pickle as a copy of the contents (see the class docstring).")
             .def("__len__",
                  [](const device_array& a) {
                      if (a.shape.empty())

@@ -182,7 +182,7 @@ namespace xcuda::python
         {
             py::options options;
             options.disable_function_signatures();
-            static const char* info_text = "Show the current device, its memory, and the driver and NVRTC versions.";
+            static const char* info_text = "Show the current device, why it was chosen, its memory, and the driver and NVRTC versions.";
             static const char* status_text = "List resident modules with their kernels, the device arrays bound in the "
                                              "namespace\n(shape, dtype, bytes), and the compile cache.";
             static const std::string info_usage = plain_arguments("%cuda_info", info_text).usage();
@@ -229,6 +229,8 @@ namespace xcuda::python
                 events.attr("register")("post_run_cell", after_cell);
             }
             recovery.attr("restore_if_requested")(shell);
+            // %px %load_ext xcuda: an engine joins its host here if importing xcuda did not already.
+            join_host_if_engine();
             (void)m;
         }
     }

@@ -103,6 +103,46 @@ namespace xcuda::python
             return table;
         }
 
+        // Which device and why, and for an ipyparallel engine its place on the host and who shares its GPU.
+        void placement_rows(report_table& table, bool have_gpu)
+        {
+            py::dict choice = device_choice_report();
+            std::string reason = choice["reason"].cast<std::string>();
+            if (choice["ordinal"].is_none())
+            {
+                table.rows.push_back({"device choice", "refused: " + reason});
+            }
+            else if (have_gpu)
+            {
+                table.rows.push_back({"chosen by", reason});
+            }
+            else
+            {
+                table.rows.push_back({"device choice", "device " + str_of(choice["ordinal"]) + ": " + reason});
+            }
+            if (choice["engine"].is_none())
+            {
+                return;
+            }
+            std::string engine = choice["engine"].cast<std::string>();
+            if (!choice["host_slot"].is_none())
+            {
+                engine += ", slot " + str_of(choice["host_slot"]);
+            }
+            table.rows.push_back({"engine", engine + " (registry " + choice["registry"].cast<std::string>() + ")"});
+            if (!choice["gpu_uuid"].is_none())
+            {
+                table.rows.push_back({"GPU UUID", choice["gpu_uuid"].cast<std::string>()});
+                std::vector<std::string> others = choice["shared_with"].cast<std::vector<std::string>>();
+                std::string shared;
+                for (const auto& other : others)
+                {
+                    shared += (shared.empty() ? "" : "; ") + other;
+                }
+                table.rows.push_back({"GPU shared with", shared.empty() ? "no other xcuda engine of this host" : "WARNING: " + shared});
+            }
+        }
+
         report info()
         {
             report r;
@@ -120,7 +160,12 @@ namespace xcuda::python
                 {
                     reason = e.what();
                 }
+                if (!session.choice_problem().empty())
+                {
+                    reason = "not used until the device choice below is fixed";
+                }
                 table.rows.push_back({"GPU", "none: " + reason.substr(0, reason.find('\n'))});
+                placement_rows(table, false);
                 table.rows.push_back({"compile target", "compute_75 (PTX)"});
                 table.rows.push_back({"NVRTC", std::to_string(major) + "." + std::to_string(minor)});
                 r.tables.push_back(table);
@@ -130,6 +175,7 @@ namespace xcuda::python
             auto [free_bytes, total_bytes] = session.memory_info(session.device_ordinal());
             double peak = p.theoretical_bandwidth_gbs();
             table.rows.push_back({"device", std::to_string(p.ordinal) + " of " + std::to_string(session.device_count())});
+            placement_rows(table, true);
             table.rows.push_back({"name", p.name});
             table.rows.push_back({"arch", p.arch() + " (compute capability " + std::to_string(p.cc_major) + "." +
                                               std::to_string(p.cc_minor) + ")"});
@@ -434,14 +480,22 @@ names of the modules compiled with an older text of it: they are stale until the
         m.def("set_device", [](int ordinal) { process_session().set_device(ordinal); }, py::arg("ordinal"),
               R"(Choose the current device: later allocations, Streams, Events, launches and synchronize() use it.
 
-Any time: every device keeps its own primary context, modules and buffers. XCUDA_DEVICE sets the
-initial choice. `with xcuda.device(n):` chooses one for a block.)");
-        m.def("current_device", [] { return process_session().device_ordinal(); },
-              "The ordinal of the current device.");
+Any time: every device keeps its own primary context, modules and buffers. XCUDA_DEVICE, a
+launcher's local rank or an ipyparallel engine's slot on its host set the initial choice
+(xcuda.device_choice() says which). `with xcuda.device(n):` chooses one for a block.)");
+        m.def("current_device",
+              [] {
+                  cuda_session& session = process_session();
+                  session.settle();
+                  return session.device_ordinal();
+              },
+              "The ordinal of the current device (-1 while a malformed XCUDA_DEVICE or local rank is refused; "
+              "xcuda.device_choice() says why).");
         py::class_<device_scope>(m, "DeviceScope", "What xcuda.device(n) returns: a context manager.")
             .def("__enter__",
                  [](device_scope& scope) {
                      cuda_session& session = process_session();
+                     session.settle();  // restore the final choice, not a rank before the count was known
                      scope.previous.push_back(session.device_ordinal());
                      session.set_device(scope.ordinal);
                      return scope.ordinal;

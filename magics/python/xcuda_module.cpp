@@ -22,8 +22,21 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_views(m);
     register_kernels(m);
     register_session(m);
+    register_placement(m);
     register_bench(m);
     register_magics(m);
     // Pure Python beside this module: %cuda_recover, and the placeholder of arrays lost in a recovery.
     m.attr("LostArray") = py::module_::import("xcuda_recovery").attr("LostArray");
+    // Pure Python beside it too: ipyparallel engines (scatter, gather, engine detection), and the
+    // function a pickled DeviceArray is rebuilt with, under the name pickle records (xcuda._from_host).
+    py::module_ parallel = py::module_::import("xcuda_parallel");
+    m.attr("parallel") = parallel;
+    m.attr("HostFallbackWarning") = parallel.attr("HostFallbackWarning");
+    py::object from_host = parallel.attr("_from_host");
+    from_host.attr("__module__") = "xcuda";
+    from_host.attr("__qualname__") = "_from_host";
+    m.attr("_from_host") = from_host;
+    // An ipyparallel engine takes its place on its host when it imports xcuda (%px import xcuda or
+    // %px %load_ext xcuda): before any GPU operation, so the slot can choose its device.
+    join_host_if_engine();
 }

@@ -76,7 +76,8 @@ namespace xcuda
 
 // Present only in newer drivers; null when missing, and callers check.
 #define XCUDA_DRIVER_OPTIONAL(X) \
-    X(cuFuncGetParamInfo)
+    X(cuFuncGetParamInfo)        \
+    X(cuDeviceGetUuid)
 
     class cuda_driver
     {

@@ -22,13 +22,89 @@ namespace xcuda
         // A sticky kernel fault reported by any driver call comes here: fault() records what was lost
         // and throws kernel_fault instead of the driver's plain error.
         cuda_driver::set_fault_hook([this](CUresult result, const char* call) { fault(result, call); });
-        if (const char* env = std::getenv("XCUDA_DEVICE"); env && *env)
+        m_environment = device_environment::from_process();
+        choose_device(-1);
+    }
+
+    void cuda_session::choose_device(int device_count)
+    {
+        try
         {
-            char* end = nullptr;
-            long value = std::strtol(env, &end, 10);
-            // A bad value is reported at the first GPU operation (ensure), not at import.
-            m_current = (end && *end == '\0' && value >= 0) ? static_cast<int>(value) : -1;
+            m_choice = device_choice::choose(m_environment, m_slot, device_count);
+            m_current = m_choice.ordinal();
+            m_choice_error = nullptr;
         }
+        catch (const usage_error&)
+        {
+            // Reported at the first GPU operation (ensure_device), not at import.
+            m_choice_error = std::current_exception();
+            m_current = -1;
+        }
+    }
+
+    std::string cuda_session::choice_problem() const
+    {
+        if (!m_choice_error)
+        {
+            return "";
+        }
+        try
+        {
+            std::rethrow_exception(m_choice_error);
+        }
+        catch (const std::exception& e)
+        {
+            return e.what();
+        }
+    }
+
+    void cuda_session::set_host_slot(host_slot slot)
+    {
+        m_slot = std::move(slot);
+        if (!m_choice_error && m_choice.open_to_host_slot())
+        {
+            choose_device(m_discovered ? static_cast<int>(m_devices.size()) : -1);
+        }
+    }
+
+    void cuda_session::settle() noexcept
+    {
+        if (m_discovered || m_choice_error || !m_choice.depends_on_count() || !cuda_driver::available())
+        {
+            return;
+        }
+        try
+        {
+            discover();
+        }
+        catch (const std::exception&)
+        {
+            // No device: the choice stays as it is, and the first GPU operation says why.
+        }
+    }
+
+    std::string cuda_session::gpu_uuid(int ordinal)
+    {
+        const cuda_driver& driver = cuda_driver::get();
+        if (!driver.cuDeviceGetUuid)
+        {
+            return "";
+        }
+        CUuuid uuid{};
+        check(driver.cuDeviceGetUuid(&uuid, state(ordinal).device), "cuDeviceGetUuid");
+        // nvidia-smi's form: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
+        std::string text = "GPU-";
+        char hex[3];
+        for (int i = 0; i < 16; ++i)
+        {
+            std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
+            text += hex;
+            if (i == 3 || i == 5 || i == 7 || i == 9)
+            {
+                text += '-';
+            }
+        }
+        return text;
     }
 
     cuda_session::~cuda_session()
@@ -92,6 +168,10 @@ namespace xcuda
         }
         m_devices = std::move(devices);
         m_discovered = true;
+        if (!m_choice_error && m_choice.depends_on_count())
+        {
+            choose_device(count);  // a local rank or host slot, now modulo the device count
+        }
     }
 
     cuda_session::device_state& cuda_session::state(int ordinal)
@@ -100,19 +180,29 @@ namespace xcuda
         int count = static_cast<int>(m_devices.size());
         if (ordinal < 0 || ordinal >= count)
         {
-            const char* env = std::getenv("XCUDA_DEVICE");
-            bool from_env = ordinal < 0 && ordinal == m_current;
-            throw cuda_unavailable_error("device " + (from_env ? std::string("'") + (env ? env : "") + "'"
-                                                               : std::to_string(ordinal)) +
-                                         " does not exist: this machine has " + std::to_string(count) +
-                                         " CUDA device(s), numbered 0 to " + std::to_string(count - 1) +
-                                         " (set XCUDA_DEVICE or call xcuda.set_device(n))");
+            bool from_env = ordinal == m_current && m_choice.source() == device_source::variable;
+            throw cuda_unavailable_error("device " + std::to_string(ordinal) + " does not exist: this machine has " +
+                                         std::to_string(count) + " CUDA device(s), numbered 0 to " +
+                                         std::to_string(count - 1) +
+                                         (from_env ? " (XCUDA_DEVICE=" + m_environment.requested +
+                                                         " chose it: set it to one of them, or unset it)"
+                                                   : " (set XCUDA_DEVICE or call xcuda.set_device(n))"));
         }
         return m_devices[static_cast<std::size_t>(ordinal)];
     }
 
     cuda_session::device_state& cuda_session::ensure_device(int ordinal)
     {
+        if (ordinal < 0 && m_choice_error)
+        {
+            std::rethrow_exception(m_choice_error);  // a malformed XCUDA_DEVICE or local rank, on any machine
+        }
+        if (ordinal == m_current && !m_discovered)
+        {
+            // The first GPU operation: a local rank or slot becomes final (modulo the count) here.
+            discover();
+            ordinal = m_current;
+        }
         if (!m_lost.empty())
         {
             throw session_lost_error(m_lost);
@@ -136,6 +226,10 @@ namespace xcuda
         if (!d.have_properties)
         {
             read_properties(ordinal, d);
+        }
+        if (m_context_hook)
+        {
+            m_context_hook(ordinal);
         }
         return d;
     }
@@ -284,6 +378,8 @@ namespace xcuda
     {
         validate_ordinal(ordinal);
         m_current = ordinal;
+        m_choice = device_choice::by_call(ordinal);
+        m_choice_error = nullptr;
     }
 
     void cuda_session::read_properties(int ordinal, device_state& d)

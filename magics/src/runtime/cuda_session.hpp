@@ -20,6 +20,11 @@
 // what happened and what was lost, and later GPU operations say so; the kernel process is replaced
 // (keeping the user's namespace) by the Python layer, see magics/python/xcuda_recovery.py.
 //
+// The device a session starts on: device_choice (XCUDA_DEVICE, a launcher's local rank, an engine's
+// slot on its host, else 0), read at construction and chosen again, modulo the device count, when
+// the driver has told the count. choice() says which and why; a malformed value is kept and refused
+// (usage_error naming it) at the first GPU operation.
+//
 // One object per process: the Python module makes it (with the compiler and the module registry) and
 // hands it to what needs it; buffers, modules, streams and staging are given the session they belong
 // to and keep a reference. It installs itself as the driver's fault hook for its lifetime.
@@ -29,6 +34,7 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -38,6 +44,8 @@
 #include <vector>
 
 #include <cuda.h>
+
+#include "device_choice.hpp"
 
 namespace xcuda
 {
@@ -111,7 +119,8 @@ namespace xcuda
     class cuda_session
     {
     public:
-        // Reads XCUDA_DEVICE (a bad value is reported at the first GPU operation); touches no driver.
+        // Reads the environment's device choice (a bad value is reported at the first GPU operation);
+        // touches no driver.
         cuda_session();
         // Closes the session (close()) and removes the fault hook.
         ~cuda_session();
@@ -145,6 +154,26 @@ namespace xcuda
         void validate_ordinal(int ordinal);
         int device_ordinal() const noexcept { return m_current; }
         int device_count();
+
+        // Which device the session is on and why (device_choice). Before the driver has told the device
+        // count, a local rank or slot is taken as it is; afterwards modulo the count.
+        const device_choice& choice() const noexcept { return m_choice; }
+        // Why the environment's choice was refused ("" when it was not): a malformed XCUDA_DEVICE or
+        // local rank. The first GPU operation raises it, as usage_error, until set_device chooses.
+        std::string choice_problem() const;
+        // Makes a local rank's or slot's choice final (modulo the device count) when a driver is there to
+        // tell the count; otherwise it becomes final at the first GPU operation. Never throws.
+        void settle() noexcept;
+        // An ipyparallel engine's slot among its host's engines: chooses the device when nothing more
+        // explicit did (choice().open_to_host_slot()); otherwise only remembered.
+        void set_host_slot(host_slot slot);
+        // Called after the context of a device was made (its ordinal), with the session in order: the
+        // Python layer records the GPU in the host registry and warns when another engine uses it. It
+        // may throw (a warning turned into an error); the context stays made.
+        void set_context_hook(std::function<void(int)> hook) { m_context_hook = std::move(hook); }
+        // The GPU's UUID as nvidia-smi writes it ("GPU-8f3c...-..."): the same in every process of
+        // the host whatever CUDA_VISIBLE_DEVICES says. "" when the driver cannot tell.
+        std::string gpu_uuid(int ordinal);
 
         const device_properties& properties();
         // Properties of any device (reads attributes only: creates no context).
@@ -258,7 +287,16 @@ namespace xcuda
         void poll(const std::function<CUresult()>& done, const char* call, int ordinal);
         [[noreturn]] void interrupted(int ordinal);
 
+        // The choice made at construction, or at discover() (count known), or by set_device. A refused
+        // environment value leaves m_current at -1 and its error in m_choice_error.
+        void choose_device(int device_count);
+
         int m_current = 0;
+        device_environment m_environment;
+        host_slot m_slot;
+        device_choice m_choice;
+        std::exception_ptr m_choice_error;
+        std::function<void(int)> m_context_hook;
         std::vector<device_state> m_devices;  // one per device once the driver was asked
         bool m_discovered = false;
         std::uint64_t m_next_generation = 1;
