@@ -530,28 +530,32 @@ namespace xcuda
         }
 
         // Token colours, scoped to the listing classes so that nothing else on the page changes.
+        // They follow the notebook's theme: JupyterLab's (and Notebook 7's) editor colour variables,
+        // the ones its own code cells use, so a dark theme gets colours made for a dark background;
+        // the fallbacks (Notebook 6, nbconvert's classic template) are colours for a light one.
         // No '<' or '&' in here: the block must stay valid XML text.
         std::string token_style()
         {
             std::string css;
             const std::pair<const char*, const char*> rules[] = {
-                {"op", "color:#0033b3;font-weight:bold"},
-                {"reg", "color:#871094"},
-                {"num", "color:#1750eb"},
-                {"dir", "color:#9e5d00"},
-                {"lbl", "color:#067d17"},
-                {"cmt", "color:#8c8c8c;font-style:italic"},
-                {"str", "color:#067d17"},
-                {"addr", "color:#8c8c8c"},
-                {"cb", "color:#00627a"},
-                {"hdr", "color:#000000;font-weight:bold"},
+                {"op", "color:var(--jp-mirror-editor-keyword-color,#0033b3);font-weight:bold"},
+                {"reg", "color:var(--jp-mirror-editor-variable-2-color,#871094)"},
+                {"num", "color:var(--jp-mirror-editor-number-color,#1750eb)"},
+                {"dir", "color:var(--jp-mirror-editor-meta-color,#9e5d00)"},
+                {"lbl", "color:var(--jp-mirror-editor-def-color,#067d17)"},
+                {"cmt", "color:var(--jp-mirror-editor-comment-color,#707070);font-style:italic"},
+                {"str", "color:var(--jp-mirror-editor-string-color,#067d17)"},
+                {"addr", "color:var(--jp-content-font-color2,#707070)"},
+                {"cb", "color:var(--jp-mirror-editor-builtin-color,#00627a)"},
+                {"hdr", "color:var(--jp-content-font-color1,#000000);font-weight:bold"},
             };
             for (const auto& rule : rules)
             {
                 css += std::string(".xcuda-ptx .") + rule.first + ",.xcuda-sass ." + rule.first + "{" + rule.second
                        + "}\n";
             }
-            css += ".xcuda-ptx,.xcuda-sass{font-family:monospace;font-size:12px;line-height:1.35}\n";
+            css += ".xcuda-ptx,.xcuda-sass{font-family:monospace;font-size:12px;line-height:1.35;"
+                   "color:var(--jp-content-font-color1,#000000)}\n";
             return css;
         }
 
@@ -570,9 +574,13 @@ namespace xcuda
 
         // ----- side by side -------------------------------------------------------------------
 
+        // Line colours: translucent tints over whatever the theme's background is, pastel on a light
+        // page and deep on a dark one, so that the theme's own text colour stays readable on both.
         constexpr int palette_size = 12;
-        const char* const palette[palette_size] = {"#ffe0e0", "#e0f0ff", "#e5ffe0", "#fff4d0", "#f0e0ff", "#d8fbf6",
-                                                   "#ffe6f4", "#eef6d0", "#e6e6ff", "#ffead8", "#dff3e8", "#f5f0e0"};
+        const char* const palette[palette_size] = {
+            "rgba(255,64,64,.16)",  "rgba(32,128,255,.16)", "rgba(48,200,32,.16)", "rgba(255,190,0,.2)",
+            "rgba(160,64,255,.16)", "rgba(0,200,180,.18)",  "rgba(255,64,170,.14)", "rgba(150,200,0,.2)",
+            "rgba(96,96,255,.16)",  "rgba(255,128,32,.18)", "rgba(32,170,96,.16)",  "rgba(180,150,60,.18)"};
 
         std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ULL)
         {
@@ -932,12 +940,14 @@ namespace xcuda
 
         std::string css;
         css += token_style();
-        css += scope + "{font-family:monospace;font-size:12px}\n";
+        css += scope + "{font-family:monospace;font-size:12px;color:var(--jp-content-font-color1,#000000)}\n";
         css += scope + " .xc-title{font-weight:bold;margin:2px 0 4px 0}\n";
         css += scope + " .xc-cols{display:flex;gap:12px;align-items:flex-start}\n";
-        css += scope + " .xc-col{flex:1 1 50%;min-width:0;overflow:auto;max-height:70vh;border:1px solid #ddd}\n";
+        css += scope + " .xc-col{flex:1 1 50%;min-width:0;overflow:auto;max-height:70vh;"
+               "border:1px solid var(--jp-border-color2,#dddddd)}\n";
         css += scope + " .xl{white-space:pre;padding:0 4px;cursor:default}\n";
-        css += scope + " .xn{display:inline-block;min-width:3em;color:#999;text-align:right;margin-right:8px}\n";
+        css += scope + " .xn{display:inline-block;min-width:3em;color:var(--jp-content-font-color2,#707070);"
+               "text-align:right;margin-right:8px}\n";
         for (int k = 0; k < palette_size; ++k)
         {
             css += scope + " .xc-" + std::to_string(k) + "{background:" + palette[k] + "}\n";
@@ -1078,9 +1088,10 @@ namespace xcuda
         std::string out = "<div class=\"xcuda-cmp\"><style>\n" + token_style()
                           + ".xcuda-cmp table{border-collapse:collapse;font-family:monospace;font-size:12px}\n"
                             ".xcuda-cmp td,.xcuda-cmp th{padding:0 6px;white-space:pre;text-align:left}\n"
-                            ".xcuda-cmp .m{color:#666;width:1em}\n"
-                            ".xcuda-cmp tr.removed td.l,.xcuda-cmp tr.changed td.l{background:#ffebe9}\n"
-                            ".xcuda-cmp tr.added td.r,.xcuda-cmp tr.changed td.r{background:#e6ffec}\n"
+                            ".xcuda-cmp{color:var(--jp-content-font-color1,#000000)}\n"
+                            ".xcuda-cmp .m{color:var(--jp-content-font-color2,#666666);width:1em}\n"
+                            ".xcuda-cmp tr.removed td.l,.xcuda-cmp tr.changed td.l{background:rgba(255,64,64,.16)}\n"
+                            ".xcuda-cmp tr.added td.r,.xcuda-cmp tr.changed td.r{background:rgba(48,200,32,.18)}\n"
                             ".xcuda-cmp .xc-summary{font-family:monospace;margin:2px 0 4px 0}\n"
                             "</style>";
         out += "<div class=\"xc-summary\">" + escape(summary(d)) + "</div>";

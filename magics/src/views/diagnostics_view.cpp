@@ -7,9 +7,9 @@ namespace xcuda
     std::string diagnostics_view::html(const std::vector<diagnostic>& messages)
     {
         auto escape = text::html_escape;
-        std::string out = "<div class=\"xcuda-diagnostics\"><style>.xcuda-diagnostics .error{color:#b00020}"
-                          ".xcuda-diagnostics .warning{color:#8a6d00}.xcuda-diagnostics pre{margin:2px 0 8px 0}"
-                          ".xcuda-diagnostics .hint{color:#205080}</style>";
+        std::string out = "<div class=\"xcuda-diagnostics\"><style>.xcuda-diagnostics .error{color:var(--jp-error-color1,#b00020)}"
+                          ".xcuda-diagnostics .warning{color:var(--jp-warn-color1,#8a6d00)}.xcuda-diagnostics pre{margin:2px 0 8px 0}"
+                          ".xcuda-diagnostics .hint{color:var(--jp-info-color1,#205080)}</style>";
         for (const auto& d : messages)
         {
             std::string severity = d.severity == "catastrophic error" ? "error" : d.severity;
