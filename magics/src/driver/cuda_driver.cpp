@@ -1,5 +1,6 @@
 #include "cuda_driver.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -38,7 +39,10 @@ namespace xcuda
                     folders.push_back(std::string(root) + "/compat");
                 }
             }
-            folders.emplace_back("/usr/local/cuda/compat");
+            if (std::find(folders.begin(), folders.end(), "/usr/local/cuda/compat") == folders.end())
+            {
+                folders.emplace_back("/usr/local/cuda/compat");
+            }
             return folders;
         }
     }
