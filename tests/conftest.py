@@ -176,8 +176,10 @@ class LocalJupyterServer:
         if os.geteuid() == 0:
             command.append("--allow-root")  # CI containers run as root; the server is on 127.0.0.1 only
         with open(self.log_path, "w") as log:
+            # Its own session: nothing the server or its kernels do to their process group or
+            # terminal reaches the test run.
             self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
         # The server writes <info_prefix>-<pid>.json, naming the port it bound, once it listens.
         info_file = runtime / f"{info_prefix}-{self.process.pid}.json"
         deadline = time.monotonic() + start_s
