@@ -69,11 +69,17 @@ elif grep -qE "[0-9]+ skipped" "$out/interop.log"; then
 fi
 
 # 4. Every notebook in ipykernel with %load_ext xcuda, through nbclient; the executed copies to $OUT.
+# The kernelspec "python3" is this Python's ipykernel (not a system one that names another Python).
+kernels=$(mktemp -d)
+mkdir -p "$kernels/kernels/python3"
+printf '{"argv": ["%s", "-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "Python 3 (ipykernel)", "language": "python"}\n' \
+  "$(command -v "$python")" >"$kernels/kernels/python3/kernel.json"
+export JUPYTER_PATH=$kernels
 for notebook in notebooks/*.ipynb; do
   name=$(basename "$notebook")
   if "$python" notebooks/run_notebook.py "$notebook" --kernel python3 --load-ext xcuda --timeout 600 \
        --save "$out/$name" >>"$out/notebooks.log" 2>&1; then
-    summary "ran: $name ($(tail -n 1 "$out/notebooks.log"))"
+    summary "ran: $(grep -F "$notebook:" "$out/notebooks.log" | tail -n 1)"
   else
     summary "FAILED: $name (see notebooks.log)"; status=1
   fi
