@@ -138,3 +138,21 @@ def test_a_missing_driver_says_where_it_looked():
     if "no NVIDIA driver was found" not in result.stdout:
         pytest.skip(f"this machine has a driver: {result.stdout.strip()[:200]}")
     assert "looked on the loader path" in result.stdout and "/usr/local/nvidia/lib64" in result.stdout
+
+
+def test_the_setup_makes_import_xcuda_work_in_the_system_python_without_pythonpath():
+    """`.ci/setup` writes xcuda-build.pth into /usr/bin/python3's user site-packages, naming build/python,
+    so that Debian's ipykernel (and any script) imports xcuda without PYTHONPATH."""
+    import site
+
+    pth = Path(site.getusersitepackages()) / "xcuda-build.pth"
+    if not pth.exists() or pth.read_text().strip() != str(BUILD / "python"):
+        why = f"{pth} does not name {BUILD / 'python'}: bash .ci/setup writes it"
+        if os.environ.get("XCUDA_TEST_VENV"):  # under .ci/test the set-up ran: a missing file is a failure
+            pytest.fail(why)
+        pytest.skip(why)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE")}
+    result = subprocess.run(["/usr/bin/python3", "-c", "import xcuda; print(xcuda.__file__)"], env=env,
+                            capture_output=True, text=True, timeout=60, cwd="/")
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip()).parent == BUILD / "python"
