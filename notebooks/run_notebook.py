@@ -2,6 +2,10 @@
 """Execute a notebook with the xcuda kernel and print each cell with its outputs.
 
     /usr/bin/python3 notebooks/run_notebook.py notebooks/01-saxpy.ipynb [--kernel xcuda] [--save OUT.ipynb]
+    python3 notebooks/run_notebook.py notebooks/01-saxpy.ipynb --kernel python3 --load-ext xcuda
+
+With --load-ext a first cell `%load_ext NAME` is run before the notebook's own cells: the magics in
+any IPython kernel (ipykernel), with the module installed in that kernel's Python.
 
 Exits 0 when every cell ran. On a machine without an NVIDIA GPU the first cell that needs one raises
 xcuda.CudaUnavailableError: the run stops there, says so plainly, and still exits 0 (everything that
@@ -55,9 +59,12 @@ def main():
     parser.add_argument("--kernel", default="xcuda")
     parser.add_argument("--timeout", type=int, default=600)
     parser.add_argument("--save", help="write the executed notebook here")
+    parser.add_argument("--load-ext", metavar="NAME", help="run `%%load_ext NAME` first (for ipykernel)")
     args = parser.parse_args()
 
     notebook = nbformat.read(args.notebook, as_version=4)
+    if args.load_ext:
+        notebook.cells.insert(0, nbformat.v4.new_code_cell(f"%load_ext {args.load_ext}"))
     client = NotebookClient(notebook, kernel_name=args.kernel, timeout=args.timeout)
     failure = None
     try:

@@ -161,22 +161,25 @@ class LocalJupyterServer:
 
     what = "the Jupyter server"
 
-    def start(self, root, module, arguments, env, info_prefix, start_s):
+    def start(self, root, module, arguments, env, info_prefix, start_s, python=sys.executable):
         """Runs `python -m <module>` on a free port with `arguments` after the common ones, in `env` plus
-        the folders; waits up to start_s seconds for its <info_prefix>-<pid>.json and its answer."""
+        the folders; waits up to start_s seconds for its <info_prefix>-<pid>.json and its answer.
+        `python` is the interpreter (another venv's, for JupyterLab and Notebook 7 from PyPI)."""
         self.log_path = root / "server.log"
         runtime = root / "runtime"
         env = dict(env, JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_CONFIG_DIR=str(root / "config"),
                    JUPYTER_DATA_DIR=str(root / "data"))
         command = [
-            sys.executable, "-m", module, "--no-browser", "--ip=127.0.0.1", f"--port={free_port()}",
+            str(python), "-m", module, "--no-browser", "--ip=127.0.0.1", f"--port={free_port()}",
             "--port-retries=50", *arguments,
         ]
         if os.geteuid() == 0:
             command.append("--allow-root")  # CI containers run as root; the server is on 127.0.0.1 only
         with open(self.log_path, "w") as log:
+            # Its own session: nothing the server or its kernels do to their process group or
+            # terminal reaches the test run.
             self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
         # The server writes <info_prefix>-<pid>.json, naming the port it bound, once it listens.
         info_file = runtime / f"{info_prefix}-{self.process.pid}.json"
         deadline = time.monotonic() + start_s

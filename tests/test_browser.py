@@ -161,12 +161,12 @@ return Jupyter.notebook.get_cells().filter(function (c) { return c.cell_type ===
 """
 
 
-def wait_for(driver, script, timeout, what):
+def wait_for(driver, script, timeout, what, *arguments):
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: d.execute_script(script))
+        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: d.execute_script(script, *arguments))
     except TimeoutException:
         raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{console_log(driver)}") from None
 

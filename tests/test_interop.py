@@ -1,9 +1,11 @@
-"""Zero-copy interop with CuPy and PyTorch, on a GPU host whose Python has them.
+"""Zero-copy interop with CuPy, PyTorch and cuda.core, on a GPU host whose Python has them.
 
-These run under a Python that has CuPy or PyTorch and the xcuda module built for it (on the GPU host:
-the module from tests/bench/run_gpu.sh's build-host, `XCUDA_BUILD_DIR=build-host python3 -m pytest
-tests/test_interop.py`); elsewhere they skip, saying which library is missing.
+These run under a Python that has CuPy, PyTorch and cuda.core and the xcuda module installed in it (on
+the GPU host: tests/gpu_host/run_interop.sh pip-installs xcuda into the host's Python 3.12 and fails if
+any of these skips); elsewhere they skip, saying which library is missing.
 """
+import importlib
+
 import numpy as np
 import pytest
 
@@ -35,6 +37,18 @@ def torch():
     if not torch.cuda.is_available():
         pytest.skip("PyTorch sees no CUDA device")
     return torch
+
+
+@pytest.fixture(scope="module")
+def cuda_core():
+    for name in ("cuda.core", "cuda.core.experimental"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "Device"):
+            return module
+    pytest.skip("cuda.core is not installed in this Python")
 
 
 def test_cupy_arrays_are_kernel_arguments_without_copies(mod, cupy):
@@ -88,6 +102,29 @@ def test_torch_tensors_are_kernel_arguments_and_views(mod, torch):
     assert tensor.data_ptr() == buf.ptr and tensor.device.type == "cuda"
     tensor += 1
     np.testing.assert_array_equal(np.asarray(buf), np.arange(16) + 1)
+
+
+def test_a_torch_stream_orders_the_launch(mod, torch):
+    n = 1 << 20
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        x = torch.full((n,), 3.0, device="cuda")
+        out = torch.zeros(n, device="cuda")
+        mod.saxpy[xcuda.grid_for(n), 256, stream](1.0, x, x, out, n)
+    stream.synchronize()
+    assert float(out[-1]) == 6.0 and float(out.sum()) == 6.0 * n
+
+
+def test_a_cuda_core_stream_orders_the_launch(mod, cuda_core):
+    n = 1 << 20
+    device = cuda_core.Device(0)
+    device.set_current()
+    stream = device.create_stream()
+    x = xcuda.to_device(np.full(n, 3.0, np.float32))
+    out = xcuda.zeros(n, np.float32)
+    mod.saxpy[xcuda.grid_for(n), 256, stream](1.0, x, x, out, n)
+    stream.sync()
+    assert np.asarray(out)[-1] == 6.0
 
 
 def test_dlpack_only_producers_are_kernel_arguments(mod, torch):

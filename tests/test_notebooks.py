@@ -183,3 +183,28 @@ def test_several_hosts_notebook_runs_top_to_bottom_with_an_engine_per_gpu(tmp_pa
     assert "SAXPY over 2 engines is correct for all 16,777,216 elements" in text, text
     assert "sum over 2 engines:" in text, text
     assert not left, f"the notebook's cluster was still running after the notebook: {left}"
+
+
+def test_cuda_python_way_notebook_shows_both_ways_and_times_them_only_where_it_can():
+    notebook, error = execute("03-cuda-python-way.ipynb")
+    assert error is None, f"{error.ename}: {error.evalue}" if error else ""
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    text = "\n".join(outputs_text(c) for c in code)
+    assert "<xcuda.Kernel saxpy(float a, const float* x, const float* y, float* out, size_t n)" in text
+    # The cuda.bindings steps are there to read whether or not they run.
+    steps = "\n".join(c.source for c in code)
+    for call in ("nvrtcCreateProgram", "nvrtcCompileProgram", "cuDevicePrimaryCtxRetain", "cuModuleLoadData",
+                 "cuMemAlloc", "cuMemcpyHtoDAsync", "cuLaunchKernel", "cuStreamSynchronize", "cuMemcpyDtoHAsync"):
+        assert call in steps, call
+    try:
+        import cuda.bindings  # noqa: F401  (the kernel's Python is this one)
+        have_cuda_python = True
+    except ImportError:
+        have_cuda_python = False
+    if HAS_GPU and have_cuda_python:
+        assert "CUDA Python: correct for all 16777216 elements" in text
+        assert "xcuda: correct for all 16777216 elements" in text
+        assert "times measured in this run" in text
+    else:
+        assert "not measured:" in text and "times measured" not in text
+        assert ("cuda-python is not installed" in text) or ("no usable NVIDIA GPU" in text)

@@ -13,6 +13,7 @@
 #include "table_view.hpp"
 #include "cuda_session.hpp"
 #include "module_registry.hpp"
+#include "nvrtc_library.hpp"
 
 namespace xcuda::python
 {
@@ -563,6 +564,21 @@ the devices have a peer path) or "staged" (through page-locked host memory). met
         m.def("driver_available", [] { return process_session().try_ensure(); },
               "True when a driver and a GPU can be used; never raises.");
         m.def("nvrtc_version", [] { return nvrtc_compiler::version(); }, "NVRTC's (major, minor).");
+        m.def("nvrtc_library",
+              [] {
+                  py::dict d;
+                  d["path"] = nvrtc_library::available() ? py::cast(nvrtc_library::path()) : py::object(py::none());
+                  d["searched"] = nvrtc_library::search_log();
+                  return d;
+              },
+              R"(Where NVRTC was loaded from; never raises.
+
+Returns
+-------
+dict
+    ``path``: the libnvrtc.so.13 file in use, or None when none was found; ``searched``: each place
+    tried, in order (XCUDA_NVRTC, already loaded, $CUDA_HOME, $CUDA_PATH, NVIDIA's wheel beside this
+    module, the loader path, the build's toolkit, /usr/local/cuda), with what came of it.)");
         m.def("default_arch", [] { return process_session().default_arch(); },
               "The compile target used when none is given: the GPU's sm_XX, or compute_75 without one.");
         m.def("_shutdown",

@@ -206,6 +206,7 @@ namespace xcuda
                                             const std::map<std::string, std::string>& headers,
                                             const interrupt_check& interrupted)
     {
+        nvrtc_compiler::version();  // NVRTC found and loaded here (or ToolNotFoundError), not in each child
         warm_up();
         int pipe_fds[2];
         if (::pipe2(pipe_fds, O_CLOEXEC) != 0)

@@ -5,11 +5,9 @@
 #include <memory>
 #include <sys/stat.h>
 
-#include <dlfcn.h>
-#include <nvrtc.h>
-
 #include "diagnostics.hpp"
 #include "errors.hpp"
+#include "nvrtc_library.hpp"
 
 namespace xcuda
 {
@@ -32,7 +30,7 @@ namespace xcuda
         {
             if (result != NVRTC_SUCCESS)
             {
-                throw nvrtc_error(call, static_cast<int>(result), nvrtcGetErrorString(result));
+                throw nvrtc_error(call, static_cast<int>(result), nvrtc_library::get().nvrtcGetErrorString(result));
             }
         }
 
@@ -40,7 +38,7 @@ namespace xcuda
         {
             void operator()(nvrtcProgram* program) const
             {
-                nvrtcDestroyProgram(program);
+                nvrtc_library::get().nvrtcDestroyProgram(program);
                 delete program;
             }
         };
@@ -48,13 +46,14 @@ namespace xcuda
 
         std::string program_log(nvrtcProgram program)
         {
+                const nvrtc_library& nvrtc = nvrtc_library::get();
             std::size_t size = 0;
-            if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1)
+            if (nvrtc.nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1)
             {
                 return {};
             }
             std::string log(size, '\0');
-            nvrtcGetProgramLog(program, log.data());
+            nvrtc.nvrtcGetProgramLog(program, log.data());
             log.resize(size - 1);
             while (!log.empty() && (log.back() == '\n' || log.back() == '\0'))
             {
@@ -103,6 +102,7 @@ namespace xcuda
                                            const std::map<std::string, std::string>& headers)
     {
         auto start = std::chrono::steady_clock::now();
+        const nvrtc_library& nvrtc = nvrtc_library::get();
 
         std::vector<const char*> header_sources;
         std::vector<const char*> header_names;
@@ -113,13 +113,13 @@ namespace xcuda
         }
 
         program_ptr program(new nvrtcProgram(nullptr));
-        check_nvrtc(nvrtcCreateProgram(program.get(), source.c_str(), diagnostics::program_name,
+        check_nvrtc(nvrtc.nvrtcCreateProgram(program.get(), source.c_str(), diagnostics::program_name,
                                        static_cast<int>(headers.size()), header_sources.data(),
                                        header_names.data()),
                     "nvrtcCreateProgram");
         for (const auto& expression : options.name_expressions)
         {
-            check_nvrtc(nvrtcAddNameExpression(*program, expression.c_str()), "nvrtcAddNameExpression");
+            check_nvrtc(nvrtc.nvrtcAddNameExpression(*program, expression.c_str()), "nvrtcAddNameExpression");
         }
 
         compile_result result;
@@ -142,7 +142,7 @@ namespace xcuda
             option_pointers.push_back(option.c_str());
         }
 
-        nvrtcResult compiled = nvrtcCompileProgram(*program, static_cast<int>(option_pointers.size()),
+        nvrtcResult compiled = nvrtc.nvrtcCompileProgram(*program, static_cast<int>(option_pointers.size()),
                                                    option_pointers.data());
         result.log = program_log(*program);
         if (compiled != NVRTC_SUCCESS)
@@ -153,14 +153,14 @@ namespace xcuda
             }
             std::vector<int> archs = supported_archs();
             throw compile_error(diagnostics::format_compile_error(source, result.log, result.options,
-                                                                  nvrtcGetErrorString(compiled), archs, headers),
+                                                                  nvrtc.nvrtcGetErrorString(compiled), archs, headers),
                                 result.log, result.options, diagnostics::parse(source, result.log, archs, headers));
         }
 
         std::size_t size = 0;
-        check_nvrtc(nvrtcGetPTXSize(*program, &size), "nvrtcGetPTXSize");
+        check_nvrtc(nvrtc.nvrtcGetPTXSize(*program, &size), "nvrtcGetPTXSize");
         result.ptx.resize(size);
-        check_nvrtc(nvrtcGetPTX(*program, result.ptx.data()), "nvrtcGetPTX");
+        check_nvrtc(nvrtc.nvrtcGetPTX(*program, result.ptx.data()), "nvrtcGetPTX");
         while (!result.ptx.empty() && result.ptx.back() == '\0')
         {
             result.ptx.pop_back();
@@ -168,15 +168,15 @@ namespace xcuda
 
         if (options.arch.rfind("sm_", 0) == 0)
         {
-            check_nvrtc(nvrtcGetCUBINSize(*program, &size), "nvrtcGetCUBINSize");
+            check_nvrtc(nvrtc.nvrtcGetCUBINSize(*program, &size), "nvrtcGetCUBINSize");
             result.cubin.resize(size);
-            check_nvrtc(nvrtcGetCUBIN(*program, result.cubin.data()), "nvrtcGetCUBIN");
+            check_nvrtc(nvrtc.nvrtcGetCUBIN(*program, result.cubin.data()), "nvrtcGetCUBIN");
         }
 
         for (const auto& expression : options.name_expressions)
         {
             const char* lowered = nullptr;
-            check_nvrtc(nvrtcGetLoweredName(*program, expression.c_str(), &lowered), "nvrtcGetLoweredName");
+            check_nvrtc(nvrtc.nvrtcGetLoweredName(*program, expression.c_str(), &lowered), "nvrtcGetLoweredName");
             result.lowered_names[expression] = lowered;
         }
 
@@ -189,16 +189,16 @@ namespace xcuda
     {
         int major = 0;
         int minor = 0;
-        check_nvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
+        check_nvrtc(nvrtc_library::get().nvrtcVersion(&major, &minor), "nvrtcVersion");
         return {major, minor};
     }
 
     std::vector<int> nvrtc_compiler::supported_archs()
     {
         int count = 0;
-        check_nvrtc(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+        check_nvrtc(nvrtc_library::get().nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
         std::vector<int> archs(static_cast<std::size_t>(count));
-        check_nvrtc(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+        check_nvrtc(nvrtc_library::get().nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
         return archs;
     }
 
@@ -214,12 +214,13 @@ namespace xcuda
                     roots.emplace_back(value);
                 }
             }
-            Dl_info info;
-            if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) && info.dli_fname)
+            if (nvrtc_library::available())
             {
-                // <toolkit>/lib64/libnvrtc.so.13 or <toolkit>/targets/x86_64-linux/lib/libnvrtc.so.13
-                std::string lib_dir = parent(info.dli_fname);
+                // <toolkit>/lib64/libnvrtc.so.13, <toolkit>/targets/x86_64-linux/lib/libnvrtc.so.13, or
+                // the wheel's site-packages/nvidia/cu13/lib/libnvrtc.so.13 (headers in nvidia/cu13/include)
+                std::string lib_dir = parent(nvrtc_library::path());
                 roots.push_back(parent(lib_dir));
+                roots.push_back(parent(parent(lib_dir)));  // targets/x86_64-linux/lib -> the toolkit
             }
             roots.emplace_back("/usr/local/cuda");
             std::vector<std::string> found;

@@ -1,7 +1,8 @@
 #pragma once
 // NVRTC, the CUDA run-time compiler: CUDA C++ source -> PTX, and CUBIN for an sm_XX target.
 //
-// Needs no driver and no GPU. NVRTC is linked directly (libnvrtc.so.13 comes with the toolkit).
+// Needs no driver and no GPU. NVRTC is loaded at run time by nvrtc_library (never linked): the first
+// compile finds libnvrtc.so.13, or throws tool_not_found_error saying where it looked.
 // compile() is thread-safe (each call owns its nvrtcProgram) and holds no Python state, so callers
 // release the GIL around it.
 
@@ -52,7 +53,7 @@ namespace xcuda
         static std::vector<int> supported_archs();  // {75, 80, ...}
 
         // The toolkit's include folders (cuda_runtime.h, CCCL's cuda/std, cub, thrust), found from
-        // CUDA_HOME / CUDA_PATH or from where libnvrtc was loaded; added to every compile so that
+        // CUDA_HOME / CUDA_PATH, from where libnvrtc was loaded, or /usr/local/cuda; added to every compile so that
         // cells can include toolkit headers.
         static const std::vector<std::string>& toolkit_include_dirs();
     };

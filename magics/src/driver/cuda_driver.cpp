@@ -1,9 +1,12 @@
 #include "cuda_driver.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include "errors.hpp"
 
@@ -20,19 +23,80 @@ namespace xcuda
         return driver;
     }
 
+    namespace
+    {
+        // Folders where a driver's libcuda.so.1 lives outside the loader's default path: containers
+        // with the driver mounted (/usr/local/nvidia), WSL2, and CUDA's forward-compatibility package
+        // of a toolkit. The toolkit's lib64/stubs/libcuda.so is never opened: it is not a driver.
+        std::vector<std::string> driver_folders()
+        {
+            std::vector<std::string> folders{"/usr/local/nvidia/lib64", "/usr/lib/wsl/lib"};
+            for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
+            {
+                const char* root = std::getenv(variable);
+                if (root && *root)
+                {
+                    folders.push_back(std::string(root) + "/compat");
+                }
+            }
+            if (std::find(folders.begin(), folders.end(), "/usr/local/cuda/compat") == folders.end())
+            {
+                folders.emplace_back("/usr/local/cuda/compat");
+            }
+            return folders;
+        }
+    }
+
     void cuda_driver::load()
     {
         m_tried = true;
         // XCUDA_LIBCUDA lets a test (or a user with an unusual install) name the library to open.
         const char* override_path = std::getenv("XCUDA_LIBCUDA");
-        const char* path = (override_path && *override_path) ? override_path : "libcuda.so.1";
-        m_library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        std::vector<std::string> candidates;
+        if (override_path && *override_path)
+        {
+            candidates.emplace_back(override_path);
+        }
+        else
+        {
+            candidates.emplace_back("libcuda.so.1");  // the loader path: LD_LIBRARY_PATH, ldconfig
+            for (const auto& folder : driver_folders())
+            {
+                if (::access((folder + "/libcuda.so.1").c_str(), R_OK) == 0)
+                {
+                    candidates.push_back(folder + "/libcuda.so.1");
+                }
+            }
+        }
+        std::string looked;
+        for (const auto& candidate : candidates)
+        {
+            m_library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (m_library)
+            {
+                break;
+            }
+            const char* why = dlerror();
+            looked += std::string(looked.empty() ? "" : "; ") + (why ? why : candidate);
+        }
         if (!m_library)
         {
-            const char* why = dlerror();
-            m_unavailable = std::string("no NVIDIA driver was found (") + (why ? why : path) + ")";
+            std::string places;
+            if (!override_path || !*override_path)
+            {
+                for (const auto& folder : driver_folders())
+                {
+                    places += ", " + folder;
+                }
+            }
+            m_unavailable = "no NVIDIA driver was found (" + looked + ")" +
+                            (places.empty() ? "" : "; looked on the loader path" + places);
             return;
         }
+        Dl_info info;
+        void* symbol = dlsym(m_library, "cuInit");
+        std::string opened = symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : candidates.front();
+        const char* path = opened.c_str();
 
         std::string missing;
 #define XCUDA_DRIVER_LOAD_REQUIRED(name)                                                                   \

@@ -529,29 +529,48 @@ namespace xcuda
             return language == code_listing::dialect::sass ? "xcuda-sass" : "xcuda-ptx";
         }
 
-        // Token colours, scoped to the listing classes so that nothing else on the page changes.
+        // Token colours, scoped to the listing classes so that nothing else on the page changes. Two
+        // sets: for a light page (Notebook 6, nbconvert, JupyterLab's light theme) and, where JupyterLab
+        // or Notebook 7 marks its theme dark (body[data-jp-theme-light=false]), for a dark one. Each
+        // keeps 4.5:1 against the page and the translucent line colours below (the browser tests
+        // measure it); JupyterLab's own editor colours do not on those lines (4.2:1 light, 3.9:1 dark).
+        // Plain text follows the theme through --jp-content-font-color1.
         // No '<' or '&' in here: the block must stay valid XML text.
         std::string token_style()
         {
             std::string css;
-            const std::pair<const char*, const char*> rules[] = {
-                {"op", "color:#0033b3;font-weight:bold"},
-                {"reg", "color:#871094"},
-                {"num", "color:#1750eb"},
-                {"dir", "color:#9e5d00"},
-                {"lbl", "color:#067d17"},
-                {"cmt", "color:#8c8c8c;font-style:italic"},
-                {"str", "color:#067d17"},
-                {"addr", "color:#8c8c8c"},
-                {"cb", "color:#00627a"},
-                {"hdr", "color:#000000;font-weight:bold"},
-            };
-            for (const auto& rule : rules)
+            struct rule
             {
-                css += std::string(".xcuda-ptx .") + rule.first + ",.xcuda-sass ." + rule.first + "{" + rule.second
-                       + "}\n";
+                const char* token;
+                const char* light;
+                const char* dark;
+                const char* extra;
+            };
+            const rule rules[] = {
+                {"op", "#0033b3", "#82aaff", ";font-weight:bold"},
+                {"reg", "#871094", "#d7a0ff", ""},
+                {"num", "#1750eb", "#f5a97f", ""},
+                {"dir", "#8a5100", "#e5c07b", ""},
+                {"lbl", "#05701a", "#98c379", ""},
+                {"cmt", "#5f5f5f", "#a8a8a8", ";font-style:italic"},
+                {"str", "#05701a", "#98c379", ""},
+                {"addr", "#5f5f5f", "#a8a8a8", ""},
+                {"cb", "#00627a", "#56d4e0", ""},
+            };
+            const std::string dark = "body[data-jp-theme-light=\"false\"] ";
+            for (const auto& r : rules)
+            {
+                std::string selector = std::string(".xcuda-ptx .") + r.token + ",.xcuda-sass ." + r.token;
+                std::string dark_selector = dark + ".xcuda-ptx ." + r.token + "," + dark + ".xcuda-sass ." + r.token;
+                css += selector + "{color:" + r.light + r.extra + "}\n";
+                css += dark_selector + "{color:" + r.dark + "}\n";
             }
-            css += ".xcuda-ptx,.xcuda-sass{font-family:monospace;font-size:12px;line-height:1.35}\n";
+            css += ".xcuda-ptx .hdr,.xcuda-sass .hdr{color:var(--jp-content-font-color1,#000000);font-weight:bold}\n";
+            css += ".xcuda-ptx,.xcuda-sass{font-family:monospace;font-size:12px;line-height:1.35;"
+                   "color:var(--jp-content-font-color1,#000000)}\n";
+            // Secondary text (line numbers, diff markers): a grey that keeps 4.5:1 on the line colours.
+            css += ".xcuda-sbs .xn,.xcuda-cmp .m{color:#5f5f5f}\n";
+            css += dark + ".xcuda-sbs .xn," + dark + ".xcuda-cmp .m{color:#a8a8a8}\n";
             return css;
         }
 
@@ -570,9 +589,13 @@ namespace xcuda
 
         // ----- side by side -------------------------------------------------------------------
 
+        // Line colours: translucent tints over whatever the theme's background is, pastel on a light
+        // page and deep on a dark one, so that the theme's own text colour stays readable on both.
         constexpr int palette_size = 12;
-        const char* const palette[palette_size] = {"#ffe0e0", "#e0f0ff", "#e5ffe0", "#fff4d0", "#f0e0ff", "#d8fbf6",
-                                                   "#ffe6f4", "#eef6d0", "#e6e6ff", "#ffead8", "#dff3e8", "#f5f0e0"};
+        const char* const palette[palette_size] = {
+            "rgba(255,64,64,.16)",  "rgba(32,128,255,.16)", "rgba(48,200,32,.16)", "rgba(255,190,0,.2)",
+            "rgba(160,64,255,.16)", "rgba(0,200,180,.18)",  "rgba(255,64,170,.14)", "rgba(150,200,0,.2)",
+            "rgba(96,96,255,.16)",  "rgba(255,128,32,.18)", "rgba(32,170,96,.16)",  "rgba(180,150,60,.18)"};
 
         std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ULL)
         {
@@ -932,12 +955,13 @@ namespace xcuda
 
         std::string css;
         css += token_style();
-        css += scope + "{font-family:monospace;font-size:12px}\n";
+        css += scope + "{font-family:monospace;font-size:12px;color:var(--jp-content-font-color1,#000000)}\n";
         css += scope + " .xc-title{font-weight:bold;margin:2px 0 4px 0}\n";
         css += scope + " .xc-cols{display:flex;gap:12px;align-items:flex-start}\n";
-        css += scope + " .xc-col{flex:1 1 50%;min-width:0;overflow:auto;max-height:70vh;border:1px solid #ddd}\n";
+        css += scope + " .xc-col{flex:1 1 50%;min-width:0;overflow:auto;max-height:70vh;"
+               "border:1px solid var(--jp-border-color2,#dddddd)}\n";
         css += scope + " .xl{white-space:pre;padding:0 4px;cursor:default}\n";
-        css += scope + " .xn{display:inline-block;min-width:3em;color:#999;text-align:right;margin-right:8px}\n";
+        css += scope + " .xn{display:inline-block;min-width:3em;text-align:right;margin-right:8px}\n";
         for (int k = 0; k < palette_size; ++k)
         {
             css += scope + " .xc-" + std::to_string(k) + "{background:" + palette[k] + "}\n";
@@ -1078,9 +1102,10 @@ namespace xcuda
         std::string out = "<div class=\"xcuda-cmp\"><style>\n" + token_style()
                           + ".xcuda-cmp table{border-collapse:collapse;font-family:monospace;font-size:12px}\n"
                             ".xcuda-cmp td,.xcuda-cmp th{padding:0 6px;white-space:pre;text-align:left}\n"
-                            ".xcuda-cmp .m{color:#666;width:1em}\n"
-                            ".xcuda-cmp tr.removed td.l,.xcuda-cmp tr.changed td.l{background:#ffebe9}\n"
-                            ".xcuda-cmp tr.added td.r,.xcuda-cmp tr.changed td.r{background:#e6ffec}\n"
+                            ".xcuda-cmp{color:var(--jp-content-font-color1,#000000)}\n"
+                            ".xcuda-cmp .m{width:1em}\n"
+                            ".xcuda-cmp tr.removed td.l,.xcuda-cmp tr.changed td.l{background:rgba(255,64,64,.16)}\n"
+                            ".xcuda-cmp tr.added td.r,.xcuda-cmp tr.changed td.r{background:rgba(48,200,32,.18)}\n"
                             ".xcuda-cmp .xc-summary{font-family:monospace;margin:2px 0 4px 0}\n"
                             "</style>";
         out += "<div class=\"xc-summary\">" + escape(summary(d)) + "</div>";
