@@ -230,3 +230,14 @@ def shell():
     shell.run_line_magic("load_ext", "xcuda")
     yield shell
     InteractiveShell.clear_instance()
+
+
+@pytest.fixture(scope="module")
+def xcuda_kernel_client():
+    """A client of a fresh xcuda kernel process, shared by a test module, shut down after it."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="xcuda", startup_timeout=60)
+    yield client
+    client.stop_channels()
+    manager.shutdown_kernel(now=False)

@@ -110,8 +110,8 @@ def server(kernelspec, tmp_path_factory):
     s.close()
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def headless_chromium(tmp_path_factory, profile, script_timeout):
+    """Debian's chromium under selenium, headless, with its own profile folder; the caller quits it."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -122,11 +122,17 @@ def browser(tmp_path_factory):
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage", "--window-size=1280,1000",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+                 f"--user-data-dir={tmp_path_factory.mktemp(profile)}"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_script_timeout(30)
+    driver.set_script_timeout(script_timeout)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    driver = headless_chromium(tmp_path_factory, "chromium-profile", 30)
     yield driver
     driver.quit()
 

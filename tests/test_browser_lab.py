@@ -25,7 +25,8 @@ import urllib.request
 import pytest
 
 from conftest import BUILD, HAS_GPU, REPO, LocalJupyterServer
-from test_browser import ARTIFACTS, CHROMEDRIVER, CHROMIUM, MAX_SCREENSHOT_HEIGHT, RENDER_S, wait_for
+from test_browser import (ARTIFACTS, CHROMEDRIVER, CHROMIUM, MAX_SCREENSHOT_HEIGHT, RENDER_S, headless_chromium,
+                          wait_for)
 from test_venv import MISSING as VENV_MISSING
 from test_venv import PYTHON as VENV_PYTHON
 from test_venv import venv_env
@@ -106,19 +107,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1280,1000",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-lab-profile')}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_script_timeout(60)
+    driver = headless_chromium(tmp_path_factory, "chromium-lab-profile", 60)
     yield driver
     driver.quit()
 

@@ -1,6 +1,5 @@
 """%%cuda through the real xcuda Jupyter kernel (jupyter_client): replies, error names, outputs."""
 import pytest
-from jupyter_client.manager import start_new_kernel
 
 from conftest import HAS_GPU, execute_code, text_of
 
@@ -11,11 +10,8 @@ extern "C" __global__ void saxpy(float a, const float* x, const float* y, float*
 
 
 @pytest.fixture(scope="module")
-def kernel():
-    manager, client = start_new_kernel(kernel_name="xcuda", startup_timeout=60)
-    yield client
-    client.stop_channels()
-    manager.shutdown_kernel(now=False)
+def kernel(xcuda_kernel_client):
+    return xcuda_kernel_client
 
 
 def execute(client, code, timeout=60):

@@ -9,17 +9,13 @@ import tempfile
 import time
 
 import pytest
-from jupyter_client.manager import start_new_kernel
 
 from conftest import execute_code
 
 
 @pytest.fixture(scope="module")
-def kernel():
-    manager, client = start_new_kernel(kernel_name="xcuda", startup_timeout=60)
-    yield client
-    client.stop_channels()
-    manager.shutdown_kernel(now=False)
+def kernel(xcuda_kernel_client):
+    return xcuda_kernel_client
 
 
 def streams(messages, name=None):
