@@ -219,9 +219,15 @@ namespace xcuda
             std::lock_guard<std::mutex> lock(m_publish_mutex);
             xeus::xserver_shell_main::publish_impl(std::move(message), c);
         }
-        if (!idle)
+        if (!idle || m_answering_aborted)
         {
             return;
+        }
+        std::vector<xeus::xmessage> aborted;
+        aborted.swap(m_to_abort);
+        for (const xeus::xmessage& request : aborted)
+        {
+            answer_aborted(request);
         }
         if (m_exit_requested && m_exit_requested())
         {
@@ -245,7 +251,8 @@ namespace xcuda
         while (std::chrono::steady_clock::now() < quiet_until)
         {
             std::size_t before = queued.size();
-            abort_queue([&queued](xeus::xmessage request) { queued.push_back(std::move(request)); }, 0);
+            xeus::xserver_shell_main::abort_queue_impl(
+                [&queued](xeus::xmessage request) { queued.push_back(std::move(request)); }, 0);
             if (queued.size() > before)
             {
                 quiet_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
@@ -291,5 +298,32 @@ namespace xcuda
         {
             notify_shell_listener(std::move(request));
         }
+    }
+
+    void replaceable_server::abort_queue_impl(const listener&, long polling_interval)
+    {
+        xeus::xserver_shell_main::abort_queue_impl(
+            [this](xeus::xmessage request) { m_to_abort.push_back(std::move(request)); }, polling_interval);
+    }
+
+    void replaceable_server::answer_aborted(const xeus::xmessage& request)
+    {
+        std::string type = request.header().value("msg_type", "");
+        const std::string suffix = "_request";
+        std::string reply_type = type.size() > suffix.size() &&
+                                         type.compare(type.size() - suffix.size(), suffix.size(), suffix) == 0
+                                     ? type.substr(0, type.size() - suffix.size()) + "_reply"
+                                     : type + "_reply";
+        auto status = [&](const char* state) {
+            publish(xeus::xpub_message("status", xeus::make_header("status", "xcuda", m_session), request.header(),
+                                       nl::json::object(), nl::json{{"execution_state", state}}, {}),
+                    xeus::channel::SHELL);
+        };
+        m_answering_aborted = true;
+        status("busy");
+        send_shell(xeus::xmessage(request.identities(), xeus::make_header(reply_type, "xcuda", m_session),
+                                  request.header(), nl::json::object(), nl::json{{"status", "aborted"}}, {}));
+        status("idle");
+        m_answering_aborted = false;
     }
 }

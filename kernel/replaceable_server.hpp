@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "xeus/xeus_context.hpp"
 #include "xeus/xkernel_configuration.hpp"
@@ -60,13 +61,22 @@ namespace xcuda
 
     protected:
         void publish_impl(xeus::xpub_message message, xeus::channel c) override;
+        // After a cell fails, xeus 2.4.1 answers the requests already queued with {"status": "error"} and
+        // nothing on iopub (stop_on_error), so a client that sent the next cell at once waits forever for
+        // its idle status. Answer them as ipykernel does: status "aborted", with busy and idle published,
+        // after the failed cell's own idle status (JupyterLab drops the prompt of a cell whose idle comes
+        // after a later cell's reply).
+        void abort_queue_impl(const listener& l, long polling_interval) override;
 
     private:
         // xeus 2.4.1's xserver_shell_main::start_server, with the saved requests run before the shell loop.
         void start_server(zmq::multipart_t& wire_message) override;
         void replay_saved_requests();
+        void answer_aborted(const xeus::xmessage& request);
 
         std::function<void()> m_before_publish;
+        bool m_answering_aborted = false;  // the idle of an aborted request is not the end of a cell
+        std::vector<xeus::xmessage> m_to_abort;  // taken by abort_queue_impl, answered after the next idle
         std::function<bool()> m_exit_requested;
         std::function<void()> m_on_exit;
         std::mutex m_publish_mutex;

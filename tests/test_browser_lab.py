@@ -34,7 +34,12 @@ from test_venv import venv_env
 SERVER_START_S = 90
 KERNEL_READY_S = 90
 RUN_ALL_S = 300
-NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+# Notebooks not run in the browser, and why (they run top to bottom elsewhere).
+NOT_IN_THE_BROWSER = {
+    "04-several-hosts.ipynb": "it starts and stops an ipyparallel cluster of its own; tests/test_notebooks.py runs "
+                              "it through nbclient and checks that the cluster is gone afterwards",
+}
+NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb") if p.name not in NOT_IN_THE_BROWSER)
 
 
 def _missing():
@@ -259,8 +264,8 @@ def check_saxpy(cells):
     else:
         assert cells[launch]["errors"] == ["CudaUnavailableError"], cells[launch]
         assert "CudaUnavailableError" in cells[launch]["output"]
-        assert all(isinstance(c["prompt"], int) for c in cells[: launch + 1])
-        assert all(c["prompt"] is None and not c["output"].strip() for c in cells[launch + 1:])
+        assert all(isinstance(c["prompt"], int) for c in cells[: launch + 1]), [(c["prompt"], c["source"][:40], c["output"][:80]) for c in cells[: launch + 1]]
+        assert all(c["prompt"] is None and not c["output"].strip() for c in cells[launch + 1:]), [(c["prompt"], c["output"][:80]) for c in cells[launch + 1:]]
 
 
 def check_ptx_inspection(driver, cells):
@@ -314,7 +319,9 @@ CHECKS = {"01-saxpy.ipynb": lambda driver, cells: check_saxpy(cells),
 
 
 def test_every_notebook_has_a_check():
-    assert set(NOTEBOOKS) == set(CHECKS), "a notebook without browser checks, or checks for a missing one"
+    every = {p.name for p in (REPO / "notebooks").glob("*.ipynb")}
+    assert every == set(CHECKS) | set(NOT_IN_THE_BROWSER), "a notebook without browser checks, or checks for a missing one"
+    assert not set(CHECKS) & set(NOT_IN_THE_BROWSER)
 
 
 @pytest.mark.parametrize("frontend", ["lab", "nb7"])

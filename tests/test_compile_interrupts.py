@@ -71,7 +71,7 @@ def check_interrupts_at_several_moments(manager, client, prefix=""):
         assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", (delay, reply)
         assert manager.is_alive()
         reply, messages = run(client, f"print('alive after {delay}', 6 * 7)")
-        assert reply["status"] == "ok" and f"alive after {delay} 42" in text_of(messages)
+        assert reply["status"] == "ok" and f"alive after {delay} 42" in text_of(messages), (delay, reply)
     # Nothing was bound by the stopped compiles, and the same cell compiles when left alone.
     reply, messages = run(client, "print([name for name in dir() if name.startswith('slow')])")
     assert "[]" in text_of(messages)

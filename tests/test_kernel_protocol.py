@@ -251,3 +251,32 @@ def test_atexit_handlers_run_when_the_kernel_is_shut_down(tmp_path):
         kc.stop_channels()
         km.shutdown_kernel()
     assert marker.read_text() == "ran"
+
+
+def test_requests_queued_behind_a_failing_cell_are_answered_aborted_with_busy_and_idle():
+    """As ipykernel does after an error (stop_on_error): xeus 2.4.1 alone answers {"status": "error"}
+    and publishes nothing, so a client waiting for the queued request's idle status waits forever."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="xcuda", startup_timeout=60)
+    try:
+        failing = client.execute("import time\ntime.sleep(0.5)\n1 / 0")
+        queued = client.execute("print('never run')")  # arrives while the first cell sleeps
+        replies = {}
+        while len(replies) < 2:
+            message = client.get_shell_msg(timeout=60)
+            replies[message["parent_header"]["msg_id"]] = message["content"]
+        assert replies[failing]["status"] == "error" and replies[failing]["ename"] == "ZeroDivisionError"
+        assert replies[queued]["status"] == "aborted"
+        # Status messages of both, in the order they arrived: the failing cell's idle comes first, then the
+        # aborted request's busy and idle (JupyterLab drops a cell's prompt when that order is reversed).
+        order = []
+        while len(order) < 4:
+            message = client.get_iopub_msg(timeout=30)
+            owner = {failing: "failing", queued: "queued"}.get(message["parent_header"].get("msg_id"))
+            if owner and message["msg_type"] == "status":
+                order.append((owner, message["content"]["execution_state"]))
+        assert order == [("failing", "busy"), ("failing", "idle"), ("queued", "busy"), ("queued", "idle")]
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

@@ -92,7 +92,8 @@ def test_load_ext_in_ipython_9_compiles_launches_and_reports_compile_errors():
         assert out["launch_error"] is None and out["out"] == 3000.0
     else:
         assert out["launch_error"] == "CudaUnavailableError"
-    assert out["compile_error"][0] == "CompileError" and "cell(3): error" in out["compile_error"][1]
+    # Shown once: the diagnostics above, then a one-line summary with the editor's line (the %%cuda line is 1).
+    assert out["compile_error"][0] == "CompileError" and "line 4, column" in out["compile_error"][1]
 
 
 def test_the_saxpy_notebook_runs_in_ipykernel_7_with_load_ext(tmp_path):
