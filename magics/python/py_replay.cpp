@@ -23,7 +23,12 @@
 
 #include "py_common.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,16 +103,28 @@ namespace xcuda::python
             }
         };
 
+        // A new file readable by this user only (O_EXCL: a file planted under the name is refused).
         void write_private(const std::string& path, const std::string& text)
         {
-            FILE* file = std::fopen(path.c_str(), "wx");  // x: refuses a file that is already there
-            if (!file)
+            int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            std::size_t done = 0;
+            while (fd >= 0 && done < text.size())
             {
-                throw tool_error("could not write " + path);
+                ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+                if (n <= 0 && errno != EINTR)
+                {
+                    break;
+                }
+                done += n > 0 ? static_cast<std::size_t>(n) : 0;
             }
-            std::fwrite(text.data(), 1, text.size(), file);
-            std::fclose(file);
-            ::chmod(path.c_str(), 0600);
+            if (fd >= 0)
+            {
+                ::close(fd);
+            }
+            if (fd < 0 || done < text.size())
+            {
+                throw tool_error("could not write " + path + ": " + std::strerror(errno));
+            }
         }
 
         // What the replay and the tools printed that says what went wrong: xcuda-replay's own lines,
