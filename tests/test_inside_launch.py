@@ -254,6 +254,8 @@ def test_a_profile_read_from_recorded_output_has_no_kernel_to_show_lines_for(ns)
         p.lines_view()
     with pytest.raises(TypeError, match="takes an xcuda.LaunchProfile"):
         ns["saxpy"].lines(profile="not a profile")
+    with pytest.raises(ValueError, match="this profile is of recorded ncu output, not of this kernel"):
+        ns["saxpy"].lines(profile=p)
 
 
 # ----- recorded compute-sanitizer output ------------------------------------------------------------

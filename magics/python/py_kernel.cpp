@@ -341,7 +341,17 @@ memcheck, racecheck, initcheck or synccheck. Returns an xcuda.SanitizerReport.)"
                          throw py::type_error("lines(profile=...) takes an xcuda.LaunchProfile (from %cuda_profile -o or "
                                               "kernel.profile), got " + type_name(profile));
                      }
-                     return kernel_lines(*k.kernel, sass, profile.cast<const profile_result&>().profile.line_notes());
+                     const profile_result& measured = profile.cast<const profile_result&>();
+                     if (measured.kernel != k.kernel)
+                     {
+                         // Figures by line number are only right for the compile they were measured on.
+                         throw py::value_error("this profile is of " +
+                                               (measured.kernel ? "kernel '" + measured.kernel->signature().name +
+                                                                      "' (" + measured.kernel->module()->name() + ")"
+                                                                : std::string("recorded ncu output")) +
+                                               ", not of this kernel as compiled now; profile it again");
+                     }
+                     return kernel_lines(*k.kernel, sass, measured.profile.line_notes());
                  },
                  py::arg("sass") = false, py::arg("profile") = py::none(),
                  R"(The cell's source side by side with the kernel's PTX (or SASS), each source line and its
