@@ -85,6 +85,19 @@ def test_ptx_course_notebook_runs_on_any_machine():
         assert "occupancy skipped" in text
     html = [o for c in notebook.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
     assert any("xcuda-sbs" in o["data"]["text/html"] for o in html)
+    # Section 9 profiles and sanitizes where a GPU and the tools are, and says why not elsewhere.
+    import xcuda
+
+    try:
+        tools = bool(xcuda.find_tool("ncu") and xcuda.find_tool("compute-sanitizer"))
+    except xcuda.ToolNotFoundError:
+        tools = False
+    if HAS_GPU and tools:
+        assert "memory-bound" in text and "of stall samples" in text, text
+        assert "Invalid __global__ write" in text and "Race on shared memory" in text, text
+    else:
+        assert "profile skipped: " in text and "sanitize skipped: " in text, text
+    assert "data untouched: True" in text
 
 
 # ---- 04-several-hosts: ipyparallel engines started by the notebook itself --------------------------------

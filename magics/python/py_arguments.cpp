@@ -278,6 +278,19 @@ namespace xcuda::python
             bound.temporaries.push_back(std::move(temporary));
         }
 
+        // A numpy argument of a replay: its bytes go to the replay, nothing to the device here.
+        void keep_for_replay(launch_plan& plan, std::size_t index, PyObject* object, bound_arguments& bound)
+        {
+            bool transfer = Py_TYPE(object) == g_transfer_type;
+            py::handle array = transfer ? unchecked_instance<host_transfer>(object).array : py::handle(object);
+            py::array host = py::module_::import("numpy").attr("ascontiguousarray")(array);
+            auto bytes = static_cast<std::size_t>(host.nbytes());
+            plan.store_pointer(index, 0);
+            bound.array_bytes += bytes;
+            bool initialised = !transfer || unchecked_instance<host_transfer>(object).copy_in;
+            bound.extents.push_back({index, 0, bytes, host, initialised});
+        }
+
         void bind_cuda_array_interface(launch_plan& plan, std::size_t index, PyObject* object, CUstream stream,
                                        bound_arguments& bound)
         {
@@ -326,6 +339,11 @@ namespace xcuda::python
             }
             plan.store_pointer(index, data[0].cast<std::uint64_t>());
             bound.array_bytes += elements * static_cast<std::size_t>(dtype.itemsize());
+            if (bound.for_replay)
+            {
+                bound.extents.push_back({index, data[0].cast<std::uint64_t>(),
+                                         elements * static_cast<std::size_t>(dtype.itemsize()), py::object(), true});
+            }
         }
     }
 
@@ -503,6 +521,10 @@ namespace xcuda::python
                     }
                     plan.store_pointer(i, array.size() ? array.pointer() : 0);
                     bound.array_bytes += array.nbytes();
+                    if (bound.for_replay)
+                    {
+                        bound.extents.push_back({i, array.size() ? array.pointer() : 0, array.nbytes(), py::object(), true});
+                    }
                 }
                 else if (object == Py_None)
                 {
@@ -528,7 +550,11 @@ namespace xcuda::python
             {
                 continue;
             }
-            if (Py_TYPE(object) == g_transfer_type)
+            if (bound.for_replay && (Py_TYPE(object) == g_transfer_type || py::isinstance<py::array>(object)))
+            {
+                keep_for_replay(plan, i, object, bound);
+            }
+            else if (Py_TYPE(object) == g_transfer_type)
             {
                 const host_transfer& transfer = unchecked_instance<host_transfer>(object);
                 process_session().make_current();

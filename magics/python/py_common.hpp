@@ -6,6 +6,7 @@
 // (NVRTC compiles, synchronisation) release it.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@
 #include "device_buffer.hpp"
 #include "kernel_signature.hpp"
 #include "errors.hpp"
+#include "launch_profile.hpp"
+#include "sanitizer_report.hpp"
 #include "host_registry.hpp"
 #include "launch_plan.hpp"
 #include "magic_arguments.hpp"
@@ -124,11 +127,25 @@ namespace xcuda::python
         std::shared_ptr<device_buffer> device;
         bool copy_back = false;
     };
+    // Where a pointer argument points, for a replay of the launch in another process (py_replay.cpp):
+    // device memory [address, address + bytes), or a numpy array kept on the host (`host` set).
+    struct replay_extent
+    {
+        std::size_t index = 0;
+        std::uint64_t address = 0;
+        std::size_t bytes = 0;
+        py::object host;          // the C-contiguous numpy array, for numpy arguments
+        bool initialised = true;  // false for xcuda.Out: the live launch's device copy starts uninitialised
+    };
     struct bound_arguments
     {
         std::vector<launch_temporary> temporaries;  // empty (no allocation) unless numpy arrays were passed
         std::size_t array_bytes = 0;                // bytes of all array arguments (for bandwidth figures)
         std::vector<std::shared_ptr<void>> dlpack_tensors;  // imported DLPack tensors, released after the launch
+        // A replay's binding: each pointer argument's extent is recorded, and numpy arrays are not
+        // copied to the device (their pointer slot is left 0; the replay gets their bytes).
+        bool for_replay = false;
+        std::vector<replay_extent> extents;
     };
     // The arguments of a call that gave some by name (kwnames, vectorcall's: their values follow the
     // nargs positional ones) or left some out: in the order of the signature, the parameters left out
@@ -186,13 +203,56 @@ namespace xcuda::python
     // active, and returns the Python Module. Releases the GIL while NVRTC runs.
     py::object compile_module(const std::string& source, const std::string& name, compile_options options);
 
+    // ---- one launch replayed under ncu and compute-sanitizer (py_replay.cpp, py_replay_results.cpp) ----
+    struct profile_options
+    {
+        bool full = false;    // ncu's full section set instead of the few the table needs
+        bool source = true;   // per-line figures
+        bool keep = false;    // keep the bundle and the report (the result names the folder)
+    };
+    // What Launcher.profile returns (xcuda.LaunchProfile).
+    struct profile_result
+    {
+        launch_profile profile;
+        std::string source;                  // the cell's source
+        std::shared_ptr<cuda_kernel> kernel;  // null for one read from recorded pages
+        std::string ncu_log;                 // what the profiling run printed
+        std::string folder;                  // the kept bundle, or ""
+        bool show_plot = true;
+        mutable std::string png_base64;      // the plot for _repr_html_, made once
+    };
+    // What Launcher.sanitize returns (xcuda.SanitizerReport).
+    struct sanitizer_result
+    {
+        sanitizer_report report;
+        std::string source;
+        std::string output;  // compute-sanitizer's whole output
+        int status = 0;      // its exit status (the replay's: 3 when the launch failed)
+        std::string launch;  // "saxpy[grid=..., block=...] on device 0, 3 buffers (201 MB)"
+        std::string folder;
+    };
+    // Launcher.profile / Kernel.profile; raises ToolNotFoundError, CudaUnavailableError, ToolError.
+    py::object profile_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
+                              py::handle stream_object, py::args args, const profile_options& options);
+    // Launcher.sanitize / Kernel.sanitize with tool memcheck, racecheck, initcheck or synccheck.
+    py::object sanitize_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
+                               py::handle stream_object, py::args args, const std::string& tool, bool keep);
+    // Launcher.replay_bundle: the bundle's folder (kept), for running xcuda-replay under other tools.
+    py::object replay_bundle_of(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
+                                py::handle stream_object, py::args args);
+    // The options of .profile() and .sanitize() from keywords; TypeError naming an unknown one.
+    profile_options profile_options_from(py::dict keywords);
+    void register_replay(py::module_& m);
+
     // ---- teaching views (py_views.cpp) ----
     void register_views(py::module_& m);
     py::object ptx_text(const std::string& text);                 // an xcuda.PTX
     py::object kernel_ptx(cuda_kernel& kernel);                   // the kernel's own .entry
     py::object kernel_sass(cuda_kernel& kernel);                  // the kernel's own SASS
     py::object module_sass_text(cuda_module& module);             // the whole module's SASS
-    py::object kernel_lines(cuda_kernel& kernel, bool sass);      // source <-> PTX/SASS view
+    // source <-> PTX/SASS view; with notes (a profile's per-line figures) shown on the source lines.
+    py::object kernel_lines(cuda_kernel& kernel, bool sass,
+                            const std::map<int, std::pair<std::string, double>>& notes = {});
     py::object compare_kernels(cuda_kernel& left, cuda_kernel& right, bool sass);
 
     // ---- size sweeps: xcuda.bench, BenchResult, peak_bandwidth (py_bench.cpp) ----

@@ -241,6 +241,11 @@ namespace xcuda::python
         }
         plan.store_pointer(index, reinterpret_cast<std::uint64_t>(t.data) + t.byte_offset);
         bound.array_bytes += elements * (t.dtype.bits / 8u) * t.dtype.lanes;
+        if (bound.for_replay)
+        {
+            bound.extents.push_back({index, reinterpret_cast<std::uint64_t>(t.data) + t.byte_offset,
+                                     elements * (t.dtype.bits / 8u) * t.dtype.lanes, py::object(), true});
+        }
     }
 
     void register_dlpack(py::class_<device_array>& cls)

@@ -18,6 +18,26 @@ namespace xcuda::python
 {
     namespace
     {
+        // stream= and shared_mem= taken out of keywords into dims (with grid and block); the rest returned.
+        py::dict pop_launch_keywords(py::kwargs keywords, launch_dims& dims, py::object& stream_object, py::object grid,
+                                     py::object block)
+        {
+            py::dict rest;
+            py::object shared = py::int_(0);
+            for (auto item : keywords)
+            {
+                std::string key = item.first.cast<std::string>();
+                if (key == "stream")
+                    stream_object = py::reinterpret_borrow<py::object>(item.second);
+                else if (key == "shared_mem")
+                    shared = py::reinterpret_borrow<py::object>(item.second);
+                else
+                    rest[item.first] = item.second;
+            }
+            parse_launch_key(py::make_tuple(grid, block, stream_object, shared), dims, stream_object);
+            return rest;
+        }
+
         struct py_kernel
         {
             std::shared_ptr<cuda_kernel> kernel;
@@ -242,6 +262,43 @@ Returns
 -------
 KernelTiming
     median_ms, min_ms, max_ms, samples_ms and bandwidth_gbs.)")
+            .def("profile",
+                 [](const py_kernel& self, py::object grid, py::object block, py::args args, py::kwargs keywords) {
+                     launch_dims dims;
+                     py::object stream_object = py::none();
+                     py::dict options = pop_launch_keywords(keywords, dims, stream_object, grid, block);
+                     return profile_launch(self.kernel, dims, stream_object, args, profile_options_from(options));
+                 },
+                 py::arg("grid"), py::arg("block"),
+                 R"(Profile one launch with Nsight Compute, in a child process (see %cuda_profile).
+
+kernel.profile(grid, block, *args, stream=None, shared_mem=0, full=False, source=True, keep=False)
+is kernel[grid, block, stream, shared_mem].profile(*args, ...). Returns an xcuda.LaunchProfile.)")
+            .def("sanitize",
+                 [](const py_kernel& self, py::object grid, py::object block, py::args args, py::kwargs keywords) {
+                     launch_dims dims;
+                     py::object stream_object = py::none();
+                     py::dict rest = pop_launch_keywords(keywords, dims, stream_object, grid, block);
+                     std::string tool = "memcheck";
+                     bool keep = false;
+                     for (auto item : rest)
+                     {
+                         std::string key = item.first.cast<std::string>();
+                         if (key == "tool")
+                             tool = item.second.cast<std::string>();
+                         else if (key == "keep")
+                             keep = item.second.cast<bool>();
+                         else
+                             throw py::type_error("sanitize() got an unexpected keyword '" + key +
+                                                  "' (it takes stream, shared_mem, tool and keep)");
+                     }
+                     return sanitize_launch(self.kernel, dims, stream_object, args, tool, keep);
+                 },
+                 py::arg("grid"), py::arg("block"),
+                 R"(Check one launch with compute-sanitizer, in a child process (see %cuda_sanitize).
+
+kernel.sanitize(grid, block, *args, stream=None, shared_mem=0, tool="memcheck", keep=False); tool is
+memcheck, racecheck, initcheck or synccheck. Returns an xcuda.SanitizerReport.)")
             .def("__call__",
                  [](py_kernel& self, py::args, py::kwargs) {
                      throw py::type_error("a kernel needs a launch configuration: " + self.kernel->signature().name +
@@ -273,11 +330,35 @@ KernelTiming
             .def_property_readonly("sass", [](const py_kernel& k) { return kernel_sass(*k.kernel); },
                                    "The kernel's SASS for the module's sm_XX (or sm_NN for compute_NN), as an "
                                    "xcuda.SASS; needs nvdisasm or cuobjdump from the toolkit.")
-            .def("lines", [](const py_kernel& k, bool sass) { return kernel_lines(*k.kernel, sass); },
-                 py::arg("sass") = false,
+            .def("lines",
+                 [](const py_kernel& k, bool sass, py::object profile) {
+                     if (profile.is_none())
+                     {
+                         return kernel_lines(*k.kernel, sass);
+                     }
+                     if (!py::isinstance<profile_result>(profile))
+                     {
+                         throw py::type_error("lines(profile=...) takes an xcuda.LaunchProfile (from %cuda_profile -o or "
+                                              "kernel.profile), got " + type_name(profile));
+                     }
+                     const profile_result& measured = profile.cast<const profile_result&>();
+                     if (measured.kernel != k.kernel)
+                     {
+                         // Figures by line number are only right for the compile they were measured on.
+                         throw py::value_error("this profile is of " +
+                                               (measured.kernel ? "kernel '" + measured.kernel->signature().name +
+                                                                      "' (" + measured.kernel->module()->name() + ")"
+                                                                : std::string("recorded ncu output")) +
+                                               ", not of this kernel as compiled now; profile it again");
+                     }
+                     return kernel_lines(*k.kernel, sass, measured.profile.line_notes());
+                 },
+                 py::arg("sass") = false, py::arg("profile") = py::none(),
                  R"(The cell's source side by side with the kernel's PTX (or SASS), each source line and its
-instructions in the same colour; hover or click a line to highlight both sides. As text: the
-instructions grouped under their source line. Compiled with line information for sm_XX.)")
+instructions in the same colour; hover or click a line to highlight both sides, hover an opcode to
+read what it does. As text: the instructions grouped under their source line. Compiled with line
+information for sm_XX. With profile (an xcuda.LaunchProfile), each source line also shows its share
+of the launch's stall samples and instructions.)")
             .def("variant",
                  [](const py_kernel& k, py::object arch, py::object fast_math, py::object std,
                     std::vector<std::string> defines, std::vector<std::string> options) {

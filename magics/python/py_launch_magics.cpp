@@ -1,4 +1,5 @@
-// The line magics that take a launch or a sweep written as Python: %cuda_timeit and %cuda_bench.
+// The line magics that take a launch or a sweep written as Python: %cuda_timeit, %cuda_bench, and
+// %cuda_profile and %cuda_sanitize (one launch replayed under ncu / compute-sanitizer, py_replay.cpp).
 //
 // Their options are declared for the one magic-argument parser (base/magic_arguments), like every
 // magic's; what follows the options is Python, evaluated in the user's namespace. %cuda_bench looks up
@@ -121,6 +122,29 @@ namespace xcuda::python
             return false;
         }
 
+        // kernel[grid, block](args...) of a magic's line, evaluated in the user's namespace: the Launcher
+        // and the arguments (positional: the line's call is read as a tuple).
+        std::pair<py::object, py::tuple> launch_expression(py::object shell, const magic_arguments& declared,
+                                                            const std::string& text)
+        {
+            std::string callee;
+            std::string arguments;
+            if (!split_call(text, callee, arguments))
+            {
+                raise_usage(declared.problem("expected a launch such as saxpy[grid, block](a, x, y, out, n), got '" +
+                                             text + "'"));
+            }
+            py::object user_ns = shell.attr("user_ns");
+            py::object launcher = py::eval(callee, user_ns);
+            if (!py::hasattr(launcher, "time") || !py::hasattr(launcher, "grid"))
+            {
+                raise_usage(declared.problem("'" + callee + "' is not a kernel with a launch configuration; write "
+                                             "kernel[grid, block](...)"));
+            }
+            py::tuple args = py::eval("(" + arguments + (text::blank(arguments) ? ")" : ",)"), user_ns);
+            return {launcher, args};
+        }
+
         // ---- %cuda_timeit --------------------------------------------------------------------------
 
         const magic_arguments& timeit_arguments()
@@ -153,21 +177,7 @@ namespace xcuda::python
             int warmup = static_cast<int>(checked_usage([&] { return declared.integer(p, "-w", 5, 0); }));
             py::object nbytes = p.has("-n") ? py::object(py::int_(checked_usage([&] { return declared.integer(p, "-n", 0, 0); })))
                                             : py::object(py::none());
-            std::string callee;
-            std::string arguments;
-            if (!split_call(p.text, callee, arguments))
-            {
-                raise_usage(declared.problem("expected a launch such as saxpy[grid, block](a, x, y, out, n), got '" +
-                                             p.text + "'"));
-            }
-            py::object user_ns = shell.attr("user_ns");
-            py::object launcher = py::eval(callee, user_ns);
-            if (!py::hasattr(launcher, "time") || !py::hasattr(launcher, "grid"))
-            {
-                raise_usage(declared.problem("'" + callee + "' is not a kernel with a launch configuration; write "
-                                             "kernel[grid, block](...)"));
-            }
-            py::tuple args = py::eval("(" + arguments + (text::blank(arguments) ? ")" : ",)"), user_ns);
+            auto [launcher, args] = launch_expression(shell, declared, p.text);
             py::object timing = launcher.attr("time")(*args, py::arg("repeat") = repeat, py::arg("warmup") = warmup,
                                                       py::arg("nbytes") = nbytes);
             py::print(py::repr(timing));
@@ -290,6 +300,113 @@ namespace xcuda::python
         }
     }
 
+    namespace
+    {
+        // ---- %cuda_profile and %cuda_sanitize -------------------------------------------------------
+
+        const magic_arguments& profile_arguments()
+        {
+            static const magic_arguments declared = [] {
+                magic_arguments a(
+                    "%cuda_profile", "kernel[grid, block](args...)",
+                    "Profile one launch with Nsight Compute (ncu) and show what limited it: duration, DRAM throughput\n"
+                    "(GB/s and % of peak), SM throughput, achieved and theoretical occupancy, registers, shared\n"
+                    "memory, a verdict (memory-, compute- or latency-bound, and how far from the peak), the source\n"
+                    "lines the time goes to (warp stall samples), ncu's advice and a roofline plot.\n\n"
+                    "The launch is made again in a child process (xcuda-replay) from a copy of its arguments and\n"
+                    "buffers: the session is only read, and a fault or an interrupt costs it nothing. Needs a GPU and\n"
+                    "ncu (the toolkit's bin/, $CUDA_HOME, PATH, or $XCUDA_NCU). kernel.lines(profile=result) shows\n"
+                    "the per-line figures beside the PTX or SASS.");
+                a.add({{"--full"}, "", "ncu's full section set (more passes, slower)"})
+                    .add({{"--no-source"}, "", "no per-line figures"})
+                    .add({{"--no-plot"}, "", "the tables alone"})
+                    .add({{"--keep"}, "", "keep the replay bundle and ncu's report (profile.ncu-rep); the result names the folder"})
+                    .add({{"-o"}, "", "return the LaunchProfile instead of displaying it"})
+                    .trailing_as(magic_arguments::trailing::text)
+                    .epilog("The same as kernel[grid, block].profile(args...).");
+                return a;
+            }();
+            return declared;
+        }
+
+        py::object cuda_profile(py::object shell, const std::string& line)
+        {
+            const magic_arguments& declared = profile_arguments();
+            magic_arguments::parsed p = parse_magic_line(declared, line);
+            if (p.help)
+            {
+                py::print(declared.usage());
+                return py::none();
+            }
+            if (text::blank(p.text))
+            {
+                raise_usage(declared.problem("expected a launch after the options, such as saxpy[grid, block](a, x, y, out, n)"));
+            }
+            auto [launcher, args] = launch_expression(shell, declared, p.text);
+            py::object result = launcher.attr("profile")(*args, py::arg("full") = p.has("--full"),
+                                                         py::arg("source") = !p.has("--no-source"),
+                                                         py::arg("keep") = p.has("--keep"));
+            result.attr("show_plot") = !p.has("--no-plot");
+            if (p.has("-o"))
+            {
+                return result;
+            }
+            py::module_::import("IPython.display").attr("display")(result);
+            return py::none();
+        }
+
+        const magic_arguments& sanitize_arguments()
+        {
+            static const magic_arguments declared = [] {
+                magic_arguments a(
+                    "%cuda_sanitize", "kernel[grid, block](args...)",
+                    "Run one launch under compute-sanitizer and show what it found, each finding with its kernel,\n"
+                    "the cell's line and the thread and block: out-of-bounds and misaligned accesses (memcheck, the\n"
+                    "default), shared-memory races (racecheck), reads of uninitialised device memory (initcheck),\n"
+                    "misused barriers (synccheck).\n\n"
+                    "The launch is made again in a child process (xcuda-replay) from a copy of its arguments and\n"
+                    "buffers: an out-of-bounds write faults the child, not the session, whose arrays and variables\n"
+                    "are untouched. Needs a GPU and compute-sanitizer (the toolkit's bin/, $CUDA_HOME, PATH, or\n"
+                    "$XCUDA_COMPUTE_SANITIZER).");
+                a.add({{"--tool", "-t"}, "TOOL", "memcheck, racecheck, initcheck or synccheck (default memcheck)"})
+                    .add({{"--keep"}, "", "keep the replay bundle; the result names the folder"})
+                    .add({{"-o"}, "", "return the SanitizerReport instead of displaying it"})
+                    .trailing_as(magic_arguments::trailing::text)
+                    .epilog("The same as kernel[grid, block].sanitize(args..., tool=TOOL).");
+                return a;
+            }();
+            return declared;
+        }
+
+        py::object cuda_sanitize(py::object shell, const std::string& line)
+        {
+            const magic_arguments& declared = sanitize_arguments();
+            magic_arguments::parsed p = parse_magic_line(declared, line);
+            if (p.help)
+            {
+                py::print(declared.usage());
+                return py::none();
+            }
+            std::string tool = p.value("--tool", "memcheck");
+            if (tool != "memcheck" && tool != "racecheck" && tool != "initcheck" && tool != "synccheck")
+            {
+                raise_usage(declared.problem("--tool takes memcheck, racecheck, initcheck or synccheck, not '" + tool + "'"));
+            }
+            if (text::blank(p.text))
+            {
+                raise_usage(declared.problem("expected a launch after the options, such as saxpy[grid, block](a, x, y, out, n)"));
+            }
+            auto [launcher, args] = launch_expression(shell, declared, p.text);
+            py::object result = launcher.attr("sanitize")(*args, py::arg("tool") = tool, py::arg("keep") = p.has("--keep"));
+            if (p.has("-o"))
+            {
+                return result;
+            }
+            py::module_::import("IPython.display").attr("display")(result);
+            return py::none();
+        }
+    }
+
     void register_launch_magics(py::object shell)
     {
         py::options options;
@@ -301,7 +418,15 @@ namespace xcuda::python
                                 py::name("cuda_timeit"), py::doc(timeit_usage.c_str()));
         py::cpp_function bench([shell](const std::string& line) { return cuda_bench(shell, line); },
                                py::name("cuda_bench"), py::doc(bench_usage.c_str()));
+        static const std::string profile_usage = profile_arguments().usage();
+        static const std::string sanitize_usage = sanitize_arguments().usage();
+        py::cpp_function profile([shell](const std::string& line) { return cuda_profile(shell, line); },
+                                 py::name("cuda_profile"), py::doc(profile_usage.c_str()));
+        py::cpp_function sanitize([shell](const std::string& line) { return cuda_sanitize(shell, line); },
+                                  py::name("cuda_sanitize"), py::doc(sanitize_usage.c_str()));
         shell.attr("register_magic_function")(timeit, "line", "cuda_timeit");
         shell.attr("register_magic_function")(bench, "line", "cuda_bench");
+        shell.attr("register_magic_function")(profile, "line", "cuda_profile");
+        shell.attr("register_magic_function")(sanitize, "line", "cuda_sanitize");
     }
 }

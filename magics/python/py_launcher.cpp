@@ -187,6 +187,75 @@ namespace xcuda::python
             }
         }
 
+        // Launcher.profile / .sanitize / .replay_bundle: the same C++ work as Kernel's, with this
+        // launcher's configuration.
+        template <class F>
+        PyObject* replay_method(PyObject* object, PyObject* args, PyObject* kwargs, F run)
+        {
+            auto* self = reinterpret_cast<launcher_object*>(object);
+            try
+            {
+                py::dict keywords = kwargs ? py::reinterpret_borrow<py::dict>(kwargs) : py::dict();
+                py::object result = run(self->owner, self->dims, py::handle(self->stream_object),
+                                        py::reinterpret_borrow<py::args>(args), keywords);
+                return result.release().ptr();
+            }
+            catch (py::error_already_set& e)
+            {
+                e.restore();
+                return nullptr;
+            }
+            catch (...)
+            {
+                set_error_from_current_exception();
+                return nullptr;
+            }
+        }
+
+        PyObject* launcher_profile(PyObject* object, PyObject* args, PyObject* kwargs)
+        {
+            return replay_method(object, args, kwargs,
+                                 [](const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims, py::handle stream,
+                                    py::args a, py::dict keywords) {
+                                     return profile_launch(kernel, dims, stream, a, profile_options_from(keywords));
+                                 });
+        }
+
+        PyObject* launcher_sanitize(PyObject* object, PyObject* args, PyObject* kwargs)
+        {
+            return replay_method(object, args, kwargs,
+                                 [](const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims, py::handle stream,
+                                    py::args a, py::dict keywords) {
+                                     std::string tool = "memcheck";
+                                     bool keep = false;
+                                     for (auto item : keywords)
+                                     {
+                                         std::string key = item.first.cast<std::string>();
+                                         if (key == "tool")
+                                             tool = item.second.cast<std::string>();
+                                         else if (key == "keep")
+                                             keep = item.second.cast<bool>();
+                                         else
+                                             throw py::type_error("sanitize() got an unexpected keyword '" + key +
+                                                                  "' (it takes tool and keep)");
+                                     }
+                                     return sanitize_launch(kernel, dims, stream, a, tool, keep);
+                                 });
+        }
+
+        PyObject* launcher_replay_bundle(PyObject* object, PyObject* args, PyObject* kwargs)
+        {
+            return replay_method(object, args, kwargs,
+                                 [](const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims, py::handle stream,
+                                    py::args a, py::dict keywords) {
+                                     if (py::len(keywords))
+                                     {
+                                         throw py::type_error("replay_bundle() takes the kernel's arguments only");
+                                     }
+                                     return replay_bundle_of(kernel, dims, stream, a);
+                                 });
+        }
+
         PyObject* get_grid(PyObject* object, void*)
         {
             return dims_tuple(reinterpret_cast<launcher_object*>(object)->dims.grid).release().ptr();
@@ -217,6 +286,26 @@ namespace xcuda::python
              "Launch `repeat` times (after `warmup` launches), timing each with CUDA events.\n\n"
              "Returns a KernelTiming with the median kernel time and, when the byte count is known\n"
              "(`nbytes`, or by default the bytes of the array arguments), the achieved bandwidth."},
+            {"profile", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&launcher_profile)),
+             METH_VARARGS | METH_KEYWORDS,
+             "profile(*args, full=False, source=True, keep=False)\n--\n\n"
+             "Profile this launch with Nsight Compute (ncu) in a child process that makes it again from a copy\n"
+             "of its buffers (xcuda-replay): the session is only read. Returns an xcuda.LaunchProfile: duration,\n"
+             "DRAM and SM throughput, occupancy, registers, shared memory, a verdict, the lines the time goes\n"
+             "to, ncu's advice. full: ncu's full section set; source: per-line figures; keep: keep the bundle\n"
+             "and ncu's report (profile.ncu-rep) and name the folder."},
+            {"sanitize", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&launcher_sanitize)),
+             METH_VARARGS | METH_KEYWORDS,
+             "sanitize(*args, tool='memcheck', keep=False)\n--\n\n"
+             "Run this launch under compute-sanitizer (memcheck, racecheck, initcheck or synccheck) in a child\n"
+             "process that makes it again from a copy of its buffers: an out-of-bounds write or a race is found\n"
+             "without a fault in the session. Returns an xcuda.SanitizerReport."},
+            {"replay_bundle", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&launcher_replay_bundle)),
+             METH_VARARGS | METH_KEYWORDS,
+             "replay_bundle(*args)\n--\n\n"
+             "Write this launch (CUBIN with line information, arguments, buffers' bytes) to a new private folder\n"
+             "and return its path: `xcuda-replay FOLDER` (next to the xcuda module) makes the launch again, under\n"
+             "any tool (cuda-gdb, nsys). Removing the folder is yours."},
             {nullptr, nullptr, 0, nullptr}};
 
         PyGetSetDef launcher_getset[] = {

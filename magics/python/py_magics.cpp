@@ -239,9 +239,7 @@ namespace xcuda::python
     {
         m.def("load_ipython_extension",
               [m](py::object shell) {
-                  register_with(shell, m);
-                  // ipykernel and plain IPython run atexit handlers; the xcuda kernel calls _shutdown itself.
-                  py::module_::import("atexit").attr("register")(m.attr("_shutdown"));
+                  register_with(shell, m);  // importing xcuda registered _shutdown with atexit
               },
               py::arg("ipython"), "Register %%cuda, %cuda_info, %cuda_status and %cuda_timeit (for %load_ext xcuda).");
     }

@@ -117,13 +117,18 @@ namespace xcuda::python
         return g_sass_class(module_sass(module));
     }
 
-    py::object kernel_lines(cuda_kernel& kernel, bool sass)
+    py::object kernel_lines(cuda_kernel& kernel, bool sass, const std::map<int, std::pair<std::string, double>>& notes)
     {
         code_listing own = kernel_listing(kernel, sass);
         const std::string& source = kernel.module()->source();
         std::string title = kernel.signature().name + ": " + (sass ? "SASS" : "PTX") + " by source line (" +
                             kernel.module()->inspection()->arch + ")";
-        return py::cast(text_view{code_view::side_by_side_html(source, own, title), code_view::grouped_text(source, own)});
+        if (!notes.empty())
+        {
+            title += ", with the profile's figures per line";
+        }
+        return py::cast(text_view{code_view::side_by_side_html(source, own, title, notes),
+                                  code_view::grouped_text(source, own, notes)});
     }
 
     py::object compare_kernels(cuda_kernel& left, cuda_kernel& right, bool sass)

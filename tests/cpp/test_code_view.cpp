@@ -30,6 +30,22 @@ using xcuda_tests::fixture;
 
 namespace
 {
+    // An opcode's span, with or without its hover note: <span class="op"( title="...")?>OPCODE</span>.
+    bool has_op(const std::string& html, const std::string& opcode)
+    {
+        const std::string end = ">" + opcode + "</span>";
+        for (std::size_t at = html.find("<span class=\"op\""); at != std::string::npos;
+             at = html.find("<span class=\"op\"", at + 1))
+        {
+            std::size_t close = html.find('>', at + 17);
+            if (close != std::string::npos && html.compare(close, end.size(), end) == 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     // Minimal XML 1.0 well-formedness: one root element, balanced and properly nested tags, quoted
     // attributes, only XML's own entities and numeric references, comments and CDATA sections.
     class xml_checker
@@ -542,10 +558,13 @@ TEST(code_view_highlight, ptx_tokens_get_their_classes_and_the_result_is_xml)
     EXPECT_TRUE(is_xml(html));
     EXPECT_NE(html.find("<pre class=\"xcuda-ptx\">"), std::string::npos);
     EXPECT_NE(html.find("<style>"), std::string::npos);
+    for (const char* opcode : {"ld.global.f32", "fma.rn.f32", "mad.lo.s32", "setp.ge.u64"})
+    {
+        EXPECT_TRUE(has_op(html, opcode)) << opcode;
+    }
+    EXPECT_NE(html.find("<span class=\"reg\">@%p1</span> <span class=\"op\" title=\"bra: branch"), std::string::npos);
     for (const char* fragment :
-         {"<span class=\"op\">ld.global.f32</span>", "<span class=\"op\">fma.rn.f32</span>",
-          "<span class=\"op\">mad.lo.s32</span>", "<span class=\"op\">setp.ge.u64</span>",
-          "<span class=\"reg\">@%p1</span> <span class=\"op\">bra</span>", "<span class=\"reg\">%rd10</span>",
+         {"<span class=\"reg\">%rd10</span>",
           "<span class=\"reg\">%tid.x</span>", "<span class=\"reg\">%ctaid.x</span>", "<span class=\"lbl\">$L__BB0_2</span>",
           "<span class=\"dir\">.reg</span>", "<span class=\"dir\">.loc</span>", "<span class=\"dir\">.entry</span>",
           "<span class=\"num\">0f40400000</span>", "<span class=\"cmt\">// .globl\tsaxpy</span>",
@@ -562,15 +581,43 @@ TEST(code_view_highlight, sass_tokens_get_their_classes_and_the_result_is_xml)
     EXPECT_TRUE(is_xml(html));
     EXPECT_NE(html.find("<pre class=\"xcuda-sass\">"), std::string::npos);
     for (const char* fragment :
-         {"<span class=\"addr\">/*0040*/</span>", "<span class=\"op\">IMAD.WIDE.U32</span>", "<span class=\"reg\">R2</span>",
+         {"<span class=\"addr\">/*0040*/</span>", "<span class=\"reg\">R2</span>",
           "<span class=\"reg\">UR4</span>", "<span class=\"reg\">SR_TID.X</span>", "<span class=\"reg\">P0</span>",
-          "<span class=\"reg\">@P0</span> <span class=\"op\">EXIT</span>", "<span class=\"reg\">@!P0</span>",
+          "<span class=\"reg\">@P0</span> <span class=\"op\" title=\"EXIT: ends the thread.\">EXIT</span>",
+          "<span class=\"reg\">@!P0</span>",
           "<span class=\"cb\">c[0x0][0x210]</span>", "<span class=\"num\">0x4</span>", "<span class=\"lbl\">`(.L_x_1)</span>",
           "<span class=\"cmt\">//## File &quot;/root/out/cell&quot;, line 5</span>",
           "<span class=\"dir\">.section</span>", "<span class=\"reg\">R2.reuse</span>"})
     {
         EXPECT_NE(html.find(fragment), std::string::npos) << fragment;
     }
+    EXPECT_TRUE(has_op(html, "IMAD.WIDE.U32"));
+}
+
+TEST(code_view_highlight, opcodes_explain_themselves_on_hover)
+{
+    const std::string ptx = code_view::highlight_ptx_html(fixture("saxpy.ptx") + fixture("noinline_call.ptx"));
+    // The base opcode's note, then each modifier's, in the order written.
+    EXPECT_NE(ptx.find("<span class=\"op\" title=\"ld: load from memory into a register. .global: global (device) "
+                       "memory. .f32: a 32-bit float.\">ld.global.f32</span>"),
+              std::string::npos);
+    EXPECT_NE(ptx.find("title=\"fma: fused multiply-add: a * b + c with one rounding. .rn: rounds to nearest even. "
+                       ".f32: a 32-bit float.\">fma.rn.f32</span>"),
+              std::string::npos);
+    // .lo means the low half in mad, an unsigned comparison in setp.
+    EXPECT_NE(ptx.find(".lo: the low half of the product. .s32: a signed 32-bit integer.\">mad.lo.s32</span>"),
+              std::string::npos);
+    EXPECT_NE(code_view::highlight_ptx_html("setp.lo.u32 %p1, %r1, %r2;").find(".lo: unsigned lower."),
+              std::string::npos);
+    const std::string sass = code_view::highlight_sass_html(fixture("use_scale_saxpy_nvdisasm.sass"));
+    EXPECT_NE(sass.find("title=\"IMAD: integer multiply-add (also used for moves and shifts: IMAD.MOV, IMAD.SHL). "
+                        ".WIDE: a 64-bit result from 32-bit operands. .U32: unsigned 32-bit.\">IMAD.WIDE.U32</span>"),
+              std::string::npos);
+    // An opcode without a note keeps the plain span.
+    EXPECT_NE(code_view::highlight_sass_html("        /*0000*/                   FOOBAR R1, R2 ;").find(
+                  "<span class=\"op\">FOOBAR</span>"),
+              std::string::npos);
+    EXPECT_TRUE(is_xml(ptx) && is_xml(sass));
 }
 
 // ----- side by side -------------------------------------------------------------------------------
@@ -582,8 +629,7 @@ TEST(code_view_side_by_side, a_source_line_and_its_instructions_share_a_colour_a
     EXPECT_TRUE(is_xml(html));
     // Lines owning instructions in order: 1, 3, 4, 5, 6 -> colours 0..4.
     EXPECT_NE(html.find("<div class=\"xl xc-3\" data-line=\"5\"><span class=\"xn\">5</span>"), std::string::npos);
-    EXPECT_NE(html.find("<div class=\"xl xc-3\" data-line=\"5\">\t<span class=\"op\">fma.rn.f32</span>"),
-              std::string::npos);
+    EXPECT_NE(html.find("<div class=\"xl xc-3\" data-line=\"5\">\t<span class=\"op\" title=\"fma: "), std::string::npos);
     EXPECT_NE(html.find("<div class=\"xl\" data-line=\"2\">"), std::string::npos);  // "{" owns nothing
     EXPECT_NE(html.find("<div class=\"xl\" data-line=\"0\">"), std::string::npos);  // directives
     EXPECT_NE(html.find("<script>//<![CDATA["), std::string::npos);
@@ -692,7 +738,9 @@ TEST(code_view_compare, fast_math_changes_the_division_and_the_add)
     EXPECT_TRUE(is_xml(html));
     EXPECT_NE(html.find("<tr class=\"changed\"><td class=\"m\">-</td>"), std::string::npos);
     EXPECT_NE(html.find("<td class=\"m\">+</td>"), std::string::npos);
-    EXPECT_NE(html.find("<span class=\"op\">div.approx.ftz.f32</span>"), std::string::npos);
+    EXPECT_TRUE(has_op(html, "div.approx.ftz.f32"));
+    EXPECT_NE(html.find(".approx: approximate: faster, a few ulp of error. .ftz: flushes denormal values to zero."),
+              std::string::npos);
     EXPECT_NE(html.find("2 only left, 2 only right"), std::string::npos);
 }
 

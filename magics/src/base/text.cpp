@@ -1,9 +1,123 @@
 #include "text.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 namespace xcuda::text
 {
+    namespace
+    {
+        const char* const replacement = "\xEF\xBF\xBD";  // U+FFFD
+
+        // Length of the valid UTF-8 sequence at s[i], or 0. Overlong forms, surrogates and code
+        // points past U+10FFFF are invalid (nlohmann::json, which carries Jupyter messages, rejects them).
+        std::size_t utf8_sequence(const std::string& s, std::size_t i, std::uint32_t& cp)
+        {
+            const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+            unsigned char c = byte(i);
+            std::size_t len = 0;
+            if (c < 0x80)
+            {
+                cp = c;
+                return 1;
+            }
+            if (c >= 0xC2 && c <= 0xDF)
+            {
+                len = 2;
+                cp = c & 0x1F;
+            }
+            else if (c >= 0xE0 && c <= 0xEF)
+            {
+                len = 3;
+                cp = c & 0x0F;
+            }
+            else if (c >= 0xF0 && c <= 0xF4)
+            {
+                len = 4;
+                cp = c & 0x07;
+            }
+            else
+            {
+                return 0;
+            }
+            if (i + len > s.size())
+            {
+                return 0;
+            }
+            for (std::size_t k = 1; k < len; ++k)
+            {
+                if ((byte(i + k) & 0xC0) != 0x80)
+                {
+                    return 0;
+                }
+                cp = (cp << 6) | (byte(i + k) & 0x3F);
+            }
+            if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))
+                || (cp >= 0xD800 && cp <= 0xDFFF))
+            {
+                return 0;
+            }
+            return len;
+        }
+
+        // Valid UTF-8 with every character XML 1.0 cannot hold (controls but tab, U+FFFE/U+FFFF)
+        // replaced by U+FFFD; for_markup also escapes the five XML specials and replaces line breaks
+        // (callers lay out lines themselves).
+        std::string repair(const std::string& s, bool for_markup)
+        {
+            std::string out;
+            out.reserve(s.size() + s.size() / 8);
+            std::size_t i = 0;
+            while (i < s.size())
+            {
+                std::uint32_t cp = 0;
+                std::size_t len = utf8_sequence(s, i, cp);
+                if (len == 0)
+                {
+                    out += replacement;
+                    ++i;
+                    continue;
+                }
+                bool text_break = !for_markup && (cp == '\n' || cp == '\r');
+                if ((cp < 0x20 && cp != '\t' && !text_break) || cp == 0x7F || cp == 0xFFFE || cp == 0xFFFF)
+                {
+                    out += replacement;
+                }
+                else if (for_markup && cp == '&')
+                {
+                    out += "&amp;";
+                }
+                else if (for_markup && cp == '<')
+                {
+                    out += "&lt;";
+                }
+                else if (for_markup && cp == '>')
+                {
+                    out += "&gt;";
+                }
+                else if (for_markup && cp == '"')
+                {
+                    out += "&quot;";
+                }
+                else if (for_markup && cp == '\'')
+                {
+                    out += "&#39;";
+                }
+                else
+                {
+                    out.append(s, i, len);
+                }
+                i += len;
+            }
+            return out;
+        }
+    }
+
+    std::string xml_safe(const std::string& text, bool markup)
+    {
+        return repair(text, markup);
+    }
+
     std::string html_escape(const std::string& text)
     {
         std::string out;

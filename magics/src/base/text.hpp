@@ -10,6 +10,11 @@ namespace xcuda::text
     // Safe inside HTML elements and double-quoted attributes (& < > ").
     std::string html_escape(const std::string& text);
 
+    // Valid UTF-8 with every character XML 1.0 cannot hold (controls but tab, U+FFFE/U+FFFF) replaced
+    // by U+FFFD, as Jupyter's JSON messages need; markup also escapes XML's five specials (& < > " ')
+    // and replaces line breaks (the caller lays lines out), plain text keeps them.
+    std::string xml_safe(const std::string& text, bool markup);
+
     // Lines without their '\n' (and a '\r' before it); "" gives no lines, "a\n" gives {"a"}.
     std::vector<std::string> split_lines(const std::string& text);
 

@@ -70,7 +70,7 @@ namespace xcuda
     X(cuEventSynchronize)          \
     X(cuEventQuery)                \
     X(cuEventElapsedTime)          \
-    X(cuPointerGetAttribute)       \
+    X(cuPointerGetAttributes)      \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
     X(cuOccupancyMaxPotentialBlockSize)
 

@@ -52,15 +52,24 @@ namespace xcuda
               "cuFuncGetAttribute");
         if (driver.cuFuncGetParamInfo)
         {
+            // The count from the PTX, then the sizes of that many parameters: asking past the last one
+            // would fail, and a failing call is an error in compute-sanitizer's report of the user's
+            // program. A count that differs from the declaration is the parser's mistake; the plan
+            // says so (a list of that many sizes makes check_driver_sizes name both counts).
+            int in_binary = launch_plan::ptx_parameter_count(m_module->compiled().ptx, m_symbol);
+            std::size_t declared = m_plan.arity();
+            if (in_binary >= 0 && static_cast<std::size_t>(in_binary) != declared)
+            {
+                m_plan.check_driver_sizes(std::vector<std::size_t>(static_cast<std::size_t>(in_binary), 0));
+            }
             std::vector<std::size_t> sizes;
-            for (std::size_t index = 0;; ++index)
+            for (std::size_t index = 0; index < declared; ++index)
             {
                 std::size_t offset = 0;
                 std::size_t size = 0;
-                CUresult result = driver.cuFuncGetParamInfo(function, index, &offset, &size);
-                if (result != CUDA_SUCCESS)
+                if (driver.cuFuncGetParamInfo(function, index, &offset, &size) != CUDA_SUCCESS)
                 {
-                    break;  // CUDA_ERROR_INVALID_VALUE past the last parameter
+                    break;  // fewer parameters than declared: check_driver_sizes says so
                 }
                 sizes.push_back(size);
             }

@@ -84,6 +84,25 @@ namespace xcuda
         return m_inspection;
     }
 
+    std::shared_ptr<const compile_result> cuda_module::with_line_info(const std::string& device_arch)
+    {
+        if (m_options.lineinfo && m_compiled->arch == device_arch && !m_compiled->cubin.empty())
+        {
+            return m_compiled;
+        }
+        auto found = m_line_info.find(device_arch);
+        if (found != m_line_info.end())
+        {
+            return found->second;
+        }
+        compile_options options = m_options;
+        options.arch = device_arch;
+        options.lineinfo = true;
+        std::shared_ptr<const compile_result> compiled = compiled_with(options, m_headers);
+        m_line_info.emplace(device_arch, compiled);
+        return compiled;
+    }
+
     bool cuda_module::loaded() const noexcept
     {
         cuda_session& session = m_session;

@@ -65,6 +65,12 @@ namespace xcuda
         // is that; otherwise compiled once (through the compile caches) and kept.
         std::shared_ptr<const compile_result> inspection();
 
+        // The module compiled for device_arch (an sm_XX) with line information: what a replay of one of
+        // its launches loads (replay_bundle), so that ncu and compute-sanitizer can name source lines.
+        // The module's own binary when it already is that, else compiled once per arch through the
+        // compile caches (with the module's header cells) and kept.
+        std::shared_ptr<const compile_result> with_line_info(const std::string& device_arch);
+
         // Loads the module on the current device if needed (making its context current) and returns
         // the function; raises cuda_unavailable_error without a GPU, cuda_error when loading fails.
         CUfunction function(const std::string& symbol);
@@ -126,6 +132,7 @@ namespace xcuda
         std::vector<std::unique_ptr<device_copy>> m_copies;  // at most one per device
         std::map<std::string, std::shared_ptr<const compile_result>> m_other_arches;
         std::shared_ptr<const compile_result> m_inspection;
+        std::map<std::string, std::shared_ptr<const compile_result>> m_line_info;  // by arch
         std::string m_fallback_note;
     };
 }

@@ -162,6 +162,38 @@ namespace xcuda
         }
     }
 
+    int launch_plan::ptx_parameter_count(const std::string& ptx, const std::string& symbol)
+    {
+        // ".entry NAME(" with NAME followed by '(' or a blank: a longer name with the same start is
+        // another kernel.
+        std::size_t at = 0;
+        while ((at = ptx.find(".entry " + symbol, at)) != std::string::npos)
+        {
+            std::size_t after = at + 7 + symbol.size();
+            while (after < ptx.size() && (ptx[after] == ' ' || ptx[after] == '\t'))
+            {
+                ++after;
+            }
+            if (after < ptx.size() && ptx[after] == '(')
+            {
+                std::size_t close = ptx.find(')', after);
+                if (close == std::string::npos)
+                {
+                    return -1;
+                }
+                int count = 0;
+                for (std::size_t p = ptx.find(".param", after); p != std::string::npos && p < close;
+                     p = ptx.find(".param", p + 6))
+                {
+                    ++count;
+                }
+                return count;
+            }
+            at = after;
+        }
+        return -1;
+    }
+
     std::string launch_plan::describe(std::size_t index) const
     {
         const parameter_slot& slot = m_slots[index];

@@ -67,6 +67,12 @@ namespace xcuda
         void store_pointer(std::size_t index, std::uint64_t address);
         void store_bytes(std::size_t index, const void* data, std::size_t size);
 
+        // The number of parameters of `.entry symbol(...)` in PTX text, or -1 when the entry is not
+        // there. How many parameters the compiled kernel has, asked without a failing driver call
+        // (cuFuncGetParamInfo past the last one fails, and compute-sanitizer reports every failing
+        // call as the user's error).
+        static int ptx_parameter_count(const std::string& ptx, const std::string& symbol);
+
         // "parameter 2 'x' (const float*)": the prefix of every conversion message.
         std::string describe(std::size_t index) const;
 

@@ -50,9 +50,15 @@ namespace xcuda
         {
             return false;
         }
+        // cuPointerGetAttributes, not cuPointerGetAttribute: for memory the driver does not know (any
+        // pageable numpy array) the singular call fails with CUDA_ERROR_INVALID_VALUE, which
+        // compute-sanitizer reports as an error of the user's program; the plural one succeeds and
+        // leaves the type 0.
         unsigned int type = 0;
-        CUresult result = cuda_driver::get().cuPointerGetAttribute(
-            &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(pointer));
+        CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+        void* values[] = {&type};
+        CUresult result = cuda_driver::get().cuPointerGetAttributes(1, &attribute, values,
+                                                                    reinterpret_cast<CUdeviceptr>(pointer));
         return result == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST;
     }
 }

@@ -1,5 +1,6 @@
 #include "code_view.hpp"
 
+#include "instruction_notes.hpp"
 #include "text.hpp"
 
 #include <algorithm>
@@ -16,121 +17,16 @@ namespace xcuda
 {
     namespace
     {
-        // ----- text repair and escaping -------------------------------------------------------
-
-        const char* const replacement = "\xEF\xBF\xBD";  // U+FFFD
-
-        // Length of the valid UTF-8 sequence at s[i], or 0. Overlong forms, surrogates and code
-        // points past U+10FFFF are invalid (nlohmann::json, which carries Jupyter messages, rejects them).
-        std::size_t utf8_sequence(const std::string& s, std::size_t i, std::uint32_t& cp)
-        {
-            const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-            unsigned char c = byte(i);
-            std::size_t len = 0;
-            if (c < 0x80)
-            {
-                cp = c;
-                return 1;
-            }
-            if (c >= 0xC2 && c <= 0xDF)
-            {
-                len = 2;
-                cp = c & 0x1F;
-            }
-            else if (c >= 0xE0 && c <= 0xEF)
-            {
-                len = 3;
-                cp = c & 0x0F;
-            }
-            else if (c >= 0xF0 && c <= 0xF4)
-            {
-                len = 4;
-                cp = c & 0x07;
-            }
-            else
-            {
-                return 0;
-            }
-            if (i + len > s.size())
-            {
-                return 0;
-            }
-            for (std::size_t k = 1; k < len; ++k)
-            {
-                if ((byte(i + k) & 0xC0) != 0x80)
-                {
-                    return 0;
-                }
-                cp = (cp << 6) | (byte(i + k) & 0x3F);
-            }
-            if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))
-                || (cp >= 0xD800 && cp <= 0xDFFF))
-            {
-                return 0;
-            }
-            return len;
-        }
-
-        // Valid UTF-8 with every character XML 1.0 cannot hold (controls but tab, U+FFFE/U+FFFF)
-        // replaced by U+FFFD; for_markup also escapes the five XML specials and replaces line breaks
-        // (callers lay out lines themselves).
-        std::string repair(const std::string& s, bool for_markup)
-        {
-            std::string out;
-            out.reserve(s.size() + s.size() / 8);
-            std::size_t i = 0;
-            while (i < s.size())
-            {
-                std::uint32_t cp = 0;
-                std::size_t len = utf8_sequence(s, i, cp);
-                if (len == 0)
-                {
-                    out += replacement;
-                    ++i;
-                    continue;
-                }
-                bool text_break = !for_markup && (cp == '\n' || cp == '\r');
-                if ((cp < 0x20 && cp != '\t' && !text_break) || cp == 0x7F || cp == 0xFFFE || cp == 0xFFFF)
-                {
-                    out += replacement;
-                }
-                else if (for_markup && cp == '&')
-                {
-                    out += "&amp;";
-                }
-                else if (for_markup && cp == '<')
-                {
-                    out += "&lt;";
-                }
-                else if (for_markup && cp == '>')
-                {
-                    out += "&gt;";
-                }
-                else if (for_markup && cp == '"')
-                {
-                    out += "&quot;";
-                }
-                else if (for_markup && cp == '\'')
-                {
-                    out += "&#39;";
-                }
-                else
-                {
-                    out.append(s, i, len);
-                }
-                i += len;
-            }
-            return out;
-        }
+        // ----- text repair and escaping (text::xml_safe: valid UTF-8, XML's characters only) ------
 
         std::string escape(const std::string& s)
         {
-            return repair(s, true);
+            return text::xml_safe(s, true);
         }
 
         std::string clean_text(const std::string& s)
         {
-            return repair(s, false);
+            return text::xml_safe(s, false);
         }
 
         using text::split_lines;
@@ -205,6 +101,17 @@ namespace xcuda
         std::string span(const char* cls, const std::string& text)
         {
             return std::string("<span class=\"") + cls + "\">" + escape(text) + "</span>";
+        }
+
+        // An opcode with what it does as its hover text (instruction_notes), where that is known.
+        std::string op_span(const std::string& opcode, bool sass)
+        {
+            std::string note = sass ? instruction_notes::sass(opcode) : instruction_notes::ptx(opcode);
+            if (note.empty())
+            {
+                return span("op", opcode);
+            }
+            return "<span class=\"op\" title=\"" + escape(note) + "\">" + escape(opcode) + "</span>";
         }
 
         // Consumes a number starting at i: 42, -3, 0x1f, 0f40400000 (PTX float bits), 0.5,
@@ -348,7 +255,7 @@ namespace xcuda
                     }
                     else if (expect_opcode)
                     {
-                        out += span("op", word);
+                        out += op_span(word, false);
                     }
                     else
                     {
@@ -495,7 +402,7 @@ namespace xcuda
                     std::string word = line.substr(i, k - i);
                     if (expect_opcode)
                     {
-                        out += span("op", word);
+                        out += op_span(word, true);
                         expect_opcode = false;
                     }
                     else if (is_sass_register(word))
@@ -924,7 +831,8 @@ namespace xcuda
     }
 
     std::string code_view::side_by_side_html(const std::string& source, const code_listing& listing,
-                                             const std::string& title)
+                                             const std::string& title,
+                                             const std::map<int, std::pair<std::string, double>>& notes)
     {
         const std::vector<std::string> source_lines = split_lines(source);
         const auto groups = listing.by_source_line();
@@ -962,6 +870,7 @@ namespace xcuda
                "border:1px solid var(--jp-border-color2,#dddddd)}\n";
         css += scope + " .xl{white-space:pre;padding:0 4px;cursor:default}\n";
         css += scope + " .xn{display:inline-block;min-width:3em;text-align:right;margin-right:8px}\n";
+        css += scope + " .xp{font-style:italic;margin-left:2em}\n";
         for (int k = 0; k < palette_size; ++k)
         {
             css += scope + " .xc-" + std::to_string(k) + "{background:" + palette[k] + "}\n";
@@ -981,9 +890,17 @@ namespace xcuda
         for (std::size_t i = 0; i < source_lines.size(); ++i)
         {
             int n = static_cast<int>(i + 1);
-            out += "<div class=\"" + line_class(n) + "\" data-line=\"" + std::to_string(n) + "\"><span class=\"xn\">"
-                   + std::to_string(n) + "</span><span class=\"xt\">" + text_or_space(escape(source_lines[i]))
-                   + "</span></div>";
+            auto note = notes.find(n);
+            // A profile's figures: a bar under the number as long as the line's share, the text after it.
+            std::string bar = note == notes.end() ? std::string()
+                                                  : " style=\"background:linear-gradient(to right,rgba(220,60,40,.45) " +
+                                                        std::to_string(static_cast<int>(100 * note->second.second)) +
+                                                        "%,transparent 0)\"";
+            out += "<div class=\"" + line_class(n) + "\" data-line=\"" + std::to_string(n) + "\"><span class=\"xn\"" +
+                   bar + ">" + std::to_string(n) + "</span><span class=\"xt\">" + text_or_space(escape(source_lines[i])) +
+                   "</span>" +
+                   (note == notes.end() ? std::string() : "<span class=\"xp\">" + escape(note->second.first) + "</span>") +
+                   "</div>";
         }
         out += "</div><div class=\"xc-col " + std::string(dialect_class(listing.language())) + "\">";
         for (const code_line& l : listing)
@@ -1028,7 +945,8 @@ namespace xcuda
         return out;
     }
 
-    std::string code_view::grouped_text(const std::string& source, const code_listing& listing)
+    std::string code_view::grouped_text(const std::string& source, const code_listing& listing,
+                                        const std::map<int, std::pair<std::string, double>>& notes)
     {
         const std::vector<std::string> source_lines = split_lines(source);
         std::vector<std::string> functions = listing.functions();
@@ -1079,7 +997,8 @@ namespace xcuda
                 }
                 std::size_t index = static_cast<std::size_t>(group.first - 1);
                 std::string text = index < source_lines.size() ? source_lines[index] : std::string();
-                out += number + " | " + text + "\n";
+                auto note = notes.find(group.first);
+                out += number + " | " + text + (note == notes.end() ? "" : "  [" + note->second.first + "]") + "\n";
                 emit(group.second);
             }
             auto unmapped = groups.find(0);

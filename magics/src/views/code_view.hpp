@@ -8,7 +8,9 @@
 // input become U+FFFD, because Jupyter's JSON messages cannot carry them. Plain-text output gets
 // the same UTF-8 repair.
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "code_listing.hpp"
 
@@ -35,14 +37,19 @@ namespace xcuda
         // light colours, cycling in order of source line) so the pairing shows without script; an
         // inline script (event delegation on the container) outlines a line and its instructions on
         // hover and pins them on click, and a CSS :has() rule does the hover where scripts do not run.
+        // notes (a profile's per-line figures: source line -> (text, share 0..1)) are shown at the end of
+        // their source lines, with a bar under the line number as long as the share.
         static std::string side_by_side_html(const std::string& source, const code_listing& listing,
-                                             const std::string& title);
+                                             const std::string& title,
+                                             const std::map<int, std::pair<std::string, double>>& notes = {});
 
         // For each source line that owns instructions, in source order:
         //    "   3 | out[i] = a * x[i] + y[i];" then its instructions, trimmed, indented by 8 spaces;
         // then "(no source line)" with the rest. A listing of several functions gets one such block per
         // function under "== NAME ==" (template instantiations share source lines).
-        static std::string grouped_text(const std::string& source, const code_listing& listing);
+        // With notes, a source line's note follows it in brackets: "  11 | out[i] = ...;  [86% of ...]".
+        static std::string grouped_text(const std::string& source, const code_listing& listing,
+                                        const std::map<int, std::pair<std::string, double>>& notes = {});
 
         // Diff of two listings' instructions: the longest common subsequence of normalised texts.
         // Normalisation: SASS addresses dropped, whitespace collapsed, register numbers replaced

@@ -1,0 +1,356 @@
+// xcuda.LaunchProfile and xcuda.SanitizerReport: what %cuda_profile and %cuda_sanitize show, as
+// HTML in notebooks (tables, the roofline plot) and as text elsewhere; and xcuda.find_tool.
+//
+// Both can also be read from recorded tool output (LaunchProfile.from_ncu, SanitizerReport.
+// from_output), which is how the parsing and the views are tested on machines without a GPU.
+// The plot is a matplotlib Figure made without pyplot, as BenchResult's is.
+
+#include "py_common.hpp"
+
+#include <cmath>
+
+#include "table_view.hpp"
+#include "tool_finder.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        py::object optional(const std::optional<double>& value, double scale = 1.0)
+        {
+            return value ? py::object(py::float_(*value * scale)) : py::object(py::none());
+        }
+
+        // A roofline (arithmetic intensity against FLOP/s under the DRAM and compute roofs) when ncu
+        // counted the floating-point work and the peaks; else how close each unit came to its peak.
+        py::object plot(const profile_result& result, py::object ax)
+        {
+            py::object figure;
+            if (ax.is_none())
+            {
+                figure = py::module_::import("matplotlib.figure")
+                             .attr("Figure")(py::arg("figsize") = py::make_tuple(6.4, 4.0), py::arg("layout") = "constrained");
+                ax = figure.attr("add_subplot")();
+            }
+            else
+            {
+                figure = ax.attr("figure");
+            }
+            const launch_profile& p = result.profile;
+            std::optional<double> intensity = p.arithmetic_intensity();
+            std::optional<double> achieved = p.flops_per_second();
+            bool fp64 = p.fp64_flops.value_or(0) > p.fp32_flops.value_or(0);
+            std::optional<double> peak = fp64 ? p.peak_fp64_flops_per_second : p.peak_fp32_flops_per_second;
+            std::optional<double> bandwidth = p.peak_dram_bytes_per_second;
+            if (intensity && achieved && peak && bandwidth && *intensity > 0 && *achieved > 0)
+            {
+                py::module_ np = py::module_::import("numpy");
+                double ridge = *peak / *bandwidth;
+                double low = std::min(*intensity, ridge) / 100.0;
+                double high = std::max(*intensity, ridge) * 100.0;
+                py::object xs = np.attr("logspace")(std::log10(low), std::log10(high), 200);
+                py::object roof = np.attr("minimum")(xs.attr("__mul__")(*bandwidth), *peak);
+                ax.attr("loglog")(xs, roof, py::arg("color") = "C0",
+                                  py::arg("label") = text::format("DRAM %.2f TB/s", *bandwidth / 1e12) + ", " +
+                                                     (fp64 ? "FP64 " : "FP32 ") + text::format("%.1f TFLOP/s", *peak / 1e12));
+                ax.attr("plot")(py::make_tuple(*intensity), py::make_tuple(*achieved), py::arg("marker") = "o",
+                                py::arg("color") = "C3", py::arg("linestyle") = "none",
+                                py::arg("label") = p.kernel + text::format(": %.3g FLOP/byte, ", *intensity) +
+                                                   text::format("%.3g GFLOP/s", *achieved / 1e9));
+                ax.attr("axvline")(ridge, py::arg("color") = "0.5", py::arg("linestyle") = ":",
+                                   py::arg("label") = text::format("ridge %.3g FLOP/byte", ridge));
+                ax.attr("set_xlabel")("arithmetic intensity (FLOP per DRAM byte)");
+                ax.attr("set_ylabel")("FLOP/s");
+                ax.attr("set_title")("roofline: " + p.kernel + " (" + p.bound() + "-bound)");
+                ax.attr("grid")(true, py::arg("which") = "both", py::arg("alpha") = 0.3);
+                ax.attr("legend")(py::arg("loc") = "lower right");
+                return figure;
+            }
+            py::list names;
+            py::list values;
+            auto bar = [&](const char* name, const std::optional<double>& value) {
+                names.append(name);
+                values.append(value.value_or(0.0));
+            };
+            bar("DRAM", p.dram_percent);
+            bar("memory (busiest unit)", p.memory_percent);
+            bar("compute (SM)", p.sm_percent);
+            bar("achieved occupancy", p.achieved_occupancy);
+            ax.attr("barh")(names, values, py::arg("color") = py::make_tuple("C0", "C0", "C1", "C2"));
+            ax.attr("axvline")(60.0, py::arg("color") = "C3", py::arg("linestyle") = "--",
+                               py::arg("label") = "60%: the unit bounds the launch");
+            ax.attr("set_xlim")(0, 100);
+            ax.attr("invert_yaxis")();
+            ax.attr("set_xlabel")("% of peak");
+            ax.attr("set_title")("speed of light: " + p.kernel + (p.bound().empty() ? "" : " (" + p.bound() + "-bound)"));
+            ax.attr("legend")(py::arg("loc") = "lower right");
+            return figure;
+        }
+
+        std::string profile_html(const profile_result& result)
+        {
+            std::string out = result.profile.html(result.source);
+            if (!result.show_plot)
+            {
+                return out;
+            }
+            if (result.png_base64.empty())
+            {
+                try
+                {
+                    py::object buffer = py::module_::import("io").attr("BytesIO")();
+                    plot(result, py::none()).attr("savefig")(buffer, py::arg("format") = "png", py::arg("dpi") = 90);
+                    result.png_base64 = py::module_::import("base64").attr("b64encode")(buffer.attr("getvalue")())
+                                            .attr("decode")("ascii").cast<std::string>();
+                }
+                catch (py::error_already_set& e)
+                {
+                    if (!e.matches(PyExc_ImportError))
+                    {
+                        throw;
+                    }
+                    return out;  // no matplotlib: the tables say it all
+                }
+            }
+            // Inside the profile's <div>: the output stays one element.
+            std::string image = "<img alt=\"" + html_escape(result.profile.kernel) + " roofline\" src=\"data:image/png;base64," +
+                                result.png_base64 + "\"/>";
+            return out.substr(0, out.size() - 6) + image + "</div>";
+        }
+
+        py::dict metric_values(const launch_profile& p)
+        {
+            py::dict d;
+            for (const auto& entry : p.metrics)
+            {
+                d[py::str(entry.first)] = entry.second.number ? py::object(py::float_(*entry.second.number))
+                                                              : py::object(py::str(entry.second.text));
+            }
+            return d;
+        }
+
+        py::dict line_dict(const launch_profile& p)
+        {
+            py::dict d;
+            for (const line_figures& f : p.lines)
+            {
+                py::dict stalls;
+                for (const auto& stall : f.stalls)
+                {
+                    stalls[py::str(stall.first)] = stall.second;
+                }
+                auto [reason, share] = f.top_stall();
+                d[py::int_(f.line)] = py::dict(py::arg("executed") = f.executed, py::arg("samples") = f.samples,
+                                               py::arg("stalls") = stalls,
+                                               py::arg("top_stall") = reason.empty() ? py::object(py::none()) : py::object(py::str(reason)),
+                                               py::arg("top_stall_share") = share);
+            }
+            return d;
+        }
+
+        py::list finding_list(const sanitizer_report& report)
+        {
+            py::list findings;
+            for (const sanitizer_finding& f : report.findings)
+            {
+                py::list locations;
+                for (const sanitizer_location& l : f.locations)
+                {
+                    locations.append(py::dict(py::arg("function") = l.function, py::arg("offset") = l.offset,
+                                              py::arg("file") = l.file, py::arg("line") = l.line,
+                                              py::arg("access") = l.access, py::arg("thread") = l.thread,
+                                              py::arg("hazards") = l.hazards));
+                }
+                py::object first_line = py::none();
+                py::object kernel = py::none();
+                if (!f.locations.empty())
+                {
+                    kernel = py::str(f.locations.front().function);
+                    if (f.locations.front().file == report.cell_file && f.locations.front().line > 0)
+                    {
+                        first_line = py::int_(f.locations.front().line);
+                    }
+                }
+                findings.append(py::dict(py::arg("title") = f.title, py::arg("kind") = f.kind, py::arg("kernel") = kernel,
+                                         py::arg("line") = first_line, py::arg("thread") = f.thread,
+                                         py::arg("block") = f.block, py::arg("locations") = locations,
+                                         py::arg("details") = f.details));
+            }
+            return findings;
+        }
+    }
+
+    profile_options profile_options_from(py::dict keywords)
+    {
+        profile_options options;
+        for (auto item : keywords)
+        {
+            std::string key = item.first.cast<std::string>();
+            bool value = py::cast<bool>(item.second);
+            if (key == "full")
+                options.full = value;
+            else if (key == "source")
+                options.source = value;
+            else if (key == "keep")
+                options.keep = value;
+            else
+                throw py::type_error("profile() got an unexpected keyword '" + key + "' (it takes full, source and keep)");
+        }
+        return options;
+    }
+
+    void register_replay(py::module_& m)
+    {
+        py::class_<profile_result>(m, "LaunchProfile", R"(One launch measured by Nsight Compute (%cuda_profile, Launcher.profile).
+
+Shown as a table (duration, DRAM throughput, SM throughput, occupancy, registers, shared memory, a
+verdict), the lines the time goes to, ncu's advice and a roofline plot; as text elsewhere. Times in
+microseconds, throughputs in GB/s and percent of peak; None where ncu did not report a figure.)")
+            .def_property_readonly("kernel", [](const profile_result& r) { return r.profile.kernel; })
+            .def_property_readonly("device", [](const profile_result& r) { return r.profile.device; })
+            .def_property_readonly("duration_us", [](const profile_result& r) { return optional(r.profile.duration_ns, 1e-3); })
+            .def_property_readonly("dram_gbs", [](const profile_result& r) { return optional(r.profile.dram_bytes_per_second, 1e-9); },
+                                   "DRAM bytes read and written per second, in GB/s.")
+            .def_property_readonly("dram_bytes", [](const profile_result& r) { return optional(r.profile.dram_bytes); })
+            .def_property_readonly("dram_percent", [](const profile_result& r) { return optional(r.profile.dram_percent); },
+                                   "DRAM throughput in percent of the device's peak (ncu's).")
+            .def_property_readonly("peak_dram_gbs", [](const profile_result& r) { return optional(r.profile.peak_dram_bytes_per_second, 1e-9); })
+            .def_property_readonly("memory_percent", [](const profile_result& r) { return optional(r.profile.memory_percent); },
+                                   "ncu's Memory Throughput: the busiest of DRAM, L1 and L2, in percent of its peak.")
+            .def_property_readonly("sm_percent", [](const profile_result& r) { return optional(r.profile.sm_percent); })
+            .def_property_readonly("achieved_occupancy", [](const profile_result& r) { return optional(r.profile.achieved_occupancy); },
+                                   "Percent of the SM's warp slots in use, on average while active.")
+            .def_property_readonly("theoretical_occupancy", [](const profile_result& r) { return optional(r.profile.theoretical_occupancy); })
+            .def_property_readonly("registers", [](const profile_result& r) { return optional(r.profile.registers); })
+            .def_property_readonly("static_shared", [](const profile_result& r) { return optional(r.profile.static_shared); })
+            .def_property_readonly("dynamic_shared", [](const profile_result& r) { return optional(r.profile.dynamic_shared); })
+            .def_property_readonly("gflops", [](const profile_result& r) { return optional(r.profile.flops_per_second(), 1e-9); },
+                                   "Floating-point operations per second (FP32 and FP64), in GFLOP/s.")
+            .def_property_readonly("arithmetic_intensity", [](const profile_result& r) { return optional(r.profile.arithmetic_intensity()); },
+                                   "FLOP per DRAM byte.")
+            .def_property_readonly("bound", [](const profile_result& r) { return r.profile.bound(); },
+                                   "'memory', 'compute' or 'latency' ('' when ncu gave no throughput).")
+            .def_property_readonly("verdict", [](const profile_result& r) { return r.profile.verdict(); })
+            .def_property_readonly("metrics", [](const profile_result& r) { return metric_values(r.profile); },
+                                   "Every metric ncu reported, by name, in base units (ns, byte, byte/s, %).")
+            .def_property_readonly("rules", [](const profile_result& r) {
+                py::list rules;
+                for (const ncu_rule& rule : r.profile.rules)
+                {
+                    rules.append(py::dict(py::arg("section") = rule.section, py::arg("name") = rule.name,
+                                          py::arg("type") = rule.type, py::arg("description") = rule.description,
+                                          py::arg("speedup") = optional(rule.speedup)));
+                }
+                return rules;
+            }, "ncu's advice: its rules' findings.")
+            .def_property_readonly("lines", [](const profile_result& r) { return line_dict(r.profile); },
+                                   "Source line -> {executed, samples, stalls, top_stall, top_stall_share}; line 0 holds "
+                                   "instructions without a line of the cell.")
+            .def_property_readonly("lines_note", [](const profile_result& r) { return r.profile.lines_note; },
+                                   "Why there are no per-line figures, when there are none.")
+            .def_property_readonly("folder", [](const profile_result& r) { return r.folder.empty() ? py::object(py::none()) : py::object(py::str(r.folder)); },
+                                   "The replay bundle and ncu's report (profile.ncu-rep) when kept (keep=True).")
+            .def_property_readonly("ncu_log", [](const profile_result& r) { return r.ncu_log; })
+            .def_readwrite("show_plot", &profile_result::show_plot, "Whether the notebook view includes the plot.")
+            .def("lines_view",
+                 [](const profile_result& r, bool sass) {
+                     if (!r.kernel)
+                     {
+                         throw py::value_error("this profile was read from recorded ncu output: it has no kernel to show");
+                     }
+                     return kernel_lines(*r.kernel, sass, r.profile.line_notes());
+                 },
+                 py::arg("sass") = false,
+                 "The kernel's lines() view with each source line's share of the stall samples and instructions.")
+            .def("plot", [](const profile_result& r, py::object ax) { return plot(r, ax); }, py::arg("ax") = py::none(),
+                 "A matplotlib Figure: the roofline, or each unit's percent of peak when the FLOP counts are missing.")
+            .def("_repr_html_", &profile_html)
+            .def("__repr__", [](const profile_result& r) { return r.profile.text(r.source); })
+            .def_static("from_ncu",
+                        [](const std::string& raw, const std::string& details, py::object source_page, py::object sass,
+                           const std::string& source, const std::string& symbol, const std::string& cell_file,
+                           bool plot_too) {
+                            profile_result r;
+                            r.profile = launch_profile::from_pages(raw, details);
+                            r.source = source;
+                            r.show_plot = plot_too;
+                            if (!source_page.is_none())
+                            {
+                                ncu_source page = ncu_report::parse_source(source_page.cast<std::string>());
+                                code_listing listing;
+                                if (!sass.is_none())
+                                {
+                                    listing = code_listing::from_sass(sass.cast<std::string>(), cell_file)
+                                                  .only(symbol.empty() ? page.kernel : symbol);
+                                }
+                                r.profile.attach_source(page, listing, cell_file);
+                            }
+                            return r;
+                        },
+                        py::arg("raw"), py::arg("details"), py::arg("source_page") = py::none(), py::arg("sass") = py::none(),
+                        py::arg("source") = "", py::arg("symbol") = "", py::arg("cell_file") = "cell",
+                        py::arg("plot") = true,
+                        R"(A LaunchProfile from recorded ncu output: `ncu --csv --page raw` and `--page details`, and
+optionally `--page source --print-source cuda,sass` (or `sass`, with the kernel's `nvdisasm -c -g`
+output in `sass`). `source` is the kernel's source (for the lines' text), `cell_file` the name its
+lines carry in the line information ("cell" for NVRTC's).)");
+
+        py::class_<sanitizer_result>(m, "SanitizerReport", R"(What compute-sanitizer found in one launch (%cuda_sanitize, Launcher.sanitize).
+
+Each finding names its kernel, the cell's line (with its text), and the thread and block; shown as
+HTML in notebooks and as text elsewhere. `clean` is True when there is nothing to report.)")
+            .def_property_readonly("tool", [](const sanitizer_result& r) { return r.report.tool; })
+            .def_property_readonly("clean", [](const sanitizer_result& r) { return r.report.clean(); })
+            .def_property_readonly("errors", [](const sanitizer_result& r) {
+                return r.report.errors ? py::object(py::int_(*r.report.errors)) : py::object(py::none());
+            }, "The error count of the sanitizer's summary line.")
+            .def_property_readonly("warnings", [](const sanitizer_result& r) {
+                return r.report.warnings ? py::object(py::int_(*r.report.warnings)) : py::object(py::none());
+            })
+            .def_property_readonly("summary", [](const sanitizer_result& r) { return r.report.summary; })
+            .def_property_readonly("findings", [](const sanitizer_result& r) { return finding_list(r.report); },
+                                   "A list of dicts: title, kind, kernel, line (of the cell, or None), thread, block, "
+                                   "locations, details.")
+            .def_property_readonly("kernel_findings", [](const sanitizer_result& r) { return r.report.kernel_findings(); },
+                                   "Findings in the kernel's code (not the API errors that follow a fault).")
+            .def_property_readonly("leaked_bytes", [](const sanitizer_result& r) { return r.report.leaked_bytes; })
+            .def_property_readonly("output", [](const sanitizer_result& r) { return r.output; },
+                                   "compute-sanitizer's whole output.")
+            .def_property_readonly("program_output", [](const sanitizer_result& r) { return r.report.program_output; },
+                                   "What the replay printed (the kernel's printf among it).")
+            .def_property_readonly("exit_status", [](const sanitizer_result& r) { return r.status; })
+            .def_property_readonly("launch", [](const sanitizer_result& r) { return r.launch; })
+            .def_property_readonly("folder", [](const sanitizer_result& r) { return r.folder.empty() ? py::object(py::none()) : py::object(py::str(r.folder)); })
+            .def("_repr_html_", [](const sanitizer_result& r) {
+                std::string launch = r.launch.empty() ? "" : "<p>" + html_escape(r.launch) + ", replayed in a child process</p>";
+                return r.report.html(r.source) + launch;
+            })
+            .def("__repr__", [](const sanitizer_result& r) { return r.report.text(r.source); })
+            .def_static("from_output",
+                        [](const std::string& output, const std::string& tool, const std::string& source,
+                           const std::string& cell_file) {
+                            sanitizer_result r;
+                            r.report = sanitizer_report::parse(output, tool, cell_file);
+                            r.output = output;
+                            r.source = source;
+                            return r;
+                        },
+                        py::arg("output"), py::arg("tool") = "memcheck", py::arg("source") = "",
+                        py::arg("cell_file") = "cell",
+                        "A SanitizerReport from recorded compute-sanitizer output; `source` is the kernel's source, "
+                        "`cell_file` the file name its lines carry (\"cell\" for NVRTC's).");
+
+        m.def("find_tool",
+              [](const std::string& name) {
+                  if (name != "ncu" && name != "compute-sanitizer")
+                  {
+                      throw py::value_error("find_tool knows 'ncu' and 'compute-sanitizer', not '" + name + "'");
+                  }
+                  return tool_finder::require(name, name == "ncu" ? "%cuda_profile" : "%cuda_sanitize");
+              },
+              py::arg("name"),
+              R"(The path of ncu or compute-sanitizer, found as %cuda_profile and %cuda_sanitize find them:
+$XCUDA_NCU / $XCUDA_COMPUTE_SANITIZER, the toolkit's bin/ (and nsight-compute-*/, compute-sanitizer/),
+PATH, /opt/nvidia/nsight-compute. Raises ToolNotFoundError listing every place looked.)");
+    }
+}

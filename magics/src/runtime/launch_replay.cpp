@@ -1,0 +1,147 @@
+#include "launch_replay.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cuda_driver.hpp"
+#include "errors.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        // Everything the launch made, freed in reverse order even when a call failed on the way (a
+        // kernel fault makes the frees fail too; they are then skipped: the process is about to end).
+        struct replay_state
+        {
+            const cuda_driver& driver;
+            CUdevice device = 0;
+            bool retained = false;
+            CUmodule module = nullptr;
+            std::vector<CUdeviceptr> allocations;
+
+            explicit replay_state(const cuda_driver& d) : driver(d) {}
+            ~replay_state()
+            {
+                for (auto it = allocations.rbegin(); it != allocations.rend(); ++it)
+                {
+                    if (*it)
+                    {
+                        driver.cuMemFree(*it);
+                    }
+                }
+                if (module)
+                {
+                    driver.cuModuleUnload(module);
+                }
+                if (retained)
+                {
+                    driver.cuCtxSetCurrent(nullptr);
+                    driver.cuDevicePrimaryCtxRelease(device);
+                }
+            }
+        };
+
+        void write_output(const std::string& path, const std::string& bytes)
+        {
+            int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (fd < 0)
+            {
+                throw tool_error("could not write " + path + ": " + std::strerror(errno));
+            }
+            std::size_t done = 0;
+            while (done < bytes.size())
+            {
+                ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+                if (n < 0 && errno == EINTR)
+                {
+                    continue;
+                }
+                if (n <= 0)
+                {
+                    ::close(fd);
+                    throw tool_error("could not write " + path + ": " + std::strerror(errno));
+                }
+                done += static_cast<std::size_t>(n);
+            }
+            ::close(fd);
+        }
+    }
+
+    void launch_replay::run(const replay_bundle& bundle, const std::string& output_folder)
+    {
+        const cuda_driver& driver = cuda_driver::get();
+        replay_state state(driver);
+        int count = 0;
+        check(driver.cuDeviceGetCount(&count), "cuDeviceGetCount");
+        if (bundle.device < 0 || bundle.device >= count)
+        {
+            throw cuda_unavailable_error("the bundle's device " + std::to_string(bundle.device) +
+                                         " does not exist here (the driver sees " + std::to_string(count) +
+                                         " device(s)); run the replay with the session's CUDA_VISIBLE_DEVICES");
+        }
+        check(driver.cuDeviceGet(&state.device, bundle.device), "cuDeviceGet");
+        CUcontext context = nullptr;
+        check(driver.cuDevicePrimaryCtxRetain(&context, state.device), "cuDevicePrimaryCtxRetain");
+        state.retained = true;
+        check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+        check(driver.cuModuleLoadDataEx(&state.module, bundle.cubin.data(), 0, nullptr, nullptr), "cuModuleLoadData");
+        CUfunction function = nullptr;
+        check(driver.cuModuleGetFunction(&function, state.module, bundle.symbol.c_str()), "cuModuleGetFunction");
+
+        state.allocations.assign(bundle.regions.size(), 0);
+        for (std::size_t r = 0; r < bundle.regions.size(); ++r)
+        {
+            const replay_region& region = bundle.regions[r];
+            if (region.bytes == 0)
+            {
+                continue;  // a pointer to it stays 0, as an empty array's does in the session
+            }
+            check(driver.cuMemAlloc(&state.allocations[r], region.bytes), "cuMemAlloc");
+            if (region.initialised)
+            {
+                check(driver.cuMemcpyHtoD(state.allocations[r], region.contents.data(), region.bytes), "cuMemcpyHtoD");
+            }
+        }
+        std::vector<std::string> arguments = bundle.arguments;
+        for (const replay_pointer& p : bundle.pointers)
+        {
+            std::uint64_t address = state.allocations[p.region] + p.offset;
+            std::memcpy(arguments[p.argument].data(), &address, sizeof address);
+        }
+        std::vector<void*> pointers;
+        for (std::string& argument : arguments)
+        {
+            pointers.push_back(argument.data());
+        }
+        const launch_dims& d = bundle.dims;
+        check(driver.cuLaunchKernel(function, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
+                                    d.shared_mem, nullptr, pointers.empty() ? nullptr : pointers.data(), nullptr),
+              "cuLaunchKernel");
+        CUresult result = driver.cuCtxSynchronize();
+        if (result != CUDA_SUCCESS)
+        {
+            // The context is unusable after a fault: forget the handles rather than free them.
+            state.allocations.clear();
+            state.module = nullptr;
+            state.retained = false;
+            check(result, "cuCtxSynchronize");
+        }
+        if (!output_folder.empty())
+        {
+            for (std::size_t r = 0; r < bundle.regions.size(); ++r)
+            {
+                std::string bytes(bundle.regions[r].bytes, '\0');
+                if (!bytes.empty())
+                {
+                    check(driver.cuMemcpyDtoH(bytes.data(), state.allocations[r], bytes.size()), "cuMemcpyDtoH");
+                }
+                write_output(output_folder + "/region-" + std::to_string(r) + ".out", bytes);
+            }
+        }
+    }
+}

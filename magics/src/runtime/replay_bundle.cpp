@@ -1,0 +1,399 @@
+#include "replay_bundle.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cuda_driver.hpp"
+#include "cuda_session.hpp"
+#include "errors.hpp"
+#include "private_files.hpp"
+#include "text.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        constexpr const char* manifest_name = "launch";
+        constexpr const char* module_name = "module.cubin";
+        constexpr const char* arguments_name = "arguments.bin";
+
+        std::string region_file(std::size_t index)
+        {
+            return "region-" + std::to_string(index) + ".bin";
+        }
+
+        // O_EXCL: a file planted under the name before us is refused, not written through.
+        void write_file(const std::string& folder, const std::string& name, const std::string& bytes)
+        {
+            std::string path = folder + "/" + name;
+            int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (fd < 0)
+            {
+                throw tool_error("could not write the replay bundle's " + path + ": " + std::strerror(errno));
+            }
+            std::size_t done = 0;
+            while (done < bytes.size())
+            {
+                ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+                if (n < 0 && errno == EINTR)
+                {
+                    continue;
+                }
+                if (n <= 0)
+                {
+                    int why = n < 0 ? errno : ENOSPC;
+                    ::close(fd);
+                    throw tool_error("could not write the replay bundle's " + path + ": " + std::strerror(why) +
+                                     " (set XCUDA_REPLAY_DIR to a folder with room for the launch's buffers)");
+                }
+                done += static_cast<std::size_t>(n);
+            }
+            if (::close(fd) != 0)
+            {
+                throw tool_error("could not write the replay bundle's " + path + ": " + std::strerror(errno));
+            }
+        }
+
+        std::string read_file(const std::string& folder, const std::string& name)
+        {
+            std::string bytes;
+            if (!private_files::read(folder + "/" + name, bytes))
+            {
+                throw usage_error("the replay bundle's " + folder + "/" + name +
+                                  " is missing, or is not a private file of yours (a link, a second hard link, "
+                                  "or writable by others)");
+            }
+            return bytes;
+        }
+
+        [[noreturn]] void malformed(const std::string& folder, std::size_t line, const std::string& what)
+        {
+            throw usage_error("the replay bundle " + folder + " is malformed: line " + std::to_string(line) + " of " +
+                              manifest_name + ": " + what);
+        }
+
+        std::string dims_text(const std::array<unsigned, 3>& d)
+        {
+            return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+        }
+    }
+
+    std::vector<std::uint64_t> replay_bundle::place_pointers(const std::vector<pointer_extent>& extents)
+    {
+        // Sort by address, then sweep: an extent that starts before the current region ends joins it.
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < extents.size(); ++i)
+        {
+            if (extents[i].address != 0 && extents[i].bytes != 0)
+            {
+                order.push_back(i);
+            }
+        }
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return extents[a].address < extents[b].address;
+        });
+        std::vector<std::uint64_t> starts;
+        std::uint64_t start = 0;
+        std::uint64_t end = 0;
+        std::vector<std::size_t> members;
+        auto close_region = [&] {
+            if (members.empty())
+            {
+                return;
+            }
+            replay_region region;
+            region.bytes = static_cast<std::size_t>(end - start);
+            regions.push_back(region);
+            starts.push_back(start);
+            for (std::size_t i : members)
+            {
+                pointers.push_back({extents[i].argument, regions.size() - 1,
+                                    static_cast<std::size_t>(extents[i].address - start)});
+            }
+            members.clear();
+        };
+        for (std::size_t i : order)
+        {
+            const pointer_extent& e = extents[i];
+            if (!members.empty() && e.address < end)
+            {
+                end = std::max(end, e.address + e.bytes);
+            }
+            else
+            {
+                close_region();
+                start = e.address;
+                end = e.address + e.bytes;
+            }
+            members.push_back(i);
+        }
+        close_region();
+        std::sort(pointers.begin(), pointers.end(),
+                  [](const replay_pointer& a, const replay_pointer& b) { return a.argument < b.argument; });
+        return starts;
+    }
+
+    void replay_bundle::write(const std::string& folder) const
+    {
+        std::string problem = private_files::folder_problem(folder);
+        if (!problem.empty())
+        {
+            throw tool_error("the replay bundle's folder " + folder + " " + problem);
+        }
+        std::ostringstream manifest;
+        manifest << "xcuda-replay 1\n";
+        manifest << "kernel " << symbol << "\n";
+        manifest << "name " << kernel_name << "\n";
+        manifest << "device " << device << "\n";
+        manifest << "grid " << dims.grid[0] << " " << dims.grid[1] << " " << dims.grid[2] << "\n";
+        manifest << "block " << dims.block[0] << " " << dims.block[1] << " " << dims.block[2] << "\n";
+        manifest << "shared " << dims.shared_mem << "\n";
+        std::string packed;
+        for (std::size_t i = 0; i < arguments.size(); ++i)
+        {
+            manifest << "argument " << i << " " << packed.size() << " " << arguments[i].size() << "\n";
+            packed += arguments[i];
+        }
+        for (std::size_t r = 0; r < regions.size(); ++r)
+        {
+            manifest << "region " << r << " " << regions[r].bytes << " "
+                     << (regions[r].initialised ? region_file(r) : std::string("-")) << "\n";
+        }
+        for (const replay_pointer& p : pointers)
+        {
+            manifest << "pointer " << p.argument << " " << p.region << " " << p.offset << "\n";
+        }
+        write_file(folder, module_name, cubin);
+        write_file(folder, arguments_name, packed);
+        for (std::size_t r = 0; r < regions.size(); ++r)
+        {
+            if (regions[r].initialised)
+            {
+                write_file(folder, region_file(r), regions[r].contents);
+            }
+        }
+        // Last: a bundle with a manifest is complete.
+        write_file(folder, manifest_name, manifest.str());
+    }
+
+    replay_bundle replay_bundle::read(const std::string& folder)
+    {
+        std::string problem = private_files::folder_problem(folder);
+        if (!problem.empty())
+        {
+            throw usage_error("the replay bundle's folder " + folder + " " + problem);
+        }
+        replay_bundle bundle;
+        std::vector<std::string> lines = text::split_lines(read_file(folder, manifest_name));
+        if (lines.empty() || lines[0] != "xcuda-replay 1")
+        {
+            throw usage_error("the replay bundle " + folder + " is not one this xcuda-replay reads (its " +
+                              manifest_name + " does not start with 'xcuda-replay 1')");
+        }
+        std::string packed = read_file(folder, arguments_name);
+        bundle.cubin = read_file(folder, module_name);
+        bool have_kernel = false;
+        for (std::size_t n = 1; n < lines.size(); ++n)
+        {
+            const std::string& line = lines[n];
+            std::istringstream in(line);
+            std::string key;
+            in >> key;
+            auto number = [&](auto& value) {
+                if (!(in >> value))
+                {
+                    malformed(folder, n + 1, "expected a number in '" + line + "'");
+                }
+            };
+            if (key == "kernel")
+            {
+                in >> bundle.symbol;
+                have_kernel = !bundle.symbol.empty();
+            }
+            else if (key == "name")
+            {
+                bundle.kernel_name = line.size() > 5 ? line.substr(5) : "";
+            }
+            else if (key == "device")
+            {
+                number(bundle.device);
+            }
+            else if (key == "grid" || key == "block")
+            {
+                std::array<unsigned, 3>& d = key == "grid" ? bundle.dims.grid : bundle.dims.block;
+                number(d[0]);
+                number(d[1]);
+                number(d[2]);
+            }
+            else if (key == "shared")
+            {
+                number(bundle.dims.shared_mem);
+            }
+            else if (key == "argument")
+            {
+                std::size_t index = 0, offset = 0, size = 0;
+                number(index);
+                number(offset);
+                number(size);
+                if (index != bundle.arguments.size() || offset > packed.size() || size > packed.size() - offset)
+                {
+                    malformed(folder, n + 1, "argument " + std::to_string(index) + " is out of order or past the end of " +
+                                                 arguments_name);
+                }
+                bundle.arguments.push_back(packed.substr(offset, size));
+            }
+            else if (key == "region")
+            {
+                std::size_t index = 0;
+                replay_region region;
+                std::string file;
+                number(index);
+                number(region.bytes);
+                in >> file;
+                if (index != bundle.regions.size() || file.empty())
+                {
+                    malformed(folder, n + 1, "region " + std::to_string(index) + " is out of order or names no file");
+                }
+                region.initialised = file != "-";
+                if (region.initialised)
+                {
+                    if (file != region_file(index))
+                    {
+                        malformed(folder, n + 1, "region " + std::to_string(index) + " names the file '" + file +
+                                                     "' instead of " + region_file(index));
+                    }
+                    region.contents = read_file(folder, file);
+                    if (region.contents.size() != region.bytes)
+                    {
+                        malformed(folder, n + 1, file + " has " + std::to_string(region.contents.size()) +
+                                                     " bytes, the region " + std::to_string(region.bytes));
+                    }
+                }
+                bundle.regions.push_back(std::move(region));
+            }
+            else if (key == "pointer")
+            {
+                replay_pointer p;
+                number(p.argument);
+                number(p.region);
+                number(p.offset);
+                bundle.pointers.push_back(p);
+            }
+            else if (!key.empty())
+            {
+                malformed(folder, n + 1, "unknown record '" + key + "'");
+            }
+        }
+        if (!have_kernel)
+        {
+            throw usage_error("the replay bundle " + folder + " names no kernel");
+        }
+        for (const replay_pointer& p : bundle.pointers)
+        {
+            if (p.argument >= bundle.arguments.size() || bundle.arguments[p.argument].size() != sizeof(std::uint64_t) ||
+                p.region >= bundle.regions.size() || p.offset > bundle.regions[p.region].bytes)
+            {
+                throw usage_error("the replay bundle " + folder + " is malformed: pointer argument " +
+                                  std::to_string(p.argument) + " names a region or an argument that is not there");
+            }
+        }
+        return bundle;
+    }
+
+    std::string replay_bundle::make_folder()
+    {
+        std::string root;
+        for (const char* variable : {"XCUDA_REPLAY_DIR", "TMPDIR"})
+        {
+            const char* value = std::getenv(variable);
+            if (value && *value)
+            {
+                root = value;
+                break;
+            }
+        }
+        if (root.empty())
+        {
+            root = "/tmp";
+        }
+        std::string pattern = root + "/xcuda-replay-XXXXXX";
+        std::vector<char> path(pattern.begin(), pattern.end());
+        path.push_back('\0');
+        // mkdtemp makes the folder 0700 under a fresh name: nobody else can have put files in it.
+        if (!::mkdtemp(path.data()))
+        {
+            throw tool_error("could not make a folder for the replay bundle under " + root + ": " + std::strerror(errno) +
+                             " (set XCUDA_REPLAY_DIR to a writable folder)");
+        }
+        return path.data();
+    }
+
+    void replay_bundle::remove_folder(const std::string& folder) noexcept
+    {
+        if (folder.empty())
+        {
+            return;
+        }
+        if (DIR* dir = ::opendir(folder.c_str()))
+        {
+            std::vector<std::string> names;
+            while (dirent* entry = ::readdir(dir))
+            {
+                std::string name = entry->d_name;
+                if (name != "." && name != "..")
+                {
+                    names.push_back(name);
+                }
+            }
+            ::closedir(dir);
+            for (const std::string& name : names)
+            {
+                ::unlink((folder + "/" + name).c_str());
+            }
+        }
+        ::rmdir(folder.c_str());
+    }
+
+    std::string replay_bundle::capture(cuda_session& session, std::uint64_t address, std::size_t bytes, CUstream stream)
+    {
+        std::string contents(bytes, '\0');
+        if (bytes == 0)
+        {
+            return contents;
+        }
+        session.make_current();
+        session.wait(stream);  // what the launch would have seen: the earlier work on its stream done
+        check(cuda_driver::get().cuMemcpyDtoH(contents.data(), static_cast<CUdeviceptr>(address), bytes), "cuMemcpyDtoH");
+        return contents;
+    }
+
+    std::string replay_bundle::describe() const
+    {
+        std::size_t total = 0;
+        for (const replay_region& r : regions)
+        {
+            total += r.bytes;
+        }
+        std::string text = (kernel_name.empty() ? symbol : kernel_name) + "[grid=" + dims_text(dims.grid) +
+                           ", block=" + dims_text(dims.block);
+        if (dims.shared_mem)
+        {
+            text += ", shared_mem=" + std::to_string(dims.shared_mem);
+        }
+        text += "] on device " + std::to_string(device) + ", " + std::to_string(regions.size()) + " buffer" +
+                (regions.size() == 1 ? "" : "s");
+        if (total)
+        {
+            text += " (" + text::bytes(static_cast<double>(total)) + ")";
+        }
+        return text;
+    }
+}
