@@ -10,8 +10,8 @@ namespace xcuda
 {
     namespace
     {
-        // A positive whole number from variable `name` times scale, or `fallback` when it is not set
-        // or malformed (then `problem` says so).
+        // A positive whole number from variable `name` times scale, or `fallback` (in bytes or items, not
+        // scaled) when it is not set or malformed (then `problem` says so).
         std::size_t number(const char* name, std::size_t fallback, std::size_t scale, std::string& problem)
         {
             const char* text = std::getenv(name);
@@ -53,10 +53,10 @@ namespace xcuda
             }
         }
         settings.staging_threads = number("XCUDA_STAGING_THREADS", settings.staging_threads, 1, problem);
-        settings.chunk_bytes = number("XCUDA_STAGING_CHUNK_MB", settings.chunk_bytes >> 20, 1u << 20, problem);
+        settings.chunk_bytes = number("XCUDA_STAGING_CHUNK_MB", settings.chunk_bytes, 1u << 20, problem);
         settings.chunk_count = number("XCUDA_STAGING_BUFFERS", settings.chunk_count, 1, problem);
         settings.registration_limit =
-            number("XCUDA_REGISTER_LIMIT_MB", settings.registration_limit >> 20, 1u << 20, problem);
+            number("XCUDA_REGISTER_LIMIT_MB", settings.registration_limit, 1u << 20, problem);
         return settings;
     }
 
