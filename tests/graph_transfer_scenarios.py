@@ -240,6 +240,7 @@ def a_graph_replays_its_launches_in_order():
     xcuda.synchronize()
     np.testing.assert_allclose(d.copy_to_host(), chain(x, 1.5, 20), rtol=1e-5)
     assert "10 nodes" in repr(g)
+    assert module.load_ms is not None and module.load_ms >= 0
 
 
 def a_launch_node_takes_new_arguments_without_capturing_again():
