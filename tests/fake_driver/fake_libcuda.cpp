@@ -8,12 +8,14 @@
 //     CU_MEMORYTYPE_HOST; registering a range that overlaps a registered one fails as the driver does;
 //     unregistering checks that the pages are still mapped: memory freed while registered (the bug a
 //     registration cache must never have) counts as a violation (xcuda_fake_counter("violations"));
-//   - kernels: a few known names run a host implementation (saxpy, chain_step, fill); any other
+//   - kernels: a few known names run a host implementation (saxpy, chain_step, fill, many); any other
 //     launches and does nothing. Work runs at once: streams have no asynchrony to observe;
 //   - stream capture: work on a capturing stream is recorded as graph nodes instead of run; replays run
 //     the nodes in order; kernel nodes take new parameters; synchronizing a capturing stream or the
 //     context fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture, as on a GPU.
-// Every entry point has the versioned name the headers map it to (cuMemAlloc -> cuMemAlloc_v2).
+// Every entry point has the versioned name the headers map it to (cuMemAlloc -> cuMemAlloc_v2). Besides
+// xcuda's table, the few calls tests/bench/launch_baseline.cpp adds, so that its transfers and graphs
+// modes can be checked here too (LD_LIBRARY_PATH at a folder with libcuda.so.1 -> this library).
 
 #include <cuda.h>
 
@@ -125,6 +127,13 @@ namespace
         {
             return {8, 4, 4};  // float* x, float value, unsigned n
         }
+        if (name == "many")
+        {
+            // tests/bench's 16 float scalars and 16 pointers: p15[0] = the scalars + p0[0] .. p14[0]
+            std::vector<std::size_t> sizes(16, 4);
+            sizes.resize(32, 8);
+            return sizes;
+        }
         return {};
     }
 
@@ -149,6 +158,22 @@ namespace
             for (std::size_t i = 0; i < n && i < threads; ++i)
             {
                 out[i] = a * x[i] + y[i];
+            }
+        }
+        else if (f.name == "many")
+        {
+            float sum = 0;
+            for (std::size_t k = 0; k < 16; ++k)
+            {
+                sum += arg<float>(params, k);
+            }
+            for (std::size_t k = 16; k < 31; ++k)
+            {
+                sum += arg<const float*>(params, k)[0];
+            }
+            if (threads > 0)
+            {
+                arg<float*>(params, 31)[0] = sum;
             }
         }
         else if (f.name == "chain_step" || f.name == "fill")
@@ -282,6 +307,13 @@ extern "C" long xcuda_fake_counter(const char* name)
 }
 
 CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
+// NVRTC asks a libcuda.so.1 it finds in the process for its private tables; there are none here (without
+// this symbol NVRTC crashes in a program that links the fake, such as tests/bench/launch_baseline.cpp).
+CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid*)
+{
+    *table = nullptr;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
 CUresult CUDAAPI cuDriverGetVersion(int* version)
 {
     *version = 13000;
@@ -524,6 +556,15 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void*, unsigned int,
     static char storage[64];
     static int next = 0;
     *module = reinterpret_cast<CUmodule>(&storage[next++ % 64]);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image)
+{
+    return cuModuleLoadDataEx(module, image, 0, nullptr, nullptr);
+}
+CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
+{
+    std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
