@@ -311,8 +311,8 @@ def what_a_graph_cannot_hold_raises_inside_the_block():
     with xcuda.graph() as g:
         raises(xcuda.GraphCaptureError, "do not nest", lambda: xcuda.graph().__enter__())
         raises(xcuda.GraphCaptureError, "inside its own capture", g.launch)
+    # The block's own error goes on, and the capture is dropped with it.
     g2 = xcuda.graph()
-    raises(ZeroDivisionError, "division", lambda: g2.__exit__(ZeroDivisionError, None, None) or 1 / 0)
     try:
         with g2:
             module.chain_step[GRID, BLOCK](d, 2.0, N)
