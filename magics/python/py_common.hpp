@@ -174,8 +174,8 @@ namespace xcuda::python
     // xcuda.transfer_options, transfer_stats, release_host_registrations (py_transfers.cpp).
     void register_transfers_options(py::module_& m);
     // What keeps a numpy buffer allocated while it is registered in place: null when host is not the
-    // caller's own array (a contiguous copy made for one call), else a reference to the array that owns
-    // the buffer. GIL held.
+    // caller's own array (a contiguous copy made for one call) or is below the size that is ever
+    // registered, else a reference to the array that owns the buffer. GIL held.
     std::shared_ptr<host_memory_owner> memory_owner(const py::array& host, py::handle original);
 
     // ---- CUDA graphs (py_graph.cpp) ----

@@ -161,6 +161,10 @@ namespace xcuda::python
         {
             return nullptr;  // a contiguous copy made for this call: gone after it, never worth keeping
         }
+        if (static_cast<std::size_t>(host.nbytes()) < process_session().transfers().threshold)
+        {
+            return nullptr;  // the driver copies it directly: nothing is registered, nothing to keep
+        }
         // The array that owns the buffer: the last ndarray of the .base chain (its own data, or the one
         // that holds the buffer export of a non-numpy object, which cannot be resized while exported).
         PyObject* object = host.ptr();
