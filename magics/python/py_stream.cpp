@@ -62,11 +62,12 @@ namespace xcuda::python
 
     CUstream stream_from_object(py::handle object)
     {
-        cuda_graph* capture = capturing_graph();
+        process_state& current = state();  // one look-up: this is on the launch path
+        cuda_graph* capture = current.capture;
         if (object.is_none())
         {
             // Inside `with xcuda.graph()`, work that names no stream is captured on the graph's stream.
-            return capture ? capture->raw_stream() : process_session().stream();
+            return capture ? capture->raw_stream() : current.session.stream();
         }
         CUstream stream = resolve_stream(object);
         if (capture && stream != capture->raw_stream())
