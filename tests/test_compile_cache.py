@@ -180,3 +180,42 @@ def test_an_untouched_entry_is_still_a_hit(tmp_path):
     cache = tmp_path / "cache"
     plant(cache, "nothing")
     assert compile_in_new_process(cache, source(22)) == "disk"
+
+
+def nvrtc_mapped_after_a_compile(cache_dir, source_text, **env):
+    """(origin, whether libnvrtc was mapped into the process, its version) for a compile in a new process."""
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {MODULE_DIR!r})
+        import xcuda
+        module = xcuda.compile({source_text!r}, arch="compute_75")
+        mapped = any("libnvrtc" in line and "builtins" not in line for line in open("/proc/self/maps"))
+        print(module.origin, mapped)
+    """)
+    environment = dict(os.environ, XCUDA_CACHE_DIR=str(cache_dir), **env)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    origin, mapped = result.stdout.split()
+    return origin, mapped == "True"
+
+
+def test_a_disk_hit_does_not_load_nvrtc(tmp_path):
+    cache = tmp_path / "cache"
+    assert nvrtc_mapped_after_a_compile(cache, source(21)) == ("nvrtc", True)
+    memo = (cache / "nvrtc-version").read_text()
+    major, minor = xcuda.nvrtc_version()
+    assert memo.splitlines()[1] == f"{major} {minor}"
+    assert stat.S_IMODE((cache / "nvrtc-version").stat().st_mode) == 0o600
+    assert nvrtc_mapped_after_a_compile(cache, source(21)) == ("disk", False)
+
+
+def test_nvrtc_is_loaded_again_when_its_search_would_find_another_library(tmp_path):
+    cache = tmp_path / "cache"
+    nvrtc_mapped_after_a_compile(cache, source(22))
+    # Another CUDA_PATH could hold another NVRTC: the memo does not answer for it.
+    assert nvrtc_mapped_after_a_compile(cache, source(22), CUDA_PATH=str(tmp_path)) == ("disk", True)
+    # A memo that does not describe this machine (another file, a damaged text) is not believed either.
+    (cache / "nvrtc-version").write_text("xcuda nvrtc-version 1\n99 9\n/nonexistent/libnvrtc.so.13\n1:2:3:4\n")
+    assert nvrtc_mapped_after_a_compile(cache, source(22)) == ("disk", True)
+    assert (cache / "nvrtc-version").read_text().splitlines()[1] != "99 9", "the wrong memo was not replaced"

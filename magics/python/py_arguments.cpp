@@ -8,6 +8,7 @@
 #include "py_common.hpp"
 
 #include "constant_expression.hpp"
+#include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
 
@@ -265,8 +266,11 @@ namespace xcuda::python
             {
                 device_buffer& device = *temporary.device;
                 const void* source = host.data();
+                std::shared_ptr<host_memory_owner> owner = memory_owner(host, original);
+                bound.pending.stream = stream;
+                pending_copies* pending = &bound.pending.leases;
                 py::gil_scoped_release release;
-                device.copy_from_host_on(stream, source, bytes);
+                device.copy_from_host_on(stream, source, bytes, std::move(owner), pending);
             }
             plan.store_pointer(index, host.nbytes() ? temporary.device->pointer() : 0);
             bound.array_bytes += static_cast<std::size_t>(host.nbytes());
@@ -333,6 +337,9 @@ namespace xcuda::python
                 if (producer != stream && producer != reinterpret_cast<CUstream>(1) &&
                     producer != reinterpret_cast<CUstream>(2))
                 {
+                    refuse_while_capturing(plan.describe(index) + ", an array whose producer works on another stream",
+                                           "its use would wait for that stream now; synchronize the producer before "
+                                           "the `with xcuda.graph()` block");
                     py::gil_scoped_release release;
                     process_session().wait(producer);
                 }
@@ -557,11 +564,13 @@ namespace xcuda::python
             else if (Py_TYPE(object) == g_transfer_type)
             {
                 const host_transfer& transfer = unchecked_instance<host_transfer>(object);
+                refuse_host_argument(plan.describe(i), std::string("xcuda.") + transfer.kind + " of a numpy array");
                 process_session().make_current();
                 bind_numpy(kernel, i, transfer.array.ptr(), stream, bound, transfer.copy_in, transfer.copy_out);
             }
             else if (py::isinstance<py::array>(object))
             {
+                refuse_host_argument(plan.describe(i), "a numpy array");
                 process_session().make_current();
                 bind_numpy(kernel, i, object, stream, bound, true, !slots[i].is_const);
             }
@@ -571,8 +580,27 @@ namespace xcuda::python
             }
             else
             {
+                refuse_host_argument(plan.describe(i), "an array with only __dlpack__ (its import waits for the "
+                                     "producer's stream; give its __cuda_array_interface__ view instead)");
                 bind_dlpack(plan, i, object, stream, bound);
             }
+        }
+    }
+
+    pending_transfers::~pending_transfers()
+    {
+        if (leases.empty())
+        {
+            return;
+        }
+        // An error came between the copies and finish_arguments: the copies may still read or write
+        // registered memory, so they must be done before the registrations can go.
+        const cuda_driver* driver = cuda_driver::available() ? &cuda_driver::get() : nullptr;
+        if (driver && process_session().lost_reason().empty())
+        {
+            py::gil_scoped_release release;
+            driver->cuStreamSynchronize(stream);
+            leases.clear();
         }
     }
 
@@ -595,13 +623,18 @@ namespace xcuda::python
             {
                 void* destination = host.mutable_data();
                 device_buffer& device = *temporary.device;
+                std::shared_ptr<host_memory_owner> owner =
+                    memory_owner(host, temporary.original ? temporary.original : temporary.host);
+                bound.pending.stream = stream;
+                pending_copies* pending = &bound.pending.leases;
                 py::gil_scoped_release release;
-                device.copy_to_host_on(stream, destination, bytes);
+                device.copy_to_host_on(stream, destination, bytes, std::move(owner), pending);
             }
         }
         {
             py::gil_scoped_release release;
             process_session().wait(stream);
+            bound.pending.leases.clear();  // every copy has completed: the registrations may go
         }
         for (launch_temporary& temporary : bound.temporaries)
         {

@@ -41,6 +41,8 @@ namespace xcuda::python
         // GB/s of the device-to-device copy ceiling (runtime/bandwidth_probe), measured once a session.
         double measured_peak_gbs(bool refresh)
         {
+            refuse_while_capturing("xcuda.peak_bandwidth()", "it times copies with CUDA events; call it outside the "
+                                   "`with xcuda.graph()` block");
             bandwidth_probe& probe = state().probe;
             py::gil_scoped_release release;
             return probe.measure(refresh);
@@ -252,6 +254,8 @@ namespace xcuda::python
                          py::object bytes_per_element, int repeat, int warmup, py::object peak, bool plot,
                          bool progress, py::object timer)
         {
+            refuse_while_capturing("xcuda.bench", "it times launches with CUDA events; run it outside the `with "
+                                   "xcuda.graph()` block");
             // Everything that can be checked before any GPU work is, so a mistake costs no sweep.
             py::module_ xcuda_module = py::module_::import("xcuda");
             if (py::isinstance(kernel, xcuda_module.attr("Launcher")))

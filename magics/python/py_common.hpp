@@ -19,6 +19,7 @@
 
 #include "bandwidth_probe.hpp"
 #include "compiler.hpp"
+#include "cuda_graph.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_session.hpp"
 #include "device_buffer.hpp"
@@ -74,6 +75,8 @@ namespace xcuda::python
         // (py_placement.cpp), with the engine's label ("ipyparallel engine 3 (pid 4711, node7)").
         std::unique_ptr<host_registry> host;
         std::string engine_label;
+        // The graph whose `with xcuda.graph()` block is open, or null (py_graph.cpp).
+        cuda_graph* capture = nullptr;
     };
     process_state& state();
     inline cuda_session& process_session() { return state().session; }
@@ -137,9 +140,22 @@ namespace xcuda::python
         py::object host;          // the C-contiguous numpy array, for numpy arguments
         bool initialised = true;  // false for xcuda.Out: the live launch's device copy starts uninitialised
     };
+    // Registered host memory that copies queued on `stream` still read or write (host_staging leases).
+    // finish_arguments drops them after its wait; if an error comes first, the destructor waits for the
+    // stream before the registrations may go.
+    struct pending_transfers
+    {
+        CUstream stream = nullptr;
+        pending_copies leases;
+        pending_transfers() = default;
+        pending_transfers(pending_transfers&&) = default;
+        pending_transfers& operator=(pending_transfers&&) = default;
+        ~pending_transfers();
+    };
     struct bound_arguments
     {
         std::vector<launch_temporary> temporaries;  // empty (no allocation) unless numpy arrays were passed
+        pending_transfers pending;                  // leases of registered copies in flight
         std::size_t array_bytes = 0;                // bytes of all array arguments (for bandwidth figures)
         std::vector<std::shared_ptr<void>> dlpack_tensors;  // imported DLPack tensors, released after the launch
         // A replay's binding: each pointer argument's extent is recorded, and numpy arrays are not
@@ -172,6 +188,30 @@ namespace xcuda::python
 
     // xcuda.In, xcuda.Out, xcuda.InOut.
     void register_transfers(py::module_& m);
+    // xcuda.transfer_options, transfer_stats, release_host_registrations (py_transfers.cpp).
+    void register_transfers_options(py::module_& m);
+    // What keeps a numpy buffer allocated while it is registered in place: null when host is not the
+    // caller's own array (a contiguous copy made for one call) or is below the size that is ever
+    // registered, else a reference to the array that owns the buffer. GIL held.
+    std::shared_ptr<host_memory_owner> memory_owner(const py::array& host, py::handle original);
+
+    // ---- CUDA graphs (py_graph.cpp) ----
+    void register_graphs(py::module_& m);
+    // The graph whose `with xcuda.graph()` block is open, or null.
+    cuda_graph* capturing_graph() noexcept;
+    // Raises GraphCaptureError ("<what> cannot be captured in a CUDA graph: <instead>") while a block is open.
+    void refuse_while_capturing(const std::string& what, const std::string& instead);
+    // Raises GraphCaptureError for a host array passed as a launch argument (parameter: plan.describe's
+    // text) while a block is open or graph.update binds arguments.
+    void refuse_host_argument(const std::string& parameter, const std::string& what);
+    // After a launch on the capturing graph's stream: records its node and keeps args alive with it.
+    void note_captured_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
+                              PyObject* const* args, std::size_t nargs);
+    // While a block is open: captures a copy between device and page-locked host (or raises
+    // GraphCaptureError for pageable memory), or between two device arrays of the graph's device;
+    // returns false (nothing done) when no block is open.
+    bool capture_host_copy(const device_array& device, const py::array& host, bool to_device);
+    bool capture_device_copy(device_array& destination, const device_array& source);
 
     // ---- launchers (py_launcher.cpp) ----
     void register_launcher(py::module_& m);

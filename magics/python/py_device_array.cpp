@@ -84,15 +84,23 @@ namespace xcuda::python
                 // A device array already: a device-to-device copy.
                 const device_array& source = unchecked_instance<device_array>(object.ptr());
                 device_array copy = make_array(source.shape, source.dtype);
+                if (capture_device_copy(copy, source))
+                {
+                    return copy;
+                }
                 // On the current device; from another device through xcuda.copy's peer or staged path.
                 device_buffer::copy(*copy.buffer, *source.buffer, copy.nbytes(), "", false);
                 return copy;
             }
+            refuse_while_capturing("xcuda.to_device of host data", "the copy is synchronous; copy before the `with "
+                                   "xcuda.graph()` block, or make the array with xcuda.empty and fill it from "
+                                   "page-locked memory (xcuda.empty_pinned) with d.copy_from inside the block");
             py::array host = contiguous(object, dtype);
             std::vector<py::ssize_t> shape(host.shape(), host.shape() + host.ndim());
             device_array array = make_array(shape, host.dtype());
+            std::shared_ptr<host_memory_owner> owner = memory_owner(host, object);
             py::gil_scoped_release release;
-            array.buffer->copy_from_host(host.data(), array.nbytes());
+            array.buffer->copy_from_host(host.data(), array.nbytes(), 0, std::move(owner));
             return array;
         }
 
@@ -116,6 +124,9 @@ namespace xcuda::python
             py::array host;
             if (out.is_none())
             {
+                refuse_while_capturing("copy_to_host() into a new numpy array", "the copy is synchronous and nothing "
+                                       "in the block has run yet; pass out= a page-locked array (xcuda.empty_pinned), "
+                                       "whose copy the graph holds, or copy after g.launch()");
                 host = py::array(array.dtype, array.shape);
             }
             else
@@ -130,9 +141,14 @@ namespace xcuda::python
                                           std::to_string(array.nbytes()) + " bytes");
                 }
             }
+            if (capture_host_copy(array, host, false))
+            {
+                return host;
+            }
             // Work queued on the default stream (launches) finishes before a synchronous copy returns.
+            std::shared_ptr<host_memory_owner> owner = memory_owner(host, host);
             py::gil_scoped_release release;
-            array.buffer->copy_to_host(host.mutable_data(), array.nbytes());
+            array.buffer->copy_to_host(host.mutable_data(), array.nbytes(), 0, std::move(owner));
             return host;
         }
 
@@ -146,6 +162,10 @@ namespace xcuda::python
                     throw py::value_error("copy_from needs " + std::to_string(array.nbytes()) +
                                           " bytes, the source device array has " + std::to_string(source.nbytes()));
                 }
+                if (capture_device_copy(array, source))
+                {
+                    return;
+                }
                 device_buffer::copy(*array.buffer, *source.buffer, array.nbytes(), "", false);
                 return;
             }
@@ -155,8 +175,19 @@ namespace xcuda::python
                 throw py::value_error("copy_from needs " + std::to_string(array.size()) + " elements (shape " +
                                       shape_text(array.shape) + "), got " + std::to_string(host.size()));
             }
+            if (capturing_graph() && host.ptr() != object.ptr())
+            {
+                refuse_while_capturing("copy_from of a numpy array that needs a conversion",
+                                       "the converted copy would not outlive the block; pass a C-contiguous "
+                                       "page-locked array (xcuda.empty_pinned) of the right dtype");
+            }
+            if (capture_host_copy(array, host, true))
+            {
+                return;
+            }
+            std::shared_ptr<host_memory_owner> owner = memory_owner(host, object);
             py::gil_scoped_release release;
-            array.buffer->copy_from_host(host.data(), array.nbytes());
+            array.buffer->copy_from_host(host.data(), array.nbytes(), 0, std::move(owner));
         }
 
         py::dict cuda_array_interface(const device_array& array)
@@ -359,6 +390,8 @@ numpy.ndarray
                  R"(Copy into this array: from a host array (anything numpy.asarray takes) with the same number of elements, or from a DeviceArray of the same size in bytes (on the device).)")
             .def("__array__",
                  [](const device_array& a, py::object dtype, py::object /*copy*/) {
+                     refuse_while_capturing("numpy.asarray of a DeviceArray", "the copy is synchronous and nothing "
+                                            "in the block has run yet; read the array after g.launch()");
                      py::array host = copy_to_host(a, py::none());
                      return dtype.is_none() ? py::object(host) : host.attr("astype")(dtype);
                  },

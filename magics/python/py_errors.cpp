@@ -6,6 +6,7 @@
 //     KernelFault                    a kernel faulted: .kernels, .device, .lost (buffers and names)
 //     SessionLostError               a GPU operation after a fault; %cuda_recover replaces the process
 //   DeviceMismatchError(ValueError)  an argument or stream on another device than the launch
+//   GraphCaptureError(RuntimeError)  what `with xcuda.graph():` cannot capture, or a graph misused
 //   KeyboardInterrupt                an interrupted wait for the GPU (says what still runs)
 //   CompileError(RuntimeError)       NVRTC rejected the cell: .log, .options, .diagnostics, .html
 //   SignatureError(ValueError)       a __global__ declaration could not be read: .line
@@ -40,6 +41,7 @@ namespace xcuda::python
         PyObject* tool_error_type = nullptr;
         PyObject* nvrtc_error_type = nullptr;
         PyObject* session_closed_type = nullptr;
+        PyObject* graph_capture_type = nullptr;
 
         // The user's namespace: IPython's when a shell runs, else __main__'s.
         py::dict user_namespace()
@@ -211,6 +213,10 @@ namespace xcuda::python
                                          "expression, out of memory, a broken installation). Attributes: call, code.");
         session_closed_type = new_exception(m, "SessionClosedError", PyExc_RuntimeError,
                                             "A buffer, stream or event of a CUDA session that was closed.");
+        graph_capture_type = new_exception(m, "GraphCaptureError", PyExc_RuntimeError,
+                                           "Inside `with xcuda.graph():` an operation a CUDA graph cannot hold (a "
+                                           "synchronous numpy copy, a synchronize, an allocation), or a graph used "
+                                           "before its capture ended; the message says what to do instead.");
 
         // IPython renders an exception through _render_traceback_ when it has one. A CompileError whose
         // diagnostics were already displayed (by %%cuda) shows as its one-line summary, without the frames
@@ -312,6 +318,10 @@ def _render_traceback_(self):
             catch (const session_closed_error& e)
             {
                 PyErr_SetString(session_closed_type, e.what());
+            }
+            catch (const graph_capture_error& e)
+            {
+                PyErr_SetString(graph_capture_type, e.what());
             }
             catch (const host_out_of_memory_error& e)
             {

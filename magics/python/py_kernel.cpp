@@ -503,6 +503,12 @@ Kernels are reachable as module.name and module['name'].)")
                                    "Where the binary came from: 'nvrtc' (compiled), 'memory' or 'disk' (the compile caches).")
             .def_property_readonly("loaded", [](const py_module& self) { return self.module->loaded(); },
                                    "Whether the module is loaded on the GPU now.")
+            .def_property_readonly("load_ms",
+                                   [](const py_module& self) -> py::object {
+                                       double ms = self.module->load_ms();
+                                       return ms < 0 ? py::object(py::none()) : py::object(py::float_(ms));
+                                   },
+                                   "Milliseconds the driver took to load it (its last load), or None before one.")
             .def("__repr__", [](const py_module& self) {
                 std::string names;
                 for (auto item : self.kernels)

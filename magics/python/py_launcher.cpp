@@ -73,6 +73,14 @@ namespace xcuda::python
             bound_arguments bound;
             bind_arguments(*self->kernel, args, nargs, stream, bound);
             self->kernel->launch(self->dims, stream);
+            if (stream != nullptr)  // the default stream (the hot path) is never a graph's capture stream
+            {
+                cuda_graph* capture = capturing_graph();
+                if (capture && stream == capture->raw_stream())
+                {
+                    note_captured_launch(self->owner, self->dims, args, nargs);
+                }
+            }
             if (!self->kernel->module()->fallback_note().empty())
             {
                 std::string note = self->kernel->module()->fallback_note();
@@ -454,6 +462,8 @@ namespace xcuda::python
         {
             throw py::value_error("repeat must be at least 1 and warmup at least 0");
         }
+        refuse_while_capturing("timing a launch", "it waits for CUDA events; time g.launch() after the `with "
+                               "xcuda.graph()` block instead");
         CUstream stream = stream_from_object(stream_object);
         std::vector<PyObject*> given;
         for (auto item : args)

@@ -10,6 +10,7 @@
 
 #include <pybind11/eval.h>
 
+#include "compile_process.hpp"
 #include "cuda_cell_arguments.hpp"
 #include "diagnostics.hpp"
 #include "diagnostics_view.hpp"
@@ -240,6 +241,12 @@ namespace xcuda::python
         m.def("load_ipython_extension",
               [m](py::object shell) {
                   register_with(shell, m);  // importing xcuda registered _shutdown with atexit
+                  if (state().compiler.isolated())
+                  {
+                      // NVRTC initialised in this process while the user writes the first cell: compiles run
+                      // in forked children, which then start warm (see compile_process).
+                      compile_process::warm_up_in_background();
+                  }
               },
               py::arg("ipython"), "Register %%cuda, %cuda_info, %cuda_status and %cuda_timeit (for %load_ext xcuda).");
     }

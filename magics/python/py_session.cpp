@@ -551,6 +551,10 @@ writes it over NVLink or PCIe). Raises ValueError when the hardware has no peer 
                                             std::to_string(from.nbytes()));
                   }
                   std::string how = method.is_none() ? std::string() : method.cast<std::string>();
+                  if (capture_device_copy(to, from))
+                  {
+                      return std::string("device");
+                  }
                   py::gil_scoped_release release;
                   return device_buffer::copy(*to.buffer, *from.buffer, from.nbytes(), how, true);
               },

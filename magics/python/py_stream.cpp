@@ -17,50 +17,66 @@ namespace xcuda::python
             std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(handle)));
             return text;
         }
+
+        // A CUstream from a stream object (not None): see stream_from_object.
+        CUstream resolve_stream(py::handle object)
+        {
+            if (py::isinstance<cuda_stream>(object))
+            {
+                const cuda_stream& s = object.cast<const cuda_stream&>();
+                int current = process_session().device_ordinal();
+                if (s.device() != current)
+                {
+                    throw device_mismatch_error("the stream belongs to device " + std::to_string(s.device()) +
+                                                " but the current device is " + std::to_string(current) +
+                                                "; use it inside `with xcuda.device(" + std::to_string(s.device()) +
+                                                "):`, or create a Stream on device " + std::to_string(current));
+                }
+                return s.handle();
+            }
+            if (PyLong_Check(object.ptr()))
+            {
+                return reinterpret_cast<CUstream>(object.cast<std::uintptr_t>());
+            }
+            if (py::hasattr(object, "__cuda_stream__"))
+            {
+                py::tuple info = object.attr("__cuda_stream__")();
+                return reinterpret_cast<CUstream>(info[1].cast<std::uintptr_t>());
+            }
+            for (const char* attribute : {"cuda_stream", "ptr", "handle"})
+            {
+                if (py::hasattr(object, attribute))
+                {
+                    py::object value = object.attr(attribute);
+                    if (PyLong_Check(value.ptr()))
+                    {
+                        return reinterpret_cast<CUstream>(value.cast<std::uintptr_t>());
+                    }
+                }
+            }
+            throw py::type_error("a stream must be None (the default stream), an xcuda.Stream, an int handle, or an "
+                                 "object with __cuda_stream__ (cuda.core), .ptr (CuPy) or .cuda_stream (PyTorch); got " +
+                                 str_of(py::type::of(object)));
+        }
     }
 
     CUstream stream_from_object(py::handle object)
     {
+        process_state& current = state();  // one look-up: this is on the launch path
+        cuda_graph* capture = current.capture;
         if (object.is_none())
         {
-            return process_session().stream();
+            // Inside `with xcuda.graph()`, work that names no stream is captured on the graph's stream.
+            return capture ? capture->raw_stream() : current.session.stream();
         }
-        if (py::isinstance<cuda_stream>(object))
+        CUstream stream = resolve_stream(object);
+        if (capture && stream != capture->raw_stream())
         {
-            const cuda_stream& s = object.cast<const cuda_stream&>();
-            int current = process_session().device_ordinal();
-            if (s.device() != current)
-            {
-                throw device_mismatch_error("the stream belongs to device " + std::to_string(s.device()) +
-                                            " but the current device is " + std::to_string(current) +
-                                            "; use it inside `with xcuda.device(" + std::to_string(s.device()) +
-                                            "):`, or create a Stream on device " + std::to_string(current));
-            }
-            return s.handle();
+            throw graph_capture_error("inside `with xcuda.graph() as g:` launches are captured on the graph's own "
+                                      "stream: name no stream (or g.stream); work on another stream would run now "
+                                      "instead of being captured");
         }
-        if (PyLong_Check(object.ptr()))
-        {
-            return reinterpret_cast<CUstream>(object.cast<std::uintptr_t>());
-        }
-        if (py::hasattr(object, "__cuda_stream__"))
-        {
-            py::tuple info = object.attr("__cuda_stream__")();
-            return reinterpret_cast<CUstream>(info[1].cast<std::uintptr_t>());
-        }
-        for (const char* attribute : {"cuda_stream", "ptr", "handle"})
-        {
-            if (py::hasattr(object, attribute))
-            {
-                py::object value = object.attr(attribute);
-                if (PyLong_Check(value.ptr()))
-                {
-                    return reinterpret_cast<CUstream>(value.cast<std::uintptr_t>());
-                }
-            }
-        }
-        throw py::type_error("a stream must be None (the default stream), an xcuda.Stream, an int handle, or an "
-                             "object with __cuda_stream__ (cuda.core), .ptr (CuPy) or .cuda_stream (PyTorch); got " +
-                             str_of(py::type::of(object)));
+        return stream;
     }
 
     void register_streams(py::module_& m)
@@ -72,6 +88,8 @@ CuPy's and PyTorch's ordinary streams.)")
             .def(py::init([] { return new cuda_stream(process_session()); }))
             .def("synchronize",
                  [](cuda_stream& s) {
+                     refuse_while_capturing("Stream.synchronize()", "a graph holds no waits; synchronize after the "
+                                            "`with xcuda.graph()` block, or after g.launch()");
                      py::gil_scoped_release release;
                      s.synchronize();
                  },
@@ -92,10 +110,12 @@ CuPy's and PyTorch's ordinary streams.)")
     end.synchronize(); print(start.elapsed_time(end), "ms"))")
             .def(py::init([](bool timing) { return new cuda_event(process_session(), timing); }), py::arg("timing") = true)
             .def("record",
-                 [](cuda_event& e, py::object s) { e.record(s.is_none() ? nullptr : stream_from_object(s)); },
+                 [](cuda_event& e, py::object s) { e.record(stream_from_object(s)); },
                  py::arg("stream") = py::none(), "Record the event on a stream (default: the default stream).")
             .def("synchronize",
                  [](cuda_event& e) {
+                     refuse_while_capturing("Event.synchronize()", "a graph holds no waits; synchronize after the "
+                                            "`with xcuda.graph()` block, or after g.launch()");
                      py::gil_scoped_release release;
                      e.synchronize();
                  },
@@ -103,6 +123,8 @@ CuPy's and PyTorch's ordinary streams.)")
             .def("query", &cuda_event::query, "True when the work recorded before the event has finished.")
             .def("elapsed_time",
                  [](cuda_event& start, cuda_event& end) {
+                     refuse_while_capturing("Event.elapsed_time()", "it waits for the end event; time the replay "
+                                            "after the block (record events around g.launch())");
                      py::gil_scoped_release release;
                      return start.elapsed_ms(end);
                  },
@@ -110,6 +132,9 @@ CuPy's and PyTorch's ordinary streams.)")
 
         m.def("synchronize",
               [](py::object device) {
+                  refuse_while_capturing("xcuda.synchronize()", "a graph holds no waits (and nothing in the block "
+                                         "has run yet); synchronize after the `with xcuda.graph()` block, or after "
+                                         "g.launch()");
                   cuda_session& session = process_session();
                   int ordinal = device.is_none() ? session.device_ordinal() : device.cast<int>();
                   session.make_current(ordinal);

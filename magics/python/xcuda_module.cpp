@@ -18,7 +18,9 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_device_array(m);
     register_streams(m);
     register_transfers(m);
+    register_transfers_options(m);
     register_launcher(m);
+    register_graphs(m);
     register_views(m);
     register_kernels(m);
     register_session(m);

@@ -1,10 +1,16 @@
 """Helpers the GPU benchmark scripts share: result cells that may be "n/a (reason)", a row's check and
 measurement, the median wall time of a call, ratios and goal verdicts, markdown tables, the printed
-report and its --out file, and a look at the GPU through the driver without xcuda."""
+report and its --out file, a look at the GPU through the driver without xcuda, and the C++ baseline
+(tests/bench/launch_baseline.cpp: built with nvcc, run in one of its modes, its `key value` lines read)."""
 import ctypes
+import os
+import shutil
 import statistics
+import subprocess
 import time
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
 
 
 class NA:
@@ -112,3 +118,72 @@ def write_report(path, sections):
     if path:
         Path(path).write_text("\n\n".join(sections) + "\n")
         print(f"tables written to {path}")
+
+
+def cuda_home():
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable])
+    nvcc = shutil.which("nvcc")
+    return Path(nvcc).resolve().parent.parent if nvcc else Path("/usr/local/cuda")
+
+
+def build_baseline(folder):
+    """Compile launch_baseline.cpp with nvcc into `folder`; returns (path, None) or (None, reason)."""
+    home = cuda_home()
+    nvcc = shutil.which("nvcc") or str(home / "bin" / "nvcc")
+    target = Path(folder) / "launch_baseline"
+    command = [nvcc, "-O2", "-std=c++17", "-o", str(target), str(HERE / "launch_baseline.cpp"),
+               "-lcuda", "-lnvrtc", "-Xlinker", "-rpath", "-Xlinker", str(home / "lib64")]
+    try:
+        built = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"nvcc failed: {short_error(error)}"
+    if built.returncode != 0:
+        last = (built.stderr or built.stdout).strip().splitlines()
+        return None, f"nvcc failed: {last[-1] if last else built.returncode}"
+    return target, None
+
+
+def run_baseline(path, mode=None):
+    """The baseline's `key value` lines (in `mode`: None, "transfers" or "graphs") as a dict, or an NA."""
+    try:
+        ran = subprocess.run([str(path)] + ([mode] if mode else []), capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return NA(f"baseline failed: {short_error(error)}")
+    if ran.returncode != 0:
+        last = (ran.stderr or ran.stdout).strip().splitlines()
+        return NA(f"baseline failed: {last[-1] if last else ran.returncode}"[:200])
+    values = {}
+    for line in ran.stdout.splitlines():
+        key, _, value = line.strip().partition(" ")
+        try:
+            values[key] = float(value)
+        except ValueError:
+            values[key] = value
+    return values
+
+
+def baseline_for(option, folder, gpu_reason, mode=None):
+    """The baseline's results: from the prebuilt executable `option` (--baseline) or one built into
+    `folder`; an NA saying why when it cannot be built or run (no GPU: built only)."""
+    if option:
+        path, reason = Path(option), None
+        if not path.is_file():
+            path, reason = None, f"no baseline at {option}"
+    else:
+        path, reason = build_baseline(folder)
+    if reason:
+        return NA(reason)
+    if gpu_reason:
+        print(f"C++ baseline {'found' if option else 'built'} ({path}); not run without a GPU.\n")
+        return NA(f"no GPU: {gpu_reason}")
+    print(f"running the C++ baseline {path} {mode or ''} ...", flush=True)
+    return run_baseline(path, mode)
+
+
+def baseline_value(baseline, key):
+    """One value of a baseline's results, or the NA saying why there is none."""
+    if not isinstance(baseline, dict):
+        return baseline
+    return baseline.get(key, NA(f"baseline printed no {key}"))

@@ -31,9 +31,13 @@ alternates too), --starts times each (default 5):
   table also shows xcuda's own compile_ms of the cells, read from the kernel.
 - %%cuda overhead above NVRTC: cell round trip minus the bare NVRTC time (cold minus cold, warm minus
   warm); for the unchanged cell nothing is compiled, so its overhead is its whole round trip.
+- print loop: `for i in range(100000): print(i)` in both kernels, twice per start: from the execute
+  request to the reply and the idle status (every stream message received by then); lines per second
+  (100,000 / that time) and the number of stream messages the client received. Every line must arrive,
+  in order: a run that loses or reorders one is reported as such.
 
 Goals: xcuda startup and `1+1` round trip no slower than ipykernel (ratio <= 1.00); %%cuda overhead
-above NVRTC < 5 ms.
+above NVRTC < 5 ms. The print loop has no goal: it is shown beside ipykernel.
 """
 
 import argparse
@@ -61,6 +65,8 @@ SAXPY_SRC = r"""extern "C" __global__ void saxpy(float a, const float* x, const 
 """
 
 ROUND_TRIPS = 200
+PRINT_LINES = 100_000
+PRINT_RUNS = 2
 NEW_CELLS = 5
 CACHED_REPEATS = 20
 NVRTC_WARM = 20
@@ -168,6 +174,29 @@ def execute(client, code, user_expressions=None):
     return elapsed, content
 
 
+def print_loop(client):
+    """`for i in range(PRINT_LINES): print(i)`: (seconds to the reply and idle, stream messages received);
+    raises when a line is lost or out of order."""
+    chunks = []
+    messages = [0]
+
+    def hook(message):
+        if message["msg_type"] == "stream" and message["content"]["name"] == "stdout":
+            messages[0] += 1
+            chunks.append(message["content"]["text"])
+
+    start = time.perf_counter()
+    reply = client.execute_interactive(f"for i in range({PRINT_LINES}): print(i)", output_hook=hook, timeout=300)
+    elapsed = time.perf_counter() - start
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"the print loop failed: {reply['content'].get('ename')}")
+    text = "".join(chunks)
+    if text != "".join(f"{i}\n" for i in range(PRINT_LINES)):
+        lines = text.count("\n")
+        raise RuntimeError(f"the print loop's output arrived incomplete or out of order ({lines} of {PRINT_LINES} lines)")
+    return elapsed, messages[0]
+
+
 def compile_ms_in_kernel(client):
     """xcuda's own NVRTC time of the last %%cuda cell (saxpy.module.compile_ms), read from the kernel."""
     _, content = execute(client, "", {"ms": "saxpy.module.compile_ms"})
@@ -190,6 +219,10 @@ def one_start(kernel_name, samples):
         execute(client, "1+1")  # the first execute of a kernel is not a round trip we want
         for _ in range(ROUND_TRIPS):
             samples["round_trip"].append(execute(client, "1+1")[0] * 1e3)
+        for _ in range(PRINT_RUNS):
+            seconds, messages = print_loop(client)
+            samples["print_seconds"].append(seconds)
+            samples["print_messages"].append(messages)
         if kernel_name != "python3":
             samples["cell_cold"].append(execute(client, "%%cuda\n" + variant("cold"))[0] * 1e3)
             samples["compile_cold"].append(compile_ms_in_kernel(client))
@@ -249,7 +282,8 @@ def main():
     nvrtc_options, options_from = xcuda_compile_options()
     nvrtc = {"cold_ms": [], "warm_ms": []}
 
-    keys = ("startup", "round_trip", "cell_cold", "compile_cold", "cell_warm", "compile_warm", "cell_cached")
+    keys = ("startup", "round_trip", "cell_cold", "compile_cold", "cell_warm", "compile_warm", "cell_cached",
+            "print_seconds", "print_messages")
     samples = {"xcuda": {k: [] for k in keys}, "python3": {k: [] for k in keys}}
     failures = {}
     kernels = ["python3"] + ([] if skip_xcuda else ["xcuda"])
@@ -299,6 +333,23 @@ def main():
                        ("round_trip", f"`1+1` execute round trip (median of {ROUND_TRIPS} x {n_starts})")):
         (xv, xt), (pv, pt) = cell("xcuda", key), cell("python3", key)
         rows.append((label, xt, pt, ratio(xv, pv), no_slower(xv, pv)))
+
+    def print_cell(name, key):
+        values = [] if (name == "xcuda" and skip_xcuda) or name in failures else samples[name][key]
+        return statistics.median(values) if values else None
+
+    x_seconds, p_seconds = print_cell("xcuda", "print_seconds"), print_cell("python3", "print_seconds")
+    x_messages, p_messages = print_cell("xcuda", "print_messages"), print_cell("python3", "print_messages")
+    rate = lambda seconds: f"{PRINT_LINES / seconds:,.0f} lines/s ({seconds * 1e3:.0f} ms)" if seconds else "n/a"  # noqa: E731
+    count = lambda value: f"{value:.0f}" if value is not None else "n/a"  # noqa: E731
+    rows += [
+        (f"`for i in range({PRINT_LINES}): print(i)`, to reply and idle, every line received in order "
+         f"(median of {PRINT_RUNS} x {n_starts})", rate(x_seconds), rate(p_seconds),
+         ratio(PRINT_LINES / x_seconds if x_seconds else None, PRINT_LINES / p_seconds if p_seconds else None)
+         + " (lines/s)" if x_seconds and p_seconds else "n/a", ""),
+        ("  stream messages the client received for it", count(x_messages), count(p_messages),
+         ratio(x_messages, p_messages) if x_messages is not None and p_messages else "n/a", ""),
+    ]
 
     if isinstance(nvrtc, dict) and not nvrtc["cold_ms"]:
         nvrtc = skip_xcuda or failures.get("xcuda") or "not measured"

@@ -20,6 +20,23 @@
 //   e2e_pinned_ms   the same as e2e_pageable_ms from page-locked buffers (cuMemAllocHost).
 // Each result is checked against the host computation before it is timed.
 //
+// `launch_baseline transfers` (tests/bench/bench_transfers.py) measures instead copies of 256 MiB, host
+// wall time, median of 20 after 3 warm-up copies, in GB/s (2^28 bytes / time):
+//   copy_h2d_pinned_gbs, copy_d2h_pinned_gbs          from and to cuMemAllocHost memory (the bus ceiling)
+//   copy_h2d_pageable_gbs, copy_d2h_pageable_gbs      from and to malloc'ed memory (the driver's staging)
+//   copy_h2d_registered_gbs, copy_d2h_registered_gbs  malloc'ed memory registered once (cuMemHostRegister)
+//   register_ms, unregister_ms                        cuMemHostRegister / cuMemHostUnregister of the 256 MiB
+//                                                     (median of 5): what registering for one copy costs
+//
+// `launch_baseline graphs` (tests/bench/bench_graphs.py) measures a chain of 100 launches of a small
+// kernel (chain_step, n = 4096, grid 16, block 256, x[i] = x[i] * a + 1) on the legacy stream:
+//   chain_eager_host_us  host time of issuing the 100 cuLaunchKernel calls (the synchronize after them
+//                        outside the timed region), median of 200 after 10 warm-up chains
+//   chain_eager_wall_us  the same with cuCtxSynchronize inside the timed region
+//   chain_graph_host_us, chain_graph_wall_us  the same for one cuGraphLaunch of the chain captured
+//                        (cuStreamBeginCapture on a non-blocking stream) and instantiated once
+// The eager and the replayed chains' results are checked against the host computation.
+//
 // Output: one `key value` line per result, for bench_gpu.py to parse. Every CUresult and nvrtcResult
 // is checked; a failure prints the call, the error name and its description and exits 1.
 //
@@ -35,6 +52,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -45,6 +63,12 @@ extern "C" __global__ void saxpy(float a, const float* x, const float* y, float*
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n) out[i] = a * x[i] + y[i];
+}
+
+extern "C" __global__ void chain_step(float* x, float a, unsigned n)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * a + 1.0f;
 }
 
 extern "C" __global__ void many(float s0, float s1, float s2, float s3, float s4, float s5, float s6, float s7,
@@ -227,8 +251,153 @@ extern "C" __global__ void many(float s0, float s1, float s2, float s3, float s4
     }
 }
 
-int main()
+namespace
 {
+    // Copies of 256 MiB from and to page-locked, pageable and registered host memory.
+    void measure_transfers()
+    {
+        const std::size_t bytes = std::size_t(1) << 28;
+        CUdeviceptr device = 0;
+        CHECK(cuMemAlloc(&device, bytes));
+        auto gbs = [&](double ms) { return static_cast<double>(bytes) / (ms * 1e-3) / 1e9; };
+        auto both = [&](const char* name, void* host) {
+            std::printf("copy_h2d_%s_gbs %.1f\n", name, gbs(wall_time_ms([&] { CHECK(cuMemcpyHtoD(device, host, bytes)); })));
+            std::printf("copy_d2h_%s_gbs %.1f\n", name, gbs(wall_time_ms([&] { CHECK(cuMemcpyDtoH(host, device, bytes)); })));
+        };
+        void* pinned = nullptr;
+        CHECK(cuMemAllocHost(&pinned, bytes));
+        std::memset(pinned, 1, bytes);
+        both("pinned", pinned);
+        CHECK(cuMemFreeHost(pinned));
+
+        void* pageable = std::malloc(bytes);
+        if (!pageable)
+        {
+            fail("malloc of 256 MiB failed");
+        }
+        std::memset(pageable, 2, bytes);  // every page touched before timing
+        both("pageable", pageable);
+        std::vector<double> register_ms;
+        std::vector<double> unregister_ms;
+        for (int i = 0; i < 5; ++i)
+        {
+            auto start = clock_type::now();
+            CHECK(cuMemHostRegister(pageable, bytes, 0));
+            register_ms.push_back(seconds_since(start) * 1e3);
+            start = clock_type::now();
+            CHECK(cuMemHostUnregister(pageable));
+            unregister_ms.push_back(seconds_since(start) * 1e3);
+        }
+        std::printf("register_ms %.3f\n", median(register_ms));
+        std::printf("unregister_ms %.3f\n", median(unregister_ms));
+        CHECK(cuMemHostRegister(pageable, bytes, 0));
+        both("registered", pageable);
+        CHECK(cuMemHostUnregister(pageable));
+        std::free(pageable);
+        CHECK(cuMemFree(device));
+    }
+
+    // A chain of 100 small launches, eager and as a CUDA graph.
+    void measure_graphs(CUfunction step)
+    {
+        constexpr int chain = 100;
+        constexpr int samples = 200;
+        unsigned n = 4096;
+        unsigned block = 256;
+        unsigned grid = blocks_for(n, block);
+        float a = 1.0001f;
+        std::vector<float> start_values(n);
+        fill(start_values.data(), n, 3);
+        CUdeviceptr x = 0;
+        CHECK(cuMemAlloc(&x, n * sizeof(float)));
+        void* args[] = {&x, &a, &n};
+        auto reset = [&] { CHECK(cuMemcpyHtoD(x, start_values.data(), n * sizeof(float))); };
+        auto expected_after = [&](int chains) {
+            std::vector<float> v = start_values;
+            for (int c = 0; c < chains * chain; ++c)
+            {
+                for (float& e : v)
+                {
+                    e = e * a + 1.0f;
+                }
+            }
+            return v;
+        };
+        auto check_result = [&](const char* what, int chains) {
+            std::vector<float> got(n);
+            CHECK(cuMemcpyDtoH(got.data(), x, n * sizeof(float)));
+            std::vector<float> want = expected_after(chains);
+            for (unsigned i = 0; i < n; ++i)
+            {
+                if (std::fabs(got[i] - want[i]) > 1e-4f * (1.0f + std::fabs(want[i])))
+                {
+                    fail(std::string(what) + ": wrong chain result at " + std::to_string(i));
+                }
+            }
+        };
+        auto eager = [&] {
+            for (int k = 0; k < chain; ++k)
+            {
+                CHECK(cuLaunchKernel(step, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr));
+            }
+        };
+        reset();
+        eager();
+        CHECK(cuCtxSynchronize());
+        check_result("eager chain", 1);
+
+        CUstream capture = nullptr;
+        CHECK(cuStreamCreate(&capture, CU_STREAM_NON_BLOCKING));
+        CHECK(cuStreamBeginCapture(capture, CU_STREAM_CAPTURE_MODE_RELAXED));
+        for (int k = 0; k < chain; ++k)
+        {
+            CHECK(cuLaunchKernel(step, grid, 1, 1, block, 1, 1, 0, capture, args, nullptr));
+        }
+        CUgraph graph = nullptr;
+        CHECK(cuStreamEndCapture(capture, &graph));
+        CUgraphExec exec = nullptr;
+        CHECK(cuGraphInstantiate(&exec, graph, 0));
+        reset();
+        CHECK(cuGraphLaunch(exec, nullptr));
+        CHECK(cuCtxSynchronize());
+        check_result("replayed chain", 1);
+
+        // Host time of issuing the work, the synchronize outside; and the wall time with it inside.
+        auto host_and_wall = [&](const char* name, auto issue) {
+            for (int i = 0; i < 10; ++i)
+            {
+                issue();
+            }
+            CHECK(cuCtxSynchronize());
+            std::vector<double> host;
+            std::vector<double> wall;
+            for (int i = 0; i < samples; ++i)
+            {
+                auto start = clock_type::now();
+                issue();
+                host.push_back(seconds_since(start) * 1e6);
+                CHECK(cuCtxSynchronize());
+                wall.push_back(seconds_since(start) * 1e6);
+            }
+            std::printf("chain_%s_host_us %.3f\n", name, median(host));
+            std::printf("chain_%s_wall_us %.3f\n", name, median(wall));
+        };
+        host_and_wall("eager", eager);
+        host_and_wall("graph", [&] { CHECK(cuGraphLaunch(exec, nullptr)); });
+        CHECK(cuGraphExecDestroy(exec));
+        CHECK(cuGraphDestroy(graph));
+        CHECK(cuStreamDestroy(capture));
+        CHECK(cuMemFree(x));
+    }
+}
+
+int main(int argc, char** argv)
+{
+    std::string mode = argc > 1 ? argv[1] : "";
+    if (!mode.empty() && mode != "transfers" && mode != "graphs")
+    {
+        fail("unknown mode '" + mode + "' (none, transfers or graphs)");
+    }
     CHECK(cuInit(0));
     CUdevice device = 0;
     CHECK(cuDeviceGet(&device, 0));
@@ -254,6 +423,22 @@ int main()
     CUfunction many = nullptr;
     CHECK(cuModuleGetFunction(&saxpy, module, "saxpy"));
     CHECK(cuModuleGetFunction(&many, module, "many"));
+    if (mode == "transfers" || mode == "graphs")
+    {
+        if (mode == "transfers")
+        {
+            measure_transfers();
+        }
+        else
+        {
+            CUfunction step = nullptr;
+            CHECK(cuModuleGetFunction(&step, module, "chain_step"));
+            measure_graphs(step);
+        }
+        CHECK(cuModuleUnload(module));
+        CHECK(cuDevicePrimaryCtxRelease(device));
+        return 0;
+    }
 
     const unsigned block = 256;
     float a = 2.0f;

@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
 # The GPU benchmark in one command, run from the repository root on a GPU host:
 #
-#     tests/bench/run_gpu.sh          # tables on stdout and in ${OUT:-/tmp}/bench_gpu.md
+#     tests/bench/run_gpu.sh          # tables on stdout and in ${OUT:-/tmp}/bench_*.md
 #
 # 1. builds the `xcuda` Python module against this host's python3 (no kernel, no C++ tests) in build-host/;
 # 2. builds the C++ driver-API baseline (tests/bench/launch_baseline.cpp) with nvcc into build-host/bench/;
-# 3. runs tests/bench/bench_gpu.py, which runs the baseline and measures xcuda, cuda.core, cuda.bindings,
-#    CuPy and PyTorch in one process (see its docstring for what is measured and the goals).
-# A benchmark only: it prints ratios against baselines measured in the same run and asserts nothing.
-# Environment: OUT (folder for bench_gpu.md, default /tmp), CUDA_HOME (default: nvcc's toolkit, else
-# /usr/local/cuda), JOBS (build parallelism, default 16).
-set -euo pipefail
+# 3. bench_gpu.py: launch cost, SAXPY bandwidth, the CUDA Python tutorial end to end (every way of copying
+#    pageable numpy arrays beside C++ pageable and page-locked) against C++, cuda.core, cuda.bindings, CuPy
+#    and PyTorch in one process                                                      -> $OUT/bench_gpu.md
+# 4. bench_compile.py: cold NVRTC compiles, xcuda's and CuPy's compile caches, where a disk hit's time goes
+#                                                                                    -> $OUT/bench_compile.md
+# 5. bench_transfers.py: a 256 MiB numpy array to and from the device in each way    -> $OUT/bench_transfers.md
+# 6. bench_graphs.py: a chain of 100 small kernels eager and replayed as a CUDA graph -> $OUT/bench_graphs.md
+# 7. bench_multigpu.py: SAXPY across every device; with one GPU its rows say why they are skipped
+#                                                                                    -> $OUT/bench_multigpu.md
+# 8. the gpu-marked tests of CUDA graphs and transfers (tests/test_graphs_transfers.py -m gpu), when pytest
+#    is there                                                                        -> $OUT/gpu_tests.log
+# Then tests/bench/assemble_results.py $OUT writes tests/bench/RESULTS.md's GPU tables from these files.
+#
+# A benchmark only: each script prints ratios against baselines measured in the same run and asserts
+# nothing; a failing step is reported and the others still run (the exit status says whether any failed).
+# About 6 minutes on the lent nvidia-h200 (16 cores): the build 1-2, bench_compile 2, the others 2-3.
+# Environment: OUT (output folder, default /tmp), CUDA_HOME (default: nvcc's toolkit, else /usr/local/cuda),
+# JOBS (build parallelism, default 16), STEPS (the steps 3-8 to run, default
+# "gpu compile transfers graphs multigpu tests").
+set -uo pipefail
 export PYTHONUNBUFFERED=1
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -18,28 +32,49 @@ python=$(command -v python3)
 cuda_home=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")}
 nvcc=$cuda_home/bin/nvcc
 out_dir=${OUT:-/tmp}
+steps=" ${STEPS:-gpu compile transfers graphs multigpu tests} "
 mkdir -p "$out_dir"
+status=0
+started=$(date +%s)
+elapsed() { echo "   ($(( $(date +%s) - started )) s since the start)"; }
+step() {  # step NAME COMMAND...: runs it when NAME is in STEPS; a failure is reported, not fatal
+  local name=$1
+  shift
+  case "$steps" in *" $name "*) ;; *) echo "== skipping $name (not in STEPS)"; return 0 ;; esac
+  echo "== $name: $*"
+  "$@"
+  local rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "== $name FAILED (exit $rc)"
+    status=1
+  fi
+  elapsed
+}
 
 echo "== building the xcuda module for $python ($("$python" --version 2>&1))"
-cmake -S . -B build-host -DXCUDA_BUILD_KERNEL=OFF -DXCUDA_BUILD_TESTS=OFF -DPython_EXECUTABLE="$python"
-cmake --build build-host --target xcuda_python -j"${JOBS:-16}"
+cmake -S . -B build-host -DXCUDA_BUILD_KERNEL=OFF -DXCUDA_BUILD_TESTS=OFF -DPython_EXECUTABLE="$python" || exit 1
+cmake --build build-host --target xcuda_python -j"${JOBS:-16}" || exit 1
+elapsed
 
 echo "== building the C++ baseline with $nvcc"
 mkdir -p build-host/bench
 "$nvcc" -O2 -std=c++17 -o build-host/bench/launch_baseline tests/bench/launch_baseline.cpp \
-    -lcuda -lnvrtc -Xlinker -rpath -Xlinker "$cuda_home/lib64"
+    -lcuda -lnvrtc -Xlinker -rpath -Xlinker "$cuda_home/lib64" || exit 1
+elapsed
 
-echo "== running the benchmark"
-XCUDA_BUILD_DIR=build-host "$python" tests/bench/bench_gpu.py \
-    --baseline build-host/bench/launch_baseline --out "$out_dir/bench_gpu.md"
-
-# 4. the compile benchmark (tests/bench/bench_compile.py: cold NVRTC compiles, xcuda's and CuPy's compile
-#    caches), with the same module and Python; its tables also go to $out_dir/bench_compile.md.
-echo "== running the compile benchmark"
-XCUDA_BUILD_DIR=build-host "$python" tests/bench/bench_compile.py --out "$out_dir/bench_compile.md"
-
-# 5. the multi-GPU benchmark (tests/bench/bench_multigpu.py: SAXPY split across every device against one,
-#    copies between devices); with one GPU its multi-GPU rows say why they are skipped. Its tables also go
-#    to $out_dir/bench_multigpu.md.
-echo "== running the multi-GPU benchmark"
-XCUDA_BUILD_DIR=build-host "$python" tests/bench/bench_multigpu.py --out "$out_dir/bench_multigpu.md"
+export XCUDA_BUILD_DIR=build-host
+baseline=build-host/bench/launch_baseline
+step gpu "$python" tests/bench/bench_gpu.py --baseline "$baseline" --out "$out_dir/bench_gpu.md"
+step compile "$python" tests/bench/bench_compile.py --out "$out_dir/bench_compile.md"
+step transfers "$python" tests/bench/bench_transfers.py --baseline "$baseline" --out "$out_dir/bench_transfers.md"
+step graphs "$python" tests/bench/bench_graphs.py --baseline "$baseline" --out "$out_dir/bench_graphs.md"
+step multigpu "$python" tests/bench/bench_multigpu.py --out "$out_dir/bench_multigpu.md"
+if "$python" -c "import pytest" 2>/dev/null; then
+  # The scenarios in child processes on the GPU; the fake-driver ones need the test build, not made here.
+  step tests bash -c "\"$python\" -m pytest tests/test_graphs_transfers.py -m gpu -v -ra -p no:cacheprovider \
+      >\"$out_dir/gpu_tests.log\" 2>&1; rc=\$?; tail -n 20 \"$out_dir/gpu_tests.log\"; exit \$rc"
+else
+  echo "== tests: no pytest in $python; the gpu tests were not run" | tee "$out_dir/gpu_tests.log"
+fi
+echo "== done in $(( $(date +%s) - started )) s; outputs in $out_dir"
+exit $status

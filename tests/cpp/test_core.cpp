@@ -419,3 +419,46 @@ namespace xcuda
         EXPECT_EQ(cache.load("key two"), nullptr);
     }
 }
+
+#include "nvrtc_library.hpp"
+#include "nvrtc_version_memo.hpp"
+
+namespace xcuda
+{
+    TEST(nvrtc_version_memo, a_memo_answers_only_for_the_same_search_and_the_same_file)
+    {
+        std::string file = ::testing::TempDir() + "xcuda-memo-libnvrtc.so.13";
+        std::ofstream(file) << "a library";
+        std::string text = nvrtc_version_memo::format({13, 2}, "fingerprint\n", file);
+        auto version = nvrtc_version_memo::parse(text, "fingerprint\n");
+        ASSERT_TRUE(version.has_value());
+        EXPECT_EQ(*version, std::make_pair(13, 2));
+        EXPECT_FALSE(nvrtc_version_memo::parse(text, "another search\n").has_value());
+        EXPECT_FALSE(nvrtc_version_memo::parse(text.substr(0, text.size() / 2), "fingerprint\n").has_value());
+        EXPECT_FALSE(nvrtc_version_memo::parse("xcuda nvrtc-version 1\nthirteen\n" + file + "\n", "").has_value());
+        std::ofstream(file, std::ios::app) << " replaced by another";  // another size: another file
+        EXPECT_FALSE(nvrtc_version_memo::parse(text, "fingerprint\n").has_value());
+        std::remove(file.c_str());
+        EXPECT_EQ(nvrtc_library::file_identity(file), "-");
+    }
+
+    TEST(nvrtc_version_memo, the_search_fingerprint_follows_the_environment)
+    {
+        std::string before = nvrtc_library::search_fingerprint();
+        EXPECT_EQ(before, nvrtc_library::search_fingerprint());
+        const char* set = std::getenv("CUDA_PATH");
+        std::string saved = set ? set : "";
+        ::setenv("CUDA_PATH", "/nonexistent-toolkit", 1);
+        std::string other = nvrtc_library::search_fingerprint();
+        if (set)
+        {
+            ::setenv("CUDA_PATH", saved.c_str(), 1);
+        }
+        else
+        {
+            ::unsetenv("CUDA_PATH");
+        }
+        EXPECT_NE(before, other);
+        EXPECT_NE(other.find("/nonexistent-toolkit/lib64/libnvrtc.so.13 -"), std::string::npos) << other;
+    }
+}

@@ -22,6 +22,7 @@
 //     argument_type_error          a launch argument of a wrong type  -> TypeError
 //     argument_value_error         a launch argument out of range  -> ValueError
 //       device_mismatch_error      an argument on another device   -> xcuda.DeviceMismatchError
+//     graph_capture_error          what a CUDA graph cannot capture -> xcuda.GraphCaptureError
 //
 // This layer is pure C++: no CUDA, no NVRTC, no Python.
 
@@ -222,5 +223,15 @@ namespace xcuda
     {
     public:
         using argument_value_error::argument_value_error;
+    };
+
+    // Inside `with xcuda.graph():` an operation that a CUDA graph cannot hold (a synchronous copy of a
+    // pageable numpy array, a synchronize, an allocation, a launch on another stream), or a graph used
+    // in a way it cannot be (replayed before its capture ended, updated with a different kernel). The
+    // message names the operation and what to do instead.
+    class graph_capture_error : public error
+    {
+    public:
+        using error::error;
     };
 }

@@ -5,14 +5,21 @@ namespace xcuda
     std::string compile_cache::make_key(const std::string& source, const compile_options& options,
                                         const std::map<std::string, std::string>& headers)
     {
+        return make_key(nvrtc_compiler::version(), source, options, headers);
+    }
+
+    std::string compile_cache::make_key(std::pair<int, int> nvrtc, const std::string& source,
+                                        const compile_options& options, const std::map<std::string, std::string>& headers)
+    {
         // Length-prefixed fields: no separator inside one field can make two inputs collide.
         std::string key;
+        key.reserve(source.size() + 256);
         auto field = [&key](const std::string& text) {
             key += std::to_string(text.size());
             key += ':';
             key += text;
         };
-        auto [major, minor] = nvrtc_compiler::version();
+        auto [major, minor] = nvrtc;
         field("nvrtc " + std::to_string(major) + "." + std::to_string(minor));
         field(source);
         for (const auto& option : options.to_nvrtc_options())

@@ -26,6 +26,9 @@ namespace xcuda
 
         static std::string make_key(const std::string& source, const compile_options& options,
                                      const std::map<std::string, std::string>& headers);
+        // The same with NVRTC's version given (compiler::key_for knows it without loading NVRTC).
+        static std::string make_key(std::pair<int, int> nvrtc, const std::string& source, const compile_options& options,
+                                     const std::map<std::string, std::string>& headers);
 
         std::shared_ptr<const compile_result> find(const std::string& key);
         void insert(const std::string& key, std::shared_ptr<const compile_result> result);

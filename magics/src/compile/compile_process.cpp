@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -200,6 +201,24 @@ namespace xcuda
                 // A broken NVRTC says so in the real compile that follows.
             }
         });
+    }
+
+    void compile_process::warm_up_in_background()
+    {
+        std::thread([] {
+            sigset_t interrupt;
+            sigemptyset(&interrupt);
+            sigaddset(&interrupt, SIGINT);
+            pthread_sigmask(SIG_BLOCK, &interrupt, nullptr);
+            try
+            {
+                warm_up();
+            }
+            catch (const std::exception&)
+            {
+                // NVRTC missing: the first compile says so.
+            }
+        }).detach();
     }
 
     compile_result compile_process::compile(const std::string& source, const compile_options& options,

@@ -39,5 +39,8 @@ namespace xcuda
         // Initialises NVRTC in this process once (a tiny compile, SIGINT blocked on this thread), so that
         // children start warm: NVRTC's first compile in a process costs 30 to 60 ms more than later ones.
         static void warm_up();
+        // warm_up() on a thread of its own (SIGINT blocked there), so that the first cell does not wait
+        // for it: called when the magics load. A compile that comes first waits for it to end.
+        static void warm_up_in_background();
     };
 }

@@ -11,6 +11,7 @@ namespace xcuda
 
     compiler::compiler(disk_cache disk)
         : m_disk(std::move(disk))
+        , m_nvrtc(m_disk.enabled() ? m_disk.directory() : std::string())
     {
         const char* setting = std::getenv("XCUDA_COMPILE_PROCESS");
         m_isolated = !(setting && std::string(setting) == "0");
@@ -20,7 +21,7 @@ namespace xcuda
                                        const std::map<std::string, std::string>& headers)
     {
         output result;
-        result.key = compile_cache::make_key(source, options, headers);
+        result.key = key_for(source, options, headers);
         result.origin = "memory";
         result.binary = m_memory.find(result.key);
         if (result.binary)
@@ -39,5 +40,11 @@ namespace xcuda
         }
         m_memory.insert(result.key, result.binary);
         return result;
+    }
+
+    std::string compiler::key_for(const std::string& source, const compile_options& options,
+                                  const std::map<std::string, std::string>& headers)
+    {
+        return compile_cache::make_key(m_nvrtc.version(), source, options, headers);
     }
 }

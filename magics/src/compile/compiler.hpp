@@ -18,6 +18,7 @@
 #include "compile_process.hpp"
 #include "disk_cache.hpp"
 #include "nvrtc_compiler.hpp"
+#include "nvrtc_version_memo.hpp"
 
 namespace xcuda
 {
@@ -41,6 +42,12 @@ namespace xcuda
         output compile(const std::string& source, const compile_options& options,
                        const std::map<std::string, std::string>& headers = {});
 
+        // The compile cache's key of these inputs, with NVRTC's version from nvrtc_version_memo: a hit on
+        // disk needs no NVRTC loaded.
+        std::string key_for(const std::string& source, const compile_options& options,
+                            const std::map<std::string, std::string>& headers);
+        nvrtc_version_memo& nvrtc_version() noexcept { return m_nvrtc; }
+
         compile_cache& memory() noexcept { return m_memory; }
         disk_cache& disk() noexcept { return m_disk; }
 
@@ -52,6 +59,7 @@ namespace xcuda
     private:
         compile_cache m_memory;
         disk_cache m_disk;
+        nvrtc_version_memo m_nvrtc;
         compile_process::interrupt_check m_interrupt_check;
         bool m_isolated = true;
     };

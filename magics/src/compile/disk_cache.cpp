@@ -132,21 +132,26 @@ namespace xcuda
 
     std::uint64_t disk_cache::content_hash(const std::string& bytes)
     {
+        return content_hash(bytes.data(), bytes.size());
+    }
+
+    std::uint64_t disk_cache::content_hash(const char* data, std::size_t size)
+    {
         auto mix = [](std::uint64_t h, std::uint64_t word) {
             h ^= word * 0xbf58476d1ce4e5b9ull;
             h = (h << 31) | (h >> 33);
             return h * 0x94d049bb133111ebull;
         };
-        std::uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes.size();
+        std::uint64_t h = 0x9e3779b97f4a7c15ull ^ size;
         std::size_t i = 0;
-        for (; i + 8 <= bytes.size(); i += 8)
+        for (; i + 8 <= size; i += 8)
         {
             std::uint64_t word;
-            std::memcpy(&word, bytes.data() + i, 8);
+            std::memcpy(&word, data + i, 8);
             h = mix(h, word);
         }
         std::uint64_t tail = 0;
-        std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
+        std::memcpy(&tail, data + i, size - i);
         h = mix(h, tail);
         h ^= h >> 30;
         h *= 0xbf58476d1ce4e5b9ull;
@@ -205,15 +210,16 @@ namespace xcuda
         {
             return nullptr;  // truncated, or trailing garbage
         }
-        std::string payload = bytes.substr(header_size);
-        if (content_hash(payload) != hash)
+        // The payload is read in place (no copy of the megabytes of PTX and CUBIN before the fields').
+        const std::string& payload = bytes;
+        if (content_hash(bytes.data() + header_size, bytes.size() - header_size) != hash)
         {
             return nullptr;
         }
         auto result = std::make_shared<compile_result>();
         std::string stored_key;
         std::string milliseconds;
-        at = 0;
+        at = header_size;
         if (!get_field(payload, at, stored_key) || stored_key != key || !get_field(payload, at, result->arch) ||
             !get_field(payload, at, result->ptx) || !get_field(payload, at, result->cubin) ||
             !get_field(payload, at, result->log) || !get_field(payload, at, milliseconds))

@@ -54,6 +54,7 @@ namespace xcuda
         // A 64-bit hash over 8-byte words (multiply and rotate, splitmix64's finaliser): catches damaged
         // entries at memory speed, several times faster than a byte-wise hash on megabyte entries.
         static std::uint64_t content_hash(const std::string& bytes);
+        static std::uint64_t content_hash(const char* data, std::size_t size);
         static std::string serialize(const std::string& key, const compile_result& result);
         // Null when the bytes are not a valid entry for key.
         static std::shared_ptr<const compile_result> deserialize(const std::string& bytes, const std::string& key);

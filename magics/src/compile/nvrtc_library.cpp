@@ -1,5 +1,6 @@
 #include "nvrtc_library.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -51,6 +52,11 @@ namespace xcuda
             }
             return "";
         }
+    }
+
+    namespace
+    {
+        std::atomic<bool> g_loaded{false};
     }
 
     nvrtc_library& nvrtc_library::instance()
@@ -107,6 +113,7 @@ namespace xcuda
         m_library = handle;
         m_path = opened;
         m_tried.push_back(place + ": " + opened);
+        g_loaded = true;
         return true;
     }
 
@@ -210,5 +217,88 @@ namespace xcuda
     std::vector<std::string> nvrtc_library::search_log()
     {
         return instance().m_tried;
+    }
+
+    bool nvrtc_library::loaded() noexcept
+    {
+        if (g_loaded)
+        {
+            return true;
+        }
+        void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+        if (handle)
+        {
+            dlclose(handle);  // only a reference taken by RTLD_NOLOAD
+            return true;
+        }
+        dlerror();
+        return false;
+    }
+
+    std::string nvrtc_library::file_identity(const std::string& path)
+    {
+        struct stat st;
+        if (path.empty() || ::stat(path.c_str(), &st) != 0)
+        {
+            return "-";
+        }
+        return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+               std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+    }
+
+    std::string nvrtc_library::search_fingerprint()
+    {
+        // The same places load() looks at, in its order: each as its text and the identity of its file.
+        std::string print = "nvrtc search 1\n";
+        auto add = [&print](const std::string& what, const std::string& path) {
+            print += what + " " + path + " " + file_identity(path) + "\n";
+        };
+        const std::string name = soname;
+        std::string override_path = env("XCUDA_NVRTC");
+        print += "XCUDA_NVRTC=" + override_path + "\n";
+        if (!override_path.empty())
+        {
+            add("file", override_path);
+            return print;
+        }
+        auto toolkit = [&](const std::string& root) {
+            for (const char* lib : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/", "/targets/sbsa-linux/lib/"})
+            {
+                add("file", root + lib + name);
+            }
+        };
+        for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
+        {
+            print += std::string(variable) + "=" + env(variable) + "\n";
+            if (!env(variable).empty())
+            {
+                toolkit(env(variable));
+            }
+        }
+        std::string site = own_folder();
+        print += "module=" + site + "\n";
+        for (const char* wheel : {"/nvidia/cu13/lib/", "/nvidia/cuda_nvrtc/lib/"})
+        {
+            add("file", site + wheel + name);
+        }
+        // The loader path: LD_LIBRARY_PATH's folders, then ldconfig's cache (rewritten when it changes).
+        std::string library_path = env("LD_LIBRARY_PATH");
+        print += "LD_LIBRARY_PATH=" + library_path + "\n";
+        std::size_t begin = library_path.empty() ? 1 : 0;  // unset or empty: the loader skips it
+        while (begin <= library_path.size())
+        {
+            std::size_t end = library_path.find(':', begin);
+            std::string folder = library_path.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+            add("file", (folder.empty() ? std::string(".") : folder) + "/" + name);
+            if (end == std::string::npos)
+            {
+                break;
+            }
+            begin = end + 1;
+        }
+        add("cache", "/etc/ld.so.cache");
+        toolkit(XCUDA_BUILD_CUDA_ROOT);
+        toolkit("/usr/local/cuda");
+        return print;
     }
 }

@@ -62,6 +62,17 @@ namespace xcuda
         // Each place tried, in order, with what came of it ("<place>: <result>").
         static std::vector<std::string> search_log();
 
+        // Whether an NVRTC is loaded in this process already (by xcuda, or by another library whose copy
+        // the search would take); loads nothing.
+        static bool loaded() noexcept;
+        // What decides which file the search above opens, without opening anything: the variables it
+        // reads and the identity (device, inode, size, modification time) of every file it would look at,
+        // the loader's cache included. Equal fingerprints open the same file: nvrtc_version_memo uses it
+        // to know NVRTC's version on a compile-cache hit without loading the 100 MB library.
+        static std::string search_fingerprint();
+        // "dev:inode:size:mtime" of the file at path (links followed), "-" when there is none.
+        static std::string file_identity(const std::string& path);
+
         nvrtc_library(const nvrtc_library&) = delete;
         nvrtc_library& operator=(const nvrtc_library&) = delete;
 

@@ -74,10 +74,21 @@ namespace xcuda
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
     X(cuOccupancyMaxPotentialBlockSize)
 
-// Present only in newer drivers; null when missing, and callers check.
-#define XCUDA_DRIVER_OPTIONAL(X) \
-    X(cuFuncGetParamInfo)        \
-    X(cuDeviceGetUuid)
+// Present only in newer drivers; null when missing, and callers check. The graph calls (stream capture,
+// instantiation, replay, kernel-node updates) are optional so that a driver without them still runs
+// everything else; runtime/cuda_graph says which one is missing.
+#define XCUDA_DRIVER_OPTIONAL(X)          \
+    X(cuFuncGetParamInfo)                 \
+    X(cuDeviceGetUuid)                    \
+    X(cuStreamBeginCapture)               \
+    X(cuStreamEndCapture)                 \
+    X(cuStreamIsCapturing)                \
+    X(cuStreamGetCaptureInfo)             \
+    X(cuGraphInstantiate)                 \
+    X(cuGraphLaunch)                      \
+    X(cuGraphExecKernelNodeSetParams)     \
+    X(cuGraphExecDestroy)                 \
+    X(cuGraphDestroy)
 
     class cuda_driver
     {

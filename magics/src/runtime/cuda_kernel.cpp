@@ -96,6 +96,25 @@ namespace xcuda
         session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
     }
 
+    CUDA_KERNEL_NODE_PARAMS cuda_kernel::node_params(const launch_dims& dims)
+    {
+        per_device& d = prepared();
+        cuda_session& session = m_module->session();
+        session.make_current();
+        launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
+        CUDA_KERNEL_NODE_PARAMS params{};
+        params.func = d.function;
+        params.gridDimX = dims.grid[0];
+        params.gridDimY = dims.grid[1];
+        params.gridDimZ = dims.grid[2];
+        params.blockDimX = dims.block[0];
+        params.blockDimY = dims.block[1];
+        params.blockDimZ = dims.block[2];
+        params.sharedMemBytes = dims.shared_mem;
+        params.kernelParams = m_plan.argument_pointers();
+        return params;
+    }
+
     std::vector<double> cuda_kernel::time(const launch_dims& dims, CUstream stream, int repeat, int warmup)
     {
         prepared();  // the first launch's lookups stay out of the warm-up and the samples

@@ -48,6 +48,10 @@ namespace xcuda
         // Validates dims against the device and this function, then cuLaunchKernel with the plan's
         // current argument block on stream.
         void launch(const launch_dims& dims, CUstream stream);
+        // What a CUDA graph's kernel node needs to launch it as launch() would: the function on the
+        // current device, dims checked against the device and the function, and the plan's current
+        // argument block (the driver copies the values when it is given them).
+        CUDA_KERNEL_NODE_PARAMS node_params(const launch_dims& dims);
         // Launches with the plan's current arguments warmup times, then repeat times between CUDA
         // events (event_timer); the milliseconds of each timed launch. No Python state: release the GIL.
         std::vector<double> time(const launch_dims& dims, CUstream stream, int repeat, int warmup);

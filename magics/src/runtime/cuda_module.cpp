@@ -1,5 +1,7 @@
 #include "cuda_module.hpp"
 
+#include <chrono>
+
 #include "cuda_driver.hpp"
 #include "errors.hpp"
 
@@ -192,7 +194,9 @@ namespace xcuda
         const compile_result& binary = binary_for(device_arch);
         const std::string& image = binary.cubin.empty() ? binary.ptx : binary.cubin;
         CUmodule module = nullptr;
+        auto started = std::chrono::steady_clock::now();
         CUresult result = cuda_driver::get().cuModuleLoadDataEx(&module, image.c_str(), 0, nullptr, nullptr);
+        m_load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
         if ((result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || result == CUDA_ERROR_INVALID_PTX) && binary.cubin.empty())
         {
             // PTX newer than this driver can compile (an older driver says "unsupported", or "invalid"

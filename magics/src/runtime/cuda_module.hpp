@@ -82,6 +82,8 @@ namespace xcuda
         std::vector<int> loaded_devices() const;
         // Whether its kernels call printf (their output is then captured at waits).
         bool uses_printf() const noexcept;
+        // Milliseconds the driver took for the last load (cuModuleLoadDataEx); negative before any.
+        double load_ms() const noexcept { return m_load_ms; }
 
         std::string describe() const;
         // Set when the module had to be loaded another way than compiled (PTX newer than the driver):
@@ -134,5 +136,6 @@ namespace xcuda
         std::shared_ptr<const compile_result> m_inspection;
         std::map<std::string, std::shared_ptr<const compile_result>> m_line_info;  // by arch
         std::string m_fallback_note;
+        double m_load_ms = -1;
     };
 }

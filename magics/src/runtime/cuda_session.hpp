@@ -46,6 +46,7 @@
 #include <cuda.h>
 
 #include "device_choice.hpp"
+#include "transfer_settings.hpp"
 
 namespace xcuda
 {
@@ -256,6 +257,10 @@ namespace xcuda
 
         // The page-locked staging of pageable copies to and from device `ordinal` (made at first use).
         host_staging& staging(int ordinal);
+        // How large copies of pageable host memory are made (read from the environment at construction;
+        // xcuda.transfer_options changes them). Every device's host_staging reads them at each copy.
+        transfer_settings& transfers() noexcept { return m_transfers; }
+        const transfer_settings& transfers() const noexcept { return m_transfers; }
         // Page-locked memory of at least `bytes` for copies staged between devices (kept, grown).
         pinned_memory& transfer_memory(std::size_t bytes);
 
@@ -306,6 +311,7 @@ namespace xcuda
         std::unordered_set<session_resource*> m_resources;
         std::vector<std::unique_ptr<host_staging>> m_staging;  // by ordinal
         std::shared_ptr<pinned_memory> m_transfer_memory;
+        transfer_settings m_transfers = transfer_settings::from_environment();
 
         std::string m_lost;
         int m_interrupted_device = -1;

@@ -83,7 +83,8 @@ namespace xcuda
         return m_pointer;
     }
 
-    void device_buffer::copy_from_host(const void* source, std::size_t nbytes, std::size_t offset)
+    void device_buffer::copy_from_host(const void* source, std::size_t nbytes, std::size_t offset,
+                                       std::shared_ptr<host_memory_owner> owner)
     {
         if (nbytes + offset > m_size)
         {
@@ -98,15 +99,16 @@ namespace xcuda
         cuda_session& session = m_session;
         session.wait_idle(m_device);  // the copy below then never blocks on a running kernel
         host_staging& staging = session.staging(m_device);
-        if (staging.worth_it(source, nbytes))
+        if (staging.handles(nbytes))
         {
-            staging.to_device(destination, source, nbytes, session.stream());
+            staging.to_device(destination, source, nbytes, session.stream(), std::move(owner));
             return;
         }
         check(cuda_driver::get().cuMemcpyHtoD(destination, source, nbytes), "cuMemcpyHtoD");
     }
 
-    void device_buffer::copy_to_host(void* destination, std::size_t nbytes, std::size_t offset) const
+    void device_buffer::copy_to_host(void* destination, std::size_t nbytes, std::size_t offset,
+                                     std::shared_ptr<host_memory_owner> owner) const
     {
         if (nbytes + offset > m_size)
         {
@@ -121,15 +123,16 @@ namespace xcuda
         cuda_session& session = m_session;
         session.wait_idle(m_device);
         host_staging& staging = session.staging(m_device);
-        if (staging.worth_it(destination, nbytes))
+        if (staging.handles(nbytes))
         {
-            staging.to_host(destination, source, nbytes, session.stream());
+            staging.to_host(destination, source, nbytes, session.stream(), std::move(owner));
             return;
         }
         check(cuda_driver::get().cuMemcpyDtoH(destination, source, nbytes), "cuMemcpyDtoH");
     }
 
-    void device_buffer::copy_from_host_on(CUstream stream, const void* source, std::size_t nbytes)
+    void device_buffer::copy_from_host_on(CUstream stream, const void* source, std::size_t nbytes,
+                                          std::shared_ptr<host_memory_owner> owner, pending_copies* pending)
     {
         if (nbytes > m_size)
         {
@@ -142,15 +145,16 @@ namespace xcuda
         }
         CUdeviceptr destination = pointer();
         host_staging& staging = m_session.staging(m_device);
-        if (staging.worth_it(source, nbytes))
+        if (staging.handles(nbytes))
         {
-            staging.to_device(destination, source, nbytes, stream);
+            staging.to_device(destination, source, nbytes, stream, std::move(owner), pending);
             return;
         }
         check(cuda_driver::get().cuMemcpyHtoDAsync(destination, source, nbytes, stream), "cuMemcpyHtoDAsync");
     }
 
-    void device_buffer::copy_to_host_on(CUstream stream, void* destination, std::size_t nbytes)
+    void device_buffer::copy_to_host_on(CUstream stream, void* destination, std::size_t nbytes,
+                                        std::shared_ptr<host_memory_owner> owner, pending_copies* pending)
     {
         if (nbytes > m_size)
         {
@@ -163,9 +167,9 @@ namespace xcuda
         }
         CUdeviceptr source = pointer();
         host_staging& staging = m_session.staging(m_device);
-        if (staging.worth_it(destination, nbytes))
+        if (staging.handles(nbytes))
         {
-            staging.to_host(destination, source, nbytes, stream);  // waits for earlier work on stream
+            staging.to_host(destination, source, nbytes, stream, std::move(owner), pending);  // after earlier work on stream
             return;
         }
         check(cuda_driver::get().cuMemcpyDtoHAsync(destination, source, nbytes, stream), "cuMemcpyDtoHAsync");

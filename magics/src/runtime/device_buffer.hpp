@@ -13,6 +13,7 @@
 #include <cuda.h>
 
 #include "cuda_session.hpp"
+#include "host_staging.hpp"
 
 namespace xcuda
 {
@@ -36,17 +37,23 @@ namespace xcuda
 
         // Synchronous copies from and to pageable or page-locked host memory (nbytes <= size()), made on
         // the buffer's own device after earlier work there (waited for interruptibly); large ones go
-        // through host_staging. No Python state: callers release the GIL.
-        void copy_from_host(const void* source, std::size_t nbytes, std::size_t offset = 0);
-        void copy_to_host(void* destination, std::size_t nbytes, std::size_t offset = 0) const;
+        // through the device's host_staging, which may register the host memory in place when `owner`
+        // keeps it allocated (see host_registration_cache). No Python state: callers release the GIL.
+        void copy_from_host(const void* source, std::size_t nbytes, std::size_t offset = 0,
+                            std::shared_ptr<host_memory_owner> owner = nullptr);
+        void copy_to_host(void* destination, std::size_t nbytes, std::size_t offset = 0,
+                          std::shared_ptr<host_memory_owner> owner = nullptr) const;
         void fill_zero(CUstream stream);
 
-        // Copies ordered on stream (the launch path): host -> device returns once source may be reused;
-        // device -> host returns once destination holds the data for the staged path, and is only
-        // queued for the direct one (wait on stream before reading). Large pageable transfers go through
-        // the device's host_staging. No Python state: callers release the GIL.
-        void copy_from_host_on(CUstream stream, const void* source, std::size_t nbytes);
-        void copy_to_host_on(CUstream stream, void* destination, std::size_t nbytes);
+        // Copies ordered on stream (the launch path): host -> device returns once source may be reused,
+        // unless a registered copy left its lease in *pending; device -> host returns once destination
+        // holds the data for the staged path, and is only queued for the others (wait on stream before
+        // reading, then drop *pending). Large transfers go through the device's host_staging. No Python
+        // state: callers release the GIL.
+        void copy_from_host_on(CUstream stream, const void* source, std::size_t nbytes,
+                               std::shared_ptr<host_memory_owner> owner = nullptr, pending_copies* pending = nullptr);
+        void copy_to_host_on(CUstream stream, void* destination, std::size_t nbytes,
+                             std::shared_ptr<host_memory_owner> owner = nullptr, pending_copies* pending = nullptr);
 
         // Copies bytes from source into destination, on any devices, after earlier work on both.
         // method: "" (choose), "device" (same device), "peer" (cuMemcpyPeer: NVLink or PCIe peer

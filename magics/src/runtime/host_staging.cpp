@@ -4,28 +4,278 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "cuda_driver.hpp"
+#include "errors.hpp"
 #include "pinned_memory.hpp"
+#include "transfer_settings.hpp"
 
 namespace xcuda
 {
-    host_staging::host_staging(cuda_session& session, int ordinal)
-        : m_session(session)
-        , m_device(ordinal)
+    namespace
     {
-        const char* setting = std::getenv("XCUDA_STAGING");
-        m_enabled = !(setting && std::string(setting) == "0");
-        unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        std::size_t threads = std::min<std::size_t>(4, std::max<std::size_t>(1, cores / 2));
-        m_slices.resize(threads);
-        // Slice 0 is the caller's; the others get a thread each.
-        for (std::size_t i = 1; i < threads; ++i)
+        std::size_t page_size() noexcept
         {
-            m_workers.emplace_back([this, i] { worker_loop(i); });
+            long page = ::sysconf(_SC_PAGESIZE);
+            return page > 0 ? static_cast<std::size_t>(page) : 4096;
         }
     }
 
+    host_staging::host_staging(cuda_session& session, int ordinal)
+        : m_session(session)
+        , m_device(ordinal)
+        , m_registrations(
+              host_registration_cache::hooks{
+                  // Called inside a transfer, with this device's context current (prepare()).
+                  [](void* begin, std::size_t bytes) {
+                      return cuda_driver::get().cuMemHostRegister(begin, bytes, 0) == CUDA_SUCCESS;
+                  },
+                  // Called when a lease ends or an entry goes, possibly on another thread: the context is made
+                  // current here; a registration of a context that is gone went with it.
+                  [this](void* begin, std::size_t) {
+                      if (m_session.make_current_if_alive(m_device, m_generation))
+                      {
+                          cuda_driver::get().cuMemHostUnregister(begin);
+                      }
+                  }},
+              host_registration_cache::limits{})
+    {
+    }
+
     host_staging::~host_staging()
+    {
+        stop_threads();
+        m_registrations.forget();  // released at close with the context current; a destructor makes no driver call
+    }
+
+    bool host_staging::handles(std::size_t bytes) const noexcept
+    {
+        const transfer_settings& settings = m_session.transfers();
+        return bytes >= settings.threshold && settings.pageable != transfer_settings::pageable_mode::driver;
+    }
+
+    std::size_t host_staging::threshold() const noexcept
+    {
+        return m_session.transfers().threshold;
+    }
+
+    host_staging::route_counts host_staging::routes() const
+    {
+        std::lock_guard<std::mutex> lock(m_counts_mutex);
+        return m_counts;
+    }
+
+    void host_staging::prepare()
+    {
+        const transfer_settings& settings = m_session.transfers();
+        if (!settings.problem.empty())
+        {
+            throw usage_error(settings.problem);
+        }
+        m_session.make_current(m_device);
+        std::uint64_t generation = m_session.generation(m_device);
+        if (generation != m_generation)
+        {
+            // A new context: what was registered, and the events, went with the old one.
+            m_registrations.forget();
+            m_done = nullptr;
+            m_generation = generation;
+            m_registered = false;
+        }
+        if (!m_registered)
+        {
+            m_session.register_resource(this);
+            m_registered = true;
+        }
+        if (!m_done)
+        {
+            check(cuda_driver::get().cuEventCreate(&m_done, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        }
+        host_registration_cache::limits limits;
+        limits.max_bytes = settings.registration_limit;
+        limits.max_entries = settings.registration_entries;
+        limits.page = page_size();
+        m_registrations.set_limits(limits);
+    }
+
+    host_staging::route host_staging::choose(const void* host, std::size_t bytes,
+                                             const std::shared_ptr<host_memory_owner>& owner,
+                                             host_registration_cache::lease& lease)
+    {
+        using mode = transfer_settings::pageable_mode;
+        using policy = host_registration_cache::policy;
+        switch (m_session.transfers().pageable)
+        {
+        case mode::driver: return route::driver;
+        case mode::automatic: lease = m_registrations.acquire(host, bytes, owner, policy::second_use); break;
+        case mode::registered: lease = m_registrations.acquire(host, bytes, owner, policy::cached); break;
+        case mode::per_copy: lease = m_registrations.acquire(host, bytes, owner, policy::per_copy); break;
+        case mode::staged:
+            if (m_registrations.contains(host, bytes))
+            {
+                lease = m_registrations.acquire(host, bytes, owner, policy::cached);  // still registered: use it
+            }
+            break;
+        }
+        if (lease)
+        {
+            return route::registered;
+        }
+        // Memory partly inside one of our registrations is not page-locked as a whole: the DMA must not
+        // be given it directly.
+        if (!m_registrations.overlaps(host, bytes) && pinned_memory::is_page_locked(m_session, host) &&
+            pinned_memory::is_page_locked(m_session, static_cast<const char*>(host) + bytes - 1))
+        {
+            return route::page_locked;
+        }
+        return route::staged;
+    }
+
+    void host_staging::wait_for(CUstream stream)
+    {
+        const cuda_driver& driver = cuda_driver::get();
+        check(driver.cuEventRecord(m_done, stream), "cuEventRecord");
+        check(driver.cuEventSynchronize(m_done), "cuEventSynchronize");
+    }
+
+    void host_staging::to_device(CUdeviceptr destination, const void* source, std::size_t bytes, CUstream stream,
+                                 std::shared_ptr<host_memory_owner> owner, pending_copies* pending)
+    {
+        std::lock_guard<std::mutex> lock(m_transfer);
+        prepare();
+        const cuda_driver& driver = cuda_driver::get();
+        host_registration_cache::lease lease;
+        route chosen = choose(source, bytes, owner, lease);
+        {
+            std::lock_guard<std::mutex> counted(m_counts_mutex);
+            ++(chosen == route::staged ? m_counts.staged : chosen == route::registered ? m_counts.registered
+                : chosen == route::page_locked ? m_counts.page_locked : m_counts.driver);
+        }
+        const char* from = static_cast<const char*>(source);
+        switch (chosen)
+        {
+        case route::driver:
+            // Pageable: returns once the driver has taken the data (its own staging).
+            check(driver.cuMemcpyHtoDAsync(destination, source, bytes, stream), "cuMemcpyHtoDAsync");
+            return;
+        case route::page_locked:
+            check(driver.cuMemcpyHtoDAsync(destination, source, bytes, stream), "cuMemcpyHtoDAsync");
+            if (!pending)
+            {
+                wait_for(stream);
+            }
+            return;
+        case route::registered:
+        {
+            // The partial pages at either end are the driver's small pageable copies; the whole pages
+            // between them go by DMA from the registered range.
+            std::size_t head = static_cast<std::size_t>(lease.begin() - from);
+            std::size_t middle = lease.bytes();
+            std::size_t tail = bytes - head - middle;
+            if (head)
+            {
+                check(driver.cuMemcpyHtoDAsync(destination, from, head, stream), "cuMemcpyHtoDAsync");
+            }
+            check(driver.cuMemcpyHtoDAsync(destination + head, lease.begin(), middle, stream), "cuMemcpyHtoDAsync");
+            if (tail)
+            {
+                check(driver.cuMemcpyHtoDAsync(destination + head + middle, lease.begin() + middle, tail, stream),
+                      "cuMemcpyHtoDAsync");
+            }
+            if (pending)
+            {
+                pending->push_back(std::move(lease));
+            }
+            else
+            {
+                wait_for(stream);  // the DMA has read the source; the lease ends on return
+            }
+            return;
+        }
+        case route::staged: staged_to_device(destination, from, bytes, stream); return;
+        }
+    }
+
+    void host_staging::to_host(void* destination, CUdeviceptr source, std::size_t bytes, CUstream stream,
+                               std::shared_ptr<host_memory_owner> owner, pending_copies* pending)
+    {
+        std::lock_guard<std::mutex> lock(m_transfer);
+        prepare();
+        const cuda_driver& driver = cuda_driver::get();
+        host_registration_cache::lease lease;
+        route chosen = choose(destination, bytes, owner, lease);
+        {
+            std::lock_guard<std::mutex> counted(m_counts_mutex);
+            ++(chosen == route::staged ? m_counts.staged : chosen == route::registered ? m_counts.registered
+                : chosen == route::page_locked ? m_counts.page_locked : m_counts.driver);
+        }
+        char* to = static_cast<char*>(destination);
+        switch (chosen)
+        {
+        case route::driver:
+            // Pageable: returns once the copy has completed.
+            check(driver.cuMemcpyDtoHAsync(destination, source, bytes, stream), "cuMemcpyDtoHAsync");
+            return;
+        case route::page_locked:
+            check(driver.cuMemcpyDtoHAsync(destination, source, bytes, stream), "cuMemcpyDtoHAsync");
+            if (!pending)
+            {
+                wait_for(stream);
+            }
+            return;
+        case route::registered:
+        {
+            std::size_t head = static_cast<std::size_t>(lease.begin() - to);
+            std::size_t middle = lease.bytes();
+            std::size_t tail = bytes - head - middle;
+            // The DMA into the registered pages first; the partial pages after it (pageable copies
+            // return once complete, so after these the middle is done too).
+            check(driver.cuMemcpyDtoHAsync(lease.begin(), source + head, middle, stream), "cuMemcpyDtoHAsync");
+            if (head)
+            {
+                check(driver.cuMemcpyDtoHAsync(to, source, head, stream), "cuMemcpyDtoHAsync");
+            }
+            if (tail)
+            {
+                check(driver.cuMemcpyDtoHAsync(lease.begin() + middle, source + head + middle, tail, stream),
+                      "cuMemcpyDtoHAsync");
+            }
+            if (pending)
+            {
+                pending->push_back(std::move(lease));
+            }
+            else
+            {
+                wait_for(stream);
+            }
+            return;
+        }
+        case route::staged: staged_to_host(to, source, bytes, stream); return;
+        }
+    }
+
+    void host_staging::ensure_threads()
+    {
+        unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        std::size_t wanted = std::max<std::size_t>(1, m_session.transfers().threads_for(cores));
+        if (m_slices.size() == wanted)
+        {
+            return;
+        }
+        stop_threads();
+        std::lock_guard<std::mutex> lock(m_pool);
+        m_stop = false;
+        m_slices.assign(wanted, slice{});
+        // Slice 0 is the caller's; the others get a thread each.
+        for (std::size_t i = 1; i < wanted; ++i)
+        {
+            // The job count now: the thread waits for the next job, whenever it gets to run.
+            m_workers.emplace_back([this, i, first = m_job] { worker_loop(i, first); });
+        }
+    }
+
+    void host_staging::stop_threads() noexcept
     {
         {
             std::lock_guard<std::mutex> lock(m_pool);
@@ -36,16 +286,11 @@ namespace xcuda
         {
             worker.join();
         }
+        m_workers.clear();
     }
 
-    bool host_staging::worth_it(const void* host, std::size_t bytes) const noexcept
+    void host_staging::worker_loop(std::size_t index, std::uint64_t seen)
     {
-        return m_enabled && bytes >= m_threshold && !pinned_memory::is_page_locked(m_session, host);
-    }
-
-    void host_staging::worker_loop(std::size_t index)
-    {
-        std::uint64_t seen = 0;
         while (true)
         {
             slice work;
@@ -67,14 +312,14 @@ namespace xcuda
                 std::lock_guard<std::mutex> lock(m_pool);
                 --m_pending;
             }
-            m_done.notify_one();
+            m_finished.notify_one();
         }
     }
 
     void host_staging::parallel_copy(void* destination, const void* source, std::size_t bytes)
     {
         std::size_t parts = m_slices.size();
-        if (parts == 1 || bytes < (1u << 20))
+        if (parts <= 1 || bytes < (1u << 20))
         {
             std::memcpy(destination, source, bytes);
             return;
@@ -99,101 +344,19 @@ namespace xcuda
             std::memcpy(m_slices[0].destination, m_slices[0].source, m_slices[0].bytes);
         }
         std::unique_lock<std::mutex> lock(m_pool);
-        m_done.wait(lock, [&] { return m_pending == 0; });
+        m_finished.wait(lock, [&] { return m_pending == 0; });
     }
 
     void host_staging::ensure_buffers()
     {
-        cuda_session& session = m_session;
-        session.make_current(m_device);
-        if (!m_buffers.empty() && m_generation == session.generation(m_device))
-        {
-            return;
-        }
-        m_buffers.clear();
-        m_events.clear();
-        const cuda_driver& driver = cuda_driver::get();
-        try
-        {
-            for (std::size_t i = 0; i < chunk_count; ++i)
-            {
-                void* buffer = nullptr;
-                check(driver.cuMemAllocHost(&buffer, chunk_bytes), "cuMemAllocHost");
-                m_buffers.push_back(buffer);
-                CUevent event = nullptr;
-                check(driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-                m_events.push_back(event);
-            }
-        }
-        catch (...)
-        {
-            release();
-            throw;
-        }
-        m_generation = session.generation(m_device);
-        session.register_resource(this);
-    }
-
-    void host_staging::to_device(CUdeviceptr destination, const void* source, std::size_t bytes, CUstream stream)
-    {
-        std::lock_guard<std::mutex> lock(m_transfer);
-        ensure_buffers();
-        const cuda_driver& driver = cuda_driver::get();
-        const char* from = static_cast<const char*>(source);
-        for (std::size_t offset = 0, k = 0; offset < bytes; offset += chunk_bytes, ++k)
-        {
-            std::size_t b = k % chunk_count;
-            std::size_t length = std::min(chunk_bytes, bytes - offset);
-            // The buffer's previous DMA must be done before it is refilled.
-            check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            parallel_copy(m_buffers[b], from + offset, length);
-            check(driver.cuMemcpyHtoDAsync(destination + offset, m_buffers[b], length, stream), "cuMemcpyHtoDAsync");
-            check(driver.cuEventRecord(m_events[b], stream), "cuEventRecord");
-        }
-    }
-
-    void host_staging::to_host(void* destination, CUdeviceptr source, std::size_t bytes, CUstream stream)
-    {
-        std::lock_guard<std::mutex> lock(m_transfer);
-        ensure_buffers();
-        const cuda_driver& driver = cuda_driver::get();
-        char* to = static_cast<char*>(destination);
-        std::size_t chunks = (bytes + chunk_bytes - 1) / chunk_bytes;
-        auto issue = [&](std::size_t k) {
-            std::size_t b = k % chunk_count;
-            std::size_t offset = k * chunk_bytes;
-            std::size_t length = std::min(chunk_bytes, bytes - offset);
-            check(driver.cuMemcpyDtoHAsync(m_buffers[b], source + offset, length, stream), "cuMemcpyDtoHAsync");
-            check(driver.cuEventRecord(m_events[b], stream), "cuEventRecord");
-        };
-        // Keep every buffer's DMA in flight while the threads empty the one that finished first.
-        for (std::size_t k = 0; k < std::min(chunks, chunk_count); ++k)
-        {
-            issue(k);
-        }
-        for (std::size_t k = 0; k < chunks; ++k)
-        {
-            std::size_t b = k % chunk_count;
-            std::size_t offset = k * chunk_bytes;
-            std::size_t length = std::min(chunk_bytes, bytes - offset);
-            check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            parallel_copy(to + offset, m_buffers[b], length);
-            if (k + chunk_count < chunks)
-            {
-                issue(k + chunk_count);
-            }
-        }
-    }
-
-    void host_staging::release() noexcept
-    {
-        if (!cuda_driver::available())
+        const transfer_settings& settings = m_session.transfers();
+        if (!m_buffers.empty() && m_buffer_generation == m_generation && m_buffer_bytes == settings.chunk_bytes &&
+            m_buffers.size() == settings.chunk_count)
         {
             return;
         }
         const cuda_driver& driver = cuda_driver::get();
-        bool alive = m_session.alive(m_device, m_generation);
-        if (alive)
+        if (m_buffer_generation == m_generation)
         {
             for (CUevent event : m_events)
             {
@@ -205,7 +368,130 @@ namespace xcuda
                 driver.cuMemFreeHost(buffer);
             }
         }
+        m_buffers.clear();
+        m_events.clear();
+        try
+        {
+            for (std::size_t i = 0; i < settings.chunk_count; ++i)
+            {
+                void* buffer = nullptr;
+                check(driver.cuMemAllocHost(&buffer, settings.chunk_bytes), "cuMemAllocHost");
+                m_buffers.push_back(buffer);
+                CUevent event = nullptr;
+                check(driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+                m_events.push_back(event);
+            }
+        }
+        catch (...)
+        {
+            for (CUevent event : m_events)
+            {
+                driver.cuEventDestroy(event);
+            }
+            for (void* buffer : m_buffers)
+            {
+                driver.cuMemFreeHost(buffer);
+            }
+            m_buffers.clear();
+            m_events.clear();
+            throw;
+        }
+        m_buffer_bytes = settings.chunk_bytes;
+        m_buffer_generation = m_generation;
+    }
+
+    void host_staging::staged_to_device(CUdeviceptr destination, const char* from, std::size_t bytes, CUstream stream)
+    {
+        ensure_buffers();
+        ensure_threads();
+        const cuda_driver& driver = cuda_driver::get();
+        std::size_t chunk = m_buffer_bytes;
+        std::size_t count = m_buffers.size();
+        for (std::size_t offset = 0, k = 0; offset < bytes; offset += chunk, ++k)
+        {
+            std::size_t b = k % count;
+            std::size_t length = std::min(chunk, bytes - offset);
+            // The buffer's previous DMA must be done before it is refilled.
+            check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
+            parallel_copy(m_buffers[b], from + offset, length);
+            check(driver.cuMemcpyHtoDAsync(destination + offset, m_buffers[b], length, stream), "cuMemcpyHtoDAsync");
+            check(driver.cuEventRecord(m_events[b], stream), "cuEventRecord");
+        }
+    }
+
+    void host_staging::staged_to_host(char* to, CUdeviceptr source, std::size_t bytes, CUstream stream)
+    {
+        ensure_buffers();
+        ensure_threads();
+        const cuda_driver& driver = cuda_driver::get();
+        std::size_t chunk = m_buffer_bytes;
+        std::size_t count = m_buffers.size();
+        std::size_t chunks = (bytes + chunk - 1) / chunk;
+        auto issue = [&](std::size_t k) {
+            std::size_t b = k % count;
+            std::size_t offset = k * chunk;
+            std::size_t length = std::min(chunk, bytes - offset);
+            check(driver.cuMemcpyDtoHAsync(m_buffers[b], source + offset, length, stream), "cuMemcpyDtoHAsync");
+            check(driver.cuEventRecord(m_events[b], stream), "cuEventRecord");
+        };
+        // Keep every buffer's DMA in flight while the threads empty the one that finished first.
+        for (std::size_t k = 0; k < std::min(chunks, count); ++k)
+        {
+            issue(k);
+        }
+        for (std::size_t k = 0; k < chunks; ++k)
+        {
+            std::size_t b = k % count;
+            std::size_t offset = k * chunk;
+            std::size_t length = std::min(chunk, bytes - offset);
+            check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
+            parallel_copy(to + offset, m_buffers[b], length);
+            if (k + count < chunks)
+            {
+                issue(k + count);
+            }
+        }
+    }
+
+    void host_staging::release() noexcept
+    {
+        m_registered = false;
+        if (!cuda_driver::available())
+        {
+            m_registrations.forget();
+            return;
+        }
+        const cuda_driver& driver = cuda_driver::get();
+        bool alive = m_session.alive(m_device, m_generation);
+        if (alive)
+        {
+            m_registrations.release_all();  // before the context goes, which would take them along
+            for (CUevent event : m_events)
+            {
+                driver.cuEventSynchronize(event);
+                driver.cuEventDestroy(event);
+            }
+            for (void* buffer : m_buffers)
+            {
+                driver.cuMemFreeHost(buffer);
+            }
+            if (m_done)
+            {
+                driver.cuEventDestroy(m_done);
+            }
+        }
+        m_registrations.forget();
         m_events.clear();
         m_buffers.clear();
+        m_done = nullptr;
+    }
+
+    void host_staging::abandon() noexcept
+    {
+        m_registered = false;
+        m_registrations.forget();
+        m_events.clear();
+        m_buffers.clear();
+        m_done = nullptr;
     }
 }

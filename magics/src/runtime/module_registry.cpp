@@ -125,7 +125,7 @@ namespace xcuda
         }
 
         build_result result;
-        std::string cache_key = compile_cache::make_key(source, options, headers);
+        std::string cache_key = m_compiler.key_for(source, options, headers);
         std::string key = key_for(name, signatures);
         if (!unreadable)
         {

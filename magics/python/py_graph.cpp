@@ -1,0 +1,408 @@
+// xcuda.graph() and xcuda.Graph: the core's cuda_graph as a Python context manager.
+//
+//     with xcuda.graph() as g:          # captures; nothing runs on the GPU in the block
+//         step[grid, block](x, n)        # launches that name no stream go to the graph's stream
+//         xcuda.copy(y, x)               # device-to-device copies are captured too
+//     g.launch()                         # replays every captured launch and copy, in order
+//     g.update(0, x2, n)                 # new arguments for node 0 (the first launch), no re-capture
+//
+// While a block is open, operations that a graph cannot hold raise GraphCaptureError before they
+// reach the driver, naming what to do instead: synchronize (of the device, a stream, an event),
+// synchronous host copies (numpy arrays as launch arguments, to_device of host data, copy_to_host into
+// or copy_from of pageable numpy arrays), timing, and launches on another stream. Copies between a
+// DeviceArray and page-locked numpy memory (xcuda.empty_pinned) are captured as copy nodes.
+// Allocations (xcuda.empty, zeros) run once, when the block runs; their memory is kept by the graph
+// as long as a captured launch uses it.
+//
+// Ownership: a Graph owns its cuda_graph (made when its block opens: that needs the GPU) and the
+// Python arguments of every captured node (so the device memory a replay uses stays alive); `update`
+// replaces a node's. Threading: GIL held throughout; one capture is open at a time per process.
+
+#include "py_common.hpp"
+
+#include "cuda_graph.hpp"
+#include "errors.hpp"
+#include "host_staging.hpp"
+#include "pinned_memory.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        struct graph_object;
+        // The Graph whose block is open; its cuda_graph is state().capture.
+        graph_object* g_open = nullptr;
+
+        struct graph_object
+        {
+            std::unique_ptr<cuda_graph> graph;
+            std::vector<py::object> arguments;  // per node: what its replays read and write
+
+            graph_object() = default;
+            graph_object(graph_object&&) = default;
+            ~graph_object()
+            {
+                if (g_open == this)  // dropped with its block open (no `with`): the capture ends with it
+                {
+                    state().capture = nullptr;
+                    g_open = nullptr;
+                    graph->discard_capture();
+                }
+            }
+        };
+        // Set while graph.update binds arguments: host arrays are refused as they are in a capture.
+        bool g_updating = false;
+
+        [[noreturn]] void refuse(const std::string& what, const std::string& instead)
+        {
+            throw graph_capture_error(what + " cannot be captured in a CUDA graph: " + instead);
+        }
+
+        py::object graph_stream(const graph_object& self)
+        {
+            if (!self.graph)
+            {
+                return py::none();
+            }
+            return py::int_(reinterpret_cast<std::uintptr_t>(self.graph->raw_stream()));
+        }
+
+        std::string state_text(const graph_object& self)
+        {
+            if (!self.graph)
+            {
+                return "not captured";
+            }
+            return self.graph->capturing() ? "capturing" : self.graph->ready() ? "ready" : "failed";
+        }
+
+        py::tuple dims_tuple(const std::array<unsigned, 3>& d)
+        {
+            return py::make_tuple(d[0], d[1], d[2]);
+        }
+
+        std::array<unsigned, 3> dims_of(py::handle value, const char* what)
+        {
+            std::array<unsigned, 3> dims{1, 1, 1};
+            py::tuple items = py::isinstance<py::tuple>(value) || py::isinstance<py::list>(value)
+                                  ? py::tuple(py::reinterpret_borrow<py::sequence>(value))
+                                  : py::make_tuple(value);
+            if (items.size() < 1 || items.size() > 3)
+            {
+                throw py::value_error(std::string(what) + " must be an int or a tuple of 1 to 3 ints");
+            }
+            for (std::size_t i = 0; i < items.size(); ++i)
+            {
+                long long v = items[i].cast<long long>();
+                if (v < 1 || v > 0xffffffffLL)
+                {
+                    throw py::value_error(std::string(what) + " values must be between 1 and 2**32-1, got " +
+                                          std::to_string(v));
+                }
+                dims[i] = static_cast<unsigned>(v);
+            }
+            return dims;
+        }
+
+        void enter(graph_object& self)
+        {
+            if (state().capture)
+            {
+                throw graph_capture_error("a `with xcuda.graph()` block is already open: graphs do not nest; end "
+                                          "the first block before starting another");
+            }
+            if (self.graph)
+            {
+                throw graph_capture_error("a Graph captures once: make a new one with xcuda.graph() to capture "
+                                          "again (to change a captured launch's arguments, use graph.update)");
+            }
+            self.graph = std::make_unique<cuda_graph>(process_session());
+            self.graph->begin_capture();
+            state().capture = self.graph.get();
+            g_open = &self;
+        }
+
+        bool exit(graph_object& self, py::handle type)
+        {
+            if (g_open != &self)
+            {
+                return false;
+            }
+            state().capture = nullptr;
+            g_open = nullptr;
+            if (!type.is_none())
+            {
+                self.graph->discard_capture();
+                self.arguments.clear();
+                return false;  // the block's own error goes on
+            }
+            self.graph->end_capture();
+            return false;
+        }
+
+        void launch(graph_object& self, py::object stream)
+        {
+            if (!self.graph)
+            {
+                throw graph_capture_error("this graph has not been captured yet: use `with xcuda.graph() as g:` "
+                                          "around the launches, then g.launch()");
+            }
+            if (self.graph->capturing())
+            {
+                throw graph_capture_error("a graph cannot be replayed inside its own capture: call g.launch() after "
+                                          "the `with xcuda.graph() as g:` block");
+            }
+            CUstream handle = stream.is_none() ? process_session().stream() : stream_from_object(stream);
+            self.graph->launch(handle);
+        }
+
+        void update(graph_object& self, std::size_t index, py::args args, py::object grid, py::object block,
+                    py::object shared_mem)
+        {
+            if (!self.graph || !self.graph->ready())
+            {
+                throw graph_capture_error(self.graph && self.graph->capturing()
+                                              ? "graph.update needs the capture to have ended: call it after the "
+                                                "`with xcuda.graph() as g:` block"
+                                              : "graph.update needs a captured graph (this one " +
+                                                    std::string(self.graph ? "failed to capture" : "was never captured") +
+                                                    ")");
+            }
+            const auto& nodes = self.graph->nodes();
+            if (index >= nodes.size())
+            {
+                throw py::index_error("the graph has " + std::to_string(nodes.size()) + " node" +
+                                      (nodes.size() == 1 ? "" : "s") + "; there is no node " + std::to_string(index));
+            }
+            const cuda_graph::node& node = nodes[index];
+            if (node.kind != cuda_graph::node_kind::kernel)
+            {
+                throw py::value_error("node " + std::to_string(index) + " is a " + node.description +
+                                      ", not a launch: only launches take new arguments");
+            }
+            std::shared_ptr<cuda_kernel> kernel = node.kernel;
+            launch_dims dims = node.dims;
+            if (!grid.is_none())
+            {
+                dims.grid = dims_of(grid, "grid");
+            }
+            if (!block.is_none())
+            {
+                dims.block = dims_of(block, "block");
+            }
+            if (!shared_mem.is_none())
+            {
+                long long bytes = shared_mem.cast<long long>();
+                if (bytes < 0 || bytes > 0xffffffffLL)
+                {
+                    throw py::value_error("shared_mem must be between 0 and 2**32-1 bytes");
+                }
+                dims.shared_mem = static_cast<unsigned>(bytes);
+            }
+            std::vector<PyObject*> given;
+            for (auto item : args)
+            {
+                given.push_back(item.ptr());
+            }
+            completed_arguments completed;
+            complete_arguments(*kernel, given.data(), given.size(), nullptr, completed);
+            bound_arguments bound;
+            g_updating = true;
+            try
+            {
+                bind_arguments(*kernel, completed.pointers.data(), completed.pointers.size(),
+                               self.graph->raw_stream(), bound);
+            }
+            catch (...)
+            {
+                g_updating = false;
+                throw;
+            }
+            g_updating = false;
+            self.graph->update_kernel(index, *kernel, dims);
+            self.arguments[index] = py::tuple(args);
+        }
+
+        py::list node_list(const graph_object& self)
+        {
+            py::list result;
+            if (!self.graph)
+            {
+                return result;
+            }
+            std::size_t index = 0;
+            for (const auto& node : self.graph->nodes())
+            {
+                py::dict entry;
+                entry["index"] = index++;
+                bool kernel = node.kind == cuda_graph::node_kind::kernel;
+                entry["kind"] = kernel ? "launch" : "copy";
+                entry["kernel"] = kernel ? py::object(py::str(node.kernel->signature().name)) : py::object(py::none());
+                entry["grid"] = kernel ? py::object(dims_tuple(node.dims.grid)) : py::object(py::none());
+                entry["block"] = kernel ? py::object(dims_tuple(node.dims.block)) : py::object(py::none());
+                entry["shared_mem"] = kernel ? py::object(py::int_(node.dims.shared_mem)) : py::object(py::none());
+                entry["text"] = node.description;
+                result.append(entry);
+            }
+            return result;
+        }
+
+        std::string repr(const graph_object& self)
+        {
+            std::size_t nodes = self.graph ? self.graph->nodes().size() : 0;
+            std::size_t kernels = self.graph ? self.graph->kernel_count() : 0;
+            return "<xcuda.Graph of " + std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s") + " (" +
+                   std::to_string(kernels) + " launch" + (kernels == 1 ? "" : "es") + "), " + state_text(self) + ">";
+        }
+
+        // The page-locked numpy array behind a copy inside a capture, or a GraphCaptureError. Memory that
+        // xcuda registered in place for earlier copies does not count: the registration may go before a
+        // replay reads it.
+        void require_page_locked(const py::array& host, const char* what)
+        {
+            cuda_session& session = process_session();
+            auto bytes = static_cast<std::size_t>(host.nbytes());
+            if (bytes == 0 || !pinned_memory::is_page_locked(session, host.data()) ||
+                !pinned_memory::is_page_locked(session, static_cast<const char*>(host.data()) + bytes - 1) ||
+                session.staging(session.device_ordinal()).registrations().overlaps(host.data(), bytes))
+            {
+                refuse(std::string(what) + " of a pageable numpy array",
+                       "the copy is synchronous. Use page-locked memory (xcuda.empty_pinned), whose copies a graph "
+                       "holds, or copy before the `with xcuda.graph()` block");
+            }
+        }
+    }
+
+    cuda_graph* capturing_graph() noexcept
+    {
+        return state().capture;
+    }
+
+    void refuse_while_capturing(const std::string& what, const std::string& instead)
+    {
+        if (state().capture)
+        {
+            refuse(what, instead);
+        }
+    }
+
+    void refuse_host_argument(const std::string& parameter, const std::string& what)
+    {
+        if (state().capture || g_updating)
+        {
+            throw graph_capture_error(
+                parameter + ": " + what + " is copied to and from the device around each launch, which a CUDA graph "
+                "cannot hold. Pass a DeviceArray: copy it with xcuda.to_device before the `with xcuda.graph()` block "
+                "(or from page-locked memory, xcuda.empty_pinned, with d.copy_from inside it)");
+        }
+    }
+
+    void note_captured_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
+                              PyObject* const* args, std::size_t nargs)
+    {
+        cuda_graph* graph = state().capture;
+        graph->note_kernel(kernel, dims);
+        py::tuple kept(nargs);
+        for (std::size_t i = 0; i < nargs; ++i)
+        {
+            kept[i] = py::reinterpret_borrow<py::object>(args[i]);
+        }
+        g_open->arguments.push_back(std::move(kept));
+    }
+
+    bool capture_host_copy(const device_array& device, const py::array& host, bool to_device)
+    {
+        cuda_graph* graph = state().capture;
+        if (!graph)
+        {
+            return false;
+        }
+        require_page_locked(host, to_device ? "copy_from" : "copy_to_host");
+        if (to_device)
+        {
+            graph->copy_to_device(device.pointer(), host.data(), device.nbytes());
+        }
+        else
+        {
+            graph->copy_to_host(const_cast<void*>(host.data()), device.pointer(), device.nbytes());
+        }
+        g_open->arguments.push_back(py::make_tuple(host, py::cast(device)));
+        return true;
+    }
+
+    bool capture_device_copy(device_array& destination, const device_array& source)
+    {
+        cuda_graph* graph = state().capture;
+        if (!graph)
+        {
+            return false;
+        }
+        if (destination.buffer->device() != source.buffer->device() ||
+            destination.buffer->device() != graph->device())
+        {
+            refuse("a copy between devices", "the graph holds copies on its own device (" +
+                                                 std::to_string(graph->device()) + ") only");
+        }
+        graph->copy_on_device(destination.pointer(), source.pointer(), source.nbytes());
+        g_open->arguments.push_back(py::make_tuple(py::cast(destination), py::cast(source)));
+        return true;
+    }
+
+    void register_graphs(py::module_& m)
+    {
+        py::class_<graph_object>(m, "Graph", R"(A CUDA graph: launches and copies captured once, replayed with g.launch().
+
+    with xcuda.graph() as g:
+        step[grid, block](x, n)        # captured, not run
+    g.launch()                         # runs every captured launch and copy, in order
+    g.update(0, other_x, n)            # node 0 takes new arguments (no re-capture)
+
+Inside the block, launches that name no stream (or name g.stream) are captured, as are
+device-to-device copies (xcuda.copy, d.copy_from(other_device_array)) and copies between a
+DeviceArray and page-locked numpy memory (xcuda.empty_pinned). What a graph cannot hold raises
+GraphCaptureError inside the block: synchronize, np.asarray(d), numpy arrays as launch arguments,
+copies of pageable numpy arrays, timing, launches on another stream. Allocations (xcuda.empty,
+zeros) run once, when the block runs.)")
+            .def(py::init([] { return new graph_object(); }))
+            .def("__enter__",
+                 [](py::object self) {
+                     enter(self.cast<graph_object&>());
+                     return self;
+                 })
+            .def("__exit__",
+                 [](graph_object& self, py::handle type, py::handle, py::handle) { return exit(self, type); })
+            .def("launch", &launch, py::arg("stream") = py::none(),
+                 "Replay the graph on `stream` (default: the default stream, ordered with other work there).\n"
+                 "Returns once queued, like a kernel launch; xcuda.synchronize() waits for it.")
+            .def("update", &update, py::arg("index"), py::kw_only(), py::arg("grid") = py::none(),
+                 py::arg("block") = py::none(), py::arg("shared_mem") = py::none(),
+                 R"(update(index, *args, grid=None, block=None, shared_mem=None)
+
+Give launch node `index` (its place among the captured launches and copies, see g.nodes) new
+arguments, converted as a launch converts them, and optionally new launch dimensions. Later replays
+use them; the graph is not captured again. Arguments must be device memory (DeviceArray, CuPy,
+PyTorch...): numpy arrays raise GraphCaptureError.)")
+            .def_property_readonly("nodes", &node_list,
+                                   "The captured launches and copies in order: a dict each (index, kind 'launch' or "
+                                   "'copy', kernel, grid, block, shared_mem, text).")
+            .def_property_readonly("stream", &graph_stream,
+                                   "The stream the graph captures (an int handle; None before the block): "
+                                   "launches may name it.")
+            .def_property_readonly("state", &state_text, "'not captured', 'capturing', 'ready' or 'failed'.")
+            .def("__len__", [](const graph_object& self) { return self.graph ? self.graph->nodes().size() : 0; })
+            .def("close",
+                 [](graph_object& self) {
+                     if (g_open == &self)
+                     {
+                         throw graph_capture_error("a graph cannot be closed inside its own `with` block");
+                     }
+                     self.graph.reset();
+                     self.arguments.clear();
+                 },
+                 "Free the graph now (its device resources, and the arguments it kept alive).")
+            .def("__repr__", &repr);
+
+        m.def("graph", [] { return graph_object(); },
+              R"(A new Graph; use it as `with xcuda.graph() as g:` to capture launches and copies, then g.launch().)");
+    }
+}

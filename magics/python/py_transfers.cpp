@@ -1,0 +1,220 @@
+// How numpy arrays travel to and from the device: xcuda.transfer_options(), xcuda.transfer_stats(),
+// xcuda.release_host_registrations(), and the owner of a numpy buffer that the core's registration
+// cache keeps while the buffer is page-locked in place (runtime/host_registration_cache).
+//
+// Why an owner: a registration must never outlive its memory (a freed-and-reused address would look
+// page-locked to the driver). The owner holds a reference to the array that owns the buffer (the last
+// ndarray of its .base chain), so the buffer stays allocated while registered; it is abandoned once
+// that reference is the only one left (the user dropped every array viewing the buffer), and the
+// cache then unregisters it and lets it go.
+//
+// Threading: owners are made with the GIL held; abandoned() reads a reference count without the GIL
+// (a stale read only delays a release: nothing else can take a reference to an object only the
+// owner holds); the destructor takes the GIL to drop the reference.
+
+#include "py_common.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "host_staging.hpp"
+#include "transfer_settings.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        class python_memory_owner : public host_memory_owner
+        {
+        public:
+            explicit python_memory_owner(py::handle owner)
+                : m_object(owner.inc_ref().ptr())
+            {
+            }
+            ~python_memory_owner() override
+            {
+                if (Py_IsInitialized())
+                {
+                    py::gil_scoped_acquire gil;
+                    Py_DECREF(m_object);
+                }
+            }
+            bool abandoned() const noexcept override { return Py_REFCNT(m_object) <= 1; }
+            const void* identity() const noexcept override { return m_object; }
+
+        private:
+            PyObject* m_object;
+        };
+
+        py::dict settings_dict(const transfer_settings& s)
+        {
+            py::dict d;
+            d["pageable"] = transfer_settings::mode_name(s.pageable);
+            unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+            d["staging_threads"] = s.threads_for(cores);
+            d["staging_chunk_mb"] = s.chunk_bytes >> 20;
+            d["staging_buffers"] = s.chunk_count;
+            d["threshold_mb"] = static_cast<double>(s.threshold) / (1 << 20);
+            d["registration_limit_mb"] = s.registration_limit >> 20;
+            d["registration_entries"] = s.registration_entries;
+            return d;
+        }
+
+        std::size_t positive(py::handle value, const char* name)
+        {
+            long long v = value.cast<long long>();
+            if (v < 1)
+            {
+                throw py::value_error(std::string(name) + " must be at least 1, got " + std::to_string(v));
+            }
+            return static_cast<std::size_t>(v);
+        }
+
+        py::dict transfer_options(py::object pageable, py::object threads, py::object chunk_mb, py::object buffers,
+                                  py::object limit_mb, py::object entries)
+        {
+            refuse_while_capturing("changing xcuda.transfer_options", "end the `with xcuda.graph()` block first");
+            cuda_session& session = process_session();
+            transfer_settings changed = session.transfers();
+            changed.problem.clear();  // values given here replace a malformed environment's
+            bool mode_changed = false;
+            if (!pageable.is_none())
+            {
+                auto mode = transfer_settings::parse_mode(pageable.cast<std::string>());
+                mode_changed = mode != changed.pageable;
+                changed.pageable = mode;
+            }
+            if (!threads.is_none())
+            {
+                changed.staging_threads = positive(threads, "staging_threads");
+            }
+            if (!chunk_mb.is_none())
+            {
+                changed.chunk_bytes = positive(chunk_mb, "staging_chunk_mb") << 20;
+            }
+            if (!buffers.is_none())
+            {
+                changed.chunk_count = positive(buffers, "staging_buffers");
+            }
+            if (!limit_mb.is_none())
+            {
+                changed.registration_limit = positive(limit_mb, "registration_limit_mb") << 20;
+            }
+            if (!entries.is_none())
+            {
+                changed.registration_entries = positive(entries, "registration_entries");
+            }
+            if (mode_changed && session.active())
+            {
+                // A new way starts from nothing registered, so what it measures is its own.
+                for (int ordinal = 0; ordinal < session.device_count(); ++ordinal)
+                {
+                    if (session.generation(ordinal) != 0)
+                    {
+                        session.make_current(ordinal);
+                        session.staging(ordinal).registrations().release_all();
+                    }
+                }
+                session.make_current();
+            }
+            session.transfers() = changed;
+            return settings_dict(session.transfers());
+        }
+
+        py::dict transfer_stats()
+        {
+            cuda_session& session = process_session();
+            py::dict d = settings_dict(session.transfers());
+            host_staging::route_counts routes;
+            host_registration_cache::statistics cache;
+            if (session.active())
+            {
+                host_staging& staging = session.staging(session.device_ordinal());
+                routes = staging.routes();
+                cache = staging.registrations().stats();
+            }
+            d["device"] = session.device_ordinal();
+            py::dict copies;
+            copies["staged"] = routes.staged;
+            copies["registered"] = routes.registered;
+            copies["page_locked"] = routes.page_locked;
+            copies["driver"] = routes.driver;
+            d["copies"] = copies;
+            py::dict registrations;
+            registrations["entries"] = cache.entries;
+            registrations["bytes"] = cache.bytes;
+            registrations["hits"] = cache.hits;
+            registrations["registrations"] = cache.registrations;
+            registrations["unregistrations"] = cache.unregistrations;
+            registrations["failures"] = cache.failures;
+            registrations["staged_first_use"] = cache.staged_first_use;
+            registrations["evictions"] = cache.evictions;
+            registrations["abandoned"] = cache.abandoned;
+            d["registrations"] = registrations;
+            return d;
+        }
+    }
+
+    std::shared_ptr<host_memory_owner> memory_owner(const py::array& host, py::handle original)
+    {
+        if (host.ptr() != original.ptr())
+        {
+            return nullptr;  // a contiguous copy made for this call: gone after it, never worth keeping
+        }
+        if (static_cast<std::size_t>(host.nbytes()) < process_session().transfers().threshold)
+        {
+            return nullptr;  // the driver copies it directly: nothing is registered, nothing to keep
+        }
+        // The array that owns the buffer: the last ndarray of the .base chain (its own data, or the one
+        // that holds the buffer export of a non-numpy object, which cannot be resized while exported).
+        PyObject* object = host.ptr();
+        for (;;)
+        {
+            const auto* proxy = py::detail::array_proxy(object);
+            if ((proxy->flags & py::detail::npy_api::NPY_ARRAY_OWNDATA_) || !proxy->base ||
+                !py::isinstance<py::array>(proxy->base))
+            {
+                break;
+            }
+            object = proxy->base;
+        }
+        return std::make_shared<python_memory_owner>(object);
+    }
+
+    void register_transfers_options(py::module_& m)
+    {
+        m.def("transfer_options", &transfer_options, py::kw_only(), py::arg("pageable") = py::none(),
+              py::arg("staging_threads") = py::none(), py::arg("staging_chunk_mb") = py::none(),
+              py::arg("staging_buffers") = py::none(), py::arg("registration_limit_mb") = py::none(),
+              py::arg("registration_entries") = py::none(),
+              R"(How large copies of pageable numpy arrays are made; returns the settings (a dict).
+
+With no arguments it only reports. pageable chooses the way (XCUDA_PAGEABLE sets it at start):
+  'auto'        staged the first time an array is copied, registered in place from its second copy
+                (the default: an array used once never pays for a registration)
+  'registered'  the array's own memory page-locked in place (cuMemHostRegister) from the first copy,
+                kept for the next copy while the array lives (at most registration_limit_mb)
+  'per-copy'    registered for each copy and unregistered after it
+  'staged'      through page-locked staging buffers (staging_buffers x staging_chunk_mb) filled and
+                emptied by staging_threads threads while the DMA moves the previous buffer
+  'driver'      the driver's own pageable copy (slow; for comparison)
+Changing pageable releases what is registered. Nothing here changes what an array holds or when it
+may be used again: every copy has finished when the call that made it returns.)");
+        m.def("transfer_stats", &transfer_stats,
+              "The settings, and for the current device the copies made by each route and the registration "
+              "cache's counts (entries, bytes, hits, registrations, unregistrations, failures, staged_first_use, "
+              "evictions, abandoned).");
+        m.def("release_host_registrations",
+              [] {
+                  refuse_while_capturing("releasing host registrations", "end the `with xcuda.graph()` block first");
+                  cuda_session& session = process_session();
+                  if (session.active())
+                  {
+                      session.make_current();
+                      py::gil_scoped_release release;
+                      session.staging(session.device_ordinal()).registrations().release_all();
+                  }
+              },
+              "Unregister every numpy buffer page-locked in place on the current device and let the arrays go.");
+    }
+}

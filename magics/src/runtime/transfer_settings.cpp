@@ -1,0 +1,98 @@
+#include "transfer_settings.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "errors.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        // A positive whole number from variable `name` times scale, or `fallback` (in bytes or items, not
+        // scaled) when it is not set or malformed (then `problem` says so).
+        std::size_t number(const char* name, std::size_t fallback, std::size_t scale, std::string& problem)
+        {
+            const char* text = std::getenv(name);
+            if (!text || !*text)
+            {
+                return fallback;
+            }
+            char* end = nullptr;
+            errno = 0;
+            unsigned long long value = std::strtoull(text, &end, 10);
+            if (errno != 0 || *end != '\0' || value == 0 || text[0] == '-')
+            {
+                problem = std::string(name) + "='" + text + "' is not a positive whole number";
+                return fallback;
+            }
+            return static_cast<std::size_t>(value) * scale;
+        }
+    }
+
+    transfer_settings transfer_settings::from_environment()
+    {
+        transfer_settings settings;
+        const char* staging = std::getenv("XCUDA_STAGING");
+        if (staging && std::string(staging) == "0")
+        {
+            settings.pageable = pageable_mode::driver;
+        }
+        std::string& problem = settings.problem;
+        const char* mode = std::getenv("XCUDA_PAGEABLE");
+        if (mode && *mode)
+        {
+            try
+            {
+                settings.pageable = parse_mode(mode);
+            }
+            catch (const usage_error& e)
+            {
+                problem = std::string("XCUDA_PAGEABLE: ") + e.what();
+            }
+        }
+        settings.staging_threads = number("XCUDA_STAGING_THREADS", settings.staging_threads, 1, problem);
+        settings.chunk_bytes = number("XCUDA_STAGING_CHUNK_MB", settings.chunk_bytes, 1u << 20, problem);
+        settings.chunk_count = number("XCUDA_STAGING_BUFFERS", settings.chunk_count, 1, problem);
+        settings.registration_limit =
+            number("XCUDA_REGISTER_LIMIT_MB", settings.registration_limit, 1u << 20, problem);
+        return settings;
+    }
+
+    const char* transfer_settings::mode_name(pageable_mode mode) noexcept
+    {
+        switch (mode)
+        {
+        case pageable_mode::automatic: return "auto";
+        case pageable_mode::registered: return "registered";
+        case pageable_mode::per_copy: return "per-copy";
+        case pageable_mode::staged: return "staged";
+        case pageable_mode::driver: return "driver";
+        }
+        return "auto";
+    }
+
+    transfer_settings::pageable_mode transfer_settings::parse_mode(const std::string& name)
+    {
+        for (pageable_mode mode : {pageable_mode::automatic, pageable_mode::registered, pageable_mode::per_copy,
+                                   pageable_mode::staged, pageable_mode::driver})
+        {
+            if (name == mode_name(mode))
+            {
+                return mode;
+            }
+        }
+        throw usage_error("pageable copies are 'auto', 'registered', 'per-copy', 'staged' or 'driver', not '" + name +
+                          "'");
+    }
+
+    std::size_t transfer_settings::threads_for(unsigned cores) const noexcept
+    {
+        if (staging_threads)
+        {
+            return staging_threads;
+        }
+        return std::min<std::size_t>(8, std::max<std::size_t>(1, cores / 2));
+    }
+}

@@ -1,0 +1,64 @@
+#pragma once
+// How copies between pageable host memory (numpy arrays) and the device are made: one settings
+// object per session, read from the environment at start and changed by xcuda.transfer_options().
+//
+// Why several ways: the driver copies pageable memory through its own small staging area at a fraction
+// of the bus speed. Two remedies, each measured side by side by tests/bench/bench_transfers.py:
+//
+//   staged       copy through xcuda's page-locked buffers with several host threads, the DMA of one
+//                buffer overlapping the filling of the next (runtime/host_staging);
+//   registered   page-lock the array's own memory in place (cuMemHostRegister) and let the DMA read
+//                or write it directly, keeping the registration for the next copy of the same memory
+//                (runtime/host_registration_cache): the bus speed from the second copy on;
+//   per_copy     the same registration, undone after each copy (no cache);
+//   automatic    staged the first time a given array is seen, registered from its second copy on
+//                (an array used once never pays for a registration; one reused does not pay twice);
+//   driver       the driver's own pageable copy, for comparison.
+//
+// Environment: XCUDA_PAGEABLE (auto, registered, per-copy, staged, driver; XCUDA_STAGING=0 means
+// driver, as before), XCUDA_STAGING_THREADS, XCUDA_STAGING_CHUNK_MB, XCUDA_STAGING_BUFFERS,
+// XCUDA_REGISTER_LIMIT_MB (bytes the cache may keep registered). A malformed value keeps the default
+// and is remembered in `problem`: the first pageable copy raises it (usage_error), not the import.
+//
+// A plain value: copied into each transfer, no thread safety of its own.
+
+#include <cstddef>
+#include <string>
+
+namespace xcuda
+{
+    struct transfer_settings
+    {
+        enum class pageable_mode
+        {
+            automatic,
+            registered,
+            per_copy,
+            staged,
+            driver
+        };
+
+        pageable_mode pageable = pageable_mode::automatic;
+        // Host threads filling and emptying the staging buffers (the caller's thread counts as one);
+        // 0 chooses min(8, half the machine's cores).
+        std::size_t staging_threads = 0;
+        std::size_t chunk_bytes = 8u << 20;  // one staging buffer
+        std::size_t chunk_count = 4;         // staging buffers in flight
+        // Copies below this go straight to the driver: its own staging is as fast for them.
+        std::size_t threshold = 4u << 20;
+        // Registrations the cache may keep, in bytes and in arrays; beyond, the least recently used go.
+        std::size_t registration_limit = std::size_t(4) << 30;
+        std::size_t registration_entries = 64;
+        // What was wrong with the environment's values ("" when nothing was).
+        std::string problem;
+
+        // The defaults with the environment's values applied; never throws (see `problem`).
+        static transfer_settings from_environment();
+        // "auto", "registered", "per-copy", "staged", "driver".
+        static const char* mode_name(pageable_mode mode) noexcept;
+        // The mode of a name above; throws usage_error naming the choices otherwise.
+        static pageable_mode parse_mode(const std::string& name);
+        // The staging threads to run: staging_threads, or the default for `cores`.
+        std::size_t threads_for(unsigned cores) const noexcept;
+    };
+}

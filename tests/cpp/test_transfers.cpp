@@ -1,0 +1,353 @@
+// Unit tests of how numpy arrays travel: the registration cache's bookkeeping (with fake register and
+// unregister hooks that record the calls, so no GPU is needed) and the transfer settings. The rules
+// under test are in runtime/host_registration_cache.hpp: whole inner pages only, an entry holds its
+// owner until it is unregistered, nothing in use is unregistered, the limits, and the policies.
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "errors.hpp"
+#include "host_registration_cache.hpp"
+#include "transfer_settings.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        constexpr std::size_t page = 4096;
+        constexpr std::size_t MiB = 1u << 20;
+
+        // An owner whose abandonment the test decides; counts its own destruction.
+        struct test_owner : host_memory_owner
+        {
+            explicit test_owner(int* destroyed, const void* id = nullptr) : destroyed(destroyed), id(id) {}
+            ~test_owner() override { ++*destroyed; }
+            bool abandoned() const noexcept override { return gone; }
+            const void* identity() const noexcept override { return id ? id : this; }
+            int* destroyed;
+            const void* id;
+            bool gone = false;
+        };
+
+        struct calls
+        {
+            std::vector<std::pair<char*, std::size_t>> registered;
+            std::vector<std::pair<char*, std::size_t>> unregistered;
+            bool refuse = false;
+            // At each unregistration: how many owners had been destroyed by then (must not include the entry's).
+            std::vector<int> destroyed_at_unregister;
+            int* destroyed = nullptr;
+        };
+
+        host_registration_cache make_cache(calls& log, std::size_t max_bytes = 64 * MiB, std::size_t max_entries = 8)
+        {
+            host_registration_cache::limits limits;
+            limits.max_bytes = max_bytes;
+            limits.max_entries = max_entries;
+            limits.page = page;
+            limits.min_bytes = MiB;
+            return host_registration_cache(
+                host_registration_cache::hooks{
+                    [&log](void* begin, std::size_t bytes) {
+                        if (log.refuse)
+                        {
+                            return false;
+                        }
+                        log.registered.emplace_back(static_cast<char*>(begin), bytes);
+                        return true;
+                    },
+                    [&log](void* begin, std::size_t bytes) {
+                        log.unregistered.emplace_back(static_cast<char*>(begin), bytes);
+                        log.destroyed_at_unregister.push_back(log.destroyed ? *log.destroyed : 0);
+                    }},
+                limits);
+        }
+
+        // A page-aligned block of host memory for addresses (never touched by the cache).
+        struct block
+        {
+            explicit block(std::size_t bytes) : bytes(bytes) { data = static_cast<char*>(std::aligned_alloc(page, bytes)); }
+            ~block() { std::free(data); }
+            char* data;
+            std::size_t bytes;
+        };
+
+        using policy = host_registration_cache::policy;
+    }
+
+    TEST(RegistrationCache, RegistersOnlyTheWholePagesInsideTheRange)
+    {
+        calls log;
+        auto cache = make_cache(log);
+        block memory(8 * MiB);
+        int destroyed = 0;
+        char* start = memory.data + 100;  // not page aligned: the first partial page is left out
+        std::size_t bytes = 4 * MiB + 5;  // ends inside a page: that partial page is left out too
+        auto lease = cache.acquire(start, bytes, std::make_shared<test_owner>(&destroyed), policy::cached);
+        ASSERT_TRUE(lease);
+        ASSERT_EQ(log.registered.size(), 1u);
+        EXPECT_EQ(log.registered[0].first, memory.data + page);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(lease.begin()) % page, 0u);
+        EXPECT_GE(lease.begin(), start);
+        EXPECT_LE(lease.begin() + lease.bytes(), start + bytes);
+        EXPECT_EQ(lease.bytes(), (4 * MiB + 100 + 5) / page * page - page);
+    }
+
+    TEST(RegistrationCache, ASecondCopyOfTheSameMemoryIsAHitAndASliceInsideItToo)
+    {
+        calls log;
+        auto cache = make_cache(log);
+        block memory(8 * MiB);
+        int destroyed = 0;
+        auto owner = std::make_shared<test_owner>(&destroyed);
+        cache.acquire(memory.data, 8 * MiB, owner, policy::cached).reset();
+        auto again = cache.acquire(memory.data, 8 * MiB, owner, policy::cached);
+        auto slice = cache.acquire(memory.data + 3 * MiB + 17, 2 * MiB, owner, policy::cached);
+        EXPECT_TRUE(again);
+        EXPECT_TRUE(slice);
+        EXPECT_EQ(log.registered.size(), 1u);
+        EXPECT_EQ(cache.stats().hits, 2u);
+        EXPECT_TRUE(cache.contains(memory.data + MiB, MiB));
+    }
+
+    TEST(RegistrationCache, AnAbandonedOwnerIsUnregisteredBeforeItIsReleased)
+    {
+        calls log;
+        int destroyed = 0;
+        log.destroyed = &destroyed;
+        auto cache = make_cache(log);
+        block memory(8 * MiB);
+        auto owner = std::make_shared<test_owner>(&destroyed);
+        std::weak_ptr<test_owner> watch = owner;
+        cache.acquire(memory.data, 8 * MiB, owner, policy::cached).reset();
+        owner.reset();
+        ASSERT_FALSE(watch.expired()) << "the cache must keep the memory's owner while it is registered";
+        cache.sweep();
+        EXPECT_TRUE(log.unregistered.empty()) << "unregistered although its array is still used";
+        watch.lock()->gone = true;  // the user dropped every array viewing the memory
+        cache.sweep();
+        ASSERT_EQ(log.unregistered.size(), 1u);
+        EXPECT_EQ(log.destroyed_at_unregister[0], 0) << "the owner went before the memory was unregistered";
+        EXPECT_TRUE(watch.expired());
+        EXPECT_EQ(destroyed, 1);
+        EXPECT_EQ(cache.stats().abandoned, 1u);
+        EXPECT_EQ(cache.stats().entries, 0u);
+    }
+
+    TEST(RegistrationCache, NothingInUseIsUnregistered)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log, 8 * MiB, 8);
+        block memory(32 * MiB);
+        auto first_owner = std::make_shared<test_owner>(&destroyed);
+        auto in_use = cache.acquire(memory.data, 8 * MiB, first_owner, policy::cached);
+        ASSERT_TRUE(in_use);
+        first_owner->gone = true;
+        cache.sweep();
+        EXPECT_TRUE(log.unregistered.empty()) << "a range a copy still uses was unregistered";
+        // The limits cannot make room either: the second array is staged.
+        auto second = cache.acquire(memory.data + 16 * MiB, 8 * MiB, std::make_shared<test_owner>(&destroyed),
+                                    policy::cached);
+        EXPECT_FALSE(second);
+        EXPECT_TRUE(log.unregistered.empty());
+        in_use.reset();
+        cache.sweep();
+        EXPECT_EQ(log.unregistered.size(), 1u);
+    }
+
+    TEST(RegistrationCache, TheLimitsEvictTheLeastRecentlyUsed)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log, 20 * MiB, 8);
+        block memory(64 * MiB);
+        std::vector<std::shared_ptr<test_owner>> owners;
+        for (int i = 0; i < 3; ++i)
+        {
+            owners.push_back(std::make_shared<test_owner>(&destroyed));
+            cache.acquire(memory.data + i * 16 * MiB, 8 * MiB, owners.back(), policy::cached).reset();
+        }
+        // 3 x 8 MiB under a 20 MiB limit: the first (least recently used) went to make room for the third.
+        ASSERT_EQ(log.unregistered.size(), 1u);
+        EXPECT_EQ(log.unregistered[0].first, memory.data);
+        EXPECT_EQ(cache.stats().evictions, 1u);
+        EXPECT_LE(cache.stats().bytes, 20 * MiB);
+        // Larger than the whole limit: never registered.
+        EXPECT_FALSE(cache.acquire(memory.data + 32 * MiB, 24 * MiB, owners[0], policy::cached));
+
+        calls few;
+        auto by_count = make_cache(few, 1024 * MiB, 2);
+        for (int i = 0; i < 3; ++i)
+        {
+            by_count.acquire(memory.data + i * 16 * MiB, 8 * MiB, owners[static_cast<std::size_t>(i)], policy::cached).reset();
+        }
+        EXPECT_EQ(by_count.stats().entries, 2u);
+    }
+
+    TEST(RegistrationCache, SecondUseStagesTheFirstCopyAndRegistersTheSecond)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log);
+        block memory(16 * MiB);
+        auto owner = std::make_shared<test_owner>(&destroyed);
+        EXPECT_FALSE(cache.acquire(memory.data, 8 * MiB, owner, policy::second_use));
+        EXPECT_TRUE(log.registered.empty());
+        // Another object at the same address is not the same array: staged again.
+        auto other = std::make_shared<test_owner>(&destroyed);
+        EXPECT_FALSE(cache.acquire(memory.data, 8 * MiB, other, policy::second_use));
+        EXPECT_TRUE(cache.acquire(memory.data, 8 * MiB, other, policy::second_use));
+        EXPECT_EQ(log.registered.size(), 1u);
+        EXPECT_EQ(cache.stats().staged_first_use, 2u);
+    }
+
+    TEST(RegistrationCache, SecondUseStopsRegisteringARangeWhoseArraysAreUsedOnce)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log);
+        block memory(16 * MiB);
+        // A loop that makes a new array at the same address each time and copies it twice.
+        for (int i = 0; i < 5; ++i)
+        {
+            auto owner = std::make_shared<test_owner>(&destroyed);
+            cache.acquire(memory.data, 8 * MiB, owner, policy::second_use).reset();
+            cache.acquire(memory.data, 8 * MiB, owner, policy::second_use).reset();
+            owner->gone = true;
+        }
+        cache.sweep();
+        EXPECT_EQ(log.registered.size(), 1u) << "each new array paid for a registration it used once";
+    }
+
+    TEST(RegistrationCache, PerCopyRegistrationsEndWithTheirLease)
+    {
+        calls log;
+        auto cache = make_cache(log);
+        block memory(8 * MiB);
+        {
+            auto lease = cache.acquire(memory.data, 8 * MiB, nullptr, policy::per_copy);
+            ASSERT_TRUE(lease);
+            EXPECT_TRUE(log.unregistered.empty());
+        }
+        EXPECT_EQ(log.unregistered.size(), 1u);
+        EXPECT_EQ(cache.stats().entries, 0u);
+        // Without an owner nothing can be kept: cached and second_use stage.
+        EXPECT_FALSE(cache.acquire(memory.data, 8 * MiB, nullptr, policy::cached));
+        EXPECT_FALSE(cache.acquire(memory.data, 8 * MiB, nullptr, policy::second_use));
+    }
+
+    TEST(RegistrationCache, ARefusedRangeIsStagedAndNotTriedAgain)
+    {
+        calls log;
+        log.refuse = true;
+        int destroyed = 0;
+        auto cache = make_cache(log);
+        block memory(8 * MiB);
+        auto owner = std::make_shared<test_owner>(&destroyed);
+        EXPECT_FALSE(cache.acquire(memory.data, 8 * MiB, owner, policy::cached));
+        log.refuse = false;
+        EXPECT_FALSE(cache.acquire(memory.data, 8 * MiB, owner, policy::cached));
+        EXPECT_TRUE(log.registered.empty());
+        EXPECT_EQ(cache.stats().failures, 1u);
+    }
+
+    TEST(RegistrationCache, AnOverlappingRangeReplacesTheOneNotInUse)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log);
+        block memory(16 * MiB);
+        auto owner = std::make_shared<test_owner>(&destroyed);
+        cache.acquire(memory.data, 4 * MiB, owner, policy::cached).reset();
+        auto wider = cache.acquire(memory.data + 2 * MiB, 8 * MiB, owner, policy::cached);
+        EXPECT_TRUE(wider);
+        ASSERT_EQ(log.unregistered.size(), 1u);
+        EXPECT_EQ(log.unregistered[0].first, memory.data);
+        EXPECT_TRUE(cache.overlaps(memory.data + 3 * MiB, 1));
+        EXPECT_FALSE(cache.overlaps(memory.data, MiB));
+        // While the wider one is in use, an overlapping range is staged instead.
+        EXPECT_FALSE(cache.acquire(memory.data + 8 * MiB, 8 * MiB, owner, policy::cached));
+    }
+
+    TEST(RegistrationCache, SmallRangesAreNotRegistered)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log);
+        block memory(4 * MiB);
+        EXPECT_FALSE(cache.acquire(memory.data + 1, MiB - 1, std::make_shared<test_owner>(&destroyed), policy::cached));
+        EXPECT_TRUE(log.registered.empty());
+    }
+
+    TEST(RegistrationCache, ReleaseAllUnregistersAndForgetMakesNoCall)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log);
+        block memory(32 * MiB);
+        auto owner = std::make_shared<test_owner>(&destroyed);
+        cache.acquire(memory.data, 8 * MiB, owner, policy::cached).reset();
+        cache.acquire(memory.data + 16 * MiB, 8 * MiB, owner, policy::cached).reset();
+        cache.release_all();
+        EXPECT_EQ(log.unregistered.size(), 2u);
+        cache.acquire(memory.data, 8 * MiB, owner, policy::cached).reset();
+        cache.forget();
+        EXPECT_EQ(log.unregistered.size(), 2u);
+        EXPECT_EQ(cache.stats().entries, 0u);
+        owner.reset();
+        EXPECT_EQ(destroyed, 1) << "forget() must let the owners go";
+    }
+
+    TEST(TransferSettings, ModesParseByNameAndABadNameSaysTheChoices)
+    {
+        using mode = transfer_settings::pageable_mode;
+        for (mode m : {mode::automatic, mode::registered, mode::per_copy, mode::staged, mode::driver})
+        {
+            EXPECT_EQ(transfer_settings::parse_mode(transfer_settings::mode_name(m)), m);
+        }
+        try
+        {
+            transfer_settings::parse_mode("pinned");
+            FAIL() << "no usage_error";
+        }
+        catch (const usage_error& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("'registered'"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("'pinned'"), std::string::npos) << e.what();
+        }
+    }
+
+    TEST(TransferSettings, TheEnvironmentSetsThemAndAMalformedValueIsKeptAsAProblem)
+    {
+        ::setenv("XCUDA_PAGEABLE", "staged", 1);
+        ::setenv("XCUDA_STAGING_THREADS", "6", 1);
+        ::setenv("XCUDA_STAGING_CHUNK_MB", "16", 1);
+        ::setenv("XCUDA_REGISTER_LIMIT_MB", "abc", 1);
+        transfer_settings s = transfer_settings::from_environment();
+        ::unsetenv("XCUDA_PAGEABLE");
+        ::unsetenv("XCUDA_STAGING_THREADS");
+        ::unsetenv("XCUDA_STAGING_CHUNK_MB");
+        ::unsetenv("XCUDA_REGISTER_LIMIT_MB");
+        EXPECT_EQ(s.pageable, transfer_settings::pageable_mode::staged);
+        EXPECT_EQ(s.threads_for(64), 6u);
+        EXPECT_EQ(s.chunk_bytes, 16 * MiB);
+        EXPECT_EQ(s.registration_limit, transfer_settings{}.registration_limit);
+        EXPECT_NE(s.problem.find("XCUDA_REGISTER_LIMIT_MB='abc'"), std::string::npos) << s.problem;
+
+        transfer_settings defaults = transfer_settings::from_environment();
+        EXPECT_TRUE(defaults.problem.empty());
+        EXPECT_EQ(defaults.chunk_bytes, 8 * MiB);
+        EXPECT_EQ(defaults.registration_limit, std::size_t(4) << 30);
+        EXPECT_EQ(defaults.threads_for(16), 8u);
+        EXPECT_EQ(defaults.threads_for(2), 1u);
+        ::setenv("XCUDA_STAGING", "0", 1);
+        EXPECT_EQ(transfer_settings::from_environment().pageable, transfer_settings::pageable_mode::driver);
+        ::unsetenv("XCUDA_STAGING");
+    }
+}

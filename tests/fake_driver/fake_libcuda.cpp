@@ -1,0 +1,842 @@
+// A stand-in for libcuda.so.1 on machines without a GPU: a test double of the driver API, so that the
+// host-side logic of xcuda's transfers and CUDA graphs runs in CPU tests (tests/test_fake_driver.py,
+// which points XCUDA_LIBCUDA at this library in a child process). Not a GPU emulator.
+//
+// What it models, and nothing more:
+//   - one device (sm_90) with its primary context; device memory is host memory (so copies are memcpy);
+//   - page-locked memory: cuMemAllocHost'd and cuMemHostRegister'ed ranges report
+//     CU_MEMORYTYPE_HOST; registering a range that overlaps a registered one fails as the driver does;
+//     unregistering checks that the pages are still mapped: memory freed while registered (the bug a
+//     registration cache must never have) counts as a violation (xcuda_fake_counter("violations"));
+//   - kernels: a few known names run a host implementation (saxpy, chain_step, fill, many); any other
+//     launches and does nothing. Work runs at once: streams have no asynchrony to observe;
+//   - stream capture: work on a capturing stream is recorded as graph nodes instead of run; replays run
+//     the nodes in order; kernel nodes take new parameters; synchronizing a capturing stream or the
+//     context fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture, as on a GPU.
+// Every entry point has the versioned name the headers map it to (cuMemAlloc -> cuMemAlloc_v2). Besides
+// xcuda's table, the few calls tests/bench/launch_baseline.cpp adds, so that its transfers and graphs
+// modes can be checked here too (LD_LIBRARY_PATH at a folder with libcuda.so.1 -> this library).
+
+#include <cuda.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace
+{
+    std::recursive_mutex g_mutex;
+    using lock = std::lock_guard<std::recursive_mutex>;
+
+    struct counters
+    {
+        long registered = 0;       // ranges registered now
+        long registrations = 0;    // cuMemHostRegister successes
+        long violations = 0;       // memory unmapped while registered
+        long launches = 0;         // kernels run (eagerly or in replays)
+        long graph_launches = 0;
+        long node_updates = 0;
+        long staged_copies = 0;    // copies whose host side was cuMemAllocHost'd memory
+        long registered_copies = 0;  // copies whose host side was a registered range
+        long pageable_copies = 0;  // copies whose host side was neither
+    } g_count;
+
+    enum class kind
+    {
+        device,
+        pinned,
+        registered
+    };
+    struct range
+    {
+        std::size_t bytes = 0;
+        kind what = kind::device;
+    };
+    std::map<std::uintptr_t, range> g_ranges;  // by start
+
+    const range* find_range(const void* pointer, std::uintptr_t* start = nullptr)
+    {
+        auto address = reinterpret_cast<std::uintptr_t>(pointer);
+        auto it = g_ranges.upper_bound(address);
+        if (it == g_ranges.begin())
+        {
+            return nullptr;
+        }
+        --it;
+        if (address < it->first + it->second.bytes)
+        {
+            if (start)
+            {
+                *start = it->first;
+            }
+            return &it->second;
+        }
+        return nullptr;
+    }
+
+    bool mapped(const void* begin, std::size_t bytes)
+    {
+        long page = ::sysconf(_SC_PAGESIZE);
+        auto first = reinterpret_cast<std::uintptr_t>(begin) / page * page;
+        auto last = reinterpret_cast<std::uintptr_t>(begin) + bytes;
+        // msync fails with ENOMEM on pages that are not mapped.
+        return ::msync(reinterpret_cast<void*>(first), last - first, MS_ASYNC) == 0;
+    }
+
+    void count_host_side(const void* host)
+    {
+        const range* r = find_range(host);
+        if (r && r->what == kind::pinned)
+        {
+            ++g_count.staged_copies;
+        }
+        else if (r && r->what == kind::registered)
+        {
+            ++g_count.registered_copies;
+        }
+        else
+        {
+            ++g_count.pageable_copies;
+        }
+    }
+
+    // ---- kernels ----
+    struct function
+    {
+        std::string name;
+        std::vector<std::size_t> sizes;  // parameter sizes, for the known kernels
+    };
+
+    std::vector<std::size_t> known_sizes(const std::string& name)
+    {
+        if (name == "saxpy")
+        {
+            return {4, 8, 8, 8, 8};  // float a, const float* x, const float* y, float* out, size_t n
+        }
+        if (name == "chain_step")
+        {
+            return {8, 4, 4};  // float* x, float a, unsigned n: x[i] = x[i] * a + 1
+        }
+        if (name == "fill")
+        {
+            return {8, 4, 4};  // float* x, float value, unsigned n
+        }
+        if (name == "many")
+        {
+            // tests/bench's 16 float scalars and 16 pointers: p15[0] = the scalars + p0[0] .. p14[0]
+            std::vector<std::size_t> sizes(16, 4);
+            sizes.resize(32, 8);
+            return sizes;
+        }
+        return {};
+    }
+
+    template <class T>
+    T arg(const std::vector<std::vector<char>>& params, std::size_t i)
+    {
+        T value;
+        std::memcpy(&value, params[i].data(), sizeof value);
+        return value;
+    }
+
+    void run_kernel(const function& f, unsigned threads, const std::vector<std::vector<char>>& params)
+    {
+        ++g_count.launches;
+        if (f.name == "saxpy")
+        {
+            float a = arg<float>(params, 0);
+            auto* x = arg<const float*>(params, 1);
+            auto* y = arg<const float*>(params, 2);
+            auto* out = arg<float*>(params, 3);
+            auto n = arg<std::size_t>(params, 4);
+            for (std::size_t i = 0; i < n && i < threads; ++i)
+            {
+                out[i] = a * x[i] + y[i];
+            }
+        }
+        else if (f.name == "many")
+        {
+            float sum = 0;
+            for (std::size_t k = 0; k < 16; ++k)
+            {
+                sum += arg<float>(params, k);
+            }
+            for (std::size_t k = 16; k < 31; ++k)
+            {
+                sum += arg<const float*>(params, k)[0];
+            }
+            if (threads > 0)
+            {
+                arg<float*>(params, 31)[0] = sum;
+            }
+        }
+        else if (f.name == "chain_step" || f.name == "fill")
+        {
+            auto* x = arg<float*>(params, 0);
+            float a = arg<float>(params, 1);
+            auto n = arg<unsigned>(params, 2);
+            for (unsigned i = 0; i < n && i < threads; ++i)
+            {
+                x[i] = f.name == "fill" ? a : x[i] * a + 1.0f;
+            }
+        }
+    }
+
+    std::vector<std::vector<char>> copy_params(const function& f, void** params)
+    {
+        std::vector<std::vector<char>> copied;
+        for (std::size_t i = 0; params && i < f.sizes.size(); ++i)
+        {
+            const char* value = static_cast<const char*>(params[i]);
+            copied.emplace_back(value, value + f.sizes[i]);
+        }
+        return copied;
+    }
+
+    // ---- streams and graphs ----
+    struct node
+    {
+        bool is_kernel = true;
+        function* f = nullptr;
+        unsigned threads = 0;
+        std::vector<std::vector<char>> params;
+        void* destination = nullptr;
+        const void* source = nullptr;
+        std::size_t bytes = 0;
+    };
+    struct graph
+    {
+        std::vector<node*> nodes;
+        ~graph()
+        {
+            for (node* n : nodes)
+            {
+                delete n;
+            }
+        }
+    };
+    struct graph_exec
+    {
+        std::vector<node*> originals;
+        std::vector<node> nodes;
+    };
+    struct stream
+    {
+        bool capturing = false;
+        bool invalidated = false;
+        graph* captured = nullptr;
+    };
+    std::vector<stream*> g_streams;
+
+    stream* as_stream(CUstream handle)
+    {
+        // The legacy and per-thread default streams (0, 1, 2) never capture here.
+        auto value = reinterpret_cast<std::uintptr_t>(handle);
+        return value <= 2 ? nullptr : reinterpret_cast<stream*>(handle);
+    }
+
+    bool capturing(CUstream handle)
+    {
+        stream* s = as_stream(handle);
+        return s && s->capturing;
+    }
+
+    void record(CUstream handle, node* n)
+    {
+        stream* s = as_stream(handle);
+        s->captured->nodes.push_back(n);
+    }
+
+    CUresult copy(void* destination, const void* source, std::size_t bytes, CUstream handle)
+    {
+        if (capturing(handle))
+        {
+            record(handle, new node{false, nullptr, 0, {}, destination, source, bytes});
+            return CUDA_SUCCESS;
+        }
+        std::memmove(destination, source, bytes);
+        return CUDA_SUCCESS;
+    }
+
+    void run(const node& n)
+    {
+        if (n.is_kernel)
+        {
+            run_kernel(*n.f, n.threads, n.params);
+        }
+        else
+        {
+            std::memmove(n.destination, n.source, n.bytes);
+        }
+    }
+
+    CUresult refuse_while_any_capture()
+    {
+        bool refused = false;
+        for (stream* s : g_streams)
+        {
+            if (s->capturing)
+            {
+                s->invalidated = true;
+                refused = true;
+            }
+        }
+        return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+    }
+
+    thread_local CUcontext t_current = nullptr;
+    char g_context_storage[1];
+    CUcontext g_context = reinterpret_cast<CUcontext>(g_context_storage);
+}
+
+extern "C" long xcuda_fake_counter(const char* name)
+{
+    lock held(g_mutex);
+    std::string which = name;
+    return which == "registered" ? g_count.registered : which == "registrations" ? g_count.registrations
+         : which == "violations" ? g_count.violations : which == "launches" ? g_count.launches
+         : which == "graph_launches" ? g_count.graph_launches : which == "node_updates" ? g_count.node_updates
+         : which == "staged_copies" ? g_count.staged_copies : which == "registered_copies" ? g_count.registered_copies
+         : which == "pageable_copies" ? g_count.pageable_copies : -1;
+}
+
+CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
+// NVRTC asks a libcuda.so.1 it finds in the process for its private tables; there are none here (without
+// this symbol NVRTC crashes in a program that links the fake, such as tests/bench/launch_baseline.cpp).
+CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid*)
+{
+    *table = nullptr;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDriverGetVersion(int* version)
+{
+    *version = 13000;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name)
+{
+    switch (error)
+    {
+    case CUDA_SUCCESS: *name = "CUDA_SUCCESS"; break;
+    case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"; break;
+    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"; break;
+    default: *name = "CUDA_ERROR_UNKNOWN"; break;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGetErrorString(CUresult, const char** text)
+{
+    *text = "an error reported by the fake driver";
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetCount(int* count)
+{
+    *count = 1;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal)
+{
+    if (ordinal != 0)
+    {
+        return CUDA_ERROR_INVALID_DEVICE;
+    }
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetName(char* name, int length, CUdevice)
+{
+    std::strncpy(name, "xcuda fake driver", static_cast<std::size_t>(length));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice)
+{
+    switch (attribute)
+    {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *value = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *value = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *value = 233472; break;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *value = 2619000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *value = 6144; break;
+    default: *value = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice)
+{
+    *bytes = std::size_t(16) << 30;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice)
+{
+    std::memset(uuid->bytes, 0x5a, sizeof uuid->bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice)
+{
+    *context = g_context;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice)
+{
+    *can = 0;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr to, CUcontext, CUdeviceptr from, CUcontext, size_t bytes, CUstream s)
+{
+    lock held(g_mutex);
+    return copy(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, s);
+}
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext context)
+{
+    t_current = context;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context)
+{
+    *context = t_current;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxSynchronize()
+{
+    lock held(g_mutex);
+    return refuse_while_any_capture();
+}
+CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
+{
+    *free_bytes = std::size_t(8) << 30;
+    *total = std::size_t(16) << 30;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
+{
+    lock held(g_mutex);
+    void* memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (!memory)
+    {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g_ranges[reinterpret_cast<std::uintptr_t>(memory)] = range{bytes, kind::device};
+    *pointer = reinterpret_cast<CUdeviceptr>(memory);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFree(CUdeviceptr pointer)
+{
+    lock held(g_mutex);
+    g_ranges.erase(static_cast<std::uintptr_t>(pointer));
+    std::free(reinterpret_cast<void*>(pointer));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemAllocHost(void** pointer, size_t bytes)
+{
+    lock held(g_mutex);
+    void* memory = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    if (!memory)
+    {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g_ranges[reinterpret_cast<std::uintptr_t>(memory)] = range{bytes, kind::pinned};
+    *pointer = memory;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFreeHost(void* pointer)
+{
+    lock held(g_mutex);
+    g_ranges.erase(reinterpret_cast<std::uintptr_t>(pointer));
+    std::free(pointer);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemHostRegister(void* pointer, size_t bytes, unsigned int)
+{
+    lock held(g_mutex);
+    auto start = reinterpret_cast<std::uintptr_t>(pointer);
+    auto it = g_ranges.lower_bound(start);
+    if (it != g_ranges.end() && it->first < start + bytes)
+    {
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    }
+    if (it != g_ranges.begin() && std::prev(it)->first + std::prev(it)->second.bytes > start)
+    {
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    }
+    if (bytes == 0 || !mapped(pointer, bytes))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    g_ranges[start] = range{bytes, kind::registered};
+    ++g_count.registered;
+    ++g_count.registrations;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemHostUnregister(void* pointer)
+{
+    lock held(g_mutex);
+    auto it = g_ranges.find(reinterpret_cast<std::uintptr_t>(pointer));
+    if (it == g_ranges.end() || it->second.what != kind::registered)
+    {
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    }
+    if (!mapped(pointer, it->second.bytes))
+    {
+        ++g_count.violations;  // freed (unmapped) while registered
+    }
+    g_ranges.erase(it);
+    --g_count.registered;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes)
+{
+    lock held(g_mutex);
+    count_host_side(from);
+    std::memmove(reinterpret_cast<void*>(to), from, bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
+{
+    lock held(g_mutex);
+    count_host_side(to);
+    std::memmove(to, reinterpret_cast<const void*>(from), bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream s)
+{
+    lock held(g_mutex);
+    count_host_side(from);
+    return copy(reinterpret_cast<void*>(to), from, bytes, s);
+}
+CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream s)
+{
+    lock held(g_mutex);
+    count_host_side(to);
+    return copy(to, reinterpret_cast<const void*>(from), bytes, s);
+}
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream s)
+{
+    lock held(g_mutex);
+    return copy(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, s);
+}
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t bytes, CUstream s)
+{
+    lock held(g_mutex);
+    if (capturing(s))
+    {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // not modelled: xcuda captures no memsets
+    }
+    std::memset(reinterpret_cast<void*>(to), value, bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void*, unsigned int, CUjit_option*, void**)
+{
+    static char storage[64];
+    static int next = 0;
+    *module = reinterpret_cast<CUmodule>(&storage[next++ % 64]);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image)
+{
+    return cuModuleLoadDataEx(module, image, 0, nullptr, nullptr);
+}
+CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
+{
+    std::memset(reinterpret_cast<void*>(to), value, bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule, const char* name)
+{
+    lock held(g_mutex);
+    *f = reinterpret_cast<CUfunction>(new function{name, known_sizes(name)});
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction)
+{
+    switch (attribute)
+    {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 16; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = 49152; break;
+    default: *value = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                unsigned int by, unsigned int bz, unsigned int, CUstream s, void** params, void**)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    unsigned threads = gx * gy * gz * bx * by * bz;
+    if (capturing(s))
+    {
+        record(s, new node{true, f, threads, copy_params(*f, params), nullptr, nullptr, 0});
+        return CUDA_SUCCESS;
+    }
+    run_kernel(*f, threads, copy_params(*f, params));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamCreate(CUstream* handle, unsigned int)
+{
+    lock held(g_mutex);
+    auto* s = new stream;
+    g_streams.push_back(s);
+    *handle = reinterpret_cast<CUstream>(s);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamDestroy(CUstream handle)
+{
+    lock held(g_mutex);
+    stream* s = as_stream(handle);
+    for (auto it = g_streams.begin(); it != g_streams.end(); ++it)
+    {
+        if (*it == s)
+        {
+            g_streams.erase(it);
+            break;
+        }
+    }
+    delete s;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamSynchronize(CUstream handle)
+{
+    lock held(g_mutex);
+    if (capturing(handle))
+    {
+        as_stream(handle)->invalidated = true;
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamQuery(CUstream handle)
+{
+    lock held(g_mutex);
+    if (capturing(handle))
+    {
+        as_stream(handle)->invalidated = true;
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int)
+{
+    *event = reinterpret_cast<CUevent>(new char[1]);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventDestroy(CUevent event)
+{
+    delete[] reinterpret_cast<char*>(event);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventQuery(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent, CUevent)
+{
+    *ms = 0.01f;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr pointer)
+{
+    lock held(g_mutex);
+    if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    const range* r = find_range(reinterpret_cast<const void*>(pointer));
+    if (!r)
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *static_cast<unsigned int*>(data) = r->what == kind::device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    return CUDA_SUCCESS;
+}
+// The plural form answers for memory it does not know too (type 0), as the real driver does.
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attributes, void** data,
+                                        CUdeviceptr pointer)
+{
+    lock held(g_mutex);
+    const range* r = find_range(reinterpret_cast<const void*>(pointer));
+    for (unsigned int i = 0; i < count; ++i)
+    {
+        if (attributes[i] != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+        {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        *static_cast<unsigned int*>(data[i]) = !r ? 0u : r->what == kind::device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int, size_t)
+{
+    *blocks = 8;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunction, CUoccupancyB2DSize, size_t, int)
+{
+    *grid = 32;
+    *block = 256;
+    return CUDA_SUCCESS;
+}
+
+// ---- stream capture and graphs ----
+CUresult CUDAAPI cuStreamBeginCapture(CUstream handle, CUstreamCaptureMode)
+{
+    lock held(g_mutex);
+    stream* s = as_stream(handle);
+    if (!s)
+    {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy stream cannot be captured
+    }
+    s->capturing = true;
+    s->invalidated = false;
+    s->captured = new graph;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamIsCapturing(CUstream handle, CUstreamCaptureStatus* status)
+{
+    lock held(g_mutex);
+    stream* s = as_stream(handle);
+    *status = !s || !s->capturing ? CU_STREAM_CAPTURE_STATUS_NONE
+              : s->invalidated    ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                  : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream handle, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* g,
+                                        const CUgraphNode** dependencies, const CUgraphEdgeData** edges,
+                                        size_t* count)
+{
+    lock held(g_mutex);
+    stream* s = as_stream(handle);
+    cuStreamIsCapturing(handle, status);
+    if (id)
+    {
+        *id = 1;
+    }
+    if (g)
+    {
+        *g = s && s->captured ? reinterpret_cast<CUgraph>(s->captured) : nullptr;
+    }
+    if (edges)
+    {
+        *edges = nullptr;
+    }
+    bool any = s && s->captured && !s->captured->nodes.empty();
+    if (dependencies)
+    {
+        *dependencies = any ? reinterpret_cast<const CUgraphNode*>(&s->captured->nodes.back()) : nullptr;
+    }
+    if (count)
+    {
+        *count = any ? 1 : 0;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamEndCapture(CUstream handle, CUgraph* result)
+{
+    lock held(g_mutex);
+    stream* s = as_stream(handle);
+    if (!s || !s->capturing)
+    {
+        return CUDA_ERROR_ILLEGAL_STATE;
+    }
+    s->capturing = false;
+    if (s->invalidated)
+    {
+        delete s->captured;
+        s->captured = nullptr;
+        *result = nullptr;
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    *result = reinterpret_cast<CUgraph>(s->captured);
+    s->captured = nullptr;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec* exec, CUgraph handle, unsigned long long)
+{
+    lock held(g_mutex);
+    auto* g = reinterpret_cast<graph*>(handle);
+    auto* e = new graph_exec;
+    for (node* n : g->nodes)
+    {
+        e->originals.push_back(n);
+        e->nodes.push_back(*n);
+    }
+    *exec = reinterpret_cast<CUgraphExec>(e);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec handle, CUstream s)
+{
+    lock held(g_mutex);
+    if (capturing(s))
+    {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    ++g_count.graph_launches;
+    for (const node& n : reinterpret_cast<graph_exec*>(handle)->nodes)
+    {
+        run(n);
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec handle, CUgraphNode target,
+                                                const CUDA_KERNEL_NODE_PARAMS* params)
+{
+    lock held(g_mutex);
+    auto* e = reinterpret_cast<graph_exec*>(handle);
+    for (std::size_t i = 0; i < e->originals.size(); ++i)
+    {
+        if (reinterpret_cast<CUgraphNode>(e->originals[i]) == target)
+        {
+            node& n = e->nodes[i];
+            if (!n.is_kernel || reinterpret_cast<function*>(params->func)->name != n.f->name)
+            {
+                return CUDA_ERROR_INVALID_VALUE;
+            }
+            n.f = reinterpret_cast<function*>(params->func);
+            n.threads = params->gridDimX * params->gridDimY * params->gridDimZ * params->blockDimX *
+                        params->blockDimY * params->blockDimZ;
+            n.params = copy_params(*n.f, params->kernelParams);
+            ++g_count.node_updates;
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec handle)
+{
+    lock held(g_mutex);
+    delete reinterpret_cast<graph_exec*>(handle);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphDestroy(CUgraph handle)
+{
+    lock held(g_mutex);
+    delete reinterpret_cast<graph*>(handle);
+    return CUDA_SUCCESS;
+}

@@ -1,0 +1,376 @@
+"""Scenarios of CUDA graphs and pageable numpy transfers, each run in a process of its own.
+
+tests/test_graphs_transfers.py runs every scenario twice: against the fake driver (tests/fake_driver,
+XCUDA_LIBCUDA; a CPU test of xcuda's host logic: routes, registrations, capture bookkeeping, refusals)
+and, marked gpu, on a real GPU. The same code checks both; the fake's own counters (registrations
+alive, memory unmapped while registered) are only read where the fake runs.
+
+    python3 tests/graph_transfer_scenarios.py NAME     # exits 0 when the scenario holds
+
+Each scenario sets what it needs in os.environ before importing xcuda (settings are read at start).
+"""
+import ctypes
+import gc
+import os
+import sys
+import weakref
+
+import numpy as np
+
+SOURCE = r"""
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
+{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }
+
+extern "C" __global__ void chain_step(float* x, float a, unsigned n)
+{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = x[i] * a + 1.0f; }
+
+extern "C" __global__ void fill(float* x, float value, unsigned n)
+{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = value; }
+"""
+
+# Above the 4 MiB threshold, not a multiple of a page, of the staging chunk or of the block.
+N = 3 * (1 << 20) + 12345
+BLOCK = 256
+GRID = (N + BLOCK - 1) // BLOCK
+MODES = ("auto", "registered", "per-copy", "staged", "driver")
+
+xcuda = None
+module = None
+
+
+def start(**environment):
+    global xcuda, module
+    os.environ.update(environment)
+    import xcuda as loaded
+    xcuda = loaded
+    module = xcuda.compile(SOURCE, name="graph_transfer_scenarios")
+
+
+def fake_counter(name):
+    """A counter of the fake driver, or None on a real one."""
+    path = os.environ.get("XCUDA_LIBCUDA")
+    if not path or "fake" not in os.path.basename(path):
+        return None
+    library = ctypes.CDLL(path)
+    library.xcuda_fake_counter.restype = ctypes.c_long
+    return library.xcuda_fake_counter(name.encode())
+
+
+def check_no_violation():
+    violations = fake_counter("violations")
+    assert violations in (None, 0), f"{violations} registered range(s) were unmapped while registered"
+
+
+def random(n, seed):
+    return np.random.default_rng(seed).random(n).astype(np.float32)
+
+
+def raises(kind, fragment, call):
+    try:
+        call()
+    except kind as error:
+        assert fragment in str(error), f"{kind.__name__} without {fragment!r}: {error}"
+        return error
+    raise AssertionError(f"{call} did not raise {kind.__name__}")
+
+
+def stats():
+    return xcuda.transfer_stats()
+
+
+# ---- transfers ---------------------------------------------------------------------------------------
+
+def pageable_copies_are_exact_for_every_way():
+    start()
+    for mode in MODES:
+        xcuda.transfer_options(pageable=mode)
+        before = stats()["copies"]
+        # Views at odd offsets (the first page partial), odd lengths (the last one partial), and arrays
+        # of their own.
+        base = random(N + 4096, seed=1)
+        for offset, size in ((0, N), (3, N), (1001, N + 1), (0, N - 7)):
+            host = base[offset:offset + size]
+            for _ in range(2):  # the second copy is the registered one in 'auto'
+                device = xcuda.to_device(host)
+                back = np.full(size, np.nan, np.float32)
+                device.copy_to_host(out=back)
+                np.testing.assert_array_equal(back, host, err_msg=f"{mode}, offset {offset}, size {size}")
+                device.copy_from(host[::-1].copy())
+                np.testing.assert_array_equal(device.copy_to_host(), host[::-1])
+        x, y = random(N, seed=2), random(N, seed=3)
+        x_before, y_before = x.copy(), y.copy()
+        for _ in range(3):
+            out = np.full(N, np.nan, np.float32)
+            module.saxpy[GRID, BLOCK](2.0, x, y, out, N)
+            np.testing.assert_array_equal(out, np.float32(2.0) * x + y, err_msg=mode)
+            np.testing.assert_array_equal(x, x_before)
+            np.testing.assert_array_equal(y, y_before)
+        out_view = np.zeros(N + 5, np.float32)[5:]
+        module.saxpy[GRID, BLOCK](2.0, x, y, xcuda.Out(out_view), N)
+        np.testing.assert_array_equal(out_view, np.float32(2.0) * x + y)
+        after = stats()["copies"]
+        made = {route: after[route] - before[route] for route in after}
+        if mode in ("registered", "per-copy", "auto"):
+            assert made["registered"] > 0, (mode, made)
+        if mode == "staged":
+            assert made["staged"] > 0 and made["registered"] == 0, made
+        if mode == "driver":
+            assert sum(made.values()) == 0, made  # every copy went straight to the driver
+    check_no_violation()
+
+
+def a_registered_buffer_goes_when_its_last_array_goes():
+    start(XCUDA_PAGEABLE="registered")
+    x = random(N, seed=4)
+    watch = weakref.ref(x)
+    view = x[100:]
+    xcuda.to_device(x)
+    assert stats()["registrations"]["entries"] == 1
+    assert fake_counter("registered") in (None, 1)
+    del x
+    gc.collect()
+    other = random(N, seed=5)
+    xcuda.to_device(other)  # each copy first lets go of what is abandoned
+    assert stats()["registrations"]["entries"] == 2, "unregistered while a view of it still lives"
+    assert watch() is not None
+    del view
+    gc.collect()
+    xcuda.to_device(other)
+    s = stats()["registrations"]
+    assert s["entries"] == 1 and s["abandoned"] == 1, s
+    assert watch() is None, "the cache still holds the array after unregistering it"
+    assert fake_counter("registered") in (None, 1)
+    check_no_violation()
+
+
+def the_registration_cache_keeps_to_its_limit():
+    start(XCUDA_PAGEABLE="registered")
+    xcuda.transfer_options(registration_limit_mb=40)  # three arrays of 12 MB fit, not four
+    arrays = [random(N, seed=10 + i) for i in range(5)]
+    back = np.empty(N, np.float32)  # registered too, and used after every array: never the least recent
+    for array in arrays:
+        xcuda.to_device(array).copy_to_host(out=back)
+        np.testing.assert_array_equal(back, array)
+    s = stats()["registrations"]
+    assert s["entries"] == 3 and s["evictions"] == 3 and s["bytes"] <= 40 << 20, s
+    assert fake_counter("registered") in (None, 3)
+    xcuda.release_host_registrations()
+    assert stats()["registrations"]["entries"] == 0
+    assert fake_counter("registered") in (None, 0)
+    check_no_violation()
+
+
+def auto_stages_the_first_copy_of_an_array_and_registers_the_next():
+    start()
+    x = random(N, seed=6)
+    xcuda.to_device(x)
+    first = stats()
+    assert first["copies"]["registered"] == 0 and first["copies"]["staged"] == 1, first
+    xcuda.to_device(x)
+    second = stats()
+    assert second["copies"]["registered"] == 1 and second["registrations"]["registrations"] == 1, second
+    xcuda.to_device(x)
+    assert stats()["registrations"]["hits"] == 1
+    check_no_violation()
+
+
+def a_new_array_each_time_is_not_registered_each_time():
+    start()
+    device = xcuda.empty(N, np.float32)
+    addresses = set()
+    for i in range(12):
+        fresh = np.full(N, float(i), np.float32)
+        addresses.add(fresh.ctypes.data)
+        device.copy_from(fresh)
+        device.copy_from(fresh)
+        assert float(device.copy_to_host()[N // 2]) == i
+        del fresh
+        gc.collect()
+    # At most one registration goes unused per address the allocator hands out (it remembers those),
+    # never one per array.
+    registrations = stats()["registrations"]["registrations"]
+    assert registrations <= len(addresses) < 12, (registrations, len(addresses))
+    check_no_violation()
+
+
+def per_copy_registrations_end_with_the_call():
+    start(XCUDA_PAGEABLE="per-copy")
+    x, y = random(N, seed=7), random(N, seed=8)
+    out = np.zeros(N, np.float32)
+    module.saxpy[GRID, BLOCK](2.0, x, y, out, N)
+    np.testing.assert_array_equal(out, np.float32(2.0) * x + y)
+    s = stats()
+    assert s["copies"]["registered"] >= 3 and s["registrations"]["entries"] == 0, s
+    assert fake_counter("registered") in (None, 0)
+    check_no_violation()
+
+
+def a_malformed_setting_is_raised_at_the_first_large_copy():
+    start(XCUDA_STAGING_THREADS="many")
+    raises(ValueError, "XCUDA_STAGING_THREADS='many'", lambda: xcuda.to_device(random(N, seed=9)))
+    small = np.arange(10, dtype=np.float32)
+    np.testing.assert_array_equal(xcuda.to_device(small).copy_to_host(), small)
+    xcuda.transfer_options(staging_threads=2)
+    x = random(N, seed=9)
+    np.testing.assert_array_equal(xcuda.to_device(x).copy_to_host(), x)
+
+
+# ---- graphs ------------------------------------------------------------------------------------------
+
+def chain(x, a, times):
+    x = x.astype(np.float32)
+    for _ in range(times):
+        x = (x * np.float32(a) + np.float32(1.0)).astype(np.float32)
+    return x
+
+
+def a_graph_replays_its_launches_in_order():
+    start()
+    x = random(N, seed=20)
+    d = xcuda.to_device(x)
+    with xcuda.graph() as g:
+        assert g.state == "capturing"
+        for _ in range(10):
+            module.chain_step[GRID, BLOCK](d, 1.5, N)
+    np.testing.assert_array_equal(d.copy_to_host(), x, err_msg="the block ran the launches it captured")
+    assert len(g) == 10 and g.state == "ready" and g.nodes[3]["kernel"] == "chain_step"
+    assert g.nodes[3]["grid"] == (GRID, 1, 1) and g.nodes[3]["kind"] == "launch"
+    g.launch()
+    g.launch()
+    xcuda.synchronize()
+    np.testing.assert_allclose(d.copy_to_host(), chain(x, 1.5, 20), rtol=1e-5)
+    assert "10 nodes" in repr(g)
+    assert module.load_ms is not None and module.load_ms >= 0
+
+
+def a_launch_node_takes_new_arguments_without_capturing_again():
+    start()
+    d1 = xcuda.zeros(N, np.float32)
+    d2 = xcuda.zeros(N, np.float32)
+    with xcuda.graph() as g:
+        module.fill[GRID, BLOCK](d1, 1.0, N)
+        module.chain_step[GRID, BLOCK](d1, 2.0, N)
+    g.update(0, d2, 5.0, N)
+    g.update(1, d2, 3.0, N)
+    g.launch()
+    xcuda.synchronize()
+    assert not d1.copy_to_host().any(), "the old arguments were used"
+    np.testing.assert_array_equal(d2.copy_to_host(), np.full(N, 16.0, np.float32))
+    g.update(0, d1, 9.0, N, grid=1, block=32)  # new dimensions: only the first 32 elements
+    g.update(1, d1, 1.0, N)
+    g.launch()
+    xcuda.synchronize()
+    host = d1.copy_to_host()
+    assert (host[:32] == 10.0).all() and (host[32:] == 1.0).all()
+    assert g.nodes[0]["grid"] == (1, 1, 1) and g.nodes[0]["block"] == (32, 1, 1)
+    if fake_counter("node_updates") is not None:
+        assert fake_counter("node_updates") == 4
+    raises(IndexError, "no node 2", lambda: g.update(2, d1, 1.0, N))
+    raises(xcuda.GraphCaptureError, "numpy array", lambda: g.update(0, np.zeros(N, np.float32), 1.0, N))
+    raises(TypeError, "takes 3 arguments", lambda: g.update(0, d1, 1.0))
+    with xcuda.graph() as copies:
+        xcuda.copy(d2, d1)
+    raises(ValueError, "not a launch", lambda: copies.update(0, d1, 1.0, N))
+
+
+def what_a_graph_cannot_hold_raises_inside_the_block():
+    start()
+    x = random(N, seed=21)
+    d = xcuda.to_device(x)
+    stream = xcuda.Stream()
+    event = xcuda.Event()
+    out = np.zeros(N, np.float32)
+    cases = {
+        "xcuda.synchronize()": lambda: xcuda.synchronize(),
+        "Stream.synchronize()": lambda: stream.synchronize(),
+        "Event.synchronize()": lambda: (event.record(), event.synchronize()),
+        "a numpy array": lambda: module.saxpy[GRID, BLOCK](2.0, x, x, out, N),
+        "xcuda.Out of a numpy array": lambda: module.saxpy[GRID, BLOCK](2.0, d, d, xcuda.Out(out), N),
+        "xcuda.to_device of host data": lambda: xcuda.to_device(x),
+        "copy_to_host() into a new numpy array": lambda: d.copy_to_host(),
+        "copy_to_host of a pageable numpy array": lambda: d.copy_to_host(out=out),
+        "copy_from of a pageable numpy array": lambda: d.copy_from(x),
+        "numpy.asarray of a DeviceArray": lambda: np.asarray(d),
+        "timing a launch": lambda: module.chain_step.time(GRID, BLOCK, d, 1.0, N),
+        "graph's own": lambda: module.chain_step[GRID, BLOCK, stream](d, 1.0, N),
+    }
+    for fragment, operation in cases.items():
+        g = xcuda.graph()
+
+        def capture():
+            with g:
+                module.chain_step[GRID, BLOCK](d, 2.0, N)
+                operation()
+
+        raises(xcuda.GraphCaptureError, fragment, capture)
+        assert g.state == "failed", (fragment, g.state)
+        raises(xcuda.GraphCaptureError, "capture failed", g.launch)
+        # Nothing is left open: the session works as before, and nothing captured ran.
+        xcuda.synchronize()
+        np.testing.assert_array_equal(d.copy_to_host(), x, err_msg=fragment)
+    with xcuda.graph() as g:
+        raises(xcuda.GraphCaptureError, "do not nest", lambda: xcuda.graph().__enter__())
+        raises(xcuda.GraphCaptureError, "inside its own capture", g.launch)
+    # The block's own error goes on, and the capture is dropped with it.
+    g2 = xcuda.graph()
+    try:
+        with g2:
+            module.chain_step[GRID, BLOCK](d, 2.0, N)
+            1 / 0
+    except ZeroDivisionError:
+        pass
+    assert g2.state == "failed"
+    raises(xcuda.GraphCaptureError, "captures once", lambda: g2.__enter__())
+
+
+def copies_with_page_locked_memory_are_captured():
+    start()
+    host_in = xcuda.empty_pinned(N, np.float32)
+    host_out = xcuda.zeros_pinned(N, np.float32)
+    d = xcuda.empty(N, np.float32)
+    d2 = xcuda.zeros(N, np.float32)
+    with xcuda.graph() as g:
+        d.copy_from(host_in)
+        module.chain_step[GRID, BLOCK](d, 2.0, N)
+        d.copy_to_host(out=host_out)
+        xcuda.copy(d2, d)
+    assert [node["kind"] for node in g.nodes] == ["copy", "launch", "copy", "copy"], g.nodes
+    for seed in (30, 31):
+        host_in[:] = random(N, seed=seed)
+        g.launch()
+        xcuda.synchronize()
+        expected = chain(host_in, 2.0, 1)
+        np.testing.assert_array_equal(host_out, expected)
+        np.testing.assert_array_equal(d2.copy_to_host(), expected)
+
+
+def a_graph_keeps_the_memory_its_launches_use():
+    start()
+    d = xcuda.zeros(N, np.float32)
+    with xcuda.graph() as g:
+        scratch = xcuda.empty(N, np.float32)  # allocated once, when the block runs
+        module.fill[GRID, BLOCK](scratch, 4.0, N)
+        xcuda.copy(d, scratch)
+    live = xcuda.session_stats() if hasattr(xcuda, "session_stats") else None
+    del scratch
+    gc.collect()
+    g.launch()
+    xcuda.synchronize()
+    np.testing.assert_array_equal(d.copy_to_host(), np.full(N, 4.0, np.float32))
+    if live is not None:
+        assert xcuda.session_stats()["buffers"] == live["buffers"], "the graph let its scratch buffer go"
+    g.close()
+    gc.collect()
+    if live is not None:
+        assert xcuda.session_stats()["buffers"] == live["buffers"] - 1
+    raises(xcuda.GraphCaptureError, "not been captured", g.launch)
+
+
+SCENARIOS = {name: function for name, function in globals().items()
+             if callable(function) and function.__module__ == __name__ and "_" in name
+             and name not in ("start", "fake_counter", "check_no_violation", "random", "raises", "stats", "chain")}
+
+
+if __name__ == "__main__":
+    SCENARIOS[sys.argv[1]]()
+    print("scenario held:", sys.argv[1])

@@ -1,0 +1,100 @@
+"""The benchmark scripts' own logic, on the CPU: their tables' arithmetic and verdicts, the compile
+benchmark's %%cuda row without IPython (the GPU host has none), and the assembly of RESULTS.md.
+No timing is asserted: the inputs are made-up figures, the outputs what the tables must say of them."""
+import sys
+from pathlib import Path
+
+import pytest
+
+import xcuda
+
+BENCH = Path(__file__).resolve().parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+import assemble_results  # noqa: E402
+import bench_common  # noqa: E402
+import bench_compile  # noqa: E402
+import bench_graphs  # noqa: E402
+import bench_transfers  # noqa: E402
+
+
+def test_the_compile_benchmarks_cuda_row_runs_without_ipython():
+    shell = bench_compile.MinimalShell()
+    xcuda.load_ipython_extension(shell)
+    assert {"cuda", "cuda_header", "cuda_info", "cuda_status"} <= set(shell.magics)
+    assert shell.events.callbacks["post_run_cell"], "the end-of-cell hook was not registered"
+    for _ in range(2):  # the first run compiles, the second is the unchanged cell the row times
+        shell.magics["cuda"]("", bench_compile.SAXPY_SRC)
+    assert "saxpy" in shell.user_ns
+
+
+def graph_results(replay_host_us):
+    return {
+        "C++ cuLaunchKernel x 100": (300.0, 450.0),
+        "xcuda step[g, b](x, a, n) x 100": (400.0, 500.0),
+        "xcuda g.launch() of the chain": (replay_host_us, 160.0),
+        "xcuda g.update(i, x, a, n), one launch's arguments": (2.5, bench_common.NA("no wall time")),
+        "CuPy graph launch of the chain (reference)": bench_common.NA("CuPy not installed"),
+    }
+
+
+def test_the_graph_table_holds_a_replay_to_a_third_of_eager_xcuda_per_kernel():
+    met = bench_graphs.table(graph_results(100.0), {})
+    replay = next(line for line in met.splitlines() if "g.launch()" in line)
+    assert "| 1.000 us |" in replay and "0.25x" in replay and "met (0.250x, margin +0.083x)" in replay
+    eager = next(line for line in met.splitlines() if "x 100 |" in line and "xcuda step" in line)
+    assert "| 4.000 us |" in eager and "1.00x" in eager
+    assert "2.500 us per update" in met and "n/a (CuPy not installed)" in met
+    missed = bench_graphs.table(graph_results(200.0), {})
+    assert "missed (0.500x, margin -0.167x)" in missed
+
+
+def transfer_rows(h2d, d2h):
+    return {"xcuda, pageable='auto'": (h2d, d2h, 20.0, 21.0, 2),
+            "xcuda, pageable='staged'": (25.0, 26.0, 24.0, 25.0, 0)}
+
+
+def test_the_transfer_table_asks_40_gbs_each_way_and_compares_with_the_bus():
+    baseline = {"copy_h2d_pinned_gbs": 50.0, "copy_d2h_pinned_gbs": 52.0, "copy_h2d_pageable_gbs": 7.5,
+                "copy_d2h_pageable_gbs": 8.0, "copy_h2d_registered_gbs": 49.0, "copy_d2h_registered_gbs": 51.0,
+                "register_ms": 30.0, "unregister_ms": 10.0}
+    text = bench_transfers.table(baseline, transfer_rows(45.0, 41.0), "xcuda, pageable='auto'")
+    auto = next(line for line in text.splitlines() if "'auto'" in line)
+    assert "met (H2D 45.0, D2H 41.0) (the default)" in auto and "| 0.90x |" in auto and "| 2 |" in auto
+    staged = next(line for line in text.splitlines() if "'staged'" in line)
+    assert "missed (H2D 25.0, D2H 26.0)" in staged
+    assert "costs 40.00 ms against 5.37 ms for the copy" in text
+    assert "missed (H2D 45.0, D2H 39.0)" in bench_transfers.table(baseline, transfer_rows(45.0, 39.0), "")
+    without = bench_transfers.table(bench_common.NA("no GPU"), transfer_rows(bench_common.NA("no GPU"), 1.0), "")
+    assert ">= 40 GB/s each way: n/a" in without and "n/a (no GPU)" in without
+
+
+def test_assembling_results_fills_each_marked_block_and_leaves_the_rest(tmp_path):
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Results\n\n## GPU\n\n<!-- from bench_gpu.md -->\nold table\n<!-- end bench_gpu.md -->\n\n"
+                       "Notes written by hand.\n\n<!-- from bench_graphs.md -->\nold\n<!-- end bench_graphs.md -->\n"
+                       "<!-- from gpu_tests.log -->\n<!-- end gpu_tests.log -->\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "bench_gpu.md").write_text("# xcuda GPU benchmark\n\n- date: today\n\n## Launch\n\n| a | b |\n|---|---|\n")
+    (out / "gpu_tests.log").write_text("collecting\ntests/x.py::test_a PASSED [ 50%]\ntests/x.py::test_b FAILED [100%]\n"
+                                       "noise\n===== 1 failed, 1 passed in 3.2s =====\n")
+    text, filled, missing = assemble_results.assemble(results.read_text(), out)
+    assert filled == ["bench_gpu.md", "gpu_tests.log"] and missing == ["bench_graphs.md"]
+    assert "### xcuda GPU benchmark\n\n- date: today\n\n#### Launch" in text and "old table" not in text
+    assert "Notes written by hand." in text and "<!-- from bench_graphs.md -->\nold\n" in text
+    assert "test_a PASSED" in text and "1 failed, 1 passed" in text and "noise" not in text
+    assert text.count("<!-- end bench_gpu.md -->") == 1
+
+
+def test_the_demoted_headings_leave_code_blocks_alone():
+    text = assemble_results.demote("# title\n```\n# a comment in code\n```\n## part")
+    assert text == "### title\n```\n# a comment in code\n```\n#### part"
+
+
+@pytest.mark.parametrize("mode", [None, "transfers", "graphs"])
+def test_the_baseline_reader_says_why_there_is_no_value(tmp_path, mode):
+    missing = bench_common.baseline_for(str(tmp_path / "absent"), tmp_path, None, mode)
+    assert isinstance(missing, bench_common.NA) and "no baseline at" in str(missing)
+    assert str(bench_common.baseline_value(missing, "copy_h2d_pinned_gbs")) == str(missing)
+    assert "printed no x" in str(bench_common.baseline_value({"y": 1.0}, "x"))
