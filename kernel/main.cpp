@@ -71,7 +71,20 @@ namespace
         PyConfig config;
         PyConfig_InitPythonConfig(&config);
         config.parse_argv = 0;
-        PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, XCUDA_PYTHON_EXECUTABLE);
+        // With PYTHONHOME set (a Python unpacked under another prefix), that prefix's interpreter is the one
+        // sys.executable must name: subprocesses started from cells (ipyparallel's controller and engines)
+        // run it.
+        std::string interpreter = XCUDA_PYTHON_EXECUTABLE;
+        const char* home = std::getenv("PYTHONHOME");
+        if (home && *home)
+        {
+            std::string candidate = std::string(home) + "/bin/" + interpreter.substr(interpreter.rfind('/') + 1);
+            if (access(candidate.c_str(), X_OK) == 0)
+            {
+                interpreter = candidate;
+            }
+        }
+        PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, interpreter.c_str());
         if (!PyStatus_Exception(status))
         {
             char* python_argv[] = {program};

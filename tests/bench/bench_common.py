@@ -28,6 +28,10 @@ def measured(value):
 
 
 def short_error(error):
+    elist = getattr(error, "elist", None)  # ipyparallel's CompositeError: say what the first engine raised
+    if elist:
+        ename, evalue = elist[0][0], str(elist[0][1]).strip().splitlines()
+        return f"{type(error).__name__} from the engines, the first: {ename}: {evalue[0] if evalue else ''}"[:240]
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0] if text else ''}"[:160]
 

@@ -508,6 +508,19 @@ namespace xcuda
     void cuda_session::close() noexcept
     {
         m_transfer_memory.reset();  // unregistered while its context still exists
+        if (m_lost.empty())
+        {
+            // Staging that registered numpy arrays in place but never allocated its own buffers is not a
+            // registered resource: release it here too, or the registrations outlive the session (and
+            // compute-sanitizer's leak check reports them).
+            for (auto& staging : m_staging)
+            {
+                if (staging)
+                {
+                    staging->release();
+                }
+            }
+        }
         std::vector<session_resource*> resources;
         {
             std::lock_guard<std::mutex> lock(m_mutex);

@@ -105,6 +105,16 @@ namespace xcuda
     {
         using mode = transfer_settings::pageable_mode;
         using policy = host_registration_cache::policy;
+        // Memory already page-locked (xcuda.empty_pinned, another library's) goes to the DMA as it is:
+        // registering it again fails (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, which compute-sanitizer
+        // reports as the user's error). Memory partly inside one of our registrations is not page-locked as
+        // a whole, and goes the ways below.
+        if (m_session.transfers().pageable != mode::driver && !m_registrations.overlaps(host, bytes) &&
+            pinned_memory::is_page_locked(m_session, host) &&
+            pinned_memory::is_page_locked(m_session, static_cast<const char*>(host) + bytes - 1))
+        {
+            return route::page_locked;
+        }
         switch (m_session.transfers().pageable)
         {
         case mode::driver: return route::driver;
@@ -121,13 +131,6 @@ namespace xcuda
         if (lease)
         {
             return route::registered;
-        }
-        // Memory partly inside one of our registrations is not page-locked as a whole: the DMA must not
-        // be given it directly.
-        if (!m_registrations.overlaps(host, bytes) && pinned_memory::is_page_locked(m_session, host) &&
-            pinned_memory::is_page_locked(m_session, static_cast<const char*>(host) + bytes - 1))
-        {
-            return route::page_locked;
         }
         return route::staged;
     }
@@ -462,10 +465,15 @@ namespace xcuda
             return;
         }
         const cuda_driver& driver = cuda_driver::get();
+        // Registrations belong to the device's context, whatever the generation of our own buffers (none
+        // when every large copy went by registration): unregister them before the context goes.
+        if (m_session.make_current_if_alive(m_device, m_session.generation(m_device)))
+        {
+            m_registrations.release_all();
+        }
         bool alive = m_session.alive(m_device, m_generation);
         if (alive)
         {
-            m_registrations.release_all();  // before the context goes, which would take them along
             for (CUevent event : m_events)
             {
                 driver.cuEventSynchronize(event);
