@@ -236,6 +236,7 @@ def end_to_end(bench, configurations):
         else:
             def run(config=config):
                 config.place(bench.xcuda, bench.x, bench.y)
+                config.apply(_engine_poison)  # out, on each engine's GPU (place() forgot the old one)
                 config.apply(_engine_launches, A, 1)
                 return bench.xcuda.parallel.gather(config.view, "out", timeout=CALL_S)
 
