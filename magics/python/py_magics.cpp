@@ -241,12 +241,8 @@ namespace xcuda::python
         m.def("load_ipython_extension",
               [m](py::object shell) {
                   register_with(shell, m);  // importing xcuda registered _shutdown with atexit
-                  if (state().compiler.isolated())
-                  {
-                      // NVRTC initialised in this process while the user writes the first cell: compiles run
-                      // in forked children, which then start warm (see compile_process).
-                      compile_process::warm_up_in_background();
-                  }
+                  // The compile worker (xcuda-compile) starts now and warms NVRTC while the first cell is written.
+                  state().compiler.start_worker();
               },
               py::arg("ipython"), "Register %%cuda, %cuda_info, %cuda_status and %cuda_timeit (for %load_ext xcuda).");
     }

@@ -7,6 +7,8 @@
 #include "py_common.hpp"
 
 #include <algorithm>
+#include <dlfcn.h>
+#include <unistd.h>
 #include <cstdio>
 
 #include "cuda_module.hpp"
@@ -343,6 +345,17 @@ namespace xcuda::python
         };
         session.set_interrupt_check(interrupted);
         state().compiler.set_interrupt_check(interrupted);
+        // xcuda-compile, built and installed next to this module; without it, a fork per compile.
+        Dl_info module_file;
+        if (dladdr(reinterpret_cast<void*>(&register_session), &module_file) && module_file.dli_fname)
+        {
+            std::string module_path = module_file.dli_fname;
+            std::string worker = module_path.substr(0, module_path.rfind('/') + 1) + "xcuda-compile";
+            if (::access(worker.c_str(), X_OK) == 0)
+            {
+                state().compiler.set_worker_program(worker);
+            }
+        }
         session.set_output_sink([](const std::string& text) {
             py::gil_scoped_acquire acquire;
             try

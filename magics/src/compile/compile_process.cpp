@@ -58,45 +58,10 @@ namespace xcuda
             return true;
         }
 
-        std::string outcome_of(const std::string& source, const compile_options& options,
-                               const std::map<std::string, std::string>& headers)
-        {
-            try
-            {
-                return "R" + disk_cache::serialize("", nvrtc_compiler::compile(source, options, headers));
-            }
-            catch (const compile_error& e)
-            {
-                std::string out = "C";
-                put_field(out, e.what());
-                put_field(out, e.log());
-                put_field(out, std::to_string(e.options().size()));
-                for (const std::string& option : e.options())
-                {
-                    put_field(out, option);
-                }
-                return out;
-            }
-            catch (const nvrtc_error& e)
-            {
-                std::string out = "N";
-                put_field(out, e.call());
-                put_field(out, std::to_string(e.code()));
-                put_field(out, e.description());
-                return out;
-            }
-            catch (const std::exception& e)
-            {
-                std::string out = "E";
-                put_field(out, e.what());
-                return out;
-            }
-        }
-
         [[noreturn]] void run_child(int fd, const std::string& source, const compile_options& options,
                                     const std::map<std::string, std::string>& headers)
         {
-            std::string out = outcome_of(source, options, headers);
+            std::string out = compile_process::outcome(source, options, headers);
             std::size_t written = 0;
             while (written < out.size())
             {
@@ -112,59 +77,6 @@ namespace xcuda
                 written += static_cast<std::size_t>(n);
             }
             ::_exit(0);  // no atexit handlers, no stdio flush: those belong to the parent
-        }
-
-        compile_result from_outcome(const std::string& bytes, const std::string& source,
-                                    const std::map<std::string, std::string>& headers)
-        {
-            std::size_t at = 1;
-            if (!bytes.empty() && bytes[0] == 'R')
-            {
-                auto result = disk_cache::deserialize(bytes.substr(1), "");
-                if (result)
-                {
-                    return *result;
-                }
-            }
-            else if (!bytes.empty() && bytes[0] == 'C')
-            {
-                std::string message;
-                std::string log;
-                std::string count;
-                if (get_field(bytes, at, message) && get_field(bytes, at, log) && get_field(bytes, at, count))
-                {
-                    std::vector<std::string> options(std::stoul(count));
-                    bool whole = true;
-                    for (std::string& option : options)
-                    {
-                        whole = whole && get_field(bytes, at, option);
-                    }
-                    if (whole)
-                    {
-                        throw compile_error(message, log, std::move(options),
-                                            diagnostics::parse(source, log, nvrtc_compiler::supported_archs(), headers));
-                    }
-                }
-            }
-            else if (!bytes.empty() && bytes[0] == 'N')
-            {
-                std::string call;
-                std::string code;
-                std::string message;
-                if (get_field(bytes, at, call) && get_field(bytes, at, code) && get_field(bytes, at, message))
-                {
-                    throw nvrtc_error(call, std::stoi(code), message);
-                }
-            }
-            else if (!bytes.empty() && bytes[0] == 'E')
-            {
-                std::string message;
-                if (get_field(bytes, at, message))
-                {
-                    throw nvrtc_error("nvrtcCompileProgram", -1, message);
-                }
-            }
-            throw nvrtc_error("nvrtcCompileProgram", -1, "the compile process sent back a result that could not be read");
         }
 
         // The compile in this process, SIGINT held back on this thread until NVRTC has restored its handler.
@@ -183,6 +95,94 @@ namespace xcuda
             } restore_mask{previous};
             return nvrtc_compiler::compile(source, options, headers);
         }
+    }
+
+    std::string compile_process::outcome(const std::string& source, const compile_options& options,
+                                         const std::map<std::string, std::string>& headers)
+    {
+        try
+        {
+            return "R" + disk_cache::serialize("", nvrtc_compiler::compile(source, options, headers));
+        }
+        catch (const compile_error& e)
+        {
+            std::string out = "C";
+            put_field(out, e.what());
+            put_field(out, e.log());
+            put_field(out, std::to_string(e.options().size()));
+            for (const std::string& option : e.options())
+            {
+                put_field(out, option);
+            }
+            return out;
+        }
+        catch (const nvrtc_error& e)
+        {
+            std::string out = "N";
+            put_field(out, e.call());
+            put_field(out, std::to_string(e.code()));
+            put_field(out, e.description());
+            return out;
+        }
+        catch (const std::exception& e)
+        {
+            std::string out = "E";
+            put_field(out, e.what());
+            return out;
+        }
+    }
+
+    compile_result compile_process::result_of(const std::string& bytes, const std::string& source,
+                                              const std::map<std::string, std::string>& headers)
+    {
+        std::size_t at = 1;
+        if (!bytes.empty() && bytes[0] == 'R')
+        {
+            auto result = disk_cache::deserialize(bytes.substr(1), "");
+            if (result)
+            {
+                return *result;
+            }
+        }
+        else if (!bytes.empty() && bytes[0] == 'C')
+        {
+            std::string message;
+            std::string log;
+            std::string count;
+            if (get_field(bytes, at, message) && get_field(bytes, at, log) && get_field(bytes, at, count))
+            {
+                std::vector<std::string> options(std::stoul(count));
+                bool whole = true;
+                for (std::string& option : options)
+                {
+                    whole = whole && get_field(bytes, at, option);
+                }
+                if (whole)
+                {
+                    throw compile_error(message, log, std::move(options),
+                                        diagnostics::parse(source, log, nvrtc_compiler::supported_archs(), headers));
+                }
+            }
+        }
+        else if (!bytes.empty() && bytes[0] == 'N')
+        {
+            std::string call;
+            std::string code;
+            std::string message;
+            if (get_field(bytes, at, call) && get_field(bytes, at, code) && get_field(bytes, at, message))
+            {
+                throw nvrtc_error(call, std::stoi(code), message);
+            }
+        }
+        else if (!bytes.empty() && bytes[0] == 'E')
+        {
+            std::string message;
+            if (get_field(bytes, at, message))
+            {
+                throw nvrtc_error("nvrtcCompileProgram", -1, message);
+            }
+        }
+        throw nvrtc_error("nvrtcCompileProgram", -1, "the compile process sent back a result that could not be read");
     }
 
     void compile_process::warm_up()
@@ -294,6 +294,6 @@ namespace xcuda
                               "unharmed. If it happens again with this source, NVRTC cannot compile it: simplify "
                               "the cell, or report the source to NVIDIA");
         }
-        return from_outcome(bytes, source, headers);
+        return result_of(bytes, source, headers);
     }
 }

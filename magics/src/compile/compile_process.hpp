@@ -36,6 +36,13 @@ namespace xcuda
                                       const std::map<std::string, std::string>& headers,
                                       const interrupt_check& interrupted);
 
+        // What a compile process sends back: the result, or the failure to raise (see compile_process.cpp);
+        // shared with the long-lived worker (compile_worker, xcuda-compile).
+        static std::string outcome(const std::string& source, const compile_options& options,
+                                   const std::map<std::string, std::string>& headers);
+        static compile_result result_of(const std::string& outcome, const std::string& source,
+                                        const std::map<std::string, std::string>& headers);
+
         // Initialises NVRTC in this process once (a tiny compile, SIGINT blocked on this thread), so that
         // children start warm: NVRTC's first compile in a process costs 30 to 60 ms more than later ones.
         static void warm_up();

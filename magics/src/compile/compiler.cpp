@@ -17,6 +17,28 @@ namespace xcuda
         m_isolated = !(setting && std::string(setting) == "0");
     }
 
+    void compiler::set_worker_program(const std::string& program)
+    {
+        m_worker = program.empty() ? nullptr : std::make_unique<compile_worker>(program);
+    }
+
+    void compiler::start_worker() noexcept
+    {
+        if (!m_isolated || !m_worker)
+        {
+            return;
+        }
+        try
+        {
+            nvrtc_compiler::version();  // NVRTC found here first: the worker is given its path
+            m_worker->start();
+        }
+        catch (const std::exception&)
+        {
+            // No NVRTC, or the worker cannot start: the first compile says why.
+        }
+    }
+
     compiler::output compiler::compile(const std::string& source, const compile_options& options,
                                        const std::map<std::string, std::string>& headers)
     {
@@ -34,8 +56,9 @@ namespace xcuda
         {
             result.origin = "nvrtc";
             result.binary = std::make_shared<const compile_result>(
-                m_isolated ? compile_process::compile(source, options, headers, m_interrupt_check)
-                           : nvrtc_compiler::compile(source, options, headers));
+                !m_isolated ? nvrtc_compiler::compile(source, options, headers)
+                : m_worker  ? (nvrtc_compiler::version(), m_worker->compile(source, options, headers, m_interrupt_check))
+                            : compile_process::compile(source, options, headers, m_interrupt_check));
             m_disk.store(result.key, *result.binary);
         }
         m_memory.insert(result.key, result.binary);

@@ -16,6 +16,7 @@
 
 #include "compile_cache.hpp"
 #include "compile_process.hpp"
+#include "compile_worker.hpp"
 #include "disk_cache.hpp"
 #include "nvrtc_compiler.hpp"
 #include "nvrtc_version_memo.hpp"
@@ -51,10 +52,15 @@ namespace xcuda
         compile_cache& memory() noexcept { return m_memory; }
         disk_cache& disk() noexcept { return m_disk; }
 
-        // NVRTC runs in a child process (compile_process) unless XCUDA_COMPILE_PROCESS=0; the check is
-        // asked every 20 ms while it runs, and true stops the compile with interrupted_error.
+        // NVRTC runs in another process unless XCUDA_COMPILE_PROCESS=0: the long-lived worker program
+        // (xcuda-compile, compile_worker) once it is set, else a fork per compile (compile_process). The
+        // check is asked every 20 ms while it runs, and true stops the compile with interrupted_error.
         void set_interrupt_check(compile_process::interrupt_check check) { m_interrupt_check = std::move(check); }
         bool isolated() const noexcept { return m_isolated; }
+        // The path of xcuda-compile; "" keeps the fork per compile.
+        void set_worker_program(const std::string& program);
+        // Starts the worker now, so that it is warm by the first compile (errors wait for that compile).
+        void start_worker() noexcept;
 
     private:
         compile_cache m_memory;
@@ -62,5 +68,6 @@ namespace xcuda
         nvrtc_version_memo m_nvrtc;
         compile_process::interrupt_check m_interrupt_check;
         bool m_isolated = true;
+        std::unique_ptr<compile_worker> m_worker;
     };
 }
