@@ -161,3 +161,23 @@ def test_the_setup_makes_import_xcuda_work_in_the_system_python_without_pythonpa
                             capture_output=True, text=True, timeout=60, cwd="/")
     assert result.returncode == 0, result.stderr
     assert Path(result.stdout.strip()).parent == BUILD / "python"
+
+
+@pytest.mark.parametrize("module, package", [
+    ("ipyparallel", "python3-ipyparallel"),       # tests/test_engines.py, notebooks/04
+    ("jupyter_server", "python3-jupyter-server"),  # tests/test_gateway.py
+    ("selenium", "python3-selenium"),              # the browser tests
+    ("matplotlib", "python3-matplotlib"),          # %cuda_bench and %cuda_profile plots
+    ("hypothesis", "python3-hypothesis"),          # the fuzz tests
+    ("dill", "python3-dill"),                      # %cuda_recover
+])
+def test_the_test_setup_installs_what_the_optional_tests_need(module, package):
+    """Tests that need an optional package skip without it, saying so; under .ci/test, whose set-up installs
+    it, its absence is a failure (a package dropped from .ci/setup once left every engine test skipping)."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        why = f"{module} is not importable: bash .ci/setup --tests installs {package}"
+        if os.environ.get("XCUDA_TEST_VENV"):
+            pytest.fail(why)
+        pytest.skip(why)
