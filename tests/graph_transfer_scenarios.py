@@ -367,9 +367,105 @@ def a_graph_keeps_the_memory_its_launches_use():
     raises(xcuda.GraphCaptureError, "not been captured", g.launch)
 
 
+def temporaries():
+    return xcuda.transfer_stats()["temporaries"]
+
+
+def a_launch_takes_the_device_buffers_the_last_one_left():
+    start()
+    x, y, out = random(N, seed=20), random(N, seed=21), np.zeros(N, np.float32)
+    allocations = fake_counter("allocations")
+    module.saxpy[GRID, BLOCK](np.float32(2.0), x, y, out, N)
+    np.testing.assert_allclose(out, 2.0 * x + y, rtol=1e-6)
+    first = temporaries()
+    assert first["misses"] == 3 and first["hits"] == 0 and first["entries"] == 3, first
+    assert first["bytes"] == 3 * x.nbytes, first
+    assert xcuda.session_stats()["cached_temporaries"] == 3 and xcuda.session_stats()["buffers"] == 0
+    # New contents in the same arrays: the kept buffers are copied into again, never read stale.
+    x[:] = random(N, seed=22)
+    out[:] = -1.0
+    module.saxpy[GRID, BLOCK](np.float32(3.0), x, y, out, N)
+    np.testing.assert_allclose(out, 3.0 * x + y, rtol=1e-6)
+    second = temporaries()
+    assert second["hits"] == 3 and second["misses"] == 3 and second["entries"] == 3, second
+    if allocations is not None:
+        assert fake_counter("allocations") - allocations == 3, "the second launch allocated again"
+    # xcuda.Out is never copied in: the kernel's writes are what comes back, whatever the buffer held.
+    module.fill[GRID, BLOCK](xcuda.Out(out), np.float32(7.0), N)
+    np.testing.assert_array_equal(out, np.full(N, 7.0, np.float32))
+    # Another size is another buffer; the kept ones stay for their size.
+    small = np.zeros(1000, np.float32)
+    module.fill[4, BLOCK](small, np.float32(1.5), 1000)
+    np.testing.assert_array_equal(small, np.full(1000, 1.5, np.float32))
+    assert temporaries()["entries"] == 4
+    freed = xcuda.release_cached_temporaries()
+    assert freed == 3 * x.nbytes + small.nbytes and temporaries()["entries"] == 0, (freed, temporaries())
+    assert xcuda.session_stats()["cached_temporaries"] == 0
+    if allocations is not None:
+        assert fake_counter("device_bytes") == 0, "released temporaries were not freed"
+
+
+def the_temporary_cache_keeps_to_its_limit():
+    start(XCUDA_TEMPORARY_CACHE_MB="30")  # two arrays of 12 MB fit, not three
+    x, y, out = random(N, seed=23), random(N, seed=24), np.zeros(N, np.float32)
+    assert xcuda.transfer_options()["temporary_cache_mb"] == 30
+    module.saxpy[GRID, BLOCK](np.float32(2.0), x, y, out, N)
+    kept = temporaries()
+    assert kept["entries"] == 2 and kept["bytes"] <= 30 << 20 and kept["evictions"] == 1, kept
+    xcuda.transfer_options(temporary_cache_mb=0)  # none kept from now on; what was kept goes
+    assert temporaries()["entries"] == 0
+    module.saxpy[GRID, BLOCK](np.float32(2.0), x, y, out, N)
+    np.testing.assert_allclose(out, 2.0 * x + y, rtol=1e-6)
+    assert temporaries()["entries"] == 0
+    raises(ValueError, "temporary_cache_mb must be 0", lambda: xcuda.transfer_options(temporary_cache_mb=-1))
+    if fake_counter("device_bytes") is not None:
+        assert fake_counter("device_bytes") == 0
+
+
+def a_launch_that_fails_keeps_no_temporary():
+    start()
+    x, out = random(N, seed=25), np.zeros(N, np.float32)
+    d = xcuda.to_device(x)
+
+    def capture():
+        with xcuda.graph():
+            module.saxpy[GRID, BLOCK](2.0, x, d, out, N)  # refused while capturing: nothing was waited for
+
+    raises(xcuda.GraphCaptureError, "a numpy array", capture)
+    assert temporaries()["entries"] == 0, temporaries()
+    # An interrupted or failed launch lets its buffers go as before; a later launch still works.
+    module.saxpy[GRID, BLOCK](np.float32(2.0), x, d, out, N)
+    np.testing.assert_allclose(out, 3.0 * x, rtol=1e-6)
+    assert temporaries()["entries"] == 2
+
+
+def running_out_of_device_memory_frees_the_kept_temporaries():
+    """Against the fake driver only, whose device memory XCUDA_FAKE_DEVICE_MB caps (see FAKE_ONLY)."""
+    start(XCUDA_FAKE_DEVICE_MB="40")
+    x, y, out = random(N, seed=26), random(N, seed=27), np.zeros(N, np.float32)
+    module.saxpy[GRID, BLOCK](np.float32(2.0), x, y, out, N)
+    assert temporaries()["entries"] == 3  # 36 MB of the 40 kept
+    d = xcuda.empty(N, np.float32)  # does not fit beside them: they are freed and the allocation made
+    assert temporaries()["entries"] == 0 and temporaries()["evictions"] == 3, temporaries()
+    d.copy_from(x)
+    np.testing.assert_array_equal(d.copy_to_host(), x)
+    # With nothing kept to free, running out is the error it always was.
+    error = raises(xcuda.OutOfMemoryError, "requested",
+                   lambda: module.saxpy[GRID, BLOCK](np.float32(2.0), x, y, out, N))
+    assert error.requested == x.nbytes, error.requested
+    del d
+    gc.collect()
+    module.saxpy[GRID, BLOCK](np.float32(2.0), x, y, out, N)
+    np.testing.assert_allclose(out, 2.0 * x + y, rtol=1e-6)
+
+
+FAKE_ONLY = {"running_out_of_device_memory_frees_the_kept_temporaries"}
+
 SCENARIOS = {name: function for name, function in globals().items()
              if callable(function) and function.__module__ == __name__ and "_" in name
-             and name not in ("start", "fake_counter", "check_no_violation", "random", "raises", "stats", "chain")}
+             and name not in ("start", "fake_counter", "check_no_violation", "random", "raises", "stats", "chain",
+                             "temporaries")}
+GPU_SCENARIOS = {name: function for name, function in SCENARIOS.items() if name not in FAKE_ONLY}
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
+#include "temporary_cache.hpp"
 
 namespace xcuda::python
 {
@@ -259,7 +260,7 @@ namespace xcuda::python
             py::array host = np.attr("ascontiguousarray")(original);
             launch_temporary temporary;
             temporary.copy_back = copy_out;
-            temporary.device = device_buffer::allocate(process_session(), static_cast<std::size_t>(host.nbytes()));
+            temporary.device = process_session().temporaries().take(static_cast<std::size_t>(host.nbytes()));
             temporary.device->set_label("copy of the numpy argument for " + plan.describe(index));
             auto bytes = static_cast<std::size_t>(host.nbytes());
             if (copy_in && bytes > 0)
@@ -635,6 +636,11 @@ namespace xcuda::python
             py::gil_scoped_release release;
             process_session().wait(stream);
             bound.pending.leases.clear();  // every copy has completed: the registrations may go
+        }
+        temporary_cache& kept = process_session().temporaries();
+        for (launch_temporary& temporary : bound.temporaries)
+        {
+            kept.give_back(std::move(temporary.device));  // every use has completed: the next launch may have it
         }
         for (launch_temporary& temporary : bound.temporaries)
         {

@@ -442,10 +442,14 @@ CompileError
                   stats["loaded_modules"] = modules.first;
                   stats["buffers"] = buffers.first;
                   stats["buffer_bytes"] = buffers.second;
+                  auto cached = session.resource_totals("cached");
+                  stats["cached_temporaries"] = cached.first;
+                  stats["cached_temporary_bytes"] = cached.second;
                   stats["registered_modules"] = state().registry.modules().size();
                   return stats;
               },
-              "Counts of what lives in the session: loaded modules, device buffers and their bytes.");
+              "Counts of what lives in the session: loaded modules, device buffers and their bytes, and the launch "
+              "temporaries kept for the next launch (xcuda.release_cached_temporaries).");
         m.def("set_header",
               [](const std::string& name, const std::string& text) {
                   py::list stale;

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "host_staging.hpp"
+#include "temporary_cache.hpp"
 #include "transfer_settings.hpp"
 
 namespace xcuda::python
@@ -57,6 +58,7 @@ namespace xcuda::python
             d["threshold_mb"] = static_cast<double>(s.threshold) / (1 << 20);
             d["registration_limit_mb"] = s.registration_limit >> 20;
             d["registration_entries"] = s.registration_entries;
+            d["temporary_cache_mb"] = s.temporary_cache_limit >> 20;
             return d;
         }
 
@@ -71,7 +73,7 @@ namespace xcuda::python
         }
 
         py::dict transfer_options(py::object pageable, py::object threads, py::object chunk_mb, py::object buffers,
-                                  py::object limit_mb, py::object entries)
+                                  py::object limit_mb, py::object entries, py::object temporary_mb)
         {
             refuse_while_capturing("changing xcuda.transfer_options", "end the `with xcuda.graph()` block first");
             cuda_session& session = process_session();
@@ -104,6 +106,16 @@ namespace xcuda::python
             {
                 changed.registration_entries = positive(entries, "registration_entries");
             }
+            if (!temporary_mb.is_none())
+            {
+                long long v = temporary_mb.cast<long long>();
+                if (v < 0)
+                {
+                    throw py::value_error("temporary_cache_mb must be 0 (keep none) or more, got " +
+                                          std::to_string(v));
+                }
+                changed.temporary_cache_limit = static_cast<std::size_t>(v) << 20;
+            }
             if (mode_changed && session.active())
             {
                 // A new way starts from nothing registered, so what it measures is its own.
@@ -117,7 +129,12 @@ namespace xcuda::python
                 }
                 session.make_current();
             }
+            bool shrunk = changed.temporary_cache_limit < session.transfers().temporary_cache_limit;
             session.transfers() = changed;
+            if (shrunk)
+            {
+                session.temporaries().release_all();  // kept under the old limit: start again under the new
+            }
             return settings_dict(session.transfers());
         }
 
@@ -151,6 +168,14 @@ namespace xcuda::python
             registrations["evictions"] = cache.evictions;
             registrations["abandoned"] = cache.abandoned;
             d["registrations"] = registrations;
+            temporary_cache::statistics kept = session.temporaries().stats();
+            py::dict temporaries;
+            temporaries["entries"] = kept.entries;
+            temporaries["bytes"] = kept.bytes;
+            temporaries["hits"] = kept.hits;
+            temporaries["misses"] = kept.misses;
+            temporaries["evictions"] = kept.evictions;
+            d["temporaries"] = temporaries;
             return d;
         }
     }
@@ -186,7 +211,7 @@ namespace xcuda::python
         m.def("transfer_options", &transfer_options, py::kw_only(), py::arg("pageable") = py::none(),
               py::arg("staging_threads") = py::none(), py::arg("staging_chunk_mb") = py::none(),
               py::arg("staging_buffers") = py::none(), py::arg("registration_limit_mb") = py::none(),
-              py::arg("registration_entries") = py::none(),
+              py::arg("registration_entries") = py::none(), py::arg("temporary_cache_mb") = py::none(),
               R"(How large copies of pageable numpy arrays are made; returns the settings (a dict).
 
 With no arguments it only reports. pageable chooses the way (XCUDA_PAGEABLE sets it at start):
@@ -198,6 +223,8 @@ With no arguments it only reports. pageable chooses the way (XCUDA_PAGEABLE sets
   'staged'      through page-locked staging buffers (staging_buffers x staging_chunk_mb) filled and
                 emptied by staging_threads threads while the DMA moves the previous buffer
   'driver'      the driver's own pageable copy (slow; for comparison)
+temporary_cache_mb: device memory that finished launches' numpy-argument buffers may keep for the
+next launch (XCUDA_TEMPORARY_CACHE_MB, default 1024; 0 keeps none; see release_cached_temporaries).
 Changing pageable releases what is registered. Nothing here changes what an array holds or when it
 may be used again: every copy has finished when the call that made it returns.)");
         m.def("transfer_stats", &transfer_stats,
@@ -216,5 +243,16 @@ may be used again: every copy has finished when the call that made it returns.)"
                   }
               },
               "Unregister every numpy buffer page-locked in place on the current device and let the arrays go.");
+        m.def("release_cached_temporaries",
+              [] {
+                  refuse_while_capturing("releasing cached temporaries", "end the `with xcuda.graph()` block first");
+                  return process_session().temporaries().release_all();
+              },
+              R"(Free the device buffers that finished launches' numpy arguments left for the next launch.
+
+A launch given a numpy array copies it into a device buffer; when the launch has finished, the buffer
+is kept (at most transfer_options()['temporary_cache_mb'], XCUDA_TEMPORARY_CACHE_MB) and handed to the
+next launch that needs one of exactly its size, which saves a cuMemAlloc and a cuMemFree. An allocation
+that runs out of memory frees them first by itself. Returns the bytes freed.)");
     }
 }

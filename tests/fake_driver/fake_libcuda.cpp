@@ -8,6 +8,7 @@
 //     CU_MEMORYTYPE_HOST; registering a range that overlaps a registered one fails as the driver does;
 //     unregistering checks that the pages are still mapped: memory freed while registered (the bug a
 //     registration cache must never have) counts as a violation (xcuda_fake_counter("violations"));
+//   - device memory: allocations are counted, and XCUDA_FAKE_DEVICE_MB caps them (out of memory beyond);
 //   - kernels: a few known names run a host implementation (saxpy, chain_step, fill, many); any other
 //     launches and does nothing. Work runs at once: streams have no asynchrony to observe;
 //   - stream capture: work on a capturing stream is recorded as graph nodes instead of run; replays run
@@ -45,7 +46,17 @@ namespace
         long staged_copies = 0;    // copies whose host side was cuMemAllocHost'd memory
         long registered_copies = 0;  // copies whose host side was a registered range
         long pageable_copies = 0;  // copies whose host side was neither
+        long allocations = 0;      // cuMemAlloc successes
+        long device_bytes = 0;     // device memory allocated now
     } g_count;
+
+    // XCUDA_FAKE_DEVICE_MB: the device memory cuMemAlloc may hand out in all (unset: as much as the host
+    // gives), so that running out of device memory can be tested.
+    long device_limit()
+    {
+        const char* text = std::getenv("XCUDA_FAKE_DEVICE_MB");
+        return text && *text ? std::atol(text) << 20 : -1;
+    }
 
     enum class kind
     {
@@ -303,7 +314,8 @@ extern "C" long xcuda_fake_counter(const char* name)
          : which == "violations" ? g_count.violations : which == "launches" ? g_count.launches
          : which == "graph_launches" ? g_count.graph_launches : which == "node_updates" ? g_count.node_updates
          : which == "staged_copies" ? g_count.staged_copies : which == "registered_copies" ? g_count.registered_copies
-         : which == "pageable_copies" ? g_count.pageable_copies : -1;
+         : which == "pageable_copies" ? g_count.pageable_copies : which == "allocations" ? g_count.allocations
+         : which == "device_bytes" ? g_count.device_bytes : -1;
 }
 
 CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
@@ -437,6 +449,11 @@ CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
 {
     lock held(g_mutex);
+    long limit = device_limit();
+    if (limit >= 0 && g_count.device_bytes + static_cast<long>(bytes) > limit)
+    {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     void* memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
     if (!memory)
     {
@@ -444,11 +461,18 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
     }
     g_ranges[reinterpret_cast<std::uintptr_t>(memory)] = range{bytes, kind::device};
     *pointer = reinterpret_cast<CUdeviceptr>(memory);
+    ++g_count.allocations;
+    g_count.device_bytes += static_cast<long>(bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemFree(CUdeviceptr pointer)
 {
     lock held(g_mutex);
+    auto found = g_ranges.find(static_cast<std::uintptr_t>(pointer));
+    if (found != g_ranges.end() && found->second.what == kind::device)
+    {
+        g_count.device_bytes -= static_cast<long>(found->second.bytes);
+    }
     g_ranges.erase(static_cast<std::uintptr_t>(pointer));
     std::free(reinterpret_cast<void*>(pointer));
     return CUDA_SUCCESS;

@@ -12,6 +12,7 @@
 #include "cuda_driver.hpp"
 #include "errors.hpp"
 #include "host_staging.hpp"
+#include "temporary_cache.hpp"
 #include "pinned_memory.hpp"
 #include "printf_capture.hpp"
 
@@ -23,6 +24,7 @@ namespace xcuda
         // and throws kernel_fault instead of the driver's plain error.
         cuda_driver::set_fault_hook([this](CUresult result, const char* call) { fault(result, call); });
         m_environment = device_environment::from_process();
+        m_temporaries = std::make_unique<temporary_cache>(*this);
         choose_device(-1);
     }
 
@@ -510,6 +512,7 @@ namespace xcuda
         m_transfer_memory.reset();  // unregistered while its context still exists
         if (m_lost.empty())
         {
+            m_temporaries->clear();  // freed by their destructors while their contexts still exist
             // Staging that registered numpy arrays in place but never allocated its own buffers is not a
             // registered resource: release it here too, or the registrations outlive the session (and
             // compute-sanitizer's leak check reports them).
@@ -533,6 +536,7 @@ namespace xcuda
             {
                 resource->abandon();
             }
+            m_temporaries->clear();  // abandoned above: forgetting them makes no driver call
             return;  // the driver refuses every call now; the process' exit frees the GPU
         }
         const cuda_driver* driver = cuda_driver::available() ? &cuda_driver::get() : nullptr;

@@ -116,6 +116,7 @@ namespace xcuda
 
     class host_staging;
     class pinned_memory;
+    class temporary_cache;
 
     class cuda_session
     {
@@ -261,6 +262,8 @@ namespace xcuda
         // xcuda.transfer_options changes them). Every device's host_staging reads them at each copy.
         transfer_settings& transfers() noexcept { return m_transfers; }
         const transfer_settings& transfers() const noexcept { return m_transfers; }
+        // The device buffers of finished launches' numpy arguments, kept for the next launch.
+        temporary_cache& temporaries() noexcept { return *m_temporaries; }
         // Page-locked memory of at least `bytes` for copies staged between devices (kept, grown).
         pinned_memory& transfer_memory(std::size_t bytes);
 
@@ -311,6 +314,7 @@ namespace xcuda
         std::unordered_set<session_resource*> m_resources;
         std::vector<std::unique_ptr<host_staging>> m_staging;  // by ordinal
         std::shared_ptr<pinned_memory> m_transfer_memory;
+        std::unique_ptr<temporary_cache> m_temporaries;
         transfer_settings m_transfers = transfer_settings::from_environment();
 
         std::string m_lost;

@@ -8,6 +8,7 @@
 #include "errors.hpp"
 #include "host_staging.hpp"
 #include "pinned_memory.hpp"
+#include "temporary_cache.hpp"
 
 namespace xcuda
 {
@@ -27,6 +28,10 @@ namespace xcuda
         {
             const cuda_driver& driver = cuda_driver::get();
             CUresult result = driver.cuMemAlloc(&m_pointer, nbytes);
+            if (result == CUDA_ERROR_OUT_OF_MEMORY && session.temporaries().release_all(m_device) > 0)
+            {
+                result = driver.cuMemAlloc(&m_pointer, nbytes);  // kept temporaries freed: once more
+            }
             if (result == CUDA_ERROR_OUT_OF_MEMORY)
             {
                 std::size_t free_bytes = 0;

@@ -21,7 +21,8 @@ namespace xcuda
     {
     public:
         // Allocates nbytes on the session's current device (0 is allowed and allocates nothing); raises
-        // out_of_memory_error naming the requested and free bytes when the device cannot give them.
+        // out_of_memory_error naming the requested and free bytes when the device cannot give them (after
+        // freeing the launch temporaries the session keeps, and trying again).
         static std::shared_ptr<device_buffer> allocate(cuda_session& session, std::size_t nbytes);
 
         ~device_buffer() override;
@@ -65,7 +66,10 @@ namespace xcuda
         void release() noexcept override;
         void abandon() noexcept override;
         std::string describe() const override;
-        const char* kind() const noexcept override { return "buffer"; }
+        // "buffer", or "cached" while the session's temporary_cache keeps it for a later launch.
+        const char* kind() const noexcept override { return m_cached ? "cached" : "buffer"; }
+        void set_cached(bool cached) noexcept { m_cached = cached; }
+        std::uint64_t generation() const noexcept { return m_generation; }
         std::size_t bytes() const noexcept override { return m_size; }
 
         // A label for %cuda_status and loss reports ("x", "temporary for argument 'out'").
@@ -83,6 +87,7 @@ namespace xcuda
         int m_device = 0;
         std::uint64_t m_generation = 0;
         bool m_valid = true;
+        bool m_cached = false;
         std::string m_label;
     };
 }

@@ -10,9 +10,10 @@ namespace xcuda
 {
     namespace
     {
-        // A positive whole number from variable `name` times scale, or `fallback` (in bytes or items, not
-        // scaled) when it is not set or malformed (then `problem` says so).
-        std::size_t number(const char* name, std::size_t fallback, std::size_t scale, std::string& problem)
+        // A positive (or, with allow_zero, non-negative) whole number from variable `name` times scale, or
+        // `fallback` (in bytes or items, not scaled) when it is not set or malformed (then `problem` says so).
+        std::size_t number(const char* name, std::size_t fallback, std::size_t scale, std::string& problem,
+                           bool allow_zero = false)
         {
             const char* text = std::getenv(name);
             if (!text || !*text)
@@ -22,9 +23,10 @@ namespace xcuda
             char* end = nullptr;
             errno = 0;
             unsigned long long value = std::strtoull(text, &end, 10);
-            if (errno != 0 || *end != '\0' || value == 0 || text[0] == '-')
+            if (errno != 0 || *end != '\0' || (value == 0 && !allow_zero) || text[0] == '-')
             {
-                problem = std::string(name) + "='" + text + "' is not a positive whole number";
+                problem = std::string(name) + "='" + text + "' is not a " +
+                          (allow_zero ? "whole number (0 or more)" : "positive whole number");
                 return fallback;
             }
             return static_cast<std::size_t>(value) * scale;
@@ -57,6 +59,8 @@ namespace xcuda
         settings.chunk_count = number("XCUDA_STAGING_BUFFERS", settings.chunk_count, 1, problem);
         settings.registration_limit =
             number("XCUDA_REGISTER_LIMIT_MB", settings.registration_limit, 1u << 20, problem);
+        settings.temporary_cache_limit =
+            number("XCUDA_TEMPORARY_CACHE_MB", settings.temporary_cache_limit, 1u << 20, problem, true);
         return settings;
     }
 

@@ -17,7 +17,8 @@
 //
 // Environment: XCUDA_PAGEABLE (auto, registered, per-copy, staged, driver; XCUDA_STAGING=0 means
 // driver, as before), XCUDA_STAGING_THREADS, XCUDA_STAGING_CHUNK_MB, XCUDA_STAGING_BUFFERS,
-// XCUDA_REGISTER_LIMIT_MB (bytes the cache may keep registered). A malformed value keeps the default
+// XCUDA_REGISTER_LIMIT_MB (bytes the cache may keep registered), XCUDA_TEMPORARY_CACHE_MB (device
+// bytes of launch temporaries kept for the next launch; 0 keeps none). A malformed value keeps the default
 // and is remembered in `problem`: the first pageable copy raises it (usage_error), not the import.
 //
 // A plain value: copied into each transfer, no thread safety of its own.
@@ -49,6 +50,9 @@ namespace xcuda
         // Registrations the cache may keep, in bytes and in arrays; beyond, the least recently used go.
         std::size_t registration_limit = std::size_t(4) << 30;
         std::size_t registration_entries = 64;
+        // Device bytes of finished launches' numpy-argument buffers kept for the next launch
+        // (runtime/temporary_cache); 0 keeps none.
+        std::size_t temporary_cache_limit = std::size_t(1) << 30;
         // What was wrong with the environment's values ("" when nothing was).
         std::string problem;
 
