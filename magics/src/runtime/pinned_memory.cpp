@@ -32,16 +32,37 @@ namespace xcuda
         memory->m_registered = true;
         memory->m_device = session.device_ordinal();
         memory->m_generation = session.generation();
+        session.register_resource(memory.get());
         return memory;
     }
 
     pinned_memory::~pinned_memory()
     {
-        if (m_registered && m_session.make_current_if_alive(m_device, m_generation))
+        if (m_registered)
         {
-            cuda_driver::get().cuMemHostUnregister(m_data);
+            m_session.unregister_resource(this);
+            if (m_session.make_current_if_alive(m_device, m_generation))
+            {
+                cuda_driver::get().cuMemHostUnregister(m_data);
+            }
         }
         std::free(m_data);
+    }
+
+    void pinned_memory::release() noexcept
+    {
+        // Called by the session's close() with this device's context current.
+        if (m_registered)
+        {
+            cuda_driver::get().cuMemHostUnregister(m_data);
+            m_registered = false;
+        }
+    }
+
+    std::string pinned_memory::describe() const
+    {
+        return "page-locked host memory (" + std::to_string(m_size) + " bytes, registered in device " +
+               std::to_string(m_device) + "'s context)";
     }
 
     bool pinned_memory::is_page_locked(const cuda_session& session, const void* pointer) noexcept

@@ -3,19 +3,22 @@
 // the bus's full speed with no staging copy.
 //
 // Ownership: the memory is ordinary aligned host memory that this object owns and registers with
-// the driver (cuMemHostRegister). If the CUDA session closes first, the registration goes with the
-// context but the memory stays valid: a numpy array viewing it never dangles, it is merely no longer
-// page-locked. The destructor unregisters (when still registered) and frees. GIL held for all calls.
+// the driver (cuMemHostRegister). The registration is a session resource: when the session closes
+// first (the kernel's shutdown, the interpreter's exit), it is undone while the context still exists,
+// so nothing is left registered for compute-sanitizer's leak check to report; the memory stays valid:
+// a numpy array viewing it never dangles, it is merely no longer page-locked. The destructor
+// unregisters (when still registered) and frees. GIL held for all calls.
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "cuda_session.hpp"
 
 namespace xcuda
 {
-    class pinned_memory
+    class pinned_memory : public session_resource
     {
     public:
         // Page-locked in the session's current device context (portable: every context sees it).
@@ -30,6 +33,13 @@ namespace xcuda
         // Whether the driver treats [pointer, pointer + 1) as page-locked host memory (ours, or
         // another library's); false for pageable memory and without a session.
         static bool is_page_locked(const cuda_session& session, const void* pointer) noexcept;
+
+        // session_resource: release() unregisters (the memory stays); after a fault only forgotten.
+        void release() noexcept override;
+        void abandon() noexcept override { m_registered = false; }
+        std::string describe() const override;
+        const char* kind() const noexcept override { return "pinned"; }
+        int device() const noexcept override { return m_device; }
 
     private:
         explicit pinned_memory(cuda_session& session) : m_session(session) {}
