@@ -47,7 +47,8 @@ def ns(shell):
 
 
 def tool_installed(name):
-    return shutil.which(name) or Path(f"/usr/local/cuda/bin/{name}").exists()
+    # A bool: pytest evaluates a string skipif condition as Python (a path there is a SyntaxError).
+    return bool(shutil.which(name)) or Path(f"/usr/local/cuda/bin/{name}").exists()
 
 
 # ----- the magics -----------------------------------------------------------------------------------
