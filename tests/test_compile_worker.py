@@ -36,6 +36,11 @@ SCRIPT = textwrap.dedent(f"""
 
     compile(1)
     first = workers()
+    with open(f"/proc/{{first[0]}}/environ", "rb") as environ:
+        worker_environment = environ.read().split(b"\\0")
+    # Where a driver is installed, its JIT cache would skip ptxas for PTX seen before, and with it the
+    # verbose report that kernel.resources reads: the worker runs with the cache off, whatever was set.
+    assert b"CUDA_CACHE_DISABLE=1" in worker_environment and b"CUDA_CACHE_DISABLE=0" not in worker_environment
     compile(2)
     assert workers() == first, (first, workers())   # the same worker serves every compile
     os.kill(first[0], signal.SIGKILL)
@@ -47,7 +52,7 @@ SCRIPT = textwrap.dedent(f"""
 
 
 def test_one_worker_serves_every_compile_and_a_dead_one_is_replaced():
-    environment = dict(os.environ, XCUDA_CACHE="0")
+    environment = dict(os.environ, XCUDA_CACHE="0", CUDA_CACHE_DISABLE="0")
     environment.pop("XCUDA_COMPILE_PROCESS", None)
     ran = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=environment, timeout=120)
     assert ran.returncode == 0, ran.stderr

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -61,6 +62,8 @@ namespace xcuda
         [[noreturn]] void run_child(int fd, const std::string& source, const compile_options& options,
                                     const std::map<std::string, std::string>& headers)
         {
+            // As in the compile worker: ptxas' report must not be skipped by the driver's JIT cache.
+            ::setenv("CUDA_CACHE_DISABLE", "1", 1);
             std::string out = compile_process::outcome(source, options, headers);
             std::size_t written = 0;
             while (written < out.size())

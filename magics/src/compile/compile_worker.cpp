@@ -226,15 +226,22 @@ namespace xcuda
         }
         // The worker uses the NVRTC this process uses (one loaded by CuPy, say): the compile cache's key
         // holds this NVRTC's version.
+        //
+        // CUDA_CACHE_DISABLE=1: where a driver is installed, NVRTC runs ptxas through the driver's JIT
+        // cache (~/.nv/ComputeCache), and for PTX it has seen before ptxas does not run, so its verbose
+        // report (registers, spills, shared memory: kernel.resources without a GPU-side load) is missing
+        // from the log. Seen on the H200 host: the second of two cells with the same PTX had no report.
+        // The worker only compiles, and xcuda's own compile cache keeps what it made.
         std::vector<std::string> environment;
         for (char** entry = environ; entry && *entry; ++entry)
         {
-            if (std::strncmp(*entry, "XCUDA_NVRTC=", 12) != 0)
+            if (std::strncmp(*entry, "XCUDA_NVRTC=", 12) != 0 && std::strncmp(*entry, "CUDA_CACHE_DISABLE=", 19) != 0)
             {
                 environment.emplace_back(*entry);
             }
         }
         environment.push_back("XCUDA_NVRTC=" + nvrtc_library::path());
+        environment.push_back("CUDA_CACHE_DISABLE=1");
         std::vector<char*> envp;
         for (std::string& entry : environment)
         {
