@@ -17,7 +17,7 @@ import textwrap
 
 import nbformat
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 NO_GPU = "CudaUnavailableError"
 
@@ -65,18 +65,34 @@ def main():
     notebook = nbformat.read(args.notebook, as_version=4)
     if args.load_ext:
         notebook.cells.insert(0, nbformat.v4.new_code_cell(f"%load_ext {args.load_ext}"))
-    client = NotebookClient(notebook, kernel_name=args.kernel, timeout=args.timeout)
+    running = {}
+
+    def note_running(cell, cell_index, **_):
+        running["index"] = cell_index
+
+    client = NotebookClient(notebook, kernel_name=args.kernel, timeout=args.timeout, on_cell_execute=note_running)
     failure = None
+    died = None
     try:
         client.execute()
     except CellExecutionError as error:
         failure = error
+    except DeadKernelError as error:
+        died = error
     for index, cell in enumerate(notebook.cells):
         print_cell(index, cell)
         if failure is not None and any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
             break
+        if died is not None and index == running.get("index"):
+            break
     if args.save:
         nbformat.write(notebook, args.save)
+    if died is not None:
+        # The kernel process ended (a crash, or killed): say which cell it was running, not only nbclient's
+        # traceback; the kernel's own last words are on this script's standard error.
+        print(f"\n{args.notebook}: the kernel died while running cell [{running.get('index', '?')}] (the last one "
+              f"printed above): {died}", file=sys.stderr)
+        return 1
     if failure is None:
         print(f"\n{args.notebook}: all {len(notebook.cells)} cells ran.")
         return 0

@@ -148,28 +148,31 @@ namespace xcuda
         {
             throw tool_error("the replay bundle's folder " + folder + " " + problem);
         }
-        std::ostringstream manifest;
-        manifest << "xcuda-replay 1\n";
-        manifest << "kernel " << symbol << "\n";
-        manifest << "name " << kernel_name << "\n";
-        manifest << "device " << device << "\n";
-        manifest << "grid " << dims.grid[0] << " " << dims.grid[1] << " " << dims.grid[2] << "\n";
-        manifest << "block " << dims.block[0] << " " << dims.block[1] << " " << dims.block[2] << "\n";
-        manifest << "shared " << dims.shared_mem << "\n";
+        // Plain string appends, not an ostringstream: a module built with the C++ library linked in
+        // statically (seen on the H200 host's pip build: no libstdc++.so.6 among its DT_NEEDED) crashed
+        // in ostream's number formatting inside ipykernel, where another copy of the library was loaded.
+        auto number = [](auto value) { return std::to_string(value); };
+        std::string manifest = "xcuda-replay 1\n";
+        manifest += "kernel " + symbol + "\n";
+        manifest += "name " + kernel_name + "\n";
+        manifest += "device " + number(device) + "\n";
+        manifest += "grid " + number(dims.grid[0]) + " " + number(dims.grid[1]) + " " + number(dims.grid[2]) + "\n";
+        manifest += "block " + number(dims.block[0]) + " " + number(dims.block[1]) + " " + number(dims.block[2]) + "\n";
+        manifest += "shared " + number(dims.shared_mem) + "\n";
         std::string packed;
         for (std::size_t i = 0; i < arguments.size(); ++i)
         {
-            manifest << "argument " << i << " " << packed.size() << " " << arguments[i].size() << "\n";
+            manifest += "argument " + number(i) + " " + number(packed.size()) + " " + number(arguments[i].size()) + "\n";
             packed += arguments[i];
         }
         for (std::size_t r = 0; r < regions.size(); ++r)
         {
-            manifest << "region " << r << " " << regions[r].bytes << " "
-                     << (regions[r].initialised ? region_file(r) : std::string("-")) << "\n";
+            manifest += "region " + number(r) + " " + number(regions[r].bytes) + " " +
+                        (regions[r].initialised ? region_file(r) : std::string("-")) + "\n";
         }
         for (const replay_pointer& p : pointers)
         {
-            manifest << "pointer " << p.argument << " " << p.region << " " << p.offset << "\n";
+            manifest += "pointer " + number(p.argument) + " " + number(p.region) + " " + number(p.offset) + "\n";
         }
         write_file(folder, module_name, cubin);
         write_file(folder, arguments_name, packed);
@@ -181,7 +184,7 @@ namespace xcuda
             }
         }
         // Last: a bundle with a manifest is complete.
-        write_file(folder, manifest_name, manifest.str());
+        write_file(folder, manifest_name, manifest);
     }
 
     replay_bundle replay_bundle::read(const std::string& folder)
