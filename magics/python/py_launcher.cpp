@@ -330,7 +330,7 @@ namespace xcuda::python
             if (!PyLong_Check(value.ptr()) && !PyIndex_Check(value.ptr()))
             {
                 throw py::type_error(std::string(what) + " " + axes[axis] + " must be an int, got " +
-                                     Py_TYPE(value.ptr())->tp_name);
+                                     type_name(value));
             }
             long long v = py::cast<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr())));
             if (v < 1)

@@ -56,20 +56,6 @@ namespace xcuda::python
             }
         };
 
-        std::string bytes_text(std::size_t bytes)
-        {
-            char text[64];
-            if (bytes >= (1ull << 30))
-                std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
-            else if (bytes >= (1ull << 20))
-                std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1ull << 20));
-            else if (bytes >= 1024)
-                std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
-            else
-                std::snprintf(text, sizeof text, "%zu B", bytes);
-            return text;
-        }
-
         std::string version_text(int version)
         {
             return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
@@ -84,11 +70,11 @@ namespace xcuda::python
             for (int ordinal = 0; ordinal < count; ++ordinal)
             {
                 const device_properties& p = session.properties(ordinal);
-                std::string memory = bytes_text(p.total_memory);
+                std::string memory = text::binary_bytes(p.total_memory);
                 if (session.context(ordinal))
                 {
                     auto [free_bytes, total_bytes] = session.memory_info(ordinal);
-                    memory = bytes_text(free_bytes) + " free of " + bytes_text(total_bytes);
+                    memory = text::binary_bytes(free_bytes) + " free of " + text::binary_bytes(total_bytes);
                 }
                 std::string peers;
                 for (int other = 0; other < count; ++other)
@@ -183,7 +169,7 @@ namespace xcuda::python
             table.rows.push_back({"arch", p.arch() + " (compute capability " + std::to_string(p.cc_major) + "." +
                                               std::to_string(p.cc_minor) + ")"});
             table.rows.push_back({"multiprocessors", std::to_string(p.multiprocessors)});
-            table.rows.push_back({"memory", bytes_text(free_bytes) + " free of " + bytes_text(total_bytes)});
+            table.rows.push_back({"memory", text::binary_bytes(free_bytes) + " free of " + text::binary_bytes(total_bytes)});
             if (peak > 0)
             {
                 char text[64];
@@ -191,8 +177,8 @@ namespace xcuda::python
                 table.rows.push_back({"memory bandwidth", text});
             }
             table.rows.push_back({"max threads per block", std::to_string(p.max_threads_per_block)});
-            table.rows.push_back({"shared memory per block", bytes_text(static_cast<std::size_t>(p.max_shared_per_block)) +
-                                                                 " (" + bytes_text(static_cast<std::size_t>(p.max_shared_per_block_optin)) +
+            table.rows.push_back({"shared memory per block", text::binary_bytes(static_cast<std::size_t>(p.max_shared_per_block)) +
+                                                                 " (" + text::binary_bytes(static_cast<std::size_t>(p.max_shared_per_block_optin)) +
                                                                  " opt-in)"});
             table.rows.push_back({"driver", "CUDA " + version_text(session.driver_version())});
             table.rows.push_back({"NVRTC", std::to_string(major) + "." + std::to_string(minor)});
@@ -240,7 +226,7 @@ namespace xcuda::python
                 }
                 modules.rows.push_back({module->name(), kernels,
                                         module->compiled().arch + (module->compiled().cubin.empty() ? " PTX" : " CUBIN"),
-                                        loaded_on(*module), bytes_text(module->compiled().ptx.size()),
+                                        loaded_on(*module), text::binary_bytes(module->compiled().ptx.size()),
                                         headers});
             }
             r.tables.push_back(modules);
@@ -265,7 +251,7 @@ namespace xcuda::python
                     const device_array& array = unchecked_instance<device_array>(item.second.ptr());
                     named_bytes += array.nbytes();
                     buffers.rows.push_back({name, str_of(py::tuple(py::cast(array.shape))),
-                                            str_of(array.dtype), bytes_text(array.nbytes()),
+                                            str_of(array.dtype), text::binary_bytes(array.nbytes()),
                                             array.buffer->valid() ? std::to_string(array.buffer->device()) : "released"});
                 }
             }
@@ -555,8 +541,7 @@ writes it over NVLink or PCIe). Raises ValueError when the hardware has no peer 
                   if (Py_TYPE(destination.ptr()) != type || Py_TYPE(source.ptr()) != type)
                   {
                       throw py::type_error("xcuda.copy(dst, src) copies between DeviceArrays (any devices); got " +
-                                           std::string(Py_TYPE(destination.ptr())->tp_name) + " and " +
-                                           Py_TYPE(source.ptr())->tp_name +
+                                           type_name(destination) + " and " + type_name(source) +
                                            ". For host arrays use xcuda.to_device(a) or arr.copy_to_host()");
                   }
                   device_array& to = unchecked_instance<device_array>(destination.ptr());

@@ -192,4 +192,16 @@ namespace xcuda::text
             return format("%.1f kB", count / 1e3);
         return format("%.0f B", count);
     }
+
+    std::string binary_bytes(std::size_t count)
+    {
+        double value = static_cast<double>(count);
+        if (count >= (std::size_t(1) << 30))
+            return format("%.2f GiB", value / (std::size_t(1) << 30));
+        if (count >= (std::size_t(1) << 20))
+            return format("%.1f MiB", value / (std::size_t(1) << 20));
+        if (count >= 1024)
+            return format("%.1f KiB", value / 1024);
+        return std::to_string(count) + " B";
+    }
 }

@@ -24,6 +24,8 @@ namespace xcuda::text
 
     // 1e3-based, as GB/s is: "512 B", "4.1 kB", "16.8 MB", "1.07 GB".
     std::string bytes(double count);
+    // 1024-based, as memory sizes are: "512 B", "4.0 KiB", "16.0 MiB", "139.80 GiB".
+    std::string binary_bytes(std::size_t count);
 
     // printf-style formatting of one number ("%.2f").
     std::string format(const char* pattern, double value);

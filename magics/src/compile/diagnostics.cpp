@@ -7,25 +7,17 @@
 #include <sstream>
 #include <utility>
 
+#include "text.hpp"
+
 
 namespace xcuda
 {
     namespace
     {
+        using text::split_lines;
+
         // NVRTC's file for name expressions: its messages are about the cell's kernels.
         constexpr const char* name_map = "__nv_name_map";
-
-        std::vector<std::string> split_lines(const std::string& text)
-        {
-            std::vector<std::string> lines;
-            std::istringstream in(text);
-            std::string line;
-            while (std::getline(in, line))
-            {
-                lines.push_back(line);
-            }
-            return lines;
-        }
 
         // "FILE(LINE): REST": the file, the line and where REST starts; false for any other text.
         bool located(const std::string& line, std::string& file, int& number, std::size_t& rest)
