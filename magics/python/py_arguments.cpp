@@ -8,7 +8,6 @@
 #include "py_common.hpp"
 
 #include "constant_expression.hpp"
-#include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
 #include "temporary_cache.hpp"
@@ -596,11 +595,9 @@ namespace xcuda::python
         }
         // An error came between the copies and finish_arguments: the copies may still read or write
         // registered memory, so they must be done before the registrations can go.
-        const cuda_driver* driver = cuda_driver::available() ? &cuda_driver::get() : nullptr;
-        if (driver && process_session().lost_reason().empty())
+        py::gil_scoped_release release;
+        if (process_session().settle(stream))
         {
-            py::gil_scoped_release release;
-            driver->cuStreamSynchronize(stream);
             leases.clear();
         }
     }
@@ -674,7 +671,7 @@ namespace xcuda::python
                 {
                     throw py::type_error(std::string("xcuda.") + kind +
                                          " needs a numpy array to copy the result into, got " +
-                                         Py_TYPE(object.ptr())->tp_name);
+                                         type_name(object));
                 }
                 transfer.array = py::reinterpret_borrow<py::array>(object);
                 if (!transfer.array.writeable())

@@ -570,6 +570,15 @@ namespace xcuda
         std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
     }
 
+    bool cuda_session::settle(CUstream stream) noexcept
+    {
+        if (!m_lost.empty() || !cuda_driver::available())
+        {
+            return false;
+        }
+        return cuda_driver::get().cuStreamSynchronize(stream) == CUDA_SUCCESS;
+    }
+
     void cuda_session::register_resource(session_resource* resource)
     {
         std::lock_guard<std::mutex> lock(m_mutex);

@@ -218,6 +218,10 @@ namespace xcuda
         // with interrupted_error; a kernel fault raises kernel_fault. Device printf output produced
         // meanwhile goes to the output sink (set_output_sink) when one is set.
         void wait(CUstream stream);
+        // For destructors on an error path: waits for the work queued on stream without polling for an
+        // interrupt and without raising (a fault shows at the next checked call). False when there is
+        // no driver, the session was lost, or the wait failed.
+        bool settle(CUstream stream) noexcept;
         void wait_event(CUevent event);
         void synchronize(int ordinal);
         // Orders the session's default stream before `consumer` (DLPack's and the CUDA Array
