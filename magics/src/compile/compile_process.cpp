@@ -38,6 +38,19 @@ namespace xcuda
             out += field;
         }
 
+        // A decimal number written by the child, or false (a garbled reply is an nvrtc_error below, never
+        // a std::invalid_argument from std::stoul crossing the layer).
+        bool whole_number(const std::string& text, long long& value)
+        {
+            if (text.empty() || text.size() > 18)
+            {
+                return false;
+            }
+            char* end = nullptr;
+            value = std::strtoll(text.c_str(), &end, 10);
+            return end && *end == '\0';
+        }
+
         bool get_field(const std::string& in, std::size_t& at, std::string& field)
         {
             if (at + 8 > in.size())
@@ -152,9 +165,12 @@ namespace xcuda
             std::string message;
             std::string log;
             std::string count;
-            if (get_field(bytes, at, message) && get_field(bytes, at, log) && get_field(bytes, at, count))
+            long long options_count = 0;
+            if (get_field(bytes, at, message) && get_field(bytes, at, log) && get_field(bytes, at, count) &&
+                whole_number(count, options_count) && options_count >= 0 &&
+                static_cast<unsigned long long>(options_count) <= bytes.size())
             {
-                std::vector<std::string> options(std::stoul(count));
+                std::vector<std::string> options(static_cast<std::size_t>(options_count));
                 bool whole = true;
                 for (std::string& option : options)
                 {
@@ -172,9 +188,11 @@ namespace xcuda
             std::string call;
             std::string code;
             std::string message;
-            if (get_field(bytes, at, call) && get_field(bytes, at, code) && get_field(bytes, at, message))
+            long long number = 0;
+            if (get_field(bytes, at, call) && get_field(bytes, at, code) && get_field(bytes, at, message) &&
+                whole_number(code, number))
             {
-                throw nvrtc_error(call, std::stoi(code), message);
+                throw nvrtc_error(call, static_cast<int>(number), message);
             }
         }
         else if (!bytes.empty() && bytes[0] == 'E')
@@ -206,30 +224,15 @@ namespace xcuda
         });
     }
 
-    void compile_process::warm_up_in_background()
-    {
-        std::thread([] {
-            sigset_t interrupt;
-            sigemptyset(&interrupt);
-            sigaddset(&interrupt, SIGINT);
-            pthread_sigmask(SIG_BLOCK, &interrupt, nullptr);
-            try
-            {
-                warm_up();
-            }
-            catch (const std::exception&)
-            {
-                // NVRTC missing: the first compile says so.
-            }
-        }).detach();
-    }
-
     compile_result compile_process::compile(const std::string& source, const compile_options& options,
                                             const std::map<std::string, std::string>& headers,
                                             const interrupt_check& interrupted)
     {
-        nvrtc_compiler::version();  // NVRTC found and loaded here (or ToolNotFoundError), not in each child
-        warm_up();
+        // NVRTC found and loaded here (or ToolNotFoundError), not in each child. Not warmed up by a compile
+        // here: while NVRTC compiles, its SIGINT handler ends the whole process, and in ipykernel any of its
+        // threads may take the signal. Each child pays NVRTC's first-compile cost instead (this is the
+        // fallback for a module installed without xcuda-compile).
+        nvrtc_compiler::version();
         int pipe_fds[2];
         if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
         {

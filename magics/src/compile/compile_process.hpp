@@ -43,11 +43,9 @@ namespace xcuda
         static compile_result result_of(const std::string& outcome, const std::string& source,
                                         const std::map<std::string, std::string>& headers);
 
-        // Initialises NVRTC in this process once (a tiny compile, SIGINT blocked on this thread), so that
-        // children start warm: NVRTC's first compile in a process costs 30 to 60 ms more than later ones.
+        // Initialises NVRTC in this process once (a tiny compile): NVRTC's first compile in a process costs
+        // 30 to 60 ms more than later ones. For xcuda-compile, which ignores SIGINT; never in the notebook's
+        // process (NVRTC's SIGINT handler ends the process while it compiles).
         static void warm_up();
-        // warm_up() on a thread of its own (SIGINT blocked there), so that the first cell does not wait
-        // for it: called when the magics load. A compile that comes first waits for it to end.
-        static void warm_up_in_background();
     };
 }
