@@ -1,0 +1,109 @@
+"""Kernel > Interrupt outside a compile: during compile-cache disk hits, module loads and staged copies of
+pageable numpy arrays, the cell ends with KeyboardInterrupt and the session goes on, in the xcuda kernel and
+in ipykernel with `%load_ext xcuda`. (Interrupts during NVRTC compiles: test_compile_interrupts.py; during
+GPU waits: test_reliability.py, on a GPU.)
+
+No GPU needed: the kernels run against the fake driver (tests/fake_driver, XCUDA_LIBCUDA), which loads
+modules and copies through xcuda's page-locked staging buffers as a driver would, so the loop below spends
+its time in exactly those places: reading and checking a cache entry, loading its module, and the staging
+threads' copies.
+"""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from conftest import BUILD, execute_code, text_of
+
+SOURCES = 200
+# A fresh source each, so that each is a disk hit (and a module load) in a new process.
+SOURCE = 'extern "C" __global__ void k{i}(float* x, int n) {{ int j = threadIdx.x; if (j < n) x[j] = {i}.0f; }}\n'
+SETUP = "import numpy as np, xcuda\nbig = np.arange(6 * 1024 * 1024, dtype=np.float32)  # 24 MiB: staged copies"
+LOOP = f"""
+i = -1
+for i in range({SOURCES}):
+    m = xcuda.compile({SOURCE!r}.format(i=i), name=f"hit{{i}}")  # a disk hit, and its module loaded
+    d = xcuda.to_device(big)
+    d.copy_to_host(out=big)
+"""
+
+
+@pytest.fixture(scope="module")
+def warm_disk_cache(tmp_path_factory, fake_driver):
+    """A private cache folder that holds every source of the loop, filled by another process."""
+    folder = tmp_path_factory.mktemp("interrupt-cache")
+    folder.chmod(0o700)
+    environment = dict(os.environ, XCUDA_CACHE_DIR=str(folder), XCUDA_LIBCUDA=str(fake_driver))
+    fill = ("import xcuda\n"
+            f"for i in range({SOURCES}):\n"
+            f"    assert xcuda.compile({SOURCE!r}.format(i=i), name=f'hit{{i}}').origin == 'nvrtc'\n")
+    ran = subprocess.run([sys.executable, "-c", fill], env=environment, capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    return environment
+
+
+@pytest.fixture(scope="module")
+def fake_driver():
+    library = BUILD / "lib" / "libxcuda_fake_cuda.so"
+    if not library.exists():
+        pytest.fail(f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON")
+    return library
+
+
+def interrupted(manager, client, code, delay):
+    msg_id = client.execute(code)
+    time.sleep(delay)
+    manager.interrupt_kernel()
+    reply = client.get_shell_msg(timeout=120)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = client.get_shell_msg(timeout=120)
+    return reply["content"]
+
+
+def run(client, code, timeout=120):
+    """execute_code, asking again when ipykernel aborted the request right after the interrupted cell."""
+    for _ in range(5):
+        reply, messages = execute_code(client, code, timeout)
+        if reply["status"] != "aborted":
+            return reply, messages
+        time.sleep(0.2)
+    return reply, messages
+
+
+@pytest.mark.parametrize("kernel_name", ["xcuda", "python3"])
+def test_interrupts_during_disk_hits_module_loads_and_staged_copies_end_the_cell(kernel_name, warm_disk_cache):
+    manager, client = start_new_kernel(kernel_name=kernel_name, startup_timeout=60, env=warm_disk_cache)
+    try:
+        if kernel_name == "python3":
+            reply, _ = run(client, "%load_ext xcuda")
+            assert reply["status"] == "ok", reply
+        reply, _ = run(client, SETUP)
+        assert reply["status"] == "ok", reply
+        # The loop takes seconds; the interrupts come early in it, at several moments.
+        stopped_at = []
+        for delay in (0.05, 0.3, 0.8):
+            reply = interrupted(manager, client, LOOP, delay)
+            assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", (delay, reply)
+            assert manager.is_alive()
+            reply, messages = run(client, f"print('alive after {delay}: at', i)")
+            assert reply["status"] == "ok" and f"alive after {delay}: at" in text_of(messages), (delay, reply)
+            stopped_at.append(int(text_of(messages).split("at")[-1]))
+        # Each interrupt came inside the loop, not before or after it.
+        assert all(0 <= at < SOURCES - 1 for at in stopped_at), stopped_at
+        # Nothing half-done is left: the cache answers from disk, copies are exact, the staging works on.
+        check = ("import numpy as np, xcuda\n"
+                 f"m = xcuda.compile({SOURCE!r}.format(i={SOURCES - 1}), name='last')\n"
+                 "a = np.random.default_rng(0).random(6 * 1024 * 1024).astype(np.float32)\n"
+                 "b = np.empty_like(a)\n"
+                 "xcuda.to_device(a).copy_to_host(out=b)\n"
+                 "print('origin', m.origin, 'exact', bool((a == b).all()), xcuda.transfer_stats()['copies']['staged'] > 0)")
+        reply, messages = run(client, check)
+        assert reply["status"] == "ok", reply
+        assert "exact True True" in text_of(messages), text_of(messages)
+        assert "origin disk" in text_of(messages) or "origin memory" in text_of(messages), text_of(messages)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
