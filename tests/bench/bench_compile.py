@@ -461,6 +461,9 @@ def spawn(spec, env_extra):
     for variable in ("XCUDA_CACHE", "XCUDA_CACHE_DIR", "CUPY_CACHE_DIR", "CUPY_CACHE_IN_MEMORY"):
         env.pop(variable, None)
     env.update(env_extra)
+    # The driver's JIT cache off for every system: xcuda's compile processes run with it off (ptxas' report
+    # is skipped otherwise), and a cache left warm by an earlier process would spare the others' ptxas.
+    env["CUDA_CACHE_DISABLE"] = "1"
     try:
         ran = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
                              capture_output=True, text=True, timeout=WORKER_TIMEOUT_S, env=env)

@@ -57,6 +57,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 
+
+def shown_path(path):
+    """A path inside the repository as relative to it (tables are kept in the repository)."""
+    try:
+        return str(Path(path).resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
 SAXPY_SRC = r"""extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
@@ -391,7 +399,7 @@ def main():
         f"- date: {time.strftime('%Y-%m-%d %H:%M %Z')}",
         f"- Python {sys.version.split()[0]} ({sys.executable}), jupyter_client {jupyter_client.__version__}",
         f"- NVRTC options: {' '.join(nvrtc_options)} ({options_from})",
-        f"- kernelspecs: xcuda from {BUILD / 'share' / 'jupyter'}, ipykernel `python3`",
+        f"- kernelspecs: xcuda from {shown_path(BUILD / 'share' / 'jupyter')}, ipykernel `python3`",
     ]
     table = ["| measure | xcuda | ipykernel (python3) | xcuda / ipykernel | goal |", "|---|---|---|---|---|"]
     table += ["| " + " | ".join(row) + " |" for row in rows]

@@ -3,7 +3,7 @@
 # as HTML under docs/notebooks/, with nbconvert's JupyterLab template, for readers who want to see
 # results without running anything:
 #
-#   bash tests/gpu_host/render_html.sh /work/.device/.../files        # the folder that holds the .ipynb files
+#   bash tests/gpu_host/render_html.sh FOLDER        # the folder that holds the executed .ipynb files
 #
 # Uses Debian's nbconvert (python3-nbconvert, with jupyter-notebook) for /usr/bin/python3.
 set -euo pipefail
