@@ -118,6 +118,28 @@ def execute_code(client, code, timeout=60):
     return reply["content"], iopub_until_idle(client, msg_id, timeout)
 
 
+def interrupted_reply(manager, client, code, delay):
+    """Sends code, interrupts the kernel `delay` seconds later (Kernel > Interrupt); the request's reply."""
+    msg_id = client.execute(code)
+    time.sleep(delay)
+    manager.interrupt_kernel()
+    reply = client.get_shell_msg(timeout=120)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = client.get_shell_msg(timeout=120)
+    return reply["content"]
+
+
+def execute_asking_again(client, code, timeout=60):
+    """execute_code, asking again when ipykernel aborted the request: after an error it aborts what arrives
+    before its event loop has turned once (stop_on_error), which a request sent at once can be."""
+    for _ in range(5):
+        reply, messages = execute_code(client, code, timeout)
+        if reply["status"] != "aborted":
+            return reply, messages
+        time.sleep(0.2)
+    return reply, messages
+
+
 def iopub_until_idle(client, msg_id, timeout, deadline=None):
     """The iopub messages of the request msg_id, up to and including its idle status.
 

@@ -5,13 +5,12 @@ NVRTC in a child process (compile_process) that an interrupt stops. The cell bel
 about 5 s to compile on this machine; the interrupts come at several moments of its first 1.5 s. No GPU needed.
 """
 import os
-import time
 import uuid
 
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from conftest import execute_code, text_of
+from conftest import execute_asking_again, execute_code, interrupted_reply, text_of
 
 HEADER = """#include <cub/block/block_radix_sort.cuh>
 // {nonce}
@@ -44,36 +43,15 @@ def start(kernel_name):
     return start_new_kernel(kernel_name=kernel_name, startup_timeout=60, env=dict(os.environ, XCUDA_CACHE="0"))
 
 
-def interrupted_reply(manager, client, code, delay):
-    msg_id = client.execute(code)
-    time.sleep(delay)
-    manager.interrupt_kernel()
-    reply = client.get_shell_msg(timeout=120)
-    while reply["parent_header"].get("msg_id") != msg_id:
-        reply = client.get_shell_msg(timeout=120)
-    return reply["content"]
-
-
-def run(client, code, timeout=60):
-    """execute_code, asking again when ipykernel aborted the request: after an error it aborts what arrives
-    before its event loop has turned once (stop_on_error), which a request sent at once can be."""
-    for _ in range(5):
-        reply, messages = execute_code(client, code, timeout)
-        if reply["status"] != "aborted":
-            return reply, messages
-        time.sleep(0.2)
-    return reply, messages
-
-
 def check_interrupts_at_several_moments(manager, client, prefix=""):
     for number, delay in enumerate([0.05, 0.3, 0.8, 1.5]):
         reply = interrupted_reply(manager, client, prefix + slow_cell(number), delay)
         assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", (delay, reply)
         assert manager.is_alive()
-        reply, messages = run(client, f"print('alive after {delay}', 6 * 7)")
+        reply, messages = execute_asking_again(client, f"print('alive after {delay}', 6 * 7)")
         assert reply["status"] == "ok" and f"alive after {delay} 42" in text_of(messages), (delay, reply)
     # Nothing was bound by the stopped compiles, and the same cell compiles when left alone.
-    reply, messages = run(client, "print([name for name in dir() if name.startswith('slow')])")
+    reply, messages = execute_asking_again(client, "print([name for name in dir() if name.startswith('slow')])")
     assert "[]" in text_of(messages)
     reply, messages = execute_code(client, prefix + slow_cell(9), timeout=180)
     assert reply["status"] == "ok", reply

@@ -11,12 +11,11 @@ threads' copies.
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from conftest import BUILD, execute_code, text_of
+from conftest import BUILD, execute_asking_again, interrupted_reply, text_of
 
 SOURCES = 200
 # A fresh source each, so that each is a disk hit (and a module load) in a new process.
@@ -53,42 +52,22 @@ def fake_driver():
     return library
 
 
-def interrupted(manager, client, code, delay):
-    msg_id = client.execute(code)
-    time.sleep(delay)
-    manager.interrupt_kernel()
-    reply = client.get_shell_msg(timeout=120)
-    while reply["parent_header"].get("msg_id") != msg_id:
-        reply = client.get_shell_msg(timeout=120)
-    return reply["content"]
-
-
-def run(client, code, timeout=120):
-    """execute_code, asking again when ipykernel aborted the request right after the interrupted cell."""
-    for _ in range(5):
-        reply, messages = execute_code(client, code, timeout)
-        if reply["status"] != "aborted":
-            return reply, messages
-        time.sleep(0.2)
-    return reply, messages
-
-
 @pytest.mark.parametrize("kernel_name", ["xcuda", "python3"])
 def test_interrupts_during_disk_hits_module_loads_and_staged_copies_end_the_cell(kernel_name, warm_disk_cache):
     manager, client = start_new_kernel(kernel_name=kernel_name, startup_timeout=60, env=warm_disk_cache)
     try:
         if kernel_name == "python3":
-            reply, _ = run(client, "%load_ext xcuda")
+            reply, _ = execute_asking_again(client, "%load_ext xcuda")
             assert reply["status"] == "ok", reply
-        reply, _ = run(client, SETUP)
+        reply, _ = execute_asking_again(client, SETUP)
         assert reply["status"] == "ok", reply
         # The loop takes seconds; the interrupts come early in it, at several moments.
         stopped_at = []
         for delay in (0.05, 0.3, 0.8):
-            reply = interrupted(manager, client, LOOP, delay)
+            reply = interrupted_reply(manager, client, LOOP, delay)
             assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", (delay, reply)
             assert manager.is_alive()
-            reply, messages = run(client, f"print('alive after {delay}: at', i)")
+            reply, messages = execute_asking_again(client, f"print('alive after {delay}: at', i)")
             assert reply["status"] == "ok" and f"alive after {delay}: at" in text_of(messages), (delay, reply)
             stopped_at.append(int(text_of(messages).split("at")[-1]))
         # Each interrupt came inside the loop, not before or after it.
@@ -100,7 +79,7 @@ def test_interrupts_during_disk_hits_module_loads_and_staged_copies_end_the_cell
                  "b = np.empty_like(a)\n"
                  "xcuda.to_device(a).copy_to_host(out=b)\n"
                  "print('origin', m.origin, 'exact', bool((a == b).all()), xcuda.transfer_stats()['copies']['staged'] > 0)")
-        reply, messages = run(client, check)
+        reply, messages = execute_asking_again(client, check)
         assert reply["status"] == "ok", reply
         assert "exact True True" in text_of(messages), text_of(messages)
         assert "origin disk" in text_of(messages) or "origin memory" in text_of(messages), text_of(messages)
