@@ -10,7 +10,7 @@
 #include "constant_expression.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
-#include "temporary_cache.hpp"
+#include "launch_call.hpp"
 
 namespace xcuda::python
 {
@@ -56,7 +56,7 @@ namespace xcuda::python
             return scalar_kind_name(kind);
         }
 
-        void store_python_int(launch_plan& plan, std::size_t index, PyObject* integer)
+        void store_python_int(argument_block& block, std::size_t index, PyObject* integer)
         {
             int overflow = 0;
             long long value = PyLong_AsLongLongAndOverflow(integer, &overflow);
@@ -66,7 +66,7 @@ namespace xcuda::python
             }
             if (!overflow)
             {
-                plan.store_signed(index, value);
+                block.store_signed(index, value);
                 return;
             }
             if (overflow > 0)
@@ -74,12 +74,12 @@ namespace xcuda::python
                 unsigned long long big = PyLong_AsUnsignedLongLong(integer);
                 if (!(big == static_cast<unsigned long long>(-1) && PyErr_Occurred()))
                 {
-                    plan.store_unsigned(index, big);
+                    block.store_unsigned(index, big);
                     return;
                 }
                 PyErr_Clear();
             }
-            const parameter_slot& slot = plan.slots()[index];
+            const parameter_slot& slot = block.plan().slots()[index];
             if (slot.kind == scalar_kind::f32 || slot.kind == scalar_kind::f64 || slot.kind == scalar_kind::f16 ||
                 slot.kind == scalar_kind::bf16)
             {
@@ -87,37 +87,37 @@ namespace xcuda::python
                 if (as_double == -1.0 && PyErr_Occurred())
                 {
                     PyErr_Clear();
-                    throw argument_value_error(plan.describe(index) + ": the integer is too large for a float");
+                    throw argument_value_error(block.plan().describe(index) + ": the integer is too large for a float");
                 }
-                plan.store_float(index, as_double);
+                block.store_float(index, as_double);
                 return;
             }
-            throw argument_value_error(plan.describe(index) + ": " +
+            throw argument_value_error(block.plan().describe(index) + ": " +
                                        py::repr(py::handle(integer)).cast<std::string>() +
                                        " does not fit in any 64-bit integer");
         }
 
-        void convert_scalar(launch_plan& plan, std::size_t index, PyObject* object)
+        void convert_scalar(argument_block& block, std::size_t index, PyObject* object)
         {
             if (PyFloat_CheckExact(object))
             {
-                plan.store_float(index, PyFloat_AS_DOUBLE(object));
+                block.store_float(index, PyFloat_AS_DOUBLE(object));
                 return;
             }
             if (PyBool_Check(object))
             {
-                plan.store_bool(index, object == Py_True);
+                block.store_bool(index, object == Py_True);
                 return;
             }
             if (PyLong_CheckExact(object))
             {
-                store_python_int(plan, index, object);
+                store_python_int(block, index, object);
                 return;
             }
             const numpy_types& np = numpy();
             if (PyObject_IsInstance(object, np.bool_type) == 1)
             {
-                plan.store_bool(index, PyObject_IsTrue(object) == 1);
+                block.store_bool(index, PyObject_IsTrue(object) == 1);
                 return;
             }
             if (PyFloat_Check(object) || PyObject_IsInstance(object, np.floating) == 1)
@@ -127,7 +127,7 @@ namespace xcuda::python
                 {
                     throw py::error_already_set();
                 }
-                plan.store_float(index, value);
+                block.store_float(index, value);
                 return;
             }
             if (PyLong_Check(object) || PyObject_IsInstance(object, np.integer) == 1 ||
@@ -138,7 +138,7 @@ namespace xcuda::python
                 {
                     throw py::error_already_set();
                 }
-                store_python_int(plan, index, integer.ptr());
+                store_python_int(block, index, integer.ptr());
                 return;
             }
             std::string hint;
@@ -150,10 +150,10 @@ namespace xcuda::python
             {
                 hint = "; this parameter is a value, not a pointer";
             }
-            throw argument_type_error(plan.describe(index) + " takes a number, got " + type_name(object) + hint);
+            throw argument_type_error(block.plan().describe(index) + " takes a number, got " + type_name(object) + hint);
         }
 
-        void convert_opaque(launch_plan& plan, std::size_t index, PyObject* object, const kernel_parameter& parameter)
+        void convert_opaque(argument_block& block, std::size_t index, PyObject* object, const kernel_parameter& parameter)
         {
             Py_buffer view;
             if (PyObject_GetBuffer(object, &view, PyBUF_C_CONTIGUOUS) != 0)
@@ -170,25 +170,25 @@ namespace xcuda::python
                     }
                     catch (py::error_already_set& e)
                     {
-                        throw argument_type_error(plan.describe(index) + ": " + str_of(py::handle(object)) +
+                        throw argument_type_error(block.plan().describe(index) + ": " + str_of(py::handle(object)) +
                                                   " does not make a value of dtype " + str_of(dtype) + " (" +
                                                   e.what() + ")");
                     }
-                    plan.store_bytes(index, value.data(), static_cast<std::size_t>(value.nbytes()));
+                    block.store_bytes(index, value.data(), static_cast<std::size_t>(value.nbytes()));
                     return;
                 }
                 std::string expected = dtype.is_none()
                                            ? std::string("a matching structured dtype")
                                            : "dtype " + str_of(dtype) + " (kernel.parameters[" + std::to_string(index) +
                                                  "]['dtype']), or a tuple of its fields";
-                throw argument_type_error(plan.describe(index) +
+                throw argument_type_error(block.plan().describe(index) +
                                           " is passed by value as raw bytes: give a numpy scalar or 0-d array of " +
                                           expected + ", or a bytes object of the type's size; got " +
                                           type_name(object));
             }
             try
             {
-                plan.store_bytes(index, view.buf, static_cast<std::size_t>(view.len));
+                block.store_bytes(index, view.buf, static_cast<std::size_t>(view.len));
             }
             catch (...)
             {
@@ -250,54 +250,31 @@ namespace xcuda::python
                                       type_name(object));
         }
 
-        void bind_numpy(cuda_kernel& kernel, std::size_t index, PyObject* object, CUstream stream,
-                        bound_arguments& bound, bool copy_in, bool copy_out)
+        // A numpy array for pointer parameter `index`: its contiguous form (the array itself when it already
+        // is) goes to the call, which copies it to a device buffer of its own; objects keeps it alive until
+        // the call has run, and notes the user's array when the kernel's output must be written back to it.
+        void bind_numpy(launch_call& call, std::size_t index, PyObject* object, bool copy_in, bool copy_out,
+                        call_objects& objects)
         {
-            launch_plan& plan = kernel.plan();
-            py::module_ np = py::module_::import("numpy");
             py::array original = py::reinterpret_borrow<py::array>(object);
-            py::array host = np.attr("ascontiguousarray")(original);
-            launch_temporary temporary;
-            temporary.copy_back = copy_out;
-            temporary.device = process_session().temporaries().take(static_cast<std::size_t>(host.nbytes()));
-            temporary.device->set_label("copy of the numpy argument for " + plan.describe(index));
+            py::array host = py::module_::import("numpy").attr("ascontiguousarray")(original);
             auto bytes = static_cast<std::size_t>(host.nbytes());
-            if (copy_in && bytes > 0)
+            std::shared_ptr<host_memory_owner> owner = call.for_replay() ? nullptr : memory_owner(host, original);
+            // A const T* parameter's array may be read-only: the call never writes it (copy_out is false).
+            void* data = const_cast<void*>(host.data());
+            std::string label = call.for_replay() ? std::string()
+                                                  : "copy of the numpy argument for " + call.plan().describe(index);
+            call.pass_host_array(index, data, bytes, copy_in, copy_out, std::move(owner), std::move(label));
+            if (copy_out && !host.is(original))
             {
-                device_buffer& device = *temporary.device;
-                const void* source = host.data();
-                std::shared_ptr<host_memory_owner> owner = memory_owner(host, original);
-                bound.pending.stream = stream;
-                pending_copies* pending = &bound.pending.leases;
-                py::gil_scoped_release release;
-                device.copy_from_host_on(stream, source, bytes, std::move(owner), pending);
+                objects.write_back.emplace_back(original, host);
             }
-            plan.store_pointer(index, host.nbytes() ? temporary.device->pointer() : 0);
-            bound.array_bytes += static_cast<std::size_t>(host.nbytes());
-            if (!host.is(original))
-            {
-                temporary.original = original;
-            }
-            temporary.host = std::move(host);
-            bound.temporaries.push_back(std::move(temporary));
+            objects.hosts.push_back(std::move(host));
         }
 
-        // A numpy argument of a replay: its bytes go to the replay, nothing to the device here.
-        void keep_for_replay(launch_plan& plan, std::size_t index, PyObject* object, bound_arguments& bound)
+        void bind_cuda_array_interface(launch_call& call, std::size_t index, PyObject* object)
         {
-            bool transfer = Py_TYPE(object) == g_transfer_type;
-            py::handle array = transfer ? unchecked_instance<host_transfer>(object).array : py::handle(object);
-            py::array host = py::module_::import("numpy").attr("ascontiguousarray")(array);
-            auto bytes = static_cast<std::size_t>(host.nbytes());
-            plan.store_pointer(index, 0);
-            bound.array_bytes += bytes;
-            bool initialised = !transfer || unchecked_instance<host_transfer>(object).copy_in;
-            bound.extents.push_back({index, 0, bytes, host, initialised});
-        }
-
-        void bind_cuda_array_interface(launch_plan& plan, std::size_t index, PyObject* object, CUstream stream,
-                                       bound_arguments& bound)
-        {
+            const launch_plan& plan = call.plan();
             py::dict interface = py::handle(object).attr("__cuda_array_interface__");
             py::dtype dtype = py::dtype::from_args(interface["typestr"]);
             check_element_kind(plan, index, kind_of_dtype(dtype), dtype, "an array (__cuda_array_interface__)");
@@ -334,27 +311,21 @@ namespace xcuda::python
             if (interface.contains("stream") && !interface["stream"].is_none())
             {
                 auto producer = reinterpret_cast<CUstream>(interface["stream"].cast<std::uintptr_t>());
-                if (producer != stream && producer != reinterpret_cast<CUstream>(1) &&
+                if (producer != call.stream() && producer != reinterpret_cast<CUstream>(1) &&
                     producer != reinterpret_cast<CUstream>(2))
                 {
                     refuse_while_capturing(plan.describe(index) + ", an array whose producer works on another stream",
                                            "its use would wait for that stream now; synchronize the producer before "
                                            "the `with xcuda.graph()` block");
-                    py::gil_scoped_release release;
-                    process_session().wait(producer);
+                    call.wait_for(producer);
                 }
             }
-            plan.store_pointer(index, data[0].cast<std::uint64_t>());
-            bound.array_bytes += elements * static_cast<std::size_t>(dtype.itemsize());
-            if (bound.for_replay)
-            {
-                bound.extents.push_back({index, data[0].cast<std::uint64_t>(),
-                                         elements * static_cast<std::size_t>(dtype.itemsize()), py::object(), true});
-            }
+            call.pass_device_memory(index, data[0].cast<std::uint64_t>(),
+                                    elements * static_cast<std::size_t>(dtype.itemsize()));
         }
     }
 
-    [[noreturn]] void throw_device_mismatch(cuda_kernel& kernel, std::size_t index, int owner, int current)
+    [[noreturn]] void throw_device_mismatch(const cuda_kernel& kernel, std::size_t index, int owner, int current)
     {
         std::string o = std::to_string(owner);
         std::string c = std::to_string(current);
@@ -484,10 +455,11 @@ namespace xcuda::python
         }
     }
 
-    void bind_arguments(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, CUstream stream,
-                        bound_arguments& bound)
+    void bind_arguments(launch_call& call, PyObject* const* args, std::size_t nargs, call_objects& objects)
     {
-        launch_plan& plan = kernel.plan();
+        const cuda_kernel& kernel = call.kernel();
+        const launch_plan& plan = call.plan();
+        argument_block& block = call.arguments();
         const std::vector<parameter_slot>& slots = plan.slots();
         if (kernel.signature().is_template())
         {
@@ -501,7 +473,8 @@ namespace xcuda::python
                                       std::to_string(slots.size()) + " argument" + (slots.size() == 1 ? "" : "s") +
                                       ", got " + std::to_string(nargs));
         }
-        // Pass 1: everything that needs no GPU work. Device arrays (the common case) are complete here.
+        // Pass 1: scalars, and the type of every pointer argument. Device arrays (the common case) are
+        // complete here.
         bool needs_second_pass = false;
         cuda_session& session = process_session();
         const int current_device = session.device_ordinal();
@@ -511,8 +484,8 @@ namespace xcuda::python
             PyObject* object = args[i];
             switch (slots[i].cls)
             {
-            case parameter_class::scalar: convert_scalar(plan, i, object); break;
-            case parameter_class::opaque: convert_opaque(plan, i, object, kernel.signature().parameters[i]); break;
+            case parameter_class::scalar: convert_scalar(block, i, object); break;
+            case parameter_class::opaque: convert_opaque(block, i, object, kernel.signature().parameters[i]); break;
             case parameter_class::pointer:
                 if (Py_TYPE(object) == array_type)
                 {
@@ -526,16 +499,11 @@ namespace xcuda::python
                     {
                         throw_device_mismatch(kernel, i, owner, current_device);
                     }
-                    plan.store_pointer(i, array.size() ? array.pointer() : 0);
-                    bound.array_bytes += array.nbytes();
-                    if (bound.for_replay)
-                    {
-                        bound.extents.push_back({i, array.size() ? array.pointer() : 0, array.nbytes(), py::object(), true});
-                    }
+                    call.pass_device_memory(i, array.size() ? array.pointer() : 0, array.nbytes());
                 }
                 else if (object == Py_None)
                 {
-                    plan.store_pointer(i, 0);
+                    block.store_pointer(i, 0);
                 }
                 else
                 {
@@ -549,7 +517,8 @@ namespace xcuda::python
         {
             return;
         }
-        // Pass 2: pointers that need the GPU (numpy copies) or a foreign interface read.
+        // Pass 2: host arrays and the foreign interfaces. Nothing here touches the GPU: the call copies
+        // host arrays and waits for producers when it runs.
         for (std::size_t i = 0; i < nargs; ++i)
         {
             PyObject* object = args[i];
@@ -557,96 +526,57 @@ namespace xcuda::python
             {
                 continue;
             }
-            if (bound.for_replay && (Py_TYPE(object) == g_transfer_type || py::isinstance<py::array>(object)))
-            {
-                keep_for_replay(plan, i, object, bound);
-            }
-            else if (Py_TYPE(object) == g_transfer_type)
+            if (Py_TYPE(object) == g_transfer_type)
             {
                 const host_transfer& transfer = unchecked_instance<host_transfer>(object);
-                refuse_host_argument(plan.describe(i), std::string("xcuda.") + transfer.kind + " of a numpy array");
-                process_session().make_current();
-                bind_numpy(kernel, i, transfer.array.ptr(), stream, bound, transfer.copy_in, transfer.copy_out);
+                if (!call.for_replay())
+                {
+                    refuse_host_argument(plan.describe(i), std::string("xcuda.") + transfer.kind + " of a numpy array");
+                }
+                bind_numpy(call, i, transfer.array.ptr(), transfer.copy_in, transfer.copy_out, objects);
             }
             else if (py::isinstance<py::array>(object))
             {
-                refuse_host_argument(plan.describe(i), "a numpy array");
-                process_session().make_current();
-                bind_numpy(kernel, i, object, stream, bound, true, !slots[i].is_const);
+                if (!call.for_replay())
+                {
+                    refuse_host_argument(plan.describe(i), "a numpy array");
+                }
+                bind_numpy(call, i, object, true, !slots[i].is_const, objects);
             }
             else if (PyObject_HasAttrString(object, "__cuda_array_interface__"))
             {
-                bind_cuda_array_interface(plan, i, object, stream, bound);
+                bind_cuda_array_interface(call, i, object);
             }
             else
             {
                 refuse_host_argument(plan.describe(i), "an array with only __dlpack__ (its import waits for the "
                                      "producer's stream; give its __cuda_array_interface__ view instead)");
-                bind_dlpack(plan, i, object, stream, bound);
+                bind_dlpack(call, i, object);
             }
         }
     }
 
-    pending_transfers::~pending_transfers()
+    void write_back(call_objects& objects)
     {
-        if (leases.empty())
+        for (auto& [original, copy] : objects.write_back)
         {
-            return;
-        }
-        // An error came between the copies and finish_arguments: the copies may still read or write
-        // registered memory, so they must be done before the registrations can go.
-        py::gil_scoped_release release;
-        if (process_session().settle(stream))
-        {
-            leases.clear();
+            // The user's array was not contiguous: the kernel worked on a copy; write it back.
+            original.attr("__setitem__")(py::ellipsis(), copy);
         }
     }
 
-    void finish_arguments(bound_arguments& bound, CUstream stream)
+    void run_call(launch_call& call, call_objects& objects)
     {
-        {
-            // The launch first, interruptibly: the copies below then never block on a running kernel.
-            py::gil_scoped_release release;
-            process_session().wait(stream);
-        }
-        for (launch_temporary& temporary : bound.temporaries)
-        {
-            if (!temporary.copy_back)
-            {
-                continue;
-            }
-            py::array host = py::reinterpret_borrow<py::array>(temporary.host);
-            auto bytes = static_cast<std::size_t>(host.nbytes());
-            if (bytes > 0)
-            {
-                void* destination = host.mutable_data();
-                device_buffer& device = *temporary.device;
-                std::shared_ptr<host_memory_owner> owner =
-                    memory_owner(host, temporary.original ? temporary.original : temporary.host);
-                bound.pending.stream = stream;
-                pending_copies* pending = &bound.pending.leases;
-                py::gil_scoped_release release;
-                device.copy_to_host_on(stream, destination, bytes, std::move(owner), pending);
-            }
-        }
+        if (call.blocks())
         {
             py::gil_scoped_release release;
-            process_session().wait(stream);
-            bound.pending.leases.clear();  // every copy has completed: the registrations may go
+            call.run();
         }
-        temporary_cache& kept = process_session().temporaries();
-        for (launch_temporary& temporary : bound.temporaries)
+        else
         {
-            kept.give_back(std::move(temporary.device));  // every use has completed: the next launch may have it
+            call.run();  // queues the kernel and returns: not worth two GIL switches
         }
-        for (launch_temporary& temporary : bound.temporaries)
-        {
-            if (temporary.copy_back && temporary.original)
-            {
-                // The user's array was not contiguous: the kernel worked on a copy; write it back.
-                temporary.original.attr("__setitem__")(py::ellipsis(), temporary.host);
-            }
-        }
+        write_back(objects);
     }
 
     void register_transfers(py::module_& m)

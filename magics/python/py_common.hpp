@@ -24,6 +24,7 @@
 #include "cuda_session.hpp"
 #include "device_buffer.hpp"
 #include "kernel_signature.hpp"
+#include "launch_call.hpp"
 #include "errors.hpp"
 #include "launch_profile.hpp"
 #include "sanitizer_report.hpp"
@@ -122,46 +123,13 @@ namespace xcuda::python
     CUstream stream_from_object(py::handle object);
 
     // ---- argument conversion (py_arguments.cpp) ----
-    // Host arrays copied to the device for one launch, and copied back after it for T* parameters.
-    struct launch_temporary
+    // The Python objects one call needs alive beside its launch_call (the core's transaction): the
+    // contiguous numpy arrays the call reads and writes, and, for each user's array that was not
+    // contiguous and is written by the kernel, the array and the copy to write back into it.
+    struct call_objects
     {
-        py::object host;  // C-contiguous numpy array that the kernel's data came from / goes back to
-        py::object original;  // the array the user passed, when host is a contiguous copy of it
-        std::shared_ptr<device_buffer> device;
-        bool copy_back = false;
-    };
-    // Where a pointer argument points, for a replay of the launch in another process (py_replay.cpp):
-    // device memory [address, address + bytes), or a numpy array kept on the host (`host` set).
-    struct replay_extent
-    {
-        std::size_t index = 0;
-        std::uint64_t address = 0;
-        std::size_t bytes = 0;
-        py::object host;          // the C-contiguous numpy array, for numpy arguments
-        bool initialised = true;  // false for xcuda.Out: the live launch's device copy starts uninitialised
-    };
-    // Registered host memory that copies queued on `stream` still read or write (host_staging leases).
-    // finish_arguments drops them after its wait; if an error comes first, the destructor waits for the
-    // stream before the registrations may go.
-    struct pending_transfers
-    {
-        CUstream stream = nullptr;
-        pending_copies leases;
-        pending_transfers() = default;
-        pending_transfers(pending_transfers&&) = default;
-        pending_transfers& operator=(pending_transfers&&) = default;
-        ~pending_transfers();
-    };
-    struct bound_arguments
-    {
-        std::vector<launch_temporary> temporaries;  // empty (no allocation) unless numpy arrays were passed
-        pending_transfers pending;                  // leases of registered copies in flight
-        std::size_t array_bytes = 0;                // bytes of all array arguments (for bandwidth figures)
-        std::vector<std::shared_ptr<void>> dlpack_tensors;  // imported DLPack tensors, released after the launch
-        // A replay's binding: each pointer argument's extent is recorded, and numpy arrays are not
-        // copied to the device (their pointer slot is left 0; the replay gets their bytes).
-        bool for_replay = false;
-        std::vector<replay_extent> extents;
+        std::vector<py::object> hosts;
+        std::vector<std::pair<py::object, py::object>> write_back;
     };
     // The arguments of a call that gave some by name (kwnames, vectorcall's: their values follow the
     // nargs positional ones) or left some out: in the order of the signature, the parameters left out
@@ -174,17 +142,17 @@ namespace xcuda::python
     };
     void complete_arguments(const cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, PyObject* kwnames,
                             completed_arguments& out);
-    // Converts args through kernel's plan into its argument block. Raises TypeError/ValueError for a
-    // wrong count or type before any GPU work; CudaUnavailableError when pointers need a GPU and
-    // there is none.
-    void bind_arguments(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs, CUstream stream,
-                        bound_arguments& bound);
-    // Copies T* temporaries back to their numpy arrays (synchronising stream first).
-    void finish_arguments(bound_arguments& bound, CUstream stream);
+    // Converts args into call's arguments (its block, host arrays, producers). Raises TypeError/ValueError
+    // for a wrong count or type; makes no GPU call (the call does its GPU work when it runs).
+    void bind_arguments(launch_call& call, PyObject* const* args, std::size_t nargs, call_objects& objects);
+    // Runs the call (without the GIL when it may block) and writes its results back into the user's
+    // arrays that were not contiguous.
+    void run_call(launch_call& call, call_objects& objects);
+    void write_back(call_objects& objects);
     // DLPack (py_dlpack.cpp): DeviceArray's export, and DLPack-only arrays as kernel arguments.
     void register_dlpack(py::class_<device_array>& cls);
     bool has_dlpack(PyObject* object);
-    void bind_dlpack(launch_plan& plan, std::size_t index, PyObject* object, CUstream stream, bound_arguments& bound);
+    void bind_dlpack(launch_call& call, std::size_t index, PyObject* object);
 
     // xcuda.In, xcuda.Out, xcuda.InOut.
     void register_transfers(py::module_& m);

@@ -190,8 +190,10 @@ namespace xcuda::python
         return PyObject_HasAttrString(object, "__dlpack__") && PyObject_HasAttrString(object, "__dlpack_device__");
     }
 
-    void bind_dlpack(launch_plan& plan, std::size_t index, PyObject* object, CUstream stream, bound_arguments& bound)
+    void bind_dlpack(launch_call& call, std::size_t index, PyObject* object)
     {
+        const launch_plan& plan = call.plan();
+        CUstream stream = call.stream();
         py::handle producer(object);
         py::tuple device = producer.attr("__dlpack_device__")();
         int type = device[0].cast<int>();
@@ -210,10 +212,13 @@ namespace xcuda::python
         }
         // The tensor is ours now: mark the capsule consumed, and release it after the launch.
         PyCapsule_SetName(capsule.ptr(), "used_dltensor");
-        bound.dlpack_tensors.push_back(std::shared_ptr<void>(tensor, [](void* pointer) {
+        // Released after the launch has completed, possibly on a thread without the GIL (the call runs
+        // without it): a producer's deleter drops Python objects.
+        call.keep_until_complete(std::shared_ptr<void>(tensor, [](void* pointer) {
             auto* t = static_cast<DLManagedTensor*>(pointer);
-            if (t->deleter)
+            if (t->deleter && Py_IsInitialized())
             {
+                py::gil_scoped_acquire gil;
                 t->deleter(t);
             }
         }));
@@ -239,13 +244,8 @@ namespace xcuda::python
             expected *= t.shape[d];
             elements *= static_cast<std::size_t>(t.shape[d]);
         }
-        plan.store_pointer(index, reinterpret_cast<std::uint64_t>(t.data) + t.byte_offset);
-        bound.array_bytes += elements * (t.dtype.bits / 8u) * t.dtype.lanes;
-        if (bound.for_replay)
-        {
-            bound.extents.push_back({index, reinterpret_cast<std::uint64_t>(t.data) + t.byte_offset,
-                                     elements * (t.dtype.bits / 8u) * t.dtype.lanes, py::object(), true});
-        }
+        call.pass_device_memory(index, reinterpret_cast<std::uint64_t>(t.data) + t.byte_offset,
+                                elements * (t.dtype.bits / 8u) * t.dtype.lanes);
     }
 
     void register_dlpack(py::class_<device_array>& cls)

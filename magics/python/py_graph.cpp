@@ -206,12 +206,12 @@ namespace xcuda::python
             }
             completed_arguments completed;
             complete_arguments(*kernel, given.data(), given.size(), nullptr, completed);
-            bound_arguments bound;
+            launch_call call(*kernel, dims, self.graph->raw_stream());
+            call_objects objects;
             g_updating = true;
             try
             {
-                bind_arguments(*kernel, completed.pointers.data(), completed.pointers.size(),
-                               self.graph->raw_stream(), bound);
+                bind_arguments(call, completed.pointers.data(), completed.pointers.size(), objects);
             }
             catch (...)
             {
@@ -219,7 +219,7 @@ namespace xcuda::python
                 throw;
             }
             g_updating = false;
-            self.graph->update_kernel(index, *kernel, dims);
+            self.graph->update_kernel(index, call);
             self.arguments[index] = py::tuple(args);
         }
 

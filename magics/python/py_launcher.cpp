@@ -70,9 +70,10 @@ namespace xcuda::python
                 }
             }
             CUstream stream = stream_from_object(self->stream_object);
-            bound_arguments bound;
-            bind_arguments(*self->kernel, args, nargs, stream, bound);
-            self->kernel->launch(self->dims, stream);
+            launch_call call(*self->kernel, self->dims, stream);
+            call_objects objects;
+            bind_arguments(call, args, nargs, objects);
+            run_call(call, objects);
             if (stream != nullptr)  // the default stream (the hot path) is never a graph's capture stream
             {
                 cuda_graph* capture = capturing_graph();
@@ -89,11 +90,6 @@ namespace xcuda::python
                 {
                     throw py::error_already_set();
                 }
-            }
-            if (!bound.temporaries.empty() || !bound.dlpack_tensors.empty())
-            {
-                // Copies back, and waits before imported DLPack tensors are handed back to their producers.
-                finish_arguments(bound, stream);
             }
         }
 
@@ -472,24 +468,22 @@ namespace xcuda::python
         }
         completed_arguments completed;
         complete_arguments(kernel, given.data(), given.size(), nullptr, completed);
-        bound_arguments bound;
-        bind_arguments(kernel, completed.pointers.data(), completed.pointers.size(), stream, bound);
+        launch_call call(kernel, dims, stream);
+        call_objects objects;
+        bind_arguments(call, completed.pointers.data(), completed.pointers.size(), objects);
         kernel_timing timing;
         timing.kernel = kernel.signature().name;
         timing_summary summary;
         {
             py::gil_scoped_release release;
-            summary = timing_summary::of(kernel.time(dims, stream, repeat, warmup));
+            summary = timing_summary::of(call.time(repeat, warmup));
         }
-        if (!bound.temporaries.empty())
-        {
-            finish_arguments(bound, stream);
-        }
+        write_back(objects);
         timing.samples_ms = std::move(summary.samples_ms);
         timing.median_ms = summary.median_ms;
         timing.min_ms = summary.min_ms;
         timing.max_ms = summary.max_ms;
-        timing.nbytes = nbytes.is_none() ? (bound.array_bytes ? py::object(py::int_(bound.array_bytes)) : py::none())
+        timing.nbytes = nbytes.is_none() ? (call.array_bytes() ? py::object(py::int_(call.array_bytes())) : py::none())
                                          : nbytes;
         return py::cast(std::move(timing));
     }

@@ -124,7 +124,7 @@ namespace xcuda::python
     py::dict device_choice_report()
     {
         cuda_session& session = process_session();
-        session.settle();
+        session.settle_device_choice();
         const device_choice& choice = session.choice();
         process_state& s = state();
         py::dict report;

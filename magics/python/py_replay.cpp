@@ -192,9 +192,10 @@ namespace xcuda::python
             }
             completed_arguments completed;
             complete_arguments(kernel, given.data(), given.size(), nullptr, completed);
-            bound_arguments bound;
-            bound.for_replay = true;
-            bind_arguments(kernel, completed.pointers.data(), completed.pointers.size(), stream, bound);
+            launch_call call(kernel, dims, stream);
+            call.record_for_replay();
+            call_objects objects;
+            bind_arguments(call, completed.pointers.data(), completed.pointers.size(), objects);
             cuda_module& module = *kernel.module();
             std::string arch;
             if (gpu)
@@ -218,15 +219,15 @@ namespace xcuda::python
             bundle.kernel_name = kernel.signature().name;
             bundle.device = gpu ? session.device_ordinal() : 0;
             bundle.dims = dims;
-            launch_plan& plan = kernel.plan();
+            const launch_plan& plan = call.plan();
             for (std::size_t i = 0; i < plan.arity(); ++i)
             {
-                const auto* bytes = static_cast<const char*>(plan.slot_storage(i));
+                const auto* bytes = static_cast<const char*>(call.arguments().slot(i));
                 bundle.arguments.emplace_back(bytes, plan.slots()[i].size);
             }
             // numpy arrays: a region each, as the launch's device copies would be; device memory: by range.
             std::vector<pointer_extent> on_device;
-            for (const replay_extent& e : bound.extents)
+            for (const argument_extent& e : call.extents())
             {
                 if (e.host)
                 {
@@ -235,8 +236,7 @@ namespace xcuda::python
                     region.initialised = e.initialised;
                     if (e.initialised)
                     {
-                        py::array host = py::reinterpret_borrow<py::array>(e.host);
-                        region.contents.assign(static_cast<const char*>(host.data()), e.bytes);
+                        region.contents.assign(static_cast<const char*>(e.host), e.bytes);
                     }
                     if (e.bytes)
                     {

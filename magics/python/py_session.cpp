@@ -490,7 +490,7 @@ launcher's local rank or an ipyparallel engine's slot on its host set the initia
         m.def("current_device",
               [] {
                   cuda_session& session = process_session();
-                  session.settle();
+                  session.settle_device_choice();
                   return session.device_ordinal();
               },
               "The ordinal of the current device (-1 while a malformed XCUDA_DEVICE or local rank is refused; "
@@ -499,7 +499,7 @@ launcher's local rank or an ipyparallel engine's slot on its host set the initia
             .def("__enter__",
                  [](device_scope& scope) {
                      cuda_session& session = process_session();
-                     session.settle();  // restore the final choice, not a rank before the count was known
+                     session.settle_device_choice();  // restore the final choice, not a rank before the count was known
                      scope.previous.push_back(session.device_ordinal());
                      session.set_device(scope.ordinal);
                      return scope.ordinal;

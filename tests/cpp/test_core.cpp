@@ -11,6 +11,7 @@
 #include "diagnostics.hpp"
 #include "errors.hpp"
 #include "kernel_signature.hpp"
+#include "argument_block.hpp"
 #include "launch_plan.hpp"
 #include "cuda_cell_arguments.hpp"
 #include "magic_arguments.hpp"
@@ -32,10 +33,10 @@ namespace xcuda
         }
 
         template <class T>
-        T stored(launch_plan& plan, std::size_t index)
+        T stored(const argument_block& block, std::size_t index)
         {
             T value;
-            std::memcpy(&value, plan.argument_pointers()[index], sizeof(T));
+            std::memcpy(&value, block.pointers()[index], sizeof(T));
             return value;
         }
     }
@@ -43,6 +44,7 @@ namespace xcuda
     TEST(launch_plan, saxpy_parameters_get_scalar_and_pointer_slots)
     {
         launch_plan plan = plan_for(saxpy_source);
+        argument_block block(plan);
         ASSERT_EQ(plan.arity(), 5u);
         EXPECT_EQ(plan.slots()[0].cls, parameter_class::scalar);
         EXPECT_EQ(plan.slots()[0].kind, scalar_kind::f32);
@@ -52,7 +54,7 @@ namespace xcuda
         EXPECT_EQ(plan.slots()[4].kind, scalar_kind::u64);
         for (std::size_t i = 0; i < plan.arity(); ++i)
         {
-            EXPECT_EQ(reinterpret_cast<std::uintptr_t>(plan.argument_pointers()[i]) % 16, 0u);
+            EXPECT_EQ(reinterpret_cast<std::uintptr_t>(block.pointers()[i]) % 16, 0u);
         }
     }
 
@@ -60,32 +62,34 @@ namespace xcuda
     {
         launch_plan plan = plan_for("extern \"C\" __global__ void k(char a, short b, int c, long long d, "
                                     "unsigned char e, unsigned short f, unsigned g, size_t h, bool i) {}");
-        plan.store_signed(0, -5);
-        plan.store_signed(1, -300);
-        plan.store_signed(2, -70000);
-        plan.store_signed(3, -(1LL << 40));
-        plan.store_signed(4, 200);
-        plan.store_signed(5, 60000);
-        plan.store_unsigned(6, 4000000000ULL);
-        plan.store_unsigned(7, 18000000000000000000ULL);
-        plan.store_bool(8, true);
-        EXPECT_EQ(stored<std::int8_t>(plan, 0), -5);
-        EXPECT_EQ(stored<std::int16_t>(plan, 1), -300);
-        EXPECT_EQ(stored<std::int32_t>(plan, 2), -70000);
-        EXPECT_EQ(stored<std::int64_t>(plan, 3), -(1LL << 40));
-        EXPECT_EQ(stored<std::uint8_t>(plan, 4), 200);
-        EXPECT_EQ(stored<std::uint16_t>(plan, 5), 60000);
-        EXPECT_EQ(stored<std::uint32_t>(plan, 6), 4000000000u);
-        EXPECT_EQ(stored<std::uint64_t>(plan, 7), 18000000000000000000ULL);
-        EXPECT_EQ(stored<unsigned char>(plan, 8), 1);
+        argument_block block(plan);
+        block.store_signed(0, -5);
+        block.store_signed(1, -300);
+        block.store_signed(2, -70000);
+        block.store_signed(3, -(1LL << 40));
+        block.store_signed(4, 200);
+        block.store_signed(5, 60000);
+        block.store_unsigned(6, 4000000000ULL);
+        block.store_unsigned(7, 18000000000000000000ULL);
+        block.store_bool(8, true);
+        EXPECT_EQ(stored<std::int8_t>(block, 0), -5);
+        EXPECT_EQ(stored<std::int16_t>(block, 1), -300);
+        EXPECT_EQ(stored<std::int32_t>(block, 2), -70000);
+        EXPECT_EQ(stored<std::int64_t>(block, 3), -(1LL << 40));
+        EXPECT_EQ(stored<std::uint8_t>(block, 4), 200);
+        EXPECT_EQ(stored<std::uint16_t>(block, 5), 60000);
+        EXPECT_EQ(stored<std::uint32_t>(block, 6), 4000000000u);
+        EXPECT_EQ(stored<std::uint64_t>(block, 7), 18000000000000000000ULL);
+        EXPECT_EQ(stored<unsigned char>(block, 8), 1);
     }
 
     TEST(launch_plan, out_of_range_integers_name_the_parameter_and_range)
     {
         launch_plan plan = plan_for("extern \"C\" __global__ void k(int count, unsigned char level, size_t n) {}");
+        argument_block block(plan);
         try
         {
-            plan.store_signed(0, 1LL << 31);
+            block.store_signed(0, 1LL << 31);
             FAIL() << "no error";
         }
         catch (const argument_value_error& e)
@@ -93,33 +97,35 @@ namespace xcuda
             EXPECT_NE(std::string(e.what()).find("parameter 0 'count' (int)"), std::string::npos) << e.what();
             EXPECT_NE(std::string(e.what()).find("-2147483648..2147483647"), std::string::npos) << e.what();
         }
-        EXPECT_THROW(plan.store_signed(1, 256), argument_value_error);
-        EXPECT_THROW(plan.store_signed(1, -1), argument_value_error);
-        EXPECT_THROW(plan.store_signed(2, -1), argument_value_error);
-        EXPECT_NO_THROW(plan.store_signed(1, 255));
+        EXPECT_THROW(block.store_signed(1, 256), argument_value_error);
+        EXPECT_THROW(block.store_signed(1, -1), argument_value_error);
+        EXPECT_THROW(block.store_signed(2, -1), argument_value_error);
+        EXPECT_NO_THROW(block.store_signed(1, 255));
     }
 
     TEST(launch_plan, floats_convert_to_the_declared_precision)
     {
         launch_plan plan = plan_for("extern \"C\" __global__ void k(float a, double b, __half c, __nv_bfloat16 d) {}");
-        plan.store_float(0, 0.1);
-        plan.store_float(1, 0.1);
-        plan.store_float(2, 1.5);
-        plan.store_float(3, 1.5);
-        EXPECT_EQ(stored<float>(plan, 0), 0.1f);
-        EXPECT_EQ(stored<double>(plan, 1), 0.1);
-        EXPECT_EQ(stored<std::uint16_t>(plan, 2), 0x3e00);  // 1.5 in IEEE half
-        EXPECT_EQ(stored<std::uint16_t>(plan, 3), 0x3fc0);  // 1.5 in bfloat16
-        plan.store_signed(0, 3);
-        EXPECT_EQ(stored<float>(plan, 0), 3.0f);
-        EXPECT_THROW(plan.store_float(0, 1e39), argument_value_error);
-        EXPECT_THROW(plan.store_float(2, 70000.0), argument_value_error);
+        argument_block block(plan);
+        block.store_float(0, 0.1);
+        block.store_float(1, 0.1);
+        block.store_float(2, 1.5);
+        block.store_float(3, 1.5);
+        EXPECT_EQ(stored<float>(block, 0), 0.1f);
+        EXPECT_EQ(stored<double>(block, 1), 0.1);
+        EXPECT_EQ(stored<std::uint16_t>(block, 2), 0x3e00);  // 1.5 in IEEE half
+        EXPECT_EQ(stored<std::uint16_t>(block, 3), 0x3fc0);  // 1.5 in bfloat16
+        block.store_signed(0, 3);
+        EXPECT_EQ(stored<float>(block, 0), 3.0f);
+        EXPECT_THROW(block.store_float(0, 1e39), argument_value_error);
+        EXPECT_THROW(block.store_float(2, 70000.0), argument_value_error);
     }
 
     TEST(launch_plan, a_float_for_an_integer_parameter_is_a_type_error)
     {
         launch_plan plan = plan_for("extern \"C\" __global__ void k(int n) {}");
-        EXPECT_THROW(plan.store_float(0, 2.5), argument_type_error);
+        argument_block block(plan);
+        EXPECT_THROW(block.store_float(0, 2.5), argument_type_error);
     }
 
     TEST(launch_plan, half_conversion_rounds_to_nearest_even_and_handles_extremes)
@@ -135,19 +141,75 @@ namespace xcuda
     TEST(launch_plan, by_value_structs_take_bytes_of_their_size)
     {
         launch_plan plan = plan_for("extern \"C\" __global__ void k(float4 v) {}");
+        argument_block block(plan);
         EXPECT_EQ(plan.slots()[0].cls, parameter_class::opaque);
         float value[4] = {1, 2, 3, 4};
-        plan.store_bytes(0, value, sizeof value);
-        EXPECT_EQ(stored<float>(plan, 0), 1.0f);
-        EXPECT_THROW(plan.store_bytes(0, value, 8), argument_type_error);
+        block.store_bytes(0, value, sizeof value);
+        EXPECT_EQ(stored<float>(block, 0), 1.0f);
+        EXPECT_THROW(block.store_bytes(0, value, 8), argument_type_error);
     }
 
     TEST(launch_plan, driver_parameter_sizes_that_disagree_are_reported)
     {
         launch_plan plan = plan_for(saxpy_source);
-        EXPECT_NO_THROW(plan.check_driver_sizes({4, 8, 8, 8, 8}));
-        EXPECT_THROW(plan.check_driver_sizes({4, 8, 8, 8}), signature_error);
-        EXPECT_THROW(plan.check_driver_sizes({8, 8, 8, 8, 8}), signature_error);
+        EXPECT_EQ(plan.with_driver_sizes({4, 8, 8, 8, 8}), nullptr);  // nothing to learn: the same plan
+        EXPECT_THROW(plan.with_driver_sizes({4, 8, 8, 8}), signature_error);
+        EXPECT_THROW(plan.with_driver_sizes({8, 8, 8, 8, 8}), signature_error);
+    }
+
+    TEST(launch_plan, driver_sizes_fill_what_the_declaration_left_unknown_in_a_new_plan)
+    {
+        launch_plan plan = plan_for("template <class T> struct box { T v[3]; };\n"
+                                    "extern \"C\" __global__ void k(box<double> b, int n) {}");
+        ASSERT_EQ(plan.slots()[0].size, 0u);
+        std::unique_ptr<launch_plan> refined = plan.with_driver_sizes({24, 4});
+        ASSERT_NE(refined, nullptr);
+        EXPECT_EQ(refined->slots()[0].size, 24u);
+        EXPECT_EQ(plan.slots()[0].size, 0u);  // the plan a call may still hold is unchanged
+        argument_block block(*refined);
+        double values[3] = {1, 2, 3};
+        block.store_bytes(0, values, sizeof values);
+        block.store_signed(1, 7);
+        EXPECT_EQ(stored<double>(block, 0), 1.0);
+        EXPECT_EQ(stored<int>(block, 1), 7);
+        argument_block unknown(plan);
+        EXPECT_THROW(unknown.store_bytes(0, values, sizeof values), argument_type_error);
+    }
+
+    TEST(argument_block, two_blocks_of_one_plan_hold_their_own_values)
+    {
+        launch_plan plan = plan_for(saxpy_source);
+        argument_block first(plan);
+        argument_block second(plan);
+        first.store_float(0, 1.0);
+        second.store_float(0, 2.0);
+        first.store_pointer(1, 0x1000);
+        second.store_pointer(1, 0x2000);
+        EXPECT_EQ(stored<float>(first, 0), 1.0f);
+        EXPECT_EQ(stored<float>(second, 0), 2.0f);
+        EXPECT_EQ(stored<std::uint64_t>(first, 1), 0x1000u);
+        EXPECT_EQ(stored<std::uint64_t>(second, 1), 0x2000u);
+    }
+
+    TEST(argument_block, a_block_larger_than_the_inline_storage_is_aligned_and_complete)
+    {
+        std::string declaration = "extern \"C\" __global__ void k(";
+        for (int i = 0; i < 60; ++i)
+        {
+            declaration += std::string(i ? ", " : "") + "double a" + std::to_string(i);
+        }
+        launch_plan plan = plan_for(declaration + ") {}");
+        ASSERT_GT(plan.block_bytes(), 512u);
+        argument_block block(plan);
+        for (int i = 0; i < 60; ++i)
+        {
+            block.store_float(static_cast<std::size_t>(i), i * 0.5);
+        }
+        for (int i = 0; i < 60; ++i)
+        {
+            EXPECT_EQ(reinterpret_cast<std::uintptr_t>(block.pointers()[i]) % 16, 0u);
+            EXPECT_EQ(stored<double>(block, static_cast<std::size_t>(i)), i * 0.5);
+        }
     }
 
     TEST(launch_plan, launch_dimensions_over_device_limits_are_value_errors)

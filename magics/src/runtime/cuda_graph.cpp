@@ -1,5 +1,7 @@
 #include "cuda_graph.hpp"
 
+#include "launch_call.hpp"
+
 #include "cuda_driver.hpp"
 #include "cuda_kernel.hpp"
 #include "errors.hpp"
@@ -287,8 +289,10 @@ namespace xcuda
         m_session.record_launch("a CUDA graph of " + std::to_string(m_nodes.size()) + " nodes", ones, ones, 0, stream);
     }
 
-    void cuda_graph::update_kernel(std::size_t index, cuda_kernel& kernel, const launch_dims& dims)
+    void cuda_graph::update_kernel(std::size_t index, launch_call& call)
     {
+        cuda_kernel& kernel = call.kernel();
+        const launch_dims& dims = call.dims();
         if (m_state != state::ready)
         {
             throw graph_capture_error("graph.update needs a captured graph: update after the `with xcuda.graph() as "
@@ -316,7 +320,7 @@ namespace xcuda
                                         "; update it inside `with xcuda.device(" + std::to_string(m_device) + "):`");
         }
         m_session.check_alive(m_device, m_generation, "the CUDA graph");
-        CUDA_KERNEL_NODE_PARAMS params = kernel.node_params(dims);
+        CUDA_KERNEL_NODE_PARAMS params = call.node_params();
         check(cuda_driver::get().cuGraphExecKernelNodeSetParams(m_exec, n.handle, &params),
               "cuGraphExecKernelNodeSetParams");
         n.dims = dims;

@@ -36,6 +36,7 @@
 namespace xcuda
 {
     class cuda_kernel;
+    class launch_call;
 
     class cuda_graph : public session_resource
     {
@@ -88,9 +89,9 @@ namespace xcuda
         // Replays the graph on stream (of the graph's device; null: its legacy default stream). Returns
         // once queued, like a launch.
         void launch(CUstream stream);
-        // Gives kernel node `index` the arguments in kernel's plan now (the caller has just bound them)
-        // and dims, for later replays. The node's kernel must be `kernel`.
-        void update_kernel(std::size_t index, cuda_kernel& kernel, const launch_dims& dims);
+        // Gives kernel node `index` the arguments and dims of `call` (converted, never run), for later
+        // replays. The node's kernel must be the call's.
+        void update_kernel(std::size_t index, launch_call& call);
 
         const std::vector<node>& nodes() const noexcept { return m_nodes; }
         std::size_t kernel_count() const noexcept;

@@ -5,26 +5,93 @@
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
-#include "event_timer.hpp"
 
 namespace xcuda
 {
     cuda_kernel::cuda_kernel(std::shared_ptr<cuda_module> module, kernel_signature signature)
         : m_module(std::move(module))
         , m_signature(std::move(signature))
-        , m_plan(m_signature)
     {
         m_symbol = m_module->symbol_for(m_signature);
+        m_plans.push_back(std::make_unique<const launch_plan>(m_signature));
+        m_plan.store(m_plans.back().get(), std::memory_order_release);
     }
 
-    cuda_kernel::per_device& cuda_kernel::prepared()
+    bool cuda_kernel::plan_needs_driver() const noexcept
+    {
+        for (const parameter_slot& slot : plan().slots())
+        {
+            if (slot.size == 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void cuda_kernel::prepare_if_possible() noexcept
+    {
+        if (!m_module->session().active() || m_signature.is_template())
+        {
+            return;
+        }
+        try
+        {
+            prepared();
+        }
+        catch (...)
+        {
+            // The launch prepares again and reports the error there.
+        }
+    }
+
+    void cuda_kernel::check_parameter_sizes(CUfunction function)
+    {
+        const cuda_driver& driver = cuda_driver::get();
+        if (!driver.cuFuncGetParamInfo)
+        {
+            return;
+        }
+        // The count from the PTX, then the sizes of that many parameters: asking past the last one
+        // would fail, and a failing call is an error in compute-sanitizer's report of the user's
+        // program. A count that differs from the declaration is the parser's mistake; the plan
+        // says so (a list of that many sizes makes with_driver_sizes name both counts).
+        const launch_plan& current = plan();
+        int in_binary = launch_plan::ptx_parameter_count(m_module->compiled().ptx, m_symbol);
+        std::size_t declared = current.arity();
+        if (in_binary >= 0 && static_cast<std::size_t>(in_binary) != declared)
+        {
+            current.with_driver_sizes(std::vector<std::size_t>(static_cast<std::size_t>(in_binary), 0));
+        }
+        std::vector<std::size_t> sizes;
+        for (std::size_t index = 0; index < declared; ++index)
+        {
+            std::size_t offset = 0;
+            std::size_t size = 0;
+            if (driver.cuFuncGetParamInfo(function, index, &offset, &size) != CUDA_SUCCESS)
+            {
+                break;  // fewer parameters than declared: with_driver_sizes says so
+            }
+            sizes.push_back(size);
+        }
+        std::unique_ptr<launch_plan> refined = current.with_driver_sizes(sizes);
+        if (refined)
+        {
+            m_plans.push_back(std::move(refined));
+            m_plan.store(m_plans.back().get(), std::memory_order_release);
+        }
+    }
+
+    cuda_kernel::per_device cuda_kernel::prepared()
     {
         cuda_session& session = m_module->session();
         std::size_t ordinal = static_cast<std::size_t>(std::max(0, session.device_ordinal()));
+        std::uint64_t generation = session.generation();
+        std::lock_guard<std::mutex> lock(m_mutex);
         if (ordinal < m_devices.size())
         {
-            per_device& d = m_devices[ordinal];
-            if (d.function && d.generation == session.generation() && d.generation != 0)
+            const per_device& d = m_devices[ordinal];
+            if (d.function && d.generation == generation && d.generation != 0)
             {
                 return d;
             }
@@ -36,11 +103,7 @@ namespace xcuda
                                       "instantiated (for example with a name expression 'name<float>')");
         }
         CUfunction function = m_module->function(m_symbol);  // creates the context if needed
-        if (m_devices.size() <= ordinal)
-        {
-            m_devices.resize(ordinal + 1);
-        }
-        per_device& d = m_devices[ordinal];
+        per_device d;
         d.function = function;
         d.generation = session.generation();
         const cuda_driver& driver = cuda_driver::get();
@@ -50,31 +113,12 @@ namespace xcuda
         check(driver.cuFuncGetAttribute(&d.max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                         function),
               "cuFuncGetAttribute");
-        if (driver.cuFuncGetParamInfo)
+        check_parameter_sizes(function);
+        if (m_devices.size() <= ordinal)
         {
-            // The count from the PTX, then the sizes of that many parameters: asking past the last one
-            // would fail, and a failing call is an error in compute-sanitizer's report of the user's
-            // program. A count that differs from the declaration is the parser's mistake; the plan
-            // says so (a list of that many sizes makes check_driver_sizes name both counts).
-            int in_binary = launch_plan::ptx_parameter_count(m_module->compiled().ptx, m_symbol);
-            std::size_t declared = m_plan.arity();
-            if (in_binary >= 0 && static_cast<std::size_t>(in_binary) != declared)
-            {
-                m_plan.check_driver_sizes(std::vector<std::size_t>(static_cast<std::size_t>(in_binary), 0));
-            }
-            std::vector<std::size_t> sizes;
-            for (std::size_t index = 0; index < declared; ++index)
-            {
-                std::size_t offset = 0;
-                std::size_t size = 0;
-                if (driver.cuFuncGetParamInfo(function, index, &offset, &size) != CUDA_SUCCESS)
-                {
-                    break;  // fewer parameters than declared: check_driver_sizes says so
-                }
-                sizes.push_back(size);
-            }
-            m_plan.check_driver_sizes(sizes);
+            m_devices.resize(ordinal + 1);
         }
+        m_devices[ordinal] = d;
         return d;
     }
 
@@ -83,22 +127,22 @@ namespace xcuda
         return prepared().function;
     }
 
-    void cuda_kernel::launch(const launch_dims& dims, CUstream stream)
+    void cuda_kernel::launch(const launch_dims& dims, CUstream stream, void** arguments)
     {
-        per_device& d = prepared();
+        per_device d = prepared();
         cuda_session& session = m_module->session();
         session.make_current();
         launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
         check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
-                                                dims.block[1], dims.block[2], dims.shared_mem, stream,
-                                                m_plan.argument_pointers(), nullptr),
+                                                dims.block[1], dims.block[2], dims.shared_mem, stream, arguments,
+                                                nullptr),
               "cuLaunchKernel");
         session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
     }
 
-    CUDA_KERNEL_NODE_PARAMS cuda_kernel::node_params(const launch_dims& dims)
+    CUDA_KERNEL_NODE_PARAMS cuda_kernel::node_params(const launch_dims& dims, void** arguments)
     {
-        per_device& d = prepared();
+        per_device d = prepared();
         cuda_session& session = m_module->session();
         session.make_current();
         launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
@@ -111,15 +155,8 @@ namespace xcuda
         params.blockDimY = dims.block[1];
         params.blockDimZ = dims.block[2];
         params.sharedMemBytes = dims.shared_mem;
-        params.kernelParams = m_plan.argument_pointers();
+        params.kernelParams = arguments;
         return params;
-    }
-
-    std::vector<double> cuda_kernel::time(const launch_dims& dims, CUstream stream, int repeat, int warmup)
-    {
-        prepared();  // the first launch's lookups stay out of the warm-up and the samples
-        event_timer timer(m_module->session());
-        return timer.time(stream, [&] { launch(dims, stream); }, repeat, warmup);
     }
 
     int cuda_kernel::max_threads_per_block()
@@ -189,7 +226,7 @@ namespace xcuda
         {
             throw argument_value_error("occupancy needs block >= 1 and shared_mem >= 0");
         }
-        per_device& prepared_here = prepared();
+        per_device prepared_here = prepared();
         CUfunction f = prepared_here.function;
         cuda_session& session = m_module->session();
         const device_properties& p = session.properties();

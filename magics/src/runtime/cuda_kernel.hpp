@@ -1,12 +1,19 @@
 #pragma once
-// One __global__ function of a compiled module, with its launch plan.
+// One __global__ function of a compiled module, with its launch plan (its parameter layout).
 //
 // Ownership: holds its module (std::shared_ptr), so it stays launchable while referenced even after
 // its cell was re-run. The CUfunction and its limits are looked up per device at the first launch
-// there, and again after that device's context changes generation. GIL held for all calls.
+// there, and again after that device's context changes generation.
+//
+// Threading: launch(), node_params(), function() and the limits may be called from several threads at
+// once (a mutex guards the per-device entries; the plan is immutable and replaced, never changed, when
+// the driver tells a size the declaration left unknown: every plan made stays alive with the kernel).
+// The argument values of a launch are the caller's (launch_call), never the kernel's.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,22 +46,25 @@ namespace xcuda
         const kernel_signature& signature() const noexcept { return m_signature; }
         const std::shared_ptr<cuda_module>& module() const noexcept { return m_module; }
         const std::string& symbol() const noexcept { return m_symbol; }
-        launch_plan& plan() noexcept { return m_plan; }
+        // The current plan. A reference stays valid as long as the kernel.
+        const launch_plan& plan() const noexcept { return *m_plan.load(std::memory_order_acquire); }
+        // Whether a by-value parameter's size is still unknown (the driver tells it at the first load).
+        bool plan_needs_driver() const noexcept;
+        // Prepares the function on the current device when a session is active there (the plan then has
+        // the driver's sizes); does nothing otherwise, or when preparing fails (the launch says why).
+        void prepare_if_possible() noexcept;
 
         // Loads the module on the current device if needed and returns the function; first use per
         // device and generation also reads its limits and checks parameter sizes (cuFuncGetParamInfo).
         CUfunction function();
 
-        // Validates dims against the device and this function, then cuLaunchKernel with the plan's
-        // current argument block on stream.
-        void launch(const launch_dims& dims, CUstream stream);
+        // Validates dims against the device and this function, then cuLaunchKernel on stream with the
+        // arguments (an argument_block's pointers, laid out by plan()).
+        void launch(const launch_dims& dims, CUstream stream, void** arguments);
         // What a CUDA graph's kernel node needs to launch it as launch() would: the function on the
-        // current device, dims checked against the device and the function, and the plan's current
-        // argument block (the driver copies the values when it is given them).
-        CUDA_KERNEL_NODE_PARAMS node_params(const launch_dims& dims);
-        // Launches with the plan's current arguments warmup times, then repeat times between CUDA
-        // events (event_timer); the milliseconds of each timed launch. No Python state: release the GIL.
-        std::vector<double> time(const launch_dims& dims, CUstream stream, int repeat, int warmup);
+        // current device, dims checked against the device and the function, and the arguments (the
+        // driver copies the values when it is given them).
+        CUDA_KERNEL_NODE_PARAMS node_params(const launch_dims& dims, void** arguments);
 
         int max_threads_per_block();
         int registers();
@@ -75,13 +85,18 @@ namespace xcuda
             int max_dynamic_shared = 0;
             int registers = 0;
         };
-        // The current device's entry, prepared (function looked up, limits read) if needed.
-        per_device& prepared();
+        // The current device's entry, prepared (function looked up, limits read) if needed: a copy,
+        // since another thread may add devices meanwhile.
+        per_device prepared();
+        // The driver's parameter sizes checked against the plan; a plan with sizes it lacked swapped in.
+        void check_parameter_sizes(CUfunction function);
 
         std::shared_ptr<cuda_module> m_module;
         kernel_signature m_signature;
         std::string m_symbol;
-        launch_plan m_plan;
-        std::vector<per_device> m_devices;  // indexed by device ordinal
+        std::vector<std::unique_ptr<const launch_plan>> m_plans;  // every plan made (m_mutex)
+        std::atomic<const launch_plan*> m_plan{nullptr};          // the newest of them
+        std::mutex m_mutex;
+        std::vector<per_device> m_devices;  // indexed by device ordinal (m_mutex)
     };
 }

@@ -69,7 +69,7 @@ namespace xcuda
         }
     }
 
-    void cuda_session::settle() noexcept
+    void cuda_session::settle_device_choice() noexcept
     {
         if (m_discovered || m_choice_error || !m_choice.depends_on_count() || !cuda_driver::available())
         {
@@ -157,6 +157,11 @@ namespace xcuda
         {
             return;
         }
+        std::lock_guard<std::recursive_mutex> lock(m_context_mutex);
+        if (m_discovered)
+        {
+            return;
+        }
         const cuda_driver& driver = cuda_driver::get();
         int count = device_count();
         if (count == 0)
@@ -195,45 +200,59 @@ namespace xcuda
 
     cuda_session::device_state& cuda_session::ensure_device(int ordinal)
     {
-        if (ordinal < 0 && m_choice_error)
+        device_state* made = nullptr;
         {
-            std::rethrow_exception(m_choice_error);  // a malformed XCUDA_DEVICE or local rank, on any machine
+            std::lock_guard<std::recursive_mutex> lock(m_context_mutex);
+            if (ordinal < 0 && m_choice_error)
+            {
+                std::rethrow_exception(m_choice_error);  // a malformed XCUDA_DEVICE or local rank, on any machine
+            }
+            if (ordinal == m_current && !m_discovered)
+            {
+                // The first GPU operation: a local rank or slot becomes final (modulo the count) here.
+                discover();
+                ordinal = m_current;
+            }
+            if (!m_lost.empty())
+            {
+                throw session_lost_error(m_lost);
+            }
+            device_state& d = state(ordinal);
+            if (d.context)
+            {
+                return d;
+            }
+            const cuda_driver& driver = cuda_driver::get();
+            CUcontext context = nullptr;
+            check(driver.cuDevicePrimaryCtxRetain(&context, d.device), "cuDevicePrimaryCtxRetain");
+            CUresult made_current = driver.cuCtxSetCurrent(context);
+            if (made_current != CUDA_SUCCESS)
+            {
+                driver.cuDevicePrimaryCtxRelease(d.device);
+                check(made_current, "cuCtxSetCurrent");
+            }
+            if (!d.have_properties)
+            {
+                try
+                {
+                    read_properties(ordinal, d);
+                }
+                catch (...)
+                {
+                    driver.cuDevicePrimaryCtxRelease(d.device);
+                    throw;
+                }
+            }
+            d.generation = m_next_generation++;
+            d.context = context;  // last: another thread that sees it sees the rest
+            made = &d;
         }
-        if (ordinal == m_current && !m_discovered)
-        {
-            // The first GPU operation: a local rank or slot becomes final (modulo the count) here.
-            discover();
-            ordinal = m_current;
-        }
-        if (!m_lost.empty())
-        {
-            throw session_lost_error(m_lost);
-        }
-        device_state& d = state(ordinal);
-        if (d.context)
-        {
-            return d;
-        }
-        const cuda_driver& driver = cuda_driver::get();
-        CUcontext context = nullptr;
-        check(driver.cuDevicePrimaryCtxRetain(&context, d.device), "cuDevicePrimaryCtxRetain");
-        CUresult made_current = driver.cuCtxSetCurrent(context);
-        if (made_current != CUDA_SUCCESS)
-        {
-            driver.cuDevicePrimaryCtxRelease(d.device);
-            check(made_current, "cuCtxSetCurrent");
-        }
-        d.context = context;
-        d.generation = m_next_generation++;
-        if (!d.have_properties)
-        {
-            read_properties(ordinal, d);
-        }
+        // Outside the mutex: the hook may take the GIL, which another thread may hold while it waits here.
         if (m_context_hook)
         {
             m_context_hook(ordinal);
         }
-        return d;
+        return *made;
     }
 
     void cuda_session::ensure()
@@ -285,13 +304,7 @@ namespace xcuda
 
     void cuda_session::make_current(int ordinal)
     {
-        CUcontext context = ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size()
-                                ? m_devices[static_cast<std::size_t>(ordinal)].context
-                                : nullptr;
-        if (!context)
-        {
-            context = ensure_device(ordinal).context;
-        }
+        CUcontext context = ensure_device(ordinal).context;
         const cuda_driver& driver = cuda_driver::get();
         CUcontext current = nullptr;
         // Other libraries (and other devices of this session) may have made another context current.
@@ -570,7 +583,7 @@ namespace xcuda
         std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
     }
 
-    bool cuda_session::settle(CUstream stream) noexcept
+    bool cuda_session::settle_stream(CUstream stream) noexcept
     {
         if (!m_lost.empty() || !cuda_driver::available())
         {
@@ -675,6 +688,7 @@ namespace xcuda
     void cuda_session::record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
                                      unsigned shared_mem, CUstream stream) noexcept
     {
+        std::lock_guard<std::mutex> lock(m_launch_mutex);
         launch_record& r = m_launches[m_launch_serial % launch_history];
         std::size_t n = std::min(kernel.size(), sizeof r.kernel - 1);
         std::memcpy(r.kernel, kernel.data(), n);
@@ -761,7 +775,7 @@ namespace xcuda
         check(flushing(*this, m_output_sink, [&] { return driver.cuStreamSynchronize(stream); }), "cuStreamSynchronize");
         if (stream == nullptr)
         {
-            m_synchronized_serial = m_launch_serial;
+            m_synchronized_serial = m_launch_serial.load();
         }
     }
 
@@ -786,7 +800,7 @@ namespace xcuda
         CUevent event = d.idle_event;
         poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", ordinal);
         check(flushing(*this, m_output_sink, [&] { return driver.cuEventSynchronize(event); }), "cuEventSynchronize");
-        m_synchronized_serial = m_launch_serial;
+        m_synchronized_serial = m_launch_serial.load();
     }
 
     void cuda_session::order_before(CUstream consumer)

@@ -29,10 +29,16 @@
 // hands it to what needs it; buffers, modules, streams and staging are given the session they belong
 // to and keep a reference. It installs itself as the driver's fault hook for its lifetime.
 //
-// Threading: calls are made with the GIL held (one caller at a time); make_current() makes the
-// context current on the calling thread, as the driver requires per thread.
+// Threading: what a launch uses may be called from several threads at once: ensure(), make_current(),
+// properties(), generation(), record_launch(), the waits, staging() and temporaries() (contexts are made
+// under a mutex, the launch history has its own, the device ordinal is atomic). make_current() makes the
+// context current on the calling thread, as the driver requires per thread. The current device is the
+// session's, not a thread's: set_device (and `with xcuda.device(n)`) while other threads launch changes
+// where their next launches go. set_device, close(), set_host_slot and the hooks' setters are for one
+// thread while no other uses the session. The context hook runs outside the mutex.
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -165,7 +171,7 @@ namespace xcuda
         std::string choice_problem() const;
         // Makes a local rank's or slot's choice final (modulo the device count) when a driver is there to
         // tell the count; otherwise it becomes final at the first GPU operation. Never throws.
-        void settle() noexcept;
+        void settle_device_choice() noexcept;
         // An ipyparallel engine's slot among its host's engines: chooses the device when nothing more
         // explicit did (choice().open_to_host_slot()); otherwise only remembered.
         void set_host_slot(host_slot slot);
@@ -221,7 +227,7 @@ namespace xcuda
         // For destructors on an error path: waits for the work queued on stream without polling for an
         // interrupt and without raising (a fault shows at the next checked call). False when there is
         // no driver, the session was lost, or the wait failed.
-        bool settle(CUstream stream) noexcept;
+        bool settle_stream(CUstream stream) noexcept;
         void wait_event(CUevent event);
         void synchronize(int ordinal);
         // Orders the session's default stream before `consumer` (DLPack's and the CUDA Array
@@ -303,14 +309,16 @@ namespace xcuda
         // environment value leaves m_current at -1 and its error in m_choice_error.
         void choose_device(int device_count);
 
-        int m_current = 0;
+        std::atomic<int> m_current{0};
         device_environment m_environment;
         host_slot m_slot;
         device_choice m_choice;
         std::exception_ptr m_choice_error;
         std::function<void(int)> m_context_hook;
         std::vector<device_state> m_devices;  // one per device once the driver was asked
-        bool m_discovered = false;
+        std::atomic<bool> m_discovered{false};
+        // Held while devices are discovered and contexts made (recursive: discovery happens inside).
+        mutable std::recursive_mutex m_context_mutex;
         std::uint64_t m_next_generation = 1;
         std::uint64_t m_peers[64] = {};       // launches may use the other's memory (enable_peer_access)
         std::uint64_t m_peer_paths[64] = {};  // the driver's peer access is on (copies)
@@ -328,8 +336,9 @@ namespace xcuda
         int m_printf_modules = 0;
 
         static constexpr std::size_t launch_history = 8;
-        launch_record m_launches[launch_history];
-        std::uint64_t m_launch_serial = 0;
-        std::uint64_t m_synchronized_serial = 0;
+        launch_record m_launches[launch_history];  // m_launch_mutex
+        std::mutex m_launch_mutex;
+        std::atomic<std::uint64_t> m_launch_serial{0};
+        std::atomic<std::uint64_t> m_synchronized_serial{0};
     };
 }

@@ -1,80 +1,12 @@
 #include "launch_plan.hpp"
 
-#include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <limits>
 
 #include "cuda_session.hpp"
 #include "errors.hpp"
 
 namespace xcuda
 {
-    namespace
-    {
-        template <class T>
-        void put(void* destination, T value)
-        {
-            std::memcpy(destination, &value, sizeof(T));
-        }
-
-        bool is_signed_integer(scalar_kind kind)
-        {
-            return kind == scalar_kind::i8 || kind == scalar_kind::i16 || kind == scalar_kind::i32 ||
-                   kind == scalar_kind::i64;
-        }
-
-        bool is_unsigned_integer(scalar_kind kind)
-        {
-            return kind == scalar_kind::u8 || kind == scalar_kind::u16 || kind == scalar_kind::u32 ||
-                   kind == scalar_kind::u64;
-        }
-
-        bool is_floating(scalar_kind kind)
-        {
-            return kind == scalar_kind::f16 || kind == scalar_kind::bf16 || kind == scalar_kind::f32 ||
-                   kind == scalar_kind::f64;
-        }
-
-        // The representable range of an integer kind, as long double so one comparison covers all.
-        void integer_range(scalar_kind kind, long double& low, long double& high)
-        {
-            switch (kind)
-            {
-            case scalar_kind::i8: low = INT8_MIN; high = INT8_MAX; break;
-            case scalar_kind::u8: low = 0; high = UINT8_MAX; break;
-            case scalar_kind::i16: low = INT16_MIN; high = INT16_MAX; break;
-            case scalar_kind::u16: low = 0; high = UINT16_MAX; break;
-            case scalar_kind::i32: low = INT32_MIN; high = INT32_MAX; break;
-            case scalar_kind::u32: low = 0; high = UINT32_MAX; break;
-            case scalar_kind::i64: low = static_cast<long double>(INT64_MIN); high = static_cast<long double>(INT64_MAX); break;
-            default: low = 0; high = static_cast<long double>(UINT64_MAX); break;
-            }
-        }
-
-        std::string number_text(double value)
-        {
-            char text[64];
-            std::snprintf(text, sizeof text, "%.9g", value);
-            return text;
-        }
-
-        std::string range_text(scalar_kind kind)
-        {
-            switch (kind)
-            {
-            case scalar_kind::i8: return "-128..127";
-            case scalar_kind::u8: return "0..255";
-            case scalar_kind::i16: return "-32768..32767";
-            case scalar_kind::u16: return "0..65535";
-            case scalar_kind::i32: return "-2147483648..2147483647";
-            case scalar_kind::u32: return "0..4294967295";
-            case scalar_kind::i64: return "-9223372036854775808..9223372036854775807";
-            default: return "0..18446744073709551615";
-            }
-        }
-    }
-
     launch_plan::launch_plan(const kernel_signature& signature)
         : m_line(signature.line)
     {
@@ -116,22 +48,10 @@ namespace xcuda
             std::size_t size = slot.size == 0 ? 16 : slot.size;
             offset += (size + 15) / 16 * 16;
         }
-        m_block.assign(offset + 16, 0);
-        m_pointers.resize(m_slots.size());
-        // Align the block's start to 16 within the vector's storage.
-        auto base = reinterpret_cast<std::uintptr_t>(m_block.data());
-        std::size_t shift = (16 - base % 16) % 16;
-        for (auto& slot : m_slots)
-        {
-            slot.offset += shift;
-        }
-        for (std::size_t i = 0; i < m_slots.size(); ++i)
-        {
-            m_pointers[i] = m_block.data() + m_slots[i].offset;
-        }
+        m_block_bytes = offset;
     }
 
-    void launch_plan::check_driver_sizes(const std::vector<std::size_t>& sizes)
+    std::unique_ptr<launch_plan> launch_plan::with_driver_sizes(const std::vector<std::size_t>& sizes) const
     {
         if (sizes.size() != m_slots.size())
         {
@@ -140,14 +60,17 @@ namespace xcuda
                                      std::to_string(m_slots.size()) +
                                      "; the signature parser misread it (please report the declaration)");
         }
-        bool relayout = false;
+        std::unique_ptr<launch_plan> refined;
         for (std::size_t i = 0; i < sizes.size(); ++i)
         {
-            parameter_slot& slot = m_slots[i];
+            const parameter_slot& slot = m_slots[i];
             if (slot.size == 0)
             {
-                slot.size = sizes[i];
-                relayout = true;
+                if (!refined)
+                {
+                    refined = std::make_unique<launch_plan>(*this);
+                }
+                refined->m_slots[i].size = sizes[i];
             }
             else if (slot.size != sizes[i])
             {
@@ -156,10 +79,11 @@ namespace xcuda
                                          " bytes as declared; the signature parser misread it");
             }
         }
-        if (relayout)
+        if (refined)
         {
-            layout();
+            refined->layout();
         }
+        return refined;
     }
 
     int launch_plan::ptx_parameter_count(const std::string& ptx, const std::string& symbol)
@@ -203,140 +127,6 @@ namespace xcuda
             text += " '" + slot.name + "'";
         }
         return text + " (" + slot.type + ")";
-    }
-
-    void launch_plan::store_signed(std::size_t index, long long value)
-    {
-        const parameter_slot& slot = m_slots[index];
-        if (is_floating(slot.kind))
-        {
-            store_float(index, static_cast<double>(value));
-            return;
-        }
-        if (slot.kind == scalar_kind::boolean)
-        {
-            if (value != 0 && value != 1)
-            {
-                throw argument_value_error(describe(index) + ": " + std::to_string(value) +
-                                           " is not a bool; pass True, False, 0 or 1");
-            }
-            store_bool(index, value != 0);
-            return;
-        }
-        long double low = 0;
-        long double high = 0;
-        integer_range(slot.kind, low, high);
-        if (static_cast<long double>(value) < low || static_cast<long double>(value) > high)
-        {
-            throw argument_value_error(describe(index) + ": " + std::to_string(value) + " does not fit in " +
-                                       scalar_kind_name(slot.kind) + " (range " + range_text(slot.kind) + ")");
-        }
-        void* destination = slot_storage(index);
-        switch (slot.kind)
-        {
-        case scalar_kind::i8: put(destination, static_cast<std::int8_t>(value)); break;
-        case scalar_kind::u8: put(destination, static_cast<std::uint8_t>(value)); break;
-        case scalar_kind::i16: put(destination, static_cast<std::int16_t>(value)); break;
-        case scalar_kind::u16: put(destination, static_cast<std::uint16_t>(value)); break;
-        case scalar_kind::i32: put(destination, static_cast<std::int32_t>(value)); break;
-        case scalar_kind::u32: put(destination, static_cast<std::uint32_t>(value)); break;
-        case scalar_kind::i64: put(destination, static_cast<std::int64_t>(value)); break;
-        case scalar_kind::u64: put(destination, static_cast<std::uint64_t>(value)); break;
-        default:
-            throw argument_type_error(describe(index) + " does not take an integer");
-        }
-    }
-
-    void launch_plan::store_unsigned(std::size_t index, unsigned long long value)
-    {
-        const parameter_slot& slot = m_slots[index];
-        if (value <= static_cast<unsigned long long>(std::numeric_limits<long long>::max()))
-        {
-            store_signed(index, static_cast<long long>(value));
-            return;
-        }
-        if (slot.kind == scalar_kind::u64)
-        {
-            put(slot_storage(index), static_cast<std::uint64_t>(value));
-            return;
-        }
-        if (is_floating(slot.kind))
-        {
-            store_float(index, static_cast<double>(value));
-            return;
-        }
-        throw argument_value_error(describe(index) + ": " + std::to_string(value) + " does not fit in " +
-                                   scalar_kind_name(slot.kind) + " (range " + range_text(slot.kind) + ")");
-    }
-
-    void launch_plan::store_float(std::size_t index, double value)
-    {
-        const parameter_slot& slot = m_slots[index];
-        void* destination = slot_storage(index);
-        auto check_finite_range = [&](double limit, const char* type) {
-            if (std::isfinite(value) && std::fabs(value) > limit)
-            {
-                throw argument_value_error(describe(index) + ": " + number_text(value) + " overflows " + type +
-                                           " (largest finite value " + number_text(limit) + ")");
-            }
-        };
-        switch (slot.kind)
-        {
-        case scalar_kind::f64:
-            put(destination, value);
-            break;
-        case scalar_kind::f32:
-            check_finite_range(std::numeric_limits<float>::max(), "float32");
-            put(destination, static_cast<float>(value));
-            break;
-        case scalar_kind::f16:
-            check_finite_range(65504.0, "float16");
-            put(destination, to_half(static_cast<float>(value)));
-            break;
-        case scalar_kind::bf16:
-            check_finite_range(3.3895313892515355e38, "bfloat16");
-            put(destination, to_bfloat16(static_cast<float>(value)));
-            break;
-        default:
-            if (is_signed_integer(slot.kind) || is_unsigned_integer(slot.kind) || slot.kind == scalar_kind::boolean)
-            {
-                throw argument_type_error(describe(index) + " takes an integer, got the float " + number_text(value) +
-                                          "; pass int(value) if truncation is meant");
-            }
-            throw argument_type_error(describe(index) + " does not take a number");
-        }
-    }
-
-    void launch_plan::store_bool(std::size_t index, bool value)
-    {
-        const parameter_slot& slot = m_slots[index];
-        if (slot.kind != scalar_kind::boolean)
-        {
-            store_signed(index, value ? 1 : 0);
-            return;
-        }
-        put(slot_storage(index), static_cast<unsigned char>(value ? 1 : 0));
-    }
-
-    void launch_plan::store_pointer(std::size_t index, std::uint64_t address)
-    {
-        put(slot_storage(index), address);
-    }
-
-    void launch_plan::store_bytes(std::size_t index, const void* data, std::size_t size)
-    {
-        const parameter_slot& slot = m_slots[index];
-        if (slot.size != 0 && size != slot.size)
-        {
-            throw argument_type_error(describe(index) + " is " + std::to_string(slot.size) +
-                                      " bytes; the value given has " + std::to_string(size) + " bytes");
-        }
-        if (slot.size == 0)
-        {
-            throw argument_type_error(describe(index) +
-                                      ": the size of this type is unknown until the kernel is loaded on a GPU");
-        }
-        std::memcpy(slot_storage(index), data, size);
     }
 
     void launch_plan::validate(const launch_dims& dims, const device_properties& device, int max_threads_for_function,

@@ -1,16 +1,17 @@
 #pragma once
-// What a launch of one kernel needs, worked out once per kernel and reused by every launch: each
-// parameter's class (scalar, pointer, by-value struct), its byte size and offset in an argument block,
-// and the void* array cuLaunchKernel takes, pointing into that block. A launch writes the converted
-// arguments into the block in place: no allocation on the launch path.
+// The parameter layout of one kernel, worked out once per kernel: each parameter's class (scalar,
+// pointer, by-value struct), its byte size and its offset in an argument block. It holds no argument
+// values: each launch writes its own into an argument_block of its own (argument_block.hpp), so two
+// threads launching the same kernel never see each other's arguments.
 //
-// The packing functions check ranges and say which parameter was wrong and why (argument_value_error
-// / argument_type_error); they need no GPU, so the conversion rules are tested without one.
-// Not thread-safe: one launch at a time per plan (the GIL serialises Python callers).
+// Immutable once built, so any number of threads may read it at once. The sizes the driver reports
+// for by-value parameters the declaration left unknown make a new plan (with_driver_sizes); the
+// kernel swaps it in (cuda_kernel::plan).
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,21 +52,15 @@ namespace xcuda
         explicit launch_plan(const kernel_signature& signature);
 
         // Sizes the driver reports for each parameter (cuFuncGetParamInfo): a mismatch with the
-        // parsed signature means the parse is wrong, and launching would corrupt arguments.
-        void check_driver_sizes(const std::vector<std::size_t>& sizes);
+        // parsed signature means the parse is wrong, and launching would corrupt arguments
+        // (signature_error). Returns the plan with the sizes it did not know filled in, or null
+        // when it knew them all.
+        std::unique_ptr<launch_plan> with_driver_sizes(const std::vector<std::size_t>& sizes) const;
 
         const std::vector<parameter_slot>& slots() const noexcept { return m_slots; }
         std::size_t arity() const noexcept { return m_slots.size(); }
-        void** argument_pointers() noexcept { return m_pointers.data(); }
-        void* slot_storage(std::size_t index) noexcept { return m_block.data() + m_slots[index].offset; }
-
-        // Range-checked stores of a Python number into parameter `index`'s slot.
-        void store_signed(std::size_t index, long long value);
-        void store_unsigned(std::size_t index, unsigned long long value);
-        void store_float(std::size_t index, double value);
-        void store_bool(std::size_t index, bool value);
-        void store_pointer(std::size_t index, std::uint64_t address);
-        void store_bytes(std::size_t index, const void* data, std::size_t size);
+        // Bytes of an argument block: every slot at a 16-byte aligned offset.
+        std::size_t block_bytes() const noexcept { return m_block_bytes; }
 
         // The number of parameters of `.entry symbol(...)` in PTX text, or -1 when the entry is not
         // there. How many parameters the compiled kernel has, asked without a failing driver call
@@ -86,8 +81,7 @@ namespace xcuda
 
     private:
         std::vector<parameter_slot> m_slots;
-        std::vector<unsigned char> m_block;  // 16-byte aligned offsets within it
-        std::vector<void*> m_pointers;
+        std::size_t m_block_bytes = 0;
         int m_line = 0;  // the kernel's line in its cell, for errors about its declaration
         void layout();
     };

@@ -1,0 +1,55 @@
+#pragma once
+// The argument values of one launch: a block laid out as its kernel's launch_plan says, and the void*
+// array cuLaunchKernel takes, pointing into it. One per call (it lives in the call's launch_call, on
+// the caller's stack): nothing of a launch's arguments is shared with another launch, so launches of
+// one kernel from several threads each pass their own values.
+//
+// Small blocks (the common case: up to 512 bytes and 48 parameters) live inside the object, so the
+// launch path allocates nothing; larger ones take one allocation.
+//
+// The stores check ranges and say which parameter was wrong and why (argument_value_error /
+// argument_type_error); they need no GPU, so the conversion rules are tested without one.
+//
+// Threading: one thread at a time per block (it is the call's own); the plan it reads is immutable.
+// Not copyable or movable: the pointer array points into the object.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "launch_plan.hpp"
+
+namespace xcuda
+{
+    class argument_block
+    {
+    public:
+        // The plan must outlive the block (a launch_call keeps its kernel, which keeps its plans).
+        explicit argument_block(const launch_plan& plan);
+        argument_block(const argument_block&) = delete;
+        argument_block& operator=(const argument_block&) = delete;
+
+        const launch_plan& plan() const noexcept { return *m_plan; }
+        // What cuLaunchKernel (and a graph's kernel node) takes.
+        void** pointers() const noexcept { return m_pointers; }
+        void* slot(std::size_t index) const noexcept { return m_pointers[index]; }
+
+        // Range-checked stores of a number into parameter `index`'s slot.
+        void store_signed(std::size_t index, long long value);
+        void store_unsigned(std::size_t index, unsigned long long value);
+        void store_float(std::size_t index, double value);
+        void store_bool(std::size_t index, bool value);
+        void store_pointer(std::size_t index, std::uint64_t address);
+        void store_bytes(std::size_t index, const void* data, std::size_t size);
+
+    private:
+        static constexpr std::size_t inline_parameters = 48;
+        const launch_plan* m_plan;
+        alignas(16) unsigned char m_inline[512];
+        void* m_inline_pointers[inline_parameters];
+        std::unique_ptr<unsigned char[]> m_heap;
+        std::unique_ptr<void*[]> m_heap_pointers;
+        unsigned char* m_data = nullptr;
+        void** m_pointers = nullptr;
+    };
+}

@@ -1,0 +1,213 @@
+// The launch transaction of the core (runtime/launch_call) without Python, against the fake driver
+// (tests/fake_driver: device memory is host memory, saxpy and fill run a host implementation). This
+// program's main points XCUDA_LIBCUDA at the fake before anything loads a driver.
+//
+// What is checked: a call's argument values are its own (several threads launching one kernel at once
+// each get their own results), host arrays are copied in and back and their device buffers kept for the
+// next call, write-only arrays are not copied in, a conversion error leaves nothing behind.
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "compiler.hpp"
+#include "cuda_kernel.hpp"
+#include "cuda_session.hpp"
+#include "errors.hpp"
+#include "launch_call.hpp"
+#include "module_registry.hpp"
+#include "temporary_cache.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        const char* source =
+            "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n"
+            "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }\n"
+            "extern \"C\" __global__ void fill(float* x, float value, unsigned n)\n"
+            "{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = value; }\n";
+
+        // One session, compiler and registry for the program, as the Python module has for its process.
+        struct fixture_state
+        {
+            cuda_session session;
+            compiler compile{disk_cache("", 0, false)};
+            module_registry registry{session, compile};
+            std::shared_ptr<cuda_module> module;
+            std::shared_ptr<cuda_kernel> saxpy;
+            std::shared_ptr<cuda_kernel> fill;
+
+            fixture_state()
+            {
+                compile_options options;
+                options.arch = "sm_90";
+                module = registry.build("launch_call_tests", source, options).module;
+                for (const kernel_signature& signature : module->signatures())
+                {
+                    auto kernel = std::make_shared<cuda_kernel>(module, signature);
+                    (signature.name == "saxpy" ? saxpy : fill) = kernel;
+                }
+            }
+        };
+
+        fixture_state& state()
+        {
+            static fixture_state* made = new fixture_state();
+            return *made;
+        }
+
+        launch_dims dims_for(std::size_t n)
+        {
+            launch_dims dims;
+            dims.block = {256, 1, 1};
+            dims.grid = {static_cast<unsigned>((n + 255) / 256), 1, 1};
+            return dims;
+        }
+
+        // saxpy(a, x, y, out, n) with host arrays: x and y copied in, out copied back.
+        void saxpy_on_host(float a, std::vector<float>& x, std::vector<float>& y, std::vector<float>& out)
+        {
+            cuda_kernel& kernel = *state().saxpy;
+            std::size_t n = x.size();
+            launch_call call(kernel, dims_for(n), nullptr);
+            call.arguments().store_float(0, a);
+            call.pass_host_array(1, x.data(), n * sizeof(float), true, false, nullptr, "x");
+            call.pass_host_array(2, y.data(), n * sizeof(float), true, false, nullptr, "y");
+            call.pass_host_array(3, out.data(), n * sizeof(float), false, true, nullptr, "out");
+            call.arguments().store_unsigned(4, n);
+            call.run();
+        }
+    }
+
+    TEST(launch_call, host_arrays_are_copied_in_and_the_output_back)
+    {
+        std::vector<float> x{1, 2, 3, 4}, y{10, 20, 30, 40}, out(4, -1.0f);
+        saxpy_on_host(2.0f, x, y, out);
+        EXPECT_EQ(out, (std::vector<float>{12, 24, 36, 48}));
+        EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4}));  // const float*: never copied back
+    }
+
+    TEST(launch_call, a_call_gives_its_device_buffers_to_the_next_call_of_the_same_sizes)
+    {
+        std::vector<float> x(1000, 1.0f), y(1000, 2.0f), out(1000);
+        saxpy_on_host(1.0f, x, y, out);
+        std::size_t reused_before = state().session.temporaries().stats().hits;
+        saxpy_on_host(3.0f, x, y, out);
+        EXPECT_EQ(state().session.temporaries().stats().hits, reused_before + 3);
+        EXPECT_EQ(out[999], 5.0f);
+    }
+
+    TEST(launch_call, a_write_only_array_is_not_copied_in)
+    {
+        // fill(x, value, n) with x write-only: its device buffer starts as whatever it held; the kernel
+        // writes every element, and only then is it copied back.
+        std::vector<float> x(300, 7.0f);
+        launch_call call(*state().fill, dims_for(x.size()), nullptr);
+        call.pass_host_array(0, x.data(), x.size() * sizeof(float), false, true, nullptr, "x");
+        call.arguments().store_float(1, 0.5);
+        call.arguments().store_unsigned(2, x.size());
+        call.run();
+        EXPECT_EQ(x, std::vector<float>(300, 0.5f));
+    }
+
+    TEST(launch_call, a_conversion_error_names_the_parameter_and_leaves_the_kernel_launchable)
+    {
+        std::vector<float> x{1}, y{1}, out{0};
+        {
+            launch_call call(*state().fill, dims_for(1), nullptr);
+            try
+            {
+                call.arguments().store_signed(2, -1);  // unsigned n
+                FAIL() << "a negative unsigned was stored";
+            }
+            catch (const argument_value_error& e)
+            {
+                EXPECT_NE(std::string(e.what()).find("parameter 2 'n'"), std::string::npos) << e.what();
+            }
+        }
+        saxpy_on_host(1.0f, x, y, out);
+        EXPECT_EQ(out[0], 2.0f);
+    }
+
+    TEST(launch_call, a_replay_call_records_extents_and_copies_nothing)
+    {
+        std::vector<float> x{1, 2}, out{0, 0};
+        launch_call call(*state().saxpy, dims_for(2), nullptr);
+        call.record_for_replay();
+        call.arguments().store_float(0, 1.0);
+        call.pass_host_array(1, x.data(), 8, true, false, nullptr, "");
+        call.pass_device_memory(2, 0x1000, 8);
+        call.pass_host_array(3, out.data(), 8, false, true, nullptr, "");
+        ASSERT_EQ(call.extents().size(), 3u);
+        EXPECT_EQ(call.extents()[0].host, x.data());
+        EXPECT_TRUE(call.extents()[0].initialised);
+        EXPECT_EQ(call.extents()[1].address, 0x1000u);
+        EXPECT_FALSE(call.extents()[2].initialised);  // write-only: the replay starts it uninitialised
+        EXPECT_FALSE(call.has_host_arrays());
+        EXPECT_EQ(call.array_bytes(), 24u);
+    }
+
+    TEST(launch_call, threads_launching_one_kernel_at_once_each_get_their_own_results)
+    {
+        constexpr int threads = 4;
+        constexpr int launches = 200;
+        constexpr std::size_t n = 4096;
+        std::vector<std::string> failures(threads);
+        std::vector<std::thread> running;
+        for (int t = 0; t < threads; ++t)
+        {
+            running.emplace_back([t, &failures] {
+                std::vector<float> x(n), y(n), out(n);
+                for (std::size_t i = 0; i < n; ++i)
+                {
+                    x[i] = static_cast<float>(i % 97) + t;
+                    y[i] = static_cast<float>(t * 1000);
+                }
+                for (int launch = 0; launch < launches && failures[t].empty(); ++launch)
+                {
+                    float a = static_cast<float>(t + 1);
+                    try
+                    {
+                        saxpy_on_host(a, x, y, out);
+                    }
+                    catch (const std::exception& e)
+                    {
+                        failures[t] = e.what();
+                        break;
+                    }
+                    for (std::size_t i = 0; i < n; ++i)
+                    {
+                        if (out[i] != a * x[i] + y[i])
+                        {
+                            failures[t] = "thread " + std::to_string(t) + " launch " + std::to_string(launch) +
+                                          ": element " + std::to_string(i) + " is " + std::to_string(out[i]) +
+                                          ", expected " + std::to_string(a * x[i] + y[i]);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+        for (auto& thread : running)
+        {
+            thread.join();
+        }
+        for (int t = 0; t < threads; ++t)
+        {
+            EXPECT_EQ(failures[t], "") << "thread " << t;
+        }
+    }
+}
+
+int main(int argc, char** argv)
+{
+    // Before any driver call: this program runs against the fake driver only.
+    setenv("XCUDA_LIBCUDA", XCUDA_FAKE_LIBCUDA, 1);
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
