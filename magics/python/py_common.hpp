@@ -209,7 +209,10 @@ namespace xcuda::python
     py::dict device_choice_report();
     // Compiles (through the cache and the module registry), loads the module when a GPU session is
     // active, and returns the Python Module. Releases the GIL while NVRTC runs.
-    py::object compile_module(const std::string& source, const std::string& name, compile_options options);
+    // headers: the header cells to compile with (a module's own, for a variant or a recovery); null: the
+    // session's header cells the source includes.
+    py::object compile_module(const std::string& source, const std::string& name, compile_options options,
+                              const std::map<std::string, std::string>* headers = nullptr);
 
     // ---- one launch replayed under ncu and compute-sanitizer (py_replay.cpp, py_replay_results.cpp) ----
     struct profile_options

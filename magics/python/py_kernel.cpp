@@ -373,7 +373,8 @@ of the launch's stall samples and instructions.)")
                      o.defines.insert(o.defines.end(), defines.begin(), defines.end());
                      o.extra.insert(o.extra.end(), options.begin(), options.end());
                      std::string name = module.name() + " [variant]";
-                     py::object variant = compile_module(module.source(), name, o);
+                     // The module's own header cells: the variant differs in the options asked for only.
+                     py::object variant = compile_module(module.source(), name, o, &module.headers());
                      py::dict kernels = variant.attr("kernels");
                      return py::object(kernels[py::str(k.kernel->signature().name)]);
                  },
@@ -471,7 +472,8 @@ Kernels are reachable as module.name and module['name'].)")
                                                        py::arg("lineinfo") = o.lineinfo,
                                                        py::arg("fast_math") = o.fast_math,
                                                        py::arg("options") = o.extra,
-                                                       py::arg("instantiate") = o.name_expressions);
+                                                       py::arg("instantiate") = o.name_expressions,
+                                                       py::arg("headers") = self.module->headers());
                                    },
                                    "The xcuda.compile keywords that rebuild this module (used by %cuda_recover).")
             .def_property_readonly("compile_ms", [](const py_module& self) { return self.module->compiled().milliseconds; },

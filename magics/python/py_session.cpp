@@ -6,6 +6,8 @@
 
 #include "py_common.hpp"
 
+#include <optional>
+
 #include <algorithm>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -290,7 +292,8 @@ namespace xcuda::python
         }
     }
 
-    py::object compile_module(const std::string& source, const std::string& name, compile_options options)
+    py::object compile_module(const std::string& source, const std::string& name, compile_options options,
+                              const std::map<std::string, std::string>* headers)
     {
         if (options.arch.empty())
         {
@@ -302,7 +305,8 @@ namespace xcuda::python
         {
             py::gil_scoped_release release;
             module_registry& registry = state().registry;
-            built = registry.build(name, source, options, registry.headers_for(source));
+            compile_recipe recipe{source, std::move(options), headers ? *headers : registry.headers_for(source)};
+            built = registry.build(name, std::move(recipe));
         }
         cuda_session& session = process_session();
         if (session.active() && session.can_run(built.module->compiled().arch))
@@ -377,7 +381,8 @@ namespace xcuda::python
         m.def("compile",
               [](const std::string& source, const std::string& name, const std::string& arch, const std::string& std,
                  std::vector<std::string> defines, std::vector<std::string> include_dirs, bool lineinfo,
-                 bool fast_math, std::vector<std::string> options, std::vector<std::string> instantiate) {
+                 bool fast_math, std::vector<std::string> options, std::vector<std::string> instantiate,
+                 std::optional<std::map<std::string, std::string>> headers) {
                   compile_options o;
                   o.arch = arch;
                   o.std = std;
@@ -387,12 +392,13 @@ namespace xcuda::python
                   o.fast_math = fast_math;
                   o.extra = std::move(options);
                   o.name_expressions = std::move(instantiate);
-                  return compile_module(source, name, o);
+                  return compile_module(source, name, o, headers ? &*headers : nullptr);
               },
               py::arg("source"), py::kw_only(), py::arg("name") = "", py::arg("arch") = "", py::arg("std") = "",
               py::arg("defines") = std::vector<std::string>{}, py::arg("include_dirs") = std::vector<std::string>{},
               py::arg("lineinfo") = false, py::arg("fast_math") = false,
               py::arg("options") = std::vector<std::string>{}, py::arg("instantiate") = std::vector<std::string>{},
+              py::arg("headers") = py::none(),
               R"(Compile CUDA C++ with NVRTC, as %%cuda does, and return the Module.
 
 Parameters
@@ -406,6 +412,9 @@ arch : str, optional
 std, defines, include_dirs, lineinfo, fast_math, options, instantiate
     As the %%cuda options --std, -D, -I, --lineinfo, --fast-math, raw NVRTC options and
     --instantiate ('saxpy<float>': the instance becomes module['saxpy<float>']).
+headers : dict, optional
+    Header cells to compile with (name -> text), as Module.headers gives them; default: the
+    session's header cells (%%cuda_header) that the source includes.
 
 Raises
 ------

@@ -46,7 +46,7 @@ namespace xcuda
             {
                 compile_options options;
                 options.arch = "sm_90";
-                module = registry.build("launch_call_tests", source, options).module;
+                module = registry.build("launch_call_tests", compile_recipe{source, options, {}}).module;
                 for (const kernel_signature& signature : module->signatures())
                 {
                     auto kernel = std::make_shared<cuda_kernel>(module, signature);

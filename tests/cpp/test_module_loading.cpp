@@ -56,7 +56,7 @@ namespace xcuda
         ASSERT_NE(at, std::string::npos);
         compiled.ptx.replace(at, compiled.ptx.find('\n', at) - at, ".version 99.9");
         compiler no_disk_cache(disk_cache("", 0, false));
-        auto module = std::make_shared<cuda_module>(session(), no_disk_cache, "future_ptx", saxpy, options,
+        auto module = std::make_shared<cuda_module>(session(), no_disk_cache, "future_ptx", compile_recipe{saxpy, options, {}},
                                                     std::make_shared<const compile_result>(compiled),
                                                     parse_kernel_signatures(saxpy), "future_ptx_key");
         EXPECT_NE(module->function("saxpy"), nullptr);

@@ -39,11 +39,13 @@ namespace xcuda
         }
     }
 
-    compiler::output compiler::compile(const std::string& source, const compile_options& options,
-                                       const std::map<std::string, std::string>& headers)
+    compiler::output compiler::compile(const compile_recipe& recipe)
     {
+        const std::string& source = recipe.source;
+        const compile_options& options = recipe.options;
+        const std::map<std::string, std::string>& headers = recipe.headers;
         output result;
-        result.key = key_for(source, options, headers);
+        result.key = key_for(recipe);
         result.origin = "memory";
         result.binary = m_memory.find(result.key);
         if (result.binary)
@@ -65,9 +67,8 @@ namespace xcuda
         return result;
     }
 
-    std::string compiler::key_for(const std::string& source, const compile_options& options,
-                                  const std::map<std::string, std::string>& headers)
+    std::string compiler::key_for(const compile_recipe& recipe)
     {
-        return compile_cache::make_key(m_nvrtc.version(), source, options, headers);
+        return compile_cache::make_key(m_nvrtc.version(), recipe.source, recipe.options, recipe.headers);
     }
 }

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "compile_cache.hpp"
+#include "compile_recipe.hpp"
 #include "compile_process.hpp"
 #include "compile_worker.hpp"
 #include "disk_cache.hpp"
@@ -40,13 +41,11 @@ namespace xcuda
         };
 
         // Throws compile_error (the source) or nvrtc_error (NVRTC itself).
-        output compile(const std::string& source, const compile_options& options,
-                       const std::map<std::string, std::string>& headers = {});
+        output compile(const compile_recipe& recipe);
 
         // The compile cache's key of these inputs, with NVRTC's version from nvrtc_version_memo: a hit on
         // disk needs no NVRTC loaded.
-        std::string key_for(const std::string& source, const compile_options& options,
-                            const std::map<std::string, std::string>& headers);
+        std::string key_for(const compile_recipe& recipe);
         nvrtc_version_memo& nvrtc_version() noexcept { return m_nvrtc; }
 
         compile_cache& memory() noexcept { return m_memory; }

@@ -7,14 +7,13 @@
 
 namespace xcuda
 {
-    cuda_module::cuda_module(cuda_session& session, class compiler& compiler, std::string name, std::string source,
-                             compile_options options, std::shared_ptr<const compile_result> compiled,
-                             std::vector<kernel_signature> signatures, std::string cache_key)
+    cuda_module::cuda_module(cuda_session& session, class compiler& compiler, std::string name, compile_recipe recipe,
+                             std::shared_ptr<const compile_result> compiled, std::vector<kernel_signature> signatures,
+                             std::string cache_key)
         : m_session(session)
         , m_compiler(compiler)
         , m_name(std::move(name))
-        , m_source(std::move(source))
-        , m_options(std::move(options))
+        , m_recipe(std::move(recipe))
         , m_compiled(std::move(compiled))
         , m_signatures(std::move(signatures))
         , m_cache_key(std::move(cache_key))
@@ -59,36 +58,37 @@ namespace xcuda
         return it == m_compiled->lowered_names.end() ? signature.name : it->second;
     }
 
-    std::shared_ptr<const compile_result> cuda_module::compiled_with(const compile_options& options,
-                                                                     const std::map<std::string, std::string>& headers) const
+    std::shared_ptr<const compile_result> cuda_module::compiled_with(const compile_options& options) const
     {
-        return m_compiler.compile(m_source, options, headers).binary;
+        return m_compiler.compile(m_recipe.with_options(options)).binary;
     }
 
     std::shared_ptr<const compile_result> cuda_module::inspection()
     {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
         if (m_inspection)
         {
             return m_inspection;
         }
-        compile_options options = m_options;
+        compile_options options = m_recipe.options;
         if (options.arch.rfind("compute_", 0) == 0)
         {
             options.arch = "sm_" + options.arch.substr(8);
         }
         options.lineinfo = true;
-        if (options.arch == m_options.arch && m_options.lineinfo)
+        if (options.arch == m_recipe.options.arch && m_recipe.options.lineinfo)
         {
             m_inspection = m_compiled;
             return m_inspection;
         }
-        m_inspection = compiled_with(options, {});
+        m_inspection = compiled_with(options);
         return m_inspection;
     }
 
     std::shared_ptr<const compile_result> cuda_module::with_line_info(const std::string& device_arch)
     {
-        if (m_options.lineinfo && m_compiled->arch == device_arch && !m_compiled->cubin.empty())
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        if (m_recipe.options.lineinfo && m_compiled->arch == device_arch && !m_compiled->cubin.empty())
         {
             return m_compiled;
         }
@@ -97,16 +97,17 @@ namespace xcuda
         {
             return found->second;
         }
-        compile_options options = m_options;
+        compile_options options = m_recipe.options;
         options.arch = device_arch;
         options.lineinfo = true;
-        std::shared_ptr<const compile_result> compiled = compiled_with(options, m_headers);
+        std::shared_ptr<const compile_result> compiled = compiled_with(options);
         m_line_info.emplace(device_arch, compiled);
         return compiled;
     }
 
     bool cuda_module::loaded() const noexcept
     {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
         cuda_session& session = m_session;
         int ordinal = session.device_ordinal();
         for (const auto& loaded : m_copies)
@@ -121,6 +122,7 @@ namespace xcuda
 
     std::vector<int> cuda_module::loaded_devices() const
     {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
         cuda_session& session = m_session;
         std::vector<int> devices;
         for (const auto& loaded : m_copies)
@@ -151,9 +153,9 @@ namespace xcuda
         {
             return *found->second;
         }
-        compile_options options = m_options;
+        compile_options options = m_recipe.options;
         options.arch = device_arch;
-        std::shared_ptr<const compile_result> compiled = compiled_with(options, m_headers);
+        std::shared_ptr<const compile_result> compiled = compiled_with(options);
         m_other_arches.emplace(device_arch, compiled);
         return *compiled;
     }
@@ -230,9 +232,9 @@ namespace xcuda
 
     CUresult cuda_module::load_cubin_instead(CUmodule& module, const std::string& device_arch)
     {
-        compile_options options = m_options;
+        compile_options options = m_recipe.options;
         options.arch = device_arch;
-        std::shared_ptr<const compile_result> compiled = compiled_with(options, m_headers);
+        std::shared_ptr<const compile_result> compiled = compiled_with(options);
         CUresult result = cuda_driver::get().cuModuleLoadDataEx(&module, compiled->cubin.c_str(), 0, nullptr, nullptr);
         if (result == CUDA_SUCCESS)
         {
@@ -247,11 +249,13 @@ namespace xcuda
 
     void cuda_module::ensure_loaded()
     {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
         load();
     }
 
     CUfunction cuda_module::function(const std::string& symbol)
     {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
         device_copy& loaded = load();
         auto it = loaded.m_functions.find(symbol);
         if (it != loaded.m_functions.end())

@@ -9,11 +9,16 @@
 // Ownership: kernels hold their module through std::shared_ptr, so a kernel object from an earlier
 // run of a cell keeps working until its last reference goes. The CUmodules are unloaded in the
 // destructor, or freed with their context when the session closes; a load from an earlier session
-// generation is made again from the binary on next use. GIL held for all calls.
+// generation is made again from the binary on next use.
+//
+// Threading: loading, function look-ups and the other compiles (inspection, line information, another
+// arch) may be asked for from several threads at once (kernels of one module launched on several
+// threads): a mutex guards them. The fallback note and the stale mark are set and read with the GIL.
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,23 +36,24 @@ namespace xcuda
     public:
         // The session it loads into and the compiler its other binaries come from (inspection, another
         // device's arch, the PTX fallback) must outlive it.
-        cuda_module(cuda_session& session, class compiler& compiler, std::string name, std::string source,
-                    compile_options options, std::shared_ptr<const compile_result> compiled,
-                    std::vector<kernel_signature> signatures, std::string cache_key);
+        // recipe: what made `compiled`; every later compile of this module starts from it.
+        cuda_module(cuda_session& session, class compiler& compiler, std::string name, compile_recipe recipe,
+                    std::shared_ptr<const compile_result> compiled, std::vector<kernel_signature> signatures,
+                    std::string cache_key);
         ~cuda_module();
         cuda_module(const cuda_module&) = delete;
         cuda_module& operator=(const cuda_module&) = delete;
 
         cuda_session& session() const noexcept { return m_session; }
         const std::string& name() const noexcept { return m_name; }
-        const std::string& source() const noexcept { return m_source; }
-        const compile_options& options() const noexcept { return m_options; }
+        const compile_recipe& recipe() const noexcept { return m_recipe; }
+        const std::string& source() const noexcept { return m_recipe.source; }
+        const compile_options& options() const noexcept { return m_recipe.options; }
         const compile_result& compiled() const noexcept { return *m_compiled; }
         const std::vector<kernel_signature>& signatures() const noexcept { return m_signatures; }
         const std::string& cache_key() const noexcept { return m_cache_key; }
         // The header cells this module was compiled with, and whether one has changed since.
-        const std::map<std::string, std::string>& headers() const noexcept { return m_headers; }
-        void set_headers(std::map<std::string, std::string> headers) { m_headers = std::move(headers); }
+        const std::map<std::string, std::string>& headers() const noexcept { return m_recipe.headers; }
         bool stale() const noexcept { return !m_stale_because.empty(); }
         const std::string& stale_because() const noexcept { return m_stale_because; }
         void mark_stale(const std::string& header) { m_stale_because = header; }
@@ -111,9 +117,8 @@ namespace xcuda
         };
 
         device_copy& load();
-        // This module's source compiled with other options, through the memory and disk caches.
-        std::shared_ptr<const compile_result> compiled_with(const compile_options& options,
-                                                            const std::map<std::string, std::string>& headers) const;
+        // This module's recipe compiled with other options, through the memory and disk caches.
+        std::shared_ptr<const compile_result> compiled_with(const compile_options& options) const;
         // PTX newer than the driver: compile a CUBIN for the device with NVRTC and load that instead.
         CUresult load_cubin_instead(CUmodule& module, const std::string& device_arch);
         // The binary for a device: the module's own when the device can run it, else compiled for it.
@@ -122,13 +127,11 @@ namespace xcuda
         cuda_session& m_session;
         class compiler& m_compiler;
         std::string m_name;
-        std::string m_source;
-        compile_options m_options;
+        compile_recipe m_recipe;
         std::shared_ptr<const compile_result> m_compiled;
         std::vector<kernel_signature> m_signatures;
         std::string m_cache_key;
         std::string m_origin = "nvrtc";
-        std::map<std::string, std::string> m_headers;
         std::string m_stale_because;
 
         std::vector<std::unique_ptr<device_copy>> m_copies;  // at most one per device
@@ -137,5 +140,6 @@ namespace xcuda
         std::map<std::string, std::shared_ptr<const compile_result>> m_line_info;  // by arch
         std::string m_fallback_note;
         double m_load_ms = -1;
+        mutable std::recursive_mutex m_mutex;  // m_copies, the compiles kept by arch, m_load_ms
     };
 }

@@ -10,6 +10,7 @@ namespace xcuda
     module_registry::module_registry(cuda_session& session, class compiler& compiler)
         : m_session(session)
         , m_compiler(compiler)
+        , m_builder(compiler)
     {
     }
 
@@ -45,93 +46,16 @@ namespace xcuda
         return key;
     }
 
-    build_result module_registry::build(const std::string& name, const std::string& source, compile_options options,
-                                        const std::map<std::string, std::string>& headers)
+    build_result module_registry::build(const std::string& name, compile_recipe recipe)
     {
-        // A declaration the parser cannot read is reported only if NVRTC accepts the source: when
-        // the source is wrong, NVRTC's message is the better one.
-        // The parser sees what NVRTC sees: the header cells, the -I folders and the -D macros.
-        std::vector<kernel_signature> signatures;
-        std::optional<signature_error> unreadable;
-        parse_context context{headers, options.include_dirs, options.defines};
-        std::string parse_key = source;
-        for (const auto& [header, text] : headers)
-        {
-            parse_key += '\0' + header + '\0' + text;
-        }
-        for (const auto& list : {options.include_dirs, options.defines})
-        {
-            parse_key += '\1';
-            for (const auto& item : list)
-            {
-                parse_key += item + '\0';
-            }
-        }
-        if (!parsed_before(parse_key, signatures, unreadable))
-        {
-            try
-            {
-                signatures = parse_kernel_signatures(source, context);
-            }
-            catch (const signature_error& e)
-            {
-                unreadable = e;
-            }
-            remember_parse(parse_key, signatures, unreadable);
-        }
-        // Instantiations asked for by name expression ("saxpy<float>") become kernels of their own.
-        std::vector<kernel_signature> instances;
-        for (const auto& expression : options.name_expressions)
-        {
-            if (expression.empty() || expression[0] == '&' || expression.find('<') == std::string::npos)
-            {
-                continue;
-            }
-            std::string base = expression.substr(0, expression.find('<'));
-            base.erase(base.find_last_not_of(" \t") + 1);
-            auto it = std::find_if(signatures.begin(), signatures.end(), [&](const kernel_signature& s) {
-                return s.is_template() && (s.name == base || s.qualified_name == base);
-            });
-            if (it == signatures.end())
-            {
-                throw usage_error("--instantiate " + expression + ": the cell has no template kernel named '" +
-                                            base + "'");
-            }
-            instances.push_back(it->instantiate(expression));
-        }
-        for (const auto& signature : signatures)
-        {
-            // An explicit instantiation or specialization in the source (template __global__ void
-            // f<256>(...);) is found by its qualified name with the template arguments.
-            if (!signature.extern_c && !signature.is_template() && signature.name.find('<') != std::string::npos &&
-                std::find(options.name_expressions.begin(), options.name_expressions.end(), signature.qualified_name) ==
-                    options.name_expressions.end())
-            {
-                options.name_expressions.push_back(signature.qualified_name);
-            }
-        }
-        signatures.insert(signatures.end(), instances.begin(), instances.end());
-        for (const auto& signature : signatures)
-        {
-            if (!signature.extern_c && !signature.is_template() && signature.name.find('<') == std::string::npos)
-            {
-                std::string expression = "&" + signature.qualified_name;
-                if (std::find(options.name_expressions.begin(), options.name_expressions.end(), expression) ==
-                    options.name_expressions.end())
-                {
-                    options.name_expressions.push_back(expression);
-                }
-            }
-        }
-
+        cell_plan plan = m_builder.prepare(name, std::move(recipe));
         build_result result;
-        std::string cache_key = m_compiler.key_for(source, options, headers);
-        std::string key = key_for(name, signatures);
-        if (!unreadable)
+        std::string key = key_for(name, plan.signatures);
+        if (!plan.unreadable)
         {
-            if (auto same = find_same(key, cache_key))
+            if (auto same = find_same(key, plan.cache_key))
             {
-                m_compiler.memory().find(cache_key);  // counts the hit, keeps the entry recent
+                m_compiler.memory().find(plan.cache_key);  // counts the hit, keeps the entry recent
                 result.module = same;
                 result.reused = true;
                 result.cache_hit = true;
@@ -139,28 +63,12 @@ namespace xcuda
                 return result;
             }
         }
-        compiler::output compiled = m_compiler.compile(source, options, headers);
+        compiler::output compiled = m_builder.compile(plan);
         result.cache_hit = compiled.origin != "nvrtc";
-        if (unreadable)
-        {
-            throw *unreadable;
-        }
-        std::string module_name = name;
-        if (module_name.empty())
-        {
-            for (const auto& signature : signatures)
-            {
-                module_name += (module_name.empty() ? "" : "+") + signature.name;
-            }
-            if (module_name.empty())
-            {
-                module_name = "cell";
-            }
-        }
-        result.module = std::make_shared<cuda_module>(m_session, m_compiler, module_name, source, options,
-                                                      std::move(compiled.binary), std::move(signatures), cache_key);
+        result.module = std::make_shared<cuda_module>(m_session, m_compiler, plan.module_name, std::move(plan.recipe),
+                                                      std::move(compiled.binary), std::move(plan.signatures),
+                                                      plan.cache_key);
         result.module->set_origin(compiled.origin);
-        result.module->set_headers(headers);
         install(key, result.module);
         return result;
     }
@@ -219,33 +127,6 @@ namespace xcuda
             }
         }
         return used;
-    }
-
-    bool module_registry::parsed_before(const std::string& source, std::vector<kernel_signature>& signatures,
-                                        std::optional<signature_error>& unreadable) const
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        for (const auto& parse : m_parses)
-        {
-            if (parse.source == source)
-            {
-                signatures = parse.signatures;
-                unreadable = parse.unreadable;
-                return true;
-            }
-        }
-        return false;
-    }
-
-    void module_registry::remember_parse(const std::string& source, const std::vector<kernel_signature>& signatures,
-                                         const std::optional<signature_error>& unreadable)
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        m_parses.push_front(parse_result{source, signatures, unreadable});
-        if (m_parses.size() > 32)
-        {
-            m_parses.pop_back();
-        }
     }
 
     std::shared_ptr<cuda_module> module_registry::find_same(const std::string& key, const std::string& cache_key) const

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cell_builder.hpp"
 #include "compiler.hpp"
 #include "cuda_module.hpp"
 
@@ -38,13 +39,12 @@ namespace xcuda
         cuda_session& session() const noexcept { return m_session; }
         class compiler& compiler() const noexcept { return m_compiler; }
 
-        // Builds a cell: reads its kernel signatures, compiles it (or takes the binary from the
-        // compile cache in memory, then on disk), and installs the module as the cell's current one. options.arch must be
-        // set (the caller picks the default, which needs the session). Every non-template kernel
-        // without extern "C" gets a name expression so it can be found by its C++ name.
+        // Builds a cell: prepares and compiles it (compile/cell_builder: its kernel signatures, the name
+        // expressions, the compile through the caches), unless the cell's current module came from the
+        // same recipe, and installs the module as the cell's current one. recipe.options.arch must be
+        // set (the caller picks the default, which needs the session).
         // Thread-safe; holds no Python state, so callers release the GIL around it.
-        build_result build(const std::string& name, const std::string& source, compile_options options,
-                           const std::map<std::string, std::string>& headers = {});
+        build_result build(const std::string& name, compile_recipe recipe);
 
         static std::string key_for(const std::string& name, const std::vector<kernel_signature>& signatures);
 
@@ -66,23 +66,10 @@ namespace xcuda
         void clear();
 
     private:
-
-        // The last few cells' parses: re-running a large unchanged cell skips the parser.
-        struct parse_result
-        {
-            std::string source;
-            std::vector<kernel_signature> signatures;
-            std::optional<signature_error> unreadable;
-        };
-        bool parsed_before(const std::string& source, std::vector<kernel_signature>& signatures,
-                           std::optional<signature_error>& unreadable) const;
-        void remember_parse(const std::string& source, const std::vector<kernel_signature>& signatures,
-                            const std::optional<signature_error>& unreadable);
-
         cuda_session& m_session;
         class compiler& m_compiler;
+        cell_builder m_builder;
         mutable std::mutex m_mutex;
-        std::deque<parse_result> m_parses;
         std::map<std::string, std::string> m_headers;
         std::vector<std::pair<std::string, std::shared_ptr<cuda_module>>> m_entries;
     };

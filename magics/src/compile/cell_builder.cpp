@@ -1,0 +1,141 @@
+#include "cell_builder.hpp"
+
+#include <algorithm>
+
+#include "kernel_signature.hpp"
+
+namespace xcuda
+{
+    cell_builder::cell_builder(class compiler& compiler)
+        : m_compiler(compiler)
+    {
+    }
+
+    cell_plan cell_builder::prepare(const std::string& name, compile_recipe recipe)
+    {
+        // The parser sees what NVRTC sees: the header cells, the -I folders and the -D macros.
+        const std::string& source = recipe.source;
+        const std::map<std::string, std::string>& headers = recipe.headers;
+        compile_options& options = recipe.options;
+        std::vector<kernel_signature> signatures;
+        std::optional<signature_error> unreadable;
+        parse_context context{headers, options.include_dirs, options.defines};
+        std::string parse_key = source;
+        for (const auto& [header, text] : headers)
+        {
+            parse_key += '\0' + header + '\0' + text;
+        }
+        for (const auto& list : {options.include_dirs, options.defines})
+        {
+            parse_key += '\1';
+            for (const auto& item : list)
+            {
+                parse_key += item + '\0';
+            }
+        }
+        bool known = false;
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            for (const auto& parse : m_parses)
+            {
+                if (parse.key == parse_key)
+                {
+                    signatures = parse.signatures;
+                    unreadable = parse.unreadable;
+                    known = true;
+                    break;
+                }
+            }
+        }
+        if (!known)
+        {
+            try
+            {
+                signatures = parse_kernel_signatures(source, context);
+            }
+            catch (const signature_error& e)
+            {
+                unreadable = e;
+            }
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_parses.push_front(parse_result{parse_key, signatures, unreadable});
+            if (m_parses.size() > 32)
+            {
+                m_parses.pop_back();
+            }
+        }
+        // Instantiations asked for by name expression ("saxpy<float>") become kernels of their own.
+        std::vector<kernel_signature> instances;
+        for (const auto& expression : options.name_expressions)
+        {
+            if (expression.empty() || expression[0] == '&' || expression.find('<') == std::string::npos)
+            {
+                continue;
+            }
+            std::string base = expression.substr(0, expression.find('<'));
+            base.erase(base.find_last_not_of(" \t") + 1);
+            auto it = std::find_if(signatures.begin(), signatures.end(), [&](const kernel_signature& s) {
+                return s.is_template() && (s.name == base || s.qualified_name == base);
+            });
+            if (it == signatures.end())
+            {
+                throw usage_error("--instantiate " + expression + ": the cell has no template kernel named '" +
+                                            base + "'");
+            }
+            instances.push_back(it->instantiate(expression));
+        }
+        for (const auto& signature : signatures)
+        {
+            // An explicit instantiation or specialization in the source (template __global__ void
+            // f<256>(...);) is found by its qualified name with the template arguments.
+            if (!signature.extern_c && !signature.is_template() && signature.name.find('<') != std::string::npos &&
+                std::find(options.name_expressions.begin(), options.name_expressions.end(), signature.qualified_name) ==
+                    options.name_expressions.end())
+            {
+                options.name_expressions.push_back(signature.qualified_name);
+            }
+        }
+        signatures.insert(signatures.end(), instances.begin(), instances.end());
+        for (const auto& signature : signatures)
+        {
+            if (!signature.extern_c && !signature.is_template() && signature.name.find('<') == std::string::npos)
+            {
+                std::string expression = "&" + signature.qualified_name;
+                if (std::find(options.name_expressions.begin(), options.name_expressions.end(), expression) ==
+                    options.name_expressions.end())
+                {
+                    options.name_expressions.push_back(expression);
+                }
+            }
+        }
+
+        cell_plan plan;
+        plan.cache_key = m_compiler.key_for(recipe);
+        plan.module_name = name;
+        if (plan.module_name.empty())
+        {
+            for (const auto& signature : signatures)
+            {
+                plan.module_name += (plan.module_name.empty() ? "" : "+") + signature.name;
+            }
+            if (plan.module_name.empty())
+            {
+                plan.module_name = "cell";
+            }
+        }
+        plan.recipe = std::move(recipe);
+        plan.signatures = std::move(signatures);
+        plan.unreadable = std::move(unreadable);
+        return plan;
+    }
+
+    compiler::output cell_builder::compile(const cell_plan& plan)
+    {
+        compiler::output compiled = m_compiler.compile(plan.recipe);
+        if (plan.unreadable)
+        {
+            throw *plan.unreadable;
+        }
+        return compiled;
+    }
+}
