@@ -23,7 +23,7 @@ from conftest import BUILD, HAS_GPU
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROBE = (FIXTURES / "probe.cu").read_text()
-REPLAY = BUILD / "python" / "xcuda-replay"
+REPLAY = BUILD / "python" / "xcuda" / "xcuda-replay"
 
 SAXPY = """extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
 {

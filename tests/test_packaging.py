@@ -30,15 +30,16 @@ def needed(path):
 
 
 def built_binary(name):
-    """The build's Python module, C++ test binary, kernel executable, xcuda-replay or xcuda-compile (beside the module);
-    None when not built."""
+    """The build's extension module (xcuda/_core), C++ test binary, kernel executable, xcuda-replay or
+    xcuda-compile (in the package folder, beside the extension); None when not built."""
+    package = BUILD / "python" / "xcuda"
     if name == "module":
-        module = sorted((BUILD / "python").glob("xcuda*.so"))
-        assert module, f"no xcuda module in {BUILD / 'python'}: build first (bash .ci/setup)"
+        module = sorted(package.glob("_core*.so"))
+        assert module, f"no xcuda/_core extension in {package}: build first (bash .ci/setup)"
         return module[0]
     if name in ("replay", "compile worker"):
-        program = BUILD / "python" / {"replay": "xcuda-replay", "compile worker": "xcuda-compile"}[name]
-        assert program.exists(), f"no {program.name} beside the module in {BUILD / 'python'}: it is built with it"
+        program = package / {"replay": "xcuda-replay", "compile worker": "xcuda-compile"}[name]
+        assert program.exists(), f"no {program.name} beside the extension in {package}: it is built with it"
         return program
     path = BUILD / "bin" / {"xcuda_core_tests": "xcuda_core_tests", "kernel": "xcuda"}[name]
     return path if path.exists() else None
@@ -121,8 +122,7 @@ def test_nvrtc_from_nvidias_wheel_beside_the_module(tmp_path):
     site = tmp_path / "site-packages"
     wheel_lib = site / "nvidia" / "cu13" / "lib"
     wheel_lib.mkdir(parents=True)
-    for path in list((BUILD / "python").glob("xcuda*.so")) + list((BUILD / "python").glob("xcuda_*.py")):
-        shutil.copy(path, site / path.name)
+    shutil.copytree(BUILD / "python" / "xcuda", site / "xcuda", symlinks=True)
     for library in NVRTC.parent.glob("libnvrtc*.so*"):
         (wheel_lib / library.name).symlink_to(library.resolve())
     code = f"import sys; sys.path.insert(0, {str(site)!r})\n" + LIBRARY_INFO + \
@@ -160,7 +160,7 @@ def test_the_setup_makes_import_xcuda_work_in_the_system_python_without_pythonpa
     result = subprocess.run(["/usr/bin/python3", "-c", "import xcuda; print(xcuda.__file__)"], env=env,
                             capture_output=True, text=True, timeout=60, cwd="/")
     assert result.returncode == 0, result.stderr
-    assert Path(result.stdout.strip()).parent == BUILD / "python"
+    assert Path(result.stdout.strip()) == BUILD / "python" / "xcuda" / "__init__.py"
 
 
 @pytest.mark.parametrize("module, package", [

@@ -5,8 +5,7 @@ import stat
 
 import pytest
 
-import xcuda  # noqa: F401  (puts the build's module folder, and xcuda_recovery beside it, on sys.path)
-import xcuda_recovery
+import xcuda.recovery as xcuda_recovery
 
 
 def test_the_pickle_is_written_0600_in_a_new_0700_folder_and_removed_after_reading():

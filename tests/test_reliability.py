@@ -273,7 +273,7 @@ def check_the_session_after_recovery(kc, before, count_before_recovery):
     _, checked = run_ok(kc, SAXPY_CHECK)
     assert "True" in checked
     # Cell numbers start again at 1 in the new process: xeus keeps its counter to itself (ipykernel
-    # continues the numbering; see xcuda_recovery.restore_if_requested).
+    # continues the numbering; see xcuda.recovery.restore_if_requested).
 
 
 @pytest.mark.gpu

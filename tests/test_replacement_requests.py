@@ -3,7 +3,7 @@ the cell that replaces the process, even at once, is run by the new process, wit
 and its idle status, in order.
 
 Without a GPU the replacement is made with %cuda_recover on a healthy session (the same path a kernel fault
-takes, see xcuda_recovery.py and kernel/replaceable_server); with a GPU, also after a real fault.
+takes, see xcuda/recovery.py and kernel/replaceable_server); with a GPU, also after a real fault.
 """
 import os
 import tempfile

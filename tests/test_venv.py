@@ -52,15 +52,34 @@ def venv_python(code, timeout=180, **env):
 def test_pip_installed_the_module_into_the_venv_without_linking_the_driver_or_nvrtc():
     out = json.loads(venv_python(
         "import json, sys, xcuda, IPython, ipykernel\n"
-        "print(json.dumps({'file': xcuda.__file__, 'prefix': sys.prefix, 'ipython': IPython.__version__,"
-        " 'ipykernel': ipykernel.__version__, 'nvrtc': xcuda.nvrtc_library()['path']}))"))
+        "print(json.dumps({'file': xcuda.__file__, 'core': xcuda._core.__file__, 'prefix': sys.prefix,"
+        " 'ipython': IPython.__version__, 'ipykernel': ipykernel.__version__,"
+        " 'nvrtc': xcuda.nvrtc_library()['path']}))"))
     assert Path(out["file"]).resolve().is_relative_to(VENV.resolve()), out
     assert "site-packages" in out["file"], out
+    assert Path(out["file"]).parts[-2:] == ("xcuda", "__init__.py"), out
+    assert Path(out["core"]).parent == Path(out["file"]).parent, out
     assert int(out["ipython"].split(".")[0]) >= 9 and int(out["ipykernel"].split(".")[0]) >= 7, out
     assert out["nvrtc"], out
     from test_packaging import assert_links_neither_driver_nor_nvrtc
 
-    assert_links_neither_driver_nor_nvrtc(Path(out["file"]))
+    assert_links_neither_driver_nor_nvrtc(Path(out["core"]))
+
+
+def test_pip_install_puts_only_the_package_and_its_dist_info_at_the_top_of_site_packages():
+    out = json.loads(venv_python(
+        "import json, importlib.metadata as m\n"
+        "d = m.distribution('xcuda')\n"
+        "print(json.dumps(sorted({str(f).split('/')[0] for f in d.files})))"))
+    tops = [top for top in out if not top.startswith("..")]  # scripts and data outside site-packages
+    assert tops and all(top == "xcuda" or (top.startswith("xcuda-") and top.endswith(".dist-info")) for top in tops), tops
+    files = json.loads(venv_python(
+        "import json, importlib.metadata as m\n"
+        "print(json.dumps(sorted(str(f) for f in m.distribution('xcuda').files)))"))
+    for needed in ("xcuda/__init__.py", "xcuda/recovery.py", "xcuda/parallel.py", "xcuda/xcuda-compile",
+                   "xcuda/xcuda-replay"):
+        assert needed in files, (needed, files)
+    assert any(f.startswith("xcuda/_core") and f.endswith(".so") for f in files), files
 
 
 IPYTHON_SESSION = r'''

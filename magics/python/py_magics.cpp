@@ -211,8 +211,8 @@ namespace xcuda::python
             shell.attr("register_magic_function")(status, "line", "cuda_status");
             register_launch_magics(shell);
             // %cuda_recover and the end-of-cell hook (device printf flush, replacement after a fault)
-            // are Python: they pickle the namespace and exec the process (xcuda_recovery.py).
-            py::module_ recovery = py::module_::import("xcuda_recovery");
+            // are Python: they pickle the namespace and exec the process (xcuda/recovery.py).
+            py::module_ recovery = py::module_::import("xcuda.recovery");
             static const std::string recover_text = recovery.attr("cuda_recover").attr("__doc__").cast<std::string>();
             static const std::string recover_usage =
                 plain_arguments("%cuda_recover", recover_text.c_str()).usage();

@@ -3,7 +3,7 @@
 // engines use one GPU (xcuda.DeviceSharingWarning).
 //
 // An engine joins its host at `import xcuda` (and again, harmlessly, at %load_ext xcuda): the pure
-// Python xcuda_parallel.engine_label() says whether this process is an ipyparallel engine, and only
+// Python xcuda.parallel.engine_label() says whether this process is an ipyparallel engine, and only
 // then is the host registry (runtime/host_registry) made. The engine leases a slot there, which
 // chooses its device when neither XCUDA_DEVICE nor a launcher's local rank did; and each device it
 // makes a context on is recorded there by its UUID, so an engine arriving on a GPU that another
@@ -83,7 +83,7 @@ namespace xcuda::python
 
     void join_host_if_engine()
     {
-        py::object label = py::module_::import("xcuda_parallel").attr("engine_label")();
+        py::object label = py::module_::import("xcuda.parallel").attr("engine_label")();
         process_state& s = state();
         if (label.is_none() || s.host)
         {

@@ -43,12 +43,14 @@ namespace xcuda
         }
 
         // The folder of the binary this code is linked into: site-packages for a pip-installed module.
-        std::string own_folder()
+        // The folder that holds the package `xcuda` (site-packages, or the build's python/): this code is
+        // in xcuda/_core*.so or in xcuda/xcuda-compile, one level below it. NVIDIA's wheels sit there.
+        std::string site_packages()
         {
             Dl_info info;
-            if (dladdr(reinterpret_cast<void*>(&own_folder), &info) && info.dli_fname)
+            if (dladdr(reinterpret_cast<void*>(&site_packages), &info) && info.dli_fname)
             {
-                return parent(info.dli_fname);
+                return parent(parent(info.dli_fname));
             }
             return "";
         }
@@ -161,7 +163,7 @@ namespace xcuda
             }
         }
         // A wheel installed with this module (pip install xcuda nvidia-cuda-nvrtc) before the system's.
-        std::string site = own_folder();
+        std::string site = site_packages();
         if (!site.empty())
         {
             for (const char* wheel : {"/nvidia/cu13/lib/", "/nvidia/cuda_nvrtc/lib/"})
@@ -275,7 +277,7 @@ namespace xcuda
                 toolkit(env(variable));
             }
         }
-        std::string site = own_folder();
+        std::string site = site_packages();
         print += "module=" + site + "\n";
         for (const char* wheel : {"/nvidia/cu13/lib/", "/nvidia/cuda_nvrtc/lib/"})
         {

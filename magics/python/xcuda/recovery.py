@@ -262,7 +262,7 @@ def replace_process(shell, state):
     environment = dict(os.environ)
     environment[RESTORE_VARIABLE] = path
     # PYTHONSTARTUP runs in the new shell and loads the extension, which restores.
-    startup = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xcuda_recovery_startup.py")
+    startup = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recovery_startup.py")
     if "PYTHONSTARTUP" in environment:
         environment["XCUDA_PREVIOUS_PYTHONSTARTUP"] = environment["PYTHONSTARTUP"]
     environment["PYTHONSTARTUP"] = startup
@@ -326,7 +326,7 @@ def restore_if_requested(shell):
     path = os.environ.pop(RESTORE_VARIABLE, None)
     if "XCUDA_PREVIOUS_PYTHONSTARTUP" in os.environ:
         os.environ["PYTHONSTARTUP"] = os.environ.pop("XCUDA_PREVIOUS_PYTHONSTARTUP")
-    elif os.environ.get("PYTHONSTARTUP", "").endswith("xcuda_recovery_startup.py"):
+    elif os.environ.get("PYTHONSTARTUP", "").endswith("recovery_startup.py"):
         del os.environ["PYTHONSTARTUP"]
     if not path:
         return None
