@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "kernel_signature.hpp"
 #include "argument_block.hpp"
+#include "launch_history.hpp"
 #include "launch_plan.hpp"
 #include "cuda_cell_arguments.hpp"
 #include "magic_arguments.hpp"
@@ -522,5 +523,34 @@ namespace xcuda
         }
         EXPECT_NE(before, other);
         EXPECT_NE(other.find("/nonexistent-toolkit/lib64/libnvrtc.so.13 -"), std::string::npos) << other;
+    }
+}
+
+namespace xcuda
+{
+    TEST(launch_history, keeps_the_last_launches_not_yet_waited_for_oldest_first)
+    {
+        launch_history history;
+        unsigned grid[3] = {4, 1, 1};
+        unsigned block[3] = {256, 1, 1};
+        EXPECT_FALSE(history.unfinished());
+        for (int i = 0; i < 10; ++i)
+        {
+            history.record("k" + std::to_string(i), grid, block, 0, nullptr, i % 2);
+        }
+        EXPECT_TRUE(history.unfinished());
+        std::vector<launch_record> launches = history.unfinished_launches();
+        ASSERT_EQ(launches.size(), launch_history::capacity);
+        EXPECT_STREQ(launches.front().kernel, "k2");
+        EXPECT_STREQ(launches.back().kernel, "k9");
+        EXPECT_EQ(launches.back().describe(), "k9[grid=(4, 1, 1), block=(256, 1, 1)] on device 1");
+        EXPECT_EQ(history.unfinished_on(0).size(), 4u);
+        history.mark_finished();
+        EXPECT_FALSE(history.unfinished());
+        EXPECT_TRUE(history.unfinished_launches().empty());
+        history.record("after", grid, block, 64, nullptr, 0);
+        ASSERT_EQ(history.unfinished_launches().size(), 1u);
+        EXPECT_EQ(history.unfinished_launches()[0].describe(),
+                  "after[grid=(4, 1, 1), block=(256, 1, 1), shared_mem=64] on device 0");
     }
 }

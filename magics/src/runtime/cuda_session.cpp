@@ -122,6 +122,7 @@ namespace xcuda
             throw usage_error("device ordinal must be >= 0, got " + std::to_string(ordinal));
         }
         std::size_t index = static_cast<std::size_t>(ordinal);
+        std::lock_guard<std::mutex> lock(m_staging_mutex);  // several threads' first copies
         if (m_staging.size() <= index)
         {
             m_staging.resize(index + 1);
@@ -133,14 +134,16 @@ namespace xcuda
         return *m_staging[index];
     }
 
-    pinned_memory& cuda_session::transfer_memory(std::size_t bytes)
+    cuda_session::transfer_memory_lease cuda_session::transfer_memory(std::size_t bytes)
     {
+        transfer_memory_lease lease{std::unique_lock<std::mutex>(m_transfer_memory_mutex), nullptr};
         if (!m_transfer_memory || m_transfer_memory->size() < bytes)
         {
             m_transfer_memory.reset();
             m_transfer_memory = pinned_memory::allocate(*this, bytes);
         }
-        return *m_transfer_memory;
+        lease.memory = m_transfer_memory.get();
+        return lease;
     }
 
     int cuda_session::device_count()
@@ -665,40 +668,10 @@ namespace xcuda
 // Waits, launch records and faults.
 namespace xcuda
 {
-    std::string launch_record::describe() const
-    {
-        auto dims = [](const unsigned d[3]) {
-            return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
-        };
-        std::string text = std::string(kernel) + "[grid=" + dims(grid) + ", block=" + dims(block);
-        if (shared_mem)
-        {
-            text += ", shared_mem=" + std::to_string(shared_mem);
-        }
-        text += "] on device " + std::to_string(device);
-        if (stream)
-        {
-            char handle[32];
-            std::snprintf(handle, sizeof handle, "%p", static_cast<void*>(stream));
-            text += std::string(", stream ") + handle;
-        }
-        return text;
-    }
-
     void cuda_session::record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
                                      unsigned shared_mem, CUstream stream) noexcept
     {
-        std::lock_guard<std::mutex> lock(m_launch_mutex);
-        launch_record& r = m_launches[m_launch_serial % launch_history];
-        std::size_t n = std::min(kernel.size(), sizeof r.kernel - 1);
-        std::memcpy(r.kernel, kernel.data(), n);
-        r.kernel[n] = '\0';
-        std::memcpy(r.grid, grid, sizeof r.grid);
-        std::memcpy(r.block, block, sizeof r.block);
-        r.shared_mem = shared_mem;
-        r.device = m_current;
-        r.stream = stream;
-        r.serial = ++m_launch_serial;
+        m_history.record(kernel, grid, block, shared_mem, stream, m_current);
     }
 
     void cuda_session::poll(const std::function<CUresult()>& done, const char* call, int ordinal)
@@ -775,7 +748,7 @@ namespace xcuda
         check(flushing(*this, m_output_sink, [&] { return driver.cuStreamSynchronize(stream); }), "cuStreamSynchronize");
         if (stream == nullptr)
         {
-            m_synchronized_serial = m_launch_serial.load();
+            m_history.mark_finished();
         }
     }
 
@@ -800,7 +773,7 @@ namespace xcuda
         CUevent event = d.idle_event;
         poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", ordinal);
         check(flushing(*this, m_output_sink, [&] { return driver.cuEventSynchronize(event); }), "cuEventSynchronize");
-        m_synchronized_serial = m_launch_serial.load();
+        m_history.mark_finished();
     }
 
     void cuda_session::order_before(CUstream consumer)
@@ -851,12 +824,9 @@ namespace xcuda
     {
         m_interrupted_device = ordinal;
         std::string running;
-        for (const launch_record& r : m_launches)
+        for (const launch_record& r : m_history.unfinished_on(ordinal))
         {
-            if (r.serial > m_synchronized_serial && r.device == ordinal)
-            {
-                running += "\n  " + r.describe();
-            }
+            running += "\n  " + r.describe();
         }
         throw interrupted_error(
             "interrupted while waiting for device " + std::to_string(ordinal) +
@@ -869,18 +839,13 @@ namespace xcuda
 
     void cuda_session::fault(CUresult result, const char* call)
     {
+        std::vector<launch_record> launches = m_history.unfinished_launches();
         std::vector<std::string> kernels;
-        std::uint64_t first = std::max<std::uint64_t>(m_synchronized_serial + 1,
-                                                      m_launch_serial > launch_history ? m_launch_serial - launch_history + 1 : 1);
-        for (std::uint64_t serial = first; serial <= m_launch_serial; ++serial)
+        for (const launch_record& r : launches)
         {
-            kernels.push_back(m_launches[(serial - 1) % launch_history].describe());
+            kernels.push_back(r.describe());
         }
-        int device = m_current;
-        if (!kernels.empty())
-        {
-            device = m_launches[(m_launch_serial - 1) % launch_history].device;
-        }
+        int device = launches.empty() ? m_current.load() : launches.back().device;
 
         std::vector<session_resource*> resources;
         {
@@ -913,8 +878,7 @@ namespace xcuda
         std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
 
         std::string error = cuda_error_name(result) + ": " + cuda_error_description(result);
-        std::string culprit = kernels.empty() ? std::string("a kernel") : "kernel '" + std::string(
-                                  m_launches[(m_launch_serial - 1) % launch_history].kernel) + "'";
+        std::string culprit = launches.empty() ? std::string("a kernel") : "kernel '" + std::string(launches.back().kernel) + "'";
         std::string message = culprit + " faulted on device " + std::to_string(device) + ": " + error +
                               " (reported by " + call + ")";
         if (kernels.empty())

@@ -52,6 +52,7 @@
 #include <cuda.h>
 
 #include "device_choice.hpp"
+#include "launch_history.hpp"
 #include "transfer_settings.hpp"
 
 namespace xcuda
@@ -104,20 +105,6 @@ namespace xcuda
         virtual std::size_t bytes() const noexcept { return 0; }
         // The ordinal of the device whose context holds it.
         virtual int device() const noexcept = 0;
-    };
-
-    // One launch as remembered for fault reports: which kernel, how, where.
-    struct launch_record
-    {
-        char kernel[96] = {0};
-        unsigned grid[3] = {1, 1, 1};
-        unsigned block[3] = {1, 1, 1};
-        unsigned shared_mem = 0;
-        int device = 0;
-        CUstream stream = nullptr;
-        std::uint64_t serial = 0;
-
-        std::string describe() const;
     };
 
     class host_staging;
@@ -245,7 +232,7 @@ namespace xcuda
         void note_printf_module(int delta) noexcept { m_printf_modules += delta; }
         bool capturing_printf() const noexcept { return m_printf_modules > 0 && m_output_sink != nullptr; }
         // Launches made since the last completed wait (fault reports name them); printf flush point.
-        bool unsynchronized_launches() const noexcept { return m_launch_serial != m_synchronized_serial; }
+        bool unsynchronized_launches() const noexcept { return m_history.unfinished(); }
 
         // Remembers a launch for fault reports (hot path: a fixed-size copy, no allocation).
         void record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
@@ -274,8 +261,14 @@ namespace xcuda
         const transfer_settings& transfers() const noexcept { return m_transfers; }
         // The device buffers of finished launches' numpy arguments, kept for the next launch.
         temporary_cache& temporaries() noexcept { return *m_temporaries; }
-        // Page-locked memory of at least `bytes` for copies staged between devices (kept, grown).
-        pinned_memory& transfer_memory(std::size_t bytes);
+        // Page-locked memory of at least `bytes` for copies staged between devices (kept, grown), for the
+        // holder of the lease alone: copies staged between devices are made one at a time.
+        struct transfer_memory_lease
+        {
+            std::unique_lock<std::mutex> lock;
+            pinned_memory* memory = nullptr;
+        };
+        transfer_memory_lease transfer_memory(std::size_t bytes);
 
         void register_resource(session_resource* resource);
         void unregister_resource(session_resource* resource) noexcept;
@@ -324,7 +317,9 @@ namespace xcuda
         std::uint64_t m_peer_paths[64] = {};  // the driver's peer access is on (copies)
         mutable std::mutex m_mutex;
         std::unordered_set<session_resource*> m_resources;
-        std::vector<std::unique_ptr<host_staging>> m_staging;  // by ordinal
+        std::vector<std::unique_ptr<host_staging>> m_staging;  // by ordinal (m_staging_mutex)
+        std::mutex m_staging_mutex;
+        std::mutex m_transfer_memory_mutex;
         std::shared_ptr<pinned_memory> m_transfer_memory;
         std::unique_ptr<temporary_cache> m_temporaries;
         transfer_settings m_transfers = transfer_settings::from_environment();
@@ -335,10 +330,6 @@ namespace xcuda
         std::function<void(const std::string&)> m_output_sink;
         int m_printf_modules = 0;
 
-        static constexpr std::size_t launch_history = 8;
-        launch_record m_launches[launch_history];  // m_launch_mutex
-        std::mutex m_launch_mutex;
-        std::atomic<std::uint64_t> m_launch_serial{0};
-        std::atomic<std::uint64_t> m_synchronized_serial{0};
+        launch_history m_history;
     };
 }

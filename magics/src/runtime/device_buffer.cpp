@@ -253,8 +253,8 @@ namespace xcuda
         }
         // Staged: two page-locked halves; the download of one chunk overlaps the upload of the other.
         constexpr std::size_t chunk = 16u << 20;
-        pinned_memory& pinned = session.transfer_memory(2 * chunk);
-        char* halves[2] = {static_cast<char*>(pinned.data()), static_cast<char*>(pinned.data()) + chunk};
+        cuda_session::transfer_memory_lease pinned = session.transfer_memory(2 * chunk);
+        char* halves[2] = {static_cast<char*>(pinned.memory->data()), static_cast<char*>(pinned.memory->data()) + chunk};
         CUevent uploaded[2] = {nullptr, nullptr};
         session.make_current(to);
         check(driver.cuEventCreate(&uploaded[0], CU_EVENT_DISABLE_TIMING), "cuEventCreate");

@@ -1,0 +1,56 @@
+#pragma once
+// The last few launches of a session, for the reports of a kernel fault ("kernel 'saxpy' faulted ...
+// launched as saxpy[grid=..., block=...]") and of an interrupted wait (what was still running there).
+//
+// A launch is recorded as it is queued (a fixed-size copy: no allocation on the launch path); a
+// completed wait for the whole device marks everything recorded so far as finished.
+//
+// Threading: every member takes the history's mutex; launches on several threads record at once.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <cuda.h>
+
+namespace xcuda
+{
+    // One launch as remembered for fault reports: which kernel, how, where.
+    struct launch_record
+    {
+        char kernel[96] = {0};
+        unsigned grid[3] = {1, 1, 1};
+        unsigned block[3] = {1, 1, 1};
+        unsigned shared_mem = 0;
+        int device = 0;
+        CUstream stream = nullptr;
+        std::uint64_t serial = 0;
+
+        std::string describe() const;
+    };
+
+    class launch_history
+    {
+    public:
+        static constexpr std::size_t capacity = 8;
+
+        void record(const std::string& kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_mem,
+                    CUstream stream, int device) noexcept;
+        // Everything recorded until now has finished (a wait for the whole device, or the default stream).
+        void mark_finished() noexcept;
+        // Launches recorded since the last mark_finished (printf output is flushed at the next wait then).
+        bool unfinished() const noexcept { return m_serial != m_finished; }
+        // The unfinished launches, oldest first (at most `capacity`); those of one device.
+        std::vector<launch_record> unfinished_launches() const;
+        std::vector<launch_record> unfinished_on(int device) const;
+
+    private:
+        mutable std::mutex m_mutex;
+        launch_record m_records[capacity];
+        std::atomic<std::uint64_t> m_serial{0};
+        std::atomic<std::uint64_t> m_finished{0};
+    };
+}
