@@ -196,74 +196,16 @@ namespace xcuda::python
             call.record_for_replay();
             call_objects objects;
             bind_arguments(call, completed.pointers.data(), completed.pointers.size(), objects);
-            cuda_module& module = *kernel.module();
-            std::string arch;
-            if (gpu)
-            {
-                const device_properties& device = session.properties();
-                // The device's own limits (the function's are not known without loading it here): a
-                // launch the device refuses fails now, not in the child.
-                launch_plan::validate(dims, device, device.max_threads_per_block, device.max_shared_per_block_optin,
-                                      kernel.signature().name);
-                arch = module.compiled().arch.rfind("sm_", 0) == 0 && session.can_run(module.compiled().arch)
-                           ? module.compiled().arch
-                           : device.arch();
-            }
-            else
-            {
-                arch = module.inspection()->arch;
-            }
             replay_bundle bundle;
-            bundle.cubin = module.with_line_info(arch)->cubin;
-            bundle.symbol = kernel.symbol();
-            bundle.kernel_name = kernel.signature().name;
-            bundle.device = gpu ? session.device_ordinal() : 0;
-            bundle.dims = dims;
-            const launch_plan& plan = call.plan();
-            for (std::size_t i = 0; i < plan.arity(); ++i)
-            {
-                const auto* bytes = static_cast<const char*>(call.arguments().slot(i));
-                bundle.arguments.emplace_back(bytes, plan.slots()[i].size);
-            }
-            // numpy arrays: a region each, as the launch's device copies would be; device memory: by range.
-            std::vector<pointer_extent> on_device;
-            for (const argument_extent& e : call.extents())
-            {
-                if (e.host)
-                {
-                    replay_region region;
-                    region.bytes = e.bytes;
-                    region.initialised = e.initialised;
-                    if (e.initialised)
-                    {
-                        region.contents.assign(static_cast<const char*>(e.host), e.bytes);
-                    }
-                    if (e.bytes)
-                    {
-                        bundle.regions.push_back(std::move(region));
-                        bundle.pointers.push_back({e.index, bundle.regions.size() - 1, 0});
-                    }
-                }
-                else
-                {
-                    on_device.push_back({e.index, e.address, e.bytes});
-                }
-            }
-            std::size_t first_device_region = bundle.regions.size();
-            std::vector<std::uint64_t> starts = bundle.place_pointers(on_device);
             {
                 py::gil_scoped_release release;
-                for (std::size_t r = 0; r < starts.size(); ++r)
-                {
-                    replay_region& region = bundle.regions[first_device_region + r];
-                    region.contents = replay_bundle::capture(session, starts[r], region.bytes, stream);
-                }
+                bundle = replay_bundle::from_call(call, gpu);
                 replay.folder.path = replay_bundle::make_folder();
                 bundle.write(replay.folder.path);
             }
             replay.cubin = bundle.cubin;
             replay.symbol = bundle.symbol;
-            replay.source = module.source();
+            replay.source = kernel.module()->source();
             replay.description = bundle.describe();
             // The cell's text beside the report, for ncu's source page (--resolve-source-file).
             write_private(replay.folder.path + "/cell", replay.source);

@@ -1,5 +1,11 @@
 #include "replay_bundle.hpp"
 
+#include "cuda_module.hpp"
+
+#include "cuda_kernel.hpp"
+
+#include "launch_call.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -398,5 +404,71 @@ namespace xcuda
             text += " (" + text::bytes(static_cast<double>(total)) + ")";
         }
         return text;
+    }
+
+    replay_bundle replay_bundle::from_call(const launch_call& call, bool on_gpu)
+    {
+        cuda_kernel& kernel = call.kernel();
+        cuda_module& module = *kernel.module();
+        cuda_session& session = module.session();
+        std::string arch;
+        if (on_gpu)
+        {
+            const device_properties& device = session.properties();
+            // The device's own limits (the function's are not known without loading it here).
+            launch_plan::validate(call.dims(), device, device.max_threads_per_block, device.max_shared_per_block_optin,
+                                  kernel.signature().name);
+            arch = module.compiled().arch.rfind("sm_", 0) == 0 && session.can_run(module.compiled().arch)
+                       ? module.compiled().arch
+                       : device.arch();
+        }
+        else
+        {
+            arch = module.inspection()->arch;
+        }
+        replay_bundle bundle;
+        bundle.cubin = module.with_line_info(arch)->cubin;
+        bundle.symbol = kernel.symbol();
+        bundle.kernel_name = kernel.signature().name;
+        bundle.device = on_gpu ? session.device_ordinal() : 0;
+        bundle.dims = call.dims();
+        const launch_plan& plan = call.plan();
+        for (std::size_t i = 0; i < plan.arity(); ++i)
+        {
+            const auto* bytes = static_cast<const char*>(const_cast<launch_call&>(call).arguments().slot(i));
+            bundle.arguments.emplace_back(bytes, plan.slots()[i].size);
+        }
+        // Host arrays: a region each, as the launch's device copies would be; device memory: by range.
+        std::vector<pointer_extent> on_device;
+        for (const argument_extent& e : call.extents())
+        {
+            if (e.host)
+            {
+                replay_region region;
+                region.bytes = e.bytes;
+                region.initialised = e.initialised;
+                if (e.initialised)
+                {
+                    region.contents.assign(static_cast<const char*>(e.host), e.bytes);
+                }
+                if (e.bytes)
+                {
+                    bundle.regions.push_back(std::move(region));
+                    bundle.pointers.push_back({e.index, bundle.regions.size() - 1, 0});
+                }
+            }
+            else
+            {
+                on_device.push_back({e.index, e.address, e.bytes});
+            }
+        }
+        std::size_t first_device_region = bundle.regions.size();
+        std::vector<std::uint64_t> starts = bundle.place_pointers(on_device);
+        for (std::size_t r = 0; r < starts.size(); ++r)
+        {
+            replay_region& region = bundle.regions[first_device_region + r];
+            region.contents = capture(session, starts[r], region.bytes, call.stream());
+        }
+        return bundle;
     }
 }

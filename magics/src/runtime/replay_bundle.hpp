@@ -46,6 +46,7 @@
 
 namespace xcuda
 {
+    class launch_call;
     class cuda_session;
 
     struct replay_region
@@ -96,6 +97,12 @@ namespace xcuda
 
         // A new private folder (0700) for a bundle under $XCUDA_REPLAY_DIR, else $TMPDIR, else /tmp.
         static std::string make_folder();
+        // The bundle of a call converted for a replay (launch_call::record_for_replay): the module's binary
+        // with line information for the device's arch (or, without a GPU, its inspection arch, for
+        // device 0), the call's argument values, a region per host array with its bytes, and the device
+        // memory its pointers reach, copied from the device. With a GPU, dims are checked against the
+        // device's limits first, so a launch the device refuses fails here, not in the child.
+        static replay_bundle from_call(const launch_call& call, bool on_gpu);
         // Removes a bundle folder and what is in it (one level: bundles have no subfolders beyond the
         // tools' own report files). Never throws.
         static void remove_folder(const std::string& folder) noexcept;
