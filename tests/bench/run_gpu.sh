@@ -14,7 +14,7 @@
 # 6. bench_graphs.py: a chain of 100 small kernels eager and replayed as a CUDA graph -> $OUT/bench_graphs.md
 # 7. bench_multigpu.py: SAXPY across every device; with one GPU its rows say why they are skipped
 #                                                                                    -> $OUT/bench_multigpu.md
-# 8. the gpu-marked tests of CUDA graphs and transfers (tests/test_graphs_transfers.py -m gpu), when pytest
+# 8. the gpu-marked tests of CUDA graphs and transfers (tests/runtime/test_graphs_transfers.py -m gpu), when pytest
 #    is there                                                                        -> $OUT/gpu_tests.log
 # Then tests/bench/assemble_results.py $OUT writes tests/bench/RESULTS.md's GPU tables from these files.
 #
@@ -71,7 +71,7 @@ step graphs "$python" tests/bench/bench_graphs.py --baseline "$baseline" --out "
 step multigpu "$python" tests/bench/bench_multigpu.py --out "$out_dir/bench_multigpu.md"
 if "$python" -c "import pytest" 2>/dev/null; then
   # The scenarios in child processes on the GPU; the fake-driver ones need the test build, not made here.
-  step tests bash -c "\"$python\" -m pytest tests/test_graphs_transfers.py -m gpu -v -ra -p no:cacheprovider \
+  step tests bash -c "\"$python\" -m pytest tests/runtime/test_graphs_transfers.py -m gpu -v -ra -p no:cacheprovider \
       >\"$out_dir/gpu_tests.log\" 2>&1; rc=\$?; tail -n 20 \"$out_dir/gpu_tests.log\"; exit \$rc"
 else
   echo "== tests: no pytest in $python; the gpu tests were not run" | tee "$out_dir/gpu_tests.log"

@@ -58,19 +58,19 @@ print(subprocess.run(["readelf", "-d", xcuda.__file__], capture_output=True, tex
 PY
 
 # 3. The interop tests, with the pip-installed module (no build tree here): none may skip.
-XCUDA_BUILD_DIR=$repo/build-gpu-host "$python" -m pytest tests/test_interop.py -v -ra -p no:cacheprovider \
+XCUDA_BUILD_DIR=$repo/build-gpu-host "$python" -m pytest tests/runtime/test_interop.py -v -ra -p no:cacheprovider \
   >"$out/interop.log" 2>&1
 rc=$?
 tail -n 3 "$out/interop.log" | tee -a "$out/summary.txt"
 if [ $rc -ne 0 ]; then
-  summary "FAILED: tests/test_interop.py (exit $rc; see interop.log)"; status=1
+  summary "FAILED: tests/runtime/test_interop.py (exit $rc; see interop.log)"; status=1
 elif grep -qE "[0-9]+ skipped" "$out/interop.log"; then
   summary "FAILED: interop tests skipped on the GPU host (see interop.log)"; status=1
 fi
 
 # 4. The notebooks in ipykernel with %load_ext xcuda, through nbclient; the executed copies to $OUT.
 # 04-several-hosts starts ipyparallel engines, which this Python lacks: it runs in the Debian runtime
-# (tests/test_notebooks.py) instead.
+# (tests/package/test_notebooks.py) instead.
 # The kernelspec "python3" is this Python's ipykernel (not a system one that names another Python).
 kernels=$(mktemp -d)
 mkdir -p "$kernels/kernels/python3"

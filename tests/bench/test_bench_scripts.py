@@ -8,7 +8,7 @@ import pytest
 
 import xcuda
 
-BENCH = Path(__file__).resolve().parent / "bench"
+BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 import assemble_results  # noqa: E402

@@ -16,7 +16,7 @@ from nbclient.exceptions import CellExecutionError
 
 from conftest import HAS_GPU
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parent.parent.parent / "notebooks"
 
 
 def execute(name):

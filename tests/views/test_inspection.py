@@ -206,20 +206,7 @@ def test_sass_maps_the_fma_to_the_saxpy_statement():
     assert any("STG" in i for i in owned)
 
 
-CUB_REDUCTION = r"""
-#include <cub/block/block_reduce.cuh>
-#include <cuda/std/cstdint>
-
-extern "C" __global__ void block_sum(const float* in, float* out, cuda::std::int32_t n)
-{
-    using reduce = cub::BlockReduce<float, 128>;
-    __shared__ typename reduce::TempStorage storage;
-    int i = blockIdx.x * 128 + threadIdx.x;
-    float sum = reduce(storage).Sum(i < n ? in[i] : 0.0f);
-    if (threadIdx.x == 0)
-        out[blockIdx.x] = sum;
-}
-"""
+from cuda_sources import CUB_REDUCTION  # noqa: E402  (tests/cuda_sources.py)
 
 
 def test_cccl_headers_are_found_from_the_toolkit():

@@ -1,11 +1,11 @@
 """Scenarios of CUDA graphs and pageable numpy transfers, each run in a process of its own.
 
-tests/test_graphs_transfers.py runs every scenario twice: against the fake driver (tests/fake_driver,
+tests/runtime/test_graphs_transfers.py runs every scenario twice: against the fake driver (tests/fake_driver,
 XCUDA_LIBCUDA; a CPU test of xcuda's host logic: routes, registrations, capture bookkeeping, refusals)
 and, marked gpu, on a real GPU. The same code checks both; the fake's own counters (registrations
 alive, memory unmapped while registered) are only read where the fake runs.
 
-    python3 tests/graph_transfer_scenarios.py NAME     # exits 0 when the scenario holds
+    python3 tests/runtime/graph_transfer_scenarios.py NAME     # exits 0 when the scenario holds
 
 Each scenario sets what it needs in os.environ before importing xcuda (settings are read at start).
 """

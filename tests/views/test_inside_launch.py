@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 import xcuda
 from conftest import BUILD, HAS_GPU
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PROBE = (FIXTURES / "probe.cu").read_text()
 REPLAY = BUILD / "python" / "xcuda" / "xcuda-replay"
 

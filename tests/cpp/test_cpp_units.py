@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 BINARIES = ("xcuda_core_tests", "xcuda_launch_tests")
 

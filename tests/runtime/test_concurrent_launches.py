@@ -1,6 +1,6 @@
 """Launches from several threads at once: every result is the launching thread's own.
 
-Each scenario of tests/concurrent_launch_scenarios.py (4 threads x 200 launches, with numpy arrays,
+Each scenario of tests/runtime/concurrent_launch_scenarios.py (4 threads x 200 launches, with numpy arrays,
 device arrays or __cuda_array_interface__ objects, on the default stream and on streams of their own,
 one kernel or two) runs in a child process against the fake driver (any machine), and marked gpu on a
 real GPU with n = 2**20.

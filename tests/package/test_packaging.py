@@ -164,8 +164,8 @@ def test_the_setup_makes_import_xcuda_work_in_the_system_python_without_pythonpa
 
 
 @pytest.mark.parametrize("module, package", [
-    ("ipyparallel", "python3-ipyparallel"),       # tests/test_engines.py, notebooks/04
-    ("jupyter_server", "python3-jupyter-server"),  # tests/test_gateway.py
+    ("ipyparallel", "python3-ipyparallel"),       # tests/kernel/test_engines.py, notebooks/04
+    ("jupyter_server", "python3-jupyter-server"),  # tests/kernel/test_gateway.py
     ("selenium", "python3-selenium"),              # the browser tests
     ("matplotlib", "python3-matplotlib"),          # %cuda_bench and %cuda_profile plots
     ("hypothesis", "python3-hypothesis"),          # the fuzz tests

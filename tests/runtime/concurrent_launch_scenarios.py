@@ -1,12 +1,12 @@
 """Launches from several Python threads at once, each in a process of its own.
 
-tests/test_concurrent_launches.py runs each scenario against the fake driver (tests/fake_driver: any
+tests/runtime/test_concurrent_launches.py runs each scenario against the fake driver (tests/fake_driver: any
 machine) and, marked gpu, on a real GPU. Every scenario starts THREADS threads that each launch
 LAUNCHES times with their own scalars and arrays, and checks every result against numpy: a launch that
 computed with another thread's scalar or array shows as a wrong result, named with the thread and the
 launch.
 
-    python3 tests/concurrent_launch_scenarios.py NAME     # exits 0 when the scenario holds
+    python3 tests/runtime/concurrent_launch_scenarios.py NAME     # exits 0 when the scenario holds
 """
 import os
 import sys

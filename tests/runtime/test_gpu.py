@@ -439,7 +439,7 @@ def test_a_module_for_another_gpu_is_inspected_as_compiled_and_launches_through_
 
 
 def test_a_cub_block_reduction_from_a_cuda_cell_sums_correctly():
-    from test_inspection import CUB_REDUCTION
+    from cuda_sources import CUB_REDUCTION
 
     module = xcuda.compile(CUB_REDUCTION, name="gpu_cub")
     n = 128 * 50 + 17

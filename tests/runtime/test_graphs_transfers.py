@@ -2,7 +2,7 @@
 staged, per copy), in three settings:
 
 - against the fake driver (tests/fake_driver, built with the tests): every scenario of
-  tests/graph_transfer_scenarios.py in a child process with XCUDA_LIBCUDA pointing at it. These run on
+  tests/runtime/graph_transfer_scenarios.py in a child process with XCUDA_LIBCUDA pointing at it. These run on
   any machine and check xcuda's host side: which route each copy takes, that a registration never
   outlives its memory (the fake counts memory unmapped while registered), the capture bookkeeping,
   replays, argument updates, and the refusals inside a block;

@@ -2,7 +2,7 @@
 
 Each program is its header cells (%%cuda_header), its %%cuda cells, and `run(ns)`: the launches its
 host code would make, from the namespace the cells bound, returning (name, got, expected) triples
-checked against numpy. tests/test_programs.py compiles every program without a GPU (every parameter
+checked against numpy. tests/compile/test_programs.py compiles every program without a GPU (every parameter
 typed) and runs them on one.
 """
 from dataclasses import dataclass, field

@@ -36,7 +36,7 @@ KERNEL_READY_S = 90
 RUN_ALL_S = 300
 # Notebooks not run in the browser, and why (they run top to bottom elsewhere).
 NOT_IN_THE_BROWSER = {
-    "04-several-hosts.ipynb": "it starts and stops an ipyparallel cluster of its own; tests/test_notebooks.py runs "
+    "04-several-hosts.ipynb": "it starts and stops an ipyparallel cluster of its own; tests/package/test_notebooks.py runs "
                               "it through nbclient and checks that the cluster is gone afterwards",
 }
 NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb") if p.name not in NOT_IN_THE_BROWSER)
