@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Before/after of two builds' host costs, in alternating processes: launch cost (launch_ab.py) and the
+# cost of an unchanged %%cuda cell (magic_ab.py), ROUNDS rounds each, pinned to one core (taskset -c CORE)
+# and unpinned. Each line is one fresh process; compare the medians of the rounds, and call a difference
+# inside the spread of the rounds "level with".
+#
+#   bash tests/bench/ab_rounds.sh BUILD_BEFORE BUILD_AFTER [ROUNDS=8] [CORE=3]
+set -euo pipefail
+before=$1 after=$2 rounds=${3:-8} core=${4:-3}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+for script in launch_ab.py magic_ab.py; do
+  for pinning in pinned unpinned; do
+    echo "== $script, $pinning"
+    for round in $(seq "$rounds"); do
+      for build in "$before" "$after"; do
+        if [ $pinning = pinned ]; then
+          taskset -c "$core" python3 "$here/$script" "$build"
+        else
+          python3 "$here/$script" "$build"
+        fi
+      done
+    done
+  done
+done | python3 -c '
+import re, statistics, sys
+rows = {}
+section = None
+for line in sys.stdin:
+    print(line, end="")
+    if line.startswith("== "):
+        section = line[3:].strip()
+        continue
+    m = re.match(r"(\S+): ([0-9.]+) us", line)
+    if m:
+        rows.setdefault(section, {}).setdefault(m.group(1), []).append(float(m.group(2)))
+print()
+print(f"{\"measurement\":<28} {\"build\":<40} {\"median us\":>10} {\"min\":>8} {\"max\":>8} {\"ratio\":>7}")
+for section, builds in rows.items():
+    names = list(builds)
+    base = statistics.median(builds[names[0]])
+    for name in names:
+        values = builds[name]
+        print(f"{section:<28} {name:<40} {statistics.median(values):>10.3f} {min(values):>8.3f} {max(values):>8.3f} "
+              f"{statistics.median(values) / base:>7.2f}x")
+'
