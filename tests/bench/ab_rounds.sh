@@ -34,7 +34,8 @@ for line in sys.stdin:
     if m:
         rows.setdefault(section, {}).setdefault(m.group(1), []).append(float(m.group(2)))
 print()
-print(f"{\"measurement\":<28} {\"build\":<40} {\"median us\":>10} {\"min\":>8} {\"max\":>8} {\"ratio\":>7}")
+header = ("measurement", "build", "median us", "min", "max", "ratio")
+print("%-28s %-40s %10s %8s %8s %7s" % header)
 for section, builds in rows.items():
     names = list(builds)
     base = statistics.median(builds[names[0]])

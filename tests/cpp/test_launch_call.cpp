@@ -7,6 +7,7 @@
 // next call, write-only arrays are not copied in, a conversion error leaves nothing behind.
 
 #include <cstdlib>
+#include <unistd.h>
 #include <memory>
 #include <string>
 #include <thread>
@@ -206,8 +207,21 @@ namespace xcuda
 
 int main(int argc, char** argv)
 {
-    // Before any driver call: this program runs against the fake driver only.
-    setenv("XCUDA_LIBCUDA", XCUDA_FAKE_LIBCUDA, 1);
+    // Before any driver call: this program runs against the fake driver only, the one built with it
+    // (bin/../lib of this build tree, wherever the tree was copied), else where the build put it.
+    std::string fake = XCUDA_FAKE_LIBCUDA;
+    char self[4096];
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (length > 0)
+    {
+        std::string exe(self, static_cast<std::size_t>(length));
+        std::string beside = exe.substr(0, exe.rfind('/')) + "/../lib/libxcuda_fake_cuda.so";
+        if (access(beside.c_str(), R_OK) == 0)
+        {
+            fake = beside;
+        }
+    }
+    setenv("XCUDA_LIBCUDA", fake.c_str(), 1);
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }

@@ -99,9 +99,8 @@ namespace xcuda
             m_heap_pointers.reset(new void*[count]);
             m_pointers = m_heap_pointers.get();
         }
-        // Zeroed, as the shared block was: a parameter the conversion leaves alone (a null pointer
-        // stored as 0) reads as zero bytes, never as a previous call's value.
-        std::memset(m_data, 0, bytes);
+        // Not zeroed: every slot is stored before a launch (a call must give every argument, and a
+        // conversion that fails ends the call), so nothing of a block is read unwritten.
         for (std::size_t i = 0; i < count; ++i)
         {
             m_pointers[i] = m_data + plan.slots()[i].offset;

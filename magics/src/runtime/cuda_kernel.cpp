@@ -19,14 +19,7 @@ namespace xcuda
 
     bool cuda_kernel::plan_needs_driver() const noexcept
     {
-        for (const parameter_slot& slot : plan().slots())
-        {
-            if (slot.size == 0)
-            {
-                return true;
-            }
-        }
-        return false;
+        return plan().has_unknown_sizes();
     }
 
     void cuda_kernel::prepare_if_possible() noexcept
@@ -87,12 +80,18 @@ namespace xcuda
         cuda_session& session = m_module->session();
         std::size_t ordinal = static_cast<std::size_t>(std::max(0, session.device_ordinal()));
         std::uint64_t generation = session.generation();
+        const per_device* last = m_last.load(std::memory_order_acquire);
+        if (last && last->ordinal == static_cast<int>(ordinal) && last->generation == generation && generation != 0)
+        {
+            return *last;  // the hot path: the device of the previous launch, its context unchanged
+        }
         std::lock_guard<std::mutex> lock(m_mutex);
         if (ordinal < m_devices.size())
         {
             const per_device& d = m_devices[ordinal];
             if (d.function && d.generation == generation && d.generation != 0)
             {
+                publish(d);
                 return d;
             }
         }
@@ -104,6 +103,7 @@ namespace xcuda
         }
         CUfunction function = m_module->function(m_symbol);  // creates the context if needed
         per_device d;
+        d.ordinal = static_cast<int>(ordinal);
         d.function = function;
         d.generation = session.generation();
         const cuda_driver& driver = cuda_driver::get();
@@ -119,7 +119,14 @@ namespace xcuda
             m_devices.resize(ordinal + 1);
         }
         m_devices[ordinal] = d;
+        publish(d);
         return d;
+    }
+
+    void cuda_kernel::publish(const per_device& entry)
+    {
+        m_published.push_back(std::make_unique<const per_device>(entry));
+        m_last.store(m_published.back().get(), std::memory_order_release);
     }
 
     CUfunction cuda_kernel::function()

@@ -79,6 +79,7 @@ namespace xcuda
     private:
         struct per_device
         {
+            int ordinal = -1;
             CUfunction function = nullptr;
             std::uint64_t generation = 0;
             int max_threads = 0;
@@ -88,6 +89,8 @@ namespace xcuda
         // The current device's entry, prepared (function looked up, limits read) if needed: a copy,
         // since another thread may add devices meanwhile.
         per_device prepared();
+        // Makes entry the one the hot path finds (m_mutex held).
+        void publish(const per_device& entry);
         // The driver's parameter sizes checked against the plan; a plan with sizes it lacked swapped in.
         void check_parameter_sizes(CUfunction function);
 
@@ -98,5 +101,9 @@ namespace xcuda
         std::atomic<const launch_plan*> m_plan{nullptr};          // the newest of them
         std::mutex m_mutex;
         std::vector<per_device> m_devices;  // indexed by device ordinal (m_mutex)
+        // The launch path's way to the entry of the device it launched on last, without the mutex: an
+        // entry once published is never changed (a new one is made, and every one made is kept).
+        std::vector<std::unique_ptr<const per_device>> m_published;  // (m_mutex)
+        std::atomic<const per_device*> m_last{nullptr};
     };
 }

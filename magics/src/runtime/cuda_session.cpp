@@ -247,8 +247,12 @@ namespace xcuda
                 }
             }
             d.generation = m_next_generation++;
-            d.context = context;  // last: another thread that sees it sees the rest
+            d.context = context;
             made = &d;
+            if (ordinal >= 0 && ordinal < live_devices)
+            {
+                m_live[ordinal].store(&d, std::memory_order_release);  // last: whoever sees it sees the rest
+            }
         }
         // Outside the mutex: the hook may take the GIL, which another thread may hold while it waits here.
         if (m_context_hook)
@@ -307,7 +311,8 @@ namespace xcuda
 
     void cuda_session::make_current(int ordinal)
     {
-        CUcontext context = ensure_device(ordinal).context;
+        device_state* known = live(ordinal);
+        CUcontext context = known ? known->context : ensure_device(ordinal).context;
         const cuda_driver& driver = cuda_driver::get();
         CUcontext current = nullptr;
         // Other libraries (and other devices of this session) may have made another context current.
@@ -439,7 +444,16 @@ namespace xcuda
 
     const device_properties& cuda_session::properties()
     {
-        return ensure_device(m_current).properties;
+        device_state* known = live(m_current);
+        return known ? known->properties : ensure_device(m_current).properties;
+    }
+
+    void cuda_session::forget_live() noexcept
+    {
+        for (auto& entry : m_live)
+        {
+            entry.store(nullptr, std::memory_order_release);
+        }
     }
 
     const device_properties& cuda_session::properties(int ordinal)
@@ -525,6 +539,7 @@ namespace xcuda
 
     void cuda_session::close() noexcept
     {
+        forget_live();
         m_transfer_memory.reset();  // unregistered while its context still exists
         if (m_lost.empty())
         {
@@ -869,6 +884,7 @@ namespace xcuda
             }
             resource->abandon();
         }
+        forget_live();
         for (device_state& d : m_devices)
         {
             d.context = nullptr;  // never released: the driver refuses; the process' exit frees it

@@ -312,6 +312,15 @@ namespace xcuda
         std::atomic<bool> m_discovered{false};
         // Held while devices are discovered and contexts made (recursive: discovery happens inside).
         mutable std::recursive_mutex m_context_mutex;
+        // The launch path's way to a device whose context exists, without the mutex: set (release) once
+        // the context and the properties are made, cleared when the context goes (close, a fault).
+        static constexpr int live_devices = 64;
+        std::atomic<device_state*> m_live[live_devices] = {};
+        device_state* live(int ordinal) const noexcept
+        {
+            return ordinal >= 0 && ordinal < live_devices ? m_live[ordinal].load(std::memory_order_acquire) : nullptr;
+        }
+        void forget_live() noexcept;
         std::uint64_t m_next_generation = 1;
         std::uint64_t m_peers[64] = {};       // launches may use the other's memory (enable_peer_access)
         std::uint64_t m_peer_paths[64] = {};  // the driver's peer access is on (copies)

@@ -29,7 +29,7 @@ namespace xcuda
     void launch_history::record(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
                                 unsigned shared_mem, CUstream stream, int device) noexcept
     {
-        std::lock_guard<std::mutex> lock(m_mutex);
+        std::lock_guard<spin_lock> lock(m_lock);
         launch_record& r = m_records[m_serial % capacity];
         std::size_t n = std::min(kernel.size(), sizeof r.kernel - 1);
         std::memcpy(r.kernel, kernel.data(), n);
@@ -49,7 +49,7 @@ namespace xcuda
 
     std::vector<launch_record> launch_history::unfinished_launches() const
     {
-        std::lock_guard<std::mutex> lock(m_mutex);
+        std::lock_guard<spin_lock> lock(m_lock);
         std::vector<launch_record> result;
         std::uint64_t last = m_serial;
         std::uint64_t first = std::max<std::uint64_t>(m_finished + 1, last > capacity ? last - capacity + 1 : 1);

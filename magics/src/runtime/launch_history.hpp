@@ -5,7 +5,8 @@
 // A launch is recorded as it is queued (a fixed-size copy: no allocation on the launch path); a
 // completed wait for the whole device marks everything recorded so far as finished.
 //
-// Threading: every member takes the history's mutex; launches on several threads record at once.
+// Threading: every member takes the history's lock (a spin lock: it is held for a copy of a few dozen
+// bytes, on the launch path); launches on several threads record at once.
 
 #include <atomic>
 #include <cstddef>
@@ -48,7 +49,22 @@ namespace xcuda
         std::vector<launch_record> unfinished_on(int device) const;
 
     private:
-        mutable std::mutex m_mutex;
+        // Held for a fixed-size copy: a spin lock costs less than a mutex on the launch path.
+        class spin_lock
+        {
+        public:
+            void lock() noexcept
+            {
+                while (m_flag.test_and_set(std::memory_order_acquire))
+                {
+                }
+            }
+            void unlock() noexcept { m_flag.clear(std::memory_order_release); }
+
+        private:
+            std::atomic_flag m_flag = ATOMIC_FLAG_INIT;
+        };
+        mutable spin_lock m_lock;
         launch_record m_records[capacity];
         std::atomic<std::uint64_t> m_serial{0};
         std::atomic<std::uint64_t> m_finished{0};

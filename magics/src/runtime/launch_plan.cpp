@@ -42,8 +42,10 @@ namespace xcuda
         // Each slot gets a 16-byte aligned home: cuLaunchKernel copies each argument from its own
         // pointer, so the block's layout need not match the kernel's parameter layout.
         std::size_t offset = 0;
+        m_unknown_sizes = false;
         for (auto& slot : m_slots)
         {
+            m_unknown_sizes = m_unknown_sizes || slot.size == 0;
             slot.offset = offset;
             std::size_t size = slot.size == 0 ? 16 : slot.size;
             offset += (size + 15) / 16 * 16;

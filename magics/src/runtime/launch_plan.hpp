@@ -59,6 +59,8 @@ namespace xcuda
 
         const std::vector<parameter_slot>& slots() const noexcept { return m_slots; }
         std::size_t arity() const noexcept { return m_slots.size(); }
+        // Whether a by-value parameter's size is unknown (the driver tells it: with_driver_sizes).
+        bool has_unknown_sizes() const noexcept { return m_unknown_sizes; }
         // Bytes of an argument block: every slot at a 16-byte aligned offset.
         std::size_t block_bytes() const noexcept { return m_block_bytes; }
 
@@ -82,6 +84,7 @@ namespace xcuda
     private:
         std::vector<parameter_slot> m_slots;
         std::size_t m_block_bytes = 0;
+        bool m_unknown_sizes = false;
         int m_line = 0;  // the kernel's line in its cell, for errors about its declaration
         void layout();
     };
