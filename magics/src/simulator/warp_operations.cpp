@@ -1,0 +1,750 @@
+// warp_interpreter's data operations (arithmetic, conversions, comparisons, shuffles, votes, atomics),
+// kept apart from its control flow and memory (warp_interpreter.cpp) so that neither file is long.
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "warp_interpreter.hpp"
+#include "warp_values.hpp"
+
+namespace xcuda::sim
+{
+    namespace
+    {
+        template <class T>
+        T integer_divide(T a, T b)
+        {
+            if (b == 0)
+            {
+                return static_cast<T>(~static_cast<std::make_unsigned_t<T>>(0));  // all ones, as the hardware gives
+            }
+            if constexpr (std::is_signed_v<T>)
+            {
+                if (a == std::numeric_limits<T>::min() && b == -1)
+                {
+                    return a;
+                }
+            }
+            return a / b;
+        }
+        template <class T>
+        T integer_remainder(T a, T b)
+        {
+            if (b == 0)
+            {
+                return a;
+            }
+            if constexpr (std::is_signed_v<T>)
+            {
+                if (b == -1)
+                {
+                    return 0;
+                }
+            }
+            return a % b;
+        }
+
+        template <class T>
+        std::uint64_t high_product(T a, T b)
+        {
+            if constexpr (sizeof(T) == 8)
+            {
+                using wide = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
+                return bits<T>(static_cast<T>((static_cast<wide>(a) * static_cast<wide>(b)) >> 64));
+            }
+            else
+            {
+                using wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+                return bits<T>(static_cast<T>((static_cast<wide>(a) * static_cast<wide>(b)) >> (8 * sizeof(T))));
+            }
+        }
+
+        template <class T>
+        std::uint64_t wide_product(T a, T b)
+        {
+            using wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+            if constexpr (sizeof(T) == 2)
+            {
+                using wide32 = std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>;
+                return bits<wide32>(static_cast<wide32>(a) * static_cast<wide32>(b));
+            }
+            else
+            {
+                return bits<wide>(static_cast<wide>(a) * static_cast<wide>(b));
+            }
+        }
+
+        template <class T>
+        bool compare_values(compare c, T a, T b)
+        {
+            if constexpr (std::is_floating_point_v<T>)
+            {
+                bool unordered = std::isnan(a) || std::isnan(b);
+                switch (c)
+                {
+                case compare::eq: return !unordered && a == b;
+                case compare::ne: return !unordered && a != b;
+                case compare::lt: return !unordered && a < b;
+                case compare::le: return !unordered && a <= b;
+                case compare::gt: return !unordered && a > b;
+                case compare::ge: return !unordered && a >= b;
+                case compare::equ: return unordered || a == b;
+                case compare::neu: return unordered || a != b;
+                case compare::ltu: return unordered || a < b;
+                case compare::leu: return unordered || a <= b;
+                case compare::gtu: return unordered || a > b;
+                case compare::geu: return unordered || a >= b;
+                case compare::num: return !unordered;
+                case compare::nan: return unordered;
+                default: return false;
+                }
+            }
+            else
+            {
+                using U = std::make_unsigned_t<T>;
+                switch (c)
+                {
+                case compare::eq: return a == b;
+                case compare::ne: return a != b;
+                case compare::lt: return a < b;
+                case compare::le: return a <= b;
+                case compare::gt: return a > b;
+                case compare::ge: return a >= b;
+                case compare::lo: return static_cast<U>(a) < static_cast<U>(b);
+                case compare::ls: return static_cast<U>(a) <= static_cast<U>(b);
+                case compare::hi: return static_cast<U>(a) > static_cast<U>(b);
+                case compare::hs: return static_cast<U>(a) >= static_cast<U>(b);
+                default: return false;
+                }
+            }
+        }
+
+        // A float to an integer of type I: rounded as r says, NaN to 0, out-of-range values saturated
+        // (PTX's float-to-integer conversions always saturate).
+        template <class I>
+        I float_to_integer(double x, rounding r)
+        {
+            if (std::isnan(x))
+            {
+                return 0;
+            }
+            switch (r)
+            {
+            case rounding::rni: x = std::nearbyint(x); break;
+            case rounding::rmi: x = std::floor(x); break;
+            case rounding::rpi: x = std::ceil(x); break;
+            default: x = std::trunc(x); break;
+            }
+            if (x <= static_cast<double>(std::numeric_limits<I>::min()))
+            {
+                return std::numeric_limits<I>::min();
+            }
+            if (x >= static_cast<double>(std::numeric_limits<I>::max()))
+            {
+                return std::numeric_limits<I>::max();
+            }
+            return static_cast<I>(x);
+        }
+
+        template <class F>
+        F round_float(F x, rounding r)
+        {
+            switch (r)
+            {
+            case rounding::rni: return std::nearbyint(x);
+            case rounding::rzi: return std::trunc(x);
+            case rounding::rmi: return std::floor(x);
+            case rounding::rpi: return std::ceil(x);
+            default: return x;
+            }
+        }
+
+        std::uint64_t read_as(std::uint64_t v, ptx_type t)
+        {
+            // Normalises a register to its type: sign- or zero-extended to 64 bits.
+            if (t.bits >= 64 || t.is_float())
+            {
+                return v;
+            }
+            unsigned shift = 64 - t.bits;
+            if (t.is_signed())
+            {
+                return static_cast<std::uint64_t>(static_cast<std::int64_t>(v << shift) >> shift);
+            }
+            return (v << shift) >> shift;
+        }
+    }
+
+    void warp_interpreter::arithmetic(const instruction& in, std::uint32_t active)
+    {
+        std::uint64_t* d = destination(in.operands[0]);
+        source a = fetch(in.operands[1], 0);
+        source b = in.operand_count > 2 ? fetch(in.operands[2], 1) : source{a.p, 0};
+        source c = in.operand_count > 3 ? fetch(in.operands[3], 2) : source{a.p, 0};
+        const ptx_type t = in.type;
+        const bool ftz = in.ftz;
+        const bool sat = in.sat;
+        auto finish = [&](float x) {
+            if (ftz)
+            {
+                x = flush(x);
+            }
+            if (sat)
+            {
+                x = std::isnan(x) ? 0.0f : std::fmin(std::fmax(x, 0.0f), 1.0f);
+            }
+            return x;
+        };
+        auto in_f = [&](float x) { return ftz ? flush(x) : x; };
+#define A as<T>(a.p[a.stride * l])
+#define B as<T>(b.p[b.stride * l])
+#define C as<T>(c.p[c.stride * l])
+#define FLOAT_OP(EXPRESSION)                                                                   \
+    if constexpr (std::is_same_v<T, float>)                                                    \
+    {                                                                                          \
+        XCUDA_SIM_LANES(active)                                                                \
+        {                                                                                      \
+            float x = in_f(A), y = in_f(B), z = in_f(C);                                       \
+            (void)y;                                                                           \
+            (void)z;                                                                           \
+            d[l] = bits<float>(finish(EXPRESSION));                                            \
+        }                                                                                      \
+    }                                                                                          \
+    else                                                                                       \
+    {                                                                                          \
+        XCUDA_SIM_LANES(active)                                                                \
+        {                                                                                      \
+            T x = A, y = B, z = C;                                                             \
+            (void)y;                                                                           \
+            (void)z;                                                                           \
+            d[l] = bits<T>(EXPRESSION);                                                        \
+        }                                                                                      \
+    }
+        switch (in.op)
+        {
+        case opcode::add:
+            if (!t.is_float() && sat)
+            {
+                XCUDA_SIM_LANES(active)
+                {
+                    std::int64_t s = static_cast<std::int64_t>(as<std::int32_t>(a.p[a.stride * l])) + as<std::int32_t>(b.p[b.stride * l]);
+                    s = std::min<std::int64_t>(std::max<std::int64_t>(s, INT32_MIN), INT32_MAX);
+                    d[l] = bits<std::int32_t>(static_cast<std::int32_t>(s));
+                }
+                return;
+            }
+            XCUDA_SIM_BY_TYPE(t, FLOAT_OP(static_cast<T>(x + y)));
+            return;
+        case opcode::sub:
+            XCUDA_SIM_BY_TYPE(t, FLOAT_OP(static_cast<T>(x - y)));
+            return;
+        case opcode::mul:
+            if (t.is_float())
+            {
+                XCUDA_SIM_BY_TYPE(t, FLOAT_OP(static_cast<T>(x * y)));
+                return;
+            }
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_integral_v<T>) {
+                XCUDA_SIM_LANES(active)
+                {
+                    T x = A, y = B;
+                    d[l] = in.var == variant::lo ? bits<T>(static_cast<T>(x * y))
+                           : in.var == variant::hi ? high_product<T>(x, y)
+                                                   : wide_product<T>(x, y);
+                }
+            });
+            return;
+        case opcode::mad:
+            XCUDA_SIM_BY_TYPE(t, {
+                if constexpr (!std::is_floating_point_v<T>)
+                {
+                    XCUDA_SIM_LANES(active)
+                    {
+                        T x = A, y = B;
+                        if (in.var == variant::wide)
+                        {
+                            d[l] = wide_product<T>(x, y) + c.p[c.stride * l];
+                        }
+                        else if (in.var == variant::hi)
+                        {
+                            d[l] = bits<T>(static_cast<T>(as<T>(high_product<T>(x, y)) + C));
+                        }
+                        else
+                        {
+                            d[l] = bits<T>(static_cast<T>(x * y + C));
+                        }
+                    }
+                }
+            });
+            return;
+        case opcode::fma:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(std::fma(x, y, z)); });
+            return;
+        case opcode::div:
+            if (t.is_float())
+            {
+                XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(x / y)); });
+                return;
+            }
+            XCUDA_SIM_BY_TYPE(t, if constexpr (!std::is_floating_point_v<T>) { FLOAT_OP(integer_divide<T>(x, y)); });
+            return;
+        case opcode::rem:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (!std::is_floating_point_v<T>) { FLOAT_OP(integer_remainder<T>(x, y)); });
+            return;
+        case opcode::min:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(std::fmin(x, y)); } else {
+                FLOAT_OP(x < y ? x : y);
+            });
+            return;
+        case opcode::max:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(std::fmax(x, y)); } else {
+                FLOAT_OP(x > y ? x : y);
+            });
+            return;
+        case opcode::abs:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(std::fabs(x)); } else if constexpr (std::is_signed_v<T>) {
+                FLOAT_OP(static_cast<T>(x < 0 ? static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x)) : x));
+            });
+            return;
+        case opcode::neg:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(-x); } else {
+                FLOAT_OP(static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x)));
+            });
+            return;
+        case opcode::copysign:  // copysign.f32 d, a, b: b's magnitude, a's sign
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(std::copysign(y, x)); });
+            return;
+        case opcode::and_:
+            XCUDA_SIM_LANES(active) { d[l] = a.p[a.stride * l] & b.p[b.stride * l]; }
+            return;
+        case opcode::or_:
+            XCUDA_SIM_LANES(active) { d[l] = a.p[a.stride * l] | b.p[b.stride * l]; }
+            return;
+        case opcode::xor_:
+            XCUDA_SIM_LANES(active) { d[l] = a.p[a.stride * l] ^ b.p[b.stride * l]; }
+            return;
+        case opcode::not_:
+        {
+            std::uint64_t keep = t.kind == 'p' ? 1 : t.bits >= 64 ? ~0ull : (1ull << t.bits) - 1;
+            XCUDA_SIM_LANES(active) { d[l] = ~a.p[a.stride * l] & keep; }
+            return;
+        }
+        case opcode::cnot:
+            XCUDA_SIM_LANES(active) { d[l] = read_as(a.p[a.stride * l], t) == 0 ? 1 : 0; }
+            return;
+        case opcode::shl:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_integral_v<T>) {
+                XCUDA_SIM_LANES(active)
+                {
+                    std::uint32_t n = static_cast<std::uint32_t>(b.p[b.stride * l]);
+                    using U = std::make_unsigned_t<T>;
+                    d[l] = n >= 8 * sizeof(T) ? 0 : bits<T>(static_cast<T>(static_cast<U>(A) << n));
+                }
+            });
+            return;
+        case opcode::shr:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_integral_v<T>) {
+                XCUDA_SIM_LANES(active)
+                {
+                    std::uint32_t n = static_cast<std::uint32_t>(b.p[b.stride * l]);
+                    T x = A;
+                    if (n >= 8 * sizeof(T))
+                    {
+                        d[l] = bits<T>(static_cast<T>(std::is_signed_v<T> && x < T(0) ? ~T(0) : T(0)));
+                    }
+                    else
+                    {
+                        d[l] = bits<T>(static_cast<T>(x >> n));
+                    }
+                }
+            });
+            return;
+        case opcode::popc:
+            XCUDA_SIM_LANES(active) { d[l] = static_cast<unsigned>(__builtin_popcountll(read_as(a.p[a.stride * l], {'u', t.bits}))); }
+            return;
+        case opcode::clz:
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t v = read_as(a.p[a.stride * l], {'u', t.bits});
+                d[l] = v == 0 ? t.bits : static_cast<unsigned>(__builtin_clzll(v)) - (64 - t.bits);
+            }
+            return;
+        case opcode::brev:
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t v = a.p[a.stride * l], r = 0;
+                for (unsigned k = 0; k < t.bits; ++k)
+                {
+                    r |= ((v >> k) & 1) << (t.bits - 1 - k);
+                }
+                d[l] = r;
+            }
+            return;
+        case opcode::bfe:  // bfe.u32 d, a, pos, len
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t v = read_as(a.p[a.stride * l], {'u', t.bits});
+                unsigned pos = static_cast<std::uint8_t>(b.p[b.stride * l]);
+                unsigned len = static_cast<std::uint8_t>(c.p[c.stride * l]);
+                std::uint64_t r = 0;
+                bool sign = false;
+                for (unsigned k = 0; k < t.bits; ++k)
+                {
+                    unsigned from = pos + k;
+                    bool bit = k < len && from < t.bits ? (v >> from) & 1 : false;
+                    if (k < len)
+                    {
+                        sign = from < t.bits ? (v >> from) & 1 : (t.is_signed() ? (v >> (t.bits - 1)) & 1 : false);
+                        bit = sign;
+                    }
+                    else if (t.is_signed())
+                    {
+                        bit = len == 0 ? false : sign;
+                    }
+                    r |= static_cast<std::uint64_t>(bit) << k;
+                }
+                d[l] = r;
+            }
+            return;
+        case opcode::bfi:  // bfi.b32 d, a (insert), b (base), pos, len
+        {
+            source e = fetch(in.operands[4], 3);
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t insert = a.p[a.stride * l], base = b.p[b.stride * l];
+                unsigned pos = static_cast<std::uint8_t>(c.p[c.stride * l]);
+                unsigned len = static_cast<std::uint8_t>(e.p[e.stride * l]);
+                for (unsigned k = 0; k < len && pos + k < t.bits; ++k)
+                {
+                    base = (base & ~(1ull << (pos + k))) | (((insert >> k) & 1) << (pos + k));
+                }
+                d[l] = read_as(base, {'u', t.bits});
+            }
+            return;
+        }
+        case opcode::prmt:  // prmt.b32 d, a, b, c: the default mode
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t bytes8 = (a.p[a.stride * l] & 0xffffffffu) | ((b.p[b.stride * l] & 0xffffffffu) << 32);
+                std::uint32_t selector = static_cast<std::uint32_t>(c.p[c.stride * l]);
+                std::uint32_t r = 0;
+                for (unsigned k = 0; k < 4; ++k)
+                {
+                    unsigned s = (selector >> (4 * k)) & 0xf;
+                    std::uint32_t byte = (bytes8 >> (8 * (s & 7))) & 0xff;
+                    if (s & 8)
+                    {
+                        byte = (byte & 0x80) ? 0xff : 0;
+                    }
+                    r |= byte << (8 * k);
+                }
+                d[l] = r;
+            }
+            return;
+        case opcode::selp:
+        {
+            source p = fetch(in.operands[3], 2);
+            std::uint64_t keep = t.bits >= 64 ? ~0ull : (1ull << t.bits) - 1;
+            XCUDA_SIM_LANES(active)
+            {
+                bool chosen = (p.p[p.stride * l] & 1) != in.operands[3].negate;
+                d[l] = (chosen ? a.p[a.stride * l] : b.p[b.stride * l]) & keep;
+            }
+            return;
+        }
+        case opcode::rcp:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(T(1) / x)); });
+            return;
+        case opcode::sqrt:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(std::sqrt(x)); });
+            return;
+        case opcode::rsqrt:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) {
+                FLOAT_OP(static_cast<T>(1.0 / std::sqrt(static_cast<double>(x))));
+            });
+            return;
+        case opcode::ex2:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(std::exp2(static_cast<double>(x)))); });
+            return;
+        case opcode::lg2:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(std::log2(static_cast<double>(x)))); });
+            return;
+        case opcode::sin:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(std::sin(static_cast<double>(x)))); });
+            return;
+        case opcode::cos:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(std::cos(static_cast<double>(x)))); });
+            return;
+        default:
+            throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': '" + in.text +
+                                                              "' is not implemented by the simulator, at " + where(in));
+        }
+#undef A
+#undef B
+#undef C
+#undef FLOAT_OP
+    }
+
+    void warp_interpreter::convert(const instruction& in, std::uint32_t active)
+    {
+        std::uint64_t* d = destination(in.operands[0]);
+        source a = fetch(in.operands[1], 0);
+        const ptx_type to = in.type;
+        const ptx_type from = in.source_type;
+        XCUDA_SIM_LANES(active)
+        {
+            std::uint64_t v = a.p[a.stride * l];
+            std::uint64_t r = 0;
+            if (!from.is_float() && !to.is_float())
+            {
+                std::uint64_t x = read_as(v, from);
+                if (in.sat)
+                {
+                    // Clamp to the destination's range.
+                    double lo = to.is_signed() ? -std::ldexp(1.0, to.bits - 1) : 0.0;
+                    double hi = to.is_signed() ? std::ldexp(1.0, to.bits - 1) - 1 : std::ldexp(1.0, to.bits) - 1;
+                    double value = from.is_signed() ? static_cast<double>(static_cast<std::int64_t>(x)) : static_cast<double>(x);
+                    if (value < lo)
+                    {
+                        x = static_cast<std::uint64_t>(static_cast<std::int64_t>(lo));
+                    }
+                    else if (value > hi)
+                    {
+                        x = static_cast<std::uint64_t>(hi);
+                    }
+                }
+                r = read_as(x, to);
+                if (to.bits < 32)
+                {
+                    r &= 0xffffffffu;
+                }
+            }
+            else if (from.is_float() && to.is_float())
+            {
+                double x = from.bits == 32 ? static_cast<double>(as<float>(v)) : as<double>(v);
+                if (in.ftz && from.bits == 32)
+                {
+                    x = flush(static_cast<float>(x));
+                }
+                if (to.bits == 32)
+                {
+                    float f = round_float(static_cast<float>(x), in.round);
+                    if (from.bits == 32)
+                    {
+                        f = round_float(as<float>(v), in.round);
+                    }
+                    if (in.sat)
+                    {
+                        f = std::isnan(f) ? 0.0f : std::fmin(std::fmax(f, 0.0f), 1.0f);
+                    }
+                    r = bits<float>(in.ftz ? flush(f) : f);
+                }
+                else
+                {
+                    double g = round_float(x, in.round);
+                    if (in.sat)
+                    {
+                        g = std::isnan(g) ? 0.0 : std::fmin(std::fmax(g, 0.0), 1.0);
+                    }
+                    r = bits<double>(g);
+                }
+            }
+            else if (from.is_float())
+            {
+                double x = from.bits == 32 ? static_cast<double>(in.ftz ? flush(as<float>(v)) : as<float>(v)) : as<double>(v);
+                switch (to.is_signed() ? 100 + to.bits : to.bits)
+                {
+                case 8: r = float_to_integer<std::uint8_t>(x, in.round); break;
+                case 16: r = float_to_integer<std::uint16_t>(x, in.round); break;
+                case 32: r = float_to_integer<std::uint32_t>(x, in.round); break;
+                case 64: r = float_to_integer<std::uint64_t>(x, in.round); break;
+                case 108: r = bits<std::int8_t>(float_to_integer<std::int8_t>(x, in.round)) & 0xffffffffu; break;
+                case 116: r = bits<std::int16_t>(float_to_integer<std::int16_t>(x, in.round)) & 0xffffffffu; break;
+                case 132: r = bits<std::int32_t>(float_to_integer<std::int32_t>(x, in.round)); break;
+                case 164: r = bits<std::int64_t>(float_to_integer<std::int64_t>(x, in.round)); break;
+                default: break;
+                }
+            }
+            else
+            {
+                std::uint64_t x = read_as(v, from);
+                if (to.bits == 32)
+                {
+                    float f = from.is_signed() ? static_cast<float>(static_cast<std::int64_t>(x)) : static_cast<float>(x);
+                    r = bits<float>(f);
+                }
+                else
+                {
+                    double g = from.is_signed() ? static_cast<double>(static_cast<std::int64_t>(x)) : static_cast<double>(x);
+                    r = bits<double>(g);
+                }
+            }
+            d[l] = r;
+        }
+    }
+
+    void warp_interpreter::compare_set(const instruction& in, std::uint32_t active)
+    {
+        std::uint64_t* p = destination(in.operands[0]);
+        unsigned first = in.pair ? 2 : 1;
+        std::uint64_t* q = in.pair ? destination(in.operands[1]) : nullptr;
+        source a = fetch(in.operands[first], 0);
+        source b = fetch(in.operands[first + 1], 1);
+        bool combined = in.combine != compare::none;
+        source c = combined ? fetch(in.operands[first + 2], 2) : source{a.p, 0};
+        bool c_negated = combined && in.operands[first + 2].negate;
+        XCUDA_SIM_BY_TYPE(in.type, {
+            XCUDA_SIM_LANES(active)
+            {
+                T x = as<T>(a.p[a.stride * l]), y = as<T>(b.p[b.stride * l]);
+                if constexpr (std::is_same_v<T, float>)
+                {
+                    if (in.ftz)
+                    {
+                        x = flush(x);
+                        y = flush(y);
+                    }
+                }
+                bool r = compare_values<T>(in.cmp, x, y);
+                bool s = !r;
+                if (combined)
+                {
+                    bool other = (c.p[c.stride * l] & 1) != c_negated;
+                    auto join = [&](bool v) {
+                        return in.combine == compare::eq ? (v && other) : in.combine == compare::ne ? (v || other) : (v != other);
+                    };
+                    r = join(r);
+                    s = join(s);
+                }
+                p[l] = r;
+                if (q)
+                {
+                    q[l] = s;
+                }
+            }
+        });
+    }
+
+    void warp_interpreter::shuffle(const instruction& in, std::uint32_t active)
+    {
+        unsigned first = in.pair ? 2 : 1;
+        std::uint64_t* d = destination(in.operands[0]);
+        std::uint64_t* p = in.pair ? destination(in.operands[1]) : nullptr;
+        source a = fetch(in.operands[first], 0);
+        source b = fetch(in.operands[first + 1], 1);
+        source c = fetch(in.operands[first + 2], 2);
+        member_mask(in, in.operands[first + 3], active, "shfl.sync");
+        std::uint64_t values[32];
+        for (unsigned l = 0; l < 32; ++l)
+        {
+            values[l] = a.p[a.stride * l];
+        }
+        XCUDA_SIM_LANES(active)
+        {
+            std::uint32_t bval = static_cast<std::uint32_t>(b.p[b.stride * l]) & 0x1f;
+            std::uint32_t cval = static_cast<std::uint32_t>(c.p[c.stride * l]);
+            std::uint32_t clamp = cval & 0x1f;
+            std::uint32_t segment = (cval >> 8) & 0x1f;
+            std::uint32_t max_lane = (l & segment) | (clamp & ~segment);
+            std::uint32_t min_lane = l & segment;
+            std::int32_t j = 0;
+            bool valid = false;
+            switch (in.var)
+            {
+            case variant::shfl_up: j = static_cast<std::int32_t>(l) - static_cast<std::int32_t>(bval); valid = j >= static_cast<std::int32_t>(max_lane); break;
+            case variant::shfl_down: j = static_cast<std::int32_t>(l + bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
+            case variant::shfl_bfly: j = static_cast<std::int32_t>(l ^ bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
+            default: j = static_cast<std::int32_t>(min_lane | (bval & ~segment)); valid = j <= static_cast<std::int32_t>(max_lane); break;
+            }
+            if (!valid)
+            {
+                j = static_cast<std::int32_t>(l);
+            }
+            d[l] = values[j] & 0xffffffffu;
+            if (p)
+            {
+                p[l] = valid;
+            }
+        }
+    }
+
+    void warp_interpreter::vote(const instruction& in, std::uint32_t active)
+    {
+        std::uint64_t* d = destination(in.operands[0]);
+        if (in.op == opcode::activemask)
+        {
+            XCUDA_SIM_LANES(active) { d[l] = active; }
+            return;
+        }
+        source a = fetch(in.operands[1], 0);
+        std::uint32_t members = member_mask(in, in.operands[2], active, "vote.sync") & active;
+        bool negated = in.operands[1].negate;
+        std::uint32_t ballot = 0;
+        XCUDA_SIM_LANES(members)
+        {
+            ballot |= static_cast<std::uint32_t>((a.p[a.stride * l] & 1) != negated) << l;
+        }
+        std::uint64_t r = 0;
+        switch (in.var)
+        {
+        case variant::vote_ballot: r = ballot; break;
+        case variant::vote_all: r = ballot == members; break;
+        case variant::vote_any: r = ballot != 0; break;
+        default: r = ballot == 0 || ballot == members; break;
+        }
+        XCUDA_SIM_LANES(active) { d[l] = r; }
+    }
+
+    void warp_interpreter::atomic(const instruction& in, std::uint32_t active)
+    {
+        bool reduction = in.op == opcode::red;
+        unsigned at = reduction ? 0 : 1;
+        std::uint64_t* d = reduction ? nullptr : destination(in.operands[0]);
+        source b = fetch(in.operands[at + 1], 0);
+        source c = in.var == variant::atom_cas ? fetch(in.operands[at + 2], 1) : source{b.p, 0};
+        const ptx_type t = in.type;
+        unsigned size = t.bytes();
+        XCUDA_SIM_BY_TYPE(t, {
+            XCUDA_SIM_LANES(active)  // lane order: one at a time, as the hardware serialises them
+            {
+                std::uint8_t* p = address(in, in.operands[at], l, size, true);
+                T old;
+                std::memcpy(&old, p, sizeof(T));
+                T x = as<T>(b.p[b.stride * l]);
+                T r = old;
+                if constexpr (std::is_floating_point_v<T>)
+                {
+                    r = in.var == variant::atom_add ? static_cast<T>(old + x) : x;
+                }
+                else
+                {
+                    using U = std::make_unsigned_t<T>;
+                    switch (in.var)
+                    {
+                    case variant::atom_add: r = static_cast<T>(old + x); break;
+                    case variant::atom_min: r = x < old ? x : old; break;
+                    case variant::atom_max: r = x > old ? x : old; break;
+                    case variant::atom_inc: r = static_cast<T>(static_cast<U>(old) >= static_cast<U>(x) ? 0 : old + 1); break;
+                    case variant::atom_dec:
+                        r = static_cast<T>(old == 0 || static_cast<U>(old) > static_cast<U>(x) ? x : old - 1);
+                        break;
+                    case variant::atom_and: r = old & x; break;
+                    case variant::atom_or: r = old | x; break;
+                    case variant::atom_xor: r = old ^ x; break;
+                    case variant::atom_exch: r = x; break;
+                    case variant::atom_cas: r = old == x ? as<T>(c.p[c.stride * l]) : old; break;
+                    default: break;
+                    }
+                }
+                std::memcpy(p, &r, sizeof(T));
+                if (d)
+                {
+                    d[l] = bits<T>(old);
+                }
+            }
+        });
+        (void)size;
+    }
+}
