@@ -588,7 +588,8 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int count, CUpointer_attribute*
         {
             return CUDA_ERROR_INVALID_VALUE;
         }
-        *static_cast<unsigned int*>(data[i]) = !found ? 0u : is_host(address) ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        unsigned int type = is_host(address) ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        *static_cast<unsigned int*>(data[i]) = found ? type : 0u;  // 0: memory the simulator does not know
     }
     return CUDA_SUCCESS;
 }
