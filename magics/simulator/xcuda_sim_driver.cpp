@@ -10,6 +10,7 @@
 // for that error code, so xcuda's error names the thread, the block and the instruction.
 //
 // Threading: every entry point takes one process-wide lock; launches run one at a time.
+// After a kernel fault every call that a GPU would refuse returns the fault (sticky, as since CUDA 12).
 
 #include <cuda.h>
 
@@ -42,6 +43,16 @@ namespace
         g_detail_code = code;
         g_detail = std::move(detail);
         return code;
+    }
+
+    // A kernel fault (an illegal address, barrier divergence, a trap) is sticky, as on a GPU: the launch
+    // itself returns success (a GPU reports it asynchronously, and xcuda's session records the launch
+    // before it learns of a fault), and every later call returns the fault.
+    CUresult g_sticky = CUDA_SUCCESS;
+#define XCUDA_SIM_STICKY()       \
+    if (g_sticky != CUDA_SUCCESS) \
+    {                            \
+        return g_sticky;         \
     }
 
     struct module
@@ -231,6 +242,7 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice)
 CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return CUDA_ERROR_NOT_SUPPORTED; }
 CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr to, CUcontext, CUdeviceptr from, CUcontext, size_t bytes, CUstream)
 {
+    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
@@ -245,7 +257,11 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context)
     *context = t_current;
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuCtxSynchronize() { return CUDA_SUCCESS; }  // every operation has finished when it returns
+CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it returns
+{
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 {
     *free_bytes = std::size_t(16) << 30;
@@ -254,6 +270,7 @@ CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 }
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
 {
+    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     void* memory = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
     if (!memory)
@@ -334,29 +351,35 @@ CUresult CUDAAPI cuMemHostUnregister(void* pointer)
 }
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes)
 {
+    XCUDA_SIM_STICKY();
     std::memmove(reinterpret_cast<void*>(to), from, bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
 {
+    XCUDA_SIM_STICKY();
     std::memmove(to, reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream)
 {
+    XCUDA_SIM_STICKY();
     return cuMemcpyHtoD(to, from, bytes);
 }
 CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream)
 {
+    XCUDA_SIM_STICKY();
     return cuMemcpyDtoH(to, from, bytes);
 }
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream)
 {
+    XCUDA_SIM_STICKY();
     std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t bytes, CUstream)
 {
+    XCUDA_SIM_STICKY();
     std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
 }
@@ -368,6 +391,7 @@ CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
 
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* handle, const void* image, unsigned int, CUjit_option*, void**)
 {
+    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     const char* text = static_cast<const char*>(image);
     if (!text)
@@ -475,6 +499,7 @@ CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* off
 CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream, void** params, void** extra)
 {
+    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     auto* f = reinterpret_cast<function*>(handle);
     const ptx_program& program = f->owner->program;
@@ -533,9 +558,18 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     catch (const sim_error& e)
     {
         g_thread_instructions += launch.thread_instructions;
-        return failed(e.what_kind() == sim_error::kind::launch_failed && launch.warp_steps == 0 ? CUDA_ERROR_INVALID_VALUE
-                                                                                                 : code_for(e.what_kind()),
-                      e.what());
+        if (e.what_kind() == sim_error::kind::launch_failed && launch.warp_steps == 0)
+        {
+            return failed(CUDA_ERROR_INVALID_VALUE, e.what());  // the launch configuration: nothing ran
+        }
+        CUresult code = code_for(e.what_kind());
+        if (e.what_kind() == sim_error::kind::unsupported)
+        {
+            return failed(code, e.what());  // the simulator's limit, not the kernel's fault: not sticky
+        }
+        failed(code, e.what());
+        g_sticky = code;
+        return CUDA_SUCCESS;
     }
     g_thread_instructions += launch.thread_instructions;
     return CUDA_SUCCESS;
@@ -550,8 +584,16 @@ CUresult CUDAAPI cuStreamDestroy(CUstream handle)
     delete[] reinterpret_cast<char*>(handle);
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
-CUresult CUDAAPI cuStreamQuery(CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuStreamSynchronize(CUstream)
+{
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamQuery(CUstream)
+{
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
 // An event is the host's steady clock when it was recorded: simulated time is the simulator's wall time.
 CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int)
@@ -566,12 +608,21 @@ CUresult CUDAAPI cuEventDestroy(CUevent event)
 }
 CUresult CUDAAPI cuEventRecord(CUevent event, CUstream)
 {
+    XCUDA_SIM_STICKY();
     *reinterpret_cast<double*>(event) =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
-CUresult CUDAAPI cuEventQuery(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventSynchronize(CUevent)
+{
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventQuery(CUevent)
+{
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end)
 {
     *ms = static_cast<float>(*reinterpret_cast<double*>(end) - *reinterpret_cast<double*>(start));
