@@ -265,6 +265,25 @@ extern "C" __global__ void block_sum(const float* in, float* out, int n)
     }
 }
 
+TEST(simulator_shared_memory, threads_that_returned_early_do_not_hold_up_a_barrier)
+{
+    simulated sim(R"(
+extern "C" __global__ void early(int* out)
+{
+    if (threadIdx.x >= 40) return;
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x * 3;
+    __syncthreads();
+    out[threadIdx.x] = s[39 - threadIdx.x];
+})");
+    std::vector<int> out(64, -1);
+    sim.launch("early", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out));
+    for (int t = 0; t < 64; ++t)
+    {
+        EXPECT_EQ(out[t], t < 40 ? (39 - t) * 3 : -1) << t;
+    }
+}
+
 TEST(simulator_shared_memory, a_barrier_inside_a_branch_some_threads_skip_is_reported_as_divergence)
 {
     simulated sim(R"(
@@ -365,6 +384,55 @@ extern "C" __global__ void votes(const int* in, unsigned* out)
         EXPECT_EQ(out[32 + l], (any ? 1u : 0u) | (all ? 2u : 0u)) << l;
         EXPECT_EQ(static_cast<int>(out[64 + l]), v[31 - l]) << l;
         EXPECT_EQ(out[96 + l], l % 3 == 0 ? mask0 : l % 3 == 1 ? ballot1 : 0u) << l;
+    }
+}
+
+TEST(simulator_warps, tiles_of_a_warp_shuffle_reduce_and_match_within_their_own_lanes)
+{
+    simulated sim(R"(
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void tiles(const int* in, int* out)
+{
+    auto tile = cg::tiled_partition<8>(cg::this_thread_block());
+    int v = in[threadIdx.x];
+    int sum = v;
+    for (int o = tile.size() / 2; o > 0; o /= 2) sum += tile.shfl_down(sum, o);
+    out[threadIdx.x] = tile.shfl(sum, 0);                                        // shfl.sync, tile masks
+    out[64 + threadIdx.x] = __reduce_add_sync(0xffffffffu, v);                   // redux.sync.add
+    out[128 + threadIdx.x] = __reduce_max_sync(tile.meta_group_rank() < 2 ? 0x0000ffffu : 0xffff0000u, v);
+    out[192 + threadIdx.x] = __match_any_sync(0xffffffffu, v % 3);               // match.any
+    out[256 + threadIdx.x] = tile.ballot(v & 1);                                 // vote.ballot in a tile
+})");
+    std::vector<int> in(32), out(320);
+    for (int i = 0; i < 32; ++i)
+    {
+        in[i] = (i * 13) % 29 - 7;
+    }
+    sim.launch("tiles", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    int total = std::accumulate(in.begin(), in.end(), 0);
+    for (int l = 0; l < 32; ++l)
+    {
+        int tile = l / 8, sum = 0, half_max = -1000;
+        unsigned same = 0, odd = 0;
+        for (int k = 0; k < 8; ++k)
+        {
+            sum += in[tile * 8 + k];
+            odd |= static_cast<unsigned>(in[tile * 8 + k] & 1) << k;
+        }
+        for (int k = (l < 16 ? 0 : 16); k < (l < 16 ? 16 : 32); ++k)
+        {
+            half_max = std::max(half_max, in[k]);
+        }
+        for (int k = 0; k < 32; ++k)
+        {
+            same |= static_cast<unsigned>(in[k] % 3 == in[l] % 3) << k;
+        }
+        EXPECT_EQ(out[l], sum) << l;
+        EXPECT_EQ(out[64 + l], total) << l;
+        EXPECT_EQ(out[128 + l], half_max) << l;
+        EXPECT_EQ(static_cast<unsigned>(out[192 + l]), same) << l;
+        EXPECT_EQ(static_cast<unsigned>(out[256 + l]), odd) << l;
     }
 }
 

@@ -53,7 +53,7 @@ namespace xcuda::sim
             {"ret", opcode::ret}, {"exit", opcode::exit}, {"call", opcode::call}, {"trap", opcode::trap},
             {"bar", opcode::bar}, {"barrier", opcode::bar}, {"membar", opcode::membar}, {"fence", opcode::membar},
             {"shfl", opcode::shfl}, {"vote", opcode::vote}, {"activemask", opcode::activemask},
-            {"atom", opcode::atom}, {"red", opcode::red},
+            {"atom", opcode::atom}, {"red", opcode::red}, {"redux", opcode::redux}, {"match", opcode::match},
         };
         auto found = opcodes.find(base);
         if (found == opcodes.end())
@@ -141,7 +141,7 @@ namespace xcuda::sim
                 in.combine = m == "and" ? compare::eq : m == "or" ? compare::ne : compare::lt;
                 continue;
             }
-            if ((in.op == opcode::atom || in.op == opcode::red) && atom_ops.count(m))
+            if ((in.op == opcode::atom || in.op == opcode::red || in.op == opcode::redux) && atom_ops.count(m))
             {
                 in.var = atom_ops.at(m);
                 continue;
@@ -275,6 +275,19 @@ namespace xcuda::sim
             if (in.vector != 1 || (in.type.is_float() && in.var != variant::atom_add && in.var != variant::atom_exch))
             {
                 return "'" + text + "' is not implemented by the simulator";
+            }
+            break;
+        case opcode::redux:
+            if (in.var < variant::atom_add || in.var > variant::atom_xor || in.var == variant::atom_inc ||
+                in.var == variant::atom_dec || in.type.bits != 32 || in.type.is_float())
+            {
+                return "'" + text + "' is not a redux.sync the simulator knows";
+            }
+            break;
+        case opcode::match:
+            if ((in.var != variant::vote_any && in.var != variant::vote_all) || in.type.is_float())
+            {
+                return "'" + text + "' is not a match.sync the simulator knows";
             }
             break;
         case opcode::call:

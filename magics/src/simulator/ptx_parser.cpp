@@ -356,6 +356,22 @@ namespace xcuda::sim
                         next();
                     }
                 }
+                else if (word == ".section")
+                {
+                    // Debug information (.debug_str, .debug_info with -G): nothing the simulator runs.
+                    next();
+                    identifier();
+                    expect("{");
+                    for (int depth = 1; depth > 0;)
+                    {
+                        const token& t = next();
+                        if (t.what == token::kind::end)
+                        {
+                            fail("a .section that never ends");
+                        }
+                        depth += t.what == token::kind::punct && t.text == "{" ? 1 : t.what == token::kind::punct && t.text == "}" ? -1 : 0;
+                    }
+                }
                 else
                 {
                     fail("the directive is not one the simulator knows");

@@ -100,7 +100,7 @@ namespace xcuda::sim
         setp, selp, copysign,
         rcp, sqrt, rsqrt, ex2, lg2, sin, cos,
         bra, ret, exit, call, trap,
-        bar, membar, shfl, vote, activemask, atom, red,
+        bar, membar, shfl, vote, activemask, atom, red, redux, match,
         nop,
         unsupported,  // decoded but not implemented: running it raises sim_error naming it (text)
     };

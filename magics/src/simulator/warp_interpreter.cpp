@@ -365,32 +365,34 @@ namespace xcuda::sim
         }
     }
 
-    std::uint32_t warp_interpreter::member_mask(const instruction& in, const operand& o, std::uint32_t active, const char* what)
+    // Each lane names the lanes it synchronises with (tiles of a warp name different ones); every lane
+    // must name itself, and every live lane it names must be here, at this instruction.
+    warp_interpreter::source warp_interpreter::member_mask(const instruction& in, const operand& o, std::uint32_t active,
+                                                           const char* what)
     {
         source s = fetch(o, 3);
-        std::uint32_t first = static_cast<std::uint32_t>(s.p[s.stride * __builtin_ctz(active)]);
         XCUDA_SIM_LANES(active)
         {
             std::uint32_t mask = static_cast<std::uint32_t>(s.p[s.stride * l]);
-            if (mask != first || !(mask >> l & 1u))
+            std::uint32_t missing = mask & m_live & ~active;
+            if (!(mask >> l & 1u))
             {
                 throw sim_error(sim_error::kind::illegal_instruction,
                                 "kernel '" + m_launch.kernel + "', " + thread_name(l) + ": " + what + " with member mask " +
-                                    hex(mask) + " run by a lane the mask does not name, or with masks that differ between lanes, at " +
+                                    hex(mask) + ", which does not name the lane itself (" + std::to_string(l) + "), at " +
                                     where(in));
             }
+            if (missing)
+            {
+                throw sim_error(sim_error::kind::illegal_instruction,
+                                "kernel '" + m_launch.kernel + "', warp " + std::to_string(m_warp) + " of block (" +
+                                    std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
+                                    std::to_string(m_block.ctaid[2]) + "): " + what + " with member mask " + hex(mask) +
+                                    " reached by lanes " + hex(active) + " only; lanes " + hex(missing) +
+                                    " named in the mask are elsewhere (divergent), at " + where(in));
+            }
         }
-        std::uint32_t missing = first & m_live & ~active;
-        if (missing)
-        {
-            throw sim_error(sim_error::kind::illegal_instruction,
-                            "kernel '" + m_launch.kernel + "', warp " + std::to_string(m_warp) + " of block (" +
-                                std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
-                                std::to_string(m_block.ctaid[2]) + "): " + what + " with member mask " + hex(first) +
-                                " reached by lanes " + hex(active) + " only; lanes " + hex(missing) +
-                                " named in the mask are elsewhere (divergent), at " + where(in));
-        }
-        return first;
+        return s;
     }
 
     warp_interpreter::status warp_interpreter::run()
@@ -447,6 +449,20 @@ namespace xcuda::sim
                 else
                 {
                     std::uint32_t next = top.pc + 1;
+                    // A side that goes straight to the kernel's end exits now rather than wait at the join:
+                    // with independent thread scheduling it would have, and a __syncthreads() after an early
+                    // return must not wait for it.
+                    auto exits_at = [&](std::uint32_t pc) {
+                        return m_depth == 1 && pc < m_function->code.size() && m_function->code[pc].guard < 0 &&
+                               (m_function->code[pc].op == opcode::ret || m_function->code[pc].op == opcode::exit);
+                    };
+                    if (exits_at(target) || exits_at(next))
+                    {
+                        bool taken_exits = exits_at(target);
+                        exit_lanes(taken_exits ? active : fall);
+                        m_stack.back().pc = taken_exits ? next : target;
+                        continue;
+                    }
                     std::uint32_t join = in.reconverge;
                     if (top.reconverge == join)
                     {
@@ -607,6 +623,10 @@ namespace xcuda::sim
         case opcode::vote:
         case opcode::activemask:
             vote(in, active);
+            return;
+        case opcode::redux:
+        case opcode::match:
+            collective(in, active);
             return;
         case opcode::atom:
         case opcode::red:

@@ -100,7 +100,7 @@ namespace xcuda::sim
         [[noreturn]] void fault(const instruction& in, unsigned lane, const std::string& what) const;
         std::string where(const instruction& in) const;
         std::string thread_name(unsigned lane) const;
-        std::uint32_t member_mask(const instruction& in, const operand& o, std::uint32_t active, const char* what);
+        source member_mask(const instruction& in, const operand& o, std::uint32_t active, const char* what);
 
         void execute(const instruction& in, std::uint32_t active);
         void load_store(const instruction& in, std::uint32_t active);
@@ -109,6 +109,8 @@ namespace xcuda::sim
         void compare_set(const instruction& in, std::uint32_t active);
         void shuffle(const instruction& in, std::uint32_t active);
         void vote(const instruction& in, std::uint32_t active);
+        void collective(const instruction& in, std::uint32_t active);
+        void collective_group(const instruction& in, std::uint32_t members, std::uint64_t* d, std::uint64_t* p, source a);
         void atomic(const instruction& in, std::uint32_t active);
         void address_convert(const instruction& in, std::uint32_t active);
         void move(const instruction& in, std::uint32_t active);

@@ -1,6 +1,7 @@
 // warp_interpreter's data operations (arithmetic, conversions, comparisons, shuffles, votes, atomics),
 // kept apart from its control flow and memory (warp_interpreter.cpp) so that neither file is long.
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -635,7 +636,7 @@ namespace xcuda::sim
         source a = fetch(in.operands[first], 0);
         source b = fetch(in.operands[first + 1], 1);
         source c = fetch(in.operands[first + 2], 2);
-        member_mask(in, in.operands[first + 3], active, "shfl.sync");
+        member_mask(in, in.operands[first + 3], active, "shfl.sync");  // tiles may name parts of the warp
         std::uint64_t values[32];
         for (unsigned l = 0; l < 32; ++l)
         {
@@ -679,22 +680,25 @@ namespace xcuda::sim
             return;
         }
         source a = fetch(in.operands[1], 0);
-        std::uint32_t members = member_mask(in, in.operands[2], active, "vote.sync") & active;
+        source masks = member_mask(in, in.operands[2], active, "vote.sync");
         bool negated = in.operands[1].negate;
         std::uint32_t ballot = 0;
-        XCUDA_SIM_LANES(members)
+        XCUDA_SIM_LANES(active)
         {
             ballot |= static_cast<std::uint32_t>((a.p[a.stride * l] & 1) != negated) << l;
         }
-        std::uint64_t r = 0;
-        switch (in.var)
+        XCUDA_SIM_LANES(active)
         {
-        case variant::vote_ballot: r = ballot; break;
-        case variant::vote_all: r = ballot == members; break;
-        case variant::vote_any: r = ballot != 0; break;
-        default: r = ballot == 0 || ballot == members; break;
+            std::uint32_t members = static_cast<std::uint32_t>(masks.p[masks.stride * l]) & active;
+            std::uint32_t mine = ballot & members;
+            switch (in.var)
+            {
+            case variant::vote_ballot: d[l] = mine; break;
+            case variant::vote_all: d[l] = mine == members; break;
+            case variant::vote_any: d[l] = mine != 0; break;
+            default: d[l] = mine == 0 || mine == members; break;
+            }
         }
-        XCUDA_SIM_LANES(active) { d[l] = r; }
     }
 
     void warp_interpreter::atomic(const instruction& in, std::uint32_t active)
@@ -746,5 +750,87 @@ namespace xcuda::sim
             }
         });
         (void)size;
+    }
+
+    // redux.sync (one value combined over the member lanes, to each) and match.sync (which lanes hold
+    // the same value).
+    void warp_interpreter::collective(const instruction& in, std::uint32_t active)
+    {
+        unsigned first = in.pair ? 2 : 1;
+        std::uint64_t* d = destination(in.operands[0]);
+        std::uint64_t* p = in.pair ? destination(in.operands[1]) : nullptr;
+        source a = fetch(in.operands[first], 0);
+        source masks = member_mask(in, in.operands[first + 1], active, in.op == opcode::redux ? "redux.sync" : "match.sync");
+        // Lanes of one warp may run this in groups (tiles) with masks of their own: each group at a time.
+        std::uint32_t todo = active;
+        while (todo)
+        {
+            std::uint32_t members = static_cast<std::uint32_t>(masks.p[masks.stride * __builtin_ctz(todo)]) & active;
+            collective_group(in, members, d, p, a);
+            todo &= ~members;
+        }
+    }
+
+    void warp_interpreter::collective_group(const instruction& in, std::uint32_t members, std::uint64_t* d, std::uint64_t* p,
+                                            source a)
+    {
+        std::uint32_t active = members;
+        std::uint64_t keep = in.type.bits >= 64 ? ~0ull : (1ull << in.type.bits) - 1;
+        if (in.op == opcode::redux)
+        {
+            bool is_signed = in.type.is_signed();
+            std::uint32_t r = 0;
+            bool any = false;
+            XCUDA_SIM_LANES(members)
+            {
+                std::uint32_t v = static_cast<std::uint32_t>(a.p[a.stride * l]);
+                if (!any)
+                {
+                    r = v;
+                    any = true;
+                    continue;
+                }
+                switch (in.var)
+                {
+                case variant::atom_add: r += v; break;
+                case variant::atom_and: r &= v; break;
+                case variant::atom_or: r |= v; break;
+                case variant::atom_xor: r ^= v; break;
+                case variant::atom_min:
+                    r = is_signed ? (static_cast<std::int32_t>(v) < static_cast<std::int32_t>(r) ? v : r) : std::min(r, v);
+                    break;
+                default:
+                    r = is_signed ? (static_cast<std::int32_t>(v) > static_cast<std::int32_t>(r) ? v : r) : std::max(r, v);
+                    break;
+                }
+            }
+            XCUDA_SIM_LANES(active) { d[l] = r; }
+            return;
+        }
+        bool all_same = true;
+        std::uint64_t first_value = a.p[a.stride * __builtin_ctz(members)] & keep;
+        XCUDA_SIM_LANES(active)
+        {
+            std::uint64_t mine = a.p[a.stride * l] & keep;
+            std::uint32_t same = 0;
+            for (std::uint32_t m = members; m; m &= m - 1)
+            {
+                unsigned k = static_cast<unsigned>(__builtin_ctz(m));
+                same |= static_cast<std::uint32_t>((a.p[a.stride * k] & keep) == mine) << k;
+            }
+            all_same = all_same && mine == first_value;
+            d[l] = same;
+        }
+        if (in.var == variant::vote_all)
+        {
+            XCUDA_SIM_LANES(active)
+            {
+                d[l] = all_same ? members : 0;
+                if (p)
+                {
+                    p[l] = all_same;
+                }
+            }
+        }
     }
 }
