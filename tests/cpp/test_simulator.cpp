@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "block_executor.hpp"
+#include "fixture.hpp"
 #include "nvrtc_compiler.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
@@ -24,11 +25,13 @@ namespace
     class simulated
     {
     public:
-        explicit simulated(const std::string& source)
+        explicit simulated(const std::string& source, std::vector<std::string> extra = {}, bool fast_math = false)
         {
             xcuda::compile_options options;
             options.arch = "compute_90";
             options.lineinfo = true;
+            options.fast_math = fast_math;
+            options.extra = std::move(extra);
             ptx = xcuda::nvrtc_compiler::compile(source, options).ptx;
             program = ptx_parser::parse(ptx);
             for (ptx_symbol& s : program.symbols)
@@ -635,4 +638,59 @@ TEST(simulator_errors, malformed_ptx_is_refused_naming_the_line)
     std::string message = error_of([&] { ptx_parser::parse(".version 9.0\n.target sm_90\n.address_size 64\n.entry k(\n{ ret; }\n"); }, &kind);
     EXPECT_EQ(kind, sim_error::kind::invalid_ptx);
     EXPECT_NE(message.find("PTX line"), std::string::npos) << message;
+}
+
+// ---- the PTX NVRTC emits, as a whole ----
+
+TEST(simulator_parser, every_ptx_fixture_of_the_repository_parses_with_every_instruction_implemented)
+{
+    for (const char* name : {"saxpy.ptx", "saxpy_one_line.ptx", "saxpy_no_line_info.ptx", "block_sum.ptx", "scale_template.ptx",
+                             "two_kernels.ptx", "saxpy_div.ptx", "saxpy_div_fast_math.ptx", "header_function.ptx",
+                             "noinline_call.ptx"})
+    {
+        ptx_program program = ptx_parser::parse(xcuda_tests::fixture(name));
+        bool any_entry = false;
+        for (const ptx_function& f : program.functions)
+        {
+            any_entry = any_entry || f.entry;
+            for (const instruction& in : f.code)
+            {
+                EXPECT_NE(in.op, opcode::unsupported) << name << ": " << in.text;
+            }
+        }
+        EXPECT_TRUE(any_entry) << name;
+    }
+}
+
+TEST(simulator_parser, fast_math_and_device_debug_builds_run_and_agree_with_the_host)
+{
+    const char* source = R"(
+extern "C" __global__ void saxpy_div(float a, const float* x, const float* y, float* out, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = x[i] / a + y[i]; })";
+    const int n = 300;
+    std::vector<float> x(n), y(n);
+    for (int i = 0; i < n; ++i)
+    {
+        x[i] = 0.25f * i - 7.0f;
+        y[i] = 3.0f - 0.125f * i;
+    }
+    for (int variant = 0; variant < 2; ++variant)
+    {
+        simulated sim(source, variant == 0 ? std::vector<std::string>{} : std::vector<std::string>{"-G"}, variant == 0);
+        EXPECT_NE(sim.ptx.find(variant == 0 ? "div.approx.ftz.f32" : ".debug"), std::string::npos) << variant;
+        std::vector<float> out(n);
+        sim.launch("saxpy_div", {2, 1, 1}, {256, 1, 1}, 0, 3.0f, sim.buffer(x), sim.buffer(y), sim.buffer(out), n);
+        for (int i = 0; i < n; ++i)
+        {
+            float expected = x[i] / 3.0f + y[i];
+            if (variant == 1)
+            {
+                ASSERT_EQ(out[i], expected) << i;  // -G: IEEE division, no contraction
+            }
+            else
+            {
+                ASSERT_NEAR(out[i], expected, 4e-7f * (1 + std::fabs(expected))) << i;  // div.approx: 2 ulp
+            }
+        }
+    }
 }
