@@ -7,6 +7,7 @@ module load from PTX, argument packing, copies, launch, copy-back, the fault rep
 The instruction families themselves are tested in C++ (tests/cpp/test_simulator.cpp, xcuda_simulator_tests).
 """
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +61,21 @@ def test_an_instruction_the_simulator_lacks_is_named_and_the_session_goes_on(bui
 
 def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction"}
+
+
+def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):
+    # A copy of the module alone in a folder: the simulator is looked for beside it, and is not there.
+    module = next((build_dir / "python").glob("xcuda*.so"))
+    shutil.copy(module, tmp_path / module.name)
+    for companion in (build_dir / "python").glob("*.py"):  # the module's pure-Python part
+        shutil.copy(companion, tmp_path / companion.name)
+    env = dict(os.environ)
+    env.pop("XCUDA_LIBCUDA", None)
+    env["XCUDA_DEVICE"] = "simulator"
+    env["PYTHONPATH"] = str(tmp_path)
+    code = "import xcuda\ntry:\n    xcuda.device_count()\nexcept xcuda.CudaUnavailableError as e:\n    print('refused:', e)\n"
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "refused: " in ran.stdout, ran.stdout
+    assert "XCUDA_DEVICE=simulator, but the PTX simulator could not be opened" in ran.stdout, ran.stdout
+    assert str(tmp_path / "libxcuda-sim.so") in ran.stdout, ran.stdout

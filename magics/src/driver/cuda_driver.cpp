@@ -94,6 +94,12 @@ namespace xcuda
             const char* why = dlerror();
             looked += std::string(looked.empty() ? "" : "; ") + (why ? why : candidate);
         }
+        if (!m_library && m_simulated)
+        {
+            m_unavailable = "XCUDA_DEVICE=simulator, but the PTX simulator could not be opened (" + looked +
+                            "); it is built beside the xcuda module (the xcuda_sim_driver target)";
+            return;
+        }
         if (!m_library)
         {
             std::string places;
