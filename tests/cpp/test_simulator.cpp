@@ -192,6 +192,29 @@ extern "C" __global__ void ints(const int* a, const int* b, int* s32, unsigned* 
     }
 }
 
+TEST(simulator_basics, a_per_thread_array_indexed_at_run_time_lives_in_local_memory)
+{
+    simulated sim(R"(
+extern "C" __global__ void local_array(const int* pick, int* out)
+{
+    int table[16];
+    for (int k = 0; k < 16; ++k) table[k] = k * k + threadIdx.x;
+    out[threadIdx.x] = table[pick[threadIdx.x] & 15] + table[(pick[threadIdx.x] >> 4) & 15];
+})");
+    EXPECT_NE(sim.ptx.find("__local_depot"), std::string::npos) << "the test needs local memory";
+    std::vector<int> pick(64), out(64);
+    for (int i = 0; i < 64; ++i)
+    {
+        pick[i] = (i * 37) % 256;
+    }
+    sim.launch("local_array", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(pick), sim.buffer(out));
+    for (int i = 0; i < 64; ++i)
+    {
+        int a = pick[i] & 15, b = (pick[i] >> 4) & 15;
+        EXPECT_EQ(out[i], a * a + i + b * b + i) << i;
+    }
+}
+
 // ---- (b) special registers, multi-dimensional grids ----
 
 TEST(simulator_special_registers, every_thread_of_a_3d_grid_sees_its_own_ids)
@@ -607,6 +630,19 @@ extern "C" __global__ void overrun(float* out, int n)
     EXPECT_NE(message.find("writes 4 bytes"), std::string::npos) << message;
     EXPECT_NE(message.find("0 bytes past the end of out"), std::string::npos) << message;
     EXPECT_NE(message.find("line 3 of"), std::string::npos) << message;  // the source's line of the store
+}
+
+TEST(simulator_errors, a_shared_memory_index_past_the_array_names_the_blocks_shared_window)
+{
+    simulated sim(R"(
+extern "C" __global__ void spill(int* out, int k)
+{ __shared__ int s[32]; s[threadIdx.x * k] = 1; __syncthreads(); out[threadIdx.x] = s[threadIdx.x]; })");
+    std::vector<int> out(32);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("spill", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(out), 4); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::illegal_address);
+    EXPECT_NE(message.find("thread (8,0,0) of block (0,0,0): writes 4 bytes at shared address 0x80, outside the block's 128 bytes"),
+              std::string::npos) << message;
 }
 
 TEST(simulator_errors, an_instruction_the_simulator_does_not_implement_is_named_when_it_runs)
