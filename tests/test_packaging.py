@@ -30,14 +30,16 @@ def needed(path):
 
 
 def built_binary(name):
-    """The build's Python module, C++ test binary, kernel executable, xcuda-replay or xcuda-compile (beside the module);
+    """The build's Python module, C++ test binary, kernel executable, xcuda-replay, xcuda-compile or the PTX simulator
+    (beside the module);
     None when not built."""
     if name == "module":
         module = sorted((BUILD / "python").glob("xcuda*.so"))
         assert module, f"no xcuda module in {BUILD / 'python'}: build first (bash .ci/setup)"
         return module[0]
-    if name in ("replay", "compile worker"):
-        program = BUILD / "python" / {"replay": "xcuda-replay", "compile worker": "xcuda-compile"}[name]
+    if name in ("replay", "compile worker", "simulator"):
+        program = BUILD / "python" / {"replay": "xcuda-replay", "compile worker": "xcuda-compile",
+                                      "simulator": "libxcuda-sim.so"}[name]
         assert program.exists(), f"no {program.name} beside the module in {BUILD / 'python'}: it is built with it"
         return program
     path = BUILD / "bin" / {"xcuda_core_tests": "xcuda_core_tests", "kernel": "xcuda"}[name]
@@ -51,7 +53,7 @@ def assert_links_neither_driver_nor_nvrtc(path):
     assert not bad, f"{path.name} needs {bad}; the driver and NVRTC must be loaded at run time (all: {entries})"
 
 
-@pytest.mark.parametrize("name", ["module", "xcuda_core_tests", "kernel", "replay", "compile worker"])
+@pytest.mark.parametrize("name", ["module", "xcuda_core_tests", "kernel", "replay", "compile worker", "simulator"])
 def test_built_binaries_need_neither_libcuda_nor_libnvrtc(name):
     path = built_binary(name)
     if path is None:
