@@ -215,6 +215,62 @@ extern "C" __global__ void local_array(const int* pick, int* out)
     }
 }
 
+TEST(simulator_basics, bit_instructions_match_the_host)
+{
+    simulated sim(R"(
+extern "C" __global__ void bit_ops(const unsigned* in, unsigned* out)
+{
+    unsigned x = in[threadIdx.x], y = in[63 - threadIdx.x];
+    unsigned* o = out + 8 * threadIdx.x;
+    o[0] = __popc(x) + (__clz(y) << 8) + (__ffs(x) << 16);
+    o[1] = __brev(x);
+    o[2] = __byte_perm(x, y, 0x7531);
+    unsigned field, sfield, inserted;
+    asm("bfe.u32 %0, %1, 5, 9;" : "=r"(field) : "r"(x));
+    asm("bfe.s32 %0, %1, 20, 12;" : "=r"(sfield) : "r"(x));
+    asm("bfi.b32 %0, %1, %2, 8, 12;" : "=r"(inserted) : "r"(y), "r"(x));
+    o[3] = field;
+    o[4] = sfield;
+    o[5] = inserted;
+    o[6] = __funnelshift_l(x, y, threadIdx.x) ^ __umulhi(x, y);
+    o[7] = __popcll(((unsigned long long)x << 32) | y) + __clzll((unsigned long long)y);
+})");
+    std::vector<unsigned> in(64), out(8 * 64);
+    for (unsigned i = 0; i < 64; ++i)
+    {
+        in[i] = i == 0 ? 0u : (i * 2654435761u) ^ (i << 27);
+    }
+    sim.launch("bit_ops", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    for (unsigned i = 0; i < 64; ++i)
+    {
+        unsigned x = in[i], y = in[63 - i];
+        const unsigned* o = out.data() + 8 * i;
+        unsigned clz = y == 0 ? 32 : static_cast<unsigned>(__builtin_clz(y));
+        EXPECT_EQ(o[0], static_cast<unsigned>(__builtin_popcount(x)) + (clz << 8) + (static_cast<unsigned>(__builtin_ffs(static_cast<int>(x))) << 16)) << i;
+        unsigned reversed = 0;
+        for (unsigned k = 0; k < 32; ++k)
+        {
+            reversed |= ((x >> k) & 1u) << (31 - k);
+        }
+        EXPECT_EQ(o[1], reversed) << i;
+        unsigned long long bytes = (static_cast<unsigned long long>(y) << 32) | x;
+        unsigned perm = 0;
+        for (unsigned k = 0; k < 4; ++k)
+        {
+            perm |= static_cast<unsigned>((bytes >> (8 * ((0x7531u >> (4 * k)) & 7))) & 0xff) << (8 * k);
+        }
+        EXPECT_EQ(o[2], perm) << i;
+        EXPECT_EQ(o[3], (x >> 5) & 0x1ffu) << i;
+        EXPECT_EQ(static_cast<int>(o[4]), static_cast<int>(x) >> 20) << i;  // bits 20..31, sign-extended
+        EXPECT_EQ(o[5], (x & ~(0xfffu << 8)) | ((y & 0xfffu) << 8)) << i;
+        unsigned shift = i & 31;
+        unsigned funnel = shift == 0 ? y : (y << shift) | (x >> (32 - shift));
+        EXPECT_EQ(o[6], funnel ^ static_cast<unsigned>((static_cast<unsigned long long>(x) * y) >> 32)) << i;
+        unsigned clzll = y == 0 ? 64 : 32 + static_cast<unsigned>(__builtin_clz(y));
+        EXPECT_EQ(o[7], static_cast<unsigned>(__builtin_popcount(x) + __builtin_popcount(y)) + clzll) << i;
+    }
+}
+
 // ---- (b) special registers, multi-dimensional grids ----
 
 TEST(simulator_special_registers, every_thread_of_a_3d_grid_sees_its_own_ids)

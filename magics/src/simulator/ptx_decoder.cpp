@@ -47,7 +47,7 @@ namespace xcuda::sim
             {"and", opcode::and_}, {"or", opcode::or_}, {"xor", opcode::xor_}, {"not", opcode::not_},
             {"cnot", opcode::cnot}, {"shl", opcode::shl}, {"shr", opcode::shr}, {"popc", opcode::popc},
             {"clz", opcode::clz}, {"brev", opcode::brev}, {"bfe", opcode::bfe}, {"bfi", opcode::bfi},
-            {"prmt", opcode::prmt}, {"setp", opcode::setp}, {"selp", opcode::selp}, {"copysign", opcode::copysign},
+            {"prmt", opcode::prmt}, {"shf", opcode::shf}, {"bfind", opcode::bfind}, {"setp", opcode::setp}, {"selp", opcode::selp}, {"copysign", opcode::copysign},
             {"rcp", opcode::rcp}, {"sqrt", opcode::sqrt}, {"rsqrt", opcode::rsqrt}, {"ex2", opcode::ex2},
             {"lg2", opcode::lg2}, {"sin", opcode::sin}, {"cos", opcode::cos}, {"bra", opcode::bra},
             {"ret", opcode::ret}, {"exit", opcode::exit}, {"call", opcode::call}, {"trap", opcode::trap},
@@ -97,6 +97,7 @@ namespace xcuda::sim
             {"and", variant::atom_and}, {"or", variant::atom_or}, {"xor", variant::atom_xor},
         };
         int types = 0;
+        std::string shf_direction, shf_mode;
         for (std::size_t k = 1; k < parts.size(); ++k)
         {
             const std::string& m = parts[k];
@@ -161,6 +162,16 @@ namespace xcuda::sim
                 in.var = variant::vote_uni;
                 continue;
             }
+            if (in.op == opcode::shf && (m == "l" || m == "r" || m == "wrap" || m == "clamp"))
+            {
+                (m == "l" || m == "r" ? shf_direction : shf_mode) = m;
+                continue;
+            }
+            if (in.op == opcode::bfind && m == "shiftamt")
+            {
+                in.var = variant::shiftamt;
+                continue;
+            }
             if (m == "ftz")
             {
                 in.ftz = true;
@@ -191,6 +202,15 @@ namespace xcuda::sim
         if (in.ftz && !(in.type.is_float() && in.type.bits == 32) && in.op != opcode::setp && in.op != opcode::cvt)
         {
             return "'" + text + "': .ftz on a type other than .f32";
+        }
+        if (in.op == opcode::shf)
+        {
+            if (shf_direction.empty() || shf_mode.empty() || in.type.bits != 32)
+            {
+                return "'" + text + "' is not a shf the simulator knows (shf.{l,r}.{wrap,clamp}.b32)";
+            }
+            in.var = shf_direction == "l" ? (shf_mode == "wrap" ? variant::shf_l_wrap : variant::shf_l_clamp)
+                                          : (shf_mode == "wrap" ? variant::shf_r_wrap : variant::shf_r_clamp);
         }
         // What each instruction needs, checked here so that running it never meets a surprise.
         switch (in.op)

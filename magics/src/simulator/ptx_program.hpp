@@ -96,7 +96,7 @@ namespace xcuda::sim
     {
         ld, st, mov, cvt, cvta,
         add, sub, mul, mad, fma, div, rem, min, max, abs, neg,
-        and_, or_, xor_, not_, cnot, shl, shr, popc, clz, brev, bfe, bfi, prmt,
+        and_, or_, xor_, not_, cnot, shl, shr, shf, popc, clz, brev, bfe, bfi, bfind, prmt,
         setp, selp, copysign,
         rcp, sqrt, rsqrt, ex2, lg2, sin, cos,
         bra, ret, exit, call, trap,
@@ -116,6 +116,8 @@ namespace xcuda::sim
         shfl_up, shfl_down, shfl_bfly, shfl_idx,
         vote_all, vote_any, vote_uni, vote_ballot,
         atom_add, atom_min, atom_max, atom_inc, atom_dec, atom_and, atom_or, atom_xor, atom_exch, atom_cas,
+        shiftamt,                        // bfind.shiftamt
+        shf_l_wrap, shf_l_clamp, shf_r_wrap, shf_r_clamp,
     };
 
     struct instruction

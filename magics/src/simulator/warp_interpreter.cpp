@@ -166,7 +166,12 @@ namespace xcuda::sim
 
     std::string warp_interpreter::where(const instruction& in) const
     {
-        std::string text = "'" + in.text + "' in " + m_function->name;
+        return "'" + in.text + "' " + location(in);
+    }
+
+    std::string warp_interpreter::location(const instruction& in) const
+    {
+        std::string text = "in " + m_function->name;
         if (in.line > 0)
         {
             auto file = m_launch.program->files.find(in.file);
@@ -549,8 +554,7 @@ namespace xcuda::sim
                 top.pc += 1;
                 continue;
             case opcode::unsupported:
-                throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': " + in.text +
-                                                                  (in.line ? " at " + where(in) : std::string()));
+                throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': " + in.text + ", " + location(in));
             default:
                 if (active)
                 {

@@ -98,7 +98,8 @@ namespace xcuda::sim
         std::uint8_t* translate(state_space space, std::uint64_t address, unsigned lane, unsigned bytes, bool write,
                                 const instruction& in, bool frame_param);
         [[noreturn]] void fault(const instruction& in, unsigned lane, const std::string& what) const;
-        std::string where(const instruction& in) const;
+        std::string where(const instruction& in) const;     // 'text' in function, line N of file
+        std::string location(const instruction& in) const;  // in function, line N of file
         std::string thread_name(unsigned lane) const;
         source member_mask(const instruction& in, const operand& o, std::uint32_t active, const char* what);
 

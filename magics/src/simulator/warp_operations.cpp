@@ -14,6 +14,49 @@ namespace xcuda::sim
 {
     namespace
     {
+        // Integer arithmetic wraps (two's complement), as PTX says; C++ signed overflow would be undefined,
+        // so it is done unsigned. Floats pass through.
+        template <class T>
+        T wrap_add(T a, T b)
+        {
+            if constexpr (std::is_integral_v<T>)
+            {
+                using U = std::make_unsigned_t<T>;
+                return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+            }
+            else
+            {
+                return a + b;
+            }
+        }
+        template <class T>
+        T wrap_sub(T a, T b)
+        {
+            if constexpr (std::is_integral_v<T>)
+            {
+                using U = std::make_unsigned_t<T>;
+                return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+            }
+            else
+            {
+                return a - b;
+            }
+        }
+        template <class T>
+        T wrap_mul(T a, T b)
+        {
+            if constexpr (std::is_integral_v<T>)
+            {
+                // Promoted past int so that a 16-bit product cannot overflow int either.
+                using U = std::conditional_t<(sizeof(T) < 4), std::uint32_t, std::make_unsigned_t<T>>;
+                return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+            }
+            else
+            {
+                return a * b;
+            }
+        }
+
         template <class T>
         T integer_divide(T a, T b)
         {
@@ -236,10 +279,10 @@ namespace xcuda::sim
                 }
                 return;
             }
-            XCUDA_SIM_BY_TYPE(t, FLOAT_OP(static_cast<T>(x + y)));
+            XCUDA_SIM_BY_TYPE(t, FLOAT_OP(wrap_add<T>(x, y)));
             return;
         case opcode::sub:
-            XCUDA_SIM_BY_TYPE(t, FLOAT_OP(static_cast<T>(x - y)));
+            XCUDA_SIM_BY_TYPE(t, FLOAT_OP(wrap_sub<T>(x, y)));
             return;
         case opcode::mul:
             if (t.is_float())
@@ -251,7 +294,7 @@ namespace xcuda::sim
                 XCUDA_SIM_LANES(active)
                 {
                     T x = A, y = B;
-                    d[l] = in.var == variant::lo ? bits<T>(static_cast<T>(x * y))
+                    d[l] = in.var == variant::lo ? bits<T>(wrap_mul<T>(x, y))
                            : in.var == variant::hi ? high_product<T>(x, y)
                                                    : wide_product<T>(x, y);
                 }
@@ -270,11 +313,11 @@ namespace xcuda::sim
                         }
                         else if (in.var == variant::hi)
                         {
-                            d[l] = bits<T>(static_cast<T>(as<T>(high_product<T>(x, y)) + C));
+                            d[l] = bits<T>(wrap_add<T>(as<T>(high_product<T>(x, y)), C));
                         }
                         else
                         {
-                            d[l] = bits<T>(static_cast<T>(x * y + C));
+                            d[l] = bits<T>(wrap_add<T>(wrap_mul<T>(x, y), C));
                         }
                     }
                 }
@@ -383,30 +426,54 @@ namespace xcuda::sim
                 d[l] = r;
             }
             return;
-        case opcode::bfe:  // bfe.u32 d, a, pos, len
+        case opcode::bfe:  // bfe.u32 d, a, pos, len (PTX ISA: the field, sign-extended for .s types)
             XCUDA_SIM_LANES(active)
             {
                 std::uint64_t v = read_as(a.p[a.stride * l], {'u', t.bits});
                 unsigned pos = static_cast<std::uint8_t>(b.p[b.stride * l]);
                 unsigned len = static_cast<std::uint8_t>(c.p[c.stride * l]);
-                std::uint64_t r = 0;
-                bool sign = false;
-                for (unsigned k = 0; k < t.bits; ++k)
+                unsigned msb = t.bits - 1;
+                if (len == 0)
                 {
-                    unsigned from = pos + k;
-                    bool bit = k < len && from < t.bits ? (v >> from) & 1 : false;
-                    if (k < len)
-                    {
-                        sign = from < t.bits ? (v >> from) & 1 : (t.is_signed() ? (v >> (t.bits - 1)) & 1 : false);
-                        bit = sign;
-                    }
-                    else if (t.is_signed())
-                    {
-                        bit = len == 0 ? false : sign;
-                    }
-                    r |= static_cast<std::uint64_t>(bit) << k;
+                    d[l] = 0;
+                    continue;
+                }
+                std::uint64_t sign = t.is_signed() ? (v >> std::min(pos + len - 1, msb)) & 1 : 0;
+                std::uint64_t r = 0;
+                for (unsigned k = 0; k <= msb; ++k)
+                {
+                    std::uint64_t bit = k < len && pos + k <= msb ? (v >> (pos + k)) & 1 : sign;
+                    r |= bit << k;
                 }
                 d[l] = r;
+            }
+            return;
+        case opcode::bfind:  // the most significant bit that is not a sign bit; all ones when none
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t v = read_as(a.p[a.stride * l], {'u', t.bits});
+                unsigned msb = t.bits - 1;
+                if (t.is_signed() && ((v >> msb) & 1))
+                {
+                    v = ~v & (t.bits == 64 ? ~0ull : (1ull << t.bits) - 1);
+                }
+                std::uint32_t position = v == 0 ? 0xffffffffu : 63u - static_cast<unsigned>(__builtin_clzll(v));
+                if (in.var == variant::shiftamt && position != 0xffffffffu)
+                {
+                    position = msb - position;
+                }
+                d[l] = position;
+            }
+            return;
+        case opcode::shf:  // funnel shift of b:a (b the high word)
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t pair = (a.p[a.stride * l] & 0xffffffffu) | ((b.p[b.stride * l] & 0xffffffffu) << 32);
+                std::uint32_t n = static_cast<std::uint32_t>(c.p[c.stride * l]);
+                bool wrap = in.var == variant::shf_l_wrap || in.var == variant::shf_r_wrap;
+                n = wrap ? n & 31 : std::min<std::uint32_t>(n, 32);
+                bool left = in.var == variant::shf_l_wrap || in.var == variant::shf_l_clamp;
+                d[l] = left ? static_cast<std::uint32_t>((pair << n) >> 32) : static_cast<std::uint32_t>(pair >> n);
             }
             return;
         case opcode::bfi:  // bfi.b32 d, a (insert), b (base), pos, len
