@@ -616,7 +616,6 @@ namespace xcuda::sim
                 ptx_function f;
                 f.entry = entry;
                 int index = static_cast<int>(m_program.functions.size());
-                std::string name_seen;
                 m_function_scope.clear();
                 m_registers.clear();
                 // A function declared before (a prototype) and now defined reuses its slot.
@@ -1079,17 +1078,11 @@ namespace xcuda::sim
                     {
                         t = in.source_type;
                     }
-                    bool shift_or_lane = (in.op == opcode::shl || in.op == opcode::shr) && k == 2;
-                    bool control = in.op == opcode::shfl || in.op == opcode::vote || in.op == opcode::bar ||
-                                   in.op == opcode::bfe || in.op == opcode::bfi || in.op == opcode::prmt ||
-                                   in.op == opcode::selp || in.op == opcode::ld || in.op == opcode::st;
-                    if (shift_or_lane || (!t.is_float() && !(in.op == opcode::selp && t.is_float())) ||
-                        (control && !t.is_float()))
+                    // A shift amount, or an operand of an integer type: the literal's bits as they are (a
+                    // 0f literal given to a .b32 operand is its bit pattern, as PTX allows).
+                    bool shift_amount = (in.op == opcode::shl || in.op == opcode::shr) && k == 2;
+                    if (shift_amount || !t.is_float())
                     {
-                        if (o.count != 'i')
-                        {
-                            // A float literal for an integer operand: its bits (PTX allows this for .b types).
-                        }
                         o.count = 0;
                         continue;
                     }

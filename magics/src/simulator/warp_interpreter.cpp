@@ -235,8 +235,9 @@ namespace xcuda::sim
             return {m_scratch[slot], 0};
         }
         default:
-            throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': an operand of this form in '" +
-                                                              std::string("instruction") + "' is not implemented");
+            throw sim_error(sim_error::kind::unsupported,
+                            "kernel '" + m_launch.kernel + "': a vector, an address or a label where the simulator reads a "
+                                                           "value is not implemented");
         }
     }
 
