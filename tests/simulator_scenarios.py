@@ -106,7 +106,19 @@ def unsupported_instruction():
     assert (out == 5).all(), out
 
 
-SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction)}
+PRINTF = r"""
+extern "C" __global__ void hello(const int* x) { printf("hello from thread %d of block %d: %d\n", threadIdx.x, blockIdx.x, x[threadIdx.x]); }
+"""
+
+
+def device_printf():
+    m = xcuda.compile(PRINTF, name="sim_printf")
+    m.hello[2, 2](np.array([10, 20], dtype=np.int32))
+    xcuda.synchronize()
+    print("after the launch")
+
+
+SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

@@ -59,8 +59,17 @@ def test_an_instruction_the_simulator_lacks_is_named_and_the_session_goes_on(bui
     run_scenario("unsupported_instruction", build_dir)
 
 
+def test_device_printf_output_appears_once_per_thread_by_the_synchronize(build_dir, simulator):
+    out = run_scenario("device_printf", build_dir)
+    lines = [line for line in out.splitlines() if line.startswith("hello from")]
+    assert lines == ["hello from thread 0 of block 0: 10", "hello from thread 1 of block 0: 20",
+                     "hello from thread 0 of block 1: 10", "hello from thread 1 of block 1: 20"], out
+    assert out.index("hello from thread 1 of block 1") < out.index("after the launch"), out
+
+
 def test_every_scenario_has_a_test():
-    assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction"}
+    assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
+                                                  "device_printf"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

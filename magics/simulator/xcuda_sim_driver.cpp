@@ -15,6 +15,7 @@
 #include <cuda.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -103,6 +104,20 @@ namespace
             }
         }
         return false;
+    }
+
+    // Device printf output of the launches since the last synchronising call, printed to stdout by the
+    // next one, as the driver does (xcuda captures stdout around those calls).
+    std::string g_printf;
+    CUresult print_pending()
+    {
+        if (!g_printf.empty())
+        {
+            std::fwrite(g_printf.data(), 1, g_printf.size(), stdout);
+            std::fflush(stdout);
+            g_printf.clear();
+        }
+        return CUDA_SUCCESS;
     }
 
     std::uint64_t g_launches = 0;
@@ -259,6 +274,8 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context)
 }
 CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it returns
 {
+    lock held(g_mutex);
+    print_pending();
     XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
@@ -549,6 +566,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     launch.dynamic_shared = shared;
     launch.memory = &g_memory;
     launch.step_limit = step_limit();
+    launch.printf_output = &g_printf;
     ++g_launches;
     try
     {
@@ -586,6 +604,8 @@ CUresult CUDAAPI cuStreamDestroy(CUstream handle)
 }
 CUresult CUDAAPI cuStreamSynchronize(CUstream)
 {
+    lock held(g_mutex);
+    print_pending();
     XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
@@ -615,6 +635,8 @@ CUresult CUDAAPI cuEventRecord(CUevent event, CUstream)
 }
 CUresult CUDAAPI cuEventSynchronize(CUevent)
 {
+    lock held(g_mutex);
+    print_pending();
     XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }

@@ -89,6 +89,7 @@ namespace
             context.dynamic_shared = shared;
             context.memory = &memory;
             context.step_limit = 100000000;
+            context.printf_output = &printed;
             block_executor(context).run_grid();
             return context;
         }
@@ -98,6 +99,7 @@ namespace
         sim_memory memory;
         std::vector<std::vector<std::uint8_t>> variables;
         std::vector<std::uint8_t> packed;
+        std::string printed;  // device printf's output
     };
 
     std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
@@ -669,6 +671,23 @@ extern "C" __global__ void calls(const float* x, float* out, int* levels)
         EXPECT_EQ(out[i], k > 0 ? product + static_cast<float>(k * 3 + 1) : x[i] - 2.0f) << i;
         EXPECT_EQ(levels[i], i % 5 + 2 * i) << i;
     }
+}
+
+TEST(simulator_calls, device_printf_formats_each_threads_line_in_thread_order)
+{
+    simulated sim(R"(
+extern "C" __global__ void hello(const int* x)
+{
+    int n = printf("t%d x=%d f=%.3f ll=%lld u=%u hex=%08x s=%s c=%c %5.1e%%\n", threadIdx.x, x[threadIdx.x],
+                   0.5f * threadIdx.x, -1234567890123ll, 4000000000u, 0xbeef, "str", 'A' + threadIdx.x, 1e10);
+    if (n != 9) printf("printf returned %d\n", n);
+})");
+    std::vector<int> x{3, -4, 5};
+    sim.launch("hello", {1, 1, 1}, {3, 1, 1}, 0, sim.buffer(x));
+    EXPECT_EQ(sim.printed,
+              "t0 x=3 f=0.000 ll=-1234567890123 u=4000000000 hex=0000beef s=str c=A 1.0e+10%\n"
+              "t1 x=-4 f=0.500 ll=-1234567890123 u=4000000000 hex=0000beef s=str c=B 1.0e+10%\n"
+              "t2 x=5 f=1.000 ll=-1234567890123 u=4000000000 hex=0000beef s=str c=C 1.0e+10%\n");
 }
 
 // ---- errors a GPU would not explain ----

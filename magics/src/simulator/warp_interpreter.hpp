@@ -34,6 +34,7 @@ namespace xcuda::sim
         std::uint64_t step_limit = 0;        // warp-instructions per launch before it is stopped; 0: none
         std::uint64_t warp_steps = 0;        // counted
         std::uint64_t thread_instructions = 0;
+        std::string* printf_output = nullptr;  // device printf's text goes here (nullptr: printf is refused)
     };
 
     struct block_state
@@ -116,6 +117,9 @@ namespace xcuda::sim
         void address_convert(const instruction& in, std::uint32_t active);
         void move(const instruction& in, std::uint32_t active);
         void call(const instruction& in, std::uint32_t active);
+        void device_printf(const instruction& in, std::uint32_t active);
+        std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
+                           std::int32_t& count);
 
         launch_context& m_launch;
         block_state& m_block;
