@@ -67,9 +67,13 @@ def test_device_printf_output_appears_once_per_thread_by_the_synchronize(build_d
     assert out.index("hello from thread 1 of block 1") < out.index("after the launch"), out
 
 
+def test_a_tiled_matmul_a_transpose_a_histogram_and_a_warp_shuffle_sum_match_numpy(build_dir, simulator):
+    run_scenario("classic_kernels", build_dir)
+
+
 def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
-                                                  "device_printf"}
+                                                  "device_printf", "classic_kernels"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):
