@@ -273,6 +273,37 @@ extern "C" __global__ void bit_ops(const unsigned* in, unsigned* out)
     }
 }
 
+TEST(simulator_basics, initialised_constant_and_device_variables_are_read_and_written)
+{
+    simulated sim(R"(
+__constant__ float weights[5] = {0.5f, -1.25f, 2.0f, 3.5f, -0.75f};
+__constant__ double scale = 1.5;
+__device__ int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+__device__ unsigned long long counter;
+__device__ short small[3] = {-2, 7, -300};
+extern "C" __global__ void variables(float* out, int* out_int)
+{
+    int i = threadIdx.x;
+    out[i] = weights[i % 5] * (float)scale + small[i % 3];
+    out_int[i] = table[(i * 3) % 8];
+    atomicAdd(&counter, (unsigned long long)i);
+    __syncthreads();
+    if (i == 0) out_int[64] = (int)counter;
+})");
+    std::vector<float> out(64);
+    std::vector<int> out_int(65);
+    sim.launch("variables", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out), sim.buffer(out_int));
+    const float weights[5] = {0.5f, -1.25f, 2.0f, 3.5f, -0.75f};
+    const int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+    const short small[3] = {-2, 7, -300};
+    for (int i = 0; i < 64; ++i)
+    {
+        EXPECT_EQ(out[i], weights[i % 5] * 1.5f + small[i % 3]) << i;
+        EXPECT_EQ(out_int[i], table[(i * 3) % 8]) << i;
+    }
+    EXPECT_EQ(out_int[64], 63 * 64 / 2);
+}
+
 // ---- (b) special registers, multi-dimensional grids ----
 
 TEST(simulator_special_registers, every_thread_of_a_3d_grid_sees_its_own_ids)
