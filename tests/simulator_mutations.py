@@ -25,6 +25,7 @@ M=[
  ("c2: early-returning lanes wait at the join (no early exit)", "magics/src/simulator/warp_interpreter.cpp", "if (exits_at(target) || exits_at(next))", "if (false && (exits_at(target) || exits_at(next)))", "simulator_shared_memory.*"),
  ("d2: one member mask for the whole warp", "magics/src/simulator/warp_operations.cpp", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[masks.stride * l]) & active;", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[0]) & active;", "simulator_warps.*"),
  ("a2: bfe.s without sign extension", "magics/src/simulator/warp_operations.cpp", "std::uint64_t sign = t.is_signed() ? (v >> std::min(pos + len - 1, msb)) & 1 : 0;", "std::uint64_t sign = 0;", "simulator_basics.*"),
+ ("f2: f16 conversion rounds ties away from zero", "magics/src/simulator/warp_operations.cpp", "double r = a == 0 ? 0 : std::nearbyint(a / quantum) * quantum;", "double r = a == 0 ? 0 : std::round(a / quantum) * quantum;", "simulator_math.*"),
  ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
 ]
 

@@ -618,6 +618,50 @@ extern "C" __global__ void atomics(const int* in, int* g, unsigned* hist, float*
     EXPECT_EQ(fsum[0], 0.5f * n);
 }
 
+TEST(simulator_math, half_precision_conversions_round_to_nearest_even_as_the_host_does)
+{
+    simulated sim(R"(
+#include <cuda_fp16.h>
+extern "C" __global__ void halves(const float* in, const double* din, unsigned short* bits, float* back, unsigned short* dbits)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    __half h = __float2half_rn(in[i]);
+    bits[i] = __half_as_ushort(h);
+    back[i] = __half2float(h);
+    dbits[i] = __half_as_ushort(__double2half(din[i]));
+})");
+    std::vector<float> in;
+    std::vector<double> din;
+    for (float v : {0.0f, -0.0f, 1.0f, 1.1f, 65504.0f, 65519.0f, 65520.0f, 1e9f, -3.14159f, 5.96046448e-8f, 2.98023224e-8f,
+                    2.98023225e-8f, 6.1e-5f, 1.0009765625f + 0.00048828125f, 1.0f + 0.00048828125f, 2049.0f, 2051.0f})
+    {
+        in.push_back(v);
+    }
+    for (int k = 0; in.size() < 256; ++k)
+    {
+        in.push_back(std::ldexp(static_cast<float>((k * 7919) % 4096) / 4096.0f + 0.5f, k % 48 - 30) * (k % 3 ? 1 : -1));
+    }
+    for (float v : in)
+    {
+        din.push_back(static_cast<double>(v) * (1.0 + 1e-12));
+    }
+    std::vector<unsigned short> bits(256), dbits(256);
+    std::vector<float> back(256);
+    sim.launch("halves", {2, 1, 1}, {128, 1, 1}, 0, sim.buffer(in), sim.buffer(din), sim.buffer(bits), sim.buffer(back),
+               sim.buffer(dbits));
+    for (std::size_t i = 0; i < in.size(); ++i)
+    {
+        _Float16 h = static_cast<_Float16>(in[i]);  // GCC's binary16: round to nearest even
+        unsigned short expected;
+        std::memcpy(&expected, &h, 2);
+        EXPECT_EQ(bits[i], expected) << i << ": " << in[i];
+        EXPECT_EQ(back[i], static_cast<float>(h)) << i;
+        _Float16 hd = static_cast<_Float16>(din[i]);
+        std::memcpy(&expected, &hd, 2);
+        EXPECT_EQ(dbits[i], expected) << i << ": " << din[i];
+    }
+}
+
 // ---- (f) division, remainder, min/max/abs/neg, rcp/sqrt, approximate functions ----
 
 TEST(simulator_math, division_and_the_correctly_rounded_functions_match_the_host)

@@ -115,6 +115,13 @@ namespace xcuda::sim
                 ++types;
                 continue;
             }
+            if (m == "f16" && in.op == opcode::cvt && types < 2)
+            {
+                // Half precision as storage: conversions only (arithmetic on .f16 is refused below).
+                (types == 0 ? in.type : in.source_type) = ptx_type{'h', 16};
+                ++types;
+                continue;
+            }
             if (m == "f16" || m == "bf16" || m == "f16x2" || m == "bf16x2" || m == "tf32" || m == "e4m3" || m == "e5m2")
             {
                 return "the type ." + m + " is not implemented by the simulator";

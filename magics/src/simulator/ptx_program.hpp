@@ -36,7 +36,7 @@ namespace xcuda::sim
         kind m_kind;
     };
 
-    // A PTX fundamental type: 'b', 'u', 's', 'f' or 'p' (pred), and its width in bits.
+    // A PTX fundamental type: 'b', 'u', 's', 'f', 'p' (pred) or 'h' (.f16, in cvt only), and its width in bits.
     struct ptx_type
     {
         char kind = 'b';

@@ -205,6 +205,45 @@ namespace xcuda::sim
             }
         }
 
+        // IEEE binary16 from a double, rounded to nearest even (one rounding, also from an f32's value);
+        // NaN gives the canonical NaN 0x7fff, as cvt does.
+        std::uint16_t to_half(double x)
+        {
+            if (std::isnan(x))
+            {
+                return 0x7fff;
+            }
+            std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+            double a = std::fabs(x);
+            int e = 0;
+            std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+            double quantum = a >= std::ldexp(1.0, -14) ? std::ldexp(1.0, e - 11) : std::ldexp(1.0, -24);
+            double r = a == 0 ? 0 : std::nearbyint(a / quantum) * quantum;
+            if (r >= 65536.0 || std::isinf(a))
+            {
+                return static_cast<std::uint16_t>(sign | 0x7c00);
+            }
+            if (r < std::ldexp(1.0, -14))
+            {
+                return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::ldexp(r, 24)));
+            }
+            std::frexp(r, &e);
+            int exponent = e - 1;  // r = 1.f * 2^exponent
+            auto mantissa = static_cast<std::uint16_t>(std::ldexp(r, -exponent) * 1024.0 - 1024.0);
+            return static_cast<std::uint16_t>(sign | ((exponent + 15) << 10) | mantissa);
+        }
+
+        double from_half(std::uint16_t h)
+        {
+            int exponent = (h >> 10) & 0x1f;
+            int mantissa = h & 0x3ff;
+            double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                               : exponent == 31 ? (mantissa ? std::numeric_limits<double>::quiet_NaN()
+                                                            : std::numeric_limits<double>::infinity())
+                                                : std::ldexp(1024 + mantissa, exponent - 25);
+            return (h & 0x8000) ? -magnitude : magnitude;
+        }
+
         std::uint64_t read_as(std::uint64_t v, ptx_type t)
         {
             // Normalises a register to its type: sign- or zero-extended to 64 bits.
@@ -561,6 +600,35 @@ namespace xcuda::sim
         source a = fetch(in.operands[1], 0);
         const ptx_type to = in.type;
         const ptx_type from = in.source_type;
+        if (to.kind == 'h' || from.kind == 'h')
+        {
+            if (in.round != rounding::none && in.round != rounding::rn)
+            {
+                throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': '" + in.text +
+                                                                  "': only round-to-nearest conversions of .f16 are implemented, " +
+                                                                  location(in));
+            }
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t v = a.p[a.stride * l];
+                if (to.kind == 'h' && from.is_float())
+                {
+                    d[l] = to_half(from.bits == 32 ? static_cast<double>(as<float>(v)) : as<double>(v));
+                }
+                else if (from.kind == 'h' && to.is_float())
+                {
+                    double x = from_half(static_cast<std::uint16_t>(v));
+                    d[l] = to.bits == 32 ? bits<float>(static_cast<float>(x)) : bits<double>(x);
+                }
+                else
+                {
+                    throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': '" + in.text +
+                                                                      "': conversions between .f16 and integers are not implemented, " +
+                                                                      location(in));
+                }
+            }
+            return;
+        }
         XCUDA_SIM_LANES(active)
         {
             std::uint64_t v = a.p[a.stride * l];
