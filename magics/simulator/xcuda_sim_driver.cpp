@@ -56,15 +56,23 @@ namespace
         return g_sticky;         \
     }
 
-    struct module
+    struct free_deleter
     {
-        ptx_program program;
-        std::vector<std::unique_ptr<std::uint8_t[]>> variables;
+        void operator()(std::uint8_t* p) const { std::free(p); }
     };
+    struct module;
     struct function
     {
         module* owner = nullptr;
         int index = -1;
+    };
+    // A loaded module owns its .global/.const variables (aligned_alloc'd, registered in g_memory) and
+    // the function handles given out for it; cuModuleUnload frees all of them.
+    struct module
+    {
+        ptx_program program;
+        std::vector<std::unique_ptr<std::uint8_t, free_deleter>> variables;
+        std::vector<std::unique_ptr<function>> functions;
     };
 
     const char k_device_name[] = "xcuda PTX simulator (sm_90 model)";
@@ -439,7 +447,12 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* handle, const void* image, unsigne
         {
             std::size_t bytes = std::max<std::size_t>(symbol.size, 1);
             std::size_t align = std::max<std::size_t>(symbol.align, 16);
-            std::unique_ptr<std::uint8_t[]> storage(static_cast<std::uint8_t*>(std::aligned_alloc(align, (bytes + align - 1) / align * align)));
+            std::unique_ptr<std::uint8_t, free_deleter> storage(
+                static_cast<std::uint8_t*>(std::aligned_alloc(align, (bytes + align - 1) / align * align)));
+            if (!storage)
+            {
+                return failed(CUDA_ERROR_OUT_OF_MEMORY, "no host memory for the module's variable " + symbol.name);
+            }
             std::memset(storage.get(), 0, bytes);
             std::memcpy(storage.get(), symbol.initial.data(), std::min(symbol.initial.size(), bytes));
             symbol.offset = reinterpret_cast<std::uintptr_t>(storage.get());
@@ -462,11 +475,6 @@ CUresult CUDAAPI cuModuleUnload(CUmodule handle)
     for (const auto& storage : m->variables)
     {
         g_memory.remove(reinterpret_cast<std::uintptr_t>(storage.get()));
-        std::free(const_cast<std::uint8_t*>(storage.get()));
-    }
-    for (auto& storage : m->variables)
-    {
-        storage.release();
     }
     delete m;
     return CUDA_SUCCESS;
@@ -480,7 +488,16 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* handle, CUmodule owner, const c
     {
         return failed(CUDA_ERROR_NOT_FOUND, std::string("the module has no kernel (.entry) named ") + name);
     }
-    *handle = reinterpret_cast<CUfunction>(new function{m, index});
+    for (const auto& f : m->functions)
+    {
+        if (f->index == index)
+        {
+            *handle = reinterpret_cast<CUfunction>(f.get());
+            return CUDA_SUCCESS;
+        }
+    }
+    m->functions.push_back(std::make_unique<function>(function{m, index}));
+    *handle = reinterpret_cast<CUfunction>(m->functions.back().get());
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle)
