@@ -304,6 +304,46 @@ extern "C" __global__ void variables(float* out, int* out_int)
     EXPECT_EQ(out_int[64], 63 * 64 / 2);
 }
 
+TEST(simulator_basics, lop3_testp_and_tanh_from_inline_ptx_match_the_host)
+{
+    simulated sim(R"(
+extern "C" __global__ void misc(const unsigned* in, const float* f, unsigned* out, float* tanh_out)
+{
+    int i = threadIdx.x;
+    unsigned a = in[i], b = in[(i + 1) & 31], c = in[(i + 7) & 31], r, finite, normal, nan;
+    asm("lop3.b32 %0, %1, %2, %3, 0xe8;" : "=r"(r) : "r"(a), "r"(b), "r"(c));   // majority(a, b, c)
+    asm("{ .reg .pred p; testp.finite.f32 p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(finite) : "f"(f[i]));
+    asm("{ .reg .pred p; testp.normal.f32 p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(normal) : "f"(f[i]));
+    asm("{ .reg .pred p; testp.notanumber.f32 p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(nan) : "f"(f[i]));
+    out[i] = r;
+    out[32 + i] = finite | normal << 1 | nan << 2;
+    float t;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(f[i]));
+    tanh_out[i] = t;
+})");
+    std::vector<unsigned> in(32), out(64);
+    std::vector<float> f(32), tanh_out(32);
+    const float specials[] = {0.0f, 1e-40f, INFINITY, -INFINITY, NAN, 3.0f, -0.5f, 1e38f};
+    for (unsigned i = 0; i < 32; ++i)
+    {
+        in[i] = i * 2654435761u;
+        f[i] = i < 8 ? specials[i] : (static_cast<float>(i) - 16.0f) * 0.37f;
+    }
+    sim.launch("misc", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(in), sim.buffer(f), sim.buffer(out), sim.buffer(tanh_out));
+    for (unsigned i = 0; i < 32; ++i)
+    {
+        unsigned a = in[i], b = in[(i + 1) & 31], c = in[(i + 7) & 31];
+        EXPECT_EQ(out[i], (a & b) | (a & c) | (b & c)) << i;
+        unsigned expected = (std::isfinite(f[i]) ? 1u : 0u) | (std::fpclassify(f[i]) == FP_NORMAL ? 2u : 0u) |
+                            (std::isnan(f[i]) ? 4u : 0u);
+        EXPECT_EQ(out[32 + i], expected) << i;
+        if (!std::isnan(f[i]))
+        {
+            EXPECT_NEAR(tanh_out[i], std::tanh(f[i]), 1e-3) << i;  // tanh.approx: the hardware's error is ~2^-11
+        }
+    }
+}
+
 // ---- (b) special registers, multi-dimensional grids ----
 
 TEST(simulator_special_registers, every_thread_of_a_3d_grid_sees_its_own_ids)

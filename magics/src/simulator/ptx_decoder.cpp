@@ -49,7 +49,7 @@ namespace xcuda::sim
             {"clz", opcode::clz}, {"brev", opcode::brev}, {"bfe", opcode::bfe}, {"bfi", opcode::bfi},
             {"prmt", opcode::prmt}, {"shf", opcode::shf}, {"bfind", opcode::bfind}, {"setp", opcode::setp}, {"selp", opcode::selp}, {"copysign", opcode::copysign},
             {"rcp", opcode::rcp}, {"sqrt", opcode::sqrt}, {"rsqrt", opcode::rsqrt}, {"ex2", opcode::ex2},
-            {"lg2", opcode::lg2}, {"sin", opcode::sin}, {"cos", opcode::cos}, {"bra", opcode::bra},
+            {"lg2", opcode::lg2}, {"sin", opcode::sin}, {"cos", opcode::cos}, {"tanh", opcode::tanh}, {"testp", opcode::testp}, {"lop3", opcode::lop3}, {"bra", opcode::bra},
             {"ret", opcode::ret}, {"exit", opcode::exit}, {"call", opcode::call}, {"trap", opcode::trap},
             {"bar", opcode::bar}, {"barrier", opcode::bar}, {"membar", opcode::membar}, {"fence", opcode::membar},
             {"shfl", opcode::shfl}, {"vote", opcode::vote}, {"activemask", opcode::activemask},
@@ -174,6 +174,20 @@ namespace xcuda::sim
                 (m == "l" || m == "r" ? shf_direction : shf_mode) = m;
                 continue;
             }
+            if (in.op == opcode::testp)
+            {
+                static const std::unordered_map<std::string, variant> tests = {
+                    {"finite", variant::testp_finite}, {"infinite", variant::testp_infinite},
+                    {"number", variant::testp_number}, {"notanumber", variant::testp_notanumber},
+                    {"normal", variant::testp_normal}, {"subnormal", variant::testp_subnormal},
+                };
+                auto test = tests.find(m);
+                if (test != tests.end())
+                {
+                    in.var = test->second;
+                    continue;
+                }
+            }
             if (in.op == opcode::bfind && m == "shiftamt")
             {
                 in.var = variant::shiftamt;
@@ -209,6 +223,18 @@ namespace xcuda::sim
         if (in.ftz && !(in.type.is_float() && in.type.bits == 32) && in.op != opcode::setp && in.op != opcode::cvt)
         {
             return "'" + text + "': .ftz on a type other than .f32";
+        }
+        if (in.op == opcode::testp && (in.var < variant::testp_finite || !in.type.is_float()))
+        {
+            return "'" + text + "' is not a testp the simulator knows";
+        }
+        if (in.op == opcode::lop3 && (in.type.bits != 32 || in.operand_count != 5))
+        {
+            return "'" + text + "' is not a lop3.b32 the simulator knows";
+        }
+        if (in.op == opcode::tanh && (in.var != variant::approx || !in.type.is_float()))
+        {
+            return "'" + text + "' is not a tanh.approx the simulator knows";
         }
         if (in.op == opcode::shf)
         {

@@ -742,6 +742,16 @@ namespace xcuda::sim
                         variable(word == ".shared" ? state_space::shared : word == ".local" ? state_space::local : state_space::func_param, index);
                         continue;
                     }
+                    if (t.what == token::kind::ident && t.text == ".callprototype")
+                    {
+                        // "prototype_0 : .callprototype ..." (its label already read): only for indirect
+                        // calls, which are refused where they are made.
+                        while (!accept(";"))
+                        {
+                            next();
+                        }
+                        continue;
+                    }
                     if (t.what == token::kind::ident && t.text == ".pragma")
                     {
                         while (!accept(";"))
@@ -952,7 +962,7 @@ namespace xcuda::sim
                     if (peek().what == token::kind::ident)
                     {
                         std::string name = next().text;
-                        if (name[0] == '%')
+                        if (name[0] == '%' || m_registers.count(name))  // inline asm may name registers without %
                         {
                             o.reg = register_index(name);
                         }
@@ -1025,6 +1035,12 @@ namespace xcuda::sim
                 if (name == "_")
                 {
                     o.what = operand::kind::sink;
+                    return o;
+                }
+                if (name[0] != '%' && m_registers.count(name))  // a register of an inline asm block: { .reg .pred p; }
+                {
+                    o.what = operand::kind::reg;
+                    o.reg = m_registers.at(name);
                     return o;
                 }
                 if (name[0] == '%')

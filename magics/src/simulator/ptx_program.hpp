@@ -98,7 +98,7 @@ namespace xcuda::sim
         add, sub, mul, mad, fma, div, rem, min, max, abs, neg,
         and_, or_, xor_, not_, cnot, shl, shr, shf, popc, clz, brev, bfe, bfi, bfind, prmt,
         setp, selp, copysign,
-        rcp, sqrt, rsqrt, ex2, lg2, sin, cos,
+        rcp, sqrt, rsqrt, ex2, lg2, sin, cos, tanh, testp, lop3,
         bra, ret, exit, call, trap,
         bar, membar, shfl, vote, activemask, atom, red, redux, match,
         nop,
@@ -118,6 +118,7 @@ namespace xcuda::sim
         atom_add, atom_min, atom_max, atom_inc, atom_dec, atom_and, atom_or, atom_xor, atom_exch, atom_cas,
         shiftamt,                        // bfind.shiftamt
         shf_l_wrap, shf_l_clamp, shf_r_wrap, shf_r_clamp,
+        testp_finite, testp_infinite, testp_number, testp_notanumber, testp_normal, testp_subnormal,
     };
 
     struct instruction

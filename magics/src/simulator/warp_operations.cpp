@@ -487,6 +487,43 @@ namespace xcuda::sim
                 d[l] = r;
             }
             return;
+        case opcode::lop3:  // lop3.b32 d, a, b, c, lut: each bit of d is lut's bit at (a, b, c)
+        {
+            source e = fetch(in.operands[4], 3);
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint32_t x = static_cast<std::uint32_t>(a.p[a.stride * l]), y = static_cast<std::uint32_t>(b.p[b.stride * l]),
+                              z = static_cast<std::uint32_t>(c.p[c.stride * l]);
+                std::uint32_t lut = static_cast<std::uint32_t>(e.p[e.stride * l]) & 0xff, r = 0;
+                for (unsigned k = 0; k < 8; ++k)
+                {
+                    if ((lut >> k) & 1)
+                    {
+                        r |= ((k & 4) ? x : ~x) & ((k & 2) ? y : ~y) & ((k & 1) ? z : ~z);
+                    }
+                }
+                d[l] = r;
+            }
+            return;
+        }
+        case opcode::testp:
+            XCUDA_SIM_LANES(active)
+            {
+                double x = t.bits == 32 ? static_cast<double>(as<float>(a.p[a.stride * l])) : as<double>(a.p[a.stride * l]);
+                int kind = t.bits == 32 ? std::fpclassify(as<float>(a.p[a.stride * l])) : std::fpclassify(x);
+                bool r = false;
+                switch (in.var)
+                {
+                case variant::testp_finite: r = std::isfinite(x); break;
+                case variant::testp_infinite: r = std::isinf(x); break;
+                case variant::testp_number: r = !std::isnan(x); break;
+                case variant::testp_notanumber: r = std::isnan(x); break;
+                case variant::testp_normal: r = kind == FP_NORMAL; break;
+                default: r = kind == FP_SUBNORMAL; break;
+                }
+                d[l] = r;
+            }
+            return;
         case opcode::bfind:  // the most significant bit that is not a sign bit; all ones when none
             XCUDA_SIM_LANES(active)
             {
@@ -577,6 +614,9 @@ namespace xcuda::sim
             return;
         case opcode::lg2:
             XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(std::log2(static_cast<double>(x)))); });
+            return;
+        case opcode::tanh:
+            XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(std::tanh(static_cast<double>(x)))); });
             return;
         case opcode::sin:
             XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(std::sin(static_cast<double>(x)))); });
