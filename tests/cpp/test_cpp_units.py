@@ -1,7 +1,7 @@
 """Runs the C++ unit tests (GoogleTest) from the build tree, one pytest item per C++ test, so that a
 failure names the C++ test: xcuda_core_tests (signature parser, launch plans and argument blocks,
-options, diagnostics, compile cache, NVRTC, views) and xcuda_launch_tests (the launch transaction
-against the fake driver).
+options, diagnostics, compile cache, NVRTC, views), xcuda_launch_tests (the launch transaction
+against the fake driver) and xcuda_simulator_tests (the PTX simulator's instruction families).
 
 Each binary runs once (a session fixture, with --gtest_output=json); each item reads its own result.
 """
@@ -15,7 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
-BINARIES = ("xcuda_core_tests", "xcuda_launch_tests")
+BINARIES = ("xcuda_core_tests", "xcuda_launch_tests", "xcuda_simulator_tests")
 
 
 def listed_tests(binary):

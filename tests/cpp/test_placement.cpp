@@ -110,6 +110,14 @@ namespace xcuda
         EXPECT_EQ(choose({{"XCUDA_DEVICE", "5"}}, 2).ordinal(), 5);
     }
 
+    TEST(device_choice, xcuda_device_simulator_chooses_the_simulators_one_device_over_a_local_rank)
+    {
+        device_choice choice = choose({{"XCUDA_DEVICE", "simulator"}, {"SLURM_LOCALID", "3"}}, 1);
+        EXPECT_EQ(choice.ordinal(), 0);
+        EXPECT_EQ(choice.source(), device_source::variable);
+        EXPECT_TRUE(contains(choice.reason(), "XCUDA_DEVICE=simulator: the PTX simulator's one device")) << choice.reason();
+    }
+
     TEST(device_choice, a_value_past_int_is_refused_with_its_text_instead_of_narrowing_to_device_0)
     {
         std::string message = refusal({{"XCUDA_DEVICE", "4294967296"}});

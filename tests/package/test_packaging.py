@@ -30,15 +30,16 @@ def needed(path):
 
 
 def built_binary(name):
-    """The build's extension module (xcuda/_core), C++ test binary, kernel executable, xcuda-replay or
-    xcuda-compile (in the package folder, beside the extension); None when not built."""
+    """The build's extension module (xcuda/_core), C++ test binary, kernel executable, xcuda-replay,
+    xcuda-compile or the PTX simulator (in the package folder, beside the extension); None when not built."""
     package = BUILD / "python" / "xcuda"
     if name == "module":
         module = sorted(package.glob("_core*.so"))
         assert module, f"no xcuda/_core extension in {package}: build first (bash .ci/setup)"
         return module[0]
-    if name in ("replay", "compile worker"):
-        program = package / {"replay": "xcuda-replay", "compile worker": "xcuda-compile"}[name]
+    if name in ("replay", "compile worker", "simulator"):
+        program = package / {"replay": "xcuda-replay", "compile worker": "xcuda-compile",
+                             "simulator": "libxcuda-sim.so"}[name]
         assert program.exists(), f"no {program.name} beside the extension in {package}: it is built with it"
         return program
     path = BUILD / "bin" / {"xcuda_core_tests": "xcuda_core_tests", "kernel": "xcuda"}[name]
@@ -52,7 +53,7 @@ def assert_links_neither_driver_nor_nvrtc(path):
     assert not bad, f"{path.name} needs {bad}; the driver and NVRTC must be loaded at run time (all: {entries})"
 
 
-@pytest.mark.parametrize("name", ["module", "xcuda_core_tests", "kernel", "replay", "compile worker"])
+@pytest.mark.parametrize("name", ["module", "xcuda_core_tests", "kernel", "replay", "compile worker", "simulator"])
 def test_built_binaries_need_neither_libcuda_nor_libnvrtc(name):
     path = built_binary(name)
     if path is None:

@@ -53,9 +53,24 @@ namespace xcuda
         // XCUDA_LIBCUDA lets a test (or a user with an unusual install) name the library to open.
         const char* override_path = std::getenv("XCUDA_LIBCUDA");
         std::vector<std::string> candidates;
+        const char* device = std::getenv("XCUDA_DEVICE");
         if (override_path && *override_path)
         {
             candidates.emplace_back(override_path);
+        }
+        else if (device && std::string(device) == "simulator")
+        {
+            // The PTX simulator (docs/simulator.md), built beside the code of this process that holds
+            // this function: the Python module, or xcuda-replay.
+            Dl_info self;
+            std::string folder = ".";
+            if (dladdr(reinterpret_cast<void*>(&driver_folders), &self) && self.dli_fname)
+            {
+                folder = self.dli_fname;
+                folder = folder.find('/') == std::string::npos ? "." : folder.substr(0, folder.rfind('/'));
+            }
+            candidates.push_back(folder + "/libxcuda-sim.so");
+            m_simulated = true;
         }
         else
         {
@@ -79,10 +94,16 @@ namespace xcuda
             const char* why = dlerror();
             looked += std::string(looked.empty() ? "" : "; ") + (why ? why : candidate);
         }
+        if (!m_library && m_simulated)
+        {
+            m_unavailable = "XCUDA_DEVICE=simulator, but the PTX simulator could not be opened (" + looked +
+                            "); it is built beside the xcuda module (the xcuda_sim_driver target)";
+            return;
+        }
         if (!m_library)
         {
             std::string places;
-            if (!override_path || !*override_path)
+            if ((!override_path || !*override_path) && !m_simulated)
             {
                 for (const auto& folder : driver_folders())
                 {

@@ -102,6 +102,10 @@ namespace xcuda
         // device) or cuda_error. The load and cuInit are attempted once per process.
         static const cuda_driver& get();
 
+        // True when XCUDA_DEVICE=simulator made load() open the PTX simulator (libxcuda-sim.so) instead
+        // of libcuda.so.1: modules must then be loaded from PTX (docs/simulator.md).
+        bool simulated() const noexcept { return m_simulated; }
+
         // True when get() would succeed; never throws.
         static bool available() noexcept;
 
@@ -127,6 +131,7 @@ namespace xcuda
 
         void* m_library = nullptr;
         bool m_tried = false;
+        bool m_simulated = false;
         std::string m_unavailable;
         std::string m_error;  // a cuda_error message from cuInit that was not a "no driver" case
         int m_error_code = 0;

@@ -194,7 +194,8 @@ namespace xcuda
         }
         std::string device_arch = session.properties().arch();
         const compile_result& binary = binary_for(device_arch);
-        const std::string& image = binary.cubin.empty() ? binary.ptx : binary.cubin;
+        // The PTX simulator runs PTX only (docs/simulator.md).
+        const std::string& image = binary.cubin.empty() || cuda_driver::get().simulated() ? binary.ptx : binary.cubin;
         CUmodule module = nullptr;
         auto started = std::chrono::steady_clock::now();
         CUresult result = cuda_driver::get().cuModuleLoadDataEx(&module, image.c_str(), 0, nullptr, nullptr);

@@ -103,6 +103,14 @@ namespace xcuda
                                   ? ""
                                   : "; CUDA_VISIBLE_DEVICES=" + environment.visible_devices +
                                         " numbers the devices this process sees";
+        if (environment.requested == "simulator")
+        {
+            // The driver layer opened the PTX simulator instead of a driver (docs/simulator.md): one device.
+            choice.m_source = device_source::variable;
+            choice.m_source_name = "XCUDA_DEVICE";
+            choice.m_reason = "XCUDA_DEVICE=simulator: the PTX simulator's one device";
+            return choice;
+        }
         if (!environment.requested.empty())
         {
             choice.m_ordinal = parse("XCUDA_DEVICE", environment.requested, "a device ordinal");

@@ -1,0 +1,696 @@
+// libxcuda-sim.so: the PTX simulator behind the CUDA driver API, so that xcuda runs kernels on a
+// machine without a GPU (XCUDA_DEVICE=simulator; docs/simulator.md).
+//
+// It implements the entry points of xcuda's driver table (magics/src/driver/cuda_driver.hpp) under the
+// versioned names the headers map them to (cuMemAlloc -> cuMemAlloc_v2), as the test double
+// tests/fake_driver/fake_libcuda.cpp does; everything above the table is xcuda's own code, unchanged.
+// Device memory is host memory recorded in one sim_memory; cuModuleLoadData parses PTX (and refuses a
+// CUBIN); cuLaunchKernel runs the grid at once, on the calling thread (streams are synchronous, events
+// are host clock readings). A launch that fails keeps its description, which cuGetErrorString returns
+// for that error code, so xcuda's error names the thread, the block and the instruction.
+//
+// Threading: every entry point takes one process-wide lock; launches run one at a time.
+// After a kernel fault every call that a GPU would refuse returns the fault (sticky, as since CUDA 12).
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "block_executor.hpp"
+#include "ptx_parser.hpp"
+#include "sim_memory.hpp"
+
+namespace
+{
+    using namespace xcuda::sim;
+
+    std::recursive_mutex g_mutex;
+    using lock = std::lock_guard<std::recursive_mutex>;
+    sim_memory g_memory;
+
+    // The description of the last failure, returned by cuGetErrorString for its code.
+    CUresult g_detail_code = CUDA_SUCCESS;
+    std::string g_detail;
+
+    CUresult failed(CUresult code, std::string detail)
+    {
+        g_detail_code = code;
+        g_detail = std::move(detail);
+        return code;
+    }
+
+    // A kernel fault (an illegal address, barrier divergence, a trap) is sticky, as on a GPU: the launch
+    // itself returns success (a GPU reports it asynchronously, and xcuda's session records the launch
+    // before it learns of a fault), and every later call returns the fault.
+    CUresult g_sticky = CUDA_SUCCESS;
+#define XCUDA_SIM_STICKY()       \
+    if (g_sticky != CUDA_SUCCESS) \
+    {                            \
+        return g_sticky;         \
+    }
+
+    struct free_deleter
+    {
+        void operator()(std::uint8_t* p) const { std::free(p); }
+    };
+    struct module;
+    struct function
+    {
+        module* owner = nullptr;
+        int index = -1;
+    };
+    // A loaded module owns its .global/.const variables (aligned_alloc'd, registered in g_memory) and
+    // the function handles given out for it; cuModuleUnload frees all of them.
+    struct module
+    {
+        ptx_program program;
+        std::vector<std::unique_ptr<std::uint8_t, free_deleter>> variables;
+        std::vector<std::unique_ptr<function>> functions;
+    };
+
+    const char k_device_name[] = "xcuda PTX simulator (sm_90 model)";
+    char g_context_storage[1];
+    CUcontext g_context = reinterpret_cast<CUcontext>(g_context_storage);
+    thread_local CUcontext t_current = nullptr;
+
+    std::uint64_t step_limit()
+    {
+        const char* text = std::getenv("XCUDA_SIM_MAX_STEPS");
+        return text && *text ? std::strtoull(text, nullptr, 10) : (std::uint64_t(1) << 31);
+    }
+
+    CUresult code_for(sim_error::kind kind)
+    {
+        switch (kind)
+        {
+        case sim_error::kind::invalid_ptx: return CUDA_ERROR_INVALID_SOURCE;
+        case sim_error::kind::unsupported: return CUDA_ERROR_NOT_SUPPORTED;
+        case sim_error::kind::illegal_address: return CUDA_ERROR_ILLEGAL_ADDRESS;
+        case sim_error::kind::barrier_divergence: return CUDA_ERROR_LAUNCH_FAILED;
+        case sim_error::kind::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+        case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
+        }
+        return CUDA_ERROR_UNKNOWN;
+    }
+
+    std::vector<std::pair<std::uintptr_t, std::size_t>> g_host_ranges;  // pinned and registered host memory
+
+    bool is_host(std::uintptr_t address)
+    {
+        for (const auto& [start, bytes] : g_host_ranges)
+        {
+            if (address >= start && address < start + bytes)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // Device printf output of the launches since the last synchronising call, printed to stdout by the
+    // next one, as the driver does (xcuda captures stdout around those calls).
+    std::string g_printf;
+    CUresult print_pending()
+    {
+        if (!g_printf.empty())
+        {
+            std::fwrite(g_printf.data(), 1, g_printf.size(), stdout);
+            std::fflush(stdout);
+            g_printf.clear();
+        }
+        return CUDA_SUCCESS;
+    }
+
+    std::uint64_t g_launches = 0;
+    std::uint64_t g_thread_instructions = 0;
+}
+
+// For tests/bench: the thread-instructions run since the library was loaded, and the launches.
+extern "C" unsigned long long xcuda_sim_counter(const char* name)
+{
+    lock held(g_mutex);
+    std::string which = name;
+    return which == "thread_instructions" ? g_thread_instructions : which == "launches" ? g_launches : 0;
+}
+
+CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid*)
+{
+    *table = nullptr;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDriverGetVersion(int* version)
+{
+    *version = 13000;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name)
+{
+    switch (error)
+    {
+    case CUDA_SUCCESS: *name = "CUDA_SUCCESS"; break;
+    case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
+    case CUDA_ERROR_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+    case CUDA_ERROR_INVALID_IMAGE: *name = "CUDA_ERROR_INVALID_IMAGE"; break;
+    case CUDA_ERROR_INVALID_SOURCE: *name = "CUDA_ERROR_INVALID_SOURCE"; break;
+    case CUDA_ERROR_NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; break;
+    case CUDA_ERROR_NOT_SUPPORTED: *name = "CUDA_ERROR_NOT_SUPPORTED"; break;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION: *name = "CUDA_ERROR_ILLEGAL_INSTRUCTION"; break;
+    case CUDA_ERROR_LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
+    case CUDA_ERROR_INVALID_HANDLE: *name = "CUDA_ERROR_INVALID_HANDLE"; break;
+    case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"; break;
+    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"; break;
+    default: *name = "CUDA_ERROR_UNKNOWN"; break;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char** text)
+{
+    lock held(g_mutex);
+    if (error == g_detail_code && !g_detail.empty())
+    {
+        *text = g_detail.c_str();
+        return CUDA_SUCCESS;
+    }
+    switch (error)
+    {
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *text = "the simulated kernel accessed memory outside every allocation"; break;
+    case CUDA_ERROR_NOT_SUPPORTED: *text = "the PTX simulator does not implement this"; break;
+    default: *text = "an error reported by the PTX simulator"; break;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetCount(int* count)
+{
+    *count = 1;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal)
+{
+    if (ordinal != 0)
+    {
+        return failed(CUDA_ERROR_INVALID_DEVICE, "the PTX simulator has one device, 0");
+    }
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetName(char* name, int length, CUdevice)
+{
+    std::strncpy(name, k_device_name, static_cast<std::size_t>(length));
+    if (length > 0)
+    {
+        name[length - 1] = '\0';
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice)
+{
+    std::memset(uuid->bytes, 0, sizeof uuid->bytes);
+    std::memcpy(uuid->bytes, "xcuda-simulator", 15);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice)
+{
+    switch (attribute)
+    {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 1; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *value = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *value = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *value = 233472; break;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *value = 1; break;
+    default: *value = 0; break;  // speeds (clocks, bus width) and features the simulator does not model
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice)
+{
+    *bytes = std::size_t(16) << 30;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice)
+{
+    *context = g_context;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice)
+{
+    *can = 0;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr to, CUcontext, CUdeviceptr from, CUcontext, size_t bytes, CUstream)
+{
+    XCUDA_SIM_STICKY();
+    lock held(g_mutex);
+    std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext context)
+{
+    t_current = context;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context)
+{
+    *context = t_current;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it returns
+{
+    lock held(g_mutex);
+    print_pending();
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
+{
+    *free_bytes = std::size_t(16) << 30;
+    *total = std::size_t(16) << 30;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
+{
+    XCUDA_SIM_STICKY();
+    lock held(g_mutex);
+    void* memory = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
+    if (!memory)
+    {
+        return failed(CUDA_ERROR_OUT_OF_MEMORY, "the host has no memory left for the simulated device");
+    }
+    g_memory.add(reinterpret_cast<std::uintptr_t>(memory), bytes, "device allocation");
+    *pointer = reinterpret_cast<CUdeviceptr>(memory);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFree(CUdeviceptr pointer)
+{
+    lock held(g_mutex);
+    if (!g_memory.remove(static_cast<std::uintptr_t>(pointer)))
+    {
+        return failed(CUDA_ERROR_INVALID_VALUE, "cuMemFree of an address that is not a device allocation");
+    }
+    std::free(reinterpret_cast<void*>(pointer));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemAllocHost(void** pointer, size_t bytes)
+{
+    lock held(g_mutex);
+    void* memory = std::aligned_alloc(4096, (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096);
+    if (!memory)
+    {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g_memory.add(reinterpret_cast<std::uintptr_t>(memory), bytes, "pinned host memory");
+    g_host_ranges.emplace_back(reinterpret_cast<std::uintptr_t>(memory), bytes);
+    *pointer = memory;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFreeHost(void* pointer)
+{
+    lock held(g_mutex);
+    g_memory.remove(reinterpret_cast<std::uintptr_t>(pointer));
+    for (auto it = g_host_ranges.begin(); it != g_host_ranges.end(); ++it)
+    {
+        if (it->first == reinterpret_cast<std::uintptr_t>(pointer))
+        {
+            g_host_ranges.erase(it);
+            break;
+        }
+    }
+    std::free(pointer);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemHostRegister(void* pointer, size_t bytes, unsigned int)
+{
+    lock held(g_mutex);
+    auto start = reinterpret_cast<std::uintptr_t>(pointer);
+    for (const auto& [s, n] : g_host_ranges)
+    {
+        if (start < s + n && s < start + bytes)
+        {
+            return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+        }
+    }
+    g_host_ranges.emplace_back(start, bytes);
+    g_memory.add(start, bytes, "registered host memory");
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemHostUnregister(void* pointer)
+{
+    lock held(g_mutex);
+    auto start = reinterpret_cast<std::uintptr_t>(pointer);
+    for (auto it = g_host_ranges.begin(); it != g_host_ranges.end(); ++it)
+    {
+        if (it->first == start)
+        {
+            g_host_ranges.erase(it);
+            g_memory.remove(start);
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes)
+{
+    XCUDA_SIM_STICKY();
+    std::memmove(reinterpret_cast<void*>(to), from, bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
+{
+    XCUDA_SIM_STICKY();
+    std::memmove(to, reinterpret_cast<const void*>(from), bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream)
+{
+    XCUDA_SIM_STICKY();
+    return cuMemcpyHtoD(to, from, bytes);
+}
+CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream)
+{
+    XCUDA_SIM_STICKY();
+    return cuMemcpyDtoH(to, from, bytes);
+}
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream)
+{
+    XCUDA_SIM_STICKY();
+    std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t bytes, CUstream)
+{
+    XCUDA_SIM_STICKY();
+    std::memset(reinterpret_cast<void*>(to), value, bytes);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
+{
+    std::memset(reinterpret_cast<void*>(to), value, bytes);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* handle, const void* image, unsigned int, CUjit_option*, void**)
+{
+    XCUDA_SIM_STICKY();
+    lock held(g_mutex);
+    const char* text = static_cast<const char*>(image);
+    if (!text)
+    {
+        return failed(CUDA_ERROR_INVALID_VALUE, "cuModuleLoadData without an image");
+    }
+    if (std::memcmp(text, "\x7f" "ELF", 4) == 0)
+    {
+        return failed(CUDA_ERROR_INVALID_IMAGE, "the PTX simulator was given a CUBIN (SASS); it runs PTX only: "
+                                                "load the module's PTX (compile for compute_XX, or pass the PTX text)");
+    }
+    if (static_cast<unsigned char>(text[0]) == 0x50 && static_cast<unsigned char>(text[1]) == 0xed)
+    {
+        return failed(CUDA_ERROR_INVALID_IMAGE, "the PTX simulator was given a fatbinary; it runs PTX only");
+    }
+    auto loaded = std::make_unique<module>();
+    try
+    {
+        loaded->program = ptx_parser::parse(text);
+    }
+    catch (const sim_error& e)
+    {
+        return failed(code_for(e.what_kind()), e.what());
+    }
+    for (ptx_symbol& symbol : loaded->program.symbols)
+    {
+        if ((symbol.space == state_space::global || symbol.space == state_space::constant) && symbol.function < 0)
+        {
+            std::size_t bytes = std::max<std::size_t>(symbol.size, 1);
+            std::size_t align = std::max<std::size_t>(symbol.align, 16);
+            std::unique_ptr<std::uint8_t, free_deleter> storage(
+                static_cast<std::uint8_t*>(std::aligned_alloc(align, (bytes + align - 1) / align * align)));
+            if (!storage)
+            {
+                return failed(CUDA_ERROR_OUT_OF_MEMORY, "no host memory for the module's variable " + symbol.name);
+            }
+            std::memset(storage.get(), 0, bytes);
+            std::memcpy(storage.get(), symbol.initial.data(), std::min(symbol.initial.size(), bytes));
+            symbol.offset = reinterpret_cast<std::uintptr_t>(storage.get());
+            g_memory.add(symbol.offset, symbol.size,
+                         std::string(symbol.space == state_space::global ? "__device__" : "__constant__") + " variable " + symbol.name);
+            loaded->variables.push_back(std::move(storage));
+        }
+    }
+    *handle = reinterpret_cast<CUmodule>(loaded.release());
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleLoadData(CUmodule* handle, const void* image)
+{
+    return cuModuleLoadDataEx(handle, image, 0, nullptr, nullptr);
+}
+CUresult CUDAAPI cuModuleUnload(CUmodule handle)
+{
+    lock held(g_mutex);
+    auto* m = reinterpret_cast<module*>(handle);
+    for (const auto& storage : m->variables)
+    {
+        g_memory.remove(reinterpret_cast<std::uintptr_t>(storage.get()));
+    }
+    delete m;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleGetFunction(CUfunction* handle, CUmodule owner, const char* name)
+{
+    lock held(g_mutex);
+    auto* m = reinterpret_cast<module*>(owner);
+    int index = m->program.find_function(name);
+    if (index < 0 || !m->program.functions[static_cast<std::size_t>(index)].entry)
+    {
+        return failed(CUDA_ERROR_NOT_FOUND, std::string("the module has no kernel (.entry) named ") + name);
+    }
+    for (const auto& f : m->functions)
+    {
+        if (f->index == index)
+        {
+            *handle = reinterpret_cast<CUfunction>(f.get());
+            return CUDA_SUCCESS;
+        }
+    }
+    m->functions.push_back(std::make_unique<function>(function{m, index}));
+    *handle = reinterpret_cast<CUfunction>(m->functions.back().get());
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle)
+{
+    auto* f = reinterpret_cast<function*>(handle);
+    const ptx_function& entry = f->owner->program.functions[static_cast<std::size_t>(f->index)];
+    switch (attribute)
+    {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = static_cast<int>(entry.register_count); break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = static_cast<int>(f->owner->program.static_shared_bytes); break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *value = static_cast<int>(entry.local_bytes); break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = 232448 - static_cast<int>(f->owner->program.static_shared_bytes); break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = 90; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = 90; break;
+    default: *value = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* offset, size_t* size)
+{
+    auto* f = reinterpret_cast<function*>(handle);
+    const ptx_function& entry = f->owner->program.functions[static_cast<std::size_t>(f->index)];
+    if (index >= entry.params.size())
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    const ptx_symbol& p = f->owner->program.symbols[static_cast<std::size_t>(entry.params[index])];
+    *offset = p.offset;
+    *size = p.size;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                unsigned int by, unsigned int bz, unsigned int shared, CUstream, void** params, void** extra)
+{
+    XCUDA_SIM_STICKY();
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    const ptx_program& program = f->owner->program;
+    const ptx_function& entry = program.functions[static_cast<std::size_t>(f->index)];
+    std::vector<std::uint8_t> packed(std::max<std::size_t>(entry.param_bytes, 1), 0);
+    if (params)
+    {
+        for (std::size_t i = 0; i < entry.params.size(); ++i)
+        {
+            const ptx_symbol& p = program.symbols[static_cast<std::size_t>(entry.params[i])];
+            std::memcpy(packed.data() + p.offset, params[i], p.size);
+        }
+    }
+    else if (extra)
+    {
+        void* buffer = nullptr;
+        std::size_t bytes = 0;
+        for (std::size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
+        {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            {
+                buffer = extra[i + 1];
+            }
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            {
+                bytes = *static_cast<std::size_t*>(extra[i + 1]);
+            }
+        }
+        std::memcpy(packed.data(), buffer, std::min(bytes, packed.size()));
+    }
+    else if (!entry.params.empty())
+    {
+        return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel of " + entry.name + " without its parameters");
+    }
+    launch_context launch;
+    launch.program = &program;
+    launch.entry = f->index;
+    launch.kernel = entry.name;
+    launch.params = packed.data();
+    launch.param_bytes = entry.param_bytes;
+    launch.grid[0] = gx;
+    launch.grid[1] = gy;
+    launch.grid[2] = gz;
+    launch.block[0] = bx;
+    launch.block[1] = by;
+    launch.block[2] = bz;
+    launch.dynamic_shared = shared;
+    launch.memory = &g_memory;
+    launch.step_limit = step_limit();
+    launch.printf_output = &g_printf;
+    ++g_launches;
+    try
+    {
+        block_executor executor(launch);
+        executor.run_grid();
+    }
+    catch (const sim_error& e)
+    {
+        g_thread_instructions += launch.thread_instructions;
+        if (e.what_kind() == sim_error::kind::launch_failed && launch.warp_steps == 0)
+        {
+            return failed(CUDA_ERROR_INVALID_VALUE, e.what());  // the launch configuration: nothing ran
+        }
+        CUresult code = code_for(e.what_kind());
+        if (e.what_kind() == sim_error::kind::unsupported)
+        {
+            return failed(code, e.what());  // the simulator's limit, not the kernel's fault: not sticky
+        }
+        failed(code, e.what());
+        g_sticky = code;
+        return CUDA_SUCCESS;
+    }
+    g_thread_instructions += launch.thread_instructions;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamCreate(CUstream* handle, unsigned int)
+{
+    *handle = reinterpret_cast<CUstream>(new char[1]);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamDestroy(CUstream handle)
+{
+    delete[] reinterpret_cast<char*>(handle);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamSynchronize(CUstream)
+{
+    lock held(g_mutex);
+    print_pending();
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamQuery(CUstream)
+{
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
+// An event is the host's steady clock when it was recorded: simulated time is the simulator's wall time.
+CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int)
+{
+    *event = reinterpret_cast<CUevent>(new double(0.0));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventDestroy(CUevent event)
+{
+    delete reinterpret_cast<double*>(event);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventRecord(CUevent event, CUstream)
+{
+    XCUDA_SIM_STICKY();
+    *reinterpret_cast<double*>(event) =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventSynchronize(CUevent)
+{
+    lock held(g_mutex);
+    print_pending();
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventQuery(CUevent)
+{
+    XCUDA_SIM_STICKY();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end)
+{
+    *ms = static_cast<float>(*reinterpret_cast<double*>(end) - *reinterpret_cast<double*>(start));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attributes, void** data, CUdeviceptr pointer)
+{
+    lock held(g_mutex);
+    auto address = static_cast<std::uintptr_t>(pointer);
+    const sim_memory::allocation* found = g_memory.containing(address);
+    for (unsigned int i = 0; i < count; ++i)
+    {
+        if (attributes[i] != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+        {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        unsigned int type = is_host(address) ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        *static_cast<unsigned int*>(data[i]) = found ? type : 0u;  // 0: memory the simulator does not know
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int block, size_t)
+{
+    *blocks = block > 0 ? std::max(1, std::min(32, 2048 / block)) : 0;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunction, CUoccupancyB2DSize, size_t, int)
+{
+    *grid = 1;
+    *block = 256;
+    return CUDA_SUCCESS;
+}

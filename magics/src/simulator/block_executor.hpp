@@ -1,0 +1,36 @@
+#pragma once
+// The blocks of a launch, one after another, each with its warps and its shared memory window.
+//
+// A block's warps run in turn, each until it reaches a bar.sync or exits (warp_interpreter::run); when
+// every warp that has not exited waits at the barrier, they all go on. So bar.sync orders shared
+// memory exactly as __syncthreads() does, and warps that have exited do not hold a barrier up, as on
+// hardware. A warp that arrives at a barrier with only some of its live lanes is barrier divergence
+// (warp_interpreter reports it). Blocks run sequentially on the calling thread.
+//
+// Not thread-safe: one executor runs one launch.
+
+#include <memory>
+#include <vector>
+
+#include "warp_interpreter.hpp"
+
+namespace xcuda::sim
+{
+    class block_executor
+    {
+    public:
+        explicit block_executor(launch_context& launch);
+
+        // Checks the launch configuration, then runs every block; throws sim_error.
+        void run_grid();
+
+    private:
+        void run_block(unsigned x, unsigned y, unsigned z);
+
+        launch_context& m_launch;
+        block_state m_block;
+        std::vector<std::uint8_t> m_shared;
+        std::vector<std::unique_ptr<warp_interpreter>> m_warps;
+        unsigned m_threads = 0;
+    };
+}

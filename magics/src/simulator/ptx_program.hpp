@@ -1,0 +1,197 @@
+#pragma once
+// A PTX module as the simulator runs it: the functions with their decoded instructions, the module's
+// variables, and for every conditional branch its reconvergence point.
+//
+// ptx_parser makes one from PTX text; after that it is immutable and shared by every launch of the
+// module (read-only, so launches on several threads may share it). Registers are numbered per
+// function (every register, predicates included, is one 64-bit slot per lane); symbols are numbered per
+// module, each with its state space and its offset or address.
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace xcuda::sim
+{
+    // Every failure of the simulator: the message is what the user reads (the driver shim returns it
+    // through cuGetErrorString). `kind` picks the CUresult.
+    class sim_error : public std::runtime_error
+    {
+    public:
+        enum class kind
+        {
+            invalid_ptx,        // the parser refused the text
+            unsupported,        // parsed, but an instruction or form the simulator does not implement
+            illegal_address,    // an access outside every allocation
+            barrier_divergence,
+            illegal_instruction,  // trap, a shfl/vote whose member lanes are not all there
+            launch_failed,      // a step limit, bad launch parameters
+        };
+        sim_error(kind k, const std::string& message) : std::runtime_error(message), m_kind(k) {}
+        kind what_kind() const noexcept { return m_kind; }
+
+    private:
+        kind m_kind;
+    };
+
+    // A PTX fundamental type: 'b', 'u', 's', 'f', 'p' (pred) or 'h' (.f16, in cvt only), and its width in bits.
+    struct ptx_type
+    {
+        char kind = 'b';
+        std::uint8_t bits = 32;
+        unsigned bytes() const { return kind == 'p' ? 1u : bits / 8u; }
+        bool is_float() const { return kind == 'f'; }
+        bool is_signed() const { return kind == 's'; }
+    };
+
+    enum class state_space : std::uint8_t
+    {
+        generic,
+        global,
+        constant,
+        shared,
+        local,
+        param,        // an entry's parameter (the launch's packed bytes)
+        func_param,   // a .func's parameter or return value, or a call's argument: per-lane frame bytes
+    };
+    const char* space_name(state_space space);
+
+    enum class special_register : std::uint8_t
+    {
+        tid_x, tid_y, tid_z, ntid_x, ntid_y, ntid_z,
+        ctaid_x, ctaid_y, ctaid_z, nctaid_x, nctaid_y, nctaid_z,
+        laneid, warpid, nwarpid, smid, nsmid, gridid,
+        lanemask_eq, lanemask_le, lanemask_lt, lanemask_ge, lanemask_gt,
+        clock, clock64, globaltimer, dynamic_smem_size,
+        count
+    };
+
+    struct operand
+    {
+        enum class kind : std::uint8_t
+        {
+            none,
+            reg,      // reg
+            imm,      // value (the bits, in the instruction's type)
+            special,  // special
+            symbol,   // symbol: its address in its space
+            address,  // [reg + value] or [symbol + value] (reg or symbol may be absent)
+            vector,   // {regs[0..count)}; a sink '_' element is -1
+            label,    // value: the target pc
+            sink,     // '_'
+        };
+        kind what = kind::none;
+        bool negate = false;  // !%p
+        std::int32_t reg = -1;
+        std::int32_t symbol = -1;
+        std::uint64_t value = 0;
+        special_register special = special_register::count;
+        std::uint8_t count = 0;
+        std::int32_t regs[4] = {-1, -1, -1, -1};
+    };
+
+    enum class opcode : std::uint8_t
+    {
+        ld, st, mov, cvt, cvta,
+        add, sub, mul, mad, fma, div, rem, min, max, abs, neg,
+        and_, or_, xor_, not_, cnot, shl, shr, shf, popc, clz, brev, bfe, bfi, bfind, prmt,
+        setp, selp, copysign,
+        rcp, sqrt, rsqrt, ex2, lg2, sin, cos, tanh, testp, lop3,
+        bra, ret, exit, call, trap,
+        bar, membar, shfl, vote, activemask, atom, red, redux, match,
+        nop,
+        unsupported,  // decoded but not implemented: running it raises sim_error naming it (text)
+    };
+
+    // Modifiers the interpreter needs, decoded once.
+    enum class compare : std::uint8_t { none, eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan };
+    enum class rounding : std::uint8_t { none, rn, rz, rm, rp, rni, rzi, rmi, rpi };
+    enum class variant : std::uint8_t
+    {
+        none,
+        lo, hi, wide,                    // mul, mad
+        approx, full,                    // div, rcp, sqrt, ...
+        shfl_up, shfl_down, shfl_bfly, shfl_idx,
+        vote_all, vote_any, vote_uni, vote_ballot,
+        atom_add, atom_min, atom_max, atom_inc, atom_dec, atom_and, atom_or, atom_xor, atom_exch, atom_cas,
+        shiftamt,                        // bfind.shiftamt
+        shf_l_wrap, shf_l_clamp, shf_r_wrap, shf_r_clamp,
+        testp_finite, testp_infinite, testp_number, testp_notanumber, testp_normal, testp_subnormal,
+    };
+
+    struct instruction
+    {
+        opcode op = opcode::nop;
+        ptx_type type;        // the operation's type (for cvt: the destination type)
+        ptx_type source_type; // cvt's source type
+        state_space space = state_space::generic;
+        compare cmp = compare::none;
+        compare combine = compare::none;  // setp's .and/.or/.xor, as eq (and), ne (or), lt (xor)
+        rounding round = rounding::none;
+        variant var = variant::none;
+        bool ftz = false;
+        bool sat = false;
+        bool to = false;            // cvta.to
+        bool warp = false;          // bar.warp.sync
+        bool pair = false;          // a second destination: setp p|q, shfl d|p
+        std::uint8_t file = 0;      // the .loc file
+        std::uint8_t vector = 1;    // ld/st .v2 .v4
+        std::int32_t guard = -1;    // @%p: the predicate register, or -1
+        bool guard_negated = false;
+        std::int32_t callee = -1;   // call: function index
+        std::uint32_t reconverge = 0;  // a conditional bra: its immediate post-dominator's pc
+        std::uint32_t line = 0;     // the source line from .loc, 0 when none
+        std::uint8_t operand_count = 0;
+        operand operands[6];
+        std::vector<std::int32_t> call_arguments;  // call: the argument symbols; call_result: the result symbol
+        std::int32_t call_result = -1;
+        std::string text;           // the instruction as written, for error messages
+    };
+
+    struct ptx_symbol
+    {
+        std::string name;
+        state_space space = state_space::global;
+        std::uint64_t offset = 0;      // shared/local/param: the offset in its window or area
+        std::uint64_t size = 0;        // bytes (0 for an extern shared array: the dynamic part)
+        std::uint32_t align = 1;
+        std::int32_t function = -1;    // the function whose scope declares it, -1 for module scope
+        std::vector<std::uint8_t> initial;  // a .global/.const initialiser
+        bool dynamic_shared = false;
+    };
+
+    struct ptx_function
+    {
+        std::string name;
+        bool entry = false;
+        bool has_body = false;
+        std::vector<std::int32_t> params;  // symbols, in order
+        std::int32_t result = -1;          // a .func's return value symbol, or -1
+        std::uint32_t param_bytes = 0;     // entry: the packed parameters
+        std::uint32_t frame_bytes = 0;     // per lane: a .func's parameters and result, and every call's arguments
+        std::uint32_t local_bytes = 0;     // per lane
+        std::uint32_t register_count = 0;
+        std::vector<instruction> code;
+        std::map<std::string, std::uint32_t> labels;
+    };
+
+    struct ptx_program
+    {
+        std::string version;
+        std::map<int, std::string> files;  // .file N "name"
+        std::string target;
+        std::vector<ptx_function> functions;
+        std::vector<ptx_symbol> symbols;
+        std::uint64_t static_shared_bytes = 0;  // every .shared variable, laid out in one window
+        std::uint32_t dynamic_shared_align = 1;
+
+        // The function named `name`, or -1.
+        int find_function(const std::string& name) const;
+
+        // Fills every conditional branch's `reconverge` from the function's control-flow graph: the
+        // immediate post-dominator of the branch (ret/exit lead to a virtual exit, pc = code.size()).
+        static void compute_reconvergence(ptx_function& function);
+    };
+}

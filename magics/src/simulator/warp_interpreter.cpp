@@ -1,0 +1,918 @@
+#include "warp_interpreter.hpp"
+
+#include "warp_values.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace xcuda::sim
+{
+    namespace
+    {
+        const std::uint32_t no_pc = 0xffffffffu;
+
+        std::string hex(std::uint64_t value)
+        {
+            char text[32];
+            std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+            return text;
+        }
+
+    }
+
+    warp_interpreter::warp_interpreter(launch_context& launch, block_state& block, unsigned warp_index)
+        : m_launch(launch), m_block(block), m_warp(warp_index)
+    {
+    }
+
+    void warp_interpreter::reset(unsigned lanes)
+    {
+        m_lanes = lanes;
+        m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
+        m_stack.clear();
+        m_depth = 0;
+        const unsigned* b = m_launch.block;
+        for (unsigned l = 0; l < 32; ++l)
+        {
+            unsigned t = m_warp * 32 + l;
+            auto set = [&](special_register s, std::uint64_t v) { m_specials[static_cast<int>(s)][l] = v; };
+            set(special_register::tid_x, t % b[0]);
+            set(special_register::tid_y, t / b[0] % b[1]);
+            set(special_register::tid_z, t / (b[0] * b[1]));
+            set(special_register::ntid_x, b[0]);
+            set(special_register::ntid_y, b[1]);
+            set(special_register::ntid_z, b[2]);
+            set(special_register::ctaid_x, m_block.ctaid[0]);
+            set(special_register::ctaid_y, m_block.ctaid[1]);
+            set(special_register::ctaid_z, m_block.ctaid[2]);
+            set(special_register::nctaid_x, m_launch.grid[0]);
+            set(special_register::nctaid_y, m_launch.grid[1]);
+            set(special_register::nctaid_z, m_launch.grid[2]);
+            set(special_register::laneid, l);
+            set(special_register::warpid, m_warp);
+            set(special_register::nwarpid, (b[0] * b[1] * b[2] + 31) / 32);
+            set(special_register::smid, 0);
+            set(special_register::nsmid, 1);
+            set(special_register::gridid, 1);
+            set(special_register::lanemask_eq, 1u << l);
+            set(special_register::lanemask_le, l == 31 ? 0xffffffffu : (2u << l) - 1);
+            set(special_register::lanemask_lt, (1u << l) - 1);
+            set(special_register::lanemask_ge, ~((1u << l) - 1));
+            set(special_register::lanemask_gt, l == 31 ? 0u : ~((2u << l) - 1));
+            set(special_register::dynamic_smem_size, m_launch.dynamic_shared);
+        }
+        push_frame(m_launch.entry, m_live, nullptr);
+    }
+
+    void warp_interpreter::push_frame(int function, std::uint32_t mask, const instruction* call)
+    {
+        const ptx_function& f = m_launch.program->functions[static_cast<std::size_t>(function)];
+        if (m_depth == m_frames.size())
+        {
+            m_frames.emplace_back();
+        }
+        if (m_depth > 1000)
+        {
+            throw sim_error(sim_error::kind::launch_failed, "kernel '" + m_launch.kernel +
+                                                                "': calls nested more than 1000 deep (endless recursion?)");
+        }
+        frame& fr = m_frames[m_depth++];
+        fr.function = function;
+        fr.registers.assign(static_cast<std::size_t>(f.register_count) * 32, 0);
+        fr.params.assign(static_cast<std::size_t>(f.frame_bytes) * 32, 0);
+        fr.local.assign(static_cast<std::size_t>(f.local_bytes) * 32, 0);
+        fr.call = call;
+        fr.stack_base = m_stack.size();
+        m_stack.push_back({0, mask, no_pc});
+        m_frame = &fr;
+        m_function = &f;
+        m_registers = fr.registers.data();
+    }
+
+    // Lanes leave every entry; empty entries go, and frames whose entries are all gone return.
+    void warp_interpreter::settle()
+    {
+        while (true)
+        {
+            while (!m_stack.empty() && m_stack.back().mask == 0)
+            {
+                m_stack.pop_back();
+            }
+            if (m_depth == 0 || m_stack.size() > m_frame->stack_base)
+            {
+                return;
+            }
+            // The frame is done: copy its result to the caller's result symbol, then pop it.
+            frame& done = *m_frame;
+            const ptx_function& callee = *m_function;
+            --m_depth;
+            if (m_depth == 0)
+            {
+                m_frame = nullptr;
+                return;
+            }
+            m_frame = &m_frames[m_depth - 1];
+            m_function = &m_launch.program->functions[static_cast<std::size_t>(m_frame->function)];
+            m_registers = m_frame->registers.data();
+            if (done.call && done.call->call_result >= 0 && callee.result >= 0)
+            {
+                const ptx_symbol& from = m_launch.program->symbols[static_cast<std::size_t>(callee.result)];
+                const ptx_symbol& to = m_launch.program->symbols[static_cast<std::size_t>(done.call->call_result)];
+                std::size_t bytes = std::min(from.size, to.size);
+                for (unsigned l = 0; l < 32; ++l)
+                {
+                    std::memcpy(m_frame->params.data() + l * m_function->frame_bytes + to.offset,
+                                done.params.data() + l * callee.frame_bytes + from.offset, bytes);
+                }
+            }
+        }
+    }
+
+    void warp_interpreter::exit_lanes(std::uint32_t mask)
+    {
+        m_live &= ~mask;
+        for (entry& e : m_stack)
+        {
+            e.mask &= ~mask;
+        }
+        settle();
+    }
+
+    void warp_interpreter::return_lanes(std::uint32_t mask)
+    {
+        if (m_depth == 1)
+        {
+            exit_lanes(mask);
+            return;
+        }
+        for (std::size_t i = m_frame->stack_base; i < m_stack.size(); ++i)
+        {
+            m_stack[i].mask &= ~mask;
+        }
+        settle();
+    }
+
+    std::string warp_interpreter::thread_name(unsigned lane) const
+    {
+        auto s = [&](special_register r) { return std::to_string(m_specials[static_cast<int>(r)][lane]); };
+        return "thread (" + s(special_register::tid_x) + "," + s(special_register::tid_y) + "," +
+               s(special_register::tid_z) + ") of block (" + std::to_string(m_block.ctaid[0]) + "," +
+               std::to_string(m_block.ctaid[1]) + "," + std::to_string(m_block.ctaid[2]) + ")";
+    }
+
+    std::string warp_interpreter::where(const instruction& in) const
+    {
+        return "'" + in.text + "' " + location(in);
+    }
+
+    std::string warp_interpreter::location(const instruction& in) const
+    {
+        std::string text = "in " + m_function->name;
+        if (in.line > 0)
+        {
+            auto file = m_launch.program->files.find(in.file);
+            text += ", line " + std::to_string(in.line);
+            if (file != m_launch.program->files.end())
+            {
+                text += " of " + file->second;
+            }
+        }
+        return text;
+    }
+
+    void warp_interpreter::fault(const instruction& in, unsigned lane, const std::string& what) const
+    {
+        throw sim_error(sim_error::kind::illegal_address, "kernel '" + m_launch.kernel + "', " + thread_name(lane) + ": " +
+                                                              what + ", at " + where(in));
+    }
+
+    std::uint64_t warp_interpreter::symbol_value(const ptx_symbol& symbol, unsigned) const
+    {
+        switch (symbol.space)
+        {
+        case state_space::param:
+            return reinterpret_cast<std::uintptr_t>(m_launch.params) + symbol.offset;
+        case state_space::global:
+        case state_space::constant:
+            return symbol.offset;  // the shim stores each variable's host address here
+        default:
+            return symbol.offset;  // shared, local, a frame's param: the offset in its window
+        }
+    }
+
+    warp_interpreter::source warp_interpreter::fetch(const operand& o, unsigned slot)
+    {
+        switch (o.what)
+        {
+        case operand::kind::reg:
+            return {m_registers + static_cast<std::size_t>(o.reg) * 32, 1};
+        case operand::kind::imm:
+            return {&o.value, 0};
+        case operand::kind::special:
+            if (o.special == special_register::clock || o.special == special_register::clock64 ||
+                o.special == special_register::globaltimer)
+            {
+                std::uint64_t now = o.special == special_register::globaltimer
+                                        ? static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                                         std::chrono::system_clock::now().time_since_epoch())
+                                                                         .count())
+                                        : m_launch.warp_steps;
+                for (unsigned l = 0; l < 32; ++l)
+                {
+                    m_scratch[slot][l] = o.special == special_register::clock ? static_cast<std::uint32_t>(now) : now;
+                }
+                return {m_scratch[slot], 1};
+            }
+            return {m_specials[static_cast<int>(o.special)], 1};
+        case operand::kind::symbol:
+        {
+            const ptx_symbol& s = m_launch.program->symbols[static_cast<std::size_t>(o.symbol)];
+            m_scratch[slot][0] = symbol_value(s, 0);
+            return {m_scratch[slot], 0};
+        }
+        default:
+            throw sim_error(sim_error::kind::unsupported,
+                            "kernel '" + m_launch.kernel + "': a vector, an address or a label where the simulator reads a "
+                                                           "value is not implemented");
+        }
+    }
+
+    std::uint64_t* warp_interpreter::destination(const operand& o)
+    {
+        if (o.what == operand::kind::sink)
+        {
+            return m_scratch[4];
+        }
+        return m_registers + static_cast<std::size_t>(o.reg) * 32;
+    }
+
+    std::uint8_t* warp_interpreter::address(const instruction& in, const operand& o, unsigned lane, unsigned bytes, bool write)
+    {
+        std::uint64_t a = o.value;
+        bool frame_param = false;
+        if (o.reg >= 0)
+        {
+            a += m_registers[static_cast<std::size_t>(o.reg) * 32 + lane];
+        }
+        else if (o.symbol >= 0)
+        {
+            const ptx_symbol& s = m_launch.program->symbols[static_cast<std::size_t>(o.symbol)];
+            frame_param = s.space == state_space::func_param;
+            a += symbol_value(s, lane);
+        }
+        return translate(in.space, a, lane, bytes, write, in, frame_param);
+    }
+
+    std::uint8_t* warp_interpreter::translate(state_space space, std::uint64_t a, unsigned lane, unsigned bytes, bool write,
+                                              const instruction& in, bool frame_param)
+    {
+        const char* verb = write ? "writes " : "reads ";
+        auto described = [&](const char* in_space) {
+            return std::string(verb) + std::to_string(bytes) + " bytes at " + in_space + " address " + hex(a);
+        };
+        if (bytes > 1 && a % bytes != 0)
+        {
+            fault(in, lane, described(space_name(space)) + ", which is not aligned to " + std::to_string(bytes) + " bytes");
+        }
+        switch (space)
+        {
+        case state_space::shared:
+            if (a + bytes > m_block.shared_bytes || a + bytes < a)
+            {
+                fault(in, lane, described("shared") + ", outside the block's " + std::to_string(m_block.shared_bytes) +
+                                    " bytes of shared memory");
+            }
+            return m_block.shared + a;
+        case state_space::local:
+            if (a + bytes > m_function->local_bytes)
+            {
+                fault(in, lane, described("local") + ", outside the thread's " + std::to_string(m_function->local_bytes) +
+                                    " bytes of local memory");
+            }
+            return m_frame->local.data() + static_cast<std::size_t>(lane) * m_function->local_bytes + a;
+        case state_space::param:
+            if (frame_param || !m_function->entry)
+            {
+                if (!frame_param && !m_function->entry)
+                {
+                    fault(in, lane, described("param") + " through a register inside a .func (not implemented)");
+                }
+                if (a + bytes > m_function->frame_bytes)
+                {
+                    fault(in, lane, described("param") + ", outside the function's parameters");
+                }
+                return m_frame->params.data() + static_cast<std::size_t>(lane) * m_function->frame_bytes + a;
+            }
+            {
+                auto start = reinterpret_cast<std::uintptr_t>(m_launch.params);
+                if (a < start || a + bytes > start + m_launch.param_bytes)
+                {
+                    fault(in, lane, described("param") + ", outside the kernel's " + std::to_string(m_launch.param_bytes) +
+                                        " bytes of parameters");
+                }
+                if (write)
+                {
+                    fault(in, lane, "writes a kernel parameter (the .param space of an entry is read-only)");
+                }
+                return reinterpret_cast<std::uint8_t*>(a);
+            }
+        case state_space::generic:
+        {
+            auto shared = reinterpret_cast<std::uintptr_t>(m_block.shared);
+            if (m_block.shared_bytes && a >= shared && a < shared + m_block.shared_bytes)
+            {
+                return translate(state_space::shared, a - shared, lane, bytes, write, in, false);
+            }
+            for (std::size_t k = 0; k < m_depth; ++k)
+            {
+                const frame& fr = m_frames[k];
+                auto local = reinterpret_cast<std::uintptr_t>(fr.local.data());
+                if (!fr.local.empty() && a >= local && a < local + fr.local.size())
+                {
+                    std::size_t per_lane = fr.local.size() / 32;
+                    std::size_t owner = (a - local) / per_lane;
+                    if (owner != lane || a + bytes > local + (owner + 1) * per_lane)
+                    {
+                        fault(in, lane, described("generic") + ", in the local memory of lane " + std::to_string(owner) +
+                                            " (each thread may use only its own)");
+                    }
+                    return reinterpret_cast<std::uint8_t*>(a);
+                }
+            }
+            auto params = reinterpret_cast<std::uintptr_t>(m_launch.params);
+            if (a >= params && a + bytes <= params + m_launch.param_bytes && !write)
+            {
+                return reinterpret_cast<std::uint8_t*>(a);
+            }
+            [[fallthrough]];
+        }
+        case state_space::global:
+        case state_space::constant:
+        default:
+            if (a >= m_cached_start && a + bytes <= m_cached_end)
+            {
+                return reinterpret_cast<std::uint8_t*>(a);
+            }
+            {
+                const sim_memory::allocation* found = m_launch.memory->find(a, bytes);
+                if (!found)
+                {
+                    fault(in, lane, described(space == state_space::generic ? "generic" : space_name(space)) + ", " +
+                                        m_launch.memory->describe(a, bytes));
+                }
+                m_cached_start = found->start;
+                m_cached_end = found->start + found->bytes;
+            }
+            return reinterpret_cast<std::uint8_t*>(a);
+        }
+    }
+
+    // Each lane names the lanes it synchronises with (tiles of a warp name different ones); every lane
+    // must name itself, and every live lane it names must be here, at this instruction.
+    warp_interpreter::source warp_interpreter::member_mask(const instruction& in, const operand& o, std::uint32_t active,
+                                                           const char* what)
+    {
+        source s = fetch(o, 3);
+        XCUDA_SIM_LANES(active)
+        {
+            std::uint32_t mask = static_cast<std::uint32_t>(s.p[s.stride * l]);
+            std::uint32_t missing = mask & m_live & ~active;
+            if (!(mask >> l & 1u))
+            {
+                throw sim_error(sim_error::kind::illegal_instruction,
+                                "kernel '" + m_launch.kernel + "', " + thread_name(l) + ": " + what + " with member mask " +
+                                    hex(mask) + ", which does not name the lane itself (" + std::to_string(l) + "), at " +
+                                    where(in));
+            }
+            if (missing)
+            {
+                throw sim_error(sim_error::kind::illegal_instruction,
+                                "kernel '" + m_launch.kernel + "', warp " + std::to_string(m_warp) + " of block (" +
+                                    std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
+                                    std::to_string(m_block.ctaid[2]) + "): " + what + " with member mask " + hex(mask) +
+                                    " reached by lanes " + hex(active) + " only; lanes " + hex(missing) +
+                                    " named in the mask are elsewhere (divergent), at " + where(in));
+            }
+        }
+        return s;
+    }
+
+    warp_interpreter::status warp_interpreter::run()
+    {
+        while (m_depth > 0 && !m_stack.empty())
+        {
+            entry& top = m_stack.back();
+            if (top.pc == top.reconverge)
+            {
+                m_stack.pop_back();
+                continue;
+            }
+            if (top.pc >= m_function->code.size())
+            {
+                // Fell off the end of a function without ret: as ret.
+                return_lanes(top.mask);
+                continue;
+            }
+            const instruction& in = m_function->code[top.pc];
+            std::uint32_t active = top.mask;
+            if (in.guard >= 0)
+            {
+                const std::uint64_t* p = m_registers + static_cast<std::size_t>(in.guard) * 32;
+                std::uint32_t taken = 0;
+                XCUDA_SIM_LANES(active)
+                {
+                    taken |= static_cast<std::uint32_t>((p[l] & 1) != in.guard_negated) << l;
+                }
+                active = taken;
+            }
+            if (m_launch.step_limit && ++m_launch.warp_steps > m_launch.step_limit)
+            {
+                throw sim_error(sim_error::kind::launch_failed,
+                                "kernel '" + m_launch.kernel + "' ran more than " + std::to_string(m_launch.step_limit) +
+                                    " warp-instructions and was stopped (an endless loop, or lanes of one warp waiting on each "
+                                    "other, which the simulator's reconvergence model cannot run; XCUDA_SIM_MAX_STEPS raises the "
+                                    "limit), at " + where(in));
+            }
+            m_launch.thread_instructions += static_cast<unsigned>(__builtin_popcount(active));
+            switch (in.op)
+            {
+            case opcode::bra:
+            {
+                std::uint32_t target = static_cast<std::uint32_t>(in.operands[0].value);
+                std::uint32_t fall = top.mask & ~active;
+                if (fall == 0)
+                {
+                    top.pc = target;
+                }
+                else if (active == 0)
+                {
+                    top.pc += 1;
+                }
+                else
+                {
+                    std::uint32_t next = top.pc + 1;
+                    // A side that goes straight to the kernel's end exits now rather than wait at the join:
+                    // with independent thread scheduling it would have, and a __syncthreads() after an early
+                    // return must not wait for it.
+                    auto exits_at = [&](std::uint32_t pc) {
+                        return m_depth == 1 && pc < m_function->code.size() && m_function->code[pc].guard < 0 &&
+                               (m_function->code[pc].op == opcode::ret || m_function->code[pc].op == opcode::exit);
+                    };
+                    if (exits_at(target) || exits_at(next))
+                    {
+                        bool taken_exits = exits_at(target);
+                        exit_lanes(taken_exits ? active : fall);
+                        m_stack.back().pc = taken_exits ? next : target;
+                        continue;
+                    }
+                    std::uint32_t join = in.reconverge;
+                    if (top.reconverge == join)
+                    {
+                        top = {next, fall, join};
+                    }
+                    else
+                    {
+                        top.pc = join;
+                        m_stack.push_back({next, fall, join});
+                    }
+                    m_stack.push_back({target, active, join});
+                }
+                continue;
+            }
+            case opcode::ret:
+                if (active)
+                {
+                    std::uint32_t rest = top.mask & ~active;
+                    top.pc += 1;
+                    if (rest == 0 && m_depth > 1 && m_stack.size() == m_frame->stack_base + 1)
+                    {
+                        top.mask = 0;
+                        settle();
+                    }
+                    else
+                    {
+                        return_lanes(active);
+                    }
+                }
+                else
+                {
+                    top.pc += 1;
+                }
+                continue;
+            case opcode::exit:
+                top.pc += 1;
+                if (active)
+                {
+                    exit_lanes(active);
+                }
+                continue;
+            case opcode::bar:
+                if (in.warp)
+                {
+                    if (active)
+                    {
+                        member_mask(in, in.operands[0], active, "bar.warp.sync");
+                    }
+                    top.pc += 1;
+                    continue;
+                }
+                if (active != m_live)
+                {
+                    throw sim_error(sim_error::kind::barrier_divergence,
+                                    "kernel '" + m_launch.kernel + "': barrier divergence in block (" +
+                                        std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
+                                        std::to_string(m_block.ctaid[2]) + "), warp " + std::to_string(m_warp) + ": lanes " +
+                                        hex(active) + " reached " + where(in) + " but lanes " + hex(m_live & ~active) +
+                                        " of the warp, not exited, did not (a __syncthreads() inside a branch that not "
+                                        "every thread of the block takes)");
+                }
+                top.pc += 1;
+                return status::at_barrier;
+            case opcode::call:
+                top.pc += 1;
+                if (active)
+                {
+                    if (active != top.mask)
+                    {
+                        throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel +
+                                                                          "': a predicated call taken by some lanes only is not "
+                                                                          "implemented, at " + where(in));
+                    }
+                    call(in, active);
+                }
+                continue;
+            case opcode::trap:
+                if (active)
+                {
+                    throw sim_error(sim_error::kind::illegal_instruction,
+                                    "kernel '" + m_launch.kernel + "', " + thread_name(__builtin_ctz(active)) +
+                                        ": executed trap (__trap() or a failed device assert), at " + where(in));
+                }
+                top.pc += 1;
+                continue;
+            case opcode::unsupported:
+                throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': " + in.text + ", " + location(in));
+            default:
+                if (active)
+                {
+                    execute(in, active);
+                }
+                m_stack.back().pc += 1;
+                continue;
+            }
+        }
+        return status::exited;
+    }
+
+    void warp_interpreter::call(const instruction& in, std::uint32_t active)
+    {
+        const ptx_function& callee = m_launch.program->functions[static_cast<std::size_t>(in.callee)];
+        if (!callee.has_body && callee.name == "vprintf" && m_launch.printf_output && in.call_arguments.size() == 2)
+        {
+            device_printf(in, active);
+            return;
+        }
+        if (!callee.has_body)
+        {
+            throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': a call of " + callee.name +
+                                                              ", which this module declares but does not define (" +
+                                                              (callee.name == "vprintf" ? "device printf is" : "linking is") +
+                                                              " not implemented by the simulator), at " + where(in));
+        }
+        if (in.call_arguments.size() != callee.params.size())
+        {
+            throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': a call of " + callee.name +
+                                                              " with " + std::to_string(in.call_arguments.size()) +
+                                                              " arguments for its " + std::to_string(callee.params.size()) +
+                                                              " parameters, at " + where(in));
+        }
+        std::size_t caller_depth = m_depth - 1;
+        const ptx_function& caller_function = *m_function;
+        push_frame(in.callee, active, &in);
+        const frame& caller = m_frames[caller_depth];  // after push_frame: m_frames may have moved
+        for (std::size_t k = 0; k < callee.params.size(); ++k)
+        {
+            const ptx_symbol& from = m_launch.program->symbols[static_cast<std::size_t>(in.call_arguments[k])];
+            const ptx_symbol& to = m_launch.program->symbols[static_cast<std::size_t>(callee.params[k])];
+            std::size_t bytes = std::min(from.size, to.size);
+            for (unsigned l = 0; l < 32; ++l)
+            {
+                std::memcpy(m_frame->params.data() + l * callee.frame_bytes + to.offset,
+                            caller.params.data() + l * caller_function.frame_bytes + from.offset, bytes);
+            }
+        }
+    }
+
+    void warp_interpreter::execute(const instruction& in, std::uint32_t active)
+    {
+        switch (in.op)
+        {
+        case opcode::ld:
+        case opcode::st:
+            load_store(in, active);
+            return;
+        case opcode::mov:
+            move(in, active);
+            return;
+        case opcode::cvt:
+            convert(in, active);
+            return;
+        case opcode::cvta:
+            address_convert(in, active);
+            return;
+        case opcode::setp:
+            compare_set(in, active);
+            return;
+        case opcode::shfl:
+            shuffle(in, active);
+            return;
+        case opcode::vote:
+        case opcode::activemask:
+            vote(in, active);
+            return;
+        case opcode::redux:
+        case opcode::match:
+            collective(in, active);
+            return;
+        case opcode::atom:
+        case opcode::red:
+            atomic(in, active);
+            return;
+        case opcode::membar:
+        case opcode::nop:
+            return;
+        default:
+            arithmetic(in, active);
+            return;
+        }
+    }
+
+    void warp_interpreter::load_store(const instruction& in, std::uint32_t active)
+    {
+        bool store = in.op == opcode::st;
+        const operand& addr = in.operands[store ? 0 : 1];
+        const operand& value = in.operands[store ? 1 : 0];
+        unsigned size = in.type.bytes();
+        unsigned count = in.vector;
+        std::int32_t single[4] = {value.reg, -1, -1, -1};
+        const std::int32_t* regs = value.what == operand::kind::vector ? value.regs : single;
+        if (store && value.what != operand::kind::reg && value.what != operand::kind::vector)
+        {
+            source s = fetch(value, 0);
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint8_t* p = address(in, addr, l, size, true);
+                std::uint64_t v = s.p[s.stride * l];
+                std::memcpy(p, &v, size);
+            }
+            return;
+        }
+        XCUDA_SIM_LANES(active)
+        {
+            std::uint8_t* p = address(in, addr, l, size * count, store);
+            for (unsigned k = 0; k < count; ++k)
+            {
+                if (regs[k] < 0)
+                {
+                    continue;
+                }
+                std::uint64_t& r = m_registers[static_cast<std::size_t>(regs[k]) * 32 + l];
+                if (store)
+                {
+                    std::memcpy(p + k * size, &r, size);
+                }
+                else
+                {
+                    std::uint64_t v = 0;
+                    std::memcpy(&v, p + k * size, size);
+                    if (in.type.is_signed() && size < 8)
+                    {
+                        unsigned shift = 64 - size * 8;
+                        v = static_cast<std::uint64_t>(static_cast<std::int64_t>(v << shift) >> shift);
+                        if (size < 4)
+                        {
+                            v &= 0xffffffffu;  // a signed sub-word load fills a 32-bit register
+                        }
+                    }
+                    r = v;
+                }
+            }
+        }
+    }
+
+    void warp_interpreter::move(const instruction& in, std::uint32_t active)
+    {
+        const operand& d = in.operands[0];
+        const operand& a = in.operands[1];
+        if (d.what == operand::kind::vector)  // mov.b64 {%r1, %r2}, %rd1: unpack
+        {
+            source s = fetch(a, 0);
+            unsigned piece = in.type.bits / d.count;
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t v = s.p[s.stride * l];
+                for (unsigned k = 0; k < d.count; ++k)
+                {
+                    if (d.regs[k] >= 0)
+                    {
+                        std::uint64_t part = piece == 64 ? v : (v >> (k * piece)) & ((1ull << piece) - 1);
+                        m_registers[static_cast<std::size_t>(d.regs[k]) * 32 + l] = part;
+                    }
+                }
+            }
+            return;
+        }
+        std::uint64_t* out = destination(d);
+        if (a.what == operand::kind::vector)  // mov.b64 %rd1, {%r1, %r2}: pack
+        {
+            unsigned piece = in.type.bits / a.count;
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t v = 0;
+                for (unsigned k = 0; k < a.count; ++k)
+                {
+                    std::uint64_t part = m_registers[static_cast<std::size_t>(a.regs[k]) * 32 + l];
+                    v |= (piece == 64 ? part : part & ((1ull << piece) - 1)) << (k * piece);
+                }
+                out[l] = v;
+            }
+            return;
+        }
+        source s = fetch(a, 0);
+        std::uint64_t keep = in.type.bits >= 64 ? ~0ull : in.type.kind == 'p' ? 1ull : (1ull << in.type.bits) - 1;
+        XCUDA_SIM_LANES(active)
+        {
+            out[l] = s.p[s.stride * l] & keep;
+        }
+    }
+
+    void warp_interpreter::address_convert(const instruction& in, std::uint32_t active)
+    {
+        source s = fetch(in.operands[1], 0);
+        std::uint64_t* out = destination(in.operands[0]);
+        auto shared = reinterpret_cast<std::uintptr_t>(m_block.shared);
+        auto local = reinterpret_cast<std::uintptr_t>(m_frame->local.data());
+        XCUDA_SIM_LANES(active)
+        {
+            std::uint64_t a = s.p[s.stride * l];
+            std::uint64_t lane_local = local + static_cast<std::uint64_t>(l) * m_function->local_bytes;
+            switch (in.space)
+            {
+            case state_space::shared: a = in.to ? a - shared : a + shared; break;
+            case state_space::local: a = in.to ? a - lane_local : a + lane_local; break;
+            default: break;  // global, const, param: generic addresses are host addresses already
+            }
+            out[l] = in.type.bits == 32 ? a & 0xffffffffu : a;
+        }
+    }
+
+    // Device printf: NVRTC turns printf(format, ...) into vprintf(format, arguments), the arguments packed
+    // in a local buffer, each aligned to its size (floats promoted to double). Each lane's line is formatted
+    // here, in lane order, with the host's snprintf, one conversion at a time; every byte read is checked
+    // like any other access. vprintf returns the number of arguments, as the device's does.
+    void warp_interpreter::device_printf(const instruction& in, std::uint32_t active)
+    {
+        const ptx_program& program = *m_launch.program;
+        const ptx_symbol& format_symbol = program.symbols[static_cast<std::size_t>(in.call_arguments[0])];
+        const ptx_symbol& arguments_symbol = program.symbols[static_cast<std::size_t>(in.call_arguments[1])];
+        XCUDA_SIM_LANES(active)
+        {
+            const std::uint8_t* area = m_frame->params.data() + static_cast<std::size_t>(l) * m_function->frame_bytes;
+            std::uint64_t format_address = 0, arguments = 0;
+            std::memcpy(&format_address, area + format_symbol.offset, 8);
+            std::memcpy(&arguments, area + arguments_symbol.offset, 8);
+            std::int32_t count = 0;
+            m_launch.printf_output->append(format(in, l, format_address, arguments, count));
+            if (in.call_result >= 0)
+            {
+                const ptx_symbol& result = program.symbols[static_cast<std::size_t>(in.call_result)];
+                std::memcpy(m_frame->params.data() + static_cast<std::size_t>(l) * m_function->frame_bytes + result.offset,
+                            &count, std::min<std::size_t>(4, result.size));
+            }
+        }
+    }
+
+    std::string warp_interpreter::format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
+                                         std::int32_t& count)
+    {
+        auto byte_at = [&](std::uint64_t address) {
+            return *translate(state_space::generic, address, lane, 1, false, in, false);
+        };
+        std::string text;
+        std::uint64_t offset = 0;
+        auto argument = [&](unsigned bytes) {
+            offset = (offset + bytes - 1) / bytes * bytes;
+            ++count;
+            std::uint64_t value = 0;
+            std::memcpy(&value, translate(state_space::generic, arguments + offset, lane, bytes, false, in, false), bytes);
+            offset += bytes;
+            return value;
+        };
+        for (std::uint64_t at = format_address;; ++at)
+        {
+            char c = static_cast<char>(byte_at(at));
+            if (c == '\0')
+            {
+                break;
+            }
+            if (c != '%')
+            {
+                text += c;
+                continue;
+            }
+            std::string spec = "%";
+            int longs = 0;
+            char conversion = 0;
+            while (true)
+            {
+                char s = static_cast<char>(byte_at(++at));
+                if (s == '\0')
+                {
+                    return text + spec;
+                }
+                if (s == 'l')
+                {
+                    ++longs;
+                    continue;
+                }
+                if (s == 'h' || s == 'z' || s == 't' || s == 'j')
+                {
+                    longs = s == 'z' || s == 't' || s == 'j' ? 2 : longs;
+                    continue;
+                }
+                if (s == '*')
+                {
+                    throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel +
+                                                                      "': printf with a '*' width is not implemented, " + location(in));
+                }
+                spec += s;
+                if (std::strchr("diouxXcfFeEgGaAsp%", s))
+                {
+                    conversion = s;
+                    break;
+                }
+            }
+            char piece[512];
+            switch (conversion)
+            {
+            case '%':
+                text += '%';
+                continue;
+            case 'd':
+            case 'i':
+            {
+                std::int64_t v = longs ? static_cast<std::int64_t>(argument(8)) : static_cast<std::int32_t>(argument(4));
+                spec.insert(spec.size() - 1, "ll");
+                std::snprintf(piece, sizeof piece, spec.c_str(), static_cast<long long>(v));
+                break;
+            }
+            case 'o':
+            case 'u':
+            case 'x':
+            case 'X':
+            {
+                std::uint64_t v = longs ? argument(8) : static_cast<std::uint32_t>(argument(4));
+                spec.insert(spec.size() - 1, "ll");
+                std::snprintf(piece, sizeof piece, spec.c_str(), static_cast<unsigned long long>(v));
+                break;
+            }
+            case 'c':
+                std::snprintf(piece, sizeof piece, spec.c_str(), static_cast<int>(static_cast<std::int32_t>(argument(4))));
+                break;
+            case 's':
+            {
+                std::uint64_t address = argument(8);
+                std::string s;
+                for (std::uint64_t k = address; address; ++k)
+                {
+                    char ch = static_cast<char>(byte_at(k));
+                    if (ch == '\0')
+                    {
+                        break;
+                    }
+                    s += ch;
+                }
+                std::snprintf(piece, sizeof piece, spec.c_str(), address ? s.c_str() : "(null)");
+                break;
+            }
+            case 'p':
+                std::snprintf(piece, sizeof piece, spec.c_str(), reinterpret_cast<void*>(argument(8)));
+                break;
+            default:
+            {
+                std::uint64_t bits = argument(8);
+                double v;
+                std::memcpy(&v, &bits, 8);
+                std::snprintf(piece, sizeof piece, spec.c_str(), v);
+                break;
+            }
+            }
+            text += piece;
+        }
+        return text;
+    }
+}

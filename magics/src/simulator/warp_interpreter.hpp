@@ -1,0 +1,139 @@
+#pragma once
+// One warp of 32 lanes running PTX: every instruction is executed for all active lanes before the next
+// (lanes in an inner loop), with divergence handled by a reconvergence stack.
+//
+// The stack holds entries {pc, mask, reconvergence pc}. A branch whose active lanes disagree parks the
+// current entry at the branch's immediate post-dominator (ptx_program::compute_reconvergence) and pushes
+// the two sides; an entry that reaches its reconvergence pc is popped, so the lanes continue together
+// there. `call` pushes a frame (the callee's registers, its per-lane parameter bytes and local window);
+// `ret` in a .func removes the returning lanes from the callee's entries, and when none is left the
+// frame is popped and the caller goes on after the call.
+//
+// Not thread-safe: one warp is run by one thread at a time (block_executor).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ptx_program.hpp"
+#include "sim_memory.hpp"
+
+namespace xcuda::sim
+{
+    struct launch_context
+    {
+        const ptx_program* program = nullptr;
+        int entry = -1;
+        std::string kernel;                  // the entry's name, for messages
+        const std::uint8_t* params = nullptr;  // the packed parameters (entry's layout)
+        std::size_t param_bytes = 0;
+        unsigned grid[3] = {1, 1, 1};
+        unsigned block[3] = {1, 1, 1};
+        std::uint32_t dynamic_shared = 0;
+        const sim_memory* memory = nullptr;
+        std::uint64_t step_limit = 0;        // warp-instructions per launch before it is stopped; 0: none
+        std::uint64_t warp_steps = 0;        // counted
+        std::uint64_t thread_instructions = 0;
+        std::string* printf_output = nullptr;  // device printf's text goes here (nullptr: printf is refused)
+    };
+
+    struct block_state
+    {
+        unsigned ctaid[3] = {0, 0, 0};
+        std::uint8_t* shared = nullptr;
+        std::size_t shared_bytes = 0;
+    };
+
+    class warp_interpreter
+    {
+    public:
+        enum class status
+        {
+            at_barrier,
+            exited,
+        };
+
+        warp_interpreter(launch_context& launch, block_state& block, unsigned warp_index);
+
+        // Starts the warp over for the current block: lanes [first thread, first thread + lanes).
+        void reset(unsigned lanes);
+
+        // Runs until the warp reaches a bar.sync (all its live lanes there) or every lane has exited.
+        // Throws sim_error for a fault, barrier divergence, or an instruction not implemented.
+        status run();
+
+        // Lanes that have not exited.
+        std::uint32_t live() const noexcept { return m_live; }
+
+    private:
+        struct entry
+        {
+            std::uint32_t pc;
+            std::uint32_t mask;
+            std::uint32_t reconverge;
+        };
+        struct frame
+        {
+            int function = -1;
+            std::vector<std::uint64_t> registers;  // register * 32 + lane
+            std::vector<std::uint8_t> params;      // lane * frame_bytes
+            std::vector<std::uint8_t> local;       // lane * local_bytes
+            std::size_t stack_base = 0;            // the first stack entry of this frame
+            const instruction* call = nullptr;     // the caller's call instruction
+        };
+        struct source
+        {
+            const std::uint64_t* p;
+            unsigned stride;
+        };
+
+        void push_frame(int function, std::uint32_t mask, const instruction* call);
+        void return_lanes(std::uint32_t mask);
+        void exit_lanes(std::uint32_t mask);
+        void settle();
+
+        source fetch(const operand& o, unsigned slot);
+        std::uint64_t* destination(const operand& o);
+        std::uint64_t symbol_value(const ptx_symbol& symbol, unsigned lane) const;
+        std::uint8_t* address(const instruction& in, const operand& o, unsigned lane, unsigned bytes, bool write);
+        std::uint8_t* translate(state_space space, std::uint64_t address, unsigned lane, unsigned bytes, bool write,
+                                const instruction& in, bool frame_param);
+        [[noreturn]] void fault(const instruction& in, unsigned lane, const std::string& what) const;
+        std::string where(const instruction& in) const;     // 'text' in function, line N of file
+        std::string location(const instruction& in) const;  // in function, line N of file
+        std::string thread_name(unsigned lane) const;
+        source member_mask(const instruction& in, const operand& o, std::uint32_t active, const char* what);
+
+        void execute(const instruction& in, std::uint32_t active);
+        void load_store(const instruction& in, std::uint32_t active);
+        void convert(const instruction& in, std::uint32_t active);
+        void arithmetic(const instruction& in, std::uint32_t active);
+        void compare_set(const instruction& in, std::uint32_t active);
+        void shuffle(const instruction& in, std::uint32_t active);
+        void vote(const instruction& in, std::uint32_t active);
+        void collective(const instruction& in, std::uint32_t active);
+        void collective_group(const instruction& in, std::uint32_t members, std::uint64_t* d, std::uint64_t* p, source a);
+        void atomic(const instruction& in, std::uint32_t active);
+        void address_convert(const instruction& in, std::uint32_t active);
+        void move(const instruction& in, std::uint32_t active);
+        void call(const instruction& in, std::uint32_t active);
+        void device_printf(const instruction& in, std::uint32_t active);
+        std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
+                           std::int32_t& count);
+
+        launch_context& m_launch;
+        block_state& m_block;
+        unsigned m_warp;
+        unsigned m_lanes = 0;
+        std::uint32_t m_live = 0;
+        std::vector<entry> m_stack;
+        std::vector<frame> m_frames;
+        std::size_t m_depth = 0;  // frames in use (m_frames keeps the others' storage)
+        frame* m_frame = nullptr;
+        const ptx_function* m_function = nullptr;
+        std::uint64_t* m_registers = nullptr;
+        std::uint64_t m_specials[static_cast<int>(special_register::count)][32];
+        std::uint64_t m_scratch[5][32];
+        std::uintptr_t m_cached_start = 0, m_cached_end = 0;  // the last allocation hit
+    };
+}

@@ -1,0 +1,112 @@
+"""The PTX simulator's speed (XCUDA_DEVICE=simulator, docs/simulator.md): simulated thread-instructions
+per second for SAXPY and a shared-memory block reduction, beside numpy doing the same work in the same
+run (the baseline of the ratio column). No assertion on any time.
+
+    XCUDA_DEVICE=simulator PYTHONPATH=build/python /usr/bin/python3 tests/bench/bench_simulator.py [--n 1048576]
+
+It sets XCUDA_DEVICE=simulator itself when unset, and finds build/python next to the checkout. The
+thread-instructions are the simulator's own count (each instruction times its active lanes), read from
+libxcuda-sim.so's xcuda_sim_counter. Inputs and outputs are device arrays, so the timed launch copies
+nothing; the time is the wall time of launch + synchronize, the median of the repeats.
+"""
+import argparse
+import ctypes
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+os.environ.setdefault("XCUDA_DEVICE", "simulator")
+os.environ.pop("XCUDA_LIBCUDA", None)
+sys.path.insert(0, str(Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")) / "python"))
+
+import numpy as np  # noqa: E402
+
+import xcuda  # noqa: E402
+
+SAXPY = r"""
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
+{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }
+"""
+BLOCK_SUM = r"""
+extern "C" __global__ void block_sum(const float* in, float* out, int n)
+{
+    __shared__ float partial[256];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    partial[t] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1)
+    {
+        if (t < k) partial[t] += partial[t + k];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = partial[0];
+}
+"""
+
+
+def counter(name):
+    library = ctypes.CDLL(str(Path(xcuda.__file__).parent / "libxcuda-sim.so"))
+    library.xcuda_sim_counter.restype = ctypes.c_ulonglong
+    return library.xcuda_sim_counter(name.encode())
+
+
+def median_s(run, repeat):
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return sorted(times)[len(times) // 2]
+
+
+def measure(run, repeat):
+    run()  # warm-up: module load
+    before = counter("thread_instructions")
+    launches = counter("launches")
+    seconds = median_s(run, repeat)
+    per_launch = (counter("thread_instructions") - before) / max(1, counter("launches") - launches)
+    return seconds, per_launch
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1 << 20)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if "simulator" not in str(xcuda.info()):
+        sys.exit("bench_simulator: xcuda is not on the simulator (XCUDA_DEVICE=simulator, libxcuda-sim.so in build/python)")
+    n = args.n
+    rng = np.random.default_rng(1)
+    x_host, y_host = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    x, y, out = xcuda.to_device(x_host), xcuda.to_device(y_host), xcuda.zeros(n, "float32")
+    saxpy = xcuda.compile(SAXPY, name="bench_sim_saxpy").saxpy
+    block_sum = xcuda.compile(BLOCK_SUM, name="bench_sim_block_sum").block_sum
+    grid = (n + 255) // 256
+    sums = xcuda.zeros(grid, "float32")
+
+    def run_saxpy():
+        saxpy[grid, 256](np.float32(2.0), x, y, out, n)
+        xcuda.synchronize()
+
+    def run_sum():
+        block_sum[grid, 256](x, sums, n)
+        xcuda.synchronize()
+
+    rows = []
+    for name, run, host in (
+            ("saxpy", run_saxpy, lambda: np.float32(2.0) * x_host + y_host),
+            ("block_sum (shared memory, bar.sync)", run_sum, lambda: x_host.reshape(-1, 256).sum(axis=1) if n % 256 == 0
+             else np.add.reduceat(x_host, np.arange(0, n, 256)))):
+        seconds, instructions = measure(run, args.repeat)
+        numpy_s = median_s(host, args.repeat)
+        rows.append((name, instructions, seconds, instructions / seconds, numpy_s, seconds / numpy_s))
+    print(f"PTX simulator, n = {n} threads, 256 per block, one core (median of {args.repeat})")
+    print(f"{'kernel':38} {'thread-instr':>13} {'sim ms':>9} {'M thread-instr/s':>17} {'numpy ms':>9} {'sim/numpy':>10}")
+    for name, instructions, seconds, rate, numpy_s, ratio in rows:
+        print(f"{name:38} {instructions:13.0f} {seconds * 1e3:9.1f} {rate / 1e6:17.1f} {numpy_s * 1e3:9.2f} {ratio:9.0f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Mutation check of the PTX simulator's C++ tests: each entry breaks one behaviour of the simulator on
+purpose (a one-line edit of its source), rebuilds xcuda_simulator_tests, runs the tests of that family
+and prints which failed; the source is restored afterwards, whatever happens. A mutation that no test
+catches is a gap in the tests. Not a test itself (it edits the tree); run it by hand:
+
+    /usr/bin/python3 tests/simulator_mutations.py [INDEX ...]     # all when no index is given
+
+It uses the build folder build/ of this checkout (XCUDA_BUILD_DIR to use another).
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+R = Path(__file__).resolve().parent.parent.parent
+BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", R / "build"))
+M=[
+ ("a: fma rounded twice", "magics/src/simulator/warp_operations.cpp", "FLOAT_OP(std::fma(x, y, z));", "FLOAT_OP(static_cast<T>(x * y + z));", "simulator_basics.*"),
+ ("a: shr.s made logical", "magics/src/simulator/warp_operations.cpp", "d[l] = bits<T>(static_cast<T>(x >> n));", "d[l] = bits<T>(static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) >> n));", "simulator_basics.*"),
+ ("b: %tid.y wrong", "magics/src/simulator/warp_interpreter.cpp", "set(special_register::tid_y, t / b[0] % b[1]);", "set(special_register::tid_y, t % b[1]);", "simulator_special_registers.*"),
+ ("c: bar.sync a no-op", "magics/src/simulator/warp_interpreter.cpp", "                top.pc += 1;\n                return status::at_barrier;", "                top.pc += 1;\n                continue;", "simulator_shared_memory.*"),
+ ("d: no reconvergence (every branch joins at the exit)", "magics/src/simulator/ptx_program.cpp", "function.code[i].reconverge = ipdom[i] == undefined ? exit : ipdom[i];", "function.code[i].reconverge = exit;", "simulator_warps.*"),
+ ("e: atom.max keeps the minimum", "magics/src/simulator/warp_operations.cpp", "case variant::atom_max: r = x > old ? x : old; break;", "case variant::atom_max: r = x < old ? x : old; break;", "simulator_atomics.*"),
+ ("f: div.rn.f32 as a*(1/b)", "magics/src/simulator/warp_operations.cpp", "FLOAT_OP(static_cast<T>(x / y)); });\n                return;", "FLOAT_OP(static_cast<T>(x * (T(1) / y))); });\n                return;", "simulator_math.*"),
+ ("c2: early-returning lanes wait at the join (no early exit)", "magics/src/simulator/warp_interpreter.cpp", "if (exits_at(target) || exits_at(next))", "if (false && (exits_at(target) || exits_at(next)))", "simulator_shared_memory.*"),
+ ("d2: one member mask for the whole warp", "magics/src/simulator/warp_operations.cpp", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[masks.stride * l]) & active;", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[0]) & active;", "simulator_warps.*"),
+ ("a2: bfe.s without sign extension", "magics/src/simulator/warp_operations.cpp", "std::uint64_t sign = t.is_signed() ? (v >> std::min(pos + len - 1, msb)) & 1 : 0;", "std::uint64_t sign = 0;", "simulator_basics.*"),
+ ("f2: f16 conversion rounds ties away from zero", "magics/src/simulator/warp_operations.cpp", "double r = a == 0 ? 0 : std::nearbyint(a / quantum) * quantum;", "double r = a == 0 ? 0 : std::round(a / quantum) * quantum;", "simulator_math.*"),
+ ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
+]
+
+
+def main():
+    which = [int(a) for a in sys.argv[1:]] or range(len(M))
+    for k in which:
+        name, path, old, new, tests = M[k]
+        source = R / path
+        text = source.read_text()
+        assert text.count(old) == 1, f"{name}: the line to mutate is not (once) in {path}"
+        source.write_text(text.replace(old, new))
+        try:
+            built = subprocess.run(["cmake", "--build", str(BUILD), "--target", "xcuda_simulator_tests", "-j2"],
+                                   capture_output=True, text=True)
+            if built.returncode:
+                print(f"{name}: the mutated source did not build\n{built.stdout[-2000:]}")
+                continue
+            ran = subprocess.run([str(BUILD / "bin" / "xcuda_simulator_tests"), "--gtest_filter=" + tests],
+                                 capture_output=True, text=True, timeout=300)
+            failed = sorted({line.split()[3] for line in ran.stdout.splitlines()
+                             if line.startswith("[  FAILED  ]") and "." in line and "listed" not in line})
+            print(f"{name}: {'caught by ' + ', '.join(failed) if failed else 'NOT CAUGHT'}")
+        finally:
+            source.write_text(text)
+    subprocess.run(["cmake", "--build", str(BUILD), "--target", "xcuda_simulator_tests", "-j2"], capture_output=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Scenarios of xcuda on the PTX simulator (XCUDA_DEVICE=simulator), each run in a process of its own.
+
+tests/test_simulator.py runs each one with XCUDA_DEVICE=simulator, XCUDA_LIBCUDA unset and PYTHONPATH at
+the build's python folder (where libxcuda-sim.so sits beside the module):
+
+    python3 tests/simulator_scenarios.py NAME     # exits 0 and prints "scenario held: NAME" when it holds
+"""
+import sys
+
+import numpy as np
+
+import xcuda
+
+SAXPY = r"""
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
+{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }
+"""
+
+BLOCK_SUM = r"""
+extern "C" __global__ void block_sum(const float* in, float* out, int n)
+{
+    __shared__ float partial[256];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    partial[t] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1)
+    {
+        if (t < k) partial[t] += partial[t + k];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = partial[0];
+}
+"""
+
+OVERRUN = r"""
+extern "C" __global__ void overrun(float* out, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i <= n) out[i] = 1.0f; }
+"""
+
+SLEEPY = r"""
+extern "C" __global__ void sleepy(int* out) { __nanosleep(100); out[0] = 1; }
+extern "C" __global__ void fill(int* out, int v) { out[threadIdx.x] = v; }
+"""
+
+
+def saxpy():
+    info = str(xcuda.info())
+    assert "xcuda PTX simulator" in info, info
+    m = xcuda.compile(SAXPY, name="sim_saxpy")
+    n = 2 ** 20
+    rng = np.random.default_rng(7)
+    a = np.float32(2.0)
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    out = np.zeros_like(x)
+    m.saxpy[n // 256, 256](a, x, y, out, n)
+    # The simulator computes fma (one rounding) as the PTX says; numpy rounds twice: allow one ulp.
+    assert np.allclose(out, a * x + y, rtol=1e-6, atol=0), np.max(np.abs(out - (a * x + y)))
+    exact = (np.float64(a) * x.astype(np.float64) + y).astype(np.float32)  # fma, rounded once
+    assert np.array_equal(out, exact), np.count_nonzero(out != exact)
+
+
+def block_sum():
+    m = xcuda.compile(BLOCK_SUM, name="sim_block_sum")
+    n, block = 100000, 256
+    grid = (n + block - 1) // block
+    values = (np.arange(n) % 13).astype(np.float32)  # small integers: every order of additions is exact
+    out = np.zeros(grid, dtype=np.float32)
+    m.block_sum[grid, block](values, out, n)
+    padded = np.zeros(grid * block, dtype=np.float32)
+    padded[:n] = values
+    expected = padded.reshape(grid, block).sum(axis=1)
+    assert np.array_equal(out, expected), (out[:4], expected[:4])
+
+
+def out_of_bounds():
+    m = xcuda.compile(OVERRUN, name="sim_overrun")
+    out = np.zeros(100, dtype=np.float32)
+    try:
+        m.overrun[4, 32](out, 100)
+        xcuda.synchronize()
+    except xcuda.KernelFault as fault:
+        message = str(fault)
+    else:
+        raise AssertionError("the out-of-bounds write raised nothing")
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in message, message
+    assert "thread (4,0,0) of block (3,0,0)" in message, message
+    assert "writes 4 bytes" in message and "bytes past the end of device allocation" in message, message
+    # The process survives; Python goes on.
+    print("survived:", np.arange(3).sum())
+
+
+def unsupported_instruction():
+    m = xcuda.compile(SLEEPY, name="sim_sleepy")
+    out = np.zeros(32, dtype=np.int32)
+    try:
+        m.sleepy[1, 1](out)
+        xcuda.synchronize()
+    except xcuda.CudaError as error:
+        message = str(error)
+    else:
+        raise AssertionError("an instruction the simulator does not implement ran")
+    assert "the instruction 'nanosleep' is not implemented by the simulator" in message, message
+    # Not a fault: the session goes on.
+    m.fill[1, 32](out, 5)
+    assert (out == 5).all(), out
+
+
+PRINTF = r"""
+extern "C" __global__ void hello(const int* x) { printf("hello from thread %d of block %d: %d\n", threadIdx.x, blockIdx.x, x[threadIdx.x]); }
+"""
+
+
+def device_printf():
+    m = xcuda.compile(PRINTF, name="sim_printf")
+    m.hello[2, 2](np.array([10, 20], dtype=np.int32))
+    xcuda.synchronize()
+    print("after the launch")
+
+
+CLASSICS = r"""
+#define T 16
+extern "C" __global__ void matmul(const float* A, const float* B, float* C, int n) {
+  __shared__ float As[T][T], Bs[T][T];
+  int r = blockIdx.y * T + threadIdx.y, c = blockIdx.x * T + threadIdx.x; float acc = 0;
+  for (int k0 = 0; k0 < n; k0 += T) {
+    As[threadIdx.y][threadIdx.x] = (r < n && k0 + threadIdx.x < n) ? A[r * n + k0 + threadIdx.x] : 0;
+    Bs[threadIdx.y][threadIdx.x] = (c < n && k0 + threadIdx.y < n) ? B[(k0 + threadIdx.y) * n + c] : 0;
+    __syncthreads();
+    for (int k = 0; k < T; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (r < n && c < n) C[r * n + c] = acc;
+}
+extern "C" __global__ void transpose(const double* in, double* out, int w, int h) {
+  __shared__ double tile[32][33];
+  int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
+  for (int j = 0; j < 32; j += 8) if (x < w && y + j < h) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * w + x];
+  __syncthreads();
+  x = blockIdx.y * 32 + threadIdx.x; y = blockIdx.x * 32 + threadIdx.y;
+  for (int j = 0; j < 32; j += 8) if (x < h && y + j < w) out[(y + j) * h + x] = tile[threadIdx.x][threadIdx.y + j];
+}
+extern "C" __global__ void hist(const unsigned char* data, unsigned* bins, int n) {
+  __shared__ unsigned local[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) local[i] = 0;
+  __syncthreads();
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) atomicAdd(&local[data[i]], 1);
+  __syncthreads();
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) atomicAdd(&bins[i], local[i]);
+}
+extern "C" __global__ void warpsum(const float* in, float* out, int n) {
+  __shared__ float w[32];
+  int i = blockIdx.x * blockDim.x + threadIdx.x; float v = i < n ? in[i] : 0;
+  for (int o = 16; o; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+  if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) { v = threadIdx.x < blockDim.x / 32 ? w[threadIdx.x] : 0;
+    for (int o = 16; o; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+    if (threadIdx.x == 0) atomicAdd(out, v); }
+}
+"""
+
+
+def classic_kernels():
+    """A tiled matrix multiply (2-D blocks, a barrier in a loop), a transpose through a padded tile, a
+    shared-memory histogram of atomics, and a two-level warp-shuffle sum: each against numpy."""
+    m = xcuda.compile(CLASSICS, name="sim_classics")
+    rng = np.random.default_rng(3)
+    n = 70  # not a multiple of the 16x16 tile
+    a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    c = np.zeros_like(a)
+    m.matmul[(5, 5), (16, 16)](a, b, c, n)
+    assert np.allclose(c, a @ b, rtol=1e-5, atol=1e-5), np.max(np.abs(c - a @ b))
+    w, h = 100, 70
+    x, y = rng.random((h, w)), np.zeros((w, h))
+    m.transpose[(4, 3), (32, 8)](x, y, w, h)
+    assert np.array_equal(y, x.T)
+    data = rng.integers(0, 256, 100000).astype(np.uint8)
+    bins = np.zeros(256, np.uint32)
+    m.hist[16, 256](data, bins, data.size)
+    assert np.array_equal(bins, np.bincount(data, minlength=256))
+    ones, total = np.ones(100000, np.float32), np.zeros(1, np.float32)
+    m.warpsum[(100000 + 255) // 256, 256](ones, total, ones.size)
+    assert total[0] == 100000, total
+
+
+SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
+                                     classic_kernels)}
+
+if __name__ == "__main__":
+    name = sys.argv[1]
+    SCENARIOS[name]()
+    print(f"scenario held: {name}")

@@ -1,0 +1,92 @@
+"""xcuda on the PTX simulator (XCUDA_DEVICE=simulator, docs/simulator.md), end to end on any machine.
+
+Each scenario of tests/simulator_scenarios.py runs in a child process with XCUDA_DEVICE=simulator,
+XCUDA_LIBCUDA unset, and PYTHONPATH at the build's python folder, where libxcuda-sim.so sits beside the
+module: the driver layer opens the simulator instead of libcuda.so.1, and everything above it (compile,
+module load from PTX, argument packing, copies, launch, copy-back, the fault report) is xcuda's real code.
+The instruction families themselves are tested in C++ (tests/cpp/test_simulator.cpp, xcuda_simulator_tests).
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import simulator_scenarios  # noqa: E402
+
+SCRIPT = HERE / "simulator_scenarios.py"
+
+
+@pytest.fixture(scope="module")
+def simulator(build_dir):
+    library = build_dir / "python" / "xcuda" / "libxcuda-sim.so"
+    if not library.exists():
+        pytest.fail(f"{library} was not built: it is a target of the main build (xcuda_sim_driver)")
+    return library
+
+
+def run_scenario(name, build_dir):
+    env = dict(os.environ)
+    for variable in ("XCUDA_LIBCUDA", "XCUDA_SIM_MAX_STEPS", "XCUDA_DEVICE"):
+        env.pop(variable, None)
+    env["XCUDA_DEVICE"] = "simulator"
+    env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
+    ran = subprocess.run([sys.executable, str(SCRIPT), name], capture_output=True, text=True, timeout=600, env=env)
+    assert ran.returncode == 0, f"scenario {name} failed:\n{ran.stdout[-3000:]}\n{ran.stderr[-6000:]}"
+    assert f"scenario held: {name}" in ran.stdout
+    return ran.stdout
+
+
+def test_saxpy_of_a_million_elements_on_the_simulator_matches_numpy(build_dir, simulator):
+    run_scenario("saxpy", build_dir)
+
+
+def test_a_block_reduction_in_shared_memory_sums_every_block_on_the_simulator(build_dir, simulator):
+    run_scenario("block_sum", build_dir)
+
+
+def test_an_out_of_bounds_write_raises_a_kernel_fault_naming_the_thread_and_block_and_the_process_survives(
+        build_dir, simulator):
+    out = run_scenario("out_of_bounds", build_dir)
+    assert "survived: 3" in out
+
+
+def test_an_instruction_the_simulator_lacks_is_named_and_the_session_goes_on(build_dir, simulator):
+    run_scenario("unsupported_instruction", build_dir)
+
+
+def test_device_printf_output_appears_once_per_thread_by_the_synchronize(build_dir, simulator):
+    out = run_scenario("device_printf", build_dir)
+    lines = [line for line in out.splitlines() if line.startswith("hello from")]
+    assert lines == ["hello from thread 0 of block 0: 10", "hello from thread 1 of block 0: 20",
+                     "hello from thread 0 of block 1: 10", "hello from thread 1 of block 1: 20"], out
+    assert out.index("hello from thread 1 of block 1") < out.index("after the launch"), out
+
+
+def test_a_tiled_matmul_a_transpose_a_histogram_and_a_warp_shuffle_sum_match_numpy(build_dir, simulator):
+    run_scenario("classic_kernels", build_dir)
+
+
+def test_every_scenario_has_a_test():
+    assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
+                                                  "device_printf", "classic_kernels"}
+
+
+def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):
+    # A copy of the package without the simulator: it is looked for beside the extension, and is not there.
+    package = tmp_path / "xcuda"
+    shutil.copytree(build_dir / "python" / "xcuda", package, ignore=shutil.ignore_patterns("libxcuda-sim.so"))
+    env = dict(os.environ)
+    env.pop("XCUDA_LIBCUDA", None)
+    env["XCUDA_DEVICE"] = "simulator"
+    env["PYTHONPATH"] = str(tmp_path)
+    code = "import xcuda\ntry:\n    xcuda.device_count()\nexcept xcuda.CudaUnavailableError as e:\n    print('refused:', e)\n"
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "refused: " in ran.stdout, ran.stdout
+    assert "XCUDA_DEVICE=simulator, but the PTX simulator could not be opened" in ran.stdout, ran.stdout
+    assert str(package / "libxcuda-sim.so") in ran.stdout, ran.stdout
