@@ -10,6 +10,8 @@
 
 #include <pybind11/eval.h>
 
+#include <sstream>
+
 #include "compile_process.hpp"
 #include "cuda_cell_arguments.hpp"
 #include "diagnostics.hpp"
@@ -154,6 +156,59 @@ namespace xcuda::python
             py::print(message);
         }
 
+        // IPython refuses a cell magic whose body is empty before calling it ("the cell body is empty"), so
+        // a cell of `%%cuda -h` alone would never reach the magic's help. This transform, one of the shell's
+        // input_transformers_cleanup (they see the cell's lines before IPython turns magics into calls),
+        // gives such a cell one empty line of body: only a %%cuda or %%cuda_header line with -h or --help
+        // and nothing but blank lines below it; every other cell passes unchanged.
+        constexpr const char* help_transform_name = "xcuda_help_with_empty_body";
+
+        py::list help_with_empty_body(py::list lines)
+        {
+            if (py::len(lines) == 0)
+            {
+                return lines;
+            }
+            std::string first = lines[0].cast<std::string>();
+            std::istringstream words(first);
+            std::string magic, word;
+            words >> magic;
+            if (magic != "%%cuda" && magic != "%%cuda_header")
+            {
+                return lines;
+            }
+            bool help = false;
+            while (words >> word)
+            {
+                help = help || word == "-h" || word == "--help";
+            }
+            for (std::size_t i = 1; help && i < py::len(lines); ++i)
+            {
+                help = text::blank(lines[i].cast<std::string>());
+            }
+            if (!help)
+            {
+                return lines;
+            }
+            py::list with_body;
+            with_body.append(first.empty() || first.back() != '\n' ? first + "\n" : first);
+            with_body.append("\n");
+            return with_body;
+        }
+
+        void add_help_transform(py::object shell)
+        {
+            py::list cleanup = shell.attr("input_transformers_cleanup");
+            for (auto transform : cleanup)
+            {
+                if (py::str(py::getattr(transform, "__name__", py::str(""))).cast<std::string>() == help_transform_name)
+                {
+                    return;  // %load_ext again, or %reload_ext
+                }
+            }
+            cleanup.append(py::cpp_function(&help_with_empty_body, py::name(help_transform_name)));
+        }
+
         // A magic that takes no options but -h.
         const magic_arguments& plain_arguments(const char* magic, const char* description)
         {
@@ -210,6 +265,7 @@ namespace xcuda::python
             shell.attr("register_magic_function")(info, "line", "cuda_info");
             shell.attr("register_magic_function")(status, "line", "cuda_status");
             register_launch_magics(shell);
+            add_help_transform(shell);
             // %cuda_recover and the end-of-cell hook (device printf flush, replacement after a fault)
             // are Python: they pickle the namespace and exec the process (xcuda_recovery.py).
             py::module_ recovery = py::module_::import("xcuda_recovery");
