@@ -35,6 +35,24 @@ namespace xcuda::python
 
     namespace
     {
+        // The mimetype the JupyterLab / Notebook 7 extension (share/labextension) reads to mark each message
+        // in the cell's editor; other frontends have no renderer for it and show the HTML or text beside it.
+        constexpr const char* diagnostics_mimetype = "application/vnd.xcuda.diagnostics+json";
+
+        // The messages as plain data, with the editor's line numbers (the %%cuda line is line 1); file is ""
+        // for the cell's own lines, else the header cell a message is in.
+        py::dict diagnostics_json(const std::vector<diagnostic>& shown)
+        {
+            py::list messages;
+            for (const auto& d : shown)
+            {
+                messages.append(py::dict(py::arg("file") = d.file, py::arg("line") = d.line,
+                                         py::arg("column") = d.column, py::arg("severity") = d.severity,
+                                         py::arg("message") = d.message, py::arg("hint") = d.hint));
+            }
+            return py::dict(py::arg("version") = 1, py::arg("diagnostics") = messages);
+        }
+
         void cuda_cell(py::object shell, const std::string& line, const std::string& cell)
         {
             cuda_cell_options options = checked_usage([&] { return cuda_cell_arguments::parse(line); });
@@ -63,7 +81,8 @@ namespace xcuda::python
                 std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
                 py::module_::import("IPython.display").attr("display")(
                     py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
-                             py::arg("text/plain") = diagnostics_view::text(shown, cell_name)),
+                             py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
+                             py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
                     py::arg("raw") = true);
                 raise_shown_compile_error(error, shown, magic_line, diagnostics_view::summary(shown, cell_name));
             }
