@@ -12,7 +12,8 @@ kernel they check, in each frontend:
 - the language follows the first line: removing `%%cuda` makes the cell Python, writing it back
   (typed into the editor) makes it C++ again;
 - a compile error is marked on its line (gutter marker, tinted line, underline, the message in the
-  title), the marks go when the cell is edited, and a clean run leaves none;
+  title), the marks go when the cell is edited, and a clean run leaves none; a warning of a cell that
+  compiles is marked as a warning;
 - the marked line and the magic line stay readable in JupyterLab's light and dark themes: plain text
   keeps 4.5:1 on the tint, the tint costs no token more than 15% of its contrast, the marker keeps 3:1.
 Screenshots: build/test-artifacts/labextension-*.png.
@@ -20,6 +21,7 @@ Screenshots: build/test-artifacts/labextension-*.png.
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -43,7 +45,9 @@ HEADER_CELL = "%%cuda_header vec.cuh\nstruct vec { float x; };"
 ERROR_CELL = '%%cuda\nextern "C" __global__ void h(int* x)\n{\n  x[0] = nope;\n}'
 ERROR_LINE = 4  # in the editor: the %%cuda line is line 1
 FIXED_CELL = '%%cuda\nextern "C" __global__ void h(int* x)\n{\n  x[0] = 1;\n}'
-CELLS = [CUDA_CELL, PYTHON_CELL, HEADER_CELL, ERROR_CELL]
+WARNING_CELL = '%%cuda\nextern "C" __global__ void w(int* x)\n{\n  int unused = 3;\n  x[0] = 1;\n}'
+WARNING_LINE = 4
+CELLS = [CUDA_CELL, PYTHON_CELL, HEADER_CELL, ERROR_CELL, WARNING_CELL]
 
 
 def _notebook():
@@ -306,6 +310,17 @@ def test_cuda_cells_are_cpp_python_cells_python_and_compile_errors_are_marked(se
         outputs = browser.execute_script(CELL_JS + "return cell.model.outputs.toJSON();", 3)
         assert not [o for o in outputs if o["output_type"] == "error"], outputs
         assert browser.execute_script(MARKS_JS, 3) == {"lines": [], "gutter": [], "underlined": []}
+
+        # A warning: the cell succeeds, and the warning is marked as one on its line.
+        run_cell(browser, 4)
+        outputs = browser.execute_script(CELL_JS + "return cell.model.outputs.toJSON();", 4)
+        assert not [o for o in outputs if o["output_type"] == "error"], outputs
+        wait_for(browser, MARKS_JS.replace("return {lines", "if (!marked.length) return false; return {lines"),
+                 RENDER_S, "the warning to be marked in the editor", 4)
+        marks = browser.execute_script(MARKS_JS, 4)
+        assert [(m["line"], m["severity"]) for m in marks["lines"]] == [(WARNING_LINE, "warning")], marks
+        assert "declared but never referenced" in marks["lines"][0]["title"], marks
+        assert "xcuda-warning" in marks["gutter"][0]["cls"] and marks["underlined"] == ["unused"], marks
     finally:
         save_screenshot(browser, f"labextension-{frontend}")
         close_notebook(browser)
@@ -331,3 +346,19 @@ def test_the_marks_are_readable_in_jupyterlabs_dark_theme(server, browser):
     finally:
         close_notebook(browser)
         theme("JupyterLab Light")
+
+
+def test_pip_install_puts_the_extension_where_jupyterlab_finds_it():
+    """The venv's xcuda, installed by pip (`bash .ci/test` does it), brought the extension with it."""
+    probe = subprocess.run([str(VENV_PYTHON), "-c", "import sys, xcuda; print(sys.prefix)"], capture_output=True,
+                           text=True, timeout=60, env=venv_env(), cwd=str(BUILD))
+    if probe.returncode != 0:
+        pytest.skip(f"xcuda is not pip-installed in the venv {VENV_PYTHON.parent.parent} (bash .ci/test does it)")
+    installed = Path(probe.stdout.strip()) / "share" / "jupyter" / "labextensions" / EXTENSION
+    source = Path(__file__).resolve().parent.parent / "share" / "labextension"
+    for name in ("package.json", "install.json", "static/remoteEntry.js", "static/style.css"):
+        assert (installed / name).read_bytes() == (source / name).read_bytes(), f"{installed / name} is not the source's"
+    out = subprocess.run([str(VENV_PYTHON), "-m", "jupyter", "labextension", "list"], capture_output=True, text=True,
+                         timeout=120, env=venv_env(), cwd=str(BUILD))
+    line = next((l for l in (out.stdout + out.stderr).splitlines() if EXTENSION in l), "")
+    assert "enabled" in line and "OK" in line and "(python, xcuda)" in line, out.stdout + out.stderr

@@ -10,6 +10,7 @@
 
 #include <pybind11/eval.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "compile_process.hpp"
@@ -121,7 +122,24 @@ namespace xcuda::python
             std::string log = module.attr("log").cast<std::string>();
             if (log.find("warning") != std::string::npos)
             {
-                py::module_::import("sys").attr("stderr").attr("write")("NVRTC warnings:\n" + log + "\n");
+                // The warnings located in the cell are shown as the errors are (HTML, text, and the messages as
+                // data for the JupyterLab extension to mark), the cell still succeeding; the others as the log.
+                std::vector<diagnostic> shown = diagnostics::shifted(diagnostics::parse(cell, log), 1);
+                bool located = std::any_of(shown.begin(), shown.end(),
+                                           [](const diagnostic& d) { return d.line > 0 && d.severity == "warning"; });
+                if (located)
+                {
+                    std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
+                    py::module_::import("IPython.display").attr("display")(
+                        py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
+                                 py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
+                                 py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
+                        py::arg("raw") = true);
+                }
+                else
+                {
+                    py::module_::import("sys").attr("stderr").attr("write")("NVRTC warnings:\n" + log + "\n");
+                }
             }
             if (options.show_ptx || options.show_sass)
             {
