@@ -362,3 +362,48 @@ def test_pip_install_puts_the_extension_where_jupyterlab_finds_it():
                          timeout=120, env=venv_env(), cwd=str(BUILD))
     line = next((l for l in (out.stdout + out.stderr).splitlines() if EXTENSION in l), "")
     assert "enabled" in line and "OK" in line and "(python, xcuda)" in line, out.stdout + out.stderr
+
+
+TABLE_CELLS = ['%%cuda\nextern "C" __global__ void halve(float* x, int n)\n'
+               '{ int i = threadIdx.x; if (i < n) x[i] = x[i] / 2.0f; }',
+               "%cuda_status",
+               "import xcuda\nxcuda.compare(halve, halve.variant(fast_math=True))"]
+
+# For each xcuda table in the outputs: how far its left edge is from its output's, and the text-align of
+# its first body cell and first header cell.
+TABLES_JS = PANEL_JS + """
+if (!ok) return null;
+var out = [];
+panel.content.node.querySelectorAll('.jp-OutputArea-output table').forEach(function (table) {
+  var output = table.closest('.jp-OutputArea-output');
+  var td = table.querySelector('tbody td'), th = table.querySelector('th');
+  out.push({cls: table.className || table.parentElement.className,
+            offset: table.getBoundingClientRect().left - output.getBoundingClientRect().left,
+            width: output.getBoundingClientRect().width - table.getBoundingClientRect().width,
+            td: td ? getComputedStyle(td).textAlign : null, text: td ? td.textContent : null});
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("frontend", ["lab", "nb7"])
+def test_the_tables_and_the_compare_view_are_left_aligned(server, browser, frontend):
+    notebook = _notebook()
+    notebook["cells"] = [dict(notebook["cells"][0], id=f"t{i}", source=source) for i, source in enumerate(TABLE_CELLS)]
+    (server.folder / "tables.ipynb").write_text(json.dumps(notebook))
+    browser.get(server.page(frontend, "tables.ipynb"))
+    wait_for(browser, KERNEL_READY_JS, 90, f"tables.ipynb to open in {frontend}", "tables.ipynb")
+    try:
+        for index in range(len(TABLE_CELLS)):
+            run_cell(browser, index)
+        tables = browser.execute_script(TABLES_JS)
+        # %cuda_status: its tables (modules, compile cache ...); the compare view: one table.
+        assert any(t["cls"] == "xcuda-table" for t in tables) and any("xcuda-cmp" in t["cls"] for t in tables), tables
+        for table in tables:
+            # At the output's left edge (JupyterLab would centre it: the offset half the spare width).
+            assert table["offset"] < 12 and (table["width"] < 24 or table["offset"] < table["width"] / 4), tables
+            if table["text"] is not None and not table["text"].strip().replace(",", "").isdigit():
+                assert table["td"] in ("left", "start"), tables
+        save_screenshot(browser, f"tables-{frontend}")
+    finally:
+        close_notebook(browser)
