@@ -407,3 +407,27 @@ def test_the_tables_and_the_compare_view_are_left_aligned(server, browser, front
         save_screenshot(browser, f"tables-{frontend}")
     finally:
         close_notebook(browser)
+
+
+def test_jupyterlab_offers_its_debugger_for_the_xcuda_kernel_and_starts_it(server, browser):
+    """The kernel says debugger: true, so JupyterLab's notebook toolbar has the debugger switch; turned
+    on, JupyterLab's own debugger session starts in the kernel (initialize, attach: tests/test_debugger.py
+    drives the rest of the protocol)."""
+    (server.folder / "cuda-cells.ipynb").write_text(json.dumps(_notebook()))
+    open_cells_notebook(browser, server, "lab")
+    try:
+        wait_for(browser, PANEL_JS + """if (!ok) return false;
+            var kernel = panel.sessionContext.session.kernel;
+            return !!(kernel.info && kernel.info.then);""", RENDER_S, "the kernel's info")
+        info = browser.execute_async_script(PANEL_JS + """var done = arguments[arguments.length - 1];
+            panel.sessionContext.session.kernel.info.then(function (i) { done(i.debugger); });""")
+        assert info is True
+        switch = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-DebuggerBugButton"
+        wait_for(browser, f"var b = document.querySelector('{switch}'); return !!b && !b.disabled;", RENDER_S,
+                 "the debugger switch to be offered")
+        browser.execute_script(f"document.querySelector('{switch}').click();")
+        wait_for(browser, f"return document.querySelector('{switch}').getAttribute('aria-pressed') === 'true';",
+                 RENDER_S, "the debugger to start")
+        save_screenshot(browser, "labextension-lab-debugger")
+    finally:
+        close_notebook(browser)
