@@ -15,7 +15,12 @@ kernel they check, in each frontend:
   title), the marks go when the cell is edited, and a clean run leaves none; a warning of a cell that
   compiles is marked as a warning;
 - the marked line and the magic line stay readable in JupyterLab's light and dark themes: plain text
-  keeps 4.5:1 on the tint, the tint costs no token more than 15% of its contrast, the marker keeps 3:1.
+  keeps 4.5:1 on the tint, the tint costs no token more than 15% of its contrast, the marker keeps 3:1;
+- with windowing on (JupyterLab's default "contentVisibility", and "full") a %%cuda cell far down is C++
+  with its magic marked once scrolled to.
+Also: pip's install puts the extension where JupyterLab finds it (where the venv has xcuda from pip),
+JupyterLab's debugger switch starts the kernel's debugger, and xcuda's tables and compare view are
+left-aligned in both frontends.
 Screenshots: build/test-artifacts/labextension-*.png.
 """
 import json
@@ -430,4 +435,39 @@ def test_jupyterlab_offers_its_debugger_for_the_xcuda_kernel_and_starts_it(serve
                  RENDER_S, "the debugger to start")
         save_screenshot(browser, "labextension-lab-debugger")
     finally:
+        close_notebook(browser)
+
+
+@pytest.mark.parametrize("mode", ["contentVisibility", "full"])
+@pytest.mark.parametrize("frontend", ["lab", "nb7"])
+def test_with_windowing_a_cuda_cell_far_down_is_cpp_with_its_magic_marked(server, browser, frontend, mode):
+    """The other tests turn windowing off (every cell in the DOM); by default JupyterLab 4 and Notebook 7
+    render cells lazily ("contentVisibility"), or only those in view ("full"). A %%cuda cell below 40
+    Python cells still gets C++ and its magic mark once scrolled to."""
+    tracker = (server.folder.parent / "config" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+               / "tracker.jupyterlab-settings")
+    saved = tracker.read_text()
+    tracker.write_text(json.dumps({"windowingMode": mode}))
+    notebook = _notebook()
+    cells = [f"value_{i} = {i}" for i in range(40)] + [CUDA_CELL]
+    notebook["cells"] = [dict(notebook["cells"][0], id=f"w{i}", source=source) for i, source in enumerate(cells)]
+    (server.folder / "long.ipynb").write_text(json.dumps(notebook))
+    try:
+        browser.get(server.page(frontend, "long.ipynb"))
+        wait_for(browser, KERNEL_READY_JS, 90, f"long.ipynb to open in {frontend}", "long.ipynb")
+        shown_mode = browser.execute_script(PANEL_JS + "return panel.content.notebookConfig.windowingMode;")
+        assert shown_mode == mode, shown_mode
+        last = len(cells) - 1
+        browser.execute_script(PANEL_JS + "panel.content.activeCellIndex = arguments[0];"
+                               "panel.content.scrollToItem(arguments[0]);", last)
+        wait_for(browser, CELL_JS + "return cell.model.mimeType === 'text/x-c++src';", EXTENSION_READY_S,
+                 "the last cell to be C++", last)
+        wait_for(browser, CELL_JS + "return !!cell.node.querySelector('.cm-line.xcuda-magic-line .xcuda-magic');",
+                 RENDER_S, "the last cell's %%cuda line to be marked as a magic", last)
+        wait_for(browser, COLOURS_JS.replace("return colours;",
+                                             "return colours['// a comment'] && colours['// a comment'] !== colours[''];"),
+                 RENDER_S, "the last cell's comment to be highlighted as C++", last)
+        assert browser.execute_script(CELL_JS + "return cell.model.mimeType;", 0) != "text/x-c++src"
+    finally:
+        tracker.write_text(saved)
         close_notebook(browser)
