@@ -15,6 +15,7 @@
 #include "xeus/xkernel.hpp"
 #include "xeus/xkernel_configuration.hpp"
 #include "xeus/xserver_shell_main.hpp"
+#include "xeus-python/xdebugger.hpp"
 #include "xeus-python/xutils.hpp"
 #include "zmq.hpp"
 
@@ -125,6 +126,9 @@ int main(int argc, char* argv[])
     auto history_manager = std::make_unique<xcuda::xcuda_history_manager>(*interpreter);
 
     xeus::xconfiguration config = xeus::load_configuration(connection_file);
+    // The debugger of Python cells is xeus-python's, on debugpy (docs/debugger.md): debugpy's adapter runs
+    // as a child process of the interpreter Python was started for (the GIL is still this thread's here).
+    nl::json debugger_config{{"python", pybind11::module_::import("sys").attr("executable").cast<std::string>()}};
     xeus::xkernel kernel(config,
                          xeus::get_user_name(),
                          xeus::make_context<zmq::context_t>(),
@@ -132,7 +136,8 @@ int main(int argc, char* argv[])
                          xcuda::replaceable_server::make,
                          std::move(history_manager),
                          nullptr,
-                         xeus::make_null_debugger);
+                         xpyt::make_python_debugger,
+                         debugger_config);
     auto& server = static_cast<xcuda::replaceable_server&>(kernel.get_server());
     output->set_publisher([&server](const std::string& name, const std::string& text, const nl::json& parent) {
         server.publish_stream(name, text, parent);

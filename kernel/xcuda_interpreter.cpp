@@ -78,6 +78,7 @@ namespace xcuda
         m_python_version = std::to_string(version_info.attr("major").cast<int>()) + "." +
                            std::to_string(version_info.attr("minor").cast<int>()) + "." +
                            std::to_string(version_info.attr("micro").cast<int>());
+        m_debugger_available = !py::module_::import("importlib.util").attr("find_spec")("debugpy").is_none();
         report_bare_exception_names();
         buffer_standard_streams();
         install_ask_exit();
@@ -379,7 +380,7 @@ sys.stderr = OutStream("stderr")
               {"codemirror_mode", {{"name", "ipython"}, {"version", 3}}},
               {"nbconvert_exporter", "python"}}},
             {"banner", banner},
-            {"debugger", false},
+            {"debugger", m_debugger_available},
             {"help_links", nl::json::array()}};
     }
 

@@ -75,6 +75,8 @@ namespace xcuda
         output_buffer& m_output;
         bool m_exit_requested = false;
         std::string m_python_version;
+        // The debugger (xeus-python's) needs debugpy: kernel_info says debugger: true only where it imports.
+        bool m_debugger_available = false;
         py::object m_xcuda_module;
     };
 }

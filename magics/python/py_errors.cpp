@@ -19,7 +19,6 @@
 
 #include "py_common.hpp"
 
-#include <pybind11/eval.h>
 
 #include "diagnostics.hpp"
 #include "diagnostics_view.hpp"
@@ -218,17 +217,21 @@ namespace xcuda::python
                                            "synchronous numpy copy, a synchronize, an allocation), or a graph used "
                                            "before its capture ended; the message says what to do instead.");
 
-        // IPython renders an exception through _render_traceback_ when it has one. A CompileError whose
-        // diagnostics were already displayed (by %%cuda) shows as its one-line summary, without the frames
-        // of IPython's magic machinery; any other falls back to the usual traceback (raising here does that).
-        py::dict scope;
-        py::exec(R"(
-def _render_traceback_(self):
-    if not getattr(self, "_shown", False):
-        raise NotImplementedError("the usual traceback")
-    return [type(self).__name__ + ": " + str(self)]
-)", scope);
-        py::setattr(py::handle(compile_error_type), "_render_traceback_", scope["_render_traceback_"]);
+        // IPython renders an exception through _render_traceback_ when it has one: every xcuda exception
+        // shows its message and the notebook cell lines it passed through, no frames of IPython's or
+        // xcuda's machinery (xcuda/short_traceback.py says how). Subclasses inherit it from these.
+        for (PyObject* type : {cuda_error_type, compile_error_type, signature_error_type, tool_not_found_type,
+                               device_mismatch_type, tool_error_type, nvrtc_error_type, session_closed_type,
+                               graph_capture_type})
+        {
+            py::handle cls(type);
+            py::setattr(cls, "_render_traceback_",
+                        py::cpp_function([](py::object self) {
+                            return py::module_::import("xcuda.short_traceback").attr("render")(self);
+                        }, py::name("_render_traceback_"), py::is_method(cls),
+                        py::doc("The traceback lines IPython shows: the message and the cell lines "
+                                "(xcuda.short_traceback.render).")));
+        }
 
         py::register_exception_translator([](std::exception_ptr pointer) {
             try

@@ -10,6 +10,9 @@
 
 #include <pybind11/eval.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "compile_process.hpp"
 #include "cuda_cell_arguments.hpp"
 #include "diagnostics.hpp"
@@ -33,6 +36,24 @@ namespace xcuda::python
 
     namespace
     {
+        // The mimetype the JupyterLab / Notebook 7 extension (share/labextension) reads to mark each message
+        // in the cell's editor; other frontends have no renderer for it and show the HTML or text beside it.
+        constexpr const char* diagnostics_mimetype = "application/vnd.xcuda.diagnostics+json";
+
+        // The messages as plain data, with the editor's line numbers (the %%cuda line is line 1); file is ""
+        // for the cell's own lines, else the header cell a message is in.
+        py::dict diagnostics_json(const std::vector<diagnostic>& shown)
+        {
+            py::list messages;
+            for (const auto& d : shown)
+            {
+                messages.append(py::dict(py::arg("file") = d.file, py::arg("line") = d.line,
+                                         py::arg("column") = d.column, py::arg("severity") = d.severity,
+                                         py::arg("message") = d.message, py::arg("hint") = d.hint));
+            }
+            return py::dict(py::arg("version") = 1, py::arg("diagnostics") = messages);
+        }
+
         void cuda_cell(py::object shell, const std::string& line, const std::string& cell)
         {
             cuda_cell_options options = checked_usage([&] { return cuda_cell_arguments::parse(line); });
@@ -61,7 +82,8 @@ namespace xcuda::python
                 std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
                 py::module_::import("IPython.display").attr("display")(
                     py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
-                             py::arg("text/plain") = diagnostics_view::text(shown, cell_name)),
+                             py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
+                             py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
                     py::arg("raw") = true);
                 raise_shown_compile_error(error, shown, magic_line, diagnostics_view::summary(shown, cell_name));
             }
@@ -100,7 +122,24 @@ namespace xcuda::python
             std::string log = module.attr("log").cast<std::string>();
             if (log.find("warning") != std::string::npos)
             {
-                py::module_::import("sys").attr("stderr").attr("write")("NVRTC warnings:\n" + log + "\n");
+                // The warnings located in the cell are shown as the errors are (HTML, text, and the messages as
+                // data for the JupyterLab extension to mark), the cell still succeeding; the others as the log.
+                std::vector<diagnostic> shown = diagnostics::shifted(diagnostics::parse(cell, log), 1);
+                bool located = std::any_of(shown.begin(), shown.end(),
+                                           [](const diagnostic& d) { return d.line > 0 && d.severity == "warning"; });
+                if (located)
+                {
+                    std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
+                    py::module_::import("IPython.display").attr("display")(
+                        py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
+                                 py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
+                                 py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
+                        py::arg("raw") = true);
+                }
+                else
+                {
+                    py::module_::import("sys").attr("stderr").attr("write")("NVRTC warnings:\n" + log + "\n");
+                }
             }
             if (options.show_ptx || options.show_sass)
             {
@@ -152,6 +191,59 @@ namespace xcuda::python
                 message += "; stale until their cells run again: " + str_of(py::str(", ").attr("join")(stale));
             }
             py::print(message);
+        }
+
+        // IPython refuses a cell magic whose body is empty before calling it ("the cell body is empty"), so
+        // a cell of `%%cuda -h` alone would never reach the magic's help. This transform, one of the shell's
+        // input_transformers_cleanup (they see the cell's lines before IPython turns magics into calls),
+        // gives such a cell one empty line of body: only a %%cuda or %%cuda_header line with -h or --help
+        // and nothing but blank lines below it; every other cell passes unchanged.
+        constexpr const char* help_transform_name = "xcuda_help_with_empty_body";
+
+        py::list help_with_empty_body(py::list lines)
+        {
+            if (py::len(lines) == 0)
+            {
+                return lines;
+            }
+            std::string first = lines[0].cast<std::string>();
+            std::istringstream words(first);
+            std::string magic, word;
+            words >> magic;
+            if (magic != "%%cuda" && magic != "%%cuda_header")
+            {
+                return lines;
+            }
+            bool help = false;
+            while (words >> word)
+            {
+                help = help || word == "-h" || word == "--help";
+            }
+            for (std::size_t i = 1; help && i < py::len(lines); ++i)
+            {
+                help = text::blank(lines[i].cast<std::string>());
+            }
+            if (!help)
+            {
+                return lines;
+            }
+            py::list with_body;
+            with_body.append(first.empty() || first.back() != '\n' ? first + "\n" : first);
+            with_body.append("\n");
+            return with_body;
+        }
+
+        void add_help_transform(py::object shell)
+        {
+            py::list cleanup = shell.attr("input_transformers_cleanup");
+            for (auto transform : cleanup)
+            {
+                if (py::str(py::getattr(transform, "__name__", py::str(""))).cast<std::string>() == help_transform_name)
+                {
+                    return;  // %load_ext again, or %reload_ext
+                }
+            }
+            cleanup.append(py::cpp_function(&help_with_empty_body, py::name(help_transform_name)));
         }
 
         // A magic that takes no options but -h.
@@ -210,6 +302,7 @@ namespace xcuda::python
             shell.attr("register_magic_function")(info, "line", "cuda_info");
             shell.attr("register_magic_function")(status, "line", "cuda_status");
             register_launch_magics(shell);
+            add_help_transform(shell);
             // %cuda_recover and the end-of-cell hook (device printf flush, replacement after a fault)
             // are Python: they pickle the namespace and exec the process (xcuda/recovery.py).
             py::module_ recovery = py::module_::import("xcuda.recovery");

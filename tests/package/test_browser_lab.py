@@ -12,9 +12,8 @@ The page is read through the application object both frontends expose with expos
 (window.jupyterapp: the notebook widget, its cells' models, the kernel's state) and through the DOM.
 Windowing is turned off in the notebook settings so that every cell is in the DOM.
 
-Not checked: `%%cuda` cells highlighted as C++. Notebook 6 does it through the kernelspec's kernel.js,
-which JupyterLab and Notebook 7 do not load; they would need a prebuilt labextension, which needs an
-npm build (docs/testing.md says so).
+Not checked here: `%%cuda` cells highlighted as C++ (the extension xcuda-jupyterlab does it;
+tests/package/test_browser_labextension.py runs this server with it and checks that).
 """
 import json
 import os

@@ -1020,7 +1020,10 @@ namespace xcuda
 
         std::string out = "<div class=\"xcuda-cmp\"><style>\n" + token_style()
                           + ".xcuda-cmp table{border-collapse:collapse;font-family:monospace;font-size:12px}\n"
+                            // Left, not centred and right-aligned as JupyterLab's output CSS has tables.
+                            "div.xcuda-cmp table,.jp-RenderedHTMLCommon div.xcuda-cmp table{margin-left:0;margin-right:auto}\n"
                             ".xcuda-cmp td,.xcuda-cmp th{padding:0 6px;white-space:pre;text-align:left}\n"
+                            ".jp-RenderedHTMLCommon div.xcuda-cmp td,.jp-RenderedHTMLCommon div.xcuda-cmp th{text-align:left}\n"
                             ".xcuda-cmp{color:var(--jp-content-font-color1,#000000)}\n"
                             ".xcuda-cmp .m{width:1em}\n"
                             ".xcuda-cmp tr.removed td.l,.xcuda-cmp tr.changed td.l{background:rgba(255,64,64,.16)}\n"

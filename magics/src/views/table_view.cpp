@@ -14,7 +14,13 @@ namespace xcuda
         {
             return out + "<p>" + html_escape(table.empty_text) + "</p>";
         }
-        out += "<table><thead><tr>";
+        // Left-aligned, as the text beside it: JupyterLab's and Notebook 7's output CSS centres tables and
+        // right-aligns every cell (`:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`), Notebook 6's
+        // (.rendered_html td) too; these rules are more specific than each.
+        out += "<style>table.xcuda-table,.jp-RenderedHTMLCommon table.xcuda-table{margin-left:0;margin-right:auto}"
+               "table.xcuda-table th,table.xcuda-table td,.jp-RenderedHTMLCommon table.xcuda-table th,"
+               ".jp-RenderedHTMLCommon table.xcuda-table td{text-align:left}</style>";
+        out += "<table class=\"xcuda-table\"><thead><tr>";
         for (const auto& column : table.columns)
         {
             out += "<th>" + html_escape(column) + "</th>";
