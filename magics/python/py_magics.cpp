@@ -54,6 +54,64 @@ namespace xcuda::python
             return py::dict(py::arg("version") = 1, py::arg("diagnostics") = messages);
         }
 
+        // Names the shell itself needs in the namespace (IPython's hidden names: get_ipython, exit, In, Out,
+        // _, _i, ...), and any dunder name: binding a module or kernel there breaks every later cell.
+        bool shell_needs_name(py::object shell, const std::string& name)
+        {
+            if (name.size() > 4 && name.compare(0, 2, "__") == 0 && name.compare(name.size() - 2, 2, "__") == 0)
+            {
+                return true;
+            }
+            if (py::hasattr(shell, "user_ns_hidden"))
+            {
+                py::dict hidden = shell.attr("user_ns_hidden");
+                if (hidden.contains(py::str(name)))
+                {
+                    return true;
+                }
+            }
+            static const char* known[] = {"get_ipython", "exit", "quit", "In", "Out", "_", "__", "___", "_i", "_ii",
+                                          "_iii", "_ih", "_oh", "_dh", "display"};
+            for (const char* reserved : known)
+            {
+                if (name == reserved)
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        // Binds a kernel or module under name, unless the shell needs the name (then a warning says how to
+        // reach it). A variable of another kind already there is replaced, with a warning the first time.
+        void bind_in_namespace(py::object shell, const std::string& name, py::object value, const char* what)
+        {
+            py::object user_ns = shell.attr("user_ns");
+            py::module_ warnings = py::module_::import("warnings");
+            py::object user_warning = py::module_::import("builtins").attr("UserWarning");
+            if (shell_needs_name(shell, name))
+            {
+                warnings.attr("warn")(std::string("%%cuda: ") + what + " '" + name + "' is not bound to the name " +
+                                      name + ", which IPython needs; choose another with %%cuda --name NAME (then "
+                                      "NAME." + name + " or NAME['" + name + "'])", user_warning, 3);
+                return;
+            }
+            py::str key(name);
+            if (user_ns.contains(key))
+            {
+                py::object old = user_ns[key];
+                py::module_ xcuda = py::module_::import("xcuda");
+                bool ours = py::isinstance(old, xcuda.attr("Kernel")) || py::isinstance(old, xcuda.attr("Module"));
+                if (!ours)
+                {
+                    warnings.attr("warn")(std::string("%%cuda: ") + what + " '" + name + "' replaces the variable " +
+                                          name + " (" + type_name(old) + "); to keep it, bind the cell's kernels "
+                                          "under another name with %%cuda --name NAME", user_warning, 3);
+                }
+            }
+            user_ns[key] = value;
+        }
+
         void cuda_cell(py::object shell, const std::string& line, const std::string& cell)
         {
             cuda_cell_options options = checked_usage([&] { return cuda_cell_arguments::parse(line); });
@@ -61,6 +119,11 @@ namespace xcuda::python
             {
                 py::print(cuda_cell_arguments::usage());
                 return;
+            }
+            if (!options.name.empty() && shell_needs_name(shell, options.name))
+            {
+                raise_usage("%%cuda --name " + options.name + ": the name is IPython's own (binding a module there "
+                            "breaks later cells); choose another name (see %%cuda -h)");
             }
             if (text::blank(cell))
             {
@@ -96,10 +159,9 @@ namespace xcuda::python
                     "%%cuda_header NAME, then #include \"NAME\" in the %%cuda cells.",
                     py::module_::import("builtins").attr("UserWarning"), 2);
             }
-            py::object user_ns = shell.attr("user_ns");
             if (!options.name.empty())
             {
-                user_ns[py::str(options.name)] = module;
+                bind_in_namespace(shell, options.name, module, "module");
             }
             else
             {
@@ -109,7 +171,8 @@ namespace xcuda::python
                     // Instances ("saxpy<float>") are not identifiers: they stay reachable through the module.
                     if (item.first.attr("isidentifier")().cast<bool>())
                     {
-                        user_ns[item.first] = item.second;
+                        bind_in_namespace(shell, item.first.cast<std::string>(),
+                                          py::reinterpret_borrow<py::object>(item.second), "kernel");
                     }
                 }
             }

@@ -36,7 +36,20 @@ namespace xcuda::python
             }
             if (PyLong_Check(object.ptr()))
             {
-                return reinterpret_cast<CUstream>(object.cast<std::uintptr_t>());
+                // A bare integer is no stream: taken as a handle, a wrong one crashes the driver (1024 and
+                // 2**31 did), and kernel[grid, block, 1024] is CUDA's <<<grid, block, shared_mem>>> habit.
+                int overflow = 0;
+                long long value = PyLong_AsLongLongAndOverflow(object.ptr(), &overflow);
+                if (value == 0 && overflow == 0 && !PyErr_Occurred() && !PyBool_Check(object.ptr()))
+                {
+                    return nullptr;  // 0: the default stream, as None
+                }
+                PyErr_Clear();
+                throw py::type_error("a stream must be None or 0 (the default stream), an xcuda.Stream, or a stream "
+                                     "object of CuPy, PyTorch or cuda.core; got the integer " + str_of(object) +
+                                     ". In kernel[grid, block, stream, shared_mem] the third value is the stream: "
+                                     "for dynamic shared memory write kernel[grid, block, None, " + str_of(object) +
+                                     "]. A raw handle from another library is passed as its stream object");
             }
             if (py::hasattr(object, "__cuda_stream__"))
             {
@@ -54,8 +67,8 @@ namespace xcuda::python
                     }
                 }
             }
-            throw py::type_error("a stream must be None (the default stream), an xcuda.Stream, an int handle, or an "
-                                 "object with __cuda_stream__ (cuda.core), .ptr (CuPy) or .cuda_stream (PyTorch); got " +
+            throw py::type_error("a stream must be None or 0 (the default stream), an xcuda.Stream, or an object "
+                                 "with __cuda_stream__ (cuda.core), .ptr (CuPy) or .cuda_stream (PyTorch); got " +
                                  str_of(py::type::of(object)));
         }
     }
