@@ -556,6 +556,18 @@ namespace xcuda::python
         }
     }
 
+    void bind_argument_tuple(launch_call& call, py::handle args, call_objects& objects)
+    {
+        std::vector<PyObject*> given;
+        for (auto item : args)
+        {
+            given.push_back(item.ptr());
+        }
+        completed_arguments completed;
+        complete_arguments(call.kernel(), given.data(), given.size(), nullptr, completed);
+        bind_arguments(call, completed.pointers.data(), completed.pointers.size(), objects);
+    }
+
     void write_back(call_objects& objects)
     {
         for (auto& [original, copy] : objects.write_back)

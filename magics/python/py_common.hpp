@@ -149,6 +149,8 @@ namespace xcuda::python
     // arrays that were not contiguous.
     void run_call(launch_call& call, call_objects& objects);
     void write_back(call_objects& objects);
+    // bind_arguments for a tuple of positional arguments (with the defaults of those left out).
+    void bind_argument_tuple(launch_call& call, py::handle args, call_objects& objects);
     // DLPack (py_dlpack.cpp): DeviceArray's export, and DLPack-only arrays as kernel arguments.
     void register_dlpack(py::class_<device_array>& cls);
     bool has_dlpack(PyObject* object);
@@ -253,6 +255,13 @@ namespace xcuda::python
                                 py::handle stream_object, py::args args);
     // The options of .profile() and .sanitize() from keywords; TypeError naming an unknown one.
     profile_options profile_options_from(py::dict keywords);
+    // The options of .sanitize() from keywords (tool, keep); TypeError naming an unknown one.
+    struct sanitize_options
+    {
+        std::string tool = "memcheck";
+        bool keep = false;
+    };
+    sanitize_options sanitize_options_from(py::dict keywords, const char* takes);
     void register_replay(py::module_& m);
 
     // ---- teaching views (py_views.cpp) ----

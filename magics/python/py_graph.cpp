@@ -199,19 +199,12 @@ namespace xcuda::python
                 }
                 dims.shared_mem = static_cast<unsigned>(bytes);
             }
-            std::vector<PyObject*> given;
-            for (auto item : args)
-            {
-                given.push_back(item.ptr());
-            }
-            completed_arguments completed;
-            complete_arguments(*kernel, given.data(), given.size(), nullptr, completed);
             launch_call call(*kernel, dims, self.graph->raw_stream());
             call_objects objects;
             g_updating = true;
             try
             {
-                bind_arguments(call, completed.pointers.data(), completed.pointers.size(), objects);
+                bind_argument_tuple(call, args, objects);
             }
             catch (...)
             {

@@ -279,20 +279,8 @@ is kernel[grid, block, stream, shared_mem].profile(*args, ...). Returns an xcuda
                      launch_dims dims;
                      py::object stream_object = py::none();
                      py::dict rest = pop_launch_keywords(keywords, dims, stream_object, grid, block);
-                     std::string tool = "memcheck";
-                     bool keep = false;
-                     for (auto item : rest)
-                     {
-                         std::string key = item.first.cast<std::string>();
-                         if (key == "tool")
-                             tool = item.second.cast<std::string>();
-                         else if (key == "keep")
-                             keep = item.second.cast<bool>();
-                         else
-                             throw py::type_error("sanitize() got an unexpected keyword '" + key +
-                                                  "' (it takes stream, shared_mem, tool and keep)");
-                     }
-                     return sanitize_launch(self.kernel, dims, stream_object, args, tool, keep);
+                     sanitize_options o = sanitize_options_from(rest, "stream, shared_mem, tool and keep");
+                     return sanitize_launch(self.kernel, dims, stream_object, args, o.tool, o.keep);
                  },
                  py::arg("grid"), py::arg("block"),
                  R"(Check one launch with compute-sanitizer, in a child process (see %cuda_sanitize).

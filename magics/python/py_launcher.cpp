@@ -230,20 +230,8 @@ namespace xcuda::python
             return replay_method(object, args, kwargs,
                                  [](const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims, py::handle stream,
                                     py::args a, py::dict keywords) {
-                                     std::string tool = "memcheck";
-                                     bool keep = false;
-                                     for (auto item : keywords)
-                                     {
-                                         std::string key = item.first.cast<std::string>();
-                                         if (key == "tool")
-                                             tool = item.second.cast<std::string>();
-                                         else if (key == "keep")
-                                             keep = item.second.cast<bool>();
-                                         else
-                                             throw py::type_error("sanitize() got an unexpected keyword '" + key +
-                                                                  "' (it takes tool and keep)");
-                                     }
-                                     return sanitize_launch(kernel, dims, stream, a, tool, keep);
+                                     sanitize_options o = sanitize_options_from(keywords, "tool and keep");
+                                     return sanitize_launch(kernel, dims, stream, a, o.tool, o.keep);
                                  });
         }
 
@@ -461,16 +449,9 @@ namespace xcuda::python
         refuse_while_capturing("timing a launch", "it waits for CUDA events; time g.launch() after the `with "
                                "xcuda.graph()` block instead");
         CUstream stream = stream_from_object(stream_object);
-        std::vector<PyObject*> given;
-        for (auto item : args)
-        {
-            given.push_back(item.ptr());
-        }
-        completed_arguments completed;
-        complete_arguments(kernel, given.data(), given.size(), nullptr, completed);
         launch_call call(kernel, dims, stream);
         call_objects objects;
-        bind_arguments(call, completed.pointers.data(), completed.pointers.size(), objects);
+        bind_argument_tuple(call, args, objects);
         kernel_timing timing;
         timing.kernel = kernel.signature().name;
         timing_summary summary;

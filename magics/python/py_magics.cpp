@@ -112,6 +112,17 @@ namespace xcuda::python
             user_ns[key] = value;
         }
 
+        // The messages of a compile, displayed as HTML, text and the extension's JSON.
+        void show_diagnostics(const std::vector<diagnostic>& shown, const cuda_cell_options& options)
+        {
+            std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
+            py::module_::import("IPython.display").attr("display")(
+                py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
+                         py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
+                         py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
+                py::arg("raw") = true);
+        }
+
         void cuda_cell(py::object shell, const std::string& line, const std::string& cell)
         {
             cuda_cell_options options = checked_usage([&] { return cuda_cell_arguments::parse(line); });
@@ -142,12 +153,8 @@ namespace xcuda::python
                 // numbers (the %%cuda line is line 1), then a one-line CompileError without IPython's frames.
                 const int magic_line = 1;
                 std::vector<diagnostic> shown = diagnostics::shifted(error.parsed(), magic_line);
+                show_diagnostics(shown, options);
                 std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
-                py::module_::import("IPython.display").attr("display")(
-                    py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
-                             py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
-                             py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
-                    py::arg("raw") = true);
                 raise_shown_compile_error(error, shown, magic_line, diagnostics_view::summary(shown, cell_name));
             }
             if (py::len(module.attr("kernels")) == 0)
@@ -192,12 +199,7 @@ namespace xcuda::python
                                            [](const diagnostic& d) { return d.line > 0 && d.severity == "warning"; });
                 if (located)
                 {
-                    std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
-                    py::module_::import("IPython.display").attr("display")(
-                        py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
-                                 py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
-                                 py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
-                        py::arg("raw") = true);
+                    show_diagnostics(shown, options);
                 }
                 else
                 {

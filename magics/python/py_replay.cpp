@@ -185,17 +185,10 @@ namespace xcuda::python
                 session.ensure();  // CudaUnavailableError without a GPU, before any work
             }
             CUstream stream = gpu ? stream_from_object(stream_object) : nullptr;
-            std::vector<PyObject*> given;
-            for (auto item : args)
-            {
-                given.push_back(item.ptr());
-            }
-            completed_arguments completed;
-            complete_arguments(kernel, given.data(), given.size(), nullptr, completed);
             launch_call call(kernel, dims, stream);
             call.record_for_replay();
             call_objects objects;
-            bind_arguments(call, completed.pointers.data(), completed.pointers.size(), objects);
+            bind_argument_tuple(call, args, objects);
             replay_bundle bundle;
             {
                 py::gil_scoped_release release;

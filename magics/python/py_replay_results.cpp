@@ -199,6 +199,22 @@ namespace xcuda::python
         return options;
     }
 
+    sanitize_options sanitize_options_from(py::dict keywords, const char* takes)
+    {
+        sanitize_options options;
+        for (auto item : keywords)
+        {
+            std::string key = item.first.cast<std::string>();
+            if (key == "tool")
+                options.tool = item.second.cast<std::string>();
+            else if (key == "keep")
+                options.keep = item.second.cast<bool>();
+            else
+                throw py::type_error("sanitize() got an unexpected keyword '" + key + "' (it takes " + takes + ")");
+        }
+        return options;
+    }
+
     void register_replay(py::module_& m)
     {
         py::class_<profile_result>(m, "LaunchProfile", R"(One launch measured by Nsight Compute (%cuda_profile, Launcher.profile).
