@@ -55,7 +55,6 @@ namespace xcuda
         // (xcuda-compile, compile_worker) once it is set, else a fork per compile (compile_process). The
         // check is asked every 20 ms while it runs, and true stops the compile with interrupted_error.
         void set_interrupt_check(compile_process::interrupt_check check) { m_interrupt_check = std::move(check); }
-        bool isolated() const noexcept { return m_isolated; }
         // The path of xcuda-compile; "" keeps the fork per compile.
         void set_worker_program(const std::string& program);
         // Starts the worker now, so that it is warm by the first compile (errors wait for that compile).

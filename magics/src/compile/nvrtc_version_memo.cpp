@@ -69,14 +69,12 @@ namespace xcuda
             {
                 if (auto remembered = parse(text, nvrtc_library::search_fingerprint()))
                 {
-                    m_recalled = true;
                     m_version = remembered;
                     return *m_version;
                 }
             }
         }
         m_version = nvrtc_compiler::version();  // loads NVRTC (or throws saying where it looked)
-        m_recalled = false;
         if (!m_path.empty())
         {
             // Best effort, atomically: a reader sees the old file or the new one.

@@ -32,8 +32,6 @@ namespace xcuda
         // NVRTC's (major, minor); loads NVRTC only when nothing above tells it. Throws what loading
         // NVRTC throws (tool_not_found_error when there is none).
         std::pair<int, int> version();
-        // Whether the last version() came from the memo file (NVRTC not loaded for it).
-        bool recalled() const noexcept { return m_recalled; }
 
         // The memo file's text for a version, fingerprint and opened file; and the version in a text
         // when it matches the fingerprint and the file's identity now.
@@ -44,6 +42,5 @@ namespace xcuda
         std::string m_path;
         std::mutex m_mutex;
         std::optional<std::pair<int, int>> m_version;
-        bool m_recalled = false;
     };
 }

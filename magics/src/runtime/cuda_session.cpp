@@ -621,12 +621,6 @@ namespace xcuda
         std::lock_guard<std::mutex> lock(m_mutex);
         m_resources.erase(resource);
     }
-
-    std::size_t cuda_session::resource_count() const
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        return m_resources.size();
-    }
 }
 
 namespace xcuda

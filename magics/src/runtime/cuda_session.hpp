@@ -272,7 +272,6 @@ namespace xcuda
 
         void register_resource(session_resource* resource);
         void unregister_resource(session_resource* resource) noexcept;
-        std::size_t resource_count() const;
         // Count and device bytes of the live resources of one kind ("module", "buffer").
         std::pair<std::size_t, std::size_t> resource_totals(const std::string& kind) const;
 
