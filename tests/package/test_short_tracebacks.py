@@ -11,7 +11,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 
 import xcuda
-from conftest import HAS_GPU, execute_code, text_of
+from conftest import HAS_GPU, execute_asking_again, execute_code, text_of
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Every exception class the module exports (its warnings aside); the documented ones (py_errors.cpp).
@@ -42,7 +42,8 @@ def kernel(request):
 
 
 def run(client, code, timeout=120):
-    reply, messages = execute_code(client, code, timeout)
+    # ipykernel aborts a request that arrives right after an error (stop_on_error): ask again then.
+    reply, messages = execute_asking_again(client, code, timeout)
     errors = [m["content"] for m in messages if m["msg_type"] == "error"]
     return reply, errors, text_of(messages)
 
