@@ -381,8 +381,7 @@ namespace xcuda::python
         {
             if (keywords != 0 && signature.is_template())
             {
-                throw argument_type_error("kernel '" + signature.name + "' is a template: instantiate it before "
-                                          "passing arguments by name");
+                kernel.refuse_if_template();
             }
             out.pointers.assign(args, args + nargs);  // bind_arguments says what is wrong
             return;
@@ -461,12 +460,7 @@ namespace xcuda::python
         const launch_plan& plan = call.plan();
         argument_block& block = call.arguments();
         const std::vector<parameter_slot>& slots = plan.slots();
-        if (kernel.signature().is_template())
-        {
-            throw argument_type_error("kernel '" + kernel.signature().name +
-                                      "' is a template: its parameter types are not known until it is "
-                                      "instantiated (for example with a name expression 'name<float>')");
-        }
+        kernel.refuse_if_template();
         if (nargs != slots.size())
         {
             throw argument_type_error("kernel " + kernel.signature().to_string() + " takes " +

@@ -215,7 +215,24 @@ namespace xcuda::python
                 }
                 if (options.show_sass)
                 {
-                    display(module.attr("sass"));
+                    // The module is bound and usable without a disassembler: say so, and let the cell (and
+                    // Run All) succeed.
+                    try
+                    {
+                        display(module.attr("sass"));
+                    }
+                    catch (py::error_already_set& e)
+                    {
+                        if (!e.matches(py::module_::import("xcuda").attr("ToolNotFoundError")))
+                        {
+                            throw;
+                        }
+                        std::string why = py::str(e.value()).cast<std::string>();
+                        py::module_::import("warnings").attr("warn")(
+                            "%%cuda --sass: the cell compiled and its kernels are bound, but its SASS cannot be shown: " +
+                                why.substr(0, why.find('\n')),
+                            py::module_::import("builtins").attr("UserWarning"), 2);
+                    }
                 }
             }
         }

@@ -208,8 +208,23 @@ namespace xcuda::python
         report status(py::object namespace_object)
         {
             report r;
-            report_table modules{"Modules", {"module", "kernels", "target", "loaded", "PTX", "headers"}, {},
+            report_table modules{"Modules", {"module", "made by", "kernels", "target", "loaded", "PTX", "headers"}, {},
                                  "no modules: run a %%cuda cell"};
+            // What made each entry, in words: a variant and a cell without kernels are not bound to a name.
+            auto made_by = [](const cuda_module& module) -> std::string {
+                const std::string& name = module.name();
+                const std::string variant = " [variant]";
+                if (name.size() > variant.size() && name.compare(name.size() - variant.size(), variant.size(), variant) == 0)
+                {
+                    return "Kernel.variant() of " + name.substr(0, name.size() - variant.size()) +
+                           " (not bound to a name; kept while referenced)";
+                }
+                if (module.signatures().empty())
+                {
+                    return "a %%cuda cell without __global__ functions";
+                }
+                return "a %%cuda cell or xcuda.compile()";
+            };
             for (const auto& module : state().registry.modules())
             {
                 std::string kernels;
@@ -226,7 +241,7 @@ namespace xcuda::python
                 {
                     headers += " (STALE: " + module->stale_because() + " changed; re-run the cell)";
                 }
-                modules.rows.push_back({module->name(), kernels,
+                modules.rows.push_back({module->name(), made_by(*module), kernels,
                                         module->compiled().arch + (module->compiled().cubin.empty() ? " PTX" : " CUBIN"),
                                         loaded_on(*module), text::binary_bytes(module->compiled().ptx.size()),
                                         headers});

@@ -21,6 +21,7 @@
 
 #include "code_listing.hpp"
 #include "code_view.hpp"
+#include "disassembler.hpp"
 #include "fixture.hpp"
 
 using xcuda::code_line;
@@ -879,4 +880,20 @@ TEST(code_view_hostile, the_xml_checker_rejects_what_notebook_parsers_reject)
     EXPECT_FALSE(xml_checker::well_formed("<a x=1></a>", why));
     EXPECT_FALSE(xml_checker::well_formed("<a>x & y</a>", why));
     EXPECT_FALSE(xml_checker::well_formed("<a></a><b></b>", why));
+}
+
+namespace xcuda
+{
+    TEST(disassembler, line_information_keeps_file_names_without_the_machines_folders)
+    {
+        std::string sass = "        /*0010*/   MOV R1, c[0x0][0x28] ;\n"
+                           "\t//## File \"/home/me/notebooks/cell\", line 13 inlined at \"/home/me/notebooks/cell\", line 17\n"
+                           "\t//## File \"vecmath.cuh\", line 2\n"
+                           "        /*0020*/   S2R R0, SR_TID.X ; // \"/not/line/info\"\n";
+        std::string cleaned = disassembler::without_build_paths(sass);
+        EXPECT_NE(cleaned.find("//## File \"cell\", line 13 inlined at \"cell\", line 17\n"), std::string::npos) << cleaned;
+        EXPECT_NE(cleaned.find("//## File \"vecmath.cuh\", line 2\n"), std::string::npos) << cleaned;
+        EXPECT_NE(cleaned.find("// \"/not/line/info\""), std::string::npos) << cleaned;  // not a //## line
+        EXPECT_EQ(cleaned.find("/home/me"), std::string::npos) << cleaned;
+    }
 }

@@ -76,6 +76,16 @@ def test_sass_without_a_disassembler_says_which_tool_is_missing():
         module.staged.sass
 
 
+@pytest.mark.skipif(has_disassembler(), reason="this machine has nvdisasm or cuobjdump: the missing-tool note cannot happen")
+def test_cuda_sass_without_a_disassembler_binds_the_kernels_and_warns_instead_of_failing_the_cell():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "xcuda")
+    shell.user_ns.pop("staged", None)
+    with pytest.warns(UserWarning, match="compiled and its kernels are bound, but its SASS cannot be shown: .*nvdisasm"):
+        shell.run_cell_magic("cuda", "--sass --arch sm_80", SHARED)
+    assert isinstance(shell.user_ns["staged"], xcuda.Kernel)
+
+
 import xml.etree.ElementTree as ElementTree  # noqa: E402
 
 SAXPY_LINES = """extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)

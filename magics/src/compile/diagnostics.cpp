@@ -143,6 +143,21 @@ namespace xcuda
         return out;
     }
 
+    int diagnostics::editor_column(const std::string& line, std::size_t byte_offset)
+    {
+        int column = 1;
+        for (std::size_t i = 0; i < byte_offset && i < line.size(); ++i)
+        {
+            auto byte = static_cast<unsigned char>(line[i]);
+            if ((byte & 0xc0) == 0x80)
+            {
+                continue;  // a continuation byte of a UTF-8 sequence
+            }
+            column += byte >= 0xf0 ? 2 : 1;  // a code point above U+FFFF is two UTF-16 units
+        }
+        return column;
+    }
+
     std::string diagnostics::hint_for(const std::string& message, const std::vector<int>& supported_archs)
     {
         static const char* host_headers[] = {"iostream", "fstream", "sstream", "string\"", "vector\"", "thread",
@@ -281,11 +296,13 @@ namespace xcuda
                 d.source_line = (*text)[static_cast<std::size_t>(d.line - 1)];
                 if (i + 2 < lines.size() && d.column == 0 && d.message.find("xcuda binds") == std::string::npos)
                 {
+                    // NVRTC's caret line copies the source line's tabs and counts bytes: the column is the
+                    // editor's (characters, UTF-16 units as CodeMirror counts them) at that byte offset.
                     std::size_t caret = lines[i + 2].find('^');
-                    if (caret != std::string::npos && lines[i + 2].find_first_not_of(" ^") == std::string::npos &&
+                    if (caret != std::string::npos && lines[i + 2].find_first_not_of(" \t^") == std::string::npos &&
                         caret >= 2)
                     {
-                        d.column = static_cast<int>(caret - 2) + 1;
+                        d.column = editor_column(d.source_line, caret - 2);
                     }
                 }
             }
@@ -296,6 +313,22 @@ namespace xcuda
                 d.hint = "'" + trimmed(d.source_line) + "': " + d.hint;
             }
             result.push_back(d);
+        }
+        // Messages from CUB's device-wide algorithms or from Thrust (reached through <cub/cub.cuh> or
+        // <thrust/...>): that is host code, which NVRTC cannot compile; the usual hints would mislead.
+        for (diagnostic& d : result)
+        {
+            bool host_library = d.file.find("/cub/device/") != std::string::npos ||
+                                d.file.find("/cub/agent/") != std::string::npos ||
+                                d.file.find("/thrust/") != std::string::npos;
+            if (host_library)
+            {
+                d.hint = "<cub/cub.cuh> and Thrust bring CUB's device-wide algorithms (cub::DeviceReduce, "
+                         "cub::DeviceScan, ...) and Thrust's, which are host code that NVRTC cannot compile. In a "
+                         "kernel use the block-, warp- and thread-level headers instead, such as "
+                         "<cub/block/block_reduce.cuh>, <cub/block/block_scan.cuh>, <cub/warp/warp_reduce.cuh>; "
+                         "for a device-wide reduction launch a block-level kernel and reduce the partial results.";
+            }
         }
         return result;
     }

@@ -29,6 +29,9 @@ namespace xcuda
                                              const std::vector<int>& supported_archs = {},
                                              const std::map<std::string, std::string>& headers = {});
 
+        // The editor's 1-based column (characters, as UTF-16 units) of a byte offset in a UTF-8 line.
+        static int editor_column(const std::string& line, std::size_t byte_offset);
+
         // A hint for a message that is one of the known traps, else "".
         static std::string hint_for(const std::string& message, const std::vector<int>& supported_archs = {});
 

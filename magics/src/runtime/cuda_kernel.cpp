@@ -17,6 +17,19 @@ namespace xcuda
         m_plan.store(m_plans.back().get(), std::memory_order_release);
     }
 
+    void cuda_kernel::refuse_if_template() const
+    {
+        if (!m_signature.is_template())
+        {
+            return;
+        }
+        const std::string& name = m_signature.name;
+        throw argument_type_error("kernel '" + name + "' is a template: its parameter types are not known until it "
+                                  "is instantiated. Instantiate the types you launch it with: %%cuda --instantiate '" +
+                                  name + "<float>' (xcuda.compile(..., instantiate=['" + name + "<float>'])), then "
+                                  "launch module['" + name + "<float>']");
+    }
+
     bool cuda_kernel::plan_needs_driver() const noexcept
     {
         return plan().has_unknown_sizes();
@@ -95,12 +108,7 @@ namespace xcuda
                 return d;
             }
         }
-        if (m_signature.is_template())
-        {
-            throw argument_type_error("kernel '" + m_signature.name +
-                                      "' is a template: its parameter types are not known until it is "
-                                      "instantiated (for example with a name expression 'name<float>')");
-        }
+        refuse_if_template();
         CUfunction function = m_module->function(m_symbol);  // creates the context if needed
         per_device d;
         d.ordinal = static_cast<int>(ordinal);

@@ -48,6 +48,8 @@ namespace xcuda
         const std::string& symbol() const noexcept { return m_symbol; }
         // The current plan. A reference stays valid as long as the kernel.
         const launch_plan& plan() const noexcept { return *m_plan.load(std::memory_order_acquire); }
+        // Raises argument_type_error saying how to instantiate it when the kernel is a template.
+        void refuse_if_template() const;
         // Whether a by-value parameter's size is still unknown (the driver tells it at the first load).
         bool plan_needs_driver() const noexcept;
         // Prepares the function on the current device when a session is active there (the plan then has

@@ -21,7 +21,11 @@ namespace xcuda
 
     std::string diagnostics_view::where(const diagnostic& d)
     {
-        std::string file = d.file.empty() ? std::string() : "header cell " + d.file;
+        // A header cell has a name ("vecmath.cuh"); a path is a header NVRTC found in a folder (the toolkit's
+        // include folder, or one of -I).
+        std::string file = d.file.empty()                            ? std::string()
+                           : d.file.find('/') == std::string::npos ? "header cell " + d.file
+                                                                     : "header " + d.file;
         if (!d.line)
         {
             return file;

@@ -144,6 +144,46 @@ namespace xcuda
             throw tool_error((nvdisasm.empty() ? cuobjdump : nvdisasm) + " failed (exit " +
                                      std::to_string(result.first) + "): " + result.second);
         }
-        return result.second;
+        return without_build_paths(result.second);
+    }
+
+    std::string disassembler::without_build_paths(const std::string& sass)
+    {
+        // nvdisasm's line information names the cell as NVRTC recorded it, a path under the process'
+        // working folder (//## File "/home/me/notebooks/cell", line 3 inlined at "/home/me/notebooks/cell",
+        // ...): a machine's path in a view and in rendered notebooks. In those //## lines every quoted
+        // absolute path keeps only its last part ("cell", or a header cell's own name).
+        std::string out;
+        out.reserve(sass.size());
+        std::size_t at = 0;
+        while (at < sass.size())
+        {
+            std::size_t end = sass.find('\n', at);
+            std::size_t stop = end == std::string::npos ? sass.size() : end + 1;
+            std::string line = sass.substr(at, stop - at);
+            if (line.find("//##") != std::string::npos)
+            {
+                std::string cleaned;
+                std::size_t pos = 0;
+                for (;;)
+                {
+                    std::size_t open = line.find("\"/", pos);
+                    std::size_t close = open == std::string::npos ? open : line.find('"', open + 1);
+                    if (close == std::string::npos)
+                    {
+                        cleaned.append(line, pos, std::string::npos);
+                        break;
+                    }
+                    std::string path = line.substr(open + 1, close - open - 1);
+                    cleaned.append(line, pos, open + 1 - pos);
+                    cleaned += path.substr(path.rfind('/') + 1);
+                    pos = close;
+                }
+                line = std::move(cleaned);
+            }
+            out += line;
+            at = stop;
+        }
+        return out;
     }
 }

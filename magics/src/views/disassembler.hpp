@@ -10,9 +10,12 @@ namespace xcuda
     class disassembler
     {
     public:
-        // The SASS text; throws tool_not_found_error naming the missing tools and how to get them,
-        // or std::runtime_error with the tool's own message when it fails.
+        // The SASS text (file names in its line information without their folders); throws
+        // tool_not_found_error naming the missing tools and how to get them, or std::runtime_error with the
+        // tool's own message when it fails.
         static std::string disassemble(const std::string& cubin, bool line_info = true);
+        // The SASS text with the folders of the file names in its line information dropped ("cell").
+        static std::string without_build_paths(const std::string& sass);
 
         // The path of the first tool found ("" when none): nvdisasm, else cuobjdump.
         static std::string tool();
