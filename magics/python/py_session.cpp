@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cuda_module.hpp"
 #include "table_view.hpp"
@@ -205,6 +206,20 @@ namespace xcuda::python
             return text;
         }
 
+        // A path under $HOME as ~/...: what the user needs to know, and no machine's folders in a notebook
+        // that is shared or rendered.
+        std::string home_relative(const std::string& path)
+        {
+            const char* home = std::getenv("HOME");
+            std::string prefix = home && *home ? std::string(home) : std::string();
+            if (!prefix.empty() && prefix != "/" && path.compare(0, prefix.size(), prefix) == 0 &&
+                (path.size() == prefix.size() || path[prefix.size()] == '/'))
+            {
+                return "~" + path.substr(prefix.size());
+            }
+            return path;
+        }
+
         report status(py::object namespace_object)
         {
             report r;
@@ -277,7 +292,7 @@ namespace xcuda::python
             compile_cache& c = state().compiler.memory();
             disk_cache& disk = state().compiler.disk();
             cache.rows.push_back({std::to_string(c.size()), std::to_string(c.hits()), std::to_string(c.misses()),
-                                  disk.enabled() ? disk.directory() : "off"});
+                                  disk.enabled() ? home_relative(disk.directory()) : "off"});
             r.tables.push_back(cache);
             return r;
         }

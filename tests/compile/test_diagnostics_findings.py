@@ -61,3 +61,12 @@ def test_cuda_status_says_what_made_each_module():
     assert "made by" in text
     assert "Kernel.variant() of status_k (not bound to a name; kept while referenced)" in text
     assert "a %%cuda cell or xcuda.compile()" in text
+
+
+def test_cuda_status_names_a_cache_folder_under_home_from_home(monkeypatch):
+    import os
+    cache_dir = os.environ["XCUDA_CACHE_DIR"]  # tests/conftest.py: the build's test cache
+    monkeypatch.setenv("HOME", os.path.dirname(cache_dir))
+    text = repr(xcuda.status())
+    assert "~/" + os.path.basename(cache_dir) in text, text
+    assert cache_dir not in text, text
