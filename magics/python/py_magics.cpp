@@ -18,6 +18,7 @@
 #include "diagnostics.hpp"
 #include "diagnostics_view.hpp"
 #include "errors.hpp"
+#include "nvrtc_library.hpp"
 #include "magic_arguments.hpp"
 
 namespace xcuda::python
@@ -156,6 +157,14 @@ namespace xcuda::python
                 show_diagnostics(shown, options);
                 std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
                 raise_shown_compile_error(error, shown, magic_line, diagnostics_view::summary(shown, cell_name));
+            }
+            static bool driver_note_shown = false;
+            if (!driver_note_shown && !nvrtc_library::driver_note().empty())
+            {
+                // Said once, at the first cell, before any launch fails on it.
+                driver_note_shown = true;
+                py::module_::import("warnings").attr("warn")("%%cuda: " + nvrtc_library::driver_note(),
+                                                            py::module_::import("builtins").attr("UserWarning"), 2);
             }
             if (py::len(module.attr("kernels")) == 0)
             {

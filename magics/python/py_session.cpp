@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cuda_driver.hpp"
 #include "cuda_module.hpp"
 #include "table_view.hpp"
 #include "cuda_session.hpp"
@@ -135,11 +136,21 @@ namespace xcuda::python
             }
         }
 
+        // The NVRTC row of %cuda_info: which one and why, and the driver note when it does not fit.
+        void nvrtc_rows(report_table& table)
+        {
+            table.rows.push_back({"NVRTC", nvrtc_library::reason() + " (" + nvrtc_library::path() + ")"});
+            if (!nvrtc_library::driver_note().empty())
+            {
+                table.rows.push_back({"NVRTC and driver", "WARNING: " + nvrtc_library::driver_note()});
+            }
+        }
+
         report info()
         {
             report r;
             report_table table{"CUDA session", {"", ""}, {}, ""};
-            auto [major, minor] = nvrtc_compiler::version();
+            nvrtc_compiler::version();  // loads NVRTC, or raises saying where it looked
             cuda_session& session = process_session();
             if (!session.try_ensure())
             {
@@ -159,7 +170,7 @@ namespace xcuda::python
                 table.rows.push_back({"GPU", "none: " + reason.substr(0, reason.find('\n'))});
                 placement_rows(table, false);
                 table.rows.push_back({"compile target", "compute_75 (PTX)"});
-                table.rows.push_back({"NVRTC", std::to_string(major) + "." + std::to_string(minor)});
+                nvrtc_rows(table);
                 r.tables.push_back(table);
                 return r;
             }
@@ -184,7 +195,7 @@ namespace xcuda::python
                                                                  " (" + text::binary_bytes(static_cast<std::size_t>(p.max_shared_per_block_optin)) +
                                                                  " opt-in)"});
             table.rows.push_back({"driver", "CUDA " + version_text(session.driver_version())});
-            table.rows.push_back({"NVRTC", std::to_string(major) + "." + std::to_string(minor)});
+            nvrtc_rows(table);
             r.tables.push_back(table);
             r.tables.push_back(devices_table());
             return r;
@@ -350,6 +361,23 @@ namespace xcuda::python
 
     void register_session(py::module_& m)
     {
+        // NVRTC is chosen for the driver (12.x drivers load NVRTC 12's output only) at its first use;
+        // the compile layer does not know the driver, so the binding says where its version comes from.
+        // Nothing is loaded here.
+        nvrtc_library::set_driver_version_source([]() -> int {
+            try
+            {
+                int version = 0;
+                if (cuda_driver::available() && cuda_driver::get().cuDriverGetVersion(&version) == CUDA_SUCCESS)
+                {
+                    return version;
+                }
+            }
+            catch (...)
+            {
+            }
+            return 0;
+        });
         // Waits for the GPU poll; these connect them to Python: Ctrl-C (Kernel > Interrupt) ends a
         // wait, and device printf output goes to sys.stdout, which is the cell's output in a notebook.
         // A compile polls too (it runs in a child process that an interrupt stops).
@@ -614,6 +642,10 @@ the devices have a peer path) or "staged" (through page-locked host memory). met
                   py::dict d;
                   d["path"] = nvrtc_library::available() ? py::cast(nvrtc_library::path()) : py::object(py::none());
                   d["searched"] = nvrtc_library::search_log();
+                  auto version = nvrtc_library::loaded_version();
+                  d["version"] = nvrtc_library::available() ? py::cast(version) : py::object(py::none());
+                  d["reason"] = nvrtc_library::reason();
+                  d["driver_note"] = nvrtc_library::driver_note();
                   return d;
               },
               R"(Where NVRTC was loaded from; never raises.
@@ -621,9 +653,13 @@ the devices have a peer path) or "staged" (through page-locked host memory). met
 Returns
 -------
 dict
-    ``path``: the libnvrtc.so.13 file in use, or None when none was found; ``searched``: each place
-    tried, in order (XCUDA_NVRTC, already loaded, $CUDA_HOME, $CUDA_PATH, NVIDIA's wheel beside this
-    module, the loader path, the build's toolkit, /usr/local/cuda), with what came of it.)");
+    ``path``: the libnvrtc.so.13 or libnvrtc.so.12 file in use, or None when none was found;
+    ``version``: its (major, minor) or None; ``reason``: why this one ("NVRTC 12.9: the driver
+    supports CUDA 12.9"), or, when XCUDA_NVRTC names something unusable, what is wrong;
+    ``driver_note``: one line when the driver is older than this NVRTC (its modules will not load)
+    saying what to install, else ""; ``searched``: each place tried, in order (XCUDA_NVRTC, already
+    loaded, $CUDA_HOME, $CUDA_PATH, NVIDIA's wheels beside this module, the loader path, the
+    build's toolkit, /usr/local/cuda), with what came of it, and the choice.)");
         m.def("default_arch", [] { return process_session().default_arch(); },
               "The compile target used when none is given: the GPU's sm_XX, or compute_75 without one.");
         m.def("_shutdown",

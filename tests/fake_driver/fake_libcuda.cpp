@@ -9,6 +9,7 @@
 //     unregistering checks that the pages are still mapped: memory freed while registered (the bug a
 //     registration cache must never have) counts as a violation (xcuda_fake_counter("violations"));
 //   - device memory: allocations are counted, and XCUDA_FAKE_DEVICE_MB caps them (out of memory beyond);
+//   - the driver version: cuDriverGetVersion reports XCUDA_FAKE_DRIVER_VERSION (12040 for 12.4; unset: 13000);
 //   - kernels: a few known names run a host implementation (saxpy, chain_step, fill, many); any other
 //     launches and does nothing. Work runs at once: streams have no asynchrony to observe;
 //   - stream capture: work on a capturing stream is recorded as graph nodes instead of run; replays run
@@ -328,7 +329,10 @@ CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid*)
 }
 CUresult CUDAAPI cuDriverGetVersion(int* version)
 {
-    *version = 13000;
+    // XCUDA_FAKE_DRIVER_VERSION: the CUDA version this driver says it supports, as cuDriverGetVersion
+    // writes it (12040 for 12.4); 13000 when unset.
+    const char* text = std::getenv("XCUDA_FAKE_DRIVER_VERSION");
+    *version = text && *text ? std::atoi(text) : 13000;
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name)

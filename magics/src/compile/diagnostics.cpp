@@ -184,7 +184,20 @@ namespace xcuda
             {
                 archs += (archs.empty() ? "" : ", ") + std::to_string(arch);
             }
-            return "this NVRTC compiles for sm_XX / compute_XX with XX in: " + archs + ".";
+            std::string hint = "this NVRTC compiles for sm_XX / compute_XX with XX in: " + archs + ".";
+            if (!supported_archs.empty() && supported_archs.front() >= 75)
+            {
+                // NVRTC 13 dropped Maxwell, Pascal and Volta; NVRTC 12 has them.
+                hint += " Older GPUs (sm_50 to sm_72) need NVRTC 12: `pip install nvidia-cuda-nvrtc-cu12` into this "
+                        "Python and set XCUDA_NVRTC to its nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (chosen by itself "
+                        "under a 12.x driver), then restart.";
+            }
+            else if (!supported_archs.empty() && supported_archs.back() < 100)
+            {
+                hint += " Newer GPUs (sm_100 and up) need NVRTC 13: the CUDA 13 toolkit or `pip install nvidia-cuda-nvrtc`, "
+                        "with a 13.x driver.";
+            }
+            return hint;
         }
         if (message.find("is undefined") != std::string::npos &&
             (message.find("\"printf\"") != std::string::npos || message.find("\"assert\"") != std::string::npos))

@@ -20,9 +20,10 @@ namespace xcuda
 {
     namespace
     {
-        // The NVRTC this build's headers describe. The API xcuda uses is the same in 12 and 13, but
-        // the header's enum values and option names are 13's: only a 13 is taken.
-        constexpr const char* soname = "libnvrtc.so.13";
+        // The NVRTCs taken, newest first. The API xcuda uses is the same in 12 and 13 (the result
+        // codes it tests and the options it passes are 12's too); what differs, the architectures
+        // each accepts and its PTX ISA (8.x, 9.x), is asked of the library.
+        constexpr const char* sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12"};
 
         bool is_file(const std::string& path)
         {
@@ -42,7 +43,6 @@ namespace xcuda
             return value ? value : "";
         }
 
-        // The folder of the binary this code is linked into: site-packages for a pip-installed module.
         // The folder that holds the package `xcuda` (site-packages, or the build's python/): this code is
         // in xcuda/_core*.so or in xcuda/xcuda-compile, one level below it. NVIDIA's wheels sit there.
         std::string site_packages()
@@ -54,11 +54,48 @@ namespace xcuda
             }
             return "";
         }
+
+        std::string version_text(std::pair<int, int> version)
+        {
+            return std::to_string(version.first) + "." + std::to_string(version.second);
+        }
+
+        // cuDriverGetVersion's 12040 as "12.4".
+        std::string cuda_text(int driver)
+        {
+            return std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+        }
+
+        std::atomic<bool> g_loaded{false};
+        std::atomic<int> g_prefer{-1};  // prefer_at_most, as 12040; -1: not given
+        std::atomic<nvrtc_library::driver_version_source> g_source{nullptr};
+
+        // The driver's version the choice is made for; 0: none (or not known).
+        int driver_for_choice()
+        {
+            int prefer = g_prefer;
+            if (prefer >= 0)
+            {
+                return prefer;
+            }
+            nvrtc_library::driver_version_source source = g_source;
+            return source ? source() : 0;
+        }
+
+        const char* const lib_dirs[] = {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/", "/targets/sbsa-linux/lib/"};
+        const char* const wheel_dirs[] = {"/nvidia/cu13/lib/", "/nvidia/cuda_nvrtc/lib/"};
+
+        const char* const install_12 = "run `pip install nvidia-cuda-nvrtc-cu12` in this Python (NVRTC 12, for 12.x drivers)";
     }
 
-    namespace
+    void nvrtc_library::set_driver_version_source(driver_version_source source)
     {
-        std::atomic<bool> g_loaded{false};
+        g_source = source;
+    }
+
+    void nvrtc_library::prefer_at_most(int major, int minor)
+    {
+        g_prefer = major * 1000 + minor * 10;
     }
 
     nvrtc_library& nvrtc_library::instance()
@@ -69,124 +106,272 @@ namespace xcuda
         return library;
     }
 
-    bool nvrtc_library::try_open(const std::string& file, const std::string& place, int flags)
+    void* nvrtc_library::open_candidate(const std::string& file, const std::string& place, int flags,
+                                        std::pair<int, int>& version)
     {
         if (file.find('/') != std::string::npos && !is_file(file))
         {
             m_tried.push_back(place + ": no " + file);
-            return false;
+            return nullptr;
         }
         void* handle = dlopen(file.c_str(), flags);
         if (!handle)
         {
-            if (!(flags & RTLD_NOLOAD))
-            {
-                const char* why = dlerror();
-                m_tried.push_back(place + ": " + (why ? why : file + " could not be opened"));
-            }
-            else
-            {
-                dlerror();
-                m_tried.push_back(place + ": none loaded");
-            }
-            return false;
+            const char* why = dlerror();
+            m_tried.push_back(place + ": " + (why ? why : file + " could not be opened"));
+            return nullptr;
         }
         std::string missing;
-#define XCUDA_NVRTC_LOAD(name)                                                                          \
-    name = reinterpret_cast<decltype(name)>(dlsym(handle, XCUDA_STRINGIFY_EXPANDED(name)));             \
-    if (!name)                                                                                          \
+#define XCUDA_NVRTC_CHECK(name)                                                                         \
+    if (!dlsym(handle, XCUDA_STRINGIFY_EXPANDED(name)))                                                 \
     {                                                                                                   \
         missing += std::string(missing.empty() ? "" : ", ") + XCUDA_STRINGIFY_EXPANDED(name);           \
     }
-        XCUDA_NVRTC_FUNCTIONS(XCUDA_NVRTC_LOAD)
-#undef XCUDA_NVRTC_LOAD
+        XCUDA_NVRTC_FUNCTIONS(XCUDA_NVRTC_CHECK)
+#undef XCUDA_NVRTC_CHECK
+        void* version_symbol = dlsym(handle, "nvrtcVersion");
         Dl_info info;
-        std::string opened = nvrtcVersion && dladdr(reinterpret_cast<void*>(nvrtcVersion), &info) && info.dli_fname
-                                 ? info.dli_fname : file;
+        std::string opened = version_symbol && dladdr(version_symbol, &info) && info.dli_fname ? info.dli_fname : file;
         if (!missing.empty())
         {
-            m_tried.push_back(place + ": " + opened + " lacks " + missing);
-#define XCUDA_NVRTC_CLEAR(name) name = nullptr;
-            XCUDA_NVRTC_FUNCTIONS(XCUDA_NVRTC_CLEAR)
-#undef XCUDA_NVRTC_CLEAR
+            m_tried.push_back(place + ": " + opened + " is not NVRTC 12 or 13 (it lacks " + missing + ")");
             dlclose(handle);
-            return false;
+            return nullptr;
         }
+        int major = 0;
+        int minor = 0;
+        if (reinterpret_cast<decltype(&::nvrtcVersion)>(version_symbol)(&major, &minor) != NVRTC_SUCCESS ||
+            major < 12 || major > 13)
+        {
+            m_tried.push_back(place + ": " + opened + " is NVRTC " + version_text({major, minor}) +
+                              "; xcuda uses NVRTC 12 or 13");
+            dlclose(handle);
+            return nullptr;
+        }
+        version = {major, minor};
+        m_tried.push_back(place + ": " + opened + " (NVRTC " + version_text(version) + ")");
+        return handle;
+    }
+
+    void nvrtc_library::take(void* handle, const std::string& opened, std::pair<int, int> version)
+    {
+#define XCUDA_NVRTC_LOAD(name) name = reinterpret_cast<decltype(name)>(dlsym(handle, XCUDA_STRINGIFY_EXPANDED(name)));
+        XCUDA_NVRTC_FUNCTIONS(XCUDA_NVRTC_LOAD)
+#undef XCUDA_NVRTC_LOAD
         m_library = handle;
         m_path = opened;
-        m_tried.push_back(place + ": " + opened);
+        m_version = version;
         g_loaded = true;
-        return true;
     }
 
     void nvrtc_library::load()
     {
         constexpr int flags = RTLD_NOW | RTLD_LOCAL;
-        const std::string name = soname;
+        const int driver = driver_for_choice();
+        auto note_driver = [&] {
+            if (driver > 0 && m_library && m_version.first > driver / 1000)
+            {
+                m_driver_note = "The NVIDIA driver supports CUDA " + cuda_text(driver) + ", older than NVRTC " +
+                                version_text(m_version) + " (" + m_path + "): its modules will not load. To fix, " +
+                                install_12 + " or name a libnvrtc.so.12 with XCUDA_NVRTC, or update the driver to one for CUDA " +
+                                std::to_string(m_version.first) + ".";
+            }
+        };
 
         std::string override_path = env("XCUDA_NVRTC");
         if (!override_path.empty())
         {
             // Named explicitly: that file or nothing, so that a test (or a user) sees it fail.
-            try_open(override_path, "XCUDA_NVRTC", flags);
+            std::pair<int, int> version;
+            if (void* handle = open_candidate(override_path, "XCUDA_NVRTC", flags, version))
+            {
+                Dl_info info;
+                void* symbol = dlsym(handle, "nvrtcVersion");
+                take(handle, symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : override_path, version);
+                m_reason = "NVRTC " + version_text(version) + ": XCUDA_NVRTC names it";
+                note_driver();
+            }
+            else
+            {
+                std::string why = m_tried.back().substr(std::string("XCUDA_NVRTC: ").size());
+                m_override_problem = "XCUDA_NVRTC=" + override_path + ": " + why +
+                                     ". Name a libnvrtc.so.13 or libnvrtc.so.12 (NVRTC 12.0 or newer), or unset XCUDA_NVRTC to search.";
+            }
             return;
         }
-        if (try_open(name, "already loaded in this process", flags | RTLD_NOLOAD))
+        for (const char* soname : sonames)
         {
-            return;
+            void* handle = dlopen(soname, flags | RTLD_NOLOAD);
+            if (!handle)
+            {
+                dlerror();
+                m_tried.push_back(std::string("already loaded in this process: no ") + soname);
+                continue;
+            }
+            std::pair<int, int> version;
+            dlclose(handle);  // the reference RTLD_NOLOAD took; open_candidate takes its own
+            if (void* taken = open_candidate(soname, "already loaded in this process", flags, version))
+            {
+                Dl_info info;
+                void* symbol = dlsym(taken, "nvrtcVersion");
+                take(taken, symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : soname, version);
+                m_reason = "NVRTC " + version_text(version) + ": already loaded in this process (one copy per process)";
+                note_driver();
+                return;
+            }
         }
-        std::vector<std::pair<std::string, std::string>> toolkits;  // (place, root)
+
+        struct candidate
+        {
+            void* handle;
+            std::string path;
+            std::pair<int, int> version;
+        };
+        std::vector<candidate> found;
+        auto consider = [&](const std::string& file, const std::string& place) {
+            std::pair<int, int> version;
+            void* handle = open_candidate(file, place, flags, version);
+            if (!handle)
+            {
+                return;
+            }
+            Dl_info info;
+            void* symbol = dlsym(handle, "nvrtcVersion");
+            std::string opened = symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : file;
+            for (const auto& other : found)
+            {
+                if (other.handle == handle)  // the same file by another way: one reference is enough
+                {
+                    dlclose(handle);
+                    return;
+                }
+            }
+            found.push_back({handle, opened, version});
+        };
+        auto toolkit = [&](const std::string& place, const std::string& root) {
+            for (const char* soname : sonames)
+            {
+                bool any = false;
+                for (const char* lib : lib_dirs)
+                {
+                    if (is_file(root + lib + soname))
+                    {
+                        consider(root + lib + soname, place);
+                        any = true;
+                        break;
+                    }
+                }
+                if (!any)
+                {
+                    m_tried.push_back(place + ": no " + soname + " in " + root + "/lib64, lib or targets/*/lib");
+                }
+            }
+        };
         for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
         {
             std::string root = env(variable);
             if (!root.empty())
             {
-                toolkits.emplace_back(std::string("$") + variable, root);
-            }
-        }
-        auto try_toolkit = [&](const std::string& place, const std::string& root) {
-            for (const char* lib : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/", "/targets/sbsa-linux/lib/"})
-            {
-                if (is_file(root + lib + name))
-                {
-                    return try_open(root + lib + name, place, flags);
-                }
-            }
-            m_tried.push_back(place + ": no " + name + " in " + root + "/lib64, lib or targets/*/lib");
-            return false;
-        };
-        for (const auto& [place, root] : toolkits)
-        {
-            if (try_toolkit(place, root))
-            {
-                return;
+                toolkit(std::string("$") + variable, root);
             }
         }
         // A wheel installed with this module (pip install xcuda nvidia-cuda-nvrtc) before the system's.
         std::string site = site_packages();
         if (!site.empty())
         {
-            for (const char* wheel : {"/nvidia/cu13/lib/", "/nvidia/cuda_nvrtc/lib/"})
+            for (const char* wheel : wheel_dirs)
             {
-                if (try_open(site + wheel + name, "NVIDIA's nvrtc wheel", flags))
+                for (const char* soname : sonames)
                 {
-                    return;
+                    if (is_file(site + wheel + soname))
+                    {
+                        consider(site + wheel + soname, "NVIDIA's nvrtc wheel");
+                    }
+                }
+            }
+            m_tried.push_back(std::string("NVIDIA's nvrtc wheel: looked in ") + site + "/nvidia/cu13/lib and nvidia/cuda_nvrtc/lib");
+        }
+        for (const char* soname : sonames)
+        {
+            consider(soname, "the loader path (LD_LIBRARY_PATH, ldconfig)");
+        }
+        std::string built = XCUDA_BUILD_CUDA_ROOT;
+        if (!built.empty() && built != "/usr/local/cuda")
+        {
+            toolkit("the build's toolkit", built);
+        }
+        toolkit("the default toolkit", "/usr/local/cuda");
+        if (found.empty())
+        {
+            return;
+        }
+
+        // The choice: the newest that fits the driver; then the oldest of the driver's major (newer
+        // than the driver: its CUBINs load by minor version compatibility); then the newest.
+        auto newer = [](const candidate& a, const candidate& b) { return a.version > b.version; };
+        const candidate* chosen = nullptr;
+        std::string why;
+        if (driver <= 0)
+        {
+            for (const auto& c : found)
+            {
+                chosen = !chosen || newer(c, *chosen) ? &c : chosen;
+            }
+            why = found.size() > 1 ? "the newest found (no driver to match)" : "the only one found (no driver to match)";
+        }
+        else
+        {
+            const std::pair<int, int> limit{driver / 1000, driver % 1000 / 10};
+            for (const auto& c : found)
+            {
+                if (c.version <= limit && (!chosen || newer(c, *chosen)))
+                {
+                    chosen = &c;
+                }
+            }
+            why = "the driver supports CUDA " + cuda_text(driver);
+            if (!chosen)
+            {
+                for (const auto& c : found)
+                {
+                    if (c.version.first == limit.first && (!chosen || newer(*chosen, c)))
+                    {
+                        chosen = &c;
+                    }
+                }
+                if (chosen)
+                {
+                    why += " (modules load as CUBINs, by minor version compatibility)";
+                }
+            }
+            if (!chosen)
+            {
+                for (const auto& c : found)
+                {
+                    chosen = !chosen || newer(c, *chosen) ? &c : chosen;
+                }
+                why += ", and no NVRTC " + std::to_string(limit.first) + " was found";
+            }
+            for (const auto& c : found)
+            {
+                if (c.version > chosen->version)
+                {
+                    why += "; NVRTC " + version_text(c.version) + " (" + c.path + ") needs a newer driver";
+                    break;
                 }
             }
         }
-        if (try_open(name, "the loader path (LD_LIBRARY_PATH, ldconfig)", flags))
+        for (const auto& c : found)
         {
-            return;
+            if (&c != chosen)
+            {
+                dlclose(c.handle);
+            }
         }
-        std::string built = XCUDA_BUILD_CUDA_ROOT;
-        if (!built.empty() && built != "/usr/local/cuda" && try_toolkit("the build's toolkit", built))
-        {
-            return;
-        }
-        if (try_toolkit("the default toolkit", "/usr/local/cuda"))
-        {
-            return;
-        }
+        take(chosen->handle, chosen->path, chosen->version);
+        m_reason = "NVRTC " + version_text(chosen->version) + ": " + why;
+        m_tried.push_back("chosen: " + chosen->path + " (" + m_reason + ")");
+        note_driver();
     }
 
     const nvrtc_library& nvrtc_library::get()
@@ -194,16 +379,37 @@ namespace xcuda
         const nvrtc_library& library = instance();
         if (!library.m_library)
         {
-            std::string message = std::string("NVRTC (") + soname + ") was not found. Looked in:";
+            if (!library.m_override_problem.empty())
+            {
+                throw tool_not_found_error(library.m_override_problem);
+            }
+            std::string message = "NVRTC (libnvrtc.so.13 or libnvrtc.so.12) was not found. Looked in:";
             for (const auto& line : library.m_tried)
             {
                 message += "\n  - " + line;
             }
-            message += "\nInstall the CUDA 13 toolkit and set CUDA_HOME to it, or `pip install nvidia-cuda-nvrtc` "
-                       "into this Python, or name the file with XCUDA_NVRTC.";
+            message += "\nInstall the CUDA 13 (or 12) toolkit and set CUDA_HOME to it, or `pip install nvidia-cuda-nvrtc` "
+                       "(13) or `pip install nvidia-cuda-nvrtc-cu12` (12, for 12.x drivers) into this Python, or name "
+                       "the file with XCUDA_NVRTC.";
             throw tool_not_found_error(message);
         }
         return library;
+    }
+
+    std::pair<int, int> nvrtc_library::loaded_version()
+    {
+        return instance().m_version;
+    }
+
+    std::string nvrtc_library::reason()
+    {
+        const nvrtc_library& library = instance();
+        return library.m_library ? library.m_reason : library.m_override_problem;
+    }
+
+    std::string nvrtc_library::driver_note()
+    {
+        return instance().m_driver_note;
     }
 
     bool nvrtc_library::available() noexcept
@@ -227,13 +433,16 @@ namespace xcuda
         {
             return true;
         }
-        void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-        if (handle)
+        for (const char* soname : sonames)
         {
-            dlclose(handle);  // only a reference taken by RTLD_NOLOAD
-            return true;
+            void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+            if (handle)
+            {
+                dlclose(handle);  // only a reference taken by RTLD_NOLOAD
+                return true;
+            }
+            dlerror();
         }
-        dlerror();
         return false;
     }
 
@@ -251,11 +460,10 @@ namespace xcuda
     std::string nvrtc_library::search_fingerprint()
     {
         // The same places load() looks at, in its order: each as its text and the identity of its file.
-        std::string print = "nvrtc search 1\n";
+        std::string print = "nvrtc search 2\ndriver=" + std::to_string(driver_for_choice()) + "\n";
         auto add = [&print](const std::string& what, const std::string& path) {
             print += what + " " + path + " " + file_identity(path) + "\n";
         };
-        const std::string name = soname;
         std::string override_path = env("XCUDA_NVRTC");
         print += "XCUDA_NVRTC=" + override_path + "\n";
         if (!override_path.empty())
@@ -264,9 +472,12 @@ namespace xcuda
             return print;
         }
         auto toolkit = [&](const std::string& root) {
-            for (const char* lib : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/", "/targets/sbsa-linux/lib/"})
+            for (const char* name : sonames)
             {
-                add("file", root + lib + name);
+                for (const char* lib : lib_dirs)
+                {
+                    add("file", root + lib + name);
+                }
             }
         };
         for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
@@ -279,9 +490,12 @@ namespace xcuda
         }
         std::string site = site_packages();
         print += "module=" + site + "\n";
-        for (const char* wheel : {"/nvidia/cu13/lib/", "/nvidia/cuda_nvrtc/lib/"})
+        for (const char* wheel : wheel_dirs)
         {
-            add("file", site + wheel + name);
+            for (const char* name : sonames)
+            {
+                add("file", site + wheel + name);
+            }
         }
         // The loader path: LD_LIBRARY_PATH's folders, then ldconfig's cache (rewritten when it changes).
         std::string library_path = env("LD_LIBRARY_PATH");
@@ -291,7 +505,10 @@ namespace xcuda
         {
             std::size_t end = library_path.find(':', begin);
             std::string folder = library_path.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-            add("file", (folder.empty() ? std::string(".") : folder) + "/" + name);
+            for (const char* name : sonames)
+            {
+                add("file", (folder.empty() ? std::string(".") : folder) + "/" + name);
+            }
             if (end == std::string::npos)
             {
                 break;

@@ -4,6 +4,7 @@
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
+#include "nvrtc_library.hpp"
 
 namespace xcuda
 {
@@ -209,6 +210,12 @@ namespace xcuda
         if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || result == CUDA_ERROR_NO_BINARY_FOR_GPU ||
             result == CUDA_ERROR_INVALID_PTX || result == CUDA_ERROR_INVALID_IMAGE)
         {
+            if (!nvrtc_library::driver_note().empty())
+            {
+                // Known since NVRTC was chosen: the one line saying what to install, not the load error.
+                throw cuda_error("cuModuleLoadData", result, cuda_error_name(result),
+                                 "module '" + m_name + "': " + nvrtc_library::driver_note());
+            }
             int driver = session.driver_version();
             auto [major, minor] = nvrtc_compiler::version();
             throw cuda_error("cuModuleLoadData", result, cuda_error_name(result),
