@@ -218,3 +218,21 @@ def test_xcuda_nvrtc_naming_nvrtc_11(tmp_path):
     library = tmp_path / "libnvrtc.so.11"
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
     assert "is NVRTC 11.8; xcuda uses NVRTC 12 or 13" in one_line_error(library, tmp_path)
+
+
+@needs_12
+@needs_fake
+def test_a_cache_hit_under_another_driver_does_not_take_the_other_nvrtcs_entry(tmp_path):
+    # The compile cache knows NVRTC's version without loading it (nvrtc_version_memo, keyed by what the
+    # search would open): the driver's version decides the choice, so it is part of that too.
+    site, _ = site_with_wheel12(tmp_path)
+    code = f"import sys; sys.path.insert(0, {str(site)!r})\n" + (
+        "import json, xcuda\n"
+        f"m = xcuda.compile({SAXPY!r}, name='m')\n"
+        "print(json.dumps({'ptx': str(m.ptx)}))\n")
+    cache = tmp_path / "cache"
+    header = lambda ptx: next(line for line in ptx.splitlines() if line.startswith(".version"))
+    for driver, isa in ((13000, ".version 9."), (12090, ".version 8."), (13000, ".version 9.")):
+        out = run(code, {"PYTHONPATH": "", "XCUDA_LIBCUDA": str(FAKE_DRIVER), "XCUDA_FAKE_DRIVER_VERSION": str(driver),
+                         "XCUDA_CACHE_DIR": str(cache)}, cwd=tmp_path)
+        assert header(out["ptx"]).startswith(isa), (driver, header(out["ptx"]))
