@@ -77,7 +77,15 @@ namespace
         // run it.
         std::string interpreter = XCUDA_PYTHON_EXECUTABLE;
         const char* home = std::getenv("PYTHONHOME");
-        if (home && *home)
+        // XCUDA_KERNEL_PYTHON: a venv's python, made from the interpreter the kernel embeds (the kernelspec
+        // of .ci/kernel-for-venv sets it). Python reads the venv's pyvenv.cfg from there: sys.prefix and
+        // site-packages are the venv's, and sys.executable is its python, so %pip installs into it.
+        const char* venv_python = std::getenv("XCUDA_KERNEL_PYTHON");
+        if (venv_python && *venv_python && access(venv_python, X_OK) == 0)
+        {
+            interpreter = venv_python;
+        }
+        else if (home && *home)
         {
             std::string candidate = std::string(home) + "/bin/" + interpreter.substr(interpreter.rfind('/') + 1);
             if (access(candidate.c_str(), X_OK) == 0)
@@ -99,6 +107,14 @@ namespace
         if (PyStatus_Exception(status))
         {
             Py_ExitStatusException(status);
+        }
+        if (venv_python && *venv_python && access(venv_python, X_OK) == 0)
+        {
+            // The kernel's own Python packages (Debian's IPython, xeus-python's) after the venv's, as a venv
+            // made with --system-site-packages has them.
+            PyRun_SimpleString("import site, sys\n"
+                               "for p in site.getsitepackages([sys.base_prefix]):\n"
+                               "    if p not in sys.path: sys.path.append(p)\n");
         }
     }
 }
