@@ -236,3 +236,23 @@ def test_a_cache_hit_under_another_driver_does_not_take_the_other_nvrtcs_entry(t
         out = run(code, {"PYTHONPATH": "", "XCUDA_LIBCUDA": str(FAKE_DRIVER), "XCUDA_FAKE_DRIVER_VERSION": str(driver),
                          "XCUDA_CACHE_DIR": str(cache)}, cwd=tmp_path)
         assert header(out["ptx"]).startswith(isa), (driver, header(out["ptx"]))
+
+
+@needs_fake
+def test_the_first_cuda_cell_warns_once_when_the_driver_is_older_than_the_only_nvrtc(tmp_path):
+    code = (
+        "import json, warnings, xcuda\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "shell.run_line_magic('load_ext', 'xcuda')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    shell.run_cell_magic('cuda', '', {SAXPY!r})\n"
+        f"    shell.run_cell_magic('cuda', '', {SAXPY!r})\n"
+        "print(json.dumps({'warnings': [str(w.message) for w in caught], 'info': xcuda.nvrtc_library()}))\n")
+    out = run(code, {"XCUDA_LIBCUDA": str(FAKE_DRIVER), "XCUDA_FAKE_DRIVER_VERSION": "12040",
+                     "XCUDA_CACHE_DIR": str(tmp_path)})
+    if out["info"]["version"][0] != 13:
+        pytest.skip(f"an NVRTC 12 is installed where xcuda looks: {out['info']['searched']}")
+    notes = [w for w in out["warnings"] if "CUDA 12.4" in w]
+    assert notes == ["%%cuda: " + out["info"]["driver_note"]], out["warnings"]
