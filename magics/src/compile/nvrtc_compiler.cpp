@@ -217,7 +217,9 @@ namespace xcuda
             if (nvrtc_library::available())
             {
                 // <toolkit>/lib64/libnvrtc.so.13, <toolkit>/targets/x86_64-linux/lib/libnvrtc.so.13, or
-                // the wheel's site-packages/nvidia/cu13/lib/libnvrtc.so.13 (headers in nvidia/cu13/include)
+                // the wheel's site-packages/nvidia/cu13/lib/libnvrtc.so.13 (headers in nvidia/cu13/include).
+                // NVRTC 12's wheel (nvidia/cuda_nvrtc/include) has nvrtc.h alone, no crt/: the next root
+                // with headers, /usr/local/cuda's, is taken.
                 std::string lib_dir = parent(nvrtc_library::path());
                 roots.push_back(parent(lib_dir));
                 roots.push_back(parent(parent(lib_dir)));  // targets/x86_64-linux/lib -> the toolkit
