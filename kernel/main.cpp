@@ -20,6 +20,7 @@
 
 #include "interrupt_guard.hpp"
 #include "output_buffer.hpp"
+#include "private_files.hpp"
 #include "replaceable_server.hpp"
 #include "xcuda_history_manager.hpp"
 #include "xcuda_interpreter.hpp"
@@ -47,15 +48,31 @@ namespace
         return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
     }
 
+    // A folder the kernel imports code from must be one nobody else can have written to (see
+    // private_files::code_folder_problem); else a one-line warning says why, and it is not used.
+    bool trusted_code_folder(const std::string& path, const char* what)
+    {
+        std::string problem = xcuda::private_files::code_folder_problem(path);
+        if (problem.empty())
+        {
+            return true;
+        }
+        std::cerr << "xcuda: not importing xcuda from " << path << " (" << what << "): " << problem
+                  << "; another user could put code there. Fix its permissions (chmod go-w) or unset it." << std::endl;
+        return false;
+    }
+
     // Where the `xcuda` Python module is: $XCUDA_PYTHONPATH, else the build tree's module folder while it
-    // exists (a kernel run from its build folder), else the installed one.
+    // exists (a kernel run from its build folder), else the installed one; each of the first two only when
+    // it is a trusted code folder.
     std::string xcuda_module_dir()
     {
-        if (const char* from_environment = std::getenv("XCUDA_PYTHONPATH"))
+        const char* from_environment = std::getenv("XCUDA_PYTHONPATH");
+        if (from_environment && (!*from_environment || trusted_code_folder(from_environment, "XCUDA_PYTHONPATH")))
         {
-            return from_environment;
+            return from_environment;  // "": no folder of ours, Python's own sys.path
         }
-        if (is_directory(XCUDA_BUILD_MODULE_DIR))
+        if (is_directory(XCUDA_BUILD_MODULE_DIR) && trusted_code_folder(XCUDA_BUILD_MODULE_DIR, "the build folder"))
         {
             return XCUDA_BUILD_MODULE_DIR;
         }
