@@ -880,3 +880,14 @@ TEST(code_view_hostile, the_xml_checker_rejects_what_notebook_parsers_reject)
     EXPECT_FALSE(xml_checker::well_formed("<a>x & y</a>", why));
     EXPECT_FALSE(xml_checker::well_formed("<a></a><b></b>", why));
 }
+
+// Issue 28, item 9: a banner of dashes alone (no section name after it) is a comment, not an out_of_range.
+TEST(code_listing_sass, a_banner_of_dashes_only_is_a_comment)
+{
+    for (const char* text : {"//-----", "//--", "  //-----------\n", "//-----\n//----- .text.k -----\n"})
+    {
+        code_listing listing = code_listing::from_sass(text);
+        ASSERT_FALSE(listing.lines().empty()) << text;
+        EXPECT_EQ(listing.lines()[0].kind, code_line::comment) << text;
+    }
+}
