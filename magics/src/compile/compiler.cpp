@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "kernel_signature.hpp"
+
 namespace xcuda
 {
     compiler::compiler()
@@ -42,6 +44,7 @@ namespace xcuda
     compiler::output compiler::compile(const std::string& source, const compile_options& options,
                                        const std::map<std::string, std::string>& headers)
     {
+        check_compile_inputs(source, headers, options.defines);  // a NUL byte, sizes: before any cache or NVRTC
         output result;
         result.key = key_for(source, options, headers);
         result.origin = "memory";
