@@ -39,9 +39,10 @@ namespace xcuda
      * the same zmq context (inner_configuration), which no other process can reach. Shell, control and stdin
      * messages pass to xeus only when they check out: the delimiter, at least the signature and four parts,
      * a valid HMAC, four JSON objects (nesting at most max_json_depth: xeus dumps headers recursively), a
-     * header with string msg_id and non-empty msg_type, and, for stdin, an input_reply. Anything else is
-     * dropped with a line on stderr (the first drops, then every 1000th). A well-signed request whose
-     * content fields are wrong (request_problem) is answered here: busy, an error reply with ename
+     * header with string msg_id and non-empty msg_type (and session, username, version, date strings where
+     * present), and, for stdin, an input_reply. Anything else is dropped with a line on stderr (the first
+     * drops, then every 1000th). A well-signed request whose header or content fields are wrong
+     * (request_problem) is answered here: busy, an error reply with ename
      * "BadRequest" and an evalue naming the field, idle; so is a `*_request` kind the kernel does not know,
      * and a debug_request while the kernel has no debugger. Replies and iopub messages from xeus pass out
      * unchanged; the heartbeat is echoed here.
@@ -417,22 +418,29 @@ namespace xcuda
                 auto field = header.find(name);
                 return field == header.end() ? !required : field->is_string();
             };
-            if (!string_field("msg_id", true) || !string_field("msg_type", true) || !string_field("session", false) ||
-                !string_field("username", false) || !string_field("version", false) || !string_field("date", false))
+            if (!string_field("msg_id", true) || !string_field("msg_type", true))
             {
-                return drop("a header without a string msg_id and msg_type (or with a session, username, version or "
-                            "date that is not a string)", c);
+                return drop("a header without a string msg_id and msg_type", c);
             }
             const std::string& msg_type = header.at("msg_type").get_ref<const std::string&>();
             if (msg_type.empty())
             {
                 return drop("an empty msg_type", c);
             }
+            std::string header_problem;
+            for (const char* name : {"session", "username", "version", "date"})
+            {
+                if (header_problem.empty() && !string_field(name, false))
+                {
+                    header_problem = std::string("the header's \"") + name + "\" must be a string";
+                }
+            }
             if (c == stdin_channel)
             {
-                if (msg_type != "input_reply")
+                if (msg_type != "input_reply" || !header_problem.empty())
                 {
-                    return drop("a " + msg_type.substr(0, 60) + " (only input_reply comes in on stdin)", c);
+                    return drop(header_problem.empty() ? "a " + msg_type.substr(0, 60) + " (only input_reply comes in on stdin)"
+                                                       : header_problem, c);
                 }
                 message.send(m_back[c]);
                 return;
@@ -442,11 +450,16 @@ namespace xcuda
                               msg_type.compare(msg_type.size() - suffix.size(), suffix.size(), suffix) == 0;
             if (is_request)
             {
-                std::string problem = request_problem(msg_type, json[3], m_debugger_present);
+                std::string problem = header_problem.empty() ? request_problem(msg_type, json[3], m_debugger_present)
+                                                             : header_problem;
                 if (!problem.empty())
                 {
                     return answer_bad_request(c, message, at, msg_type, problem);
                 }
+            }
+            else if (!header_problem.empty())
+            {
+                return drop(header_problem, c);
             }
             else if (msg_type == "comm_open" || msg_type == "comm_msg" || msg_type == "comm_close")
             {
