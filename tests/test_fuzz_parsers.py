@@ -76,7 +76,7 @@ contents = st.dictionaries(st.sampled_from(["code", "cursor_pos", "detail_level"
                                             "target_name", "data", "user_expressions"]), json_values, max_size=5)
 
 
-@settings(FUZZ, max_examples=min(EXAMPLES, 40))
+@settings(FUZZ, max_examples=int(os.environ.get("XCUDA_FUZZ_EXAMPLES", "40")))
 @given(headers, contents, st.lists(st.binary(max_size=16), max_size=2))
 def test_the_wire_gate_answers_or_drops_every_signed_message_and_keeps_serving(kernel, header, content, extra):
     import zmq
