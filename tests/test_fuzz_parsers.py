@@ -64,7 +64,7 @@ def kernel():
     manager.shutdown_kernel(now=True)
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
                            max_leaves=12)
 headers = st.fixed_dictionaries({"msg_id": st.uuids().map(str), "msg_type": st.sampled_from(
