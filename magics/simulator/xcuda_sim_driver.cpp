@@ -10,7 +10,8 @@
 // for that error code, so xcuda's error names the thread, the block and the instruction.
 //
 // Threading: every entry point takes one process-wide lock; launches run one at a time.
-// After a kernel fault every call that a GPU would refuse returns the fault (sticky, as since CUDA 12).
+// A kernel fault is not sticky (unlike a GPU's since CUDA 12): the launch that faulted returns it, and
+// every later call works, since nothing was lost (device memory is host memory; docs/simulator.md).
 
 #include <cuda.h>
 
@@ -44,16 +45,6 @@ namespace
         g_detail_code = code;
         g_detail = std::move(detail);
         return code;
-    }
-
-    // A kernel fault (an illegal address, barrier divergence, a trap) is sticky, as on a GPU: the launch
-    // itself returns success (a GPU reports it asynchronously, and xcuda's session records the launch
-    // before it learns of a fault), and every later call returns the fault.
-    CUresult g_sticky = CUDA_SUCCESS;
-#define XCUDA_SIM_STICKY()       \
-    if (g_sticky != CUDA_SUCCESS) \
-    {                            \
-        return g_sticky;         \
     }
 
     struct free_deleter
@@ -96,6 +87,7 @@ namespace
         case sim_error::kind::barrier_divergence: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
         case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
+        case sim_error::kind::shared_race: return CUDA_ERROR_LAUNCH_FAILED;
         }
         return CUDA_ERROR_UNKNOWN;
     }
@@ -265,7 +257,6 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice)
 CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return CUDA_ERROR_NOT_SUPPORTED; }
 CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr to, CUcontext, CUdeviceptr from, CUcontext, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
@@ -284,7 +275,6 @@ CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it ret
 {
     lock held(g_mutex);
     print_pending();
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
@@ -295,7 +285,6 @@ CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 }
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
 {
-    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     void* memory = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
     if (!memory)
@@ -376,35 +365,29 @@ CUresult CUDAAPI cuMemHostUnregister(void* pointer)
 }
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes)
 {
-    XCUDA_SIM_STICKY();
     std::memmove(reinterpret_cast<void*>(to), from, bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
 {
-    XCUDA_SIM_STICKY();
     std::memmove(to, reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     return cuMemcpyHtoD(to, from, bytes);
 }
 CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     return cuMemcpyDtoH(to, from, bytes);
 }
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
 }
@@ -416,7 +399,6 @@ CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
 
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* handle, const void* image, unsigned int, CUjit_option*, void**)
 {
-    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     const char* text = static_cast<const char*>(image);
     if (!text)
@@ -533,7 +515,6 @@ CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* off
 CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream, void** params, void** extra)
 {
-    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     auto* f = reinterpret_cast<function*>(handle);
     const ptx_program& program = f->owner->program;
@@ -584,6 +565,8 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     launch.memory = &g_memory;
     launch.step_limit = step_limit();
     launch.printf_output = &g_printf;
+    const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
+    launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
     ++g_launches;
     try
     {
@@ -598,13 +581,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
             return failed(CUDA_ERROR_INVALID_VALUE, e.what());  // the launch configuration: nothing ran
         }
         CUresult code = code_for(e.what_kind());
-        if (e.what_kind() == sim_error::kind::unsupported)
-        {
-            return failed(code, e.what());  // the simulator's limit, not the kernel's fault: not sticky
-        }
-        failed(code, e.what());
-        g_sticky = code;
-        return CUDA_SUCCESS;
+        // A fault, barrier divergence, a race or the simulator's limit: the launch itself returns it (the
+        // grid has run, synchronously), and nothing is left broken; the next call works.
+        return failed(code, e.what());
     }
     g_thread_instructions += launch.thread_instructions;
     return CUDA_SUCCESS;
@@ -623,12 +602,10 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream)
 {
     lock held(g_mutex);
     print_pending();
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamQuery(CUstream)
 {
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
@@ -645,7 +622,6 @@ CUresult CUDAAPI cuEventDestroy(CUevent event)
 }
 CUresult CUDAAPI cuEventRecord(CUevent event, CUstream)
 {
-    XCUDA_SIM_STICKY();
     *reinterpret_cast<double*>(event) =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
     return CUDA_SUCCESS;
@@ -654,12 +630,10 @@ CUresult CUDAAPI cuEventSynchronize(CUevent)
 {
     lock held(g_mutex);
     print_pending();
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuEventQuery(CUevent)
 {
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end)

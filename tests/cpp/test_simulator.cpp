@@ -90,6 +90,7 @@ namespace
             context.memory = &memory;
             context.step_limit = 100000000;
             context.printf_output = &printed;
+            context.race_check = race_check;
             block_executor(context).run_grid();
             return context;
         }
@@ -100,6 +101,7 @@ namespace
         std::vector<std::vector<std::uint8_t>> variables;
         std::vector<std::uint8_t> packed;
         std::string printed;  // device printf's output
+        bool race_check = true;
     };
 
     std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
@@ -450,6 +452,100 @@ extern "C" __global__ void bad(int* out)
     EXPECT_EQ(kind, sim_error::kind::barrier_divergence);
     EXPECT_NE(message.find("barrier divergence in block (0,0,0), warp 0"), std::string::npos) << message;
     EXPECT_NE(message.find("bar.sync"), std::string::npos) << message;
+}
+
+TEST(simulator_shared_memory, warps_waiting_at_two_different_barriers_are_reported_as_divergence)
+{
+    simulated sim(R"(
+extern "C" __global__ void two_barriers(int* out)
+{
+    __shared__ int s[64];
+    if (threadIdx.x < 32) { s[threadIdx.x] = 1; __syncthreads(); out[threadIdx.x] = s[63 - threadIdx.x]; }
+    else { s[threadIdx.x] = 2; __syncthreads(); out[threadIdx.x] = s[63 - threadIdx.x] + 10; }
+})");
+    std::vector<int> out(64);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("two_barriers", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out)); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::barrier_divergence);
+    EXPECT_NE(message.find("barrier divergence in block (0,0,0): warp 0 waits at 'bar.sync"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 5 of"), std::string::npos) << message;
+    EXPECT_NE(message.find("but warp 1 at another barrier, 'bar.sync"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 6 of"), std::string::npos) << message;
+}
+
+const char* k_racy = R"(
+extern "C" __global__ void racy(int* out, int sync)
+{
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    if (sync) __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x];
+})";
+
+TEST(simulator_shared_memory, a_read_and_a_write_of_one_shared_word_by_two_warps_without_a_barrier_is_a_race)
+{
+    simulated sim(k_racy);
+    std::vector<int> out(64);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("racy", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out), 0); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::shared_race);
+    // Warp 0 runs first: thread 31 reads s[32] (line 7) before thread 32, of warp 1, writes it (line 5).
+    EXPECT_NE(message.find("a shared-memory race in block (0,0,0) on 'racy::s' (byte 128 of 256), shared address 0x80"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("thread (32,0,0) writes it at 'st.shared"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 5 of"), std::string::npos) << message;
+    EXPECT_NE(message.find("thread (31,0,0) read it at 'ld.shared"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 7 of"), std::string::npos) << message;
+}
+
+TEST(simulator_shared_memory, a_barrier_between_the_write_and_the_read_is_no_race)
+{
+    simulated sim(k_racy);
+    std::vector<int> out(64);
+    sim.launch("racy", {2, 1, 1}, {64, 1, 1}, 0, sim.buffer(out), 1);
+    for (int t = 0; t < 64; ++t)
+    {
+        EXPECT_EQ(out[t], 63 - t) << t;
+    }
+}
+
+TEST(simulator_shared_memory, lanes_of_one_warp_in_lockstep_and_shared_atomics_are_no_race)
+{
+    simulated sim(R"(
+extern "C" __global__ void mirror(int* out)
+{
+    __shared__ int s[32];
+    s[threadIdx.x] = threadIdx.x;
+    out[threadIdx.x] = s[31 - threadIdx.x];
+}
+extern "C" __global__ void count(int* out)
+{
+    __shared__ int n;
+    atomicAdd(&n, 1);
+    __syncthreads();
+    out[threadIdx.x] = n;
+})");
+    std::vector<int> out(64, -1);
+    sim.launch("mirror", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(out));  // one warp: the store is done for every lane first
+    for (int t = 0; t < 32; ++t)
+    {
+        EXPECT_EQ(out[t], 31 - t) << t;
+    }
+    sim.launch("count", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out));
+    for (int t = 0; t < 64; ++t)
+    {
+        EXPECT_EQ(out[t], 64) << t;
+    }
+}
+
+TEST(simulator_shared_memory, with_the_race_check_off_a_racy_kernel_runs_to_its_end)
+{
+    simulated sim(k_racy);
+    sim.race_check = false;
+    std::vector<int> out(64, -1);
+    sim.launch("racy", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out), 0);
+    EXPECT_EQ(out[0], 0);    // warp 1 has not written s[63] when warp 0 reads it: shared memory starts zeroed
+    EXPECT_EQ(out[32], 31);  // s[31] was written by warp 0 before warp 1 reads it
 }
 
 // ---- (d) shfl.sync, vote.sync, divergence and reconvergence ----

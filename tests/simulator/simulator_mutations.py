@@ -26,6 +26,12 @@ M=[
  ("d2: one member mask for the whole warp", "magics/src/simulator/warp_operations.cpp", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[masks.stride * l]) & active;", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[0]) & active;", "simulator_warps.*"),
  ("a2: bfe.s without sign extension", "magics/src/simulator/warp_operations.cpp", "std::uint64_t sign = t.is_signed() ? (v >> std::min(pos + len - 1, msb)) & 1 : 0;", "std::uint64_t sign = 0;", "simulator_basics.*"),
  ("f2: f16 conversion rounds ties away from zero", "magics/src/simulator/warp_operations.cpp", "double r = a == 0 ? 0 : std::nearbyint(a / quantum) * quantum;", "double r = a == 0 ? 0 : std::round(a / quantum) * quantum;", "simulator_math.*"),
+ ("h: the shared-memory race check never runs", "magics/src/simulator/warp_interpreter.cpp", "if (m_block.shadow && in.op != opcode::atom && in.op != opcode::red)", "if (false && m_block.shadow)", "simulator_shared_memory.*"),
+ ("h2: shared reads not recorded by the race check", "magics/src/simulator/warp_interpreter.cpp", "                s.read = {epoch, me, &in};", "                (void)me;", "simulator_shared_memory.*"),
+ ("h3: shared atomics counted as races", "magics/src/simulator/warp_interpreter.cpp", "if (m_block.shadow && in.op != opcode::atom && in.op != opcode::red)", "if (m_block.shadow)", "simulator_shared_memory.*"),
+ ("h4: lanes of one warp race with each other", "magics/src/simulator/warp_interpreter.cpp", "return x.epoch == epoch && x.thread / 32 != m_warp;", "return x.epoch == epoch && x.thread != me;", "simulator_shared_memory.*"),
+ ("h5: a barrier does not start a new race interval", "magics/src/simulator/block_executor.cpp", "            ++m_block.epoch;  // the barrier releases", "            // the barrier releases", "simulator_shared_memory.*"),
+ ("c3: warps at two different barriers released together", "magics/src/simulator/block_executor.cpp", "else if (m_warps[w]->waiting_at() != first->waiting_at())", "else if (false)", "simulator_shared_memory.*"),
  ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
 ]
 

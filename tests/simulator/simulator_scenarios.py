@@ -75,18 +75,29 @@ def block_sum():
 
 def out_of_bounds():
     m = xcuda.compile(OVERRUN, name="sim_overrun")
+    kept = xcuda.to_device(np.arange(64, dtype=np.float32))  # made before the fault, must survive it
     out = np.zeros(100, dtype=np.float32)
     try:
         m.overrun[4, 32](out, 100)
-        xcuda.synchronize()
     except xcuda.KernelFault as fault:
+        raise AssertionError(f"a simulator fault declared the session lost: {fault}")
+    except xcuda.CudaError as fault:
         message = str(fault)
     else:
         raise AssertionError("the out-of-bounds write raised nothing")
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in message, message
     assert "thread (4,0,0) of block (3,0,0)" in message, message
-    assert "writes 4 bytes" in message and "bytes past the end of device allocation" in message, message
-    # The process survives; Python goes on.
+    assert "writes 4 bytes at global address 0x" in message and "bytes past the end of device allocation" in message, message
+    assert "line 3 of " in message, message  # the cell line of out[i] = 1.0f (OVERRUN's first line is empty)
+    assert "not sticky" in message, message
+    # Not sticky on the simulator: the session goes on, its device arrays intact, the next launch runs.
+    xcuda.synchronize()
+    assert np.array_equal(kept.copy_to_host(), np.arange(64, dtype=np.float32))
+    m.overrun[3, 32](out, 95)  # in bounds: i <= 95 < 100
+    assert (out[:96] == 1).all() and (out[96:] == 0).all(), out
+    again = xcuda.to_device(np.zeros(100, dtype=np.float32))
+    m.overrun[1, 32](again, 10)
+    assert (again.copy_to_host()[:11] == 1).all()
     print("survived:", np.arange(3).sum())
 
 
@@ -184,8 +195,54 @@ def classic_kernels():
     assert total[0] == 100000, total
 
 
+RACY = r"""
+extern "C" __global__ void racy(int* out, int sync)
+{
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    if (sync) __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x];
+}
+"""
+
+
+def shared_race():
+    """Racecheck's rule: a write and a read of one shared word by two warps with no barrier between."""
+    import os
+    m = xcuda.compile(RACY, name="sim_racy")
+    out = np.full(64, -1, dtype=np.int32)
+    try:
+        m.racy[1, 64](out, 0)
+    except xcuda.KernelFault as fault:
+        raise AssertionError(f"a race declared the session lost: {fault}")
+    except xcuda.CudaError as fault:
+        message = str(fault)
+    else:
+        raise AssertionError("the race was not reported")
+    assert "CUDA_ERROR_LAUNCH_FAILED" in message, message
+    assert "a shared-memory race in block (0,0,0) on 'racy::s' (byte 128 of 256)" in message, message
+    assert "thread (32,0,0) writes it at 'st.shared" in message and "line 5 of" in message, message
+    assert "thread (31,0,0) read it at 'ld.shared" in message and "line 7 of" in message, message
+    # With the barrier the same session runs it correctly; with the check off the racy one runs too.
+    m.racy[1, 64](out, 1)
+    assert np.array_equal(out, np.arange(63, -1, -1)), out
+    os.environ["XCUDA_SIM_RACECHECK"] = "0"
+    out[:] = -1
+    m.racy[1, 64](out, 0)
+    assert out[0] == 0 and out[32] == 31, out
+
+
+def timing_says_simulated():
+    m = xcuda.compile(SLEEPY, name="sim_timing")
+    out = np.zeros(32, dtype=np.int32)
+    timing = m.fill[1, 32].time(out, 5, repeat=3, warmup=1)
+    text = repr(timing)
+    assert "simulated" in text and "over 3 launches" in text, text
+    print(text)
+
+
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
-                                     classic_kernels)}
+                                     classic_kernels, shared_race, timing_says_simulated)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

@@ -49,7 +49,7 @@ def test_a_block_reduction_in_shared_memory_sums_every_block_on_the_simulator(bu
     run_scenario("block_sum", build_dir)
 
 
-def test_an_out_of_bounds_write_raises_a_kernel_fault_naming_the_thread_and_block_and_the_process_survives(
+def test_an_out_of_bounds_write_raises_a_cuda_error_naming_thread_block_address_and_line_and_the_session_goes_on(
         build_dir, simulator):
     out = run_scenario("out_of_bounds", build_dir)
     assert "survived: 3" in out
@@ -71,9 +71,18 @@ def test_a_tiled_matmul_a_transpose_a_histogram_and_a_warp_shuffle_sum_match_num
     run_scenario("classic_kernels", build_dir)
 
 
+def test_a_shared_memory_race_between_two_warps_names_both_threads_the_variable_and_the_lines(build_dir, simulator):
+    run_scenario("shared_race", build_dir)
+
+
+def test_launch_timings_on_the_simulator_say_they_are_simulated(build_dir, simulator):
+    run_scenario("timing_says_simulated", build_dir)
+
+
 def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
-                                                  "device_printf", "classic_kernels"}
+                                                  "device_printf", "classic_kernels", "shared_race",
+                                                  "timing_says_simulated"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

@@ -31,6 +31,9 @@ namespace xcuda::sim
         m_shared.assign(shared, 0);
         m_block.shared = m_shared.data();
         m_block.shared_bytes = shared;
+        m_shadow.assign(m_launch.race_check ? shared : 0, shared_shadow{});
+        m_block.shadow = m_shadow.empty() ? nullptr : m_shadow.data();
+        m_block.epoch = 1;
         unsigned warps = (m_threads + 31) / 32;
         m_warps.clear();
         for (unsigned w = 0; w < warps; ++w)
@@ -62,17 +65,41 @@ namespace xcuda::sim
             m_warps[w]->reset(std::min(32u, m_threads - first));
         }
         std::size_t remaining = m_warps.size();
+        ++m_block.epoch;  // a new block: nothing of the last one's accesses races with this one's
         while (remaining > 0)
         {
             // Every warp not done runs to its next barrier (or its end); then all waiting ones go on.
+            const warp_interpreter* first = nullptr;  // the first warp waiting at a barrier, and its index
+            std::size_t first_index = 0;
             for (std::size_t w = 0; w < m_warps.size(); ++w)
             {
-                if (!done[w] && m_warps[w]->run() == warp_interpreter::status::exited)
+                if (done[w])
+                {
+                    continue;
+                }
+                if (m_warps[w]->run() == warp_interpreter::status::exited)
                 {
                     done[w] = true;
                     --remaining;
                 }
+                else if (!first)
+                {
+                    first = m_warps[w].get();
+                    first_index = w;
+                }
+                else if (m_warps[w]->waiting_at() != first->waiting_at())
+                {
+                    const warp_interpreter& other = *m_warps[w];
+                    throw sim_error(sim_error::kind::barrier_divergence,
+                                    "kernel '" + m_launch.kernel + "': barrier divergence in block (" + std::to_string(x) +
+                                        "," + std::to_string(y) + "," + std::to_string(z) + "): warp " + std::to_string(first_index) +
+                                        " waits at " + first->where(*first->waiting_at()) + " but warp " +
+                                        std::to_string(w) + " at another barrier, " + other.where(*other.waiting_at()) +
+                                        " (__syncthreads() in both sides of a branch that the block's threads take "
+                                        "differently)");
+                }
             }
+            ++m_block.epoch;  // the barrier releases: a new interval for the race check
         }
     }
 }

@@ -5,7 +5,9 @@
 // every warp that has not exited waits at the barrier, they all go on. So bar.sync orders shared
 // memory exactly as __syncthreads() does, and warps that have exited do not hold a barrier up, as on
 // hardware. A warp that arrives at a barrier with only some of its live lanes is barrier divergence
-// (warp_interpreter reports it). Blocks run sequentially on the calling thread.
+// (warp_interpreter reports it), and so are warps waiting at different bar.sync instructions (this
+// executor reports it). Each barrier release starts a new interval of the race check (the epoch).
+// Blocks run sequentially on the calling thread.
 //
 // Not thread-safe: one executor runs one launch.
 
@@ -30,6 +32,7 @@ namespace xcuda::sim
         launch_context& m_launch;
         block_state m_block;
         std::vector<std::uint8_t> m_shared;
+        std::vector<shared_shadow> m_shadow;  // the race check's, one per shared byte
         std::vector<std::unique_ptr<warp_interpreter>> m_warps;
         unsigned m_threads = 0;
     };

@@ -28,6 +28,7 @@ namespace xcuda::sim
             barrier_divergence,
             illegal_instruction,  // trap, a shfl/vote whose member lanes are not all there
             launch_failed,      // a step limit, bad launch parameters
+            shared_race,        // two threads of different warps, one writing, one shared byte, no barrier between
         };
         sim_error(kind k, const std::string& message) : std::runtime_error(message), m_kind(k) {}
         kind what_kind() const noexcept { return m_kind; }

@@ -3,6 +3,8 @@
 #include "warp_values.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <cxxabi.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +16,16 @@ namespace xcuda::sim
     namespace
     {
         const std::uint32_t no_pc = 0xffffffffu;
+
+        // A C++ name as written (block_sum::partial for _ZZ9block_sumE7partial), else the name itself.
+        std::string demangled(const std::string& name)
+        {
+            int status = 0;
+            char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+            std::string result = status == 0 && text ? text : name;
+            std::free(text);
+            return result;
+        }
 
         std::string hex(std::uint64_t value)
         {
@@ -190,6 +202,89 @@ namespace xcuda::sim
                                                               what + ", at " + where(in));
     }
 
+    // Racecheck's rule at PTX level: two accesses of one shared byte in one barrier interval, at least
+    // one a write, by threads of different warps (lanes of one warp run in lockstep here) are a race.
+    void warp_interpreter::check_race(std::uint64_t offset, unsigned bytes, unsigned lane, bool write, const instruction& in)
+    {
+        const std::uint32_t epoch = m_block.epoch;
+        const std::uint32_t me = m_warp * 32 + lane;
+        auto other_warp = [&](const shared_access& x) { return x.epoch == epoch && x.thread / 32 != m_warp; };
+        for (unsigned i = 0; i < bytes; ++i)
+        {
+            shared_shadow& s = m_block.shadow[offset + i];
+            if (other_warp(s.write))
+            {
+                race(offset + i, s.write, true, lane, write, in);
+            }
+            if (write)
+            {
+                if (other_warp(s.read))
+                {
+                    race(offset + i, s.read, false, lane, write, in);
+                }
+                if (other_warp(s.other_read))
+                {
+                    race(offset + i, s.other_read, false, lane, write, in);
+                }
+                s.write = {epoch, me, &in};
+            }
+            else if (s.read.epoch != epoch)
+            {
+                s.read = {epoch, me, &in};
+            }
+            else if (s.read.thread / 32 != m_warp)
+            {
+                s.other_read = {epoch, me, &in};
+            }
+        }
+    }
+
+    std::string warp_interpreter::thread_of(std::uint32_t thread) const
+    {
+        const unsigned* b = m_launch.block;
+        return "thread (" + std::to_string(thread % b[0]) + "," + std::to_string(thread / b[0] % b[1]) + "," +
+               std::to_string(thread / (b[0] * b[1])) + ")";
+    }
+
+    std::string warp_interpreter::shared_variable(std::uint64_t offset) const
+    {
+        const ptx_symbol* dynamic = nullptr;
+        for (const ptx_symbol& s : m_launch.program->symbols)
+        {
+            if (s.space != state_space::shared)
+            {
+                continue;
+            }
+            if (s.dynamic_shared || s.size == 0)
+            {
+                dynamic = &s;
+            }
+            else if (offset >= s.offset && offset < s.offset + s.size)
+            {
+                return "'" + demangled(s.name) + "' (byte " + std::to_string(offset - s.offset) + " of " +
+                       std::to_string(s.size) + ")";
+            }
+        }
+        if (dynamic)
+        {
+            return "the dynamic shared memory '" + demangled(dynamic->name) + "'";
+        }
+        return "shared memory";
+    }
+
+    void warp_interpreter::race(std::uint64_t offset, const shared_access& earlier, bool earlier_wrote, unsigned lane,
+                                bool write, const instruction& in) const
+    {
+        throw sim_error(sim_error::kind::shared_race,
+                        "kernel '" + m_launch.kernel + "': a shared-memory race in block (" + std::to_string(m_block.ctaid[0]) +
+                            "," + std::to_string(m_block.ctaid[1]) + "," + std::to_string(m_block.ctaid[2]) + ") on " +
+                            shared_variable(offset) + ", shared address " + hex(offset) + ": " +
+                            thread_of(m_warp * 32 + lane) + (write ? " writes it at " : " reads it at ") + where(in) +
+                            ", and " + thread_of(earlier.thread) + (earlier_wrote ? " wrote it at " : " read it at ") +
+                            where(*earlier.at) + ", with no barrier (__syncthreads()) between (XCUDA_SIM_RACECHECK=0 "
+                                                 "turns this check off)");
+    }
+
     std::uint64_t warp_interpreter::symbol_value(const ptx_symbol& symbol, unsigned) const
     {
         switch (symbol.space)
@@ -285,6 +380,10 @@ namespace xcuda::sim
             {
                 fault(in, lane, described("shared") + ", outside the block's " + std::to_string(m_block.shared_bytes) +
                                     " bytes of shared memory");
+            }
+            if (m_block.shadow && in.op != opcode::atom && in.op != opcode::red)  // atomics do not race
+            {
+                check_race(a, bytes, lane, write, in);
             }
             return m_block.shared + a;
         case state_space::local:
@@ -530,6 +629,7 @@ namespace xcuda::sim
                                         " of the warp, not exited, did not (a __syncthreads() inside a branch that not "
                                         "every thread of the block takes)");
                 }
+                m_barrier = &in;
                 top.pc += 1;
                 return status::at_barrier;
             case opcode::call:
