@@ -124,6 +124,82 @@ namespace
     std::uint64_t g_thread_instructions = 0;
 }
 
+namespace
+{
+    // xcuda.trace (magics/python/xcuda/trace.py): one thread of the next launch is recorded.
+    bool g_trace_armed = false;
+    thread_trace g_trace;
+    std::string g_trace_json;
+
+    std::string json_string(const std::string& text)
+    {
+        std::string out = "\"";
+        for (unsigned char c : text)
+        {
+            if (c == '"' || c == '\\')
+            {
+                out += '\\';
+                out += static_cast<char>(c);
+            }
+            else if (c < 0x20)
+            {
+                char escaped[8];
+                std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+                out += escaped;
+            }
+            else
+            {
+                out += static_cast<char>(c);
+            }
+        }
+        return out + "\"";
+    }
+}
+
+// Arms the trace of thread (tx,ty,tz) of block (bx,by,bz) for the next cuLaunchKernel, keeping at most
+// `limit` instructions. Returns 0.
+extern "C" int xcuda_sim_trace_arm(unsigned tx, unsigned ty, unsigned tz, unsigned bx, unsigned by, unsigned bz,
+                                   unsigned long long limit)
+{
+    lock held(g_mutex);
+    g_trace = thread_trace{};
+    g_trace.thread[0] = tx;
+    g_trace.thread[1] = ty;
+    g_trace.thread[2] = tz;
+    g_trace.block[0] = bx;
+    g_trace.block[1] = by;
+    g_trace.block[2] = bz;
+    g_trace.limit = static_cast<std::size_t>(limit);
+    g_trace_armed = true;
+    return 0;
+}
+
+// The trace of the launch that ran armed, as JSON ({"reached", "truncated", "steps": [{"function", "pc",
+// "ptx", "line", "file", "executed", "writes"}]}), and disarms. Valid until the next call.
+extern "C" const char* xcuda_sim_trace_take()
+{
+    lock held(g_mutex);
+    g_trace_armed = false;
+    std::string out = std::string("{\"reached\": ") + (g_trace.reached ? "true" : "false") +
+                      ", \"truncated\": " + (g_trace.truncated ? "true" : "false") + ", \"steps\": [";
+    for (std::size_t i = 0; i < g_trace.steps.size(); ++i)
+    {
+        const trace_step& s = g_trace.steps[i];
+        out += (i ? ", " : "") + std::string("{\"function\": ") + json_string(s.function) +
+               ", \"pc\": " + std::to_string(s.pc) + ", \"ptx\": " + json_string(s.text) +
+               ", \"line\": " + std::to_string(s.line) + ", \"file\": " + json_string(s.file) +
+               ", \"executed\": " + (s.executed ? "true" : "false") + ", \"writes\": [";
+        for (std::size_t k = 0; k < s.writes.size(); ++k)
+        {
+            out += (k ? ", " : "") + json_string(s.writes[k]);
+        }
+        out += "]}";
+    }
+    g_trace_json = out + "]}";
+    g_trace = thread_trace{};
+    return g_trace_json.c_str();
+}
+
 // For tests/bench: the thread-instructions run since the library was loaded, and the launches.
 extern "C" unsigned long long xcuda_sim_counter(const char* name)
 {
@@ -567,6 +643,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     launch.printf_output = &g_printf;
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
     launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
+    if (g_trace_armed)
+    {
+        launch.trace = &g_trace;  // this launch only
+        g_trace_armed = false;
+    }
     ++g_launches;
     try
     {

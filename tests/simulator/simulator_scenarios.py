@@ -241,8 +241,53 @@ def timing_says_simulated():
     print(text)
 
 
+TRACED = r"""
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + y[i];
+}
+"""
+
+
+def trace_one_thread():
+    """xcuda.trace: the instructions of one thread, in order, with its register writes and cell lines."""
+    m = xcuda.compile(TRACED, name="sim_traced")
+    x, y = np.arange(8, dtype=np.float32), np.ones(8, dtype=np.float32)
+    out = np.zeros(8, dtype=np.float32)
+    t = xcuda.trace(m.saxpy, (2, 4), np.float32(2), x, y, out, 7, thread=(1, 0, 0), block=(1, 0, 0))
+    assert np.array_equal(out, np.where(np.arange(8) < 7, 2 * x + y, 0)), out  # the launch was real
+    assert t.error is None and not t.truncated and t.thread == (1, 0, 0) and t.block == (1, 0, 0)
+    ptx = [s.ptx for s in t.steps]
+    index = next(k for k, s in enumerate(t.steps) if s.ptx.startswith("mad.lo.s32"))
+    assert t.steps[index].writes == ("%r1 = 5",) and t.steps[index].line == 4, t.steps[index]  # i = 1 * 4 + 1
+    fma = next(s for s in t.steps if s.ptx.startswith("fma.rn.f32"))
+    assert fma.writes[0].endswith(" = 11") and fma.line == 5 and fma.file.endswith("cell"), fma  # 2 * x[5] + 1
+    branch = next(s for s in t.steps if " bra " in s.ptx)
+    assert branch.ptx.startswith("@") and not branch.executed, branch  # i < n: the guarded exit not taken
+    assert any(p.startswith("st.global.f32") for p in ptx), ptx
+    assert [s.function for s in t.steps] == ["saxpy"] * len(t.steps)
+    # Another thread of the same launch, past n: it takes the early exit and never stores.
+    past = xcuda.trace(m.saxpy, (2, 4), np.float32(2), x, y, out, 7, thread=(3, 0, 0), block=(1, 0, 0))
+    assert next(s for s in past.steps if " bra " in s.ptx).executed
+    assert not any(s.ptx.startswith("st.global") for s in past.steps), [s.ptx for s in past.steps]
+    assert len(past.steps) < len(t.steps)
+    text = repr(t)
+    assert text.startswith("saxpy: thread (1,0,0) of block (1,0,0) on the PTX simulator"), text
+    assert "fma.rn.f32" in text and "(predicate false: not executed)" in text, text
+    page = t._repr_html_()
+    assert 'class="xc-cols"' in page and "var(--jp-content-font-color1" in page, page[:400]
+    assert "if (i &lt; n) out[i] = a * x[i] + y[i];" in page and 'class="xl xran" data-line="5"' in page, page
+    try:
+        xcuda.trace(m.saxpy, (2, 4), np.float32(2), x, y, out, 7, thread=(4, 0, 0))
+    except ValueError as e:
+        assert "thread (4, 0, 0) is outside the launch's block (4, 1, 1)" in str(e), e
+    else:
+        raise AssertionError("a thread outside the block was traced")
+
+
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
-                                     classic_kernels, shared_race, timing_says_simulated)}
+                                     classic_kernels, shared_race, timing_says_simulated, trace_one_thread)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

@@ -678,6 +678,11 @@ namespace xcuda::sim
                 ptx_function& done = m_program.functions[static_cast<std::size_t>(index)];
                 done.has_body = true;
                 done.register_count = static_cast<std::uint32_t>(m_registers.size());
+                done.register_names.assign(m_registers.size(), std::string());
+                for (const auto& [name, register_index] : m_registers)
+                {
+                    done.register_names[static_cast<std::size_t>(register_index)] = name;
+                }
                 for (auto& [pc, slot, label] : m_label_fixups)
                 {
                     auto it = done.labels.find(label);

@@ -174,6 +174,7 @@ namespace xcuda::sim
         std::uint32_t frame_bytes = 0;     // per lane: a .func's parameters and result, and every call's arguments
         std::uint32_t local_bytes = 0;     // per lane
         std::uint32_t register_count = 0;
+        std::vector<std::string> register_names;  // by index, as written (%r3), for traces
         std::vector<instruction> code;
         std::map<std::string, std::uint32_t> labels;
     };

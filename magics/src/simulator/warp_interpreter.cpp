@@ -78,6 +78,116 @@ namespace xcuda::sim
             set(special_register::dynamic_smem_size, m_launch.dynamic_shared);
         }
         push_frame(m_launch.entry, m_live, nullptr);
+        m_trace_lane = -1;
+        if (const thread_trace* t = m_launch.trace)
+        {
+            unsigned linear = t->thread[0] + b[0] * (t->thread[1] + b[1] * t->thread[2]);
+            bool here = t->block[0] == m_block.ctaid[0] && t->block[1] == m_block.ctaid[1] &&
+                        t->block[2] == m_block.ctaid[2] && t->thread[0] < b[0] && t->thread[1] < b[1] &&
+                        t->thread[2] < b[2] && linear / 32 == m_warp && linear % 32 < lanes;
+            if (here)
+            {
+                m_trace_lane = static_cast<int>(linear % 32);
+                m_launch.trace->reached = true;
+            }
+        }
+    }
+
+    void warp_interpreter::trace(const instruction& in, bool executed)
+    {
+        thread_trace& t = *m_launch.trace;
+        if (t.steps.size() >= t.limit)
+        {
+            t.truncated = true;
+            return;
+        }
+        trace_step step;
+        step.function = m_function->name;
+        step.pc = static_cast<std::uint32_t>(&in - m_function->code.data());
+        step.text = in.text;
+        step.line = in.line;
+        auto file = m_launch.program->files.find(in.file);
+        step.file = in.line && file != m_launch.program->files.end() ? file->second : std::string();
+        step.executed = executed;
+        t.steps.push_back(std::move(step));
+    }
+
+    // The registers `in` wrote for the traced lane, shown in the instruction's type (a predicate for setp).
+    void warp_interpreter::trace_writes(const instruction& in)
+    {
+        thread_trace& t = *m_launch.trace;
+        if (t.steps.empty() || t.truncated || in.op == opcode::st || in.op == opcode::red || in.op == opcode::membar ||
+            in.op == opcode::nop)
+        {
+            return;
+        }
+        const unsigned lane = static_cast<unsigned>(m_trace_lane);
+        auto shown = [&](std::int32_t reg, bool predicate) {
+            std::uint64_t v = m_registers[static_cast<std::size_t>(reg) * 32 + lane];
+            ptx_type type = in.type;
+            char text[64];
+            if (predicate || type.kind == 'p')
+            {
+                std::snprintf(text, sizeof text, "%s", (v & 1) ? "true" : "false");
+            }
+            else if (type.kind == 'f' && type.bits == 32)
+            {
+                float f;
+                auto bits = static_cast<std::uint32_t>(v);
+                std::memcpy(&f, &bits, 4);
+                std::snprintf(text, sizeof text, "%.9g", static_cast<double>(f));
+            }
+            else if (type.kind == 'f' && type.bits == 64)
+            {
+                double d;
+                std::memcpy(&d, &v, 8);
+                std::snprintf(text, sizeof text, "%.17g", d);
+            }
+            else if (type.kind == 's')
+            {
+                int shift = 64 - (type.bits ? type.bits : 64);
+                auto signed_value = static_cast<long long>(static_cast<std::int64_t>(v << shift) >> shift);
+                std::snprintf(text, sizeof text, "%lld", signed_value);
+            }
+            else if (type.kind == 'u')
+            {
+                std::uint64_t mask = type.bits >= 64 ? ~0ull : ((1ull << type.bits) - 1);
+                std::snprintf(text, sizeof text, "%llu", static_cast<unsigned long long>(v & mask));
+            }
+            else
+            {
+                std::uint64_t mask = type.bits >= 64 || type.bits == 0 ? ~0ull : ((1ull << type.bits) - 1);
+                std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v & mask));
+            }
+            const std::vector<std::string>& names = m_function->register_names;
+            std::string name = static_cast<std::size_t>(reg) < names.size() ? names[static_cast<std::size_t>(reg)]
+                                                                               : "%" + std::to_string(reg);
+            t.steps.back().writes.push_back(name + " = " + text);
+        };
+        if (in.operand_count == 0)
+        {
+            return;
+        }
+        const operand& d = in.operands[0];
+        bool predicate = in.op == opcode::setp;
+        if (d.what == operand::kind::reg)
+        {
+            shown(d.reg, predicate);
+        }
+        else if (d.what == operand::kind::vector)
+        {
+            for (unsigned k = 0; k < d.count; ++k)
+            {
+                if (d.regs[k] >= 0)
+                {
+                    shown(d.regs[k], false);
+                }
+            }
+        }
+        if (in.pair && in.operand_count > 1 && in.operands[1].what == operand::kind::reg)
+        {
+            shown(in.operands[1].reg, true);
+        }
     }
 
     void warp_interpreter::push_frame(int function, std::uint32_t mask, const instruction* call)
@@ -537,6 +647,11 @@ namespace xcuda::sim
                                     "limit), at " + where(in));
             }
             m_launch.thread_instructions += static_cast<unsigned>(__builtin_popcount(active));
+            const bool traced = m_trace_lane >= 0 && ((top.mask >> m_trace_lane) & 1);
+            if (traced)
+            {
+                trace(in, (active >> m_trace_lane) & 1);
+            }
             switch (in.op)
             {
             case opcode::bra:
@@ -660,6 +775,10 @@ namespace xcuda::sim
                 if (active)
                 {
                     execute(in, active);
+                    if (traced && ((active >> m_trace_lane) & 1))
+                    {
+                        trace_writes(in);
+                    }
                 }
                 m_stack.back().pc += 1;
                 continue;

@@ -20,6 +20,28 @@
 
 namespace xcuda::sim
 {
+    // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
+    // line and the registers it wrote, as "name = value" in the instruction's type.
+    struct trace_step
+    {
+        std::string function;
+        std::uint32_t pc = 0;
+        std::string text;            // the PTX instruction
+        std::uint32_t line = 0;      // from .loc, 0 when none
+        std::string file;
+        bool executed = true;        // false: its guard predicate was false for this thread
+        std::vector<std::string> writes;
+    };
+    struct thread_trace
+    {
+        unsigned thread[3] = {0, 0, 0};
+        unsigned block[3] = {0, 0, 0};
+        std::size_t limit = 100000;  // steps kept; more set `truncated`
+        bool truncated = false;
+        bool reached = false;        // the thread existed in the launch and started
+        std::vector<trace_step> steps;
+    };
+
     struct launch_context
     {
         const ptx_program* program = nullptr;
@@ -36,6 +58,7 @@ namespace xcuda::sim
         std::uint64_t thread_instructions = 0;
         std::string* printf_output = nullptr;  // device printf's text goes here (nullptr: printf is refused)
         bool race_check = true;              // report shared-memory races (block_executor keeps the shadow)
+        thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
     };
 
     // The race check's record of one byte of shared memory: its last write and up to two reads (of two
@@ -124,6 +147,8 @@ namespace xcuda::sim
         [[noreturn]] void race(std::uint64_t offset, const shared_access& earlier, bool earlier_wrote, unsigned lane,
                                bool write, const instruction& in) const;
         std::string shared_variable(std::uint64_t offset) const;
+        void trace(const instruction& in, bool executed);
+        void trace_writes(const instruction& in);
         std::string thread_of(std::uint32_t thread) const;
         std::string location(const instruction& in) const;  // in function, line N of file
         std::string thread_name(unsigned lane) const;
@@ -161,5 +186,6 @@ namespace xcuda::sim
         std::uint64_t m_scratch[5][32];
         std::uintptr_t m_cached_start = 0, m_cached_end = 0;  // the last allocation hit
         const instruction* m_barrier = nullptr;
+        int m_trace_lane = -1;  // the traced thread's lane when it is in this warp and block, else -1
     };
 }
