@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -799,6 +800,33 @@ extern "C" __global__ void halves(const float* in, const double* din, unsigned s
 }
 
 // ---- (f) division, remainder, min/max/abs/neg, rcp/sqrt, approximate functions ----
+
+TEST(simulator_math, narrowing_a_double_to_float_rounds_toward_zero_down_and_up_as_asked)
+{
+    simulated sim(R"(
+extern "C" __global__ void narrow(const double* in, float* out)
+{
+    double d = in[threadIdx.x];
+    out[4 * threadIdx.x] = __double2float_rn(d); out[4 * threadIdx.x + 1] = __double2float_rz(d);
+    out[4 * threadIdx.x + 2] = __double2float_rd(d); out[4 * threadIdx.x + 3] = __double2float_ru(d);
+})");
+    const float up = std::nextafter(1.0f, 2.0f), max = std::numeric_limits<float>::max();
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<double> in = {1.0 + std::ldexp(1.0, -30), -(1.0 + std::ldexp(1.0, -30)), 1e39, -1e39, 0.75,
+                              static_cast<double>(up) - std::ldexp(1.0, -40)};
+    std::vector<float> out(4 * in.size());
+    sim.launch("narrow", {1, 1, 1}, {static_cast<unsigned>(in.size()), 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    std::vector<std::vector<float>> expected = {{1.0f, 1.0f, 1.0f, up},  {-1.0f, -1.0f, -up, -1.0f},
+                                                {inf, max, max, inf},    {-inf, -max, -inf, -max},
+                                                {0.75f, 0.75f, 0.75f, 0.75f}, {up, 1.0f, 1.0f, up}};
+    for (std::size_t i = 0; i < in.size(); ++i)
+    {
+        for (int k = 0; k < 4; ++k)
+        {
+            EXPECT_EQ(out[4 * i + k], expected[i][k]) << "input " << in[i] << ", rounding " << "nzdu"[k];
+        }
+    }
+}
 
 TEST(simulator_math, division_and_the_correctly_rounded_functions_match_the_host)
 {

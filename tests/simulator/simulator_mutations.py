@@ -32,6 +32,7 @@ M=[
  ("h4: lanes of one warp race with each other", "magics/src/simulator/warp_interpreter.cpp", "return x.epoch == epoch && x.thread / 32 != m_warp;", "return x.epoch == epoch && x.thread != me;", "simulator_shared_memory.*"),
  ("h5: a barrier does not start a new race interval", "magics/src/simulator/block_executor.cpp", "            ++m_block.epoch;  // the barrier releases", "            // the barrier releases", "simulator_shared_memory.*"),
  ("c3: warps at two different barriers released together", "magics/src/simulator/block_executor.cpp", "else if (m_warps[w]->waiting_at() != first->waiting_at())", "else if (false)", "simulator_shared_memory.*"),
+ ("f3: cvt.rm narrowing rounds up", "magics/src/simulator/warp_operations.cpp", ": in.round == rounding::rm ? back > x", ": in.round == rounding::rm ? back < x", "simulator_math.*"),
  ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
 ]
 
