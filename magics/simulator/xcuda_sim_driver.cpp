@@ -92,7 +92,8 @@ namespace
         return CUDA_ERROR_UNKNOWN;
     }
 
-    std::vector<std::pair<std::uintptr_t, std::size_t>> g_host_ranges;  // pinned and registered host memory
+    std::vector<std::pair<std::uintptr_t, std::size_t>> g_host_ranges;
+    std::size_t g_device_bytes = 0;  // given out by cuMemAlloc, for cuMemGetInfo  // pinned and registered host memory
 
     bool is_host(std::uintptr_t address)
     {
@@ -355,8 +356,10 @@ CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it ret
 }
 CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 {
-    *free_bytes = std::size_t(16) << 30;
+    lock held(g_mutex);
+    // A nominal 16 GiB device: what cuMemAlloc gave out (and cuMemFree took back) is not free.
     *total = std::size_t(16) << 30;
+    *free_bytes = g_device_bytes < *total ? *total - g_device_bytes : 0;
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
@@ -368,17 +371,21 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
         return failed(CUDA_ERROR_OUT_OF_MEMORY, "the host has no memory left for the simulated device");
     }
     g_memory.add(reinterpret_cast<std::uintptr_t>(memory), bytes, "device allocation");
+    g_device_bytes += bytes;
     *pointer = reinterpret_cast<CUdeviceptr>(memory);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemFree(CUdeviceptr pointer)
 {
     lock held(g_mutex);
+    const sim_memory::allocation* found = g_memory.containing(static_cast<std::uintptr_t>(pointer));
+    std::size_t bytes = found && found->start == static_cast<std::uintptr_t>(pointer) ? found->bytes : 0;
     if (!g_memory.remove(static_cast<std::uintptr_t>(pointer)))
     {
         return failed(CUDA_ERROR_INVALID_VALUE, "cuMemFree of an address that is not a device allocation");
     }
     std::free(reinterpret_cast<void*>(pointer));
+    g_device_bytes -= std::min(bytes, g_device_bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemAllocHost(void** pointer, size_t bytes)
@@ -564,7 +571,7 @@ CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, 
     const ptx_function& entry = f->owner->program.functions[static_cast<std::size_t>(f->index)];
     switch (attribute)
     {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = entry.max_threads ? static_cast<int>(std::min(entry.max_threads, 1024u)) : 1024; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = static_cast<int>(entry.register_count); break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = static_cast<int>(f->owner->program.static_shared_bytes); break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *value = static_cast<int>(entry.local_bytes); break;

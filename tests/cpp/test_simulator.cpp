@@ -1044,3 +1044,15 @@ extern "C" __global__ void saxpy_div(float a, const float* x, const float* y, fl
         }
     }
 }
+
+TEST(simulator_basics, a_signed_sub_word_load_into_a_64_bit_register_sign_extends_all_of_it)
+{
+    // NVRTC loads a short parameter widened to long long with ld.param.s16 straight into a .b64 register.
+    simulated sim(R"(
+extern "C" __global__ void widen(short c, signed char a, long long* out) { out[0] = c; out[1] = a; })");
+    std::vector<long long> out(2);
+    sim.launch("widen", {1, 1, 1}, {1, 1, 1}, 0, static_cast<short>(-30000), static_cast<signed char>(-100), sim.buffer(out));
+    EXPECT_EQ(out[0], -30000);
+    EXPECT_EQ(out[1], -100);
+    EXPECT_NE(sim.ptx.find("ld.param.s16 \t%rd"), std::string::npos) << sim.ptx;
+}

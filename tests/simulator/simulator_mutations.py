@@ -33,6 +33,7 @@ M=[
  ("h5: a barrier does not start a new race interval", "magics/src/simulator/block_executor.cpp", "            ++m_block.epoch;  // the barrier releases", "            // the barrier releases", "simulator_shared_memory.*"),
  ("c3: warps at two different barriers released together", "magics/src/simulator/block_executor.cpp", "else if (m_warps[w]->waiting_at() != first->waiting_at())", "else if (false)", "simulator_shared_memory.*"),
  ("f3: cvt.rm narrowing rounds up", "magics/src/simulator/warp_operations.cpp", ": in.round == rounding::rm ? back > x", ": in.round == rounding::rm ? back < x", "simulator_math.*"),
+ ("a3: a signed sub-word load into a .b64 register keeps 32 bits", "magics/src/simulator/warp_interpreter.cpp", "if (size < 4 && !wide)", "if (size < 4)", "simulator_basics.*"),
  ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
 ]
 

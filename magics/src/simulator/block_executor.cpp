@@ -17,6 +17,13 @@ namespace xcuda::sim
                                 std::to_string(m_launch.block[1]) + "x" + std::to_string(m_launch.block[2]) +
                                 " threads; the simulated device takes 1 to 1024 threads per block (z at most 64)");
         }
+        const ptx_function& entry = program.functions[static_cast<std::size_t>(m_launch.entry)];
+        if (entry.max_threads && m_threads > entry.max_threads)
+        {
+            throw sim_error(sim_error::kind::launch_failed,
+                            "kernel '" + m_launch.kernel + "': a block of " + std::to_string(m_threads) +
+                                " threads, over its __launch_bounds__ (.maxntid) of " + std::to_string(entry.max_threads));
+        }
         std::size_t shared = program.static_shared_bytes;
         if (m_launch.dynamic_shared)
         {

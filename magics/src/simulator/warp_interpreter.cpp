@@ -912,9 +912,11 @@ namespace xcuda::sim
                     {
                         unsigned shift = 64 - size * 8;
                         v = static_cast<std::uint64_t>(static_cast<std::int64_t>(v << shift) >> shift);
-                        if (size < 4)
+                        const std::vector<std::uint8_t>& widths = m_function->register_bits;
+                        bool wide = static_cast<std::size_t>(regs[k]) < widths.size() && widths[static_cast<std::size_t>(regs[k])] == 64;
+                        if (size < 4 && !wide)
                         {
-                            v &= 0xffffffffu;  // a signed sub-word load fills a 32-bit register
+                            v &= 0xffffffffu;  // a signed sub-word load fills a 32-bit register, a .b64 one all of it
                         }
                     }
                     r = v;
