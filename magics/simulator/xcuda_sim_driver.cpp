@@ -21,6 +21,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,14 @@ namespace
     {
         const char* text = std::getenv("XCUDA_SIM_MAX_STEPS");
         return text && *text ? std::strtoull(text, nullptr, 10) : (std::uint64_t(1) << 31);
+    }
+
+    // XCUDA_SIM_THREADS: host threads that run a launch's blocks (default: the machine's cores).
+    unsigned sim_threads()
+    {
+        const char* text = std::getenv("XCUDA_SIM_THREADS");
+        unsigned long n = text && *text ? std::strtoul(text, nullptr, 10) : std::thread::hardware_concurrency();
+        return static_cast<unsigned>(std::max(1ul, std::min(n, 256ul)));
     }
 
     CUresult code_for(sim_error::kind kind)
@@ -650,6 +659,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     launch.printf_output = &g_printf;
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
     launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
+    launch.threads = sim_threads();
     if (g_trace_armed)
     {
         launch.trace = &g_trace;  // this launch only

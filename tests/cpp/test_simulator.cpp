@@ -92,6 +92,7 @@ namespace
             context.step_limit = 100000000;
             context.printf_output = &printed;
             context.race_check = race_check;
+            context.threads = threads;
             block_executor(context).run_grid();
             return context;
         }
@@ -103,6 +104,7 @@ namespace
         std::vector<std::uint8_t> packed;
         std::string printed;  // device printf's output
         bool race_check = true;
+        unsigned threads = 1;  // block_executor's pool
     };
 
     std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
@@ -1055,4 +1057,87 @@ extern "C" __global__ void widen(short c, signed char a, long long* out) { out[0
     EXPECT_EQ(out[0], -30000);
     EXPECT_EQ(out[1], -100);
     EXPECT_NE(sim.ptx.find("ld.param.s16 \t%rd"), std::string::npos) << sim.ptx;
+}
+
+// ---- blocks on a pool of host threads (XCUDA_SIM_THREADS) ----
+
+TEST(simulator_parallel_blocks, global_atomics_from_blocks_on_four_threads_count_every_increment)
+{
+    simulated sim(R"(
+extern "C" __global__ void count(const unsigned* data, unsigned* bins, unsigned long long* total, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    {
+        atomicAdd(&bins[data[i] % 7], 1u);
+        atomicAdd(total, (unsigned long long)data[i]);
+    }
+})");
+    sim.threads = 4;
+    const int n = 200000;
+    std::vector<unsigned> data(n), bins(7, 0);
+    std::vector<unsigned long long> total(1, 0);
+    std::vector<unsigned> expected(7, 0);
+    unsigned long long sum = 0;
+    for (int i = 0; i < n; ++i)
+    {
+        data[i] = static_cast<unsigned>(i * 2654435761u);
+        expected[data[i] % 7] += 1;
+        sum += data[i];
+    }
+    launch_context done = sim.launch("count", {64, 1, 1}, {128, 1, 1}, 0, sim.buffer(data), sim.buffer(bins),
+                                     sim.buffer(total), n);
+    EXPECT_EQ(bins, expected);
+    EXPECT_EQ(total[0], sum);
+    EXPECT_EQ(done.thread_instructions > static_cast<std::uint64_t>(n), true);  // the workers' counts are summed
+}
+
+TEST(simulator_parallel_blocks, the_fault_of_the_lowest_block_is_reported_whichever_thread_ran_it)
+{
+    simulated sim(R"(
+extern "C" __global__ void overrun(float* out, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (blockIdx.x >= 37) i += n; out[i] = 1.0f; })");
+    sim.threads = 4;
+    std::vector<float> out(64 * 32);
+    for (int attempt = 0; attempt < 5; ++attempt)
+    {
+        std::string message = error_of([&] { sim.launch("overrun", {64, 1, 1}, {32, 1, 1}, 0, sim.buffer(out), 64 * 32); });
+        EXPECT_NE(message.find("thread (0,0,0) of block (37,0,0)"), std::string::npos) << message;
+    }
+    for (int b = 0; b < 37; ++b)
+    {
+        EXPECT_EQ(out[b * 32], 1.0f) << "block " << b << " ran before the failing one";
+    }
+}
+
+TEST(simulator_parallel_blocks, each_thread_has_its_own_shared_window_and_race_check)
+{
+    simulated sim(R"(
+extern "C" __global__ void block_sum(const int* in, int* out)
+{
+    __shared__ int partial[128];
+    partial[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x];
+    __syncthreads();
+    for (int k = 64; k > 0; k >>= 1) { if (threadIdx.x < k) partial[threadIdx.x] += partial[threadIdx.x + k]; __syncthreads(); }
+    if (threadIdx.x == 0) out[blockIdx.x] = partial[0];
+}
+extern "C" __global__ void racy(int* out)
+{ __shared__ int s[64]; s[threadIdx.x] = blockIdx.x; out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x]; })");
+    sim.threads = 3;
+    std::vector<int> in(100 * 128), out(100 * 64);
+    for (std::size_t i = 0; i < in.size(); ++i)
+    {
+        in[i] = static_cast<int>(i % 1000);
+    }
+    sim.launch("block_sum", {100, 1, 1}, {128, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    for (int b = 0; b < 100; ++b)
+    {
+        int expected = 0;
+        for (int t = 0; t < 128; ++t)
+        {
+            expected += in[b * 128 + t];
+        }
+        EXPECT_EQ(out[b], expected) << "block " << b;
+    }
+    std::string message = error_of([&] { sim.launch("racy", {10, 1, 1}, {64, 1, 1}, 0, sim.buffer(out)); });
+    EXPECT_NE(message.find("a shared-memory race in block (0,0,0)"), std::string::npos) << message;
 }

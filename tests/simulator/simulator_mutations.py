@@ -34,6 +34,8 @@ M=[
  ("c3: warps at two different barriers released together", "magics/src/simulator/block_executor.cpp", "else if (m_warps[w]->waiting_at() != first->waiting_at())", "else if (false)", "simulator_shared_memory.*"),
  ("f3: cvt.rm narrowing rounds up", "magics/src/simulator/warp_operations.cpp", ": in.round == rounding::rm ? back > x", ": in.round == rounding::rm ? back < x", "simulator_math.*"),
  ("a3: a signed sub-word load into a .b64 register keeps 32 bits", "magics/src/simulator/warp_interpreter.cpp", "if (size < 4 && !wide)", "if (size < 4)", "simulator_basics.*"),
+ ("i: atomics of parallel blocks without the lock", "magics/src/simulator/warp_operations.cpp", "        if (m_launch.atomic_lock)\n", "        if (false)\n", "simulator_parallel_blocks.*"),
+ ("i2: the fault of the highest block reported", "magics/src/simulator/block_executor.cpp", "return a.block < b.block; });", "return a.block > b.block; });", "simulator_parallel_blocks.*"),
  ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
 ]
 

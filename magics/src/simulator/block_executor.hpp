@@ -7,9 +7,11 @@
 // hardware. A warp that arrives at a barrier with only some of its live lanes is barrier divergence
 // (warp_interpreter reports it), and so are warps waiting at different bar.sync instructions (this
 // executor reports it). Each barrier release starts a new interval of the race check (the epoch).
-// Blocks run sequentially on the calling thread.
+// Blocks run on a pool of launch_context::threads host threads (XCUDA_SIM_THREADS), each with an
+// executor of its own; sequentially on the calling thread with a pool of one, for a kernel that calls
+// printf (its lines keep the block order) and for a trace.
 //
-// Not thread-safe: one executor runs one launch.
+// Not thread-safe: one executor runs one launch (and its pool).
 
 #include <memory>
 #include <vector>
@@ -27,7 +29,9 @@ namespace xcuda::sim
         void run_grid();
 
     private:
+        void prepare();  // checks the configuration, makes the shared window and the warps
         void run_block(unsigned x, unsigned y, unsigned z);
+        void run_parallel(unsigned pool, unsigned long long blocks);
 
         launch_context& m_launch;
         block_state m_block;

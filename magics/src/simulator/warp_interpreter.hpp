@@ -12,6 +12,7 @@
 // Not thread-safe: one warp is run by one thread at a time (block_executor).
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ namespace xcuda::sim
         std::string* printf_output = nullptr;  // device printf's text goes here (nullptr: printf is refused)
         bool race_check = true;              // report shared-memory races (block_executor keeps the shadow)
         thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
+        unsigned threads = 1;                // host threads running blocks (block_executor's pool)
+        std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
     };
 
     // The race check's record of one byte of shared memory: its last write and up to two reads (of two

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <type_traits>
 
 #include "warp_interpreter.hpp"
@@ -901,6 +902,12 @@ namespace xcuda::sim
 
     void warp_interpreter::atomic(const instruction& in, std::uint32_t active)
     {
+        // Blocks on other host threads may touch the same word: one lock for every atomic of the launch.
+        std::unique_lock<std::mutex> held;
+        if (m_launch.atomic_lock)
+        {
+            held = std::unique_lock<std::mutex>(*m_launch.atomic_lock);
+        }
         bool reduction = in.op == opcode::red;
         unsigned at = reduction ? 0 : 1;
         std::uint64_t* d = reduction ? nullptr : destination(in.operands[0]);
