@@ -88,6 +88,7 @@ def out_of_bounds():
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in message, message
     assert "thread (4,0,0) of block (3,0,0)" in message, message
     assert "writes 4 bytes at global address 0x" in message and "bytes past the end of device allocation" in message, message
+    assert "(the array of the kernel's parameter 0, overrun_param_0)" in message, message  # out
     assert "line 3 of " in message, message  # the cell line of out[i] = 1.0f (OVERRUN's first line is empty)
     assert "not sticky" in message, message
     # Not sticky on the simulator: the session goes on, its device arrays intact, the next launch runs.

@@ -349,6 +349,43 @@ namespace xcuda::sim
         }
     }
 
+    // Which pointer argument of the launch the faulting address belongs with: the one whose allocation is
+    // nearest to it (within 1 MiB), named by its position in the kernel's parameter list.
+    std::string warp_interpreter::argument_near(std::uint64_t address) const
+    {
+        const ptx_function& entry = m_launch.program->functions[static_cast<std::size_t>(m_launch.entry)];
+        std::uint64_t best = std::uint64_t(1) << 20;
+        int which = -1;
+        for (std::size_t i = 0; i < entry.params.size(); ++i)
+        {
+            const ptx_symbol& p = m_launch.program->symbols[static_cast<std::size_t>(entry.params[i])];
+            if (p.size != 8 || p.offset + 8 > m_launch.param_bytes)
+            {
+                continue;
+            }
+            std::uint64_t pointer = 0;
+            std::memcpy(&pointer, m_launch.params + p.offset, 8);
+            const sim_memory::allocation* a = m_launch.memory->containing(static_cast<std::uintptr_t>(pointer));
+            if (!a)
+            {
+                continue;
+            }
+            std::uint64_t end = a->start + a->bytes;
+            std::uint64_t distance = address < a->start ? a->start - address : address >= end ? address - end + 1 : 0;
+            if (distance < best)
+            {
+                best = distance;
+                which = static_cast<int>(i);
+            }
+        }
+        if (which < 0)
+        {
+            return "";
+        }
+        const ptx_symbol& p = m_launch.program->symbols[static_cast<std::size_t>(entry.params[static_cast<std::size_t>(which)])];
+        return " (the array of the kernel's parameter " + std::to_string(which) + ", " + p.name + ")";
+    }
+
     std::string warp_interpreter::thread_of(std::uint32_t thread) const
     {
         const unsigned* b = m_launch.block;
@@ -571,7 +608,7 @@ namespace xcuda::sim
                 if (!found)
                 {
                     fault(in, lane, described(space == state_space::generic ? "generic" : space_name(space)) + ", " +
-                                        m_launch.memory->describe(a, bytes));
+                                        m_launch.memory->describe(a, bytes) + argument_near(a));
                 }
                 m_cached_start = found->start;
                 m_cached_end = found->start + found->bytes;

@@ -153,6 +153,7 @@ namespace xcuda::sim
         void trace(const instruction& in, bool executed);
         void trace_writes(const instruction& in);
         std::string thread_of(std::uint32_t thread) const;
+        std::string argument_near(std::uint64_t address) const;
         std::string location(const instruction& in) const;  // in function, line N of file
         std::string thread_name(unsigned lane) const;
         source member_mask(const instruction& in, const operand& o, std::uint32_t active, const char* what);
