@@ -35,6 +35,7 @@ extern "C" __global__ void block_sum(const float* in, float* out, int n)
 OVERRUN = r"""
 extern "C" __global__ void overrun(float* out, int n)
 { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i <= n) out[i] = 1.0f; }
+extern "C" __global__ void misaligned(char* bytes) { *(int*)(bytes + 1 + threadIdx.x * 4) = 7; }
 """
 
 SLEEPY = r"""
@@ -99,6 +100,19 @@ def out_of_bounds():
     again = xcuda.to_device(np.zeros(100, dtype=np.float32))
     m.overrun[1, 32](again, 10)
     assert (again.copy_to_host()[:11] == 1).all()
+    # A misaligned access: the same, and the session goes on again.
+    try:
+        m.misaligned[1, 4](xcuda.zeros(64, np.int8))
+    except xcuda.KernelFault as fault:
+        raise AssertionError(f"a simulator fault declared the session lost: {fault}")
+    except xcuda.CudaError as fault:
+        message = str(fault)
+    else:
+        raise AssertionError("the misaligned write raised nothing")
+    assert "thread (0,0,0) of block (0,0,0): writes 4 bytes at global address 0x" in message, message
+    assert "which is not aligned to 4 bytes" in message and "line 4 of " in message, message
+    m.overrun[1, 32](again, 20)
+    assert (again.copy_to_host()[:21] == 1).all() and np.array_equal(kept.copy_to_host(), np.arange(64, dtype=np.float32))
     print("survived:", np.arange(3).sum())
 
 
