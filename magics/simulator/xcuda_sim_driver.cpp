@@ -5,11 +5,12 @@
 // versioned names the headers map them to (cuMemAlloc -> cuMemAlloc_v2), as the test double
 // tests/fake_driver/fake_libcuda.cpp does; everything above the table is xcuda's own code, unchanged.
 // Device memory is host memory recorded in one sim_memory; cuModuleLoadData parses PTX (and refuses a
-// CUBIN); cuLaunchKernel runs the grid at once, on the calling thread (streams are synchronous, events
-// are host clock readings). A launch that fails keeps its description, which cuGetErrorString returns
+// CUBIN); cuLaunchKernel runs the grid at once, its blocks on XCUDA_SIM_THREADS host threads, and
+// returns when it is done (streams are synchronous, events are host clock readings). A launch that fails keeps its description, which cuGetErrorString returns
 // for that error code, so xcuda's error names the thread, the block and the instruction.
 //
-// Threading: every entry point takes one process-wide lock; launches run one at a time.
+// Threading: every entry point takes one process-wide lock; launches run one at a time (a launch's
+// own pool of threads is block_executor's).
 // A kernel fault is not sticky (unlike a GPU's since CUDA 12): the launch that faulted returns it, and
 // every later call works, since nothing was lost (device memory is host memory; docs/simulator.md).
 

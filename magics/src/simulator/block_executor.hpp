@@ -1,5 +1,5 @@
 #pragma once
-// The blocks of a launch, one after another, each with its warps and its shared memory window.
+// The blocks of a launch, each with its warps and its shared memory window (see the end for threads).
 //
 // A block's warps run in turn, each until it reaches a bar.sync or exits (warp_interpreter::run); when
 // every warp that has not exited waits at the barrier, they all go on. So bar.sync orders shared
