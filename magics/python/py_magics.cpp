@@ -317,6 +317,10 @@ namespace xcuda::python
 
         void add_help_transform(py::object shell)
         {
+            if (!py::hasattr(shell, "input_transformers_cleanup"))
+            {
+                return;  // a shell without IPython's input transformers (a minimal one of a script)
+            }
             py::list cleanup = shell.attr("input_transformers_cleanup");
             for (auto transform : cleanup)
             {
