@@ -399,8 +399,10 @@ namespace xcuda::python
             }, py::name("cuda_status"), py::doc(status_usage.c_str()));
             py::cpp_function header([](const std::string& line, const std::string& cell) { cuda_header_cell(line, cell); },
                                     py::name("cuda_header"), py::doc(header_usage.c_str()));
-            shell.attr("register_magic_function")(cuda, "cell", "cuda");
-            shell.attr("register_magic_function")(header, "cell", "cuda_header");
+            // The lines of the cell magics are expanded by xcuda, under a limit (xcuda/magic_lines.py).
+            py::object cell_magic = py::module_::import("xcuda.magic_lines").attr("cell_magic");
+            shell.attr("register_magic_function")(cell_magic(shell, cuda, "cuda"), "cell", "cuda");
+            shell.attr("register_magic_function")(cell_magic(shell, header, "cuda_header"), "cell", "cuda_header");
             shell.attr("register_magic_function")(info, "line", "cuda_info");
             shell.attr("register_magic_function")(status, "line", "cuda_status");
             register_launch_magics(shell);
