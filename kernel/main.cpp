@@ -21,6 +21,7 @@
 
 #include "interrupt_guard.hpp"
 #include "output_buffer.hpp"
+#include "private_files.hpp"
 #include "replaceable_server.hpp"
 #include "xcuda_history_manager.hpp"
 #include "xcuda_interpreter.hpp"
@@ -48,15 +49,31 @@ namespace
         return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
     }
 
+    // A folder the kernel imports code from must be one nobody else can have written to (see
+    // private_files::code_folder_problem); else a one-line warning says why, and it is not used.
+    bool trusted_code_folder(const std::string& path, const char* what)
+    {
+        std::string problem = xcuda::private_files::code_folder_problem(path);
+        if (problem.empty())
+        {
+            return true;
+        }
+        std::cerr << "xcuda: not importing xcuda from " << path << " (" << what << "): " << problem
+                  << "; another user could put code there. Fix its permissions (chmod go-w) or unset it." << std::endl;
+        return false;
+    }
+
     // Where the `xcuda` Python module is: $XCUDA_PYTHONPATH, else the build tree's module folder while it
-    // exists (a kernel run from its build folder), else the installed one.
+    // exists (a kernel run from its build folder), else the installed one; each of the first two only when
+    // it is a trusted code folder.
     std::string xcuda_module_dir()
     {
-        if (const char* from_environment = std::getenv("XCUDA_PYTHONPATH"))
+        const char* from_environment = std::getenv("XCUDA_PYTHONPATH");
+        if (from_environment && (!*from_environment || trusted_code_folder(from_environment, "XCUDA_PYTHONPATH")))
         {
-            return from_environment;
+            return from_environment;  // "": no folder of ours, Python's own sys.path
         }
-        if (is_directory(XCUDA_BUILD_MODULE_DIR))
+        if (is_directory(XCUDA_BUILD_MODULE_DIR) && trusted_code_folder(XCUDA_BUILD_MODULE_DIR, "the build folder"))
         {
             return XCUDA_BUILD_MODULE_DIR;
         }
@@ -145,6 +162,7 @@ int main(int argc, char* argv[])
     // The debugger of Python cells is xeus-python's, on debugpy (docs/debugger.md): debugpy's adapter runs
     // as a child process of the interpreter Python was started for (the GIL is still this thread's here).
     nl::json debugger_config{{"python", pybind11::module_::import("sys").attr("executable").cast<std::string>()}};
+    bool debugger_present = !pybind11::module_::import("importlib.util").attr("find_spec")("debugpy").is_none();
     xeus::xkernel kernel(config,
                          xeus::get_user_name(),
                          xeus::make_context<zmq::context_t>(),
@@ -159,6 +177,9 @@ int main(int argc, char* argv[])
         server.publish_stream(name, text, parent);
     });
     server.set_before_publish([output] { output->flush(); });
+    // The wire gate lets debug_request through only to a kernel that has the debugger (debugpy importable,
+    // as kernel_info says); otherwise it answers with an error reply.
+    server.set_debugger_present(debugger_present);
     server.set_exit_check([&interpreter_ref] { return interpreter_ref.exit_requested(); },
                           [&interpreter_ref] { interpreter_ref.shutdown_request(); });
     kernel.start();

@@ -1,5 +1,6 @@
 #include "output_buffer.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace xcuda
@@ -50,6 +51,21 @@ namespace xcuda
             if (!m_runs.empty() && m_runs.back().stream == stream)
             {
                 m_runs.back().text += text;
+            }
+            else if (m_runs.size() >= max_runs)
+            {
+                // Past max_runs switches, a write joins the latest run of its own stream: each stream keeps
+                // its order, and only the interleaving past the first switches is coarser.
+                auto same = std::find_if(m_runs.rbegin(), m_runs.rend(),
+                                         [&](const run& r) { return r.stream == stream; });
+                if (same != m_runs.rend())
+                {
+                    same->text += text;
+                }
+                else
+                {
+                    m_runs.push_back({stream, text});
+                }
             }
             else
             {

@@ -15,6 +15,7 @@
 #include "xeus/xmessage.hpp"
 
 #include "private_files.hpp"
+#include "wire_gate.hpp"
 #include "zmq.hpp"
 
 // xeus 2.4.1 keeps its shell socket class private (src/xshell.hpp, not installed) but exports its members;
@@ -126,6 +127,9 @@ namespace xcuda
             std::string text;
             bool trusted = xcuda::private_files::read(path, text);
             ::unlink(path.c_str());
+            // The folder (xcuda_recovery's mkdtemp) goes with its last file: whichever of the carried
+            // variables and these requests is read last removes it (rmdir fails while the other is there).
+            ::rmdir(path.substr(0, path.rfind('/')).c_str());
             if (!trusted)
             {
                 return requests;
@@ -185,7 +189,17 @@ namespace xcuda
     std::unique_ptr<xeus::xserver> replaceable_server::make(xeus::xcontext& context, const xeus::xconfiguration& config,
                                                             nl::json::error_handler_t handler)
     {
-        return std::make_unique<replaceable_server>(context.get_wrapped_context<zmq::context_t>(), config, handler);
+        // xeus listens on inproc endpoints only; the connection file's ports belong to the gate, which lets
+        // in what checks out (see wire_gate). Same context: inproc endpoints are per context.
+        zmq::context_t& zmq_context = context.get_wrapped_context<zmq::context_t>();
+        auto server = std::make_unique<replaceable_server>(zmq_context, wire_gate::inner_configuration(config), handler);
+        server->m_gate = wire_gate::start(zmq_context, config);
+        return server;
+    }
+
+    void replaceable_server::set_debugger_present(bool present)
+    {
+        m_gate->set_debugger_present(present);
     }
 
     void replaceable_server::set_before_publish(std::function<void()> hook)

@@ -14,6 +14,8 @@
 
 namespace xcuda
 {
+    class wire_gate;
+
     /**
      * xeus' server with the shell on the main thread, able to replace the kernel process with a new
      * one between two requests.
@@ -56,6 +58,9 @@ namespace xcuda
         // Asked after each idle status: when it returns true (exit or quit ran in the cell), on_exit runs
         // and the process ends, as after a shutdown_request; Jupyter then restarts the kernel.
         void set_exit_check(std::function<bool()> requested, std::function<void()> on_exit);
+        // Whether the kernel has a debugger: without one the gate answers debug_request with an error
+        // reply (xeus 2.4.1 sends none). False until set.
+        void set_debugger_present(bool present);
         // Publishes a stream message (name "stdout" or "stderr") with the given parent header.
         void publish_stream(const std::string& name, const std::string& text, const nl::json& parent);
 
@@ -68,12 +73,17 @@ namespace xcuda
         // after a later cell's reply).
         void abort_queue_impl(const listener& l, long polling_interval) override;
 
+        // The ports of the connection file stay as they are: they are the gate's (xeus' own sockets are on
+        // inproc endpoints, which have no port to report).
+        void update_config_impl(xeus::xconfiguration&) const override {}
+
     private:
         // xeus 2.4.1's xserver_shell_main::start_server, with the saved requests run before the shell loop.
         void start_server(zmq::multipart_t& wire_message) override;
         void replay_saved_requests();
         void answer_aborted(const xeus::xmessage& request);
 
+        wire_gate* m_gate = nullptr;  // the connection file's ports; never destroyed (see wire_gate)
         std::function<void()> m_before_publish;
         bool m_answering_aborted = false;  // the idle of an aborted request is not the end of a cell
         std::vector<xeus::xmessage> m_to_abort;  // taken by abort_queue_impl, answered after the next idle

@@ -70,6 +70,10 @@ os.environ["XCUDA_CACHE_DIR"] = str(TEST_CACHE)
 
 def _probe_gpus():
     """(None, number of CUDA devices) when a driver and a device are present, else (why GPU tests cannot run, 0)."""
+    if os.environ.get("XCUDA_DEVICE") == "simulator" and not os.environ.get("XCUDA_LIBCUDA"):
+        # tests/simulator/test_runtime_on_the_simulator.py runs chosen GPU tests on the PTX simulator's one
+        # device (docs/simulator.md): xcuda opens libxcuda-sim.so, not libcuda.so.1.
+        return None, 1
     try:
         lib = ctypes.CDLL("libcuda.so.1")
     except OSError:

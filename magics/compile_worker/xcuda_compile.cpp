@@ -3,7 +3,7 @@
 // Reads requests (compile_worker::encode) as frames on stdin and answers each with a frame on stdout (what
 // compile_process::outcome makes: the result, or the error to raise). Exits when stdin closes. SIGINT is
 // ignored between requests; during a compile NVRTC installs its own handler, which ends this process, and
-// the module reports the compile as interrupted.
+// the module reports the compile as interrupted. It ends when the kernel does, even mid-compile.
 
 #include <csignal>
 #include <poll.h>
@@ -15,6 +15,7 @@
 
 int main()
 {
+    xcuda::compile_worker::exit_with_parent();  // a killed kernel leaves no compile running
     std::signal(SIGINT, SIG_IGN);
     std::signal(SIGPIPE, SIG_IGN);
     // NVRTC initialised before the first request, unless that request is already waiting (started by a

@@ -157,11 +157,8 @@ namespace xcuda::python
                 {
                     if (png_base64.empty())
                     {
-                        py::object buffer = py::module_::import("io").attr("BytesIO")();
-                        py::object figure = plot(py::none());
-                        figure.attr("savefig")(buffer, py::arg("format") = "png", py::arg("dpi") = 100);
-                        png_base64 = py::module_::import("base64").attr("b64encode")(buffer.attr("getvalue")())
-                                         .attr("decode")("ascii").cast<std::string>();
+                        png_base64 = py::module_::import("xcuda.plots").attr("png_base64")(plot(py::none()), 100)
+                                         .cast<std::string>();
                     }
                     out += "<img alt=\"" + html_escape(kernel) + " bandwidth plot\" src=\"data:image/png;base64," +
                            png_base64 + "\"/>";
@@ -169,50 +166,12 @@ namespace xcuda::python
                 return out + "</div>";
             }
 
-            // Achieved GB/s against n (log scale), with the peak (and the theoretical peak) as lines.
+            // Achieved GB/s against n, with the peaks as lines (xcuda/plots.py).
             py::object plot(py::object ax) const
             {
-                py::object figure;
-                if (ax.is_none())
-                {
-                    figure = py::module_::import("matplotlib.figure")
-                                 .attr("Figure")(py::arg("figsize") = py::make_tuple(7.0, 4.2),
-                                                 py::arg("layout") = "constrained");
-                    ax = figure.attr("add_subplot")();
-                }
-                else
-                {
-                    figure = ax.attr("figure");
-                }
-                ax.attr("plot")(sizes, bandwidth_gbs, py::arg("marker") = "o",
-                                py::arg("label") = kernel + " (block " + std::to_string(block) + ")");
-                ax.attr("axhline")(peak_gbs, py::arg("color") = "C3", py::arg("linestyle") = "--",
-                                   py::arg("label") = (peak_source == "measured" ? "measured peak " : "peak ") +
-                                                      format("%.0f GB/s", peak_gbs) +
-                                                      (peak_source == "measured" ? " (device-to-device copy)" : ""));
-                double top = peak_gbs;
-                if (!theoretical_gbs.is_none())
-                {
-                    double theoretical = theoretical_gbs.cast<double>();
-                    ax.attr("axhline")(theoretical, py::arg("color") = "0.5", py::arg("linestyle") = ":",
-                                       py::arg("label") = "theoretical " + format("%.0f GB/s", theoretical) +
-                                                          " (memory clock x bus width)");
-                    top = std::max(top, theoretical);
-                }
-                for (double bandwidth : bandwidth_gbs)
-                {
-                    if (std::isfinite(bandwidth))
-                        top = std::max(top, bandwidth);
-                }
-                bool powers_of_two = std::all_of(sizes.begin(), sizes.end(), [](long long n) { return (n & (n - 1)) == 0; });
-                ax.attr("set_xscale")("log", py::arg("base") = powers_of_two ? 2 : 10);
-                ax.attr("set_ylim")(0, top * 1.4);  // headroom for the legend above the lines
-                ax.attr("set_xlabel")("n (elements)");
-                ax.attr("set_ylabel")("achieved bandwidth (GB/s)");
-                ax.attr("set_title")(device.is_none() ? kernel + ": achieved bandwidth" : kernel + " on " + str_of(device));
-                ax.attr("grid")(true, py::arg("which") = "both", py::arg("alpha") = 0.3);
-                ax.attr("legend")(py::arg("loc") = "upper left");
-                return figure;
+                return py::module_::import("xcuda.plots")
+                    .attr("bandwidth_sweep")(sizes, bandwidth_gbs, peak_gbs, peak_source, theoretical_gbs, kernel, block,
+                                             device, py::arg("ax") = ax);
             }
         };
 

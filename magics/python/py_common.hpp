@@ -78,6 +78,8 @@ namespace xcuda::python
         std::string engine_label;
         // The graph whose `with xcuda.graph()` block is open, or null (py_graph.cpp).
         cuda_graph* capture = nullptr;
+        // True while graph.update converts arguments (host arrays are refused then, as in a capture).
+        bool updating_graph = false;
     };
     process_state& state();
     inline cuda_session& process_session() { return state().session; }

@@ -50,9 +50,6 @@ namespace xcuda::python
                 }
             }
         };
-        // Set while graph.update binds arguments: host arrays are refused as they are in a capture.
-        bool g_updating = false;
-
         [[noreturn]] void refuse(const std::string& what, const std::string& instead)
         {
             throw graph_capture_error(what + " cannot be captured in a CUDA graph: " + instead);
@@ -201,17 +198,17 @@ namespace xcuda::python
             }
             launch_call call(*kernel, dims, self.graph->raw_stream());
             call_objects objects;
-            g_updating = true;
+            state().updating_graph = true;
             try
             {
                 bind_argument_tuple(call, args, objects);
             }
             catch (...)
             {
-                g_updating = false;
+                state().updating_graph = false;
                 throw;
             }
-            g_updating = false;
+            state().updating_graph = false;
             self.graph->update_kernel(index, call);
             self.arguments[index] = py::tuple(args);
         }
@@ -281,7 +278,7 @@ namespace xcuda::python
 
     void refuse_host_argument(const std::string& parameter, const std::string& what)
     {
-        if (state().capture || g_updating)
+        if (state().capture || state().updating_graph)
         {
             throw graph_capture_error(
                 parameter + ": " + what + " is copied to and from the device around each launch, which a CUDA graph "

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cuda_driver.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
 #include "event_timer.hpp"
@@ -410,6 +411,7 @@ namespace xcuda::python
             double min_ms = 0;
             double max_ms = 0;
             py::object nbytes;
+            bool simulated = false;  // measured on the PTX simulator (XCUDA_DEVICE=simulator)
 
             py::object bandwidth_gbs() const
             {
@@ -434,7 +436,7 @@ namespace xcuda::python
                                   nbytes.cast<double>() / 1e6);
                     result += line;
                 }
-                return result;
+                return simulated ? result + " [simulated: the PTX simulator's time on the CPU, not a GPU's]" : result;
             }
         };
     }
@@ -464,6 +466,7 @@ namespace xcuda::python
         timing.median_ms = summary.median_ms;
         timing.min_ms = summary.min_ms;
         timing.max_ms = summary.max_ms;
+        timing.simulated = cuda_driver::get().simulated();
         timing.nbytes = nbytes.is_none() ? (call.array_bytes() ? py::object(py::int_(call.array_bytes())) : py::none())
                                          : nbytes;
         return py::cast(std::move(timing));

@@ -57,19 +57,11 @@ namespace xcuda::python
 
         // Names the shell itself needs in the namespace (IPython's hidden names: get_ipython, exit, In, Out,
         // _, _i, ...), and any dunder name: binding a module or kernel there breaks every later cell.
-        bool shell_needs_name(py::object shell, const std::string& name)
+        bool shell_needs_name(py::handle shell, const std::string& name)
         {
             if (name.size() > 4 && name.compare(0, 2, "__") == 0 && name.compare(name.size() - 2, 2, "__") == 0)
             {
                 return true;
-            }
-            if (py::hasattr(shell, "user_ns_hidden"))
-            {
-                py::dict hidden = shell.attr("user_ns_hidden");
-                if (hidden.contains(py::str(name)))
-                {
-                    return true;
-                }
             }
             static const char* known[] = {"get_ipython", "exit", "quit", "In", "Out", "_", "__", "___", "_i", "_ii",
                                           "_iii", "_ih", "_oh", "_dh", "display"};
@@ -80,35 +72,59 @@ namespace xcuda::python
                     return true;
                 }
             }
-            return false;
+            PyObject* hidden = PyObject_GetAttrString(shell.ptr(), "user_ns_hidden");
+            if (!hidden)
+            {
+                PyErr_Clear();
+                return false;
+            }
+            py::object key = py::str(name);
+            int found = PyDict_Check(hidden) ? PyDict_Contains(hidden, key.ptr()) : 0;
+            Py_DECREF(hidden);
+            if (found < 0)
+            {
+                PyErr_Clear();
+            }
+            return found == 1;
+        }
+
+        void warn(const std::string& message)
+        {
+            if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 2) < 0)
+            {
+                throw py::error_already_set();
+            }
         }
 
         // Binds a kernel or module under name, unless the shell needs the name (then a warning says how to
         // reach it). A variable of another kind already there is replaced, with a warning the first time.
-        void bind_in_namespace(py::object shell, const std::string& name, py::object value, const char* what)
+        // On the path of every re-run of an unchanged cell: no import unless a warning is due.
+        void bind_in_namespace(py::handle shell, py::dict user_ns, const std::string& name, py::handle value,
+                               const char* what)
         {
-            py::object user_ns = shell.attr("user_ns");
-            py::module_ warnings = py::module_::import("warnings");
-            py::object user_warning = py::module_::import("builtins").attr("UserWarning");
             if (shell_needs_name(shell, name))
             {
-                warnings.attr("warn")(std::string("%%cuda: ") + what + " '" + name + "' is not bound to the name " +
-                                      name + ", which IPython needs; choose another with %%cuda --name NAME (then "
-                                      "NAME." + name + " or NAME['" + name + "'])", user_warning, 3);
+                warn(std::string("%%cuda: ") + what + " '" + name + "' is not bound to the name " + name +
+                     ", which IPython needs; choose another with %%cuda --name NAME (then NAME." + name + " or NAME['" +
+                     name + "'])");
                 return;
             }
             py::str key(name);
-            if (user_ns.contains(key))
+            PyObject* old = PyDict_GetItemWithError(user_ns.ptr(), key.ptr());  // borrowed
+            if (old && Py_TYPE(old) != Py_TYPE(value.ptr()))
             {
-                py::object old = user_ns[key];
                 py::module_ xcuda = py::module_::import("xcuda");
                 bool ours = py::isinstance(old, xcuda.attr("Kernel")) || py::isinstance(old, xcuda.attr("Module"));
                 if (!ours)
                 {
-                    warnings.attr("warn")(std::string("%%cuda: ") + what + " '" + name + "' replaces the variable " +
-                                          name + " (" + type_name(old) + "); to keep it, bind the cell's kernels "
-                                          "under another name with %%cuda --name NAME", user_warning, 3);
+                    warn(std::string("%%cuda: ") + what + " '" + name + "' replaces the variable " + name + " (" +
+                         type_name(old) + "); to keep it, bind the cell's kernels under another name with "
+                         "%%cuda --name NAME");
                 }
+            }
+            else if (!old && PyErr_Occurred())
+            {
+                throw py::error_already_set();
             }
             user_ns[key] = value;
         }
@@ -175,9 +191,10 @@ namespace xcuda::python
                     "%%cuda_header NAME, then #include \"NAME\" in the %%cuda cells.",
                     py::module_::import("builtins").attr("UserWarning"), 2);
             }
+            py::dict user_ns = shell.attr("user_ns");
             if (!options.name.empty())
             {
-                bind_in_namespace(shell, options.name, module, "module");
+                bind_in_namespace(shell, user_ns, options.name, module, "module");
             }
             else
             {
@@ -185,10 +202,9 @@ namespace xcuda::python
                 for (auto item : kernels)
                 {
                     // Instances ("saxpy<float>") are not identifiers: they stay reachable through the module.
-                    if (item.first.attr("isidentifier")().cast<bool>())
+                    if (PyUnicode_Check(item.first.ptr()) && PyUnicode_IsIdentifier(item.first.ptr()) == 1)
                     {
-                        bind_in_namespace(shell, item.first.cast<std::string>(),
-                                          py::reinterpret_borrow<py::object>(item.second), "kernel");
+                        bind_in_namespace(shell, user_ns, item.first.cast<std::string>(), item.second, "kernel");
                     }
                 }
             }
@@ -326,6 +342,10 @@ namespace xcuda::python
 
         void add_help_transform(py::object shell)
         {
+            if (!py::hasattr(shell, "input_transformers_cleanup"))
+            {
+                return;  // a shell without IPython's input transformers (a minimal one of a script)
+            }
             py::list cleanup = shell.attr("input_transformers_cleanup");
             for (auto transform : cleanup)
             {
@@ -388,8 +408,10 @@ namespace xcuda::python
             }, py::name("cuda_status"), py::doc(status_usage.c_str()));
             py::cpp_function header([](const std::string& line, const std::string& cell) { cuda_header_cell(line, cell); },
                                     py::name("cuda_header"), py::doc(header_usage.c_str()));
-            shell.attr("register_magic_function")(cuda, "cell", "cuda");
-            shell.attr("register_magic_function")(header, "cell", "cuda_header");
+            // The lines of the cell magics are expanded by xcuda, under a limit (xcuda/magic_lines.py).
+            py::object cell_magic = py::module_::import("xcuda.magic_lines").attr("cell_magic");
+            shell.attr("register_magic_function")(cell_magic(shell, cuda, "cuda"), "cell", "cuda");
+            shell.attr("register_magic_function")(cell_magic(shell, header, "cuda_header"), "cell", "cuda_header");
             shell.attr("register_magic_function")(info, "line", "cuda_info");
             shell.attr("register_magic_function")(status, "line", "cuda_status");
             register_launch_magics(shell);

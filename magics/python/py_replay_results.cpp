@@ -21,70 +21,22 @@ namespace xcuda::python
             return value ? py::object(py::float_(*value * scale)) : py::object(py::none());
         }
 
-        // A roofline (arithmetic intensity against FLOP/s under the DRAM and compute roofs) when ncu
-        // counted the floating-point work and the peaks; else how close each unit came to its peak.
+        // A roofline when ncu counted the floating-point work and the peaks, else how close each unit came
+        // to its peak (xcuda/plots.py).
         py::object plot(const profile_result& result, py::object ax)
         {
-            py::object figure;
-            if (ax.is_none())
-            {
-                figure = py::module_::import("matplotlib.figure")
-                             .attr("Figure")(py::arg("figsize") = py::make_tuple(6.4, 4.0), py::arg("layout") = "constrained");
-                ax = figure.attr("add_subplot")();
-            }
-            else
-            {
-                figure = ax.attr("figure");
-            }
             const launch_profile& p = result.profile;
-            std::optional<double> intensity = p.arithmetic_intensity();
-            std::optional<double> achieved = p.flops_per_second();
             bool fp64 = p.fp64_flops.value_or(0) > p.fp32_flops.value_or(0);
             std::optional<double> peak = fp64 ? p.peak_fp64_flops_per_second : p.peak_fp32_flops_per_second;
-            std::optional<double> bandwidth = p.peak_dram_bytes_per_second;
-            if (intensity && achieved && peak && bandwidth && *intensity > 0 && *achieved > 0)
+            py::list percents;
+            for (const auto& value : {p.dram_percent, p.memory_percent, p.sm_percent, p.achieved_occupancy})
             {
-                py::module_ np = py::module_::import("numpy");
-                double ridge = *peak / *bandwidth;
-                double low = std::min(*intensity, ridge) / 100.0;
-                double high = std::max(*intensity, ridge) * 100.0;
-                py::object xs = np.attr("logspace")(std::log10(low), std::log10(high), 200);
-                py::object roof = np.attr("minimum")(xs.attr("__mul__")(*bandwidth), *peak);
-                ax.attr("loglog")(xs, roof, py::arg("color") = "C0",
-                                  py::arg("label") = text::format("DRAM %.2f TB/s", *bandwidth / 1e12) + ", " +
-                                                     (fp64 ? "FP64 " : "FP32 ") + text::format("%.1f TFLOP/s", *peak / 1e12));
-                ax.attr("plot")(py::make_tuple(*intensity), py::make_tuple(*achieved), py::arg("marker") = "o",
-                                py::arg("color") = "C3", py::arg("linestyle") = "none",
-                                py::arg("label") = p.kernel + text::format(": %.3g FLOP/byte, ", *intensity) +
-                                                   text::format("%.3g GFLOP/s", *achieved / 1e9));
-                ax.attr("axvline")(ridge, py::arg("color") = "0.5", py::arg("linestyle") = ":",
-                                   py::arg("label") = text::format("ridge %.3g FLOP/byte", ridge));
-                ax.attr("set_xlabel")("arithmetic intensity (FLOP per DRAM byte)");
-                ax.attr("set_ylabel")("FLOP/s");
-                ax.attr("set_title")("roofline: " + p.kernel + " (" + p.bound() + "-bound)");
-                ax.attr("grid")(true, py::arg("which") = "both", py::arg("alpha") = 0.3);
-                ax.attr("legend")(py::arg("loc") = "lower right");
-                return figure;
+                percents.append(optional(value));
             }
-            py::list names;
-            py::list values;
-            auto bar = [&](const char* name, const std::optional<double>& value) {
-                names.append(name);
-                values.append(value.value_or(0.0));
-            };
-            bar("DRAM", p.dram_percent);
-            bar("memory (busiest unit)", p.memory_percent);
-            bar("compute (SM)", p.sm_percent);
-            bar("achieved occupancy", p.achieved_occupancy);
-            ax.attr("barh")(names, values, py::arg("color") = py::make_tuple("C0", "C0", "C1", "C2"));
-            ax.attr("axvline")(60.0, py::arg("color") = "C3", py::arg("linestyle") = "--",
-                               py::arg("label") = "60%: the unit bounds the launch");
-            ax.attr("set_xlim")(0, 100);
-            ax.attr("invert_yaxis")();
-            ax.attr("set_xlabel")("% of peak");
-            ax.attr("set_title")("speed of light: " + p.kernel + (p.bound().empty() ? "" : " (" + p.bound() + "-bound)"));
-            ax.attr("legend")(py::arg("loc") = "lower right");
-            return figure;
+            return py::module_::import("xcuda.plots")
+                .attr("roofline")(p.kernel, p.bound(), optional(p.arithmetic_intensity()), optional(p.flops_per_second()),
+                                  optional(peak), optional(p.peak_dram_bytes_per_second), fp64, percents,
+                                  py::arg("ax") = ax);
         }
 
         std::string profile_html(const profile_result& result)
@@ -98,10 +50,8 @@ namespace xcuda::python
             {
                 try
                 {
-                    py::object buffer = py::module_::import("io").attr("BytesIO")();
-                    plot(result, py::none()).attr("savefig")(buffer, py::arg("format") = "png", py::arg("dpi") = 90);
-                    result.png_base64 = py::module_::import("base64").attr("b64encode")(buffer.attr("getvalue")())
-                                            .attr("decode")("ascii").cast<std::string>();
+                    result.png_base64 = py::module_::import("xcuda.plots").attr("png_base64")(plot(result, py::none()), 90)
+                                            .cast<std::string>();
                 }
                 catch (py::error_already_set& e)
                 {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "compile_worker.hpp"
 #include "launch_replay.hpp"
 #include "replay_bundle.hpp"
 
@@ -52,6 +53,7 @@ namespace
 
 int main(int argc, char** argv)
 {
+    xcuda::compile_worker::exit_with_parent();  // ends when whoever started it (the kernel, a tool) does
     std::string output;
     std::string folder;
     bool describe_only = false;

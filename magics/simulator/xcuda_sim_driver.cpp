@@ -5,12 +5,14 @@
 // versioned names the headers map them to (cuMemAlloc -> cuMemAlloc_v2), as the test double
 // tests/fake_driver/fake_libcuda.cpp does; everything above the table is xcuda's own code, unchanged.
 // Device memory is host memory recorded in one sim_memory; cuModuleLoadData parses PTX (and refuses a
-// CUBIN); cuLaunchKernel runs the grid at once, on the calling thread (streams are synchronous, events
-// are host clock readings). A launch that fails keeps its description, which cuGetErrorString returns
+// CUBIN); cuLaunchKernel runs the grid at once, its blocks on XCUDA_SIM_THREADS host threads, and
+// returns when it is done (streams are synchronous, events are host clock readings). A launch that fails keeps its description, which cuGetErrorString returns
 // for that error code, so xcuda's error names the thread, the block and the instruction.
 //
-// Threading: every entry point takes one process-wide lock; launches run one at a time.
-// After a kernel fault every call that a GPU would refuse returns the fault (sticky, as since CUDA 12).
+// Threading: every entry point takes one process-wide lock; launches run one at a time (a launch's
+// own pool of threads is block_executor's).
+// A kernel fault is not sticky (unlike a GPU's since CUDA 12): the launch that faulted returns it, and
+// every later call works, since nothing was lost (device memory is host memory; docs/simulator.md).
 
 #include <cuda.h>
 
@@ -20,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -44,16 +47,6 @@ namespace
         g_detail_code = code;
         g_detail = std::move(detail);
         return code;
-    }
-
-    // A kernel fault (an illegal address, barrier divergence, a trap) is sticky, as on a GPU: the launch
-    // itself returns success (a GPU reports it asynchronously, and xcuda's session records the launch
-    // before it learns of a fault), and every later call returns the fault.
-    CUresult g_sticky = CUDA_SUCCESS;
-#define XCUDA_SIM_STICKY()       \
-    if (g_sticky != CUDA_SUCCESS) \
-    {                            \
-        return g_sticky;         \
     }
 
     struct free_deleter
@@ -86,6 +79,14 @@ namespace
         return text && *text ? std::strtoull(text, nullptr, 10) : (std::uint64_t(1) << 31);
     }
 
+    // XCUDA_SIM_THREADS: host threads that run a launch's blocks (default: the machine's cores).
+    unsigned sim_threads()
+    {
+        const char* text = std::getenv("XCUDA_SIM_THREADS");
+        unsigned long n = text && *text ? std::strtoul(text, nullptr, 10) : std::thread::hardware_concurrency();
+        return static_cast<unsigned>(std::max(1ul, std::min(n, 256ul)));
+    }
+
     CUresult code_for(sim_error::kind kind)
     {
         switch (kind)
@@ -96,11 +97,13 @@ namespace
         case sim_error::kind::barrier_divergence: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
         case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
+        case sim_error::kind::shared_race: return CUDA_ERROR_LAUNCH_FAILED;
         }
         return CUDA_ERROR_UNKNOWN;
     }
 
-    std::vector<std::pair<std::uintptr_t, std::size_t>> g_host_ranges;  // pinned and registered host memory
+    std::vector<std::pair<std::uintptr_t, std::size_t>> g_host_ranges;
+    std::size_t g_device_bytes = 0;  // given out by cuMemAlloc, for cuMemGetInfo  // pinned and registered host memory
 
     bool is_host(std::uintptr_t address)
     {
@@ -130,6 +133,82 @@ namespace
 
     std::uint64_t g_launches = 0;
     std::uint64_t g_thread_instructions = 0;
+}
+
+namespace
+{
+    // xcuda.trace (magics/python/xcuda/trace.py): one thread of the next launch is recorded.
+    bool g_trace_armed = false;
+    thread_trace g_trace;
+    std::string g_trace_json;
+
+    std::string json_string(const std::string& text)
+    {
+        std::string out = "\"";
+        for (unsigned char c : text)
+        {
+            if (c == '"' || c == '\\')
+            {
+                out += '\\';
+                out += static_cast<char>(c);
+            }
+            else if (c < 0x20)
+            {
+                char escaped[8];
+                std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+                out += escaped;
+            }
+            else
+            {
+                out += static_cast<char>(c);
+            }
+        }
+        return out + "\"";
+    }
+}
+
+// Arms the trace of thread (tx,ty,tz) of block (bx,by,bz) for the next cuLaunchKernel, keeping at most
+// `limit` instructions. Returns 0.
+extern "C" int xcuda_sim_trace_arm(unsigned tx, unsigned ty, unsigned tz, unsigned bx, unsigned by, unsigned bz,
+                                   unsigned long long limit)
+{
+    lock held(g_mutex);
+    g_trace = thread_trace{};
+    g_trace.thread[0] = tx;
+    g_trace.thread[1] = ty;
+    g_trace.thread[2] = tz;
+    g_trace.block[0] = bx;
+    g_trace.block[1] = by;
+    g_trace.block[2] = bz;
+    g_trace.limit = static_cast<std::size_t>(limit);
+    g_trace_armed = true;
+    return 0;
+}
+
+// The trace of the launch that ran armed, as JSON ({"reached", "truncated", "steps": [{"function", "pc",
+// "ptx", "line", "file", "executed", "writes"}]}), and disarms. Valid until the next call.
+extern "C" const char* xcuda_sim_trace_take()
+{
+    lock held(g_mutex);
+    g_trace_armed = false;
+    std::string out = std::string("{\"reached\": ") + (g_trace.reached ? "true" : "false") +
+                      ", \"truncated\": " + (g_trace.truncated ? "true" : "false") + ", \"steps\": [";
+    for (std::size_t i = 0; i < g_trace.steps.size(); ++i)
+    {
+        const trace_step& s = g_trace.steps[i];
+        out += (i ? ", " : "") + std::string("{\"function\": ") + json_string(s.function) +
+               ", \"pc\": " + std::to_string(s.pc) + ", \"ptx\": " + json_string(s.text) +
+               ", \"line\": " + std::to_string(s.line) + ", \"file\": " + json_string(s.file) +
+               ", \"executed\": " + (s.executed ? "true" : "false") + ", \"writes\": [";
+        for (std::size_t k = 0; k < s.writes.size(); ++k)
+        {
+            out += (k ? ", " : "") + json_string(s.writes[k]);
+        }
+        out += "]}";
+    }
+    g_trace_json = out + "]}";
+    g_trace = thread_trace{};
+    return g_trace_json.c_str();
 }
 
 // For tests/bench: the thread-instructions run since the library was loaded, and the launches.
@@ -265,7 +344,6 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int* can, CUdevice, CUdevice)
 CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return CUDA_ERROR_NOT_SUPPORTED; }
 CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr to, CUcontext, CUdeviceptr from, CUcontext, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
@@ -284,18 +362,18 @@ CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it ret
 {
     lock held(g_mutex);
     print_pending();
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 {
-    *free_bytes = std::size_t(16) << 30;
+    lock held(g_mutex);
+    // A nominal 16 GiB device: what cuMemAlloc gave out (and cuMemFree took back) is not free.
     *total = std::size_t(16) << 30;
+    *free_bytes = g_device_bytes < *total ? *total - g_device_bytes : 0;
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
 {
-    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     void* memory = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
     if (!memory)
@@ -303,17 +381,21 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
         return failed(CUDA_ERROR_OUT_OF_MEMORY, "the host has no memory left for the simulated device");
     }
     g_memory.add(reinterpret_cast<std::uintptr_t>(memory), bytes, "device allocation");
+    g_device_bytes += bytes;
     *pointer = reinterpret_cast<CUdeviceptr>(memory);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemFree(CUdeviceptr pointer)
 {
     lock held(g_mutex);
+    const sim_memory::allocation* found = g_memory.containing(static_cast<std::uintptr_t>(pointer));
+    std::size_t bytes = found && found->start == static_cast<std::uintptr_t>(pointer) ? found->bytes : 0;
     if (!g_memory.remove(static_cast<std::uintptr_t>(pointer)))
     {
         return failed(CUDA_ERROR_INVALID_VALUE, "cuMemFree of an address that is not a device allocation");
     }
     std::free(reinterpret_cast<void*>(pointer));
+    g_device_bytes -= std::min(bytes, g_device_bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemAllocHost(void** pointer, size_t bytes)
@@ -376,35 +458,29 @@ CUresult CUDAAPI cuMemHostUnregister(void* pointer)
 }
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes)
 {
-    XCUDA_SIM_STICKY();
     std::memmove(reinterpret_cast<void*>(to), from, bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
 {
-    XCUDA_SIM_STICKY();
     std::memmove(to, reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     return cuMemcpyHtoD(to, from, bytes);
 }
 CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     return cuMemcpyDtoH(to, from, bytes);
 }
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t bytes, CUstream)
 {
-    XCUDA_SIM_STICKY();
     std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
 }
@@ -416,7 +492,6 @@ CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
 
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* handle, const void* image, unsigned int, CUjit_option*, void**)
 {
-    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     const char* text = static_cast<const char*>(image);
     if (!text)
@@ -506,7 +581,7 @@ CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, 
     const ptx_function& entry = f->owner->program.functions[static_cast<std::size_t>(f->index)];
     switch (attribute)
     {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = entry.max_threads ? static_cast<int>(std::min(entry.max_threads, 1024u)) : 1024; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = static_cast<int>(entry.register_count); break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = static_cast<int>(f->owner->program.static_shared_bytes); break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *value = static_cast<int>(entry.local_bytes); break;
@@ -533,7 +608,6 @@ CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* off
 CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream, void** params, void** extra)
 {
-    XCUDA_SIM_STICKY();
     lock held(g_mutex);
     auto* f = reinterpret_cast<function*>(handle);
     const ptx_program& program = f->owner->program;
@@ -584,6 +658,14 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     launch.memory = &g_memory;
     launch.step_limit = step_limit();
     launch.printf_output = &g_printf;
+    const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
+    launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
+    launch.threads = sim_threads();
+    if (g_trace_armed)
+    {
+        launch.trace = &g_trace;  // this launch only
+        g_trace_armed = false;
+    }
     ++g_launches;
     try
     {
@@ -598,13 +680,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
             return failed(CUDA_ERROR_INVALID_VALUE, e.what());  // the launch configuration: nothing ran
         }
         CUresult code = code_for(e.what_kind());
-        if (e.what_kind() == sim_error::kind::unsupported)
-        {
-            return failed(code, e.what());  // the simulator's limit, not the kernel's fault: not sticky
-        }
-        failed(code, e.what());
-        g_sticky = code;
-        return CUDA_SUCCESS;
+        // A fault, barrier divergence, a race or the simulator's limit: the launch itself returns it (the
+        // grid has run, synchronously), and nothing is left broken; the next call works.
+        return failed(code, e.what());
     }
     g_thread_instructions += launch.thread_instructions;
     return CUDA_SUCCESS;
@@ -623,12 +701,10 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream)
 {
     lock held(g_mutex);
     print_pending();
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamQuery(CUstream)
 {
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
@@ -645,7 +721,6 @@ CUresult CUDAAPI cuEventDestroy(CUevent event)
 }
 CUresult CUDAAPI cuEventRecord(CUevent event, CUstream)
 {
-    XCUDA_SIM_STICKY();
     *reinterpret_cast<double*>(event) =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
     return CUDA_SUCCESS;
@@ -654,12 +729,10 @@ CUresult CUDAAPI cuEventSynchronize(CUevent)
 {
     lock held(g_mutex);
     print_pending();
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuEventQuery(CUevent)
 {
-    XCUDA_SIM_STICKY();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end)

@@ -74,6 +74,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1 << 20)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=0, help="the pool measured beside one thread (default: the cores)")
     args = parser.parse_args()
     if "simulator" not in str(xcuda.info()):
         sys.exit("bench_simulator: xcuda is not on the simulator (XCUDA_DEVICE=simulator, libxcuda-sim.so in build/python)")
@@ -94,19 +95,25 @@ def main():
         block_sum[grid, 256](x, sums, n)
         xcuda.synchronize()
 
+    # The blocks of a launch run on XCUDA_SIM_THREADS host threads (read at each launch): one, then the
+    # pool (--threads, default the machine's cores).
+    pool = args.threads or os.cpu_count() or 1
     rows = []
     for name, run, host in (
             ("saxpy", run_saxpy, lambda: np.float32(2.0) * x_host + y_host),
             ("block_sum (shared memory, bar.sync)", run_sum, lambda: x_host.reshape(-1, 256).sum(axis=1) if n % 256 == 0
              else np.add.reduceat(x_host, np.arange(0, n, 256)))):
-        seconds, instructions = measure(run, args.repeat)
         numpy_s = median_s(host, args.repeat)
-        rows.append((name, instructions, seconds, instructions / seconds, numpy_s, seconds / numpy_s))
-    print(f"PTX simulator, n = {n} threads, 256 per block, one core (median of {args.repeat})")
-    print(f"{'kernel':38} {'thread-instr':>13} {'sim ms':>9} {'M thread-instr/s':>17} {'numpy ms':>9} {'sim/numpy':>10}")
-    for name, instructions, seconds, rate, numpy_s, ratio in rows:
-        print(f"{name:38} {instructions:13.0f} {seconds * 1e3:9.1f} {rate / 1e6:17.1f} {numpy_s * 1e3:9.2f} {ratio:9.0f}x")
-
+        for threads in sorted({1, pool}):
+            os.environ["XCUDA_SIM_THREADS"] = str(threads)
+            seconds, instructions = measure(run, args.repeat)
+            rows.append((name, threads, instructions, seconds, instructions / seconds, numpy_s, seconds / numpy_s))
+    print(f"PTX simulator, n = {n} threads, 256 per block, 1 and {pool} host threads (median of {args.repeat})")
+    print(f"{'kernel':38} {'threads':>7} {'thread-instr':>13} {'sim ms':>9} {'M thread-instr/s':>17} {'numpy ms':>9} "
+          f"{'sim/numpy':>10}")
+    for name, threads, instructions, seconds, rate, numpy_s, ratio in rows:
+        print(f"{name:38} {threads:7d} {instructions:13.0f} {seconds * 1e3:9.1f} {rate / 1e6:17.1f} {numpy_s * 1e3:9.2f} "
+              f"{ratio:9.0f}x")
 
 if __name__ == "__main__":
     main()

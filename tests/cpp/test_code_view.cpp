@@ -897,3 +897,14 @@ namespace xcuda
         EXPECT_EQ(cleaned.find("/home/me"), std::string::npos) << cleaned;
     }
 }
+
+// Issue 28, item 9: a banner of dashes alone (no section name after it) is a comment, not an out_of_range.
+TEST(code_listing_sass, a_banner_of_dashes_only_is_a_comment)
+{
+    for (const char* text : {"//-----", "//--", "  //-----------\n", "//-----\n//----- .text.k -----\n"})
+    {
+        code_listing listing = code_listing::from_sass(text);
+        ASSERT_FALSE(listing.lines().empty()) << text;
+        EXPECT_EQ(listing.lines()[0].kind, code_line::comment) << text;
+    }
+}

@@ -526,3 +526,18 @@ TEST(tool_process, an_interrupt_stops_the_program_and_what_it_started)
     EXPECT_NE(::access(marker.c_str(), F_OK), 0) << "the process group's grandchild survived the interrupt";
     replay_bundle::remove_folder(folder);
 }
+
+// Issue 28, item 9: a "Line No" that is no line number (too big for an int, negative, fractional, not a
+// number) leaves its instructions without a line instead of converting an out-of-range double to int.
+TEST(ncu_report, a_line_number_out_of_range_means_no_line)
+{
+    for (const char* line : {"1e30", "-5", "2.5", "nan", "inf", "3000000000"})
+    {
+        std::string page = std::string("\"File Path\",\"/x/probe.cu\"\n\"Function Name\",\"k\"\n") +
+                           "\"Line No\",\"Source\",\"Address\",\"Source\"\n\"" + line + "\",\"x = 1;\",\"-\",\"-\"\n" +
+                           "\"\",\"\",\"0x10\",\"      EXIT\"\n";
+        ncu_source s = ncu_report::parse_source(page);
+        ASSERT_EQ(s.instructions.size(), 1u) << line;
+        EXPECT_EQ(s.instructions[0].line, 0) << line;
+    }
+}

@@ -517,6 +517,12 @@ namespace
             {
                 EXPECT_GT(e.line(), 0) << input;
             }
+            catch (const xcuda::usage_error& e)
+            {
+                // Refused before parsing (check_compile_inputs): of these inputs, only a NUL byte can be.
+                EXPECT_NE(input.find('\0'), std::string::npos) << e.what();
+                EXPECT_NE(std::string(e.what()).find("NUL byte at line"), std::string::npos) << e.what();
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -90,6 +91,8 @@ namespace
             context.memory = &memory;
             context.step_limit = 100000000;
             context.printf_output = &printed;
+            context.race_check = race_check;
+            context.threads = threads;
             block_executor(context).run_grid();
             return context;
         }
@@ -100,6 +103,8 @@ namespace
         std::vector<std::vector<std::uint8_t>> variables;
         std::vector<std::uint8_t> packed;
         std::string printed;  // device printf's output
+        bool race_check = true;
+        unsigned threads = 1;  // block_executor's pool
     };
 
     std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
@@ -452,6 +457,100 @@ extern "C" __global__ void bad(int* out)
     EXPECT_NE(message.find("bar.sync"), std::string::npos) << message;
 }
 
+TEST(simulator_shared_memory, warps_waiting_at_two_different_barriers_are_reported_as_divergence)
+{
+    simulated sim(R"(
+extern "C" __global__ void two_barriers(int* out)
+{
+    __shared__ int s[64];
+    if (threadIdx.x < 32) { s[threadIdx.x] = 1; __syncthreads(); out[threadIdx.x] = s[63 - threadIdx.x]; }
+    else { s[threadIdx.x] = 2; __syncthreads(); out[threadIdx.x] = s[63 - threadIdx.x] + 10; }
+})");
+    std::vector<int> out(64);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("two_barriers", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out)); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::barrier_divergence);
+    EXPECT_NE(message.find("barrier divergence in block (0,0,0): warp 0 waits at 'bar.sync"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 5 of"), std::string::npos) << message;
+    EXPECT_NE(message.find("but warp 1 at another barrier, 'bar.sync"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 6 of"), std::string::npos) << message;
+}
+
+const char* k_racy = R"(
+extern "C" __global__ void racy(int* out, int sync)
+{
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    if (sync) __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x];
+})";
+
+TEST(simulator_shared_memory, a_read_and_a_write_of_one_shared_word_by_two_warps_without_a_barrier_is_a_race)
+{
+    simulated sim(k_racy);
+    std::vector<int> out(64);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("racy", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out), 0); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::shared_race);
+    // Warp 0 runs first: thread 31 reads s[32] (line 7) before thread 32, of warp 1, writes it (line 5).
+    EXPECT_NE(message.find("a shared-memory race in block (0,0,0) on 'racy::s' (byte 128 of 256), shared address 0x80"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("thread (32,0,0) writes it at 'st.shared"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 5 of"), std::string::npos) << message;
+    EXPECT_NE(message.find("thread (31,0,0) read it at 'ld.shared"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 7 of"), std::string::npos) << message;
+}
+
+TEST(simulator_shared_memory, a_barrier_between_the_write_and_the_read_is_no_race)
+{
+    simulated sim(k_racy);
+    std::vector<int> out(64);
+    sim.launch("racy", {2, 1, 1}, {64, 1, 1}, 0, sim.buffer(out), 1);
+    for (int t = 0; t < 64; ++t)
+    {
+        EXPECT_EQ(out[t], 63 - t) << t;
+    }
+}
+
+TEST(simulator_shared_memory, lanes_of_one_warp_in_lockstep_and_shared_atomics_are_no_race)
+{
+    simulated sim(R"(
+extern "C" __global__ void mirror(int* out)
+{
+    __shared__ int s[32];
+    s[threadIdx.x] = threadIdx.x;
+    out[threadIdx.x] = s[31 - threadIdx.x];
+}
+extern "C" __global__ void count(int* out)
+{
+    __shared__ int n;
+    atomicAdd(&n, 1);
+    __syncthreads();
+    out[threadIdx.x] = n;
+})");
+    std::vector<int> out(64, -1);
+    sim.launch("mirror", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(out));  // one warp: the store is done for every lane first
+    for (int t = 0; t < 32; ++t)
+    {
+        EXPECT_EQ(out[t], 31 - t) << t;
+    }
+    sim.launch("count", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out));
+    for (int t = 0; t < 64; ++t)
+    {
+        EXPECT_EQ(out[t], 64) << t;
+    }
+}
+
+TEST(simulator_shared_memory, with_the_race_check_off_a_racy_kernel_runs_to_its_end)
+{
+    simulated sim(k_racy);
+    sim.race_check = false;
+    std::vector<int> out(64, -1);
+    sim.launch("racy", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out), 0);
+    EXPECT_EQ(out[0], 0);    // warp 1 has not written s[63] when warp 0 reads it: shared memory starts zeroed
+    EXPECT_EQ(out[32], 31);  // s[31] was written by warp 0 before warp 1 reads it
+}
+
 // ---- (d) shfl.sync, vote.sync, divergence and reconvergence ----
 
 TEST(simulator_warps, a_warp_scan_with_shfl_up_sums_prefixes)
@@ -704,6 +803,33 @@ extern "C" __global__ void halves(const float* in, const double* din, unsigned s
 
 // ---- (f) division, remainder, min/max/abs/neg, rcp/sqrt, approximate functions ----
 
+TEST(simulator_math, narrowing_a_double_to_float_rounds_toward_zero_down_and_up_as_asked)
+{
+    simulated sim(R"(
+extern "C" __global__ void narrow(const double* in, float* out)
+{
+    double d = in[threadIdx.x];
+    out[4 * threadIdx.x] = __double2float_rn(d); out[4 * threadIdx.x + 1] = __double2float_rz(d);
+    out[4 * threadIdx.x + 2] = __double2float_rd(d); out[4 * threadIdx.x + 3] = __double2float_ru(d);
+})");
+    const float up = std::nextafter(1.0f, 2.0f), max = std::numeric_limits<float>::max();
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<double> in = {1.0 + std::ldexp(1.0, -30), -(1.0 + std::ldexp(1.0, -30)), 1e39, -1e39, 0.75,
+                              static_cast<double>(up) - std::ldexp(1.0, -40)};
+    std::vector<float> out(4 * in.size());
+    sim.launch("narrow", {1, 1, 1}, {static_cast<unsigned>(in.size()), 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    std::vector<std::vector<float>> expected = {{1.0f, 1.0f, 1.0f, up},  {-1.0f, -1.0f, -up, -1.0f},
+                                                {inf, max, max, inf},    {-inf, -max, -inf, -max},
+                                                {0.75f, 0.75f, 0.75f, 0.75f}, {up, 1.0f, 1.0f, up}};
+    for (std::size_t i = 0; i < in.size(); ++i)
+    {
+        for (int k = 0; k < 4; ++k)
+        {
+            EXPECT_EQ(out[4 * i + k], expected[i][k]) << "input " << in[i] << ", rounding " << "nzdu"[k];
+        }
+    }
+}
+
 TEST(simulator_math, division_and_the_correctly_rounded_functions_match_the_host)
 {
     simulated sim(R"(
@@ -919,4 +1045,99 @@ extern "C" __global__ void saxpy_div(float a, const float* x, const float* y, fl
             }
         }
     }
+}
+
+TEST(simulator_basics, a_signed_sub_word_load_into_a_64_bit_register_sign_extends_all_of_it)
+{
+    // NVRTC loads a short parameter widened to long long with ld.param.s16 straight into a .b64 register.
+    simulated sim(R"(
+extern "C" __global__ void widen(short c, signed char a, long long* out) { out[0] = c; out[1] = a; })");
+    std::vector<long long> out(2);
+    sim.launch("widen", {1, 1, 1}, {1, 1, 1}, 0, static_cast<short>(-30000), static_cast<signed char>(-100), sim.buffer(out));
+    EXPECT_EQ(out[0], -30000);
+    EXPECT_EQ(out[1], -100);
+    EXPECT_NE(sim.ptx.find("ld.param.s16 \t%rd"), std::string::npos) << sim.ptx;
+}
+
+// ---- blocks on a pool of host threads (XCUDA_SIM_THREADS) ----
+
+TEST(simulator_parallel_blocks, global_atomics_from_blocks_on_four_threads_count_every_increment)
+{
+    simulated sim(R"(
+extern "C" __global__ void count(const unsigned* data, unsigned* bins, unsigned long long* total, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    {
+        atomicAdd(&bins[data[i] % 7], 1u);
+        atomicAdd(total, (unsigned long long)data[i]);
+    }
+})");
+    sim.threads = 4;
+    const int n = 200000;
+    std::vector<unsigned> data(n), bins(7, 0);
+    std::vector<unsigned long long> total(1, 0);
+    std::vector<unsigned> expected(7, 0);
+    unsigned long long sum = 0;
+    for (int i = 0; i < n; ++i)
+    {
+        data[i] = static_cast<unsigned>(i * 2654435761u);
+        expected[data[i] % 7] += 1;
+        sum += data[i];
+    }
+    launch_context done = sim.launch("count", {64, 1, 1}, {128, 1, 1}, 0, sim.buffer(data), sim.buffer(bins),
+                                     sim.buffer(total), n);
+    EXPECT_EQ(bins, expected);
+    EXPECT_EQ(total[0], sum);
+    EXPECT_EQ(done.thread_instructions > static_cast<std::uint64_t>(n), true);  // the workers' counts are summed
+}
+
+TEST(simulator_parallel_blocks, the_fault_of_the_lowest_block_is_reported_whichever_thread_ran_it)
+{
+    simulated sim(R"(
+extern "C" __global__ void overrun(float* out, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (blockIdx.x >= 37) i += n; out[i] = 1.0f; })");
+    sim.threads = 4;
+    std::vector<float> out(64 * 32);
+    for (int attempt = 0; attempt < 5; ++attempt)
+    {
+        std::string message = error_of([&] { sim.launch("overrun", {64, 1, 1}, {32, 1, 1}, 0, sim.buffer(out), 64 * 32); });
+        EXPECT_NE(message.find("thread (0,0,0) of block (37,0,0)"), std::string::npos) << message;
+    }
+    for (int b = 0; b < 37; ++b)
+    {
+        EXPECT_EQ(out[b * 32], 1.0f) << "block " << b << " ran before the failing one";
+    }
+}
+
+TEST(simulator_parallel_blocks, each_thread_has_its_own_shared_window_and_race_check)
+{
+    simulated sim(R"(
+extern "C" __global__ void block_sum(const int* in, int* out)
+{
+    __shared__ int partial[128];
+    partial[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x];
+    __syncthreads();
+    for (int k = 64; k > 0; k >>= 1) { if (threadIdx.x < k) partial[threadIdx.x] += partial[threadIdx.x + k]; __syncthreads(); }
+    if (threadIdx.x == 0) out[blockIdx.x] = partial[0];
+}
+extern "C" __global__ void racy(int* out)
+{ __shared__ int s[64]; s[threadIdx.x] = blockIdx.x; out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x]; })");
+    sim.threads = 3;
+    std::vector<int> in(100 * 128), out(100 * 64);
+    for (std::size_t i = 0; i < in.size(); ++i)
+    {
+        in[i] = static_cast<int>(i % 1000);
+    }
+    sim.launch("block_sum", {100, 1, 1}, {128, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    for (int b = 0; b < 100; ++b)
+    {
+        int expected = 0;
+        for (int t = 0; t < 128; ++t)
+        {
+            expected += in[b * 128 + t];
+        }
+        EXPECT_EQ(out[b], expected) << "block " << b;
+    }
+    std::string message = error_of([&] { sim.launch("racy", {10, 1, 1}, {64, 1, 1}, 0, sim.buffer(out)); });
+    EXPECT_NE(message.find("a shared-memory race in block (0,0,0)"), std::string::npos) << message;
 }

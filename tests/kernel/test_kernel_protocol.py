@@ -18,12 +18,12 @@ KERNEL_NAME = "xcuda"
 TIMEOUT = 30
 
 
-def start_kernel(ipython_dir, **extra_env):
+def start_kernel(ipython_dir, stderr=None, **extra_env):
     env = dict(os.environ, IPYTHONDIR=str(ipython_dir), **extra_env)
-    return start_new_kernel(kernel_name=KERNEL_NAME, env=env)
+    return start_new_kernel(kernel_name=KERNEL_NAME, env=env, **({"stderr": stderr} if stderr else {}))
 
 
-def start_kernel_with_module_dir(tmp_path, monkeypatch, module_dir, **extra_env):
+def start_kernel_with_module_dir(tmp_path, monkeypatch, module_dir, stderr=None, **extra_env):
     """Starts the kernel with XCUDA_PYTHONPATH=module_dir.
 
     The test kernelspec may set XCUDA_PYTHONPATH in its own env, which wins over the launch
@@ -36,7 +36,7 @@ def start_kernel_with_module_dir(tmp_path, monkeypatch, module_dir, **extra_env)
     spec_dir.mkdir(parents=True)
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
     monkeypatch.setenv("JUPYTER_PATH", os.pathsep.join([str(tmp_path / "jupyter"), os.environ.get("JUPYTER_PATH", "")]))
-    return start_kernel(tmp_path, **extra_env)
+    return start_kernel(tmp_path, stderr, **extra_env)
 
 
 def run_cell(kc, code, timeout=TIMEOUT):
@@ -285,3 +285,44 @@ def test_requests_queued_behind_a_failing_cell_are_answered_aborted_with_busy_an
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def test_a_module_folder_others_can_write_to_is_refused_with_a_warning(tmp_path, monkeypatch):
+    # Issue 28, item 3: a folder the kernel imports code from must be writable by nobody else, nor any
+    # folder above it. Refused: one line on stderr naming why, and the folder is not on sys.path.
+    module_dir = tmp_path / "module"
+    module_dir.mkdir()
+    (module_dir / "xcuda.py").write_text(FAKE_XCUDA)
+    for mode, who in ((0o775, "its group"), (0o757, "others")):
+        module_dir.chmod(mode)
+        log = tmp_path / f"stderr-{mode:o}.txt"
+        with open(log, "w") as stderr:
+            km, kc = start_kernel_with_module_dir(tmp_path / f"k{mode:o}", monkeypatch, module_dir, stderr=stderr)
+        try:
+            reply, outputs = run_cell(kc, "import sys; print(any(p == %r for p in sys.path))" % str(module_dir))
+            assert reply["status"] == "ok"
+            assert stdout_of(outputs) == "False\n"
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel()
+        warning = [line for line in log.read_text().splitlines() if line.startswith("xcuda: not importing xcuda from")]
+        assert len(warning) == 1, log.read_text()
+        assert str(module_dir) in warning[0] and f"writable by {who}" in warning[0]
+
+
+def test_a_module_folder_below_a_writable_parent_is_refused(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    module_dir = shared / "module"
+    module_dir.mkdir(parents=True)
+    (module_dir / "xcuda.py").write_text(FAKE_XCUDA)
+    shared.chmod(0o777)  # no sticky bit: anyone could rename `module` away and put their own there
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as stderr:
+        km, kc = start_kernel_with_module_dir(tmp_path / "k", monkeypatch, module_dir, stderr=stderr)
+    try:
+        reply, outputs = run_cell(kc, "import sys; print(%r in sys.path)" % str(module_dir))
+        assert stdout_of(outputs) == "False\n"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel()
+    assert f"{shared} is writable by others" in log.read_text()

@@ -111,3 +111,21 @@ def test_nbclient_runs_every_cell_after_a_faulting_cell():
     assert outputs[1] == "before\n"
     assert outputs[3] == "after kept across\n"
     assert outputs[4] == "last True\n"
+
+
+def test_a_replacement_leaves_no_recovery_folder_behind(tmp_path):
+    # Issue 28, item 11: the carried variables and the saved requests share a mkdtemp folder; whichever is
+    # read last removes it, so no empty xcuda-recover-* folder piles up in the temporary folder.
+    env = dict(os.environ, IPYTHONDIR=tempfile.mkdtemp(), TMPDIR=str(tmp_path))
+    env.pop("XCUDA_AUTO_RECOVER", None)
+    manager, client = start_new_kernel(kernel_name="xcuda", startup_timeout=60, env=env)
+    try:
+        reply_to(client, client.execute("carried = 'kept across'"))
+        assert reply_to(client, client.execute("%cuda_recover"))["status"] == "ok"
+        second = client.execute("print('second', carried)")  # at once: saved as a request for the new process
+        assert reply_to(client, second)["status"] == "ok"
+        assert text_of(iopub_until_idle(client, second, 60)) == "second kept across\n"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("xcuda-recover-")) == []

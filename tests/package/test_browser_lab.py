@@ -147,7 +147,11 @@ var code = panel.content.widgets.filter(function (c) { return c.model.type === '
 var kernel = panel.sessionContext.session.kernel;
 var pending = Array.prototype.some.call(panel.content.node.querySelectorAll('.jp-InputPrompt'),
     function (p) { return p.textContent.indexOf('*') >= 0; });
-return code.length > 0 && code[0].model.executionCount !== null && kernel.status === 'idle' && !pending;
+// A cell whose outputs arrived but whose execute_reply has not (the error of a stopped Run All comes on
+// iopub first, and the kernel may already be idle) is not done yet: its count comes with the reply.
+var unanswered = code.some(function (c) { return c.model.outputs.length > 0 && c.model.executionCount === null; });
+return code.length > 0 && code[0].model.executionCount !== null && kernel.status === 'idle' && !pending &&
+       !unanswered;
 """
 
 CODE_CELLS_JS = PANEL_JS + """
@@ -263,7 +267,8 @@ def check_saxpy(cells):
     else:
         assert cells[launch]["errors"] == ["CudaUnavailableError"], cells[launch]
         assert "CudaUnavailableError" in cells[launch]["output"]
-        assert all(isinstance(c["prompt"], int) for c in cells[: launch + 1]), [(c["prompt"], c["source"][:40], c["output"][:80]) for c in cells[: launch + 1]]
+        assert all(isinstance(c["prompt"], int) for c in cells[: launch + 1]), \
+            [(c["prompt"], c["source"].splitlines()[0] if c["source"] else "") for c in cells[: launch + 1]]
         assert all(c["prompt"] is None and not c["output"].strip() for c in cells[launch + 1:]), [(c["prompt"], c["output"][:80]) for c in cells[launch + 1:]]
 
 

@@ -146,7 +146,33 @@ def two_kernels_scenario(n):
     run_threads(work)
 
 
+def compile_while_launching_scenario(n):
+    """One thread compiles new cells (each a new module, registry and caches written) while the others
+    launch saxpy with numpy arrays: docs/launching.md says compiling while other threads launch is safe."""
+    import xcuda
+
+    module = xcuda.compile(SOURCE, name="concurrent")
+    saxpy = module.saxpy
+    grid = (n + BLOCK - 1) // BLOCK
+
+    def work(thread):
+        if thread == 0:
+            for k in range(LAUNCHES // 10):
+                compiled = xcuda.compile(SOURCE.replace("fill", f"fill_{k}"), name=f"concurrent_{k}")
+                assert f"fill_{k}" in compiled.kernels, list(compiled.kernels)
+            return
+        a = np.float32(thread + 1)
+        x, y = inputs(n, thread)
+        for launch in range(LAUNCHES):
+            out = np.zeros(n, dtype=np.float32)
+            saxpy[grid, BLOCK](a, x, y, out, n)
+            check(a * x + y, out, thread, launch, "numpy arrays while another thread compiles")
+
+    run_threads(work)
+
+
 SCENARIOS = {
+    "compile_while_launching": compile_while_launching_scenario,
     "numpy_default_stream": lambda n: saxpy_scenario(n, "numpy", False),
     "numpy_own_streams": lambda n: saxpy_scenario(n, "numpy", True),
     "device_arrays_default_stream": lambda n: saxpy_scenario(n, "device", False),

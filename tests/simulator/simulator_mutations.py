@@ -26,6 +26,16 @@ M=[
  ("d2: one member mask for the whole warp", "magics/src/simulator/warp_operations.cpp", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[masks.stride * l]) & active;", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[0]) & active;", "simulator_warps.*"),
  ("a2: bfe.s without sign extension", "magics/src/simulator/warp_operations.cpp", "std::uint64_t sign = t.is_signed() ? (v >> std::min(pos + len - 1, msb)) & 1 : 0;", "std::uint64_t sign = 0;", "simulator_basics.*"),
  ("f2: f16 conversion rounds ties away from zero", "magics/src/simulator/warp_operations.cpp", "double r = a == 0 ? 0 : std::nearbyint(a / quantum) * quantum;", "double r = a == 0 ? 0 : std::round(a / quantum) * quantum;", "simulator_math.*"),
+ ("h: the shared-memory race check never runs", "magics/src/simulator/warp_interpreter.cpp", "if (m_block.shadow && in.op != opcode::atom && in.op != opcode::red)", "if (false && m_block.shadow)", "simulator_shared_memory.*"),
+ ("h2: shared reads not recorded by the race check", "magics/src/simulator/warp_interpreter.cpp", "                s.read = {epoch, me, &in};", "                (void)me;", "simulator_shared_memory.*"),
+ ("h3: shared atomics counted as races", "magics/src/simulator/warp_interpreter.cpp", "if (m_block.shadow && in.op != opcode::atom && in.op != opcode::red)", "if (m_block.shadow)", "simulator_shared_memory.*"),
+ ("h4: lanes of one warp race with each other", "magics/src/simulator/warp_interpreter.cpp", "return x.epoch == epoch && x.thread / 32 != m_warp;", "return x.epoch == epoch && x.thread != me;", "simulator_shared_memory.*"),
+ ("h5: a barrier does not start a new race interval", "magics/src/simulator/block_executor.cpp", "            ++m_block.epoch;  // the barrier releases", "            // the barrier releases", "simulator_shared_memory.*"),
+ ("c3: warps at two different barriers released together", "magics/src/simulator/block_executor.cpp", "else if (m_warps[w]->waiting_at() != first->waiting_at())", "else if (false)", "simulator_shared_memory.*"),
+ ("f3: cvt.rm narrowing rounds up", "magics/src/simulator/warp_operations.cpp", ": in.round == rounding::rm ? back > x", ": in.round == rounding::rm ? back < x", "simulator_math.*"),
+ ("a3: a signed sub-word load into a .b64 register keeps 32 bits", "magics/src/simulator/warp_interpreter.cpp", "if (size < 4 && !wide)", "if (size < 4)", "simulator_basics.*"),
+ ("i: atomics of parallel blocks without the lock", "magics/src/simulator/warp_operations.cpp", "        if (m_launch.atomic_lock)\n", "        if (false)\n", "simulator_parallel_blocks.*"),
+ ("i2: the fault of the highest block reported", "magics/src/simulator/block_executor.cpp", "return a.block < b.block; });", "return a.block > b.block; });", "simulator_parallel_blocks.*"),
  ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
 ]
 

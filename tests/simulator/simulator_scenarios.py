@@ -35,6 +35,7 @@ extern "C" __global__ void block_sum(const float* in, float* out, int n)
 OVERRUN = r"""
 extern "C" __global__ void overrun(float* out, int n)
 { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i <= n) out[i] = 1.0f; }
+extern "C" __global__ void misaligned(char* bytes) { *(int*)(bytes + 1 + threadIdx.x * 4) = 7; }
 """
 
 SLEEPY = r"""
@@ -75,18 +76,43 @@ def block_sum():
 
 def out_of_bounds():
     m = xcuda.compile(OVERRUN, name="sim_overrun")
+    kept = xcuda.to_device(np.arange(64, dtype=np.float32))  # made before the fault, must survive it
     out = np.zeros(100, dtype=np.float32)
     try:
         m.overrun[4, 32](out, 100)
-        xcuda.synchronize()
     except xcuda.KernelFault as fault:
+        raise AssertionError(f"a simulator fault declared the session lost: {fault}")
+    except xcuda.CudaError as fault:
         message = str(fault)
     else:
         raise AssertionError("the out-of-bounds write raised nothing")
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in message, message
     assert "thread (4,0,0) of block (3,0,0)" in message, message
-    assert "writes 4 bytes" in message and "bytes past the end of device allocation" in message, message
-    # The process survives; Python goes on.
+    assert "writes 4 bytes at global address 0x" in message and "bytes past the end of device allocation" in message, message
+    assert "(the array of the kernel's parameter 0, overrun_param_0)" in message, message  # out
+    assert "line 3 of " in message, message  # the cell line of out[i] = 1.0f (OVERRUN's first line is empty)
+    assert "not sticky" in message, message
+    # Not sticky on the simulator: the session goes on, its device arrays intact, the next launch runs.
+    xcuda.synchronize()
+    assert np.array_equal(kept.copy_to_host(), np.arange(64, dtype=np.float32))
+    m.overrun[3, 32](out, 95)  # in bounds: i <= 95 < 100
+    assert (out[:96] == 1).all() and (out[96:] == 0).all(), out
+    again = xcuda.to_device(np.zeros(100, dtype=np.float32))
+    m.overrun[1, 32](again, 10)
+    assert (again.copy_to_host()[:11] == 1).all()
+    # A misaligned access: the same, and the session goes on again.
+    try:
+        m.misaligned[1, 4](xcuda.zeros(64, np.int8))
+    except xcuda.KernelFault as fault:
+        raise AssertionError(f"a simulator fault declared the session lost: {fault}")
+    except xcuda.CudaError as fault:
+        message = str(fault)
+    else:
+        raise AssertionError("the misaligned write raised nothing")
+    assert "thread (0,0,0) of block (0,0,0): writes 4 bytes at global address 0x" in message, message
+    assert "which is not aligned to 4 bytes" in message and "line 4 of " in message, message
+    m.overrun[1, 32](again, 20)
+    assert (again.copy_to_host()[:21] == 1).all() and np.array_equal(kept.copy_to_host(), np.arange(64, dtype=np.float32))
     print("survived:", np.arange(3).sum())
 
 
@@ -184,8 +210,99 @@ def classic_kernels():
     assert total[0] == 100000, total
 
 
+RACY = r"""
+extern "C" __global__ void racy(int* out, int sync)
+{
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    if (sync) __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x];
+}
+"""
+
+
+def shared_race():
+    """Racecheck's rule: a write and a read of one shared word by two warps with no barrier between."""
+    import os
+    m = xcuda.compile(RACY, name="sim_racy")
+    out = np.full(64, -1, dtype=np.int32)
+    try:
+        m.racy[1, 64](out, 0)
+    except xcuda.KernelFault as fault:
+        raise AssertionError(f"a race declared the session lost: {fault}")
+    except xcuda.CudaError as fault:
+        message = str(fault)
+    else:
+        raise AssertionError("the race was not reported")
+    assert "CUDA_ERROR_LAUNCH_FAILED" in message, message
+    assert "a shared-memory race in block (0,0,0) on 'racy::s' (byte 128 of 256)" in message, message
+    assert "thread (32,0,0) writes it at 'st.shared" in message and "line 5 of" in message, message
+    assert "thread (31,0,0) read it at 'ld.shared" in message and "line 7 of" in message, message
+    # With the barrier the same session runs it correctly; with the check off the racy one runs too.
+    m.racy[1, 64](out, 1)
+    assert np.array_equal(out, np.arange(63, -1, -1)), out
+    os.environ["XCUDA_SIM_RACECHECK"] = "0"
+    out[:] = -1
+    m.racy[1, 64](out, 0)
+    assert out[0] == 0 and out[32] == 31, out
+
+
+def timing_says_simulated():
+    m = xcuda.compile(SLEEPY, name="sim_timing")
+    out = np.zeros(32, dtype=np.int32)
+    timing = m.fill[1, 32].time(out, 5, repeat=3, warmup=1)
+    text = repr(timing)
+    assert "simulated" in text and "over 3 launches" in text, text
+    print(text)
+
+
+TRACED = r"""
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + y[i];
+}
+"""
+
+
+def trace_one_thread():
+    """xcuda.trace: the instructions of one thread, in order, with its register writes and cell lines."""
+    m = xcuda.compile(TRACED, name="sim_traced")
+    x, y = np.arange(8, dtype=np.float32), np.ones(8, dtype=np.float32)
+    out = np.zeros(8, dtype=np.float32)
+    t = xcuda.trace(m.saxpy, (2, 4), np.float32(2), x, y, out, 7, thread=(1, 0, 0), block=(1, 0, 0))
+    assert np.array_equal(out, np.where(np.arange(8) < 7, 2 * x + y, 0)), out  # the launch was real
+    assert t.error is None and not t.truncated and t.thread == (1, 0, 0) and t.block == (1, 0, 0)
+    ptx = [s.ptx for s in t.steps]
+    index = next(k for k, s in enumerate(t.steps) if s.ptx.startswith("mad.lo.s32"))
+    assert t.steps[index].writes == ("%r1 = 5",) and t.steps[index].line == 4, t.steps[index]  # i = 1 * 4 + 1
+    fma = next(s for s in t.steps if s.ptx.startswith("fma.rn.f32"))
+    assert fma.writes[0].endswith(" = 11") and fma.line == 5 and fma.file.endswith("cell"), fma  # 2 * x[5] + 1
+    branch = next(s for s in t.steps if " bra " in s.ptx)
+    assert branch.ptx.startswith("@") and not branch.executed, branch  # i < n: the guarded exit not taken
+    assert any(p.startswith("st.global.f32") for p in ptx), ptx
+    assert [s.function for s in t.steps] == ["saxpy"] * len(t.steps)
+    # Another thread of the same launch, past n: it takes the early exit and never stores.
+    past = xcuda.trace(m.saxpy, (2, 4), np.float32(2), x, y, out, 7, thread=(3, 0, 0), block=(1, 0, 0))
+    assert next(s for s in past.steps if " bra " in s.ptx).executed
+    assert not any(s.ptx.startswith("st.global") for s in past.steps), [s.ptx for s in past.steps]
+    assert len(past.steps) < len(t.steps)
+    text = repr(t)
+    assert text.startswith("saxpy: thread (1,0,0) of block (1,0,0) on the PTX simulator"), text
+    assert "fma.rn.f32" in text and "(predicate false: not executed)" in text, text
+    page = t._repr_html_()
+    assert 'class="xc-cols"' in page and "var(--jp-content-font-color1" in page, page[:400]
+    assert "if (i &lt; n) out[i] = a * x[i] + y[i];" in page and 'class="xl xran" data-line="5"' in page, page
+    try:
+        xcuda.trace(m.saxpy, (2, 4), np.float32(2), x, y, out, 7, thread=(4, 0, 0))
+    except ValueError as e:
+        assert "thread (4, 0, 0) is outside the launch's block (4, 1, 1)" in str(e), e
+    else:
+        raise AssertionError("a thread outside the block was traced")
+
+
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
-                                     classic_kernels)}
+                                     classic_kernels, shared_race, timing_says_simulated, trace_one_thread)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

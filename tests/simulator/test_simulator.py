@@ -49,7 +49,7 @@ def test_a_block_reduction_in_shared_memory_sums_every_block_on_the_simulator(bu
     run_scenario("block_sum", build_dir)
 
 
-def test_an_out_of_bounds_write_raises_a_kernel_fault_naming_the_thread_and_block_and_the_process_survives(
+def test_an_out_of_bounds_write_raises_a_cuda_error_naming_thread_block_address_and_line_and_the_session_goes_on(
         build_dir, simulator):
     out = run_scenario("out_of_bounds", build_dir)
     assert "survived: 3" in out
@@ -71,9 +71,39 @@ def test_a_tiled_matmul_a_transpose_a_histogram_and_a_warp_shuffle_sum_match_num
     run_scenario("classic_kernels", build_dir)
 
 
+def test_a_shared_memory_race_between_two_warps_names_both_threads_the_variable_and_the_lines(build_dir, simulator):
+    run_scenario("shared_race", build_dir)
+
+
+def test_launch_timings_on_the_simulator_say_they_are_simulated(build_dir, simulator):
+    run_scenario("timing_says_simulated", build_dir)
+
+
+def test_trace_records_one_threads_instructions_register_writes_and_cell_lines(build_dir, simulator):
+    run_scenario("trace_one_thread", build_dir)
+
+
+def test_trace_on_a_gpu_driver_says_to_use_the_simulator(build_dir, simulator):
+    # The fake driver (tests/fake_driver) stands for a GPU's libcuda.so.1: the driver layer opens it, not
+    # the simulator, and xcuda.trace refuses before launching anything.
+    env = dict(os.environ)
+    env.pop("XCUDA_DEVICE", None)
+    env["XCUDA_LIBCUDA"] = str(build_dir / "lib" / "libxcuda_fake_cuda.so")
+    env["PYTHONPATH"] = str(build_dir / "python")
+    code = ("import xcuda\nm = xcuda.compile('extern \"C\" __global__ void f(int* o) { o[0] = 1; }', name='t')\n"
+            "try:\n    xcuda.trace(m.f, (1, 1), xcuda.empty(1, 'int32'))\n"
+            "except RuntimeError as e:\n    print('refused:', e)\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "refused: xcuda.trace runs a launch on the PTX simulator only: set XCUDA_DEVICE=simulator" in ran.stdout, \
+        ran.stdout
+    assert "this process runs on a GPU's driver" in ran.stdout, ran.stdout
+
+
 def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
-                                                  "device_printf", "classic_kernels"}
+                                                  "device_printf", "classic_kernels", "shared_race",
+                                                  "timing_says_simulated", "trace_one_thread"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

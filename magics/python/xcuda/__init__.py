@@ -35,6 +35,7 @@ __version__ = _core.__version__
 from . import parallel  # noqa: E402  (needs nothing of xcuda at import)
 from .parallel import HostFallbackWarning  # noqa: E402,F401
 from .recovery import LostArray  # noqa: E402,F401
+from .trace import ThreadTrace, TraceStep, trace  # noqa: E402,F401  (the PTX simulator's one-thread trace)
 
 # A pickled DeviceArray is rebuilt with this function, under the name pickle records.
 _from_host = parallel._from_host

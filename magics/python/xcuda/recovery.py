@@ -228,7 +228,7 @@ def read_private(path):
     a symbolic link, a file or folder not owned by this user or writable by others, a second hard link."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO: refused, not waited on
     except OSError as error:
         raise OSError(f"cannot open {path}: {error.strerror} (a symbolic link is refused)") from None
     try:

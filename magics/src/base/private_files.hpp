@@ -20,8 +20,24 @@ namespace xcuda
         static std::string folder_problem(const std::string& path);
 
         // The bytes of path when the file passes the file rule (checked on the opened file, so a link or a
-        // replacement between check and read is refused too); false, with bytes untouched, otherwise.
-        static bool read(const std::string& path, std::string& bytes);
+        // replacement between check and read is refused too); false, with bytes untouched, otherwise, and
+        // what is wrong in *problem when given ("does not exist", "is a FIFO, not a regular file", ...).
+        // Opened with O_NONBLOCK: a FIFO planted at the path is refused at once instead of blocking open().
+        static bool read(const std::string& path, std::string& bytes, std::string* problem = nullptr);
+
+        // What a path is, in words, when it is not a regular file ("a FIFO", "a folder", "a socket", ...).
+        static std::string kind_of(unsigned mode);
+
+        // The bytes of a file a compile reads by name (an #include found in an -I folder), at most max_bytes:
+        // the file may be a link (header trees often are) but must be a regular file; a FIFO or a device
+        // is refused at once, not opened for a blocking read. false with *problem set otherwise.
+        static bool read_regular(const std::string& path, std::size_t max_bytes, std::string& bytes, std::string& problem);
+
+        // "" when the folder may hold code this process imports: it and every folder above it (after links are
+        // resolved) belong to this user or to root, and none is writable by its group or others, except a
+        // folder above it owned by root with the sticky bit (/tmp: others cannot rename or remove what is
+        // ours in it). Otherwise which folder is wrong and why, in words.
+        static std::string code_folder_problem(const std::string& path);
 
         // mkdir -p, with the last component made 0700 (the parents 0755, as `mkdir -p` does).
         static bool make_folder(const std::string& path);

@@ -1,5 +1,7 @@
 #include "text.hpp"
 
+#include <algorithm>
+
 #include <cstdint>
 #include <cstdio>
 
@@ -203,5 +205,18 @@ namespace xcuda::text
         if (count >= 1024)
             return format("%.1f KiB", value / 1024);
         return std::to_string(count) + " B";
+    }
+
+    std::string nul_position(const std::string& text)
+    {
+        std::size_t at = text.find('\0');
+        if (at == std::string::npos)
+        {
+            return {};
+        }
+        std::size_t line_start = text.rfind('\n', at);
+        std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+        std::size_t column = at - (line_start == std::string::npos ? 0 : line_start + 1) + 1;
+        return "line " + std::to_string(line) + ", column " + std::to_string(column);
     }
 }

@@ -27,6 +27,11 @@ namespace xcuda::text
     // 1024-based, as memory sizes are: "512 B", "4.0 KiB", "16.0 MiB", "139.80 GiB".
     std::string binary_bytes(std::size_t count);
 
+    // Where the first NUL byte is: "" when there is none, else "line L, column C" (both from 1, the
+    // column in bytes). A source with a NUL is refused: NVRTC reads a C string and stops there, while
+    // the signature reader would go on and bind kernels NVRTC never compiled.
+    std::string nul_position(const std::string& text);
+
     // printf-style formatting of one number ("%.2f").
     std::string format(const char* pattern, double value);
 }

@@ -1,5 +1,7 @@
 #include "compile_process.hpp"
 
+#include <sys/prctl.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -238,6 +240,7 @@ namespace xcuda
         {
             return compile_here(source, options, headers);
         }
+        pid_t parent = ::getpid();
         pid_t child = ::fork();
         if (child < 0)
         {
@@ -247,6 +250,14 @@ namespace xcuda
         }
         if (child == 0)
         {
+            // Ends with its parent: a killed kernel leaves no compile running (the forking thread waits for
+            // this child, so the thread-bound death signal fires only when the process goes). The parent may
+            // have died before prctl: then getppid() is no longer it.
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent)
+            {
+                ::_exit(4);
+            }
             ::close(pipe_fds[0]);
             run_child(pipe_fds[1], source, options, headers);
         }

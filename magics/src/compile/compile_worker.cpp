@@ -1,6 +1,8 @@
 #include "compile_worker.hpp"
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
@@ -235,12 +237,14 @@ namespace xcuda
         std::vector<std::string> environment;
         for (char** entry = environ; entry && *entry; ++entry)
         {
-            if (std::strncmp(*entry, "XCUDA_NVRTC=", 12) != 0 && std::strncmp(*entry, "CUDA_CACHE_DISABLE=", 19) != 0)
+            if (std::strncmp(*entry, "XCUDA_NVRTC=", 12) != 0 && std::strncmp(*entry, "CUDA_CACHE_DISABLE=", 19) != 0 &&
+                std::strncmp(*entry, "XCUDA_HELPER_PARENT=", 20) != 0)
             {
                 environment.emplace_back(*entry);
             }
         }
         environment.push_back("XCUDA_NVRTC=" + nvrtc_library::path());
+        environment.push_back("XCUDA_HELPER_PARENT=" + std::to_string(::getpid()));
         environment.push_back("CUDA_CACHE_DISABLE=1");
         std::vector<char*> envp;
         for (std::string& entry : environment)
@@ -381,5 +385,25 @@ namespace xcuda
                                         "was bound; run the cell again to compile it");
             }
         }
+    }
+
+    void compile_worker::exit_with_parent()
+    {
+        // The spawner names itself (XCUDA_HELPER_PARENT): a parent that died before this line has made us
+        // a child of init or of a subreaper, whose pid tells nothing.
+        const char* named = std::getenv("XCUDA_HELPER_PARENT");
+        pid_t parent = named && *named ? static_cast<pid_t>(std::atol(named)) : ::getppid();
+        ::unsetenv("XCUDA_HELPER_PARENT");  // not for the programs this one starts
+        if (::getppid() != parent)
+        {
+            ::_exit(1);
+        }
+        std::thread([parent] {
+            while (::getppid() == parent)
+            {
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+            ::_exit(1);
+        }).detach();
     }
 }

@@ -50,6 +50,13 @@ namespace xcuda
                                   const std::map<std::string, std::string>& headers);
         static bool decode(const std::string& bytes, std::string& source, compile_options& options,
                            std::map<std::string, std::string>& headers);
+        // For a helper program the kernel starts (xcuda-compile, xcuda-replay): ends this process within
+        // about 100 ms of its parent's death, even in the middle of a compile (a killed kernel must not
+        // leave an orphan compiling for minutes). A thread of its own watches getppid(); a parent already
+        // gone before the call ends it at once. (PR_SET_PDEATHSIG is not used here: it fires when the
+        // parent's spawning thread ends, which for a program spawned from a short-lived thread is too soon.)
+        static void exit_with_parent();
+
         // Frames on a pipe: an 8-byte little-endian length, then the bytes.
         static bool write_frame(int fd, const std::string& bytes);
         static bool read_frame(int fd, std::string& bytes);

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "kernel_signature.hpp"
+
 namespace xcuda
 {
     compiler::compiler()
@@ -44,6 +46,7 @@ namespace xcuda
         const std::string& source = recipe.source;
         const compile_options& options = recipe.options;
         const std::map<std::string, std::string>& headers = recipe.headers;
+        check_compile_inputs(source, headers, options.defines);  // a NUL byte, sizes: before any cache or NVRTC
         output result;
         result.key = key_for(recipe);
         result.origin = "memory";

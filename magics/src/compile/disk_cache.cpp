@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -83,14 +84,51 @@ namespace xcuda
             }
             directory = base.empty() ? std::string() : base + "/xcuda";
         }
-        std::uint64_t capacity = 1ull << 30;
+        std::uint64_t capacity = default_capacity;
         std::string size = environment("XCUDA_CACHE_SIZE");
-        if (!size.empty())
+        std::string size_problem;
+        if (!size.empty() && !parse_size(size, capacity))
         {
-            capacity = std::strtoull(size.c_str(), nullptr, 10);
+            capacity = default_capacity;
+            size_problem = "XCUDA_CACHE_SIZE=" + size.substr(0, 40) +
+                           " is not a size in bytes (digits, optionally followed by K, M or G): the compile cache keeps "
+                           "its default cap of 1 GiB. Set it to, e.g., 500M";
         }
         bool enabled = environment("XCUDA_CACHE") != "0" && !directory.empty();
-        return disk_cache(directory, capacity, enabled);
+        disk_cache cache(directory, capacity, enabled);
+        if (!size_problem.empty())
+        {
+            cache.m_trust_problem = cache.m_trust_problem.empty() ? size_problem : size_problem + "\n" + cache.m_trust_problem;
+        }
+        return cache;
+    }
+
+    bool disk_cache::parse_size(const std::string& text, std::uint64_t& bytes)
+    {
+        std::size_t digits = 0;
+        std::uint64_t value = 0;
+        while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9')
+        {
+            std::uint64_t digit = static_cast<std::uint64_t>(text[digits] - '0');
+            if (value > (UINT64_MAX - digit) / 10)
+            {
+                return false;
+            }
+            value = value * 10 + digit;
+            ++digits;
+        }
+        if (digits == 0)
+        {
+            return false;
+        }
+        std::string suffix = text.substr(digits);
+        int shift = suffix.empty() ? 0 : (suffix == "K" || suffix == "k") ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : -1;
+        if (shift < 0 || value > (UINT64_MAX >> shift))
+        {
+            return false;
+        }
+        bytes = value << shift;
+        return true;
     }
 
     disk_cache::disk_cache(std::string directory, std::uint64_t capacity_bytes, bool enabled)
@@ -105,6 +143,12 @@ namespace xcuda
         if (!private_files::make_folder(m_directory))
         {
             m_enabled = false;
+            struct stat st;
+            bool exists = ::lstat(m_directory.c_str(), &st) == 0;
+            m_trust_problem = "the compile cache folder " + m_directory + " " +
+                              (exists ? "is " + private_files::kind_of(st.st_mode) + ", not a folder"
+                                      : std::string("cannot be made (") + std::strerror(errno) + ")") +
+                              ": the disk cache is off. Remove what is there, or set XCUDA_CACHE_DIR to a folder of yours.";
             return;
         }
         // A folder someone else can write to could hold a binary they planted: the cache is off for it.
@@ -331,6 +375,19 @@ namespace xcuda
         while (dirent* item = ::readdir(dir))
         {
             std::string name = item->d_name;
+            if (name.find(".xcc.tmp.") != std::string::npos)
+            {
+                // A store's temporary file: renamed within moments, unless its process died mid-write.
+                // Left over for longer than any store takes, it is removed (it would never be evicted).
+                std::string path = m_directory + "/" + name;
+                struct stat st;
+                if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+                    ::time(nullptr) - st.st_mtim.tv_sec > stale_temporary_seconds)
+                {
+                    ::unlink(path.c_str());
+                }
+                continue;
+            }
             if (name.size() < 4 || name.compare(name.size() - 4, 4, ".xcc") != 0)
             {
                 continue;

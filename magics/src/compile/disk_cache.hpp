@@ -3,8 +3,9 @@
 // (or a second kernel running the same cell) loads its modules without running NVRTC.
 //
 // Where: $XCUDA_CACHE_DIR, else $XDG_CACHE_HOME/xcuda, else ~/.cache/xcuda; the folder is created 0700.
-// XCUDA_CACHE=0 turns the disk cache off; XCUDA_CACHE_SIZE caps its size in bytes (default 1 GiB),
-// evicting the least recently used entries (a hit refreshes the entry's modification time).
+// XCUDA_CACHE=0 turns the disk cache off; XCUDA_CACHE_SIZE caps its size in bytes (default 1 GiB; K, M, G
+// suffixes; anything else is warned about and the default kept), evicting the least recently used entries
+// (a hit refreshes the entry's modification time) and temporary files left by a store that died.
 //
 // On-disk format: one file per entry, named <16 hex digits of FNV-1a-64 of the key>.xcc:
 //
@@ -40,8 +41,9 @@ namespace xcuda
         disk_cache(std::string directory, std::uint64_t capacity_bytes, bool enabled);
 
         bool enabled() const noexcept { return m_enabled; }
-        // Why the cache is off although it was asked for: its folder fails the private-files rule
-        // (base/private_files). "" otherwise. Shown to the user once, as a warning.
+        // What the user is warned about once (lines, "" for none): the cache is off although it was asked
+        // for (its folder fails the private-files rule, see base/private_files, or its path is a file, not
+        // a folder), or XCUDA_CACHE_SIZE is not a size (the default cap is used instead).
         const std::string& trust_problem() const noexcept { return m_trust_problem; }
         const std::string& directory() const noexcept { return m_directory; }
 
@@ -55,6 +57,11 @@ namespace xcuda
         // entries at memory speed, several times faster than a byte-wise hash on megabyte entries.
         static std::uint64_t content_hash(const std::string& bytes);
         static std::uint64_t content_hash(const char* data, std::size_t size);
+        // XCUDA_CACHE_SIZE's syntax: digits, optionally K, M or G (powers of 1024). false for anything else.
+        static bool parse_size(const std::string& text, std::uint64_t& bytes);
+        static constexpr std::uint64_t default_capacity = 1ull << 30;
+        // A store's temporary file older than this was left by a process that died mid-write: evict removes it.
+        static constexpr long stale_temporary_seconds = 600;
         static std::string serialize(const std::string& key, const compile_result& result);
         // Null when the bytes are not a valid entry for key.
         static std::shared_ptr<const compile_result> deserialize(const std::string& bytes, const std::string& key);

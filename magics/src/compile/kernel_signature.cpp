@@ -1,5 +1,9 @@
 #include "kernel_signature.hpp"
 
+#include "errors.hpp"
+#include "private_files.hpp"
+#include "text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -140,20 +144,22 @@ namespace xcuda
                     {
                         continue;  // -I of the toolkit's own folder: its types are built in, its text is not read
                     }
-                    std::ifstream in(dir + "/" + name, std::ios::binary);
-                    if (!in)
-                    {
-                        continue;
-                    }
+                    // Opened without blocking: a FIFO (or a device) planted as a header would hang the read
+                    // here and NVRTC's open after it.
                     std::string text;
-                    char buffer[65536];
-                    while (in.read(buffer, sizeof buffer) || in.gcount() > 0)
+                    std::string problem;
+                    if (!private_files::read_regular(dir + "/" + name, 8u << 20, text, problem))
                     {
-                        text.append(buffer, static_cast<std::size_t>(in.gcount()));
-                        if (text.size() > (8u << 20))
+                        if (problem == "does not exist")
+                        {
+                            continue;
+                        }
+                        if (problem.find("larger than") != std::string::npos)
                         {
                             return nullptr;  // not a header a cell would include
                         }
+                        throw usage_error("#include \"" + name + "\": " + dir + "/" + name + " " + problem +
+                                          "; the compile would block or fail reading it. Remove it, or drop -I " + dir);
                     }
                     return add(name, std::move(text), file);
                 }
@@ -178,8 +184,132 @@ namespace xcuda
         };
     }
 
+    namespace
+    {
+        // The token count and the nesting the declaration parser would walk (its scope stack and the
+        // qualified names of nested records grow with the depth: 16k nested structs took 10 s, quadratic in
+        // the depth). Brackets ( [ { are counted exactly; template brackets as "identifier <" up to its ">"
+        // (or ">>"), reset at ; { } so that a comparison in a statement cannot add up across statements.
+        void check_token_limits(const std::vector<cxx::token>& tokens, const std::vector<std::string>& files,
+                                const char* when)
+        {
+            if (tokens.size() > signature_limits::tokens)
+            {
+                throw usage_error("the cell has " + std::to_string(tokens.size()) + " tokens" + when +
+                                  ", over xcuda's limit of " + std::to_string(signature_limits::tokens) +
+                                  "; split it into smaller cells or headers");
+            }
+            std::size_t brackets = 0;
+            std::size_t angles = 0;
+            bool after_identifier = false;
+            for (const cxx::token& t : tokens)
+            {
+                bool identifier = t.kind == cxx::token_kind::identifier;
+                if (t.kind == cxx::token_kind::punct)
+                {
+                    const std::string& p = t.text;
+                    if (p == "(" || p == "[" || p == "{")
+                    {
+                        ++brackets;
+                    }
+                    else if ((p == ")" || p == "]" || p == "}") && brackets > 0)
+                    {
+                        --brackets;
+                    }
+                    if (p == ";" || p == "{" || p == "}")
+                    {
+                        angles = 0;
+                    }
+                    else if (p == "<" && after_identifier)
+                    {
+                        ++angles;
+                    }
+                    else if (p == ">")
+                    {
+                        angles -= angles > 0;
+                    }
+                    else if (p == ">>")
+                    {
+                        angles -= std::min<std::size_t>(angles, 2);
+                    }
+                }
+                if (brackets > signature_limits::nesting || angles > signature_limits::nesting)
+                {
+                    std::string file = t.file > 0 && static_cast<std::size_t>(t.file) < files.size() ? files[t.file] : "the cell";
+                    throw usage_error(std::string("line ") + std::to_string(t.line) + " of " + file + " nests " +
+                                      (brackets > signature_limits::nesting ? "brackets ( [ {" : "template brackets < >") +
+                                      " deeper than xcuda's limit of " + std::to_string(signature_limits::nesting) +
+                                      " levels" + when + "; flatten the nesting (a typedef or a struct per level)");
+                }
+                after_identifier = identifier || (t.kind == cxx::token_kind::punct && t.text == ">");
+            }
+        }
+    }
+
+    void check_compile_inputs(const std::string& source, const std::map<std::string, std::string>& headers,
+                              const std::vector<std::string>& defines)
+    {
+        auto too_big = [](const std::string& what, std::size_t size, std::size_t limit, const std::string& todo) {
+            return usage_error(what + " is " + std::to_string(size) + " bytes, over xcuda's limit of " +
+                               std::to_string(limit) + " bytes; " + todo);
+        };
+        if (source.size() > signature_limits::source_bytes)
+        {
+            throw too_big("the cell", source.size(), signature_limits::source_bytes,
+                          "put the code in files and #include them with -I, or split the cell");
+        }
+        std::string where = text::nul_position(source);
+        if (!where.empty())
+        {
+            throw usage_error("the cell has a NUL byte at " + where +
+                              ": NVRTC would stop reading there. Remove it (a string needs \\0, not the byte itself)");
+        }
+        for (const auto& [name, text] : headers)
+        {
+            if (name.size() > signature_limits::header_name_bytes)
+            {
+                throw too_big("a header cell's name", name.size(), signature_limits::header_name_bytes,
+                              "give it a short file name, as #include uses it");
+            }
+            if (name.find('\0') != std::string::npos)
+            {
+                throw usage_error("a header cell's name has a NUL byte; name it as #include names it");
+            }
+            if (text.size() > signature_limits::source_bytes)
+            {
+                throw too_big("the header cell " + name, text.size(), signature_limits::source_bytes,
+                              "put it in a file of an -I folder, or split it");
+            }
+            where = text::nul_position(text);
+            if (!where.empty())
+            {
+                throw usage_error("the header cell " + name + " has a NUL byte at " + where +
+                                  ": NVRTC would stop reading there. Remove it");
+            }
+        }
+        if (defines.size() > signature_limits::defines)
+        {
+            throw usage_error(std::to_string(defines.size()) + " -D options are over xcuda's limit of " +
+                              std::to_string(signature_limits::defines) +
+                              "; put the definitions in a header cell (%%cuda_header) and #include it");
+        }
+        for (const std::string& define : defines)
+        {
+            if (define.size() > signature_limits::define_bytes)
+            {
+                throw too_big("the -D option " + define.substr(0, 40) + "...", define.size(), signature_limits::define_bytes,
+                              "put the definition in a header cell (%%cuda_header) and #include it");
+            }
+            if (define.find('\0') != std::string::npos)
+            {
+                throw usage_error("the -D option " + define.substr(0, define.find('\0')) + " has a NUL byte; remove it");
+            }
+        }
+    }
+
     std::vector<kernel_signature> parse_kernel_signatures(const std::string& source, const parse_context& context)
     {
+        check_compile_inputs(source, context.headers, context.defines);
         std::vector<cxx::token> tokens;
         std::vector<cxx::macro_definition> macros;
         unit_headers headers(context);
@@ -207,7 +337,9 @@ namespace xcuda
             cxx::source_lexer(*text, nullptr, file).run(tokens, macros);
         }
         cxx::source_lexer(source, &headers).run(tokens, macros);
+        check_token_limits(tokens, headers.files(), "");
         std::vector<cxx::token> expanded = cxx::macro_expander(macros).run(std::move(tokens));
+        check_token_limits(expanded, headers.files(), " after macro expansion");
         return cxx::declaration_parser(std::move(expanded), headers.files()).run();
     }
 }

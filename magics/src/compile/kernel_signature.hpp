@@ -115,11 +115,31 @@ namespace xcuda
         std::vector<std::string> defines;
     };
 
+    // The signature reader's limits, each far beyond a real cell, so that hostile input ends in a usage
+    // error within a second instead of minutes of work (issue 28).
+    struct signature_limits
+    {
+        static constexpr std::size_t source_bytes = 16u << 20;       // the cell, and each header cell
+        static constexpr std::size_t header_name_bytes = 4096;       // a %%cuda_header name
+        static constexpr std::size_t defines = 1000;                 // -D options
+        static constexpr std::size_t define_bytes = 64u << 10;       // one -D NAME=VALUE
+        static constexpr std::size_t tokens = 2000000;               // after macro expansion
+        static constexpr std::size_t nesting = 256;                  // ( [ { and template < >, and scopes
+    };
+
+    // Refuses (usage_error) what no compile should be given: a NUL byte in the cell or a header cell (NVRTC
+    // would stop reading there while the signature reader went on, binding kernels NVRTC never compiled),
+    // and inputs past the signature reader's limits (signature_limits below). The message names the line and
+    // column, or the limit, and what to do. Called by parse_kernel_signatures and by compiler::compile.
+    void check_compile_inputs(const std::string& source, const std::map<std::string, std::string>& headers,
+                              const std::vector<std::string>& defines = {});
+
     // Finds every __global__ function (declaration or definition) of a CUDA C++ source, and of the
     // headers it includes, and parses its signature, in the order the compiler sees them; a kernel
     // declared and later defined appears once. Types come from every declaration of the unit: builtin
     // and CUDA types, typedef/using aliases, enums, structs, classes and unions. Throws signature_error
-    // for text it cannot make sense of; never anything else, never loops forever.
+    // for text it cannot make sense of, usage_error for input check_compile_inputs refuses or past the
+    // token and nesting limits (signature_limits); never anything else, never loops forever.
     std::vector<kernel_signature> parse_kernel_signatures(const std::string& source,
                                                           const parse_context& context = {});
 }

@@ -270,6 +270,15 @@ namespace xcuda
 
     void throw_cuda_error(CUresult result, const char* call)
     {
+        if (is_kernel_fault(result) && cuda_driver::available() && cuda_driver::get().simulated())
+        {
+            // On the PTX simulator a fault loses nothing (device memory is host memory, the launch ran
+            // synchronously): a plain cuda_error, not the hook's kernel_fault that declares the session lost.
+            throw cuda_error(call, static_cast<int>(result), cuda_error_name(result),
+                             cuda_error_description(result) +
+                                 "\nOn the PTX simulator a fault is not sticky: device memory, modules and the session "
+                                 "are intact, and the next launch runs.");
+        }
         if (is_kernel_fault(result) && fault_hook_slot())
         {
             fault_hook_slot()(result, call);

@@ -194,9 +194,11 @@ namespace xcuda
             }
         }
         std::string device_arch = session.properties().arch();
-        const compile_result& binary = binary_for(device_arch);
-        // The PTX simulator runs PTX only (docs/simulator.md).
-        const std::string& image = binary.cubin.empty() || cuda_driver::get().simulated() ? binary.ptx : binary.cubin;
+        // The PTX simulator runs PTX only, with line information so that its errors name the cell line
+        // (docs/simulator.md).
+        const bool simulated = cuda_driver::get().simulated();
+        const compile_result& binary = simulated ? *with_line_info(device_arch) : binary_for(device_arch);
+        const std::string& image = binary.cubin.empty() || simulated ? binary.ptx : binary.cubin;
         CUmodule module = nullptr;
         auto started = std::chrono::steady_clock::now();
         CUresult result = cuda_driver::get().cuModuleLoadDataEx(&module, image.c_str(), 0, nullptr, nullptr);

@@ -3,7 +3,10 @@
 //
 // Ownership: the buffer owns its CUdeviceptr and frees it in its destructor, or earlier when the
 // session closes (release()); after that, pointer() raises instead of handing out a dangling address.
-// Shared by the Python DeviceArray objects that view it (std::shared_ptr). GIL held for all calls.
+// Shared by the Python DeviceArray objects that view it (std::shared_ptr). Threading: allocation and
+// release may happen on several threads at once (launches copy numpy arguments without the GIL: the
+// session's resource list has its own mutex); one buffer is used by one thread at a time (a call's
+// temporary is its own; the binding holds the GIL for a DeviceArray's methods).
 
 #include <cstddef>
 #include <cstdint>

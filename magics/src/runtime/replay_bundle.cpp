@@ -71,11 +71,12 @@ namespace xcuda
         std::string read_file(const std::string& folder, const std::string& name)
         {
             std::string bytes;
-            if (!private_files::read(folder + "/" + name, bytes))
+            std::string problem;
+            if (!private_files::read(folder + "/" + name, bytes, &problem))
             {
                 throw usage_error("the replay bundle's " + folder + "/" + name +
-                                  " is missing, or is not a private file of yours (a link, a second hard link, "
-                                  "or writable by others)");
+                                  " is missing, or is not a private file of yours (a link, a FIFO, a second hard "
+                                  "link, or writable by others): it " + problem);
             }
             return bytes;
         }

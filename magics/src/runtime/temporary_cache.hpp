@@ -25,8 +25,8 @@
 // A kept buffer's contents are whatever the last launch left there: an xcuda.Out temporary, never
 // copied in, starts with them, as a new allocation starts with whatever the device held.
 //
-// Ownership: one per session (cuda_session::temporaries). Threading: calls hold the GIL; a mutex
-// keeps the list consistent anyway.
+// Ownership: one per session (cuda_session::temporaries). Threading: take and give_back come from several
+// threads at once (launches copy numpy arguments without the GIL); a mutex keeps the list consistent.
 
 #include <cstddef>
 #include <cstdint>

@@ -1,12 +1,114 @@
 #include "block_executor.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <limits>
+#include <mutex>
+#include <thread>
 
 namespace xcuda::sim
 {
     block_executor::block_executor(launch_context& launch) : m_launch(launch) {}
 
     void block_executor::run_grid()
+    {
+        prepare();
+        const unsigned gx = m_launch.grid[0], gy = m_launch.grid[1];
+        const unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * m_launch.grid[2];
+        const unsigned pool = static_cast<unsigned>(std::min<unsigned long long>(std::max(m_launch.threads, 1u), blocks));
+        // printf's lines and a trace keep the sequential order; so does a pool of one.
+        const bool ordered = m_launch.trace || (m_launch.printf_output && m_launch.program->find_function("vprintf") >= 0);
+        if (pool > 1 && !ordered)
+        {
+            run_parallel(pool, blocks);
+            return;
+        }
+        for (unsigned z = 0; z < m_launch.grid[2]; ++z)
+        {
+            for (unsigned y = 0; y < gy; ++y)
+            {
+                for (unsigned x = 0; x < gx; ++x)
+                {
+                    run_block(x, y, z);
+                }
+            }
+        }
+    }
+
+    // Blocks are taken in order from one counter by `pool` workers, each with its own executor (shared
+    // window, warps, race shadow) and its own copy of the launch's counters, summed at the end. Atomics
+    // take one lock (launch_context::atomic_lock). A failure stops the taking of later blocks; the one of
+    // the lowest block is reported, as the sequential order would have.
+    void block_executor::run_parallel(unsigned pool, unsigned long long blocks)
+    {
+        const unsigned gx = m_launch.grid[0], gy = m_launch.grid[1];
+        std::mutex atomic_lock;
+        std::atomic<unsigned long long> next{0};
+        std::atomic<unsigned long long> first_failed{std::numeric_limits<unsigned long long>::max()};
+        struct failure
+        {
+            unsigned long long block;
+            sim_error::kind kind;
+            std::string message;
+        };
+        std::mutex failures_lock;
+        std::vector<failure> failures;
+        std::vector<launch_context> contexts(pool, m_launch);
+        std::vector<std::thread> workers;
+        for (unsigned i = 0; i < pool; ++i)
+        {
+            contexts[i].atomic_lock = &atomic_lock;
+            contexts[i].warp_steps = 0;
+            contexts[i].thread_instructions = 0;
+            workers.emplace_back([&, i] {
+                unsigned long long b = 0;
+                auto fail = [&](sim_error::kind kind, std::string message) {
+                    std::lock_guard<std::mutex> held(failures_lock);
+                    failures.push_back({b, kind, std::move(message)});
+                    unsigned long long seen = first_failed.load();
+                    while (b < seen && !first_failed.compare_exchange_weak(seen, b))
+                    {
+                    }
+                };
+                try
+                {
+                    block_executor worker(contexts[i]);
+                    worker.prepare();
+                    while ((b = next.fetch_add(1)) < blocks && b < first_failed.load())
+                    {
+                        worker.run_block(static_cast<unsigned>(b % gx), static_cast<unsigned>(b / gx % gy),
+                                         static_cast<unsigned>(b / (static_cast<unsigned long long>(gx) * gy)));
+                    }
+                }
+                catch (const sim_error& e)
+                {
+                    fail(e.what_kind(), e.what());
+                }
+                catch (const std::exception& e)
+                {
+                    fail(sim_error::kind::launch_failed, std::string("the simulator failed: ") + e.what());
+                }
+            });
+        }
+        for (std::thread& t : workers)
+        {
+            t.join();
+        }
+        for (const launch_context& c : contexts)
+        {
+            m_launch.warp_steps += c.warp_steps;
+            m_launch.thread_instructions += c.thread_instructions;
+        }
+        if (!failures.empty())
+        {
+            const failure& first = *std::min_element(failures.begin(), failures.end(),
+                                                     [](const failure& a, const failure& b) { return a.block < b.block; });
+            throw sim_error(first.kind, first.message);
+        }
+    }
+
+    void block_executor::prepare()
     {
         const ptx_program& program = *m_launch.program;
         m_threads = m_launch.block[0] * m_launch.block[1] * m_launch.block[2];
@@ -16,6 +118,13 @@ namespace xcuda::sim
                             "kernel '" + m_launch.kernel + "': a block of " + std::to_string(m_launch.block[0]) + "x" +
                                 std::to_string(m_launch.block[1]) + "x" + std::to_string(m_launch.block[2]) +
                                 " threads; the simulated device takes 1 to 1024 threads per block (z at most 64)");
+        }
+        const ptx_function& entry = program.functions[static_cast<std::size_t>(m_launch.entry)];
+        if (entry.max_threads && m_threads > entry.max_threads)
+        {
+            throw sim_error(sim_error::kind::launch_failed,
+                            "kernel '" + m_launch.kernel + "': a block of " + std::to_string(m_threads) +
+                                " threads, over its __launch_bounds__ (.maxntid) of " + std::to_string(entry.max_threads));
         }
         std::size_t shared = program.static_shared_bytes;
         if (m_launch.dynamic_shared)
@@ -31,21 +140,14 @@ namespace xcuda::sim
         m_shared.assign(shared, 0);
         m_block.shared = m_shared.data();
         m_block.shared_bytes = shared;
+        m_shadow.assign(m_launch.race_check ? shared : 0, shared_shadow{});
+        m_block.shadow = m_shadow.empty() ? nullptr : m_shadow.data();
+        m_block.epoch = 1;
         unsigned warps = (m_threads + 31) / 32;
         m_warps.clear();
         for (unsigned w = 0; w < warps; ++w)
         {
             m_warps.push_back(std::make_unique<warp_interpreter>(m_launch, m_block, w));
-        }
-        for (unsigned z = 0; z < m_launch.grid[2]; ++z)
-        {
-            for (unsigned y = 0; y < m_launch.grid[1]; ++y)
-            {
-                for (unsigned x = 0; x < m_launch.grid[0]; ++x)
-                {
-                    run_block(x, y, z);
-                }
-            }
         }
     }
 
@@ -62,17 +164,41 @@ namespace xcuda::sim
             m_warps[w]->reset(std::min(32u, m_threads - first));
         }
         std::size_t remaining = m_warps.size();
+        ++m_block.epoch;  // a new block: nothing of the last one's accesses races with this one's
         while (remaining > 0)
         {
             // Every warp not done runs to its next barrier (or its end); then all waiting ones go on.
+            const warp_interpreter* first = nullptr;  // the first warp waiting at a barrier, and its index
+            std::size_t first_index = 0;
             for (std::size_t w = 0; w < m_warps.size(); ++w)
             {
-                if (!done[w] && m_warps[w]->run() == warp_interpreter::status::exited)
+                if (done[w])
+                {
+                    continue;
+                }
+                if (m_warps[w]->run() == warp_interpreter::status::exited)
                 {
                     done[w] = true;
                     --remaining;
                 }
+                else if (!first)
+                {
+                    first = m_warps[w].get();
+                    first_index = w;
+                }
+                else if (m_warps[w]->waiting_at() != first->waiting_at())
+                {
+                    const warp_interpreter& other = *m_warps[w];
+                    throw sim_error(sim_error::kind::barrier_divergence,
+                                    "kernel '" + m_launch.kernel + "': barrier divergence in block (" + std::to_string(x) +
+                                        "," + std::to_string(y) + "," + std::to_string(z) + "): warp " + std::to_string(first_index) +
+                                        " waits at " + first->where(*first->waiting_at()) + " but warp " +
+                                        std::to_string(w) + " at another barrier, " + other.where(*other.waiting_at()) +
+                                        " (__syncthreads() in both sides of a branch that the block's threads take "
+                                        "differently)");
+                }
             }
+            ++m_block.epoch;  // the barrier releases: a new interval for the race check
         }
     }
 }

@@ -1,13 +1,17 @@
 #pragma once
-// The blocks of a launch, one after another, each with its warps and its shared memory window.
+// The blocks of a launch, each with its warps and its shared memory window (see the end for threads).
 //
 // A block's warps run in turn, each until it reaches a bar.sync or exits (warp_interpreter::run); when
 // every warp that has not exited waits at the barrier, they all go on. So bar.sync orders shared
 // memory exactly as __syncthreads() does, and warps that have exited do not hold a barrier up, as on
 // hardware. A warp that arrives at a barrier with only some of its live lanes is barrier divergence
-// (warp_interpreter reports it). Blocks run sequentially on the calling thread.
+// (warp_interpreter reports it), and so are warps waiting at different bar.sync instructions (this
+// executor reports it). Each barrier release starts a new interval of the race check (the epoch).
+// Blocks run on a pool of launch_context::threads host threads (XCUDA_SIM_THREADS), each with an
+// executor of its own; sequentially on the calling thread with a pool of one, for a kernel that calls
+// printf (its lines keep the block order) and for a trace.
 //
-// Not thread-safe: one executor runs one launch.
+// Not thread-safe: one executor runs one launch (and its pool).
 
 #include <memory>
 #include <vector>
@@ -25,11 +29,14 @@ namespace xcuda::sim
         void run_grid();
 
     private:
+        void prepare();  // checks the configuration, makes the shared window and the warps
         void run_block(unsigned x, unsigned y, unsigned z);
+        void run_parallel(unsigned pool, unsigned long long blocks);
 
         launch_context& m_launch;
         block_state m_block;
         std::vector<std::uint8_t> m_shared;
+        std::vector<shared_shadow> m_shadow;  // the race check's, one per shared byte
         std::vector<std::unique_ptr<warp_interpreter>> m_warps;
         unsigned m_threads = 0;
     };

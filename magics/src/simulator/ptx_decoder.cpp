@@ -298,7 +298,9 @@ namespace xcuda::sim
                 return "'" + text + "': an integer-to-float conversion rounding other than .rn is not implemented";
             }
             if (in.type.is_float() && in.source_type.is_float() && in.type.bits < in.source_type.bits &&
-                in.round != rounding::rn && in.round != rounding::none)
+                in.round != rounding::rn && in.round != rounding::none &&
+                !(in.type.bits == 32 && in.source_type.bits == 64 &&
+                  (in.round == rounding::rz || in.round == rounding::rm || in.round == rounding::rp)))
             {
                 return "'" + text + "': narrowing a float with rounding other than .rn is not implemented";
             }

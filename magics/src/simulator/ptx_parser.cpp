@@ -3,6 +3,8 @@
 #include "ptx_decoder.hpp"
 
 #include <cctype>
+#include <cstdint>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -618,6 +620,7 @@ namespace xcuda::sim
                 int index = static_cast<int>(m_program.functions.size());
                 m_function_scope.clear();
                 m_registers.clear();
+                m_register_bits.clear();
                 // A function declared before (a prototype) and now defined reuses its slot.
                 m_program.functions.push_back(f);
                 std::vector<int> results;
@@ -663,10 +666,19 @@ namespace xcuda::sim
                 // Performance directives: .maxntid 256, 1, 1 / .reqntid / .minnctapersm / .maxnreg / .noreturn
                 while (peek().what == token::kind::ident && peek().text[0] == '.')
                 {
-                    next();
+                    std::string directive = next().text;
+                    std::uint64_t threads = 1;
                     while (peek().what == token::kind::number || peek().text == ",")
                     {
-                        next();
+                        const std::string number = next().text;
+                        if (number != ",")
+                        {
+                            threads *= std::strtoull(number.c_str(), nullptr, 0);
+                        }
+                    }
+                    if (directive == ".maxntid" || directive == ".reqntid")
+                    {
+                        m_program.functions[static_cast<std::size_t>(index)].max_threads = static_cast<std::uint32_t>(threads);
                     }
                 }
                 if (accept(";"))
@@ -678,6 +690,12 @@ namespace xcuda::sim
                 ptx_function& done = m_program.functions[static_cast<std::size_t>(index)];
                 done.has_body = true;
                 done.register_count = static_cast<std::uint32_t>(m_registers.size());
+                done.register_bits = m_register_bits;
+                done.register_names.assign(m_registers.size(), std::string());
+                for (const auto& [name, register_index] : m_registers)
+                {
+                    done.register_names[static_cast<std::size_t>(register_index)] = name;
+                }
                 for (auto& [pc, slot, label] : m_label_fixups)
                 {
                     auto it = done.labels.find(label);
@@ -785,23 +803,24 @@ namespace xcuda::sim
                         expect(">");
                         for (std::uint64_t k = 0; k < count; ++k)
                         {
-                            declare_register(name + std::to_string(k));
+                            declare_register(name + std::to_string(k), type.bits);
                         }
                     }
                     else
                     {
-                        declare_register(name);
+                        declare_register(name, type.bits);
                     }
                 } while (accept(","));
                 expect(";");
             }
 
-            void declare_register(const std::string& name)
+            void declare_register(const std::string& name, unsigned bits)
             {
                 if (m_registers.find(name) == m_registers.end())
                 {
                     int index = static_cast<int>(m_registers.size());
                     m_registers[name] = index;
+                    m_register_bits.push_back(static_cast<std::uint8_t>(bits));
                 }
             }
 
@@ -1146,6 +1165,7 @@ namespace xcuda::sim
             std::unordered_map<std::string, int> m_module_scope;
             std::unordered_map<std::string, int> m_function_scope;
             std::unordered_map<std::string, int> m_registers;
+            std::vector<std::uint8_t> m_register_bits;  // by register index
             std::vector<std::tuple<std::uint32_t, std::size_t, std::string>> m_label_fixups;
             std::vector<std::tuple<int, std::uint32_t, std::string>> m_call_fixups;
             std::string m_callee_name;

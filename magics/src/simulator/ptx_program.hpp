@@ -28,6 +28,7 @@ namespace xcuda::sim
             barrier_divergence,
             illegal_instruction,  // trap, a shfl/vote whose member lanes are not all there
             launch_failed,      // a step limit, bad launch parameters
+            shared_race,        // two threads of different warps, one writing, one shared byte, no barrier between
         };
         sim_error(kind k, const std::string& message) : std::runtime_error(message), m_kind(k) {}
         kind what_kind() const noexcept { return m_kind; }
@@ -173,6 +174,9 @@ namespace xcuda::sim
         std::uint32_t frame_bytes = 0;     // per lane: a .func's parameters and result, and every call's arguments
         std::uint32_t local_bytes = 0;     // per lane
         std::uint32_t register_count = 0;
+        std::uint32_t max_threads = 0;            // .maxntid / .reqntid (__launch_bounds__): their product; 0: none
+        std::vector<std::string> register_names;  // by index, as written (%r3), for traces
+        std::vector<std::uint8_t> register_bits;  // by index: the declared width (.b64: 64, .pred: 1)
         std::vector<instruction> code;
         std::map<std::string, std::uint32_t> labels;
     };

@@ -3,6 +3,8 @@
 #include "warp_values.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <cxxabi.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +16,16 @@ namespace xcuda::sim
     namespace
     {
         const std::uint32_t no_pc = 0xffffffffu;
+
+        // A C++ name as written (block_sum::partial for _ZZ9block_sumE7partial), else the name itself.
+        std::string demangled(const std::string& name)
+        {
+            int status = 0;
+            char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+            std::string result = status == 0 && text ? text : name;
+            std::free(text);
+            return result;
+        }
 
         std::string hex(std::uint64_t value)
         {
@@ -66,6 +78,116 @@ namespace xcuda::sim
             set(special_register::dynamic_smem_size, m_launch.dynamic_shared);
         }
         push_frame(m_launch.entry, m_live, nullptr);
+        m_trace_lane = -1;
+        if (const thread_trace* t = m_launch.trace)
+        {
+            unsigned linear = t->thread[0] + b[0] * (t->thread[1] + b[1] * t->thread[2]);
+            bool here = t->block[0] == m_block.ctaid[0] && t->block[1] == m_block.ctaid[1] &&
+                        t->block[2] == m_block.ctaid[2] && t->thread[0] < b[0] && t->thread[1] < b[1] &&
+                        t->thread[2] < b[2] && linear / 32 == m_warp && linear % 32 < lanes;
+            if (here)
+            {
+                m_trace_lane = static_cast<int>(linear % 32);
+                m_launch.trace->reached = true;
+            }
+        }
+    }
+
+    void warp_interpreter::trace(const instruction& in, bool executed)
+    {
+        thread_trace& t = *m_launch.trace;
+        if (t.steps.size() >= t.limit)
+        {
+            t.truncated = true;
+            return;
+        }
+        trace_step step;
+        step.function = m_function->name;
+        step.pc = static_cast<std::uint32_t>(&in - m_function->code.data());
+        step.text = in.text;
+        step.line = in.line;
+        auto file = m_launch.program->files.find(in.file);
+        step.file = in.line && file != m_launch.program->files.end() ? file->second : std::string();
+        step.executed = executed;
+        t.steps.push_back(std::move(step));
+    }
+
+    // The registers `in` wrote for the traced lane, shown in the instruction's type (a predicate for setp).
+    void warp_interpreter::trace_writes(const instruction& in)
+    {
+        thread_trace& t = *m_launch.trace;
+        if (t.steps.empty() || t.truncated || in.op == opcode::st || in.op == opcode::red || in.op == opcode::membar ||
+            in.op == opcode::nop)
+        {
+            return;
+        }
+        const unsigned lane = static_cast<unsigned>(m_trace_lane);
+        auto shown = [&](std::int32_t reg, bool predicate) {
+            std::uint64_t v = m_registers[static_cast<std::size_t>(reg) * 32 + lane];
+            ptx_type type = in.type;
+            char text[64];
+            if (predicate || type.kind == 'p')
+            {
+                std::snprintf(text, sizeof text, "%s", (v & 1) ? "true" : "false");
+            }
+            else if (type.kind == 'f' && type.bits == 32)
+            {
+                float f;
+                auto bits = static_cast<std::uint32_t>(v);
+                std::memcpy(&f, &bits, 4);
+                std::snprintf(text, sizeof text, "%.9g", static_cast<double>(f));
+            }
+            else if (type.kind == 'f' && type.bits == 64)
+            {
+                double d;
+                std::memcpy(&d, &v, 8);
+                std::snprintf(text, sizeof text, "%.17g", d);
+            }
+            else if (type.kind == 's')
+            {
+                int shift = 64 - (type.bits ? type.bits : 64);
+                auto signed_value = static_cast<long long>(static_cast<std::int64_t>(v << shift) >> shift);
+                std::snprintf(text, sizeof text, "%lld", signed_value);
+            }
+            else if (type.kind == 'u')
+            {
+                std::uint64_t mask = type.bits >= 64 ? ~0ull : ((1ull << type.bits) - 1);
+                std::snprintf(text, sizeof text, "%llu", static_cast<unsigned long long>(v & mask));
+            }
+            else
+            {
+                std::uint64_t mask = type.bits >= 64 || type.bits == 0 ? ~0ull : ((1ull << type.bits) - 1);
+                std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v & mask));
+            }
+            const std::vector<std::string>& names = m_function->register_names;
+            std::string name = static_cast<std::size_t>(reg) < names.size() ? names[static_cast<std::size_t>(reg)]
+                                                                               : "%" + std::to_string(reg);
+            t.steps.back().writes.push_back(name + " = " + text);
+        };
+        if (in.operand_count == 0)
+        {
+            return;
+        }
+        const operand& d = in.operands[0];
+        bool predicate = in.op == opcode::setp;
+        if (d.what == operand::kind::reg)
+        {
+            shown(d.reg, predicate);
+        }
+        else if (d.what == operand::kind::vector)
+        {
+            for (unsigned k = 0; k < d.count; ++k)
+            {
+                if (d.regs[k] >= 0)
+                {
+                    shown(d.regs[k], false);
+                }
+            }
+        }
+        if (in.pair && in.operand_count > 1 && in.operands[1].what == operand::kind::reg)
+        {
+            shown(in.operands[1].reg, true);
+        }
     }
 
     void warp_interpreter::push_frame(int function, std::uint32_t mask, const instruction* call)
@@ -190,6 +312,126 @@ namespace xcuda::sim
                                                               what + ", at " + where(in));
     }
 
+    // Racecheck's rule at PTX level: two accesses of one shared byte in one barrier interval, at least
+    // one a write, by threads of different warps (lanes of one warp run in lockstep here) are a race.
+    void warp_interpreter::check_race(std::uint64_t offset, unsigned bytes, unsigned lane, bool write, const instruction& in)
+    {
+        const std::uint32_t epoch = m_block.epoch;
+        const std::uint32_t me = m_warp * 32 + lane;
+        auto other_warp = [&](const shared_access& x) { return x.epoch == epoch && x.thread / 32 != m_warp; };
+        for (unsigned i = 0; i < bytes; ++i)
+        {
+            shared_shadow& s = m_block.shadow[offset + i];
+            if (other_warp(s.write))
+            {
+                race(offset + i, s.write, true, lane, write, in);
+            }
+            if (write)
+            {
+                if (other_warp(s.read))
+                {
+                    race(offset + i, s.read, false, lane, write, in);
+                }
+                if (other_warp(s.other_read))
+                {
+                    race(offset + i, s.other_read, false, lane, write, in);
+                }
+                s.write = {epoch, me, &in};
+            }
+            else if (s.read.epoch != epoch)
+            {
+                s.read = {epoch, me, &in};
+            }
+            else if (s.read.thread / 32 != m_warp)
+            {
+                s.other_read = {epoch, me, &in};
+            }
+        }
+    }
+
+    // Which pointer argument of the launch the faulting address belongs with: the one whose allocation is
+    // nearest to it (within 1 MiB), named by its position in the kernel's parameter list.
+    std::string warp_interpreter::argument_near(std::uint64_t address) const
+    {
+        const ptx_function& entry = m_launch.program->functions[static_cast<std::size_t>(m_launch.entry)];
+        std::uint64_t best = std::uint64_t(1) << 20;
+        int which = -1;
+        for (std::size_t i = 0; i < entry.params.size(); ++i)
+        {
+            const ptx_symbol& p = m_launch.program->symbols[static_cast<std::size_t>(entry.params[i])];
+            if (p.size != 8 || p.offset + 8 > m_launch.param_bytes)
+            {
+                continue;
+            }
+            std::uint64_t pointer = 0;
+            std::memcpy(&pointer, m_launch.params + p.offset, 8);
+            const sim_memory::allocation* a = m_launch.memory->containing(static_cast<std::uintptr_t>(pointer));
+            if (!a)
+            {
+                continue;
+            }
+            std::uint64_t end = a->start + a->bytes;
+            std::uint64_t distance = address < a->start ? a->start - address : address >= end ? address - end + 1 : 0;
+            if (distance < best)
+            {
+                best = distance;
+                which = static_cast<int>(i);
+            }
+        }
+        if (which < 0)
+        {
+            return "";
+        }
+        const ptx_symbol& p = m_launch.program->symbols[static_cast<std::size_t>(entry.params[static_cast<std::size_t>(which)])];
+        return " (the array of the kernel's parameter " + std::to_string(which) + ", " + p.name + ")";
+    }
+
+    std::string warp_interpreter::thread_of(std::uint32_t thread) const
+    {
+        const unsigned* b = m_launch.block;
+        return "thread (" + std::to_string(thread % b[0]) + "," + std::to_string(thread / b[0] % b[1]) + "," +
+               std::to_string(thread / (b[0] * b[1])) + ")";
+    }
+
+    std::string warp_interpreter::shared_variable(std::uint64_t offset) const
+    {
+        const ptx_symbol* dynamic = nullptr;
+        for (const ptx_symbol& s : m_launch.program->symbols)
+        {
+            if (s.space != state_space::shared)
+            {
+                continue;
+            }
+            if (s.dynamic_shared || s.size == 0)
+            {
+                dynamic = &s;
+            }
+            else if (offset >= s.offset && offset < s.offset + s.size)
+            {
+                return "'" + demangled(s.name) + "' (byte " + std::to_string(offset - s.offset) + " of " +
+                       std::to_string(s.size) + ")";
+            }
+        }
+        if (dynamic)
+        {
+            return "the dynamic shared memory '" + demangled(dynamic->name) + "'";
+        }
+        return "shared memory";
+    }
+
+    void warp_interpreter::race(std::uint64_t offset, const shared_access& earlier, bool earlier_wrote, unsigned lane,
+                                bool write, const instruction& in) const
+    {
+        throw sim_error(sim_error::kind::shared_race,
+                        "kernel '" + m_launch.kernel + "': a shared-memory race in block (" + std::to_string(m_block.ctaid[0]) +
+                            "," + std::to_string(m_block.ctaid[1]) + "," + std::to_string(m_block.ctaid[2]) + ") on " +
+                            shared_variable(offset) + ", shared address " + hex(offset) + ": " +
+                            thread_of(m_warp * 32 + lane) + (write ? " writes it at " : " reads it at ") + where(in) +
+                            ", and " + thread_of(earlier.thread) + (earlier_wrote ? " wrote it at " : " read it at ") +
+                            where(*earlier.at) + ", with no barrier (__syncthreads()) between (XCUDA_SIM_RACECHECK=0 "
+                                                 "turns this check off)");
+    }
+
     std::uint64_t warp_interpreter::symbol_value(const ptx_symbol& symbol, unsigned) const
     {
         switch (symbol.space)
@@ -286,6 +528,10 @@ namespace xcuda::sim
                 fault(in, lane, described("shared") + ", outside the block's " + std::to_string(m_block.shared_bytes) +
                                     " bytes of shared memory");
             }
+            if (m_block.shadow && in.op != opcode::atom && in.op != opcode::red)  // atomics do not race
+            {
+                check_race(a, bytes, lane, write, in);
+            }
             return m_block.shared + a;
         case state_space::local:
             if (a + bytes > m_function->local_bytes)
@@ -362,7 +608,7 @@ namespace xcuda::sim
                 if (!found)
                 {
                     fault(in, lane, described(space == state_space::generic ? "generic" : space_name(space)) + ", " +
-                                        m_launch.memory->describe(a, bytes));
+                                        m_launch.memory->describe(a, bytes) + argument_near(a));
                 }
                 m_cached_start = found->start;
                 m_cached_end = found->start + found->bytes;
@@ -438,6 +684,11 @@ namespace xcuda::sim
                                     "limit), at " + where(in));
             }
             m_launch.thread_instructions += static_cast<unsigned>(__builtin_popcount(active));
+            const bool traced = m_trace_lane >= 0 && ((top.mask >> m_trace_lane) & 1);
+            if (traced)
+            {
+                trace(in, (active >> m_trace_lane) & 1);
+            }
             switch (in.op)
             {
             case opcode::bra:
@@ -530,6 +781,7 @@ namespace xcuda::sim
                                         " of the warp, not exited, did not (a __syncthreads() inside a branch that not "
                                         "every thread of the block takes)");
                 }
+                m_barrier = &in;
                 top.pc += 1;
                 return status::at_barrier;
             case opcode::call:
@@ -560,6 +812,10 @@ namespace xcuda::sim
                 if (active)
                 {
                     execute(in, active);
+                    if (traced && ((active >> m_trace_lane) & 1))
+                    {
+                        trace_writes(in);
+                    }
                 }
                 m_stack.back().pc += 1;
                 continue;
@@ -693,9 +949,11 @@ namespace xcuda::sim
                     {
                         unsigned shift = 64 - size * 8;
                         v = static_cast<std::uint64_t>(static_cast<std::int64_t>(v << shift) >> shift);
-                        if (size < 4)
+                        const std::vector<std::uint8_t>& widths = m_function->register_bits;
+                        bool wide = static_cast<std::size_t>(regs[k]) < widths.size() && widths[static_cast<std::size_t>(regs[k])] == 64;
+                        if (size < 4 && !wide)
                         {
-                            v &= 0xffffffffu;  // a signed sub-word load fills a 32-bit register
+                            v &= 0xffffffffu;  // a signed sub-word load fills a 32-bit register, a .b64 one all of it
                         }
                     }
                     r = v;

@@ -12,6 +12,7 @@
 // Not thread-safe: one warp is run by one thread at a time (block_executor).
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,28 @@
 
 namespace xcuda::sim
 {
+    // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
+    // line and the registers it wrote, as "name = value" in the instruction's type.
+    struct trace_step
+    {
+        std::string function;
+        std::uint32_t pc = 0;
+        std::string text;            // the PTX instruction
+        std::uint32_t line = 0;      // from .loc, 0 when none
+        std::string file;
+        bool executed = true;        // false: its guard predicate was false for this thread
+        std::vector<std::string> writes;
+    };
+    struct thread_trace
+    {
+        unsigned thread[3] = {0, 0, 0};
+        unsigned block[3] = {0, 0, 0};
+        std::size_t limit = 100000;  // steps kept; more set `truncated`
+        bool truncated = false;
+        bool reached = false;        // the thread existed in the launch and started
+        std::vector<trace_step> steps;
+    };
+
     struct launch_context
     {
         const ptx_program* program = nullptr;
@@ -35,6 +58,23 @@ namespace xcuda::sim
         std::uint64_t warp_steps = 0;        // counted
         std::uint64_t thread_instructions = 0;
         std::string* printf_output = nullptr;  // device printf's text goes here (nullptr: printf is refused)
+        bool race_check = true;              // report shared-memory races (block_executor keeps the shadow)
+        thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
+        unsigned threads = 1;                // host threads running blocks (block_executor's pool)
+        std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
+    };
+
+    // The race check's record of one byte of shared memory: its last write and up to two reads (of two
+    // different warps) in the current barrier interval (epoch). An access of another epoch is stale.
+    struct shared_access
+    {
+        std::uint32_t epoch = 0;
+        std::uint32_t thread = 0;  // the linear thread id in the block
+        const instruction* at = nullptr;
+    };
+    struct shared_shadow
+    {
+        shared_access write, read, other_read;  // other_read: a reader of another warp than read's
     };
 
     struct block_state
@@ -42,6 +82,8 @@ namespace xcuda::sim
         unsigned ctaid[3] = {0, 0, 0};
         std::uint8_t* shared = nullptr;
         std::size_t shared_bytes = 0;
+        shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
+        std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
     };
 
     class warp_interpreter
@@ -64,6 +106,11 @@ namespace xcuda::sim
 
         // Lanes that have not exited.
         std::uint32_t live() const noexcept { return m_live; }
+
+        // The bar.sync the warp waits at after run() returned at_barrier.
+        const instruction* waiting_at() const noexcept { return m_barrier; }
+
+        std::string where(const instruction& in) const;     // 'text' in function, line N of file
 
     private:
         struct entry
@@ -99,7 +146,14 @@ namespace xcuda::sim
         std::uint8_t* translate(state_space space, std::uint64_t address, unsigned lane, unsigned bytes, bool write,
                                 const instruction& in, bool frame_param);
         [[noreturn]] void fault(const instruction& in, unsigned lane, const std::string& what) const;
-        std::string where(const instruction& in) const;     // 'text' in function, line N of file
+        void check_race(std::uint64_t offset, unsigned bytes, unsigned lane, bool write, const instruction& in);
+        [[noreturn]] void race(std::uint64_t offset, const shared_access& earlier, bool earlier_wrote, unsigned lane,
+                               bool write, const instruction& in) const;
+        std::string shared_variable(std::uint64_t offset) const;
+        void trace(const instruction& in, bool executed);
+        void trace_writes(const instruction& in);
+        std::string thread_of(std::uint32_t thread) const;
+        std::string argument_near(std::uint64_t address) const;
         std::string location(const instruction& in) const;  // in function, line N of file
         std::string thread_name(unsigned lane) const;
         source member_mask(const instruction& in, const operand& o, std::uint32_t active, const char* what);
@@ -135,5 +189,7 @@ namespace xcuda::sim
         std::uint64_t m_specials[static_cast<int>(special_register::count)][32];
         std::uint64_t m_scratch[5][32];
         std::uintptr_t m_cached_start = 0, m_cached_end = 0;  // the last allocation hit
+        const instruction* m_barrier = nullptr;
+        int m_trace_lane = -1;  // the traced thread's lane when it is in this warp and block, else -1
     };
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <type_traits>
 
 #include "warp_interpreter.hpp"
@@ -704,7 +705,30 @@ namespace xcuda::sim
                 {
                     x = flush(static_cast<float>(x));
                 }
-                if (to.bits == 32)
+                if (to.bits == 32 && from.bits == 64 &&
+                    (in.round == rounding::rz || in.round == rounding::rm || in.round == rounding::rp))
+                {
+                    // Directed narrowing: the nearest float, moved one step toward zero / -inf / +inf
+                    // when it lies on the wrong side of x (exact: both are representable in double).
+                    float f = static_cast<float>(x);
+                    double back = static_cast<double>(f);
+                    bool wrong = in.round == rounding::rz ? std::fabs(back) > std::fabs(x)
+                                 : in.round == rounding::rm ? back > x
+                                                            : back < x;
+                    if (!std::isnan(x) && wrong)
+                    {
+                        float toward = in.round == rounding::rz ? 0.0f
+                                       : in.round == rounding::rm ? -std::numeric_limits<float>::infinity()
+                                                                  : std::numeric_limits<float>::infinity();
+                        f = std::nextafter(f, toward);
+                    }
+                    if (in.sat)
+                    {
+                        f = std::isnan(f) ? 0.0f : std::fmin(std::fmax(f, 0.0f), 1.0f);
+                    }
+                    r = bits<float>(in.ftz ? flush(f) : f);
+                }
+                else if (to.bits == 32)
                 {
                     float f = round_float(static_cast<float>(x), in.round);
                     if (from.bits == 32)
@@ -878,6 +902,12 @@ namespace xcuda::sim
 
     void warp_interpreter::atomic(const instruction& in, std::uint32_t active)
     {
+        // Blocks on other host threads may touch the same word: one lock for every atomic of the launch.
+        std::unique_lock<std::mutex> held;
+        if (m_launch.atomic_lock)
+        {
+            held = std::unique_lock<std::mutex>(*m_launch.atomic_lock);
+        }
         bool reduction = in.op == opcode::red;
         unsigned at = reduction ? 0 : 1;
         std::uint64_t* d = reduction ? nullptr : destination(in.operands[0]);

@@ -505,7 +505,8 @@ namespace xcuda
             else if (starts_with(t, "//-----"))
             {
                 // nvdisasm's section banner: "//--------------------- .text.saxpy    -------".
-                std::string name = trim(t.substr(t.find_first_not_of('-', 2)));
+                std::size_t name_at = t.find_first_not_of('-', 2);  // npos: a banner of dashes only
+                std::string name = name_at == std::string::npos ? std::string() : trim(t.substr(name_at));
                 name = name.substr(0, name.find_first_of(" \t"));
                 if (starts_with(name, ".text."))
                 {

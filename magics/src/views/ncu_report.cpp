@@ -1,5 +1,8 @@
 #include "ncu_report.hpp"
 
+#include <cmath>
+#include <limits>
+
 #include <cstdlib>
 
 #include "errors.hpp"
@@ -57,6 +60,18 @@ namespace xcuda
         {
             ncu_value v = ncu_report::value(text, "");
             return v.number ? *v.number : 0.0;
+        }
+
+        // A source line number from ncu's "Line No" column; 0 (no line) for what is not one (negative,
+        // fractional, beyond an int, not a number): converting an out-of-range double to int is undefined.
+        int line_number_or_zero(const std::string& text)
+        {
+            double number = number_or_zero(text);
+            if (!(number >= 1 && number <= static_cast<double>(std::numeric_limits<int>::max())) || number != std::floor(number))
+            {
+                return 0;
+            }
+            return static_cast<int>(number);
         }
 
         // Scale of an SI prefix at the start of unit for one of the bases that take one.
@@ -330,7 +345,7 @@ namespace xcuda
             }
             if (source.has_lines && !first.empty())
             {
-                line = static_cast<int>(number_or_zero(first));  // a source line's row: its instructions follow
+                line = line_number_or_zero(first);  // a source line's row: its instructions follow
                 continue;
             }
             std::string where = field(row, address);

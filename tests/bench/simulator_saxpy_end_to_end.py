@@ -1,0 +1,19 @@
+"""The SAXPY tutorial at n = 2**20 end to end on the PTX simulator: import, compile, numpy arrays, the launch
+(copies in and out included) and the check, each timed once; no assertion on time.
+
+    XCUDA_CACHE=0 XCUDA_DEVICE=simulator PYTHONPATH=build/python /usr/bin/python3 tests/bench/simulator_saxpy_end_to_end.py
+"""
+import time, os
+t0 = time.perf_counter()
+import numpy as np, xcuda
+m = xcuda.compile('extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }')
+t1 = time.perf_counter()
+n = 1 << 20
+a, x, y = np.float32(2.0), np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
+out = np.zeros_like(x)
+t2 = time.perf_counter()
+m.saxpy[n // 256, 256](a, x, y, out, n)
+t3 = time.perf_counter()
+assert np.allclose(out, a * x + y)
+t4 = time.perf_counter()
+print(f"import+compile {1e3*(t1-t0):.0f} ms, arrays {1e3*(t2-t1):.0f} ms, launch with numpy copies {1e3*(t3-t2):.0f} ms, check {1e3*(t4-t3):.0f} ms, total {1e3*(t4-t0):.0f} ms")
