@@ -24,8 +24,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -40,7 +42,7 @@ namespace
     {
         long registered = 0;       // ranges registered now
         long registrations = 0;    // cuMemHostRegister successes
-        long violations = 0;       // memory unmapped while registered
+        long violations = 0;       // memory unmapped while registered; device memory touched outside an allocation
         long launches = 0;         // kernels run (eagerly or in replays)
         long graph_launches = 0;
         long node_updates = 0;
@@ -118,6 +120,33 @@ namespace
         }
     }
 
+    // Device memory touched by a copy, memset or known kernel must lie inside one cuMemAlloc'd range, as a
+    // GPU requires (a copy past an allocation is CUDA_ERROR_INVALID_VALUE there). Here device memory is
+    // host memory, so an overrun would corrupt the heap and abort far from its cause: it is refused
+    // instead, counted as a violation and named on stderr.
+    bool device_span_ok(const void* pointer, std::size_t bytes, const char* what)
+    {
+        std::uintptr_t start = 0;
+        const range* r = find_range(pointer, &start);
+        auto begin = reinterpret_cast<std::uintptr_t>(pointer);
+        if (r && r->what == kind::device && begin + bytes <= start + r->bytes)
+        {
+            return true;
+        }
+        ++g_count.violations;
+        if (r && r->what == kind::device)
+        {
+            std::fprintf(stderr, "xcuda fake driver: %s: %zu bytes at offset %zu of a %zu-byte allocation run past its end\n",
+                         what, bytes, static_cast<std::size_t>(begin - start), r->bytes);
+        }
+        else
+        {
+            std::fprintf(stderr, "xcuda fake driver: %s: %zu bytes at %p, which is not device memory\n", what, bytes,
+                         pointer);
+        }
+        return false;
+    }
+
     // ---- kernels ----
     struct function
     {
@@ -167,6 +196,12 @@ namespace
             auto* y = arg<const float*>(params, 2);
             auto* out = arg<float*>(params, 3);
             auto n = arg<std::size_t>(params, 4);
+            std::size_t touched = std::min<std::size_t>(n, threads) * sizeof(float);
+            if (!device_span_ok(x, touched, "saxpy's x") || !device_span_ok(y, touched, "saxpy's y") ||
+                !device_span_ok(out, touched, "saxpy's out"))
+            {
+                return;
+            }
             for (std::size_t i = 0; i < n && i < threads; ++i)
             {
                 out[i] = a * x[i] + y[i];
@@ -193,6 +228,10 @@ namespace
             auto* x = arg<float*>(params, 0);
             float a = arg<float>(params, 1);
             auto n = arg<unsigned>(params, 2);
+            if (!device_span_ok(x, std::min(n, threads) * sizeof(float), f.name.c_str()))
+            {
+                return;
+            }
             for (unsigned i = 0; i < n && i < threads; ++i)
             {
                 x[i] = f.name == "fill" ? a : x[i] * a + 1.0f;
@@ -542,6 +581,10 @@ CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes)
 {
     lock held(g_mutex);
     count_host_side(from);
+    if (!device_span_ok(reinterpret_cast<void*>(to), bytes, "cuMemcpyHtoD"))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     std::memmove(reinterpret_cast<void*>(to), from, bytes);
     return CUDA_SUCCESS;
 }
@@ -549,6 +592,10 @@ CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
 {
     lock held(g_mutex);
     count_host_side(to);
+    if (!device_span_ok(reinterpret_cast<const void*>(from), bytes, "cuMemcpyDtoH"))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     std::memmove(to, reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
 }
@@ -556,17 +603,30 @@ CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t byte
 {
     lock held(g_mutex);
     count_host_side(from);
+    if (!device_span_ok(reinterpret_cast<void*>(to), bytes, "cuMemcpyHtoDAsync"))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     return copy(reinterpret_cast<void*>(to), from, bytes, s);
 }
 CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream s)
 {
     lock held(g_mutex);
     count_host_side(to);
+    if (!device_span_ok(reinterpret_cast<const void*>(from), bytes, "cuMemcpyDtoHAsync"))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     return copy(to, reinterpret_cast<const void*>(from), bytes, s);
 }
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream s)
 {
     lock held(g_mutex);
+    if (!device_span_ok(reinterpret_cast<void*>(to), bytes, "cuMemcpyDtoDAsync's destination") ||
+        !device_span_ok(reinterpret_cast<const void*>(from), bytes, "cuMemcpyDtoDAsync's source"))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     return copy(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes, s);
 }
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t bytes, CUstream s)
@@ -575,6 +635,10 @@ CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t byt
     if (capturing(s))
     {
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // not modelled: xcuda captures no memsets
+    }
+    if (!device_span_ok(reinterpret_cast<void*>(to), bytes, "cuMemsetD8Async"))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
     }
     std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
@@ -592,6 +656,11 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image)
 }
 CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
 {
+    lock held(g_mutex);
+    if (!device_span_ok(reinterpret_cast<void*>(to), bytes, "cuMemsetD8"))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
 }
