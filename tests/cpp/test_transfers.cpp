@@ -113,6 +113,13 @@ namespace xcuda
         EXPECT_EQ(log.registered.size(), 1u);
         EXPECT_EQ(cache.stats().hits, 2u);
         EXPECT_TRUE(cache.contains(memory.data + MiB, MiB));
+        // The slice's lease is the slice's own whole pages, inside it, not the entry's start: the copy's
+        // head (lease.begin() - start) must not underflow (it did, and copied past the device allocation).
+        char* slice_start = memory.data + 3 * MiB + 17;
+        EXPECT_EQ(slice.begin(), memory.data + 3 * MiB + page);
+        EXPECT_GE(slice.begin(), slice_start);
+        EXPECT_LE(slice.begin() + slice.bytes(), slice_start + 2 * MiB);
+        EXPECT_EQ(slice.bytes(), 2 * MiB - page);
     }
 
     TEST(RegistrationCache, AnAbandonedOwnerIsUnregisteredBeforeItIsReleased)

@@ -97,6 +97,15 @@ def pageable_copies_are_exact_for_every_way():
                 np.testing.assert_array_equal(back, host, err_msg=f"{mode}, offset {offset}, size {size}")
                 device.copy_from(host[::-1].copy())
                 np.testing.assert_array_equal(device.copy_to_host(), host[::-1])
+        # A slice copied after the whole array: in the registering modes a hit in the larger registration,
+        # whose first whole page lies pages after the registration's start (the copy's head is the slice's).
+        xcuda.to_device(base)
+        for offset in (5000, 5003):
+            piece = base[offset:offset + N // 2]
+            np.testing.assert_array_equal(xcuda.to_device(piece).copy_to_host(), piece, err_msg=f"{mode}, slice {offset}")
+            back = np.full(N // 2, np.nan, np.float32)
+            xcuda.to_device(piece).copy_to_host(out=back)
+            np.testing.assert_array_equal(back, piece)
         x, y = random(N, seed=2), random(N, seed=3)
         x_before, y_before = x.copy(), y.copy()
         for _ in range(3):

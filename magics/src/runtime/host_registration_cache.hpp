@@ -101,8 +101,9 @@ namespace xcuda
             lease& operator=(const lease&) = delete;
 
             explicit operator bool() const noexcept { return m_cache != nullptr; }
-            // The registered whole pages inside the copied range.
-            char* begin() const noexcept { return m_begin; }
+            // The registered whole pages inside the copied range (on a hit in a larger entry: the copy's own
+            // first whole page, not the entry's start).
+            char* begin() const noexcept { return m_inner; }
             std::size_t bytes() const noexcept { return m_bytes; }
             // Ends it now (the copy has completed).
             void reset() noexcept;
