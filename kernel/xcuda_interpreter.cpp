@@ -1,5 +1,7 @@
 #include "xcuda_interpreter.hpp"
 
+#include "out_stream_py.hpp"  // generated from kernel/python/out_stream.py
+
 #include <exception>
 #include <iostream>
 #include <string>
@@ -124,42 +126,7 @@ namespace xcuda
             py::gil_scoped_release release;
             m_output.flush();
         });
-        py::exec(R"(
-import io
-
-class OutStream(io.TextIOBase):
-    """A cell's standard output or error: writes are buffered and published as stream messages."""
-
-    encoding = "utf-8"
-    errors = "strict"
-
-    def __init__(self, name):
-        super().__init__()
-        self._name = name
-        self.name = "<" + name + ">"
-
-    def writable(self):
-        return True
-
-    def isatty(self):
-        return False
-
-    def fileno(self):
-        raise io.UnsupportedOperation("fileno: the kernel's output goes to the notebook, not to a file")
-
-    def write(self, text):
-        if not isinstance(text, str):
-            raise TypeError("write() argument must be str, not " + type(text).__name__)
-        _write(self._name, text)
-        return len(text)
-
-    def flush(self):
-        _flush()
-
-import sys
-sys.stdout = OutStream("stdout")
-sys.stderr = OutStream("stderr")
-)", scope);
+        py::exec(out_stream_py, scope);
     }
 
     // IPython's exit and quit call shell.ask_exit(), which XPythonShell lacks. As ipykernel's: mark the

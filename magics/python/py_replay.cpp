@@ -21,6 +21,7 @@
 //      killed on an interrupt), then its reports are read (ncu_report / sanitizer_report);
 //   5. the bundle folder is removed (keep=True keeps it, and the result says where).
 
+#include "byte_io.hpp"
 #include "py_common.hpp"
 
 #include <algorithm>
@@ -107,23 +108,15 @@ namespace xcuda::python
         void write_private(const std::string& path, const std::string& text)
         {
             int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-            std::size_t done = 0;
-            while (fd >= 0 && done < text.size())
-            {
-                ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-                if (n <= 0 && errno != EINTR)
-                {
-                    break;
-                }
-                done += n > 0 ? static_cast<std::size_t>(n) : 0;
-            }
+            int why = errno;
+            bool written = fd >= 0 && byte_io::write_all(fd, text.data(), text.size(), &why);
             if (fd >= 0)
             {
                 ::close(fd);
             }
-            if (fd < 0 || done < text.size())
+            if (!written)
             {
-                throw tool_error("could not write " + path + ": " + std::strerror(errno));
+                throw tool_error("could not write " + path + ": " + std::strerror(why));
             }
         }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "byte_io.hpp"
 #include "disk_cache.hpp"
 #include "errors.hpp"
 #include "kernel_signature.hpp"
@@ -63,6 +64,42 @@ namespace
         ADD_FAILURE() << "no usage_error";
         return {};
     }
+}
+
+// The codec of the compile worker's messages and the cache's entries: what it writes reads back, and an
+// input cut anywhere, or a length or count the input cannot hold, is refused without reading past it.
+TEST(byte_io, what_is_put_reads_back_and_any_cut_or_oversized_length_is_refused)
+{
+    std::string out;
+    xcuda::byte_io::put_u64(out, 0x0123456789abcdefULL);
+    xcuda::byte_io::put_text(out, std::string("a\0b", 3));
+    xcuda::byte_io::put_list(out, {"first", "", "third"});
+    std::size_t at = 0;
+    std::uint64_t value = 0;
+    std::string text;
+    std::vector<std::string> items;
+    ASSERT_TRUE(xcuda::byte_io::get_u64(out, at, value));
+    ASSERT_TRUE(xcuda::byte_io::get_text(out, at, text));
+    ASSERT_TRUE(xcuda::byte_io::get_list(out, at, items));
+    EXPECT_EQ(value, 0x0123456789abcdefULL);
+    EXPECT_EQ(text, std::string("a\0b", 3));
+    EXPECT_EQ(items, (std::vector<std::string>{"first", "", "third"}));
+    EXPECT_EQ(at, out.size());
+    for (std::size_t cut = 0; cut < out.size(); ++cut)
+    {
+        std::string in = out.substr(0, cut);
+        std::size_t from = 0;
+        bool whole = xcuda::byte_io::get_u64(in, from, value) && xcuda::byte_io::get_text(in, from, text) &&
+                     xcuda::byte_io::get_list(in, from, items);
+        EXPECT_FALSE(whole) << "cut at " << cut;
+        EXPECT_LE(from, in.size());
+    }
+    std::string huge;
+    xcuda::byte_io::put_u64(huge, ~0ULL);  // a count of 2^64 - 1 items, with nothing after it
+    std::size_t from = 0;
+    EXPECT_FALSE(xcuda::byte_io::get_list(huge, from, items));
+    from = 0;
+    EXPECT_FALSE(xcuda::byte_io::get_text(huge, from, text));
 }
 
 TEST(private_files, a_fifo_is_refused_at_once_and_named)

@@ -130,3 +130,8 @@ def test_the_standard_streams_are_text_streams(kernel):
     reply, messages = execute_code(kernel, "import io, sys\nprint(isinstance(sys.stdout, io.TextIOBase), "
                                            "sys.stdout.isatty(), sys.stderr.writable(), sys.stdout.encoding)")
     assert stream_text(messages, "stdout") == "True False True utf-8\n"
+    # write() returns the characters written, as TextIOBase promises (code that counts them relies on it),
+    # and refuses bytes naming the type.
+    reply, messages = execute_code(kernel, "import sys\nn = sys.stdout.write('héllo')\nprint('', n)\n"
+                                           "try:\n    sys.stdout.write(b'x')\nexcept TypeError as e:\n    print(e)")
+    assert stream_text(messages, "stdout") == "héllo 5\nwrite() argument must be str, not bytes\n"

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "byte_io.hpp"
 #include "diagnostics.hpp"
 #include "disk_cache.hpp"
 #include "errors.hpp"
@@ -80,21 +81,7 @@ namespace xcuda
             // As in the compile worker: ptxas' report must not be skipped by the driver's JIT cache.
             ::setenv("CUDA_CACHE_DISABLE", "1", 1);
             std::string out = compile_process::outcome(source, options, headers);
-            std::size_t written = 0;
-            while (written < out.size())
-            {
-                ssize_t n = ::write(fd, out.data() + written, out.size() - written);
-                if (n < 0 && errno == EINTR)
-                {
-                    continue;
-                }
-                if (n <= 0)
-                {
-                    ::_exit(3);
-                }
-                written += static_cast<std::size_t>(n);
-            }
-            ::_exit(0);  // no atexit handlers, no stdio flush: those belong to the parent
+            ::_exit(byte_io::write_all(fd, out.data(), out.size()) ? 0 : 3);  // no atexit handlers, no stdio flush: those belong to the parent
         }
 
         // The compile in this process, SIGINT held back on this thread until NVRTC has restored its handler.

@@ -1,5 +1,6 @@
 #include "disk_cache.hpp"
 
+#include "byte_io.hpp"
 #include "private_files.hpp"
 
 #include <algorithm>
@@ -24,46 +25,8 @@ namespace xcuda
         constexpr char magic[9] = "XCUDACC1";
         constexpr std::size_t header_size = 24;
 
-        void put_u64(std::string& out, std::uint64_t value)
-        {
-            for (int i = 0; i < 8; ++i)
-            {
-                out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-            }
-        }
-
-        bool get_u64(const std::string& in, std::size_t& at, std::uint64_t& value)
-        {
-            if (at + 8 > in.size())
-            {
-                return false;
-            }
-            value = 0;
-            for (int i = 0; i < 8; ++i)
-            {
-                value |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
-            }
-            at += 8;
-            return true;
-        }
-
-        void put_field(std::string& out, const std::string& field)
-        {
-            put_u64(out, field.size());
-            out += field;
-        }
-
-        bool get_field(const std::string& in, std::size_t& at, std::string& field)
-        {
-            std::uint64_t size = 0;
-            if (!get_u64(in, at, size) || size > in.size() - at)
-            {
-                return false;
-            }
-            field.assign(in, at, size);
-            at += size;
-            return true;
-        }
+        using byte_io::get_u64;
+        using byte_io::put_u64;
 
         std::string environment(const char* name)
         {
@@ -214,24 +177,24 @@ namespace xcuda
     std::string disk_cache::serialize(const std::string& key, const compile_result& result)
     {
         std::string payload;
-        put_field(payload, key);
-        put_field(payload, result.arch);
-        put_field(payload, result.ptx);
-        put_field(payload, result.cubin);
-        put_field(payload, result.log);
+        byte_io::put_text(payload, key);
+        byte_io::put_text(payload, result.arch);
+        byte_io::put_text(payload, result.ptx);
+        byte_io::put_text(payload, result.cubin);
+        byte_io::put_text(payload, result.log);
         char milliseconds[64];
         std::snprintf(milliseconds, sizeof milliseconds, "%.6f", result.milliseconds);
-        put_field(payload, milliseconds);
+        byte_io::put_text(payload, milliseconds);
         put_u64(payload, result.options.size());
         for (const auto& option : result.options)
         {
-            put_field(payload, option);
+            byte_io::put_text(payload, option);
         }
         put_u64(payload, result.lowered_names.size());
         for (const auto& [name, lowered] : result.lowered_names)
         {
-            put_field(payload, name);
-            put_field(payload, lowered);
+            byte_io::put_text(payload, name);
+            byte_io::put_text(payload, lowered);
         }
         std::string bytes(magic, 8);
         put_u64(bytes, content_hash(payload));
@@ -264,9 +227,9 @@ namespace xcuda
         std::string stored_key;
         std::string milliseconds;
         at = header_size;
-        if (!get_field(payload, at, stored_key) || stored_key != key || !get_field(payload, at, result->arch) ||
-            !get_field(payload, at, result->ptx) || !get_field(payload, at, result->cubin) ||
-            !get_field(payload, at, result->log) || !get_field(payload, at, milliseconds))
+        if (!byte_io::get_text(payload, at, stored_key) || stored_key != key || !byte_io::get_text(payload, at, result->arch) ||
+            !byte_io::get_text(payload, at, result->ptx) || !byte_io::get_text(payload, at, result->cubin) ||
+            !byte_io::get_text(payload, at, result->log) || !byte_io::get_text(payload, at, milliseconds))
         {
             return nullptr;
         }
@@ -279,7 +242,7 @@ namespace xcuda
         for (std::uint64_t i = 0; i < count; ++i)
         {
             std::string option;
-            if (!get_field(payload, at, option))
+            if (!byte_io::get_text(payload, at, option))
             {
                 return nullptr;
             }
@@ -293,7 +256,7 @@ namespace xcuda
         {
             std::string name;
             std::string lowered;
-            if (!get_field(payload, at, name) || !get_field(payload, at, lowered))
+            if (!byte_io::get_text(payload, at, name) || !byte_io::get_text(payload, at, lowered))
             {
                 return nullptr;
             }
@@ -337,17 +300,7 @@ namespace xcuda
         {
             return;
         }
-        std::size_t written = 0;
-        while (written < bytes.size())
-        {
-            ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-            if (n <= 0)
-            {
-                break;
-            }
-            written += static_cast<std::size_t>(n);
-        }
-        bool complete = written == bytes.size();
+        bool complete = byte_io::write_all(fd, bytes.data(), bytes.size());
         complete = (::close(fd) == 0) && complete;
         if (!complete || ::rename(temporary.c_str(), path.c_str()) != 0)
         {

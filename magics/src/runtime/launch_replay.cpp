@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "byte_io.hpp"
 #include "cuda_driver.hpp"
 #include "errors.hpp"
 
@@ -53,20 +54,11 @@ namespace xcuda
             {
                 throw tool_error("could not write " + path + ": " + std::strerror(errno));
             }
-            std::size_t done = 0;
-            while (done < bytes.size())
+            int why = 0;
+            if (!byte_io::write_all(fd, bytes.data(), bytes.size(), &why))
             {
-                ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-                if (n < 0 && errno == EINTR)
-                {
-                    continue;
-                }
-                if (n <= 0)
-                {
-                    ::close(fd);
-                    throw tool_error("could not write " + path + ": " + std::strerror(errno));
-                }
-                done += static_cast<std::size_t>(n);
+                ::close(fd);
+                throw tool_error("could not write " + path + ": " + std::strerror(why));
             }
             ::close(fd);
         }

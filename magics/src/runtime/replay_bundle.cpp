@@ -1,5 +1,6 @@
 #include "replay_bundle.hpp"
 
+#include "byte_io.hpp"
 #include "cuda_module.hpp"
 
 #include "cuda_kernel.hpp"
@@ -45,22 +46,12 @@ namespace xcuda
             {
                 throw tool_error("could not write the replay bundle's " + path + ": " + std::strerror(errno));
             }
-            std::size_t done = 0;
-            while (done < bytes.size())
+            int why = 0;
+            if (!byte_io::write_all(fd, bytes.data(), bytes.size(), &why))
             {
-                ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-                if (n < 0 && errno == EINTR)
-                {
-                    continue;
-                }
-                if (n <= 0)
-                {
-                    int why = n < 0 ? errno : ENOSPC;
-                    ::close(fd);
-                    throw tool_error("could not write the replay bundle's " + path + ": " + std::strerror(why) +
-                                     " (set XCUDA_REPLAY_DIR to a folder with room for the launch's buffers)");
-                }
-                done += static_cast<std::size_t>(n);
+                ::close(fd);
+                throw tool_error("could not write the replay bundle's " + path + ": " + std::strerror(why) +
+                                 " (set XCUDA_REPLAY_DIR to a folder with room for the launch's buffers)");
             }
             if (::close(fd) != 0)
             {
