@@ -16,6 +16,7 @@
 
 #include "cuda_driver.hpp"
 #include "cuda_module.hpp"
+#include "parse_interrupts.hpp"
 #include "table_view.hpp"
 #include "cuda_session.hpp"
 #include "module_registry.hpp"
@@ -393,6 +394,7 @@ namespace xcuda::python
         };
         session.set_interrupt_check(interrupted);
         state().compiler.set_interrupt_check(interrupted);
+        parse_interrupts::set_check(interrupted);  // the signature reader, which runs in this process
         // xcuda-compile, built and installed next to this module; without it, a fork per compile.
         Dl_info module_file;
         if (dladdr(reinterpret_cast<void*>(&register_session), &module_file) && module_file.dli_fname)

@@ -16,6 +16,7 @@
 #include "disk_cache.hpp"
 #include "errors.hpp"
 #include "kernel_signature.hpp"
+#include "parse_interrupts.hpp"
 #include "private_files.hpp"
 
 using namespace xcuda;
@@ -100,6 +101,35 @@ TEST(byte_io, what_is_put_reads_back_and_any_cut_or_oversized_length_is_refused)
     EXPECT_FALSE(xcuda::byte_io::get_list(huge, from, items));
     from = 0;
     EXPECT_FALSE(xcuda::byte_io::get_text(huge, from, text));
+}
+
+// The signature reader asks the interrupt check while it works (issue 28: an interrupt waited 27 s):
+// a check saying "stop" ends a large parse with interrupted_error; one saying "go on" is asked and the
+// parse completes.
+TEST(parse_interrupts, a_long_parse_asks_the_check_and_stops_when_it_says_so)
+{
+    std::string source;
+    for (int i = 0; i < 20000; ++i)
+    {
+        source += "struct S" + std::to_string(i) + " { float a; int b[4]; };\n";
+    }
+    source += "extern \"C\" __global__ void k(S7* p, int n) {}\n";
+    int asked = 0;
+    xcuda::parse_interrupts::set_check([&asked] {
+        ++asked;
+        return false;
+    });
+    EXPECT_EQ(xcuda::parse_kernel_signatures(source).size(), 1u);
+    EXPECT_GT(asked, 2);  // 300k tokens through the expander and the parser: asked every 16384 steps
+    xcuda::parse_interrupts::set_check([&asked] {
+        ++asked;
+        return true;
+    });
+    asked = 0;
+    EXPECT_THROW(xcuda::parse_kernel_signatures(source), xcuda::interrupted_error);
+    EXPECT_EQ(asked, 1);  // stopped at the first question
+    xcuda::parse_interrupts::set_check(nullptr);
+    EXPECT_EQ(xcuda::parse_kernel_signatures(source).size(), 1u);
 }
 
 TEST(private_files, a_fifo_is_refused_at_once_and_named)

@@ -5,6 +5,7 @@
 
 #include "constant_expression.hpp"
 #include "errors.hpp"
+#include "parse_interrupts.hpp"
 
 namespace xcuda::cxx
 {
@@ -26,6 +27,7 @@ namespace xcuda::cxx
         std::size_t i = 0;
         while (i < m_toks.size())
         {
+            parse_interrupts::step();
             const token& t = m_toks[i];
             if (is_punct(t, "{"))
             {

@@ -5,6 +5,8 @@
 #include <memory>
 #include <utility>
 
+#include "parse_interrupts.hpp"
+
 namespace xcuda::cxx
 {
     macro_expander::macro_expander(const std::vector<macro_definition>& macros)
@@ -48,6 +50,7 @@ namespace xcuda::cxx
     {
         while (!stack.empty())
         {
+            parse_interrupts::step();
             token t = std::move(stack.back());
             stack.pop_back();
             if (t.kind == token_kind::define)
