@@ -550,6 +550,33 @@ names of the modules compiled with an older text of it: they are stale until the
         m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");
         m.def("status", &status, py::arg("namespace") = py::none(),
               "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");
+        m.def("use_simulator",
+              [] {
+                  if (cuda_driver::available() && cuda_driver::get().simulated())
+                  {
+                      return;
+                  }
+                  if (!process_session().forget_devices_if_unused())
+                  {
+                      throw usage_error(
+                          "xcuda.use_simulator(): this session already runs on the GPU (a CUDA context holds its "
+                          "device arrays, modules and streams), which cannot move to the simulator; call it before "
+                          "the first launch or allocation, or restart the kernel with XCUDA_DEVICE=simulator");
+                  }
+                  std::string why = cuda_driver::use_simulator();
+                  if (!why.empty())
+                  {
+                      throw cuda_unavailable_error("xcuda.use_simulator(): " + why);
+                  }
+              },
+              R"(Run this session's kernels on the PTX simulator from now on, as XCUDA_DEVICE=simulator does at start.
+
+For a machine without a GPU (or to learn with the simulator's checks: out-of-bounds accesses named
+with their thread and cell line, races, barrier divergence) after the session has started: compiled
+modules are kept and load there at their next launch. Before the first launch or allocation only: a
+session that already has a CUDA context on a GPU keeps it (restart the kernel with
+XCUDA_DEVICE=simulator instead); calling it again is harmless. xcuda.info() then says the device is
+the simulator, and timings say they are simulated. docs/simulator.md.)");
         m.def("set_device", [](int ordinal) { process_session().set_device(ordinal); }, py::arg("ordinal"),
               R"(Choose the current device: later allocations, Streams, Events, launches and synchronize() use it.
 

@@ -22,8 +22,8 @@ namespace xcuda
         : error("CUDA is not available: " + reason +
                              "\nCompiling %%cuda cells and inspecting their PTX still work; launching kernels and "
                              "device memory need an NVIDIA GPU with its driver (libcuda.so.1), or the PTX simulator: "
-                             "set XCUDA_DEVICE=simulator before xcuda starts (for a notebook, in the environment of "
-                             "its kernel) to run kernels on the CPU (docs/simulator.md).")
+                             "call xcuda.use_simulator() (or set XCUDA_DEVICE=simulator before xcuda starts) to run "
+                             "kernels on the CPU (docs/simulator.md).")
     {
     }
 

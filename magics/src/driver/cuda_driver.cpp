@@ -1,6 +1,7 @@
 #include "cuda_driver.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -15,12 +16,43 @@
 
 namespace xcuda
 {
+    namespace
+    {
+        // The table in use: the one loaded at the first call, or the simulator's after use_simulator().
+        // A replaced table is never freed (a caller may still hold a reference to it).
+        std::atomic<cuda_driver*> g_current{nullptr};
+        std::mutex g_switch;
+    }
+
     cuda_driver& cuda_driver::instance()
     {
         static cuda_driver driver;
         static std::once_flag once;
-        std::call_once(once, [] { driver.load(); });
-        return driver;
+        std::call_once(once, [] {
+            driver.load();
+            g_current.store(&driver, std::memory_order_release);
+        });
+        return *g_current.load(std::memory_order_acquire);
+    }
+
+    std::string cuda_driver::use_simulator()
+    {
+        std::lock_guard<std::mutex> lock(g_switch);
+        if (instance().m_simulated && instance().m_unavailable.empty())
+        {
+            return "";  // already
+        }
+        auto* simulator = new cuda_driver();
+        simulator->m_force_simulator = true;
+        simulator->load();
+        if (!simulator->m_unavailable.empty() || simulator->m_error_code != 0)
+        {
+            std::string why = simulator->m_unavailable.empty() ? simulator->m_error : simulator->m_unavailable;
+            delete simulator;
+            return why;
+        }
+        g_current.store(simulator, std::memory_order_release);
+        return "";
     }
 
     namespace
@@ -54,11 +86,11 @@ namespace xcuda
         const char* override_path = std::getenv("XCUDA_LIBCUDA");
         std::vector<std::string> candidates;
         const char* device = std::getenv("XCUDA_DEVICE");
-        if (override_path && *override_path)
+        if (override_path && *override_path && !m_force_simulator)
         {
             candidates.emplace_back(override_path);
         }
-        else if (device && std::string(device) == "simulator")
+        else if (m_force_simulator || (device && std::string(device) == "simulator"))
         {
             // The PTX simulator (docs/simulator.md), built beside the code of this process that holds
             // this function: the Python module, or xcuda-replay.
@@ -96,7 +128,8 @@ namespace xcuda
         }
         if (!m_library && m_simulated)
         {
-            m_unavailable = "XCUDA_DEVICE=simulator, but the PTX simulator could not be opened (" + looked +
+            m_unavailable = std::string(m_force_simulator ? "the PTX simulator" : "XCUDA_DEVICE=simulator, but the PTX simulator") +
+                            " could not be opened (" + looked +
                             "); it is built beside the xcuda module (the xcuda_sim_driver target)";
             return;
         }

@@ -106,6 +106,12 @@ namespace xcuda
         // of libcuda.so.1: modules must then be loaded from PTX (docs/simulator.md).
         bool simulated() const noexcept { return m_simulated; }
 
+        // Switches this process to the PTX simulator (libxcuda-sim.so), as XCUDA_DEVICE=simulator does at
+        // start: later calls of get() return its table. "" when done (or already on it), else why not (the
+        // library could not be opened). The caller (the runtime) must hold no handle of the driver it
+        // replaces: no context, module or memory (cuda_session::forget_devices_if_unused). Serialised.
+        static std::string use_simulator();
+
         // True when get() would succeed; never throws.
         static bool available() noexcept;
 
@@ -132,6 +138,7 @@ namespace xcuda
         void* m_library = nullptr;
         bool m_tried = false;
         bool m_simulated = false;
+        bool m_force_simulator = false;  // made by use_simulator()
         std::string m_unavailable;
         std::string m_error;  // a cuda_error message from cuInit that was not a "no driver" case
         int m_error_code = 0;

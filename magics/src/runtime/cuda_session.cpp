@@ -448,6 +448,22 @@ namespace xcuda
         return known ? known->properties : ensure_device(m_current).properties;
     }
 
+    bool cuda_session::forget_devices_if_unused()
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_context_mutex);
+        for (const device_state& d : m_devices)
+        {
+            if (d.context)
+            {
+                return false;
+            }
+        }
+        forget_live();
+        m_devices.clear();
+        m_discovered = false;
+        return true;
+    }
+
     void cuda_session::forget_live() noexcept
     {
         for (auto& entry : m_live)

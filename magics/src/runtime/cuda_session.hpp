@@ -131,6 +131,10 @@ namespace xcuda
         bool active() const noexcept;
         // Whether something made in generation `generation` on device `ordinal` is still alive.
         bool alive(int ordinal, std::uint64_t generation) const noexcept;
+        // Before another driver table replaces this one (cuda_driver::use_simulator): true, with the devices
+        // found so far forgotten, when no context was made yet (so nothing of the old driver is held);
+        // false, changing nothing, once any device has a context.
+        bool forget_devices_if_unused();
         // For destructors: makes device `ordinal`'s context current if what was made in `generation`
         // there is still alive, and says whether it is. Never throws, never creates a context.
         bool make_current_if_alive(int ordinal, std::uint64_t generation) noexcept;
