@@ -48,7 +48,15 @@ namespace
         long pageable_copies = 0;  // copies whose host side was neither
         long allocations = 0;      // cuMemAlloc successes
         long device_bytes = 0;     // device memory allocated now
+        long attribute_sets = 0;   // cuFuncSetAttribute successes
+        long cooperative_launches = 0;  // cuLaunchCooperativeKernel successes
     } g_count;
+
+    // The device's opt-in maximum of shared memory per block (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+    // and what cuOccupancyMaxActiveBlocksPerMultiprocessor answers: with 4 SMs a cooperative grid holds 32 blocks.
+    constexpr int k_shared_optin = 232448;
+    constexpr int k_blocks_per_sm = 8;
+    constexpr int k_multiprocessors = 4;
 
     // XCUDA_FAKE_DEVICE_MB: the device memory cuMemAlloc may hand out in all (unset: as much as the host
     // gives), so that running out of device memory can be tested.
@@ -122,6 +130,7 @@ namespace
     {
         std::string name;
         std::vector<std::size_t> sizes;  // parameter sizes, for the known kernels
+        std::map<int, int> attributes;   // what cuFuncSetAttribute set
     };
 
     std::vector<std::size_t> known_sizes(const std::string& name)
@@ -315,7 +324,8 @@ extern "C" long xcuda_fake_counter(const char* name)
          : which == "graph_launches" ? g_count.graph_launches : which == "node_updates" ? g_count.node_updates
          : which == "staged_copies" ? g_count.staged_copies : which == "registered_copies" ? g_count.registered_copies
          : which == "pageable_copies" ? g_count.pageable_copies : which == "allocations" ? g_count.allocations
-         : which == "device_bytes" ? g_count.device_bytes : -1;
+         : which == "device_bytes" ? g_count.device_bytes : which == "attribute_sets" ? g_count.attribute_sets
+         : which == "cooperative_launches" ? g_count.cooperative_launches : -1;
 }
 
 CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
@@ -375,7 +385,8 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
     {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = k_multiprocessors; break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *value = 1; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *value = 1024; break;
@@ -385,7 +396,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 49152; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = k_shared_optin; break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *value = 32; break;
@@ -598,22 +609,77 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule, const char* name)
     *f = reinterpret_cast<CUfunction>(new function{name, known_sizes(name)});
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction)
+CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle)
 {
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    auto set = f->attributes.find(attribute);
+    if (set != f->attributes.end())
+    {
+        *value = set->second;
+        return CUDA_SUCCESS;
+    }
     switch (attribute)
     {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 16; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = 49152; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *value = -1; break;
     default: *value = 0; break;
     }
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                                unsigned int by, unsigned int bz, unsigned int, CUstream s, void** params, void**)
+// As the driver: the dynamic shared memory limit up to the opt-in maximum (no static shared memory here),
+// a carveout of -1..100, the cluster dimensions up to 8; anything else read-only.
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attribute, int value)
 {
     lock held(g_mutex);
     auto* f = reinterpret_cast<function*>(handle);
+    switch (attribute)
+    {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (value < 0 || value > k_shared_optin)
+            return CUDA_ERROR_INVALID_VALUE;
+        break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        if (value < -1 || value > 100)
+            return CUDA_ERROR_INVALID_VALUE;
+        break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+        if (value < 0 || value > 8)
+            return CUDA_ERROR_INVALID_VALUE;
+        break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        break;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    f->attributes[attribute] = value;
+    ++g_count.attribute_sets;
+    return CUDA_SUCCESS;
+}
+namespace
+{
+    // A launch asking for more dynamic shared memory than the function's limit fails, as on a GPU.
+    bool shared_fits(const function& f, unsigned shared)
+    {
+        auto set = f.attributes.find(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+        int limit = set != f.attributes.end() ? set->second : 49152;
+        return shared <= static_cast<unsigned>(limit);
+    }
+}
+CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void** params, void**)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    if (!shared_fits(*f, shared))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     unsigned threads = gx * gy * gz * bx * by * bz;
     if (capturing(s))
     {
@@ -621,6 +687,29 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
         return CUDA_SUCCESS;
     }
     run_kernel(*f, threads, copy_params(*f, params));
+    return CUDA_SUCCESS;
+}
+// A grid of more blocks than can be resident at once (k_blocks_per_sm x k_multiprocessors) is refused.
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz,
+                                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                                           CUstream s, void** params)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    if (!shared_fits(*f, shared))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (static_cast<unsigned long long>(gx) * gy * gz > static_cast<unsigned long long>(k_blocks_per_sm) * k_multiprocessors)
+    {
+        return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+    if (capturing(s))
+    {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    ++g_count.cooperative_launches;
+    run_kernel(*f, gx * gy * gz * bx * by * bz, copy_params(*f, params));
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamCreate(CUstream* handle, unsigned int)
@@ -718,7 +807,7 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int count, CUpointer_attribute*
 }
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int, size_t)
 {
-    *blocks = 8;
+    *blocks = k_blocks_per_sm;
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunction, CUoccupancyB2DSize, size_t, int)
