@@ -489,6 +489,21 @@ Kernels are reachable as module.name and module['name'].)")
                  py::arg("name"),
                  R"(The __constant__/__device__/__managed__ variable `name` of the cell, as an xcuda.ModuleVariable
 (PyCUDA's and CuPy's get_global): get() and set(value) read and write it, typed by its declaration.)")
+            .def_property_readonly("_global_values",
+                                   [](const py_module& self) {
+                                       py::dict values;
+                                       for (const auto& [symbol, bytes] : self.module->global_values())
+                                       {
+                                           values[py::str(symbol)] = py::bytes(bytes);
+                                       }
+                                       return values;
+                                   },
+                                   "What the host wrote into the module's variables (symbol -> bytes), for %cuda_recover.")
+            .def("_remember_global_values",
+                 [](const py_module& self, const std::map<std::string, std::string>& values) {
+                     self.module->remember_global_values(values);
+                 },
+                 py::arg("values"), "Take values of _global_values back (written at the module's next load).")
             .def_property_readonly("globals", [](const py_module& self) { return module_globals(self.module); },
                                    "The cell's module variables by attribute: module.globals.c_Kernel (an "
                                    "xcuda.ModuleVariable); module.globals.c_Kernel = array writes it.")

@@ -214,3 +214,48 @@ def test_a_set_writes_every_device_the_module_is_loaded_on(mod):
         assert np.array_equal(mod.get_global("c_Kernel").get(), taps), device
         assert mod.get_global("c_Kernel").ptr != 0
     xcuda.set_device(0)
+
+
+RECOVER_CHILD = r"""
+import os, sys
+import numpy as np
+from IPython.core.interactiveshell import InteractiveShell
+import xcuda
+from xcuda import recovery
+os.environ[recovery.RESTORE_VARIABLE] = sys.argv[1]
+shell = InteractiveShell.instance()
+restored = recovery.restore_if_requested(shell)
+assert restored and not restored["failed"], restored
+m = shell.user_ns["recovered"]
+assert list(m.globals.c_Kernel.get()) == list(np.arange(17, dtype=np.float32) * 2), m.globals.c_Kernel.get()
+out = np.zeros(4, np.int32)
+m.copy_table[1, 4](out)
+assert list(out) == [1 + 9, 2 + 9, 3 + 9, 4 + 9], out  # filters::c_taps = 9 came back; d_table's initializer
+print("restored values held")
+"""
+
+
+@pytest.mark.gpu
+def test_values_set_are_carried_by_a_process_replacement(shell, tmp_path):
+    # What %cuda_recover carries to the new process: the module is rebuilt there from its recipe and the
+    # values the host wrote are written again at its first load.
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    from xcuda import recovery
+
+    shell.user_ns.clear()
+    shell.run_cell_magic("cuda", "--name recovered", SOURCE)
+    m = shell.user_ns["recovered"]
+    m.globals.c_Kernel = np.arange(17, dtype=np.float32) * 2
+    m.globals["filters::c_taps"] = 9
+    state = recovery.collect(shell)
+    assert set(state["global_values"]["recovered"]) == {"c_Kernel", "_ZN7filters6c_tapsE"}
+    path = recovery.write_private(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+    script = tmp_path / "child.py"
+    script.write_text(RECOVER_CHILD)
+    ran = subprocess.run([sys.executable, str(script), path], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ))
+    assert ran.returncode == 0 and "restored values held" in ran.stdout, ran.stdout[-2000:] + ran.stderr[-4000:]

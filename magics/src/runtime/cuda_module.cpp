@@ -381,6 +381,21 @@ namespace xcuda
         session.make_current(current);
     }
 
+    std::map<std::string, std::string> cuda_module::global_values() const
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        return m_global_values;
+    }
+
+    void cuda_module::remember_global_values(const std::map<std::string, std::string>& values)
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        for (const auto& [symbol, bytes] : values)
+        {
+            m_global_values[symbol] = bytes;
+        }
+    }
+
     void cuda_module::read_global(const module_variable& v, void* data, std::size_t bytes)
     {
         std::lock_guard<std::recursive_mutex> lock(m_mutex);

@@ -107,6 +107,10 @@ namespace xcuda
         // (loading it on the current device first), and remembers them: a later load (another device, a
         // new session generation) writes them again. Synchronous.
         void write_global(const module_variable& v, const void* data, std::size_t bytes);
+        // The values the host wrote (symbol -> bytes), and the same taken back in a new process (%cuda_recover):
+        // remembered only, written at the next load of the module on each device.
+        std::map<std::string, std::string> global_values() const;
+        void remember_global_values(const std::map<std::string, std::string>& values);
         // Reads the variable on the current device (after the work queued there). Synchronous.
         void read_global(const module_variable& v, void* data, std::size_t bytes);
 
