@@ -1,9 +1,10 @@
-"""Scenarios of big dynamic shared memory, function attributes and cooperative launches against the fake
-driver (tests/fake_driver), each run in a process of its own by tests/runtime/test_launch_features.py.
+"""Scenarios of big dynamic shared memory, function attributes, cooperative launches and module variables
+against the fake driver (tests/fake_driver), each run in a process of its own by tests/runtime/test_launch_features.py.
 
 The fake refuses, as a GPU does, a launch asking for more dynamic shared memory than the function's
 limit (49152 bytes until cuFuncSetAttribute raises it) and a cooperative grid of more than 32 blocks
-(8 per SM x 4 SMs); it counts cuFuncSetAttribute calls and cooperative launches. Its `fill` kernel
+(8 per SM x 4 SMs); it counts cuFuncSetAttribute calls and cooperative launches, and gives a module's
+variables zeroed memory of the size its CUBIN's symbol table says (cuModuleGetGlobal). Its `fill` kernel
 writes `value` to x[0..n), so a launch that ran can be seen.
 
     python3 tests/runtime/launch_feature_scenarios.py NAME     # exits 0 when the scenario holds
@@ -172,7 +173,75 @@ def cooperative():
     assert counter("cooperative_launches") == before + 2
 
 
-SCENARIOS = {f.__name__: f for f in (big_shared, attributes, cooperative)}
+VARIABLES = r"""
+__constant__ float c_Kernel[17];
+namespace tables { __device__ int d_table[4]; }
+extern "C" __global__ void fill(float* x, float value, unsigned n)
+{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = value + c_Kernel[0] + tables::d_table[0]; }
+"""
+
+
+def module_variables():
+    m = xcuda.compile(VARIABLES, name="fake_variables")
+    k = m.get_global("c_Kernel")
+    assert np.array_equal(k.get(), np.zeros(17, np.float32))
+    k.set(np.arange(17, dtype=np.float32))
+    assert np.array_equal(k.get(), np.arange(17, dtype=np.float32))
+    m.globals["tables::d_table"] = [5, 6, 7, 8]
+    assert list(m.globals.d_table.get()) == [5, 6, 7, 8]
+    # The fake's fill writes `value` into x[0..n): here into the constant itself, through its device address.
+    m.fill[1, 32](k, 2.5, 17)
+    assert np.all(k.get() == 2.5)
+    assert k.ptr == k.__cuda_array_interface__["data"][0] != 0
+    with expect(ValueError, "68 bytes", "4 elements (16 bytes)"):
+        k.set(np.zeros(4, np.float32))
+    # From several threads: each write lands whole.
+    errors = []
+
+    def run(v):
+        try:
+            for _ in range(50):
+                m.globals.d_table = np.full(4, v, np.int32)
+                got = m.globals.d_table.get()
+                assert len(set(got.tolist())) == 1, got
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(v,)) for v in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def attributes_from_threads():
+    m = xcuda.compile(BIG_SHARED, name="attributes_threads")
+    k = m.fill
+    errors = []
+    outs = [xcuda.zeros(256, np.float32) for _ in range(6)]
+
+    def run(t):
+        try:
+            for i in range(20):
+                k.set_attribute("preferred_shared_memory_carveout", (t * 20 + i) % 101)
+                k[1, 256, None, 60000 + 100 * t](outs[t], float(t), 256)
+                assert 0 <= k.get_attribute("preferred_shared_memory_carveout") <= 100
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for t in range(6):
+        assert np.all(outs[t].copy_to_host() == float(t))
+    assert list(k.attributes_set) == ["preferred_shared_memory_carveout"]
+
+
+SCENARIOS = {f.__name__: f for f in (big_shared, attributes, cooperative, module_variables, attributes_from_threads)}
 
 if __name__ == "__main__":
     SCENARIOS[sys.argv[1]]()
