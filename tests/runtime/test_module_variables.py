@@ -259,3 +259,26 @@ def test_values_set_are_carried_by_a_process_replacement(shell, tmp_path):
     ran = subprocess.run([sys.executable, str(script), path], capture_output=True, text=True, timeout=300,
                          env=dict(os.environ))
     assert ran.returncode == 0 and "restored values held" in ran.stdout, ran.stdout[-2000:] + ran.stderr[-4000:]
+
+
+STATIC_VARIABLES = r"""
+static __device__ int s_plain[3];
+namespace ns { static __device__ int s_hidden; __device__ double d_value; }
+extern "C" { __device__ int c_linked; }
+extern "C" __global__ void read_all(int* out)
+{
+    out[0] = s_plain[1]; out[1] = ns::s_hidden; out[2] = (int)ns::d_value; out[3] = c_linked;
+}
+"""
+
+
+@pytest.mark.gpu
+def test_static_namespace_and_extern_c_variables_are_found_in_the_binary():
+    m = xcuda.compile(STATIC_VARIABLES, name="static_variables")
+    m.get_global("s_plain").set([1, 2, 3])
+    m.get_global("ns::s_hidden").set(7)  # internal linkage in a namespace: _ZN<_INTERNAL_...>2ns8s_hiddenE
+    m.get_global("d_value").set(9.0)
+    m.globals.c_linked = 11
+    out = np.zeros(4, np.int32)
+    m.read_all[1, 1](out)
+    assert list(out) == [2, 7, 9, 11]

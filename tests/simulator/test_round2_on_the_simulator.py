@@ -26,7 +26,7 @@ CANNOT = {
 }
 
 FILES = {
-    "tests/runtime/test_module_variables.py": 7,
+    "tests/runtime/test_module_variables.py": 8,
     "tests/runtime/test_launch_features.py": 7,
     "tests/compile/test_programs2.py": 5,
 }

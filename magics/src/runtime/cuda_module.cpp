@@ -316,6 +316,53 @@ namespace xcuda
         return nullptr;
     }
 
+    namespace
+    {
+        // The name the binary gives v: its symbol when the PTX declares it; else, for a static variable in a
+        // namespace (mangled with a unit-specific _INTERNAL_ prefix: _ZN28_INTERNAL_..._cell2ns3nsxE), the
+        // .global/.const name that ends with v's own nested name.
+        std::string symbol_in_ptx(const std::string& ptx, const module_variable& v)
+        {
+            if (v.symbol.rfind("_ZN", 0) != 0)
+            {
+                return v.symbol;
+            }
+            std::string nested = v.symbol.substr(3);  // "2ns3nsxE"
+            std::string found;
+            std::size_t line = 0;
+            while (line < ptx.size())
+            {
+                std::size_t end = ptx.find('\n', line);
+                if (end == std::string::npos)
+                    end = ptx.size();
+                std::string text = ptx.substr(line, end - line);
+                line = end + 1;
+                if (text.find(".global") == std::string::npos && text.find(".const") == std::string::npos)
+                    continue;
+                // `.global .align 4 .u32 name[3] = {...};`: the word before the first [ ; or =.
+                std::size_t stop = text.find_first_of("[;=");
+                if (stop == std::string::npos)
+                    continue;
+                while (stop > 0 && (text[stop - 1] == ' ' || text[stop - 1] == '\t'))
+                    --stop;
+                std::size_t start = text.find_last_of(" \t", stop == 0 ? 0 : stop - 1);
+                start = start == std::string::npos ? 0 : start + 1;
+                std::string name = text.substr(start, stop - start);
+                if (name == v.symbol)
+                {
+                    return name;
+                }
+                if (name.size() > nested.size() && name.rfind("_ZN", 0) == 0 &&
+                    name.compare(name.size() - nested.size(), nested.size(), nested) == 0 &&
+                    name.find("_INTERNAL_") != std::string::npos)
+                {
+                    found = name;
+                }
+            }
+            return found.empty() ? v.symbol : found;
+        }
+    }
+
     cuda_module::global_region cuda_module::global_in(device_copy& loaded, const module_variable& v)
     {
         auto found = loaded.m_globals.find(v.symbol);
@@ -329,7 +376,8 @@ namespace xcuda
             throw cuda_unavailable_error("this NVIDIA driver has no cuModuleGetGlobal, which module variables need");
         }
         global_region region;
-        CUresult result = driver.cuModuleGetGlobal(&region.pointer, &region.bytes, loaded.m_module, v.symbol.c_str());
+        std::string symbol = symbol_in_ptx(m_compiled->ptx, v);
+        CUresult result = driver.cuModuleGetGlobal(&region.pointer, &region.bytes, loaded.m_module, symbol.c_str());
         if (result == CUDA_ERROR_NOT_FOUND)
         {
             throw cuda_error("cuModuleGetGlobal", result, cuda_error_name(result),
