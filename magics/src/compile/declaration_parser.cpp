@@ -991,16 +991,34 @@ namespace xcuda::cxx
         {
             ++begin;
         }
+        // Each declarator without its initializer: `__device__ int a = 1, b[2] = {3, 4};` is a and b.
+        auto without_initializer = [&](std::pair<std::size_t, std::size_t> part) {
+            int nesting = 0;
+            for (std::size_t j = part.first; j < part.second; ++j)
+            {
+                const token& t = m_toks[j];
+                if (t.kind != token_kind::punct)
+                    continue;
+                if (t.text == "(" || t.text == "[")
+                    ++nesting;
+                else if (t.text == ")" || t.text == "]")
+                    --nesting;
+                else if (nesting == 0 && (t.text == "=" || t.text == "{"))
+                    return std::make_pair(part.first, j);
+            }
+            return part;
+        };
         try
         {
-            // Only the first declarator's initializer is cut off: `__device__ int a = 1, b;` keeps a.
-            auto parts = split(begin, cut, true);
-            declarator first = parse_declarator(parts[0].first, parts[0].second, "a module variable");
-            add_variable(first, space, line_at(parts[0].first), m_toks[at].file);
+            auto parts = split(begin, end, true);
+            auto first_part = without_initializer(parts[0]);
+            declarator first = parse_declarator(first_part.first, first_part.second, "a module variable");
+            add_variable(first, space, line_at(first_part.first), m_toks[at].file);
             for (std::size_t p = 1; p < parts.size(); ++p)
             {
-                add_variable(next_declarator(first, parts[p].first, parts[p].second), space,
-                             line_at(parts[p].first), m_toks[at].file);
+                auto part = without_initializer(parts[p]);
+                add_variable(next_declarator(first, part.first, part.second), space, line_at(part.first),
+                             m_toks[at].file);
             }
         }
         catch (const signature_error&)
