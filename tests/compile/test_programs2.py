@@ -1,4 +1,4 @@
-"""The second set of programs (tests/compile/programs2/programs.py, issue 25): a constant filter set with
+"""The second set of programs (tests/compile/programs2/round2_programs.py, issue 25): a constant filter set with
 get_global, a cooperative grid reduction, 64 KiB of dynamic shared memory, a pointer plus an offset, a
 __device__ counter read back, a struct in constant memory. Without a GPU each compiles with every
 parameter and every module variable typed; on a GPU each runs as its host code would, checked against
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs2"))
-from programs import PROGRAMS  # noqa: E402
+from round2_programs import PROGRAMS  # noqa: E402
 
 
 def paste(shell, program, arch=None):

@@ -16,7 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent.parent
 
 sys.path.insert(0, str(REPO / "tests" / "compile" / "programs2"))
-from programs import PROGRAMS  # noqa: E402
+from round2_programs import PROGRAMS  # noqa: E402
 
 CANNOT = {
     **{f"tests/compile/test_programs2.py::test_every_program_runs_as_its_host_code_would[{p.name}]": p.simulator
