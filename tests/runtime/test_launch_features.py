@@ -273,3 +273,24 @@ def test_a_kernel_with_grid_sync_launches_cooperatively():
     assert total.copy_to_host()[0] == host.sum(dtype=np.float64)
     with pytest.raises(ValueError, match=rf"{most + 1} blocks: at most {most} blocks of 256 threads"):
         k[most + 1, 256](host, partial, total, n)
+
+
+@pytest.mark.gpu
+def test_a_replay_of_a_launch_with_big_shared_memory_opts_in_too(tmp_path):
+    # xcuda-replay (what kernel.profile and kernel.sanitize run under ncu and compute-sanitizer) raises the
+    # limit as the session did, or its launch would fail.
+    import shutil
+
+    m = xcuda.compile(BIG_SHARED_SUM, name="big_shared_replay")
+    host = np.arange(2 * 16384, dtype=np.float32) % 7
+    out = xcuda.zeros(2, np.float32)
+    folder = m.staged_sum[2, 256, None, 65536].replay_bundle(host, out)
+    try:
+        replay = Path(xcuda.__file__).parent / "xcuda-replay"
+        ran = subprocess.run([str(replay), "--output", str(tmp_path), folder], capture_output=True, text=True)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    finally:
+        shutil.rmtree(folder)
+    expected = host.reshape(2, 16384).sum(axis=1)
+    results = [np.frombuffer(p.read_bytes(), np.float32) for p in sorted(tmp_path.glob("region-*.out"))]
+    assert any(r.shape == (2,) and np.array_equal(r, expected) for r in results), results

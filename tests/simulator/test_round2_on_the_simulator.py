@@ -23,6 +23,8 @@ CANNOT = {
        for p in PROGRAMS if p.simulator is not True},
     "tests/runtime/test_launch_features.py::test_a_kernel_with_grid_sync_launches_cooperatively":
         "the simulator runs a grid's blocks a few at a time; a grid-wide sync needs them all resident",
+    "tests/runtime/test_launch_features.py::test_a_replay_of_a_launch_with_big_shared_memory_opts_in_too":
+        "xcuda-replay loads the bundle's CUBIN, and the simulator runs PTX only (docs/simulator.md)",
 }
 
 FILES = {
