@@ -236,7 +236,7 @@ print("restored values held")
 
 
 @pytest.mark.gpu
-def test_values_set_are_carried_by_a_process_replacement(shell, tmp_path):
+def test_values_set_are_carried_by_a_process_replacement(shell, tmp_path, build_dir):
     # What %cuda_recover carries to the new process: the module is rebuilt there from its recipe and the
     # values the host wrote are written again at its first load.
     import os
@@ -256,8 +256,9 @@ def test_values_set_are_carried_by_a_process_replacement(shell, tmp_path):
     path = recovery.write_private(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     script = tmp_path / "child.py"
     script.write_text(RECOVER_CHILD)
-    ran = subprocess.run([sys.executable, str(script), path], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
+    ran = subprocess.run([sys.executable, str(script), path], capture_output=True, text=True, timeout=300, env=env)
     assert ran.returncode == 0 and "restored values held" in ran.stdout, ran.stdout[-2000:] + ran.stderr[-4000:]
 
 
