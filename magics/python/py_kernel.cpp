@@ -84,6 +84,29 @@ namespace xcuda::python
             py::dict kernels;
         };
 
+        // "; 'c_Kernel' is a __constant__ variable: module.get_global('c_Kernel') ..." when it is one, else "".
+        std::string variable_hint(cuda_module& module, const std::string& name)
+        {
+            if (name.rfind("__", 0) == 0)
+            {
+                return "";  // Python's own probes (__array_interface__, ...)
+            }
+            try
+            {
+                const module_variable* v = module.variable(name);
+                if (v)
+                {
+                    return "; '" + name + "' is a " + v->space + " variable: module.get_global('" + name +
+                           "') or module.globals." + v->name + " reads and writes it";
+                }
+            }
+            catch (const std::exception&)
+            {
+                // a source the variable reader refuses: no hint
+            }
+            return "";
+        }
+
         py::list parameters(const kernel_signature& signature)
         {
             py::list result;
@@ -458,7 +481,8 @@ Kernels are reachable as module.name and module['name'].)")
                      if (!self.kernels.contains(name))
                      {
                          throw py::key_error("module '" + self.module->name() + "' has no kernel '" + name +
-                                             "'; it has: " + str_of(py::list(self.kernels.attr("keys")())));
+                                             "'; it has: " + str_of(py::list(self.kernels.attr("keys")())) +
+                                             variable_hint(*self.module, name));
                      }
                      return self.kernels[py::str(name)];
                  })
@@ -466,7 +490,8 @@ Kernels are reachable as module.name and module['name'].)")
                  [](const py_module& self, const std::string& name) -> py::object {
                      if (!self.kernels.contains(name))
                      {
-                         throw py::attribute_error("module '" + self.module->name() + "' has no kernel '" + name + "'");
+                         throw py::attribute_error("module '" + self.module->name() + "' has no kernel '" + name + "'" +
+                                                   variable_hint(*self.module, name));
                      }
                      return self.kernels[py::str(name)];
                  })

@@ -283,3 +283,14 @@ def test_static_namespace_and_extern_c_variables_are_found_in_the_binary():
     out = np.zeros(4, np.int32)
     m.read_all[1, 1](out)
     assert list(out) == [2, 7, 9, 11]
+
+
+def test_a_variable_asked_for_as_a_kernel_says_how_to_reach_it(mod):
+    with pytest.raises(AttributeError, match=r"no kernel 'c_Kernel'; 'c_Kernel' is a __constant__ variable: "
+                                             r"module.get_global\('c_Kernel'\) or module.globals.c_Kernel"):
+        mod.c_Kernel
+    with pytest.raises(KeyError, match="'d_counter' is a __device__ variable"):
+        mod["d_counter"]
+    with pytest.raises(AttributeError) as plain:
+        mod.no_such_thing
+    assert str(plain.value).endswith("has no kernel 'no_such_thing'")
