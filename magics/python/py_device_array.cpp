@@ -490,12 +490,10 @@ through either are seen by both. A single index or a step other than 1 is refuse
             .def("view", &dtype_view, py::arg("dtype"),
                  R"(The same memory as another dtype (numpy's ndarray.view): the last axis is rescaled by the
 itemsizes (its bytes must divide by the new itemsize); no copy, keeps d's memory alive.)")
-            .def_property_readonly("base",
-                                   [](const device_array& a) -> py::object {
-                                       return a.buffer->parent() ? py::object(py::int_(a.buffer->offset()))
-                                                                 : py::object(py::none());
-                                   },
-                                   "For a view (d[n:], d.view(...)): its byte offset in the allocation; None otherwise.")
+            .def_property_readonly("is_view", [](const device_array& a) { return static_cast<bool>(a.buffer->parent()); },
+                                   "Whether it views another array's memory (d[n:], d.view(...)).")
+            .def_property_readonly("byte_offset", [](const device_array& a) { return a.buffer->offset(); },
+                                   "Where it starts in the allocation it views, in bytes (0 when not a view).")
             .def("__repr__", &repr);
         register_dlpack(cls);
         g_device_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());

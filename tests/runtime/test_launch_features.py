@@ -113,7 +113,7 @@ def test_offset_views_pass_the_address_of_their_first_row():
     host = np.arange(1000, dtype=np.float32)
     d = xcuda.to_device(host)
     tail = d[100:]
-    assert tail.shape == (900,) and tail.ptr == d.ptr + 400 and tail.base == 400
+    assert tail.shape == (900,) and tail.ptr == d.ptr + 400 and tail.byte_offset == 400 and tail.is_view and not d.is_view
     m.scale[4, 256](tail, 2.0, 900)
     expected = host.copy()
     expected[100:] *= 2
