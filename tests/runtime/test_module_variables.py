@@ -80,6 +80,8 @@ def test_variables_are_typed_by_their_declaration(mod):
                                           "filters::c_taps"])
     assert "c_Kernel" in mod.globals and "helper" not in mod.globals and "inside" not in mod.globals
     assert "c_Kernel" in repr(k) and "float32" in repr(k)
+    # A cell bound without --name: its kernels reach the variables through their module.
+    assert mod.convolve.module.get_global("c_Kernel").nbytes == 68
 
 
 def test_an_unknown_name_lists_the_variables(mod):
