@@ -226,7 +226,7 @@ namespace xcuda
         return prepared().function;
     }
 
-    void cuda_kernel::check_dynamic_shared_limit(int bytes, int static_shared) const
+    void cuda_kernel::check_dynamic_shared_limit(long long bytes, int static_shared) const
     {
         const device_properties& device = m_module->session().properties();
         int optin = device.max_shared_per_block_optin > 0 ? device.max_shared_per_block_optin
@@ -246,7 +246,7 @@ namespace xcuda
 
     cuda_kernel::per_device cuda_kernel::with_dynamic_shared(const per_device& entry, unsigned bytes)
     {
-        check_dynamic_shared_limit(static_cast<int>(std::min<unsigned>(bytes, 1u << 30)), entry.static_shared);
+        check_dynamic_shared_limit(bytes, entry.static_shared);
         std::lock_guard<std::mutex> lock(m_mutex);
         per_device d = entry;
         std::size_t ordinal = static_cast<std::size_t>(std::max(0, d.ordinal));

@@ -122,7 +122,7 @@ namespace xcuda
         // function's limit (cuFuncSetAttribute) up to the device's opt-in maximum less its static shared
         // memory, and returns the entry with the new limit; beyond that, argument_value_error naming both.
         per_device with_dynamic_shared(const per_device& entry, unsigned bytes);
-        void check_dynamic_shared_limit(int bytes, int static_shared) const;
+        void check_dynamic_shared_limit(long long bytes, int static_shared) const;
         // The current device's entry, prepared (function looked up, limits read) if needed: a copy,
         // since another thread may add devices meanwhile.
         per_device prepared();
