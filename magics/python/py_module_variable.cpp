@@ -114,7 +114,7 @@ namespace xcuda::python
             py::dict interface;
             interface["shape"] = py::tuple(py::cast(self.shape.empty() ? std::vector<py::ssize_t>{1} : self.shape));
             interface["typestr"] = dtype.attr("str");
-            if (dtype.attr("fields").is_none() == false)
+            if (!dtype.attr("fields").is_none())
             {
                 interface["descr"] = dtype.attr("descr");
             }
