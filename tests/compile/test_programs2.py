@@ -89,3 +89,11 @@ def test_every_program_runs_as_its_host_code_would(shell, program):
                                        err_msg=name)
         else:
             np.testing.assert_array_equal(got, expected, err_msg=name)
+
+
+def test_the_cooperative_program_is_seen_to_sync_its_grid_and_the_others_are_not(shell):
+    for program in PROGRAMS:
+        shell.user_ns.clear()
+        paste(shell, program, arch="compute_80")
+        for name, kernel in kernels_of(shell).items():
+            assert kernel.uses_grid_sync == (program.name == "reduction_multi_block_cooperative"), (program.name, name)
