@@ -24,6 +24,7 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_graphs(m);
     register_views(m);
     register_kernels(m);
+    register_module_variables(m);
     register_session(m);
     register_placement(m);
     register_bench(m);

@@ -216,6 +216,12 @@ namespace xcuda::python
         // with the right element type?
         void check_pointer(const launch_plan& plan, std::size_t index, PyObject* object)
         {
+            std::uint64_t address = 0;
+            std::size_t nbytes = 0;
+            if (pointer_address(object, address, nbytes))
+            {
+                return;  // an explicit address: nothing to check
+            }
             if (Py_TYPE(object) == g_transfer_type)
             {
                 const host_transfer& transfer = unchecked_instance<host_transfer>(object);
@@ -242,6 +248,13 @@ namespace xcuda::python
             if (PyObject_HasAttrString(object, "__cuda_array_interface__") || has_dlpack(object))
             {
                 return;  // checked in pass 2, where the interface is read once
+            }
+            if (PyLong_Check(object) || PyIndex_Check(object))
+            {
+                throw argument_type_error(plan.describe(index) + " takes a device array, and an int is not taken for "
+                                          "an address by accident; if " + str_of(py::handle(object)) +
+                                          " is a device address, say so: xcuda.Pointer(" + str_of(py::handle(object)) +
+                                          ")");
             }
             throw argument_type_error(plan.describe(index) +
                                       " takes a device array (xcuda.DeviceArray, or any object with "
@@ -536,6 +549,10 @@ namespace xcuda::python
                     refuse_host_argument(plan.describe(i), "a numpy array");
                 }
                 bind_numpy(call, i, object, true, !slots[i].is_const, objects);
+            }
+            else if (std::uint64_t address = 0, nbytes = 0; pointer_address(object, address, nbytes))
+            {
+                call.pass_device_memory(i, address, nbytes);
             }
             else if (PyObject_HasAttrString(object, "__cuda_array_interface__"))
             {

@@ -198,6 +198,14 @@ namespace xcuda::python
 
     // ---- kernels and modules (py_kernel.cpp) ----
     void register_kernels(py::module_& m);
+    // ---- module variables and raw addresses (py_module_variable.cpp) ----
+    void register_module_variables(py::module_& m);
+    // xcuda.ModuleVariable for the variable `name` of module (KeyError listing the known ones).
+    py::object wrap_module_variable(const std::shared_ptr<cuda_module>& module, const std::string& name);
+    // xcuda.ModuleGlobals: the module's variables by attribute.
+    py::object module_globals(const std::shared_ptr<cuda_module>& module);
+    // Whether object is an xcuda.Pointer; its address and extent if so.
+    bool pointer_address(PyObject* object, std::uint64_t& address, std::size_t& nbytes);
     // The Python Module object for a built module (its kernels as Kernel objects).
     py::object wrap_module(const std::shared_ptr<cuda_module>& module);
 

@@ -203,6 +203,75 @@ namespace xcuda::python
             return interface;
         }
 
+        device_array slice_view(const device_array& array, py::object index)
+        {
+            if (array.shape.empty())
+            {
+                throw py::index_error("a 0-d device array has no rows to slice");
+            }
+            if (!PySlice_Check(index.ptr()))
+            {
+                throw py::type_error("a DeviceArray is indexed by a slice d[start:stop] (a view of its memory); got " +
+                                     type_name(index) + ". To read values, copy to the host first: d.copy_to_host()[" +
+                                     str_of(index) + "]");
+            }
+            Py_ssize_t start = 0, stop = 0, step = 0;
+            if (PySlice_Unpack(index.ptr(), &start, &stop, &step) < 0)
+            {
+                throw py::error_already_set();
+            }
+            if (step != 1)
+            {
+                throw py::value_error("a DeviceArray view takes a slice with step 1 (kernels get a plain pointer to "
+                                      "contiguous memory); got step " + std::to_string(step) +
+                                      ": copy to the host, or pass the stride to the kernel");
+            }
+            Py_ssize_t rows = PySlice_AdjustIndices(array.shape[0], &start, &stop, step);
+            std::size_t row_bytes = static_cast<std::size_t>(array.dtype.itemsize());
+            for (std::size_t d = 1; d < array.shape.size(); ++d)
+            {
+                row_bytes *= static_cast<std::size_t>(array.shape[d]);
+            }
+            device_array view = array;
+            view.shape[0] = rows;
+            view.buffer = device_buffer::view_of(array.buffer, static_cast<std::size_t>(start) * row_bytes,
+                                                 static_cast<std::size_t>(rows) * row_bytes);
+            return view;
+        }
+
+        device_array dtype_view(const device_array& array, py::object dtype_object)
+        {
+            py::dtype dtype = py::dtype::from_args(dtype_object);
+            if (dtype.attr("hasobject").cast<bool>())
+            {
+                throw py::type_error("device arrays cannot hold Python objects (dtype " + str_of(dtype) + ")");
+            }
+            std::size_t old_size = static_cast<std::size_t>(array.dtype.itemsize());
+            std::size_t new_size = static_cast<std::size_t>(dtype.itemsize());
+            device_array view = array;
+            view.dtype = dtype;
+            view.kind = kind_of_dtype(dtype);
+            if (old_size != new_size)
+            {
+                if (array.shape.empty())
+                {
+                    throw py::value_error("a 0-d array of " + str_of(array.dtype) + " cannot be viewed as " +
+                                          str_of(dtype) + ": the itemsizes differ (" + std::to_string(old_size) + " and " +
+                                          std::to_string(new_size) + " bytes)");
+                }
+                std::size_t last_bytes = static_cast<std::size_t>(array.shape.back()) * old_size;
+                if (new_size == 0 || last_bytes % new_size != 0)
+                {
+                    throw py::value_error("the last axis of " + shape_text(array.shape) + " " + str_of(array.dtype) +
+                                          " is " + std::to_string(last_bytes) + " bytes, not a multiple of " +
+                                          str_of(dtype) + "'s " + std::to_string(new_size) + " bytes");
+                }
+                view.shape.back() = static_cast<py::ssize_t>(last_bytes / new_size);
+            }
+            view.buffer = device_buffer::view_of(array.buffer, 0, array.buffer->size());
+            return view;
+        }
+
         std::string repr(const device_array& array)
         {
             std::string text = "<xcuda.DeviceArray shape=" + shape_text(array.shape) +
@@ -414,6 +483,17 @@ numpy.ndarray
                      }
                      return a.shape[0];
                  })
+            .def("__getitem__", &slice_view, py::arg("index"),
+                 R"(d[start:stop] (step 1, along the first axis): a DeviceArray viewing those rows of d's memory,
+with no copy (what `ptr + offset` is in CUDA C++). The view keeps d's memory alive; writes
+through either are seen by both. A single index or a step other than 1 is refused.)")
+            .def("view", &dtype_view, py::arg("dtype"),
+                 R"(The same memory as another dtype (numpy's ndarray.view): the last axis is rescaled by the
+itemsizes (its bytes must divide by the new itemsize); no copy, keeps d's memory alive.)")
+            .def_property_readonly("is_view", [](const device_array& a) { return static_cast<bool>(a.buffer->parent()); },
+                                   "Whether it views another array's memory (d[n:], d.view(...)).")
+            .def_property_readonly("byte_offset", [](const device_array& a) { return a.buffer->offset(); },
+                                   "Where it starts in the allocation it views, in bytes (0 when not a view).")
             .def("__repr__", &repr);
         register_dlpack(cls);
         g_device_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());

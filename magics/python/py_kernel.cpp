@@ -84,6 +84,29 @@ namespace xcuda::python
             py::dict kernels;
         };
 
+        // "; 'c_Kernel' is a __constant__ variable: module.get_global('c_Kernel') ..." when it is one, else "".
+        std::string variable_hint(cuda_module& module, const std::string& name)
+        {
+            if (name.rfind("__", 0) == 0)
+            {
+                return "";  // Python's own probes (__array_interface__, ...)
+            }
+            try
+            {
+                const module_variable* v = module.variable(name);
+                if (v)
+                {
+                    return "; '" + name + "' is a " + v->space + " variable: module.get_global('" + name +
+                           "') or module.globals." + v->name + " reads and writes it";
+                }
+            }
+            catch (const std::exception&)
+            {
+                // a source the variable reader refuses: no hint
+            }
+            return "";
+        }
+
         py::list parameters(const kernel_signature& signature)
         {
             py::list result;
@@ -389,6 +412,57 @@ Occupancy
             .def_property_readonly("max_threads_per_block",
                                    [](const py_kernel& k) { return k.kernel->max_threads_per_block(); },
                                    "Largest block this kernel can launch with on the current GPU.")
+            .def("set_attribute",
+                 [](const py_kernel& k, const std::string& name, int value) { k.kernel->set_attribute(name, value); },
+                 py::arg("name"), py::arg("value"),
+                 R"(cudaFuncSetAttribute: set a function attribute by name, on every device the kernel runs on.
+
+name is one of max_dynamic_shared_size_bytes, preferred_shared_memory_carveout (percent, -1 for
+none), required_cluster_width/height/depth, non_portable_cluster_size_allowed,
+cluster_scheduling_policy_preference; the driver's CU_FUNC_ATTRIBUTE_... and the runtime's
+cudaFuncAttribute... spellings (MaxDynamicSharedMemorySize, PreferredSharedMemoryCarveout) work
+too. An unknown or read-only name is refused, listing the known ones. A launch asking for more than
+48 KiB of dynamic shared memory raises max_dynamic_shared_size_bytes by itself.)")
+            .def("get_attribute",
+                 [](const py_kernel& k, const std::string& name) { return k.kernel->get_attribute(name); },
+                 py::arg("name"),
+                 "cuFuncGetAttribute by name (the names of set_attribute, and the read-only num_regs, "
+                 "shared_size_bytes, local_size_bytes, const_size_bytes, max_threads_per_block, ptx_version, "
+                 "binary_version, ...), on the current device.")
+            .def_property_readonly("attributes_set",
+                                   [](const py_kernel& k) {
+                                       py::dict result;
+                                       for (const auto& [name, value] : k.kernel->attributes_set())
+                                       {
+                                           result[py::str(name)] = value;
+                                       }
+                                       return result;
+                                   },
+                                   "The attributes set_attribute was given: name -> value.")
+            .def_property(
+                "cooperative",
+                [](const py_kernel& k) { return k.kernel->cooperative(); },
+                [](const py_kernel& k, py::object value) {
+                    k.kernel->set_cooperative(value.is_none() ? -1 : value.cast<bool>() ? 1 : 0);
+                },
+                R"(Whether launches go through cuLaunchCooperativeKernel (cudaLaunchCooperativeKernel).
+
+Automatic: True when the kernel's PTX reads the grid workspace of a cooperative launch, which
+cooperative_groups::this_grid().sync() compiles to (uses_grid_sync). Set True or False to force
+it, None to go back to automatic. A cooperative grid larger than can be resident at once is
+refused naming the maximum (max_cooperative_blocks).)")
+            .def_property_readonly("uses_grid_sync", [](const py_kernel& k) { return k.kernel->uses_grid_sync(); },
+                                   "Whether the kernel's PTX syncs the whole grid (cooperative_groups grid sync).")
+            .def("max_cooperative_blocks",
+                 [](const py_kernel& k, py::object block, unsigned shared_mem) {
+                     launch_dims dims;
+                     py::object stream_object;
+                     parse_launch_key(py::make_tuple(1, block), dims, stream_object);
+                     return k.kernel->max_cooperative_blocks(dims.block[0] * dims.block[1] * dims.block[2], shared_mem);
+                 },
+                 py::arg("block"), py::arg("shared_mem") = 0,
+                 "The largest grid (in blocks) of a cooperative launch at this block size: "
+                 "cuOccupancyMaxActiveBlocksPerMultiprocessor x the SM count (needs a GPU).")
             .def("__repr__", [](const py_kernel& k) {
                 return "<xcuda.Kernel " + k.kernel->signature().to_string() + " [" +
                        target_text(*k.kernel->module()) + "]>";
@@ -407,7 +481,8 @@ Kernels are reachable as module.name and module['name'].)")
                      if (!self.kernels.contains(name))
                      {
                          throw py::key_error("module '" + self.module->name() + "' has no kernel '" + name +
-                                             "'; it has: " + str_of(py::list(self.kernels.attr("keys")())));
+                                             "'; it has: " + str_of(py::list(self.kernels.attr("keys")())) +
+                                             variable_hint(*self.module, name));
                      }
                      return self.kernels[py::str(name)];
                  })
@@ -415,7 +490,8 @@ Kernels are reachable as module.name and module['name'].)")
                  [](const py_module& self, const std::string& name) -> py::object {
                      if (!self.kernels.contains(name))
                      {
-                         throw py::attribute_error("module '" + self.module->name() + "' has no kernel '" + name + "'");
+                         throw py::attribute_error("module '" + self.module->name() + "' has no kernel '" + name + "'" +
+                                                   variable_hint(*self.module, name));
                      }
                      return self.kernels[py::str(name)];
                  })
@@ -433,6 +509,29 @@ Kernels are reachable as module.name and module['name'].)")
                  })
             .def_property_readonly("kernels", [](const py_module& self) { return py::dict(self.kernels); },
                                    "Name -> Kernel.")
+            .def("get_global",
+                 [](const py_module& self, const std::string& name) { return wrap_module_variable(self.module, name); },
+                 py::arg("name"),
+                 R"(The __constant__/__device__/__managed__ variable `name` of the cell, as an xcuda.ModuleVariable
+(PyCUDA's and CuPy's get_global): get() and set(value) read and write it, typed by its declaration.)")
+            .def_property_readonly("_global_values",
+                                   [](const py_module& self) {
+                                       py::dict values;
+                                       for (const auto& [symbol, bytes] : self.module->global_values())
+                                       {
+                                           values[py::str(symbol)] = py::bytes(bytes);
+                                       }
+                                       return values;
+                                   },
+                                   "What the host wrote into the module's variables (symbol -> bytes), for %cuda_recover.")
+            .def("_remember_global_values",
+                 [](const py_module& self, const std::map<std::string, std::string>& values) {
+                     self.module->remember_global_values(values);
+                 },
+                 py::arg("values"), "Take values of _global_values back (written at the module's next load).")
+            .def_property_readonly("globals", [](const py_module& self) { return module_globals(self.module); },
+                                   "The cell's module variables by attribute: module.globals.c_Kernel (an "
+                                   "xcuda.ModuleVariable); module.globals.c_Kernel = array writes it.")
             .def_property_readonly("name", [](const py_module& self) { return self.module->name(); })
             .def_property_readonly("ptx", [](const py_module& self) { return ptx_text(self.module->compiled().ptx); },
                                    "The module's PTX, as an xcuda.PTX (a str shown highlighted).")

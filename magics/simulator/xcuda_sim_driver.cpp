@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -133,6 +134,9 @@ namespace
 
     std::uint64_t g_launches = 0;
     std::uint64_t g_thread_instructions = 0;
+
+    // cuFuncSetAttribute's values by (function handle, attribute); a module's go when it is unloaded.
+    std::map<std::pair<const void*, int>, int> g_function_attributes;
 }
 
 namespace
@@ -547,6 +551,13 @@ CUresult CUDAAPI cuModuleUnload(CUmodule handle)
 {
     lock held(g_mutex);
     auto* m = reinterpret_cast<module*>(handle);
+    for (const auto& f : m->functions)
+    {
+        for (auto it = g_function_attributes.begin(); it != g_function_attributes.end();)
+        {
+            it = it->first.first == f.get() ? g_function_attributes.erase(it) : std::next(it);
+        }
+    }
     for (const auto& storage : m->variables)
     {
         g_memory.remove(reinterpret_cast<std::uintptr_t>(storage.get()));
@@ -575,6 +586,61 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* handle, CUmodule owner, const c
     *handle = reinterpret_cast<CUfunction>(m->functions.back().get());
     return CUDA_SUCCESS;
 }
+// A module's .global or .const variable by name: its address (host memory registered in g_memory) and size.
+CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr* pointer, size_t* bytes, CUmodule owner, const char* name)
+{
+    lock held(g_mutex);
+    auto* m = reinterpret_cast<module*>(owner);
+    for (const ptx_symbol& symbol : m->program.symbols)
+    {
+        if ((symbol.space == state_space::global || symbol.space == state_space::constant) && symbol.function < 0 &&
+            symbol.name == name)
+        {
+            if (pointer)
+                *pointer = static_cast<CUdeviceptr>(symbol.offset);
+            if (bytes)
+                *bytes = symbol.size;
+            return CUDA_SUCCESS;
+        }
+    }
+    return failed(CUDA_ERROR_NOT_FOUND, std::string("the module has no .global or .const variable named ") + name);
+}
+// Accepted and remembered for cuFuncGetAttribute; the simulator's limits do not depend on them (every
+// launch may use up to the opt-in maximum of dynamic shared memory already).
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attribute, int value)
+{
+    lock held(g_mutex);
+    switch (attribute)
+    {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+    {
+        auto* f = reinterpret_cast<function*>(handle);
+        if (value < 0 || value > 232448 - static_cast<int>(f->owner->program.static_shared_bytes))
+            return failed(CUDA_ERROR_INVALID_VALUE, "max_dynamic_shared_size_bytes beyond the opt-in maximum");
+        g_function_attributes[{handle, static_cast<int>(attribute)}] = value;
+        return CUDA_SUCCESS;
+    }
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        g_function_attributes[{handle, static_cast<int>(attribute)}] = value;
+        return CUDA_SUCCESS;
+    default:
+        return failed(CUDA_ERROR_INVALID_VALUE, "a read-only function attribute");
+    }
+}
+// A grid-wide sync needs every block resident at once; the simulator runs a grid's blocks a few at a time.
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                                           unsigned int, unsigned int, unsigned int, CUstream, void**)
+{
+    return failed(CUDA_ERROR_NOT_SUPPORTED,
+                  "the PTX simulator cannot run a cooperative launch: it runs a grid's blocks a few at a time, and a "
+                  "grid-wide sync (cooperative_groups::this_grid().sync()) needs every block resident at once; run it "
+                  "on a GPU");
+}
 CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle)
 {
     auto* f = reinterpret_cast<function*>(handle);
@@ -585,10 +651,25 @@ CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, 
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = static_cast<int>(entry.register_count); break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = static_cast<int>(f->owner->program.static_shared_bytes); break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *value = static_cast<int>(entry.local_bytes); break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = 232448 - static_cast<int>(f->owner->program.static_shared_bytes); break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+    {
+        // The opt-in maximum until cuFuncSetAttribute says otherwise (launches are not limited by it here).
+        lock held(g_mutex);
+        auto set = g_function_attributes.find({handle, static_cast<int>(attribute)});
+        *value = set != g_function_attributes.end() ? set->second
+                                                    : 232448 - static_cast<int>(f->owner->program.static_shared_bytes);
+        break;
+    }
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = 90; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = 90; break;
-    default: *value = 0; break;
+    default:
+    {
+        lock held(g_mutex);
+        auto set = g_function_attributes.find({handle, static_cast<int>(attribute)});
+        *value = set != g_function_attributes.end() ? set->second
+                 : attribute == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT ? -1 : 0;
+        break;
+    }
     }
     return CUDA_SUCCESS;
 }

@@ -10,6 +10,8 @@
 //     registration cache must never have) counts as a violation (xcuda_fake_counter("violations"));
 //   - device memory: allocations are counted, and XCUDA_FAKE_DEVICE_MB caps them (out of memory beyond);
 //   - the driver version: cuDriverGetVersion reports XCUDA_FAKE_DRIVER_VERSION (12040 for 12.4; unset: 13000);
+//   - module variables: cuModuleGetGlobal finds a module's __constant__/__device__ variables in its image
+//     (the CUBIN's symbol table, or the PTX) and gives each zeroed memory of its size;
 //   - kernels: a few known names run a host implementation (saxpy, chain_step, fill, many); any other
 //     launches and does nothing. Work runs at once: streams have no asynchrony to observe;
 //   - stream capture: work on a capturing stream is recorded as graph nodes instead of run; replays run
@@ -24,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,7 +54,15 @@ namespace
         long pageable_copies = 0;  // copies whose host side was neither
         long allocations = 0;      // cuMemAlloc successes
         long device_bytes = 0;     // device memory allocated now
+        long attribute_sets = 0;   // cuFuncSetAttribute successes
+        long cooperative_launches = 0;  // cuLaunchCooperativeKernel successes
     } g_count;
+
+    // The device's opt-in maximum of shared memory per block (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+    // and what cuOccupancyMaxActiveBlocksPerMultiprocessor answers: with 4 SMs a cooperative grid holds 32 blocks.
+    constexpr int k_shared_optin = 232448;
+    constexpr int k_blocks_per_sm = 8;
+    constexpr int k_multiprocessors = 4;
 
     // XCUDA_FAKE_DEVICE_MB: the device memory cuMemAlloc may hand out in all (unset: as much as the host
     // gives), so that running out of device memory can be tested.
@@ -152,6 +163,7 @@ namespace
     {
         std::string name;
         std::vector<std::size_t> sizes;  // parameter sizes, for the known kernels
+        std::map<int, int> attributes;   // what cuFuncSetAttribute set
     };
 
     std::vector<std::size_t> known_sizes(const std::string& name)
@@ -355,7 +367,8 @@ extern "C" long xcuda_fake_counter(const char* name)
          : which == "graph_launches" ? g_count.graph_launches : which == "node_updates" ? g_count.node_updates
          : which == "staged_copies" ? g_count.staged_copies : which == "registered_copies" ? g_count.registered_copies
          : which == "pageable_copies" ? g_count.pageable_copies : which == "allocations" ? g_count.allocations
-         : which == "device_bytes" ? g_count.device_bytes : -1;
+         : which == "device_bytes" ? g_count.device_bytes : which == "attribute_sets" ? g_count.attribute_sets
+         : which == "cooperative_launches" ? g_count.cooperative_launches : -1;
 }
 
 CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
@@ -418,7 +431,8 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
     {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = k_multiprocessors; break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *value = 1; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *value = 1024; break;
@@ -428,7 +442,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 49152; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = k_shared_optin; break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *value = 32; break;
@@ -643,11 +657,122 @@ CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t byt
     std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void*, unsigned int, CUjit_option*, void**)
+namespace
 {
-    static char storage[64];
-    static int next = 0;
-    *module = reinterpret_cast<CUmodule>(&storage[next++ % 64]);
+    // A loaded module: its __constant__/__device__ variables, found by name in the image (a CUBIN's ELF
+    // symbol table, or a PTX text's .const/.global declarations) and given zeroed host memory of their size
+    // at the first cuModuleGetGlobal (initializers are not read).
+    struct fake_module
+    {
+        std::map<std::string, std::size_t> sizes;
+        std::map<std::string, void*> storage;
+    };
+
+    template <class T>
+    T read_at(const unsigned char* image, std::size_t offset)
+    {
+        T value;
+        std::memcpy(&value, image + offset, sizeof value);
+        return value;
+    }
+
+    void read_elf_symbols(const unsigned char* image, fake_module& m)
+    {
+        auto shoff = read_at<std::uint64_t>(image, 0x28);
+        auto shentsize = read_at<std::uint16_t>(image, 0x3a);
+        auto shnum = read_at<std::uint16_t>(image, 0x3c);
+        for (unsigned i = 0; i < shnum; ++i)
+        {
+            std::size_t header = shoff + i * shentsize;
+            if (read_at<std::uint32_t>(image, header + 4) != 2)  // SHT_SYMTAB
+                continue;
+            auto offset = read_at<std::uint64_t>(image, header + 0x18);
+            auto size = read_at<std::uint64_t>(image, header + 0x20);
+            auto link = read_at<std::uint32_t>(image, header + 0x28);
+            auto strings = read_at<std::uint64_t>(image, shoff + link * shentsize + 0x18);
+            for (std::uint64_t at = offset; at + 24 <= offset + size; at += 24)
+            {
+                unsigned char type = read_at<unsigned char>(image, at + 4) & 0xf;
+                if (type != 1)  // STT_OBJECT
+                    continue;
+                const char* name = reinterpret_cast<const char*>(image + strings + read_at<std::uint32_t>(image, at));
+                m.sizes[name] = read_at<std::uint64_t>(image, at + 16);
+            }
+        }
+    }
+
+    // `.visible .const .align 4 .b8 c_Kernel[68];`, `.global .f32 x;`, `.global .align 4 .u32 t[4] = {...};`
+    void read_ptx_variables(const std::string& text, fake_module& m)
+    {
+        std::size_t line_start = 0;
+        while (line_start < text.size())
+        {
+            std::size_t end = text.find('\n', line_start);
+            std::string line = text.substr(line_start, end == std::string::npos ? std::string::npos : end - line_start);
+            line_start = end == std::string::npos ? text.size() : end + 1;
+            if (line.find(".const ") == std::string::npos && line.find(".global ") == std::string::npos)
+                continue;
+            std::size_t width = 0;
+            for (const char* type : {".b8 ", ".u8 ", ".s8 ", ".b16 ", ".u16 ", ".s16 ", ".f16 ", ".b32 ", ".u32 ", ".s32 ",
+                                     ".f32 ", ".b64 ", ".u64 ", ".s64 ", ".f64 "})
+            {
+                std::size_t at = line.find(type);
+                if (at == std::string::npos)
+                    continue;
+                std::string t = type;
+                width = std::stoul(t.substr(2, t.size() - 3)) / 8;
+                std::size_t name_start = at + t.size();
+                std::size_t name_end = line.find_first_of("[;= ", name_start);
+                std::string name = line.substr(name_start, name_end - name_start);
+                std::size_t count = 1;
+                while (name_end != std::string::npos && name_end < line.size() && line[name_end] == '[')
+                {
+                    std::size_t close = line.find(']', name_end);
+                    count *= std::stoul(line.substr(name_end + 1, close - name_end - 1));
+                    name_end = close + 1;
+                }
+                m.sizes[name] = width * count;
+                break;
+            }
+        }
+    }
+}
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int, CUjit_option*, void**)
+{
+    lock held(g_mutex);
+    auto* loaded = new fake_module;
+    const auto* bytes = static_cast<const unsigned char*>(image);
+    if (bytes && std::memcmp(bytes, "\x7f" "ELF", 4) == 0)
+    {
+        read_elf_symbols(bytes, *loaded);
+    }
+    else if (bytes)
+    {
+        read_ptx_variables(static_cast<const char*>(image), *loaded);
+    }
+    *module = reinterpret_cast<CUmodule>(loaded);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr* pointer, size_t* bytes, CUmodule handle, const char* name)
+{
+    lock held(g_mutex);
+    auto* m = reinterpret_cast<fake_module*>(handle);
+    auto size = m->sizes.find(name);
+    if (size == m->sizes.end())
+    {
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    void*& storage = m->storage[name];
+    if (!storage)
+    {
+        storage = std::aligned_alloc(256, (size->second + 255) / 256 * 256);
+        std::memset(storage, 0, size->second);
+        g_ranges[reinterpret_cast<std::uintptr_t>(storage)] = range{size->second, kind::device};
+    }
+    if (pointer)
+        *pointer = reinterpret_cast<CUdeviceptr>(storage);
+    if (bytes)
+        *bytes = size->second;
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image)
@@ -664,29 +789,95 @@ CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
     std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuModuleUnload(CUmodule handle)
+{
+    lock held(g_mutex);
+    auto* m = reinterpret_cast<fake_module*>(handle);
+    for (auto& [name, storage] : m->storage)
+    {
+        g_ranges.erase(reinterpret_cast<std::uintptr_t>(storage));
+        std::free(storage);
+    }
+    delete m;
+    return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule, const char* name)
 {
     lock held(g_mutex);
     *f = reinterpret_cast<CUfunction>(new function{name, known_sizes(name)});
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction)
+CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle)
 {
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    auto set = f->attributes.find(attribute);
+    if (set != f->attributes.end())
+    {
+        *value = set->second;
+        return CUDA_SUCCESS;
+    }
     switch (attribute)
     {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 16; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = 49152; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *value = -1; break;
     default: *value = 0; break;
     }
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                                unsigned int by, unsigned int bz, unsigned int, CUstream s, void** params, void**)
+// As the driver: the dynamic shared memory limit up to the opt-in maximum (no static shared memory here),
+// a carveout of -1..100, the cluster dimensions up to 8; anything else read-only.
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attribute, int value)
 {
     lock held(g_mutex);
     auto* f = reinterpret_cast<function*>(handle);
+    switch (attribute)
+    {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (value < 0 || value > k_shared_optin)
+            return CUDA_ERROR_INVALID_VALUE;
+        break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        if (value < -1 || value > 100)
+            return CUDA_ERROR_INVALID_VALUE;
+        break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+        if (value < 0 || value > 8)
+            return CUDA_ERROR_INVALID_VALUE;
+        break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        break;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    f->attributes[attribute] = value;
+    ++g_count.attribute_sets;
+    return CUDA_SUCCESS;
+}
+namespace
+{
+    // A launch asking for more dynamic shared memory than the function's limit fails, as on a GPU.
+    bool shared_fits(const function& f, unsigned shared)
+    {
+        auto set = f.attributes.find(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+        int limit = set != f.attributes.end() ? set->second : 49152;
+        return shared <= static_cast<unsigned>(limit);
+    }
+}
+CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void** params, void**)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    if (!shared_fits(*f, shared))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     unsigned threads = gx * gy * gz * bx * by * bz;
     if (capturing(s))
     {
@@ -694,6 +885,29 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
         return CUDA_SUCCESS;
     }
     run_kernel(*f, threads, copy_params(*f, params));
+    return CUDA_SUCCESS;
+}
+// A grid of more blocks than can be resident at once (k_blocks_per_sm x k_multiprocessors) is refused.
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz,
+                                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                                           CUstream s, void** params)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    if (!shared_fits(*f, shared))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (static_cast<unsigned long long>(gx) * gy * gz > static_cast<unsigned long long>(k_blocks_per_sm) * k_multiprocessors)
+    {
+        return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+    if (capturing(s))
+    {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    ++g_count.cooperative_launches;
+    run_kernel(*f, gx * gy * gz * bx * by * bz, copy_params(*f, params));
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamCreate(CUstream* handle, unsigned int)
@@ -791,7 +1005,7 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int count, CUpointer_attribute*
 }
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int, size_t)
 {
-    *blocks = 8;
+    *blocks = k_blocks_per_sm;
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunction, CUoccupancyB2DSize, size_t, int)

@@ -98,6 +98,8 @@ def collect(shell):
         "not_carried": {},
         "headers": dict(xcuda.headers()),
         "recipes": [module._recipe for module in xcuda._modules()],
+        # What the host wrote into __constant__/__device__ variables: written again when the rebuilt module loads.
+        "global_values": {module.name: module._global_values for module in xcuda._modules() if module._global_values},
         "execution_count": int(getattr(shell, "execution_count", 1)),
         "device": xcuda.current_device(),
     }
@@ -352,6 +354,7 @@ def restore_if_requested(shell):
     for recipe in state["recipes"]:
         try:
             modules[recipe["name"]] = xcuda.compile(**recipe)
+            modules[recipe["name"]]._remember_global_values(state.get("global_values", {}).get(recipe["name"], {}))
         except Exception as error:
             failed["module " + recipe["name"]] = str(error).splitlines()[0]
     for name, (module_name, kernel_name) in state["kernels"].items():

@@ -46,6 +46,8 @@ namespace xcuda::cxx
 
         // The kernels in source order; a kernel declared and later defined appears once.
         std::vector<kernel_signature> run();
+        // The namespace-scope __constant__/__device__/__managed__ variables run() met, in source order.
+        const std::vector<module_variable>& variables() const { return m_variables; }
 
     private:
         // A data member of the record being read.
@@ -99,6 +101,11 @@ namespace xcuda::cxx
         kernel_parameter make_parameter(std::size_t begin, std::size_t end, const std::string& what) const;
         std::size_t parse_kernel(std::size_t statement, std::size_t global, std::vector<found_kernel>& found);
         static bool is_trailing_word(const std::string& w);
+        // The statement starting at `statement` whose __constant__/__device__/__managed__ is at `at`: a
+        // variable definition at namespace scope is recorded; returns where to go on (after its `;`), or
+        // at + 1 for anything else (a __device__ function, a variable inside a function).
+        std::size_t parse_variable(std::size_t statement, std::size_t at);
+        void add_variable(const declarator& d, const std::string& space, int line, std::size_t file);
         void read_template_parameters(std::size_t begin, std::size_t end, kernel_signature& k);
         static std::vector<kernel_signature> merge(std::vector<found_kernel>& found);
 
@@ -108,5 +115,6 @@ namespace xcuda::cxx
         int m_anonymous = 0;
         type_model m_types;  // the aliases seen so far
         std::set<std::string> m_template_names;  // of the kernel being read: they shadow aliases
+        std::vector<module_variable> m_variables;
     };
 }

@@ -307,7 +307,47 @@ namespace xcuda
         }
     }
 
+    namespace
+    {
+        // The unit's tokens after macro expansion, as both readers take them; `files` names each file index.
+        std::vector<cxx::token> expanded_unit(const std::string& source, const parse_context& context,
+                                              std::vector<std::string>& files);
+    }
+
     std::vector<kernel_signature> parse_kernel_signatures(const std::string& source, const parse_context& context)
+    {
+        std::vector<std::string> files;
+        std::vector<cxx::token> expanded = expanded_unit(source, context, files);
+        return cxx::declaration_parser(std::move(expanded), files).run();
+    }
+
+    std::vector<module_variable> parse_module_variables(const std::string& source, const parse_context& context)
+    {
+        std::vector<std::string> files;
+        std::vector<cxx::token> expanded = expanded_unit(source, context, files);
+        cxx::declaration_parser parser(std::move(expanded), files);
+        parser.run();
+        return parser.variables();
+    }
+
+    std::size_t module_variable::size() const
+    {
+        if (!layout || !layout->known())
+        {
+            return 0;
+        }
+        std::size_t bytes = layout->size;
+        for (std::size_t extent : extents)
+        {
+            bytes *= extent;
+        }
+        return bytes;
+    }
+
+    namespace
+    {
+    std::vector<cxx::token> expanded_unit(const std::string& source, const parse_context& context,
+                                          std::vector<std::string>& files)
     {
         check_compile_inputs(source, context.headers, context.defines);
         std::vector<cxx::token> tokens;
@@ -340,7 +380,9 @@ namespace xcuda
         check_token_limits(tokens, headers.files(), "");
         std::vector<cxx::token> expanded = cxx::macro_expander(macros).run(std::move(tokens));
         check_token_limits(expanded, headers.files(), " after macro expansion");
-        return cxx::declaration_parser(std::move(expanded), headers.files()).run();
+        files = headers.files();
+        return expanded;
+    }
     }
 }
 

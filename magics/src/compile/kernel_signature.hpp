@@ -127,6 +127,26 @@ namespace xcuda
         static constexpr std::size_t nesting = 256;                  // ( [ { and template < >, and scopes
     };
 
+    // A __constant__, __device__ or __managed__ variable at namespace scope of a cell: what
+    // module.get_global(name) reads and writes (cuModuleGetGlobal finds it by `symbol`).
+    struct module_variable
+    {
+        std::string name;            // unqualified: "c_Kernel"
+        std::string qualified_name;  // with enclosing namespaces: "filters::c_Kernel"
+        std::string symbol;          // in the binary: the name, or the Itanium mangling inside a namespace
+        std::string space;           // "__constant__", "__device__" or "__managed__"
+        std::string type;            // the element type as written, normalized: "float", "Params", "int*"
+        bool is_const = false;       // declared const (still writable from the host)
+        bool is_pointer = false;     // the element is a pointer (an 8-byte device address)
+        std::vector<std::size_t> extents;            // `float k[2][17]`: {2, 17}; empty for one value
+        std::shared_ptr<const value_layout> layout;  // of one element; null or size 0 when unknown
+        int line = 0;                // 1-based line of its name
+        std::string file;            // "" for the cell itself, else the header it is declared in
+
+        // Bytes of the whole variable; 0 when the element's layout is unknown.
+        std::size_t size() const;
+    };
+
     // Refuses (usage_error) what no compile should be given: a NUL byte in the cell or a header cell (NVRTC
     // would stop reading there while the signature reader went on, binding kernels NVRTC never compiled),
     // and inputs past the signature reader's limits (signature_limits below). The message names the line and
@@ -142,4 +162,10 @@ namespace xcuda
     // token and nesting limits (signature_limits); never anything else, never loops forever.
     std::vector<kernel_signature> parse_kernel_signatures(const std::string& source,
                                                           const parse_context& context = {});
+
+    // The __constant__, __device__ and __managed__ variables at namespace scope of a source and the
+    // headers it includes, in the order the compiler sees them, typed as parse_kernel_signatures types
+    // parameters (the same reader). extern declarations, variable templates and __shared__ variables are
+    // left out. Throws as parse_kernel_signatures.
+    std::vector<module_variable> parse_module_variables(const std::string& source, const parse_context& context = {});
 }

@@ -76,9 +76,14 @@ namespace xcuda
 
 // Present only in newer drivers; null when missing, and callers check. The graph calls (stream capture,
 // instantiation, replay, kernel-node updates) are optional so that a driver without them still runs
-// everything else; runtime/cuda_graph says which one is missing.
+// everything else; runtime/cuda_graph says which one is missing. cuFuncSetAttribute, cuModuleGetGlobal and
+// cuLaunchCooperativeKernel are in every CUDA 13 driver, but optional so that a test double without them
+// still runs the rest; their callers name the missing call.
 #define XCUDA_DRIVER_OPTIONAL(X)          \
     X(cuFuncGetParamInfo)                 \
+    X(cuFuncSetAttribute)                 \
+    X(cuModuleGetGlobal)                  \
+    X(cuLaunchCooperativeKernel)          \
     X(cuDeviceGetUuid)                    \
     X(cuStreamBeginCapture)               \
     X(cuStreamEndCapture)                 \

@@ -5,6 +5,7 @@
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
+#include "function_attribute.hpp"
 
 namespace xcuda
 {
@@ -15,6 +16,79 @@ namespace xcuda
         m_symbol = m_module->symbol_for(m_signature);
         m_plans.push_back(std::make_unique<const launch_plan>(m_signature));
         m_plan.store(m_plans.back().get(), std::memory_order_release);
+        m_grid_sync = ptx_uses_grid_sync(m_module->compiled().ptx, m_symbol);
+    }
+
+    bool cuda_kernel::ptx_uses_grid_sync(const std::string& ptx, const std::string& symbol)
+    {
+        // The .entry's body: from its name to the brace that closes the brace after its parameters.
+        std::size_t at = 0;
+        while ((at = ptx.find(".entry " + symbol, at)) != std::string::npos)
+        {
+            std::size_t after = at + 7 + symbol.size();
+            if (after < ptx.size() && (ptx[after] == '(' || ptx[after] == ' ' || ptx[after] == '\n' || ptx[after] == '\r'))
+            {
+                break;
+            }
+            at = after;
+        }
+        if (at == std::string::npos)
+        {
+            return false;
+        }
+        std::size_t open = ptx.find('{', at);
+        if (open == std::string::npos)
+        {
+            return false;
+        }
+        int depth = 0;
+        std::size_t end = open;
+        for (; end < ptx.size(); ++end)
+        {
+            if (ptx[end] == '{')
+                ++depth;
+            else if (ptx[end] == '}' && --depth == 0)
+                break;
+        }
+        std::string body = ptx.substr(open, end - open);
+        return body.find("%envreg1") != std::string::npos || body.find("%envreg2") != std::string::npos;
+    }
+
+    long long cuda_kernel::max_cooperative_blocks(unsigned threads, unsigned shared)
+    {
+        per_device d = prepared();
+        if (shared > static_cast<unsigned>(d.max_dynamic_shared))
+        {
+            d = with_dynamic_shared(d, shared);
+        }
+        int per_sm = 0;
+        check(cuda_driver::get().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d.function, static_cast<int>(threads),
+                                                                             shared),
+              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        return static_cast<long long>(per_sm) * m_module->session().properties().multiprocessors;
+    }
+
+    void cuda_kernel::check_cooperative_grid(const per_device& d, const launch_dims& dims)
+    {
+        unsigned threads = dims.block[0] * dims.block[1] * dims.block[2];
+        int per_sm = 0;
+        check(cuda_driver::get().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d.function, static_cast<int>(threads),
+                                                                             dims.shared_mem),
+              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        const device_properties& device = m_module->session().properties();
+        long long most = static_cast<long long>(per_sm) * device.multiprocessors;
+        long long blocks = static_cast<long long>(dims.grid[0]) * dims.grid[1] * dims.grid[2];
+        if (blocks > most)
+        {
+            throw argument_value_error(
+                "cooperative launch of kernel '" + m_signature.name + "' with a grid of " + std::to_string(blocks) +
+                " blocks: at most " + std::to_string(most) + " blocks of " + std::to_string(threads) + " threads" +
+                (dims.shared_mem ? " and " + std::to_string(dims.shared_mem) + " bytes of dynamic shared memory" : std::string()) +
+                " can be resident at once on " + device.name + " (" + std::to_string(per_sm) + " per SM x " +
+                std::to_string(device.multiprocessors) + " SMs), and a grid-wide sync needs every block resident; "
+                "launch at most " + std::to_string(most) + " blocks (kernel.max_cooperative_blocks(block) tells it) and " +
+                "cover the rest with a grid-stride loop");
+        }
     }
 
     void cuda_kernel::refuse_if_template() const
@@ -115,6 +189,16 @@ namespace xcuda
         d.function = function;
         d.generation = session.generation();
         const cuda_driver& driver = cuda_driver::get();
+        for (const auto& [attribute, value] : m_attributes)
+        {
+            if (!driver.cuFuncSetAttribute)
+            {
+                throw cuda_unavailable_error("this NVIDIA driver has no cuFuncSetAttribute");
+            }
+            check(driver.cuFuncSetAttribute(function, attribute, value), "cuFuncSetAttribute");
+        }
+        check(driver.cuFuncGetAttribute(&d.static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function),
+              "cuFuncGetAttribute");
         check(driver.cuFuncGetAttribute(&d.max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
               "cuFuncGetAttribute");
         check(driver.cuFuncGetAttribute(&d.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, function), "cuFuncGetAttribute");
@@ -142,12 +226,161 @@ namespace xcuda
         return prepared().function;
     }
 
+    void cuda_kernel::check_dynamic_shared_limit(long long bytes, int static_shared) const
+    {
+        const device_properties& device = m_module->session().properties();
+        int optin = device.max_shared_per_block_optin > 0 ? device.max_shared_per_block_optin
+                                                           : device.max_shared_per_block;
+        int limit = optin - static_shared;
+        if (bytes > limit)
+        {
+            throw argument_value_error(
+                "dynamic shared memory of " + std::to_string(bytes) + " bytes exceeds the " + std::to_string(limit) +
+                " bytes kernel '" + m_signature.name + "' can opt in to on " + device.name + " (the device's opt-in " +
+                "maximum of " + std::to_string(optin) + " bytes per block" +
+                (static_shared > 0 ? ", less the kernel's " + std::to_string(static_shared) + " bytes of static shared memory"
+                                   : std::string()) +
+                "); ask for less, or move part of it to global memory");
+        }
+    }
+
+    cuda_kernel::per_device cuda_kernel::with_dynamic_shared(const per_device& entry, unsigned bytes)
+    {
+        check_dynamic_shared_limit(bytes, entry.static_shared);
+        std::lock_guard<std::mutex> lock(m_mutex);
+        per_device d = entry;
+        std::size_t ordinal = static_cast<std::size_t>(std::max(0, d.ordinal));
+        if (ordinal < m_devices.size() && m_devices[ordinal].function == d.function &&
+            m_devices[ordinal].generation == d.generation && m_devices[ordinal].max_dynamic_shared >= static_cast<int>(bytes))
+        {
+            return m_devices[ordinal];  // another thread raised it meanwhile
+        }
+        const cuda_driver& driver = cuda_driver::get();
+        if (!driver.cuFuncSetAttribute)
+        {
+            throw cuda_unavailable_error("this NVIDIA driver has no cuFuncSetAttribute, which dynamic shared memory "
+                                         "above " + std::to_string(d.max_dynamic_shared) + " bytes needs");
+        }
+        // The size asked for, not the maximum: a larger limit than the launches need can cost L1 cache.
+        check(driver.cuFuncSetAttribute(d.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(bytes)),
+              "cuFuncSetAttribute");
+        d.max_dynamic_shared = static_cast<int>(bytes);
+        if (ordinal < m_devices.size() && m_devices[ordinal].function == d.function)
+        {
+            m_devices[ordinal] = d;
+        }
+        publish(d);
+        return d;
+    }
+
+    void cuda_kernel::set_attribute(const std::string& name, int value)
+    {
+        const function_attribute& attribute = function_attribute::named(name, true);
+        if (attribute.value == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && value < 0)
+        {
+            throw argument_value_error("max_dynamic_shared_size_bytes must be >= 0, got " + std::to_string(value));
+        }
+        if (attribute.value == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT && (value < -1 || value > 100))
+        {
+            throw argument_value_error("preferred_shared_memory_carveout is a percentage of the shared memory/L1 "
+                                       "split (0..100, or -1 for no preference), got " + std::to_string(value));
+        }
+        if (attribute.value == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && m_module->session().active())
+        {
+            check_dynamic_shared_limit(value, prepared().static_shared);  // before the driver refuses it
+        }
+        std::vector<std::pair<CUfunction_attribute, int>> before;
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            before = m_attributes;
+            auto it = std::find_if(m_attributes.begin(), m_attributes.end(),
+                                   [&](const auto& entry) { return entry.first == attribute.value; });
+            if (it != m_attributes.end())
+            {
+                m_attributes.erase(it);
+            }
+            m_attributes.emplace_back(attribute.value, value);
+            // Every device prepares again (and applies the attributes) at its next use.
+            for (per_device& d : m_devices)
+            {
+                d.function = nullptr;
+            }
+            m_last.store(nullptr, std::memory_order_release);
+        }
+        if (!m_module->session().active())
+        {
+            return;
+        }
+        try
+        {
+            prepared();
+        }
+        catch (...)
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_attributes = before;
+            for (per_device& d : m_devices)
+            {
+                d.function = nullptr;
+            }
+            m_last.store(nullptr, std::memory_order_release);
+            throw;
+        }
+    }
+
+    int cuda_kernel::get_attribute(const std::string& name)
+    {
+        const function_attribute& attribute = function_attribute::named(name, false);
+        per_device d = prepared();
+        int value = 0;
+        check(cuda_driver::get().cuFuncGetAttribute(&value, attribute.value, d.function), "cuFuncGetAttribute");
+        return value;
+    }
+
+    std::vector<std::pair<std::string, int>> cuda_kernel::attributes_set() const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        std::vector<std::pair<std::string, int>> result;
+        for (const auto& [which, value] : m_attributes)
+        {
+            for (const function_attribute& attribute : function_attribute::all())
+            {
+                if (attribute.value == which)
+                {
+                    result.emplace_back(attribute.name, value);
+                }
+            }
+        }
+        return result;
+    }
+
     void cuda_kernel::launch(const launch_dims& dims, CUstream stream, void** arguments)
     {
         per_device d = prepared();
         cuda_session& session = m_module->session();
         session.make_current();
+        if (dims.shared_mem > static_cast<unsigned>(d.max_dynamic_shared))
+        {
+            d = with_dynamic_shared(d, dims.shared_mem);
+        }
         launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
+        if (cooperative())
+        {
+            const cuda_driver& driver = cuda_driver::get();
+            if (!driver.cuLaunchCooperativeKernel)
+            {
+                throw cuda_unavailable_error("kernel '" + m_signature.name + "' needs a cooperative launch (" +
+                                             (m_grid_sync ? "it syncs the whole grid" : "kernel.cooperative is True") +
+                                             "), and this NVIDIA driver has no cuLaunchCooperativeKernel");
+            }
+            check_cooperative_grid(d, dims);
+            check(driver.cuLaunchCooperativeKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
+                                                   dims.block[1], dims.block[2], dims.shared_mem, stream, arguments),
+                  "cuLaunchCooperativeKernel");
+            session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
+            return;
+        }
         check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
                                                 dims.block[1], dims.block[2], dims.shared_mem, stream, arguments,
                                                 nullptr),
@@ -160,6 +393,10 @@ namespace xcuda
         per_device d = prepared();
         cuda_session& session = m_module->session();
         session.make_current();
+        if (dims.shared_mem > static_cast<unsigned>(d.max_dynamic_shared))
+        {
+            d = with_dynamic_shared(d, dims.shared_mem);
+        }
         launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
         CUDA_KERNEL_NODE_PARAMS params{};
         params.func = d.function;
@@ -242,6 +479,10 @@ namespace xcuda
             throw argument_value_error("occupancy needs block >= 1 and shared_mem >= 0");
         }
         per_device prepared_here = prepared();
+        if (dynamic_shared > prepared_here.max_dynamic_shared)
+        {
+            prepared_here = with_dynamic_shared(prepared_here, static_cast<unsigned>(dynamic_shared));
+        }
         CUfunction f = prepared_here.function;
         cuda_session& session = m_module->session();
         const device_properties& p = session.properties();

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda.h>
@@ -71,6 +72,34 @@ namespace xcuda
         int max_threads_per_block();
         int registers();
 
+        // Cooperative launches (cuLaunchCooperativeKernel, which a grid-wide cooperative_groups sync needs):
+        // automatic when the kernel's PTX reads the grid workspace (%envreg1/%envreg2, what
+        // this_grid().sync() compiles to), or forced on/off. `cooperative()` is what a launch does.
+        bool uses_grid_sync() const noexcept { return m_grid_sync; }
+        // -1: automatic, 0: never, 1: always.
+        int cooperative_setting() const noexcept { return m_cooperative.load(std::memory_order_relaxed); }
+        void set_cooperative(int setting) { m_cooperative.store(setting, std::memory_order_relaxed); }
+        bool cooperative() const noexcept
+        {
+            int setting = cooperative_setting();
+            return setting == 1 || (setting == -1 && m_grid_sync);
+        }
+        // The most blocks of `threads` threads with `shared` bytes of dynamic shared memory that can be
+        // resident at once on the current device (cuOccupancyMaxActiveBlocksPerMultiprocessor x SMs).
+        long long max_cooperative_blocks(unsigned threads, unsigned shared);
+        // Whether the PTX of `symbol`'s .entry reads the grid workspace of a cooperative launch.
+        static bool ptx_uses_grid_sync(const std::string& ptx, const std::string& symbol);
+
+        // cuFuncSetAttribute by name (function_attribute::named): remembered by the kernel and applied on
+        // every device it is prepared on, now and after a reload; applied at once on the current device
+        // when a session is active there (a value the driver refuses is then refused here, and forgotten).
+        // max_dynamic_shared_size_bytes is checked against the device's opt-in maximum first.
+        void set_attribute(const std::string& name, int value);
+        // cuFuncGetAttribute by name on the current device (loads the module; needs a GPU).
+        int get_attribute(const std::string& name);
+        // The attributes set_attribute was given, in the order given (the latest value of each).
+        std::vector<std::pair<std::string, int>> attributes_set() const;
+
         // From the driver when a GPU is present, else from ptxas' report of the inspection compile.
         resource_usage resources();
         // Always from ptxas' report (compiling for sm_XX if needed); no GPU needed.
@@ -86,8 +115,14 @@ namespace xcuda
             std::uint64_t generation = 0;
             int max_threads = 0;
             int max_dynamic_shared = 0;
+            int static_shared = 0;
             int registers = 0;
         };
+        // A launch asking for more dynamic shared memory than the function allows now: raises the
+        // function's limit (cuFuncSetAttribute) up to the device's opt-in maximum less its static shared
+        // memory, and returns the entry with the new limit; beyond that, argument_value_error naming both.
+        per_device with_dynamic_shared(const per_device& entry, unsigned bytes);
+        void check_dynamic_shared_limit(long long bytes, int static_shared) const;
         // The current device's entry, prepared (function looked up, limits read) if needed: a copy,
         // since another thread may add devices meanwhile.
         per_device prepared();
@@ -101,11 +136,17 @@ namespace xcuda
         std::string m_symbol;
         std::vector<std::unique_ptr<const launch_plan>> m_plans;  // every plan made (m_mutex)
         std::atomic<const launch_plan*> m_plan{nullptr};          // the newest of them
-        std::mutex m_mutex;
+        mutable std::mutex m_mutex;
         std::vector<per_device> m_devices;  // indexed by device ordinal (m_mutex)
+        // set_attribute's requests, applied at every prepare (m_mutex).
+        std::vector<std::pair<CUfunction_attribute, int>> m_attributes;
         // The launch path's way to the entry of the device it launched on last, without the mutex: an
         // entry once published is never changed (a new one is made, and every one made is kept).
         std::vector<std::unique_ptr<const per_device>> m_published;  // (m_mutex)
         std::atomic<const per_device*> m_last{nullptr};
+        bool m_grid_sync = false;
+        std::atomic<int> m_cooperative{-1};
+        // Refuses a cooperative grid larger than can be resident at once, naming the maximum.
+        void check_cooperative_grid(const per_device& entry, const launch_dims& dims);
     };
 }

@@ -188,6 +188,7 @@ namespace xcuda
             // Loaded in a session that has since closed: the handle died with its context.
             slot->m_module = nullptr;
             slot->m_functions.clear();
+            slot->m_globals.clear();
             if (uses_printf())
             {
                 session.note_printf_module(-1);
@@ -232,7 +233,20 @@ namespace xcuda
         check(result, "cuModuleLoadData");
         slot->m_module = module;
         slot->m_generation = session.generation();
+        slot->m_globals.clear();
         session.register_resource(slot);
+        // What the host wrote into its variables before this load (another device, an earlier generation).
+        for (const auto& [symbol, bytes] : m_global_values)
+        {
+            for (const module_variable& v : variables())
+            {
+                if (v.symbol == symbol)
+                {
+                    global_region region = global_in(*slot, v);
+                    check(cuda_driver::get().cuMemcpyHtoD(region.pointer, bytes.data(), bytes.size()), "cuMemcpyHtoD");
+                }
+            }
+        }
         if (uses_printf())
         {
             session.note_printf_module(+1);
@@ -285,6 +299,173 @@ namespace xcuda
         return function;
     }
 
+    const std::vector<module_variable>& cuda_module::variables()
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        if (!m_variables_read)
+        {
+            parse_context context{m_recipe.headers, m_recipe.options.include_dirs, m_recipe.options.defines};
+            m_variables = parse_module_variables(m_recipe.source, context);
+            m_variables_read = true;
+        }
+        return m_variables;
+    }
+
+    const module_variable* cuda_module::variable(const std::string& name)
+    {
+        for (const module_variable& v : variables())
+        {
+            if (v.name == name || v.qualified_name == name)
+            {
+                return &v;
+            }
+        }
+        return nullptr;
+    }
+
+    namespace
+    {
+        // The name the binary gives v: its symbol when the PTX declares it; else, for a static variable in a
+        // namespace (mangled with a unit-specific _INTERNAL_ prefix: _ZN28_INTERNAL_..._cell2ns3nsxE), the
+        // .global/.const name that ends with v's own nested name.
+        std::string symbol_in_ptx(const std::string& ptx, const module_variable& v)
+        {
+            if (v.symbol.rfind("_ZN", 0) != 0)
+            {
+                return v.symbol;
+            }
+            std::string nested = v.symbol.substr(3);  // "2ns3nsxE"
+            std::string found;
+            std::size_t line = 0;
+            while (line < ptx.size())
+            {
+                std::size_t end = ptx.find('\n', line);
+                if (end == std::string::npos)
+                    end = ptx.size();
+                std::string text = ptx.substr(line, end - line);
+                line = end + 1;
+                if (text.find(".global") == std::string::npos && text.find(".const") == std::string::npos)
+                    continue;
+                // `.global .align 4 .u32 name[3] = {...};`: the word before the first [ ; or =.
+                std::size_t stop = text.find_first_of("[;=");
+                if (stop == std::string::npos)
+                    continue;
+                while (stop > 0 && (text[stop - 1] == ' ' || text[stop - 1] == '\t'))
+                    --stop;
+                std::size_t start = text.find_last_of(" \t", stop == 0 ? 0 : stop - 1);
+                start = start == std::string::npos ? 0 : start + 1;
+                std::string name = text.substr(start, stop - start);
+                if (name == v.symbol)
+                {
+                    return name;
+                }
+                if (name.size() > nested.size() && name.rfind("_ZN", 0) == 0 &&
+                    name.compare(name.size() - nested.size(), nested.size(), nested) == 0 &&
+                    name.find("_INTERNAL_") != std::string::npos)
+                {
+                    found = name;
+                }
+            }
+            return found.empty() ? v.symbol : found;
+        }
+    }
+
+    cuda_module::global_region cuda_module::global_in(device_copy& loaded, const module_variable& v)
+    {
+        auto found = loaded.m_globals.find(v.symbol);
+        if (found != loaded.m_globals.end())
+        {
+            return found->second;
+        }
+        const cuda_driver& driver = cuda_driver::get();
+        if (!driver.cuModuleGetGlobal)
+        {
+            throw cuda_unavailable_error("this NVIDIA driver has no cuModuleGetGlobal, which module variables need");
+        }
+        global_region region;
+        std::string symbol = symbol_in_ptx(m_compiled->ptx, v);
+        CUresult result = driver.cuModuleGetGlobal(&region.pointer, &region.bytes, loaded.m_module, symbol.c_str());
+        if (result == CUDA_ERROR_NOT_FOUND)
+        {
+            throw cuda_error("cuModuleGetGlobal", result, cuda_error_name(result),
+                             v.space + " variable '" + v.qualified_name + "' (symbol " + v.symbol + ") is not in module '" +
+                                 m_name + "': the compiler dropped it (a static variable no kernel uses?) or named "
+                                 "it otherwise");
+        }
+        check(result, "cuModuleGetGlobal");
+        if (v.size() != 0 && region.bytes != v.size())
+        {
+            throw signature_error(v.line, v.space + " variable '" + v.qualified_name + "' is " +
+                                              std::to_string(v.size()) + " bytes as the signature reader reads its "
+                                              "declaration, but " + std::to_string(region.bytes) +
+                                              " bytes in the compiled module; its type is not the one the compiler saw");
+        }
+        loaded.m_globals.emplace(v.symbol, region);
+        return region;
+    }
+
+    cuda_module::global_region cuda_module::global(const module_variable& v)
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        return global_in(load(), v);
+    }
+
+    void cuda_module::write_global(const module_variable& v, const void* data, std::size_t bytes)
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        cuda_session& session = m_session;
+        int current = session.device_ordinal();
+        global_region here = global_in(load(), v);
+        if (bytes != here.bytes)
+        {
+            throw argument_value_error(v.space + " variable '" + v.qualified_name + "' is " +
+                                       std::to_string(here.bytes) + " bytes; " + std::to_string(bytes) +
+                                       " bytes were given");
+        }
+        m_global_values[v.symbol] = std::string(static_cast<const char*>(data), bytes);
+        for (auto& loaded : m_copies)
+        {
+            if (!loaded->m_module || !session.alive(loaded->m_device, loaded->m_generation))
+            {
+                continue;
+            }
+            session.make_current(loaded->m_device);
+            global_region region = global_in(*loaded, v);
+            check(cuda_driver::get().cuMemcpyHtoD(region.pointer, data, bytes), "cuMemcpyHtoD");
+        }
+        session.make_current(current);
+    }
+
+    std::map<std::string, std::string> cuda_module::global_values() const
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        return m_global_values;
+    }
+
+    void cuda_module::remember_global_values(const std::map<std::string, std::string>& values)
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        for (const auto& [symbol, bytes] : values)
+        {
+            m_global_values[symbol] = bytes;
+        }
+    }
+
+    void cuda_module::read_global(const module_variable& v, void* data, std::size_t bytes)
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        global_region region = global_in(load(), v);
+        if (bytes != region.bytes)
+        {
+            throw argument_value_error(v.space + " variable '" + v.qualified_name + "' is " +
+                                       std::to_string(region.bytes) + " bytes; a buffer of " + std::to_string(bytes) +
+                                       " bytes was given to read it into");
+        }
+        // After every kernel queued on the device (on any stream) that may write it.
+        check(cuda_driver::get().cuCtxSynchronize(), "cuCtxSynchronize");
+        check(cuda_driver::get().cuMemcpyDtoH(data, region.pointer, bytes), "cuMemcpyDtoH");
+    }
+
     void cuda_module::device_copy::release() noexcept
     {
         if (m_module)
@@ -297,6 +478,7 @@ namespace xcuda
         }
         m_module = nullptr;
         m_functions.clear();
+        m_globals.clear();
     }
 
     void cuda_module::device_copy::abandon() noexcept
@@ -307,6 +489,7 @@ namespace xcuda
         }
         m_module = nullptr;
         m_functions.clear();
+        m_globals.clear();
     }
 
     std::string cuda_module::device_copy::describe() const

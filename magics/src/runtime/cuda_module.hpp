@@ -91,6 +91,29 @@ namespace xcuda
         // Milliseconds the driver took for the last load (cuModuleLoadDataEx); negative before any.
         double load_ms() const noexcept { return m_load_ms; }
 
+        // The cell's namespace-scope __constant__/__device__/__managed__ variables, read from the recipe's
+        // source on first use (parse_module_variables); the one named `name` (or qualified name), or null.
+        const std::vector<module_variable>& variables();
+        const module_variable* variable(const std::string& name);
+        // A variable's memory on the current device (cuModuleGetGlobal), loading the module there if needed;
+        // raises signature_error when the compiled size differs from the declaration's.
+        struct global_region
+        {
+            CUdeviceptr pointer = 0;
+            std::size_t bytes = 0;
+        };
+        global_region global(const module_variable& v);
+        // Writes `bytes` (the variable's size) into the variable on every device the module is loaded on
+        // (loading it on the current device first), and remembers them: a later load (another device, a
+        // new session generation) writes them again. Synchronous.
+        void write_global(const module_variable& v, const void* data, std::size_t bytes);
+        // The values the host wrote (symbol -> bytes), and the same taken back in a new process (%cuda_recover):
+        // remembered only, written at the next load of the module on each device.
+        std::map<std::string, std::string> global_values() const;
+        void remember_global_values(const std::map<std::string, std::string>& values);
+        // Reads the variable on the current device (after the work queued there). Synchronous.
+        void read_global(const module_variable& v, void* data, std::size_t bytes);
+
         std::string describe() const;
         // Set when the module had to be loaded another way than compiled (PTX newer than the driver):
         // says what happened and what to change. The launch path shows it once as a warning.
@@ -114,7 +137,10 @@ namespace xcuda
             std::uint64_t m_generation = 0;
             CUmodule m_module = nullptr;
             std::map<std::string, CUfunction> m_functions;
+            std::map<std::string, global_region> m_globals;  // by symbol
         };
+        // cuModuleGetGlobal of v in `loaded`, cached there (m_mutex held).
+        global_region global_in(device_copy& loaded, const module_variable& v);
 
         device_copy& load();
         // This module's recipe compiled with other options, through the memory and disk caches.
@@ -140,6 +166,9 @@ namespace xcuda
         std::map<std::string, std::shared_ptr<const compile_result>> m_line_info;  // by arch
         std::string m_fallback_note;
         double m_load_ms = -1;
+        bool m_variables_read = false;
+        std::vector<module_variable> m_variables;
+        std::map<std::string, std::string> m_global_values;  // symbol -> bytes the host wrote last
         mutable std::recursive_mutex m_mutex;  // m_copies, the compiles kept by arch, m_load_ms
     };
 }

@@ -44,8 +44,40 @@ namespace xcuda
         session.register_resource(this);
     }
 
+    device_buffer::device_buffer(std::shared_ptr<device_buffer> parent, std::size_t offset, std::size_t nbytes)
+        : m_session(parent->m_session)
+        , m_size(nbytes)
+        , m_device(parent->m_device)
+        , m_generation(parent->m_generation)
+        , m_label(parent->m_label)
+        , m_parent(std::move(parent))
+        , m_offset(offset)
+    {
+    }
+
+    std::shared_ptr<device_buffer> device_buffer::view_of(std::shared_ptr<device_buffer> parent, std::size_t offset,
+                                                          std::size_t nbytes)
+    {
+        if (!parent || offset > parent->size() || nbytes > parent->size() - offset)
+        {
+            throw usage_error("a view of " + std::to_string(nbytes) + " bytes from byte " + std::to_string(offset) +
+                              " does not fit in a buffer of " + std::to_string(parent ? parent->size() : 0) + " bytes");
+        }
+        // A view of a view looks into the allocation itself.
+        if (parent->m_parent)
+        {
+            offset += parent->m_offset;
+            parent = parent->m_parent;
+        }
+        return std::shared_ptr<device_buffer>(new device_buffer(std::move(parent), offset, nbytes));
+    }
+
     device_buffer::~device_buffer()
     {
+        if (m_parent)
+        {
+            return;  // the parent's memory, freed by the parent
+        }
         m_session.unregister_resource(this);
         // cuMemFree needs the owning context current; an error here cannot be reported from a
         // destructor, and the memory goes with the context anyway.
@@ -73,6 +105,10 @@ namespace xcuda
 
     CUdeviceptr device_buffer::pointer() const
     {
+        if (m_parent)
+        {
+            return m_parent->pointer() + m_offset;
+        }
         if (!m_valid || !m_session.alive(m_device, m_generation))
         {
             const std::string& lost = m_session.lost_reason();

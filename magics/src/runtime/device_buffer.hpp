@@ -28,6 +28,15 @@ namespace xcuda
         // freeing the launch temporaries the session keeps, and trying again).
         static std::shared_ptr<device_buffer> allocate(cuda_session& session, std::size_t nbytes);
 
+        // A view of nbytes of parent from byte `offset` (offset + nbytes <= parent's size): its own address,
+        // size and copies, the parent's memory, kept alive by the view. Not a session resource of its own (the
+        // parent is); frees nothing.
+        static std::shared_ptr<device_buffer> view_of(std::shared_ptr<device_buffer> parent, std::size_t offset,
+                                                      std::size_t nbytes);
+        // The buffer a view looks into (null for an allocation), and the view's offset in it.
+        const std::shared_ptr<device_buffer>& parent() const noexcept { return m_parent; }
+        std::size_t offset() const noexcept { return m_offset; }
+
         ~device_buffer() override;
         device_buffer(const device_buffer&) = delete;
         device_buffer& operator=(const device_buffer&) = delete;
@@ -37,7 +46,7 @@ namespace xcuda
         CUdeviceptr pointer() const;
         std::size_t size() const noexcept { return m_size; }
         int device() const noexcept override { return m_device; }
-        bool valid() const noexcept { return m_valid; }
+        bool valid() const noexcept { return m_parent ? m_parent->valid() : m_valid; }
 
         // Synchronous copies from and to pageable or page-locked host memory (nbytes <= size()), made on
         // the buffer's own device after earlier work there (waited for interruptibly); large ones go
@@ -83,6 +92,7 @@ namespace xcuda
 
     private:
         device_buffer(cuda_session& session, std::size_t nbytes);
+        device_buffer(std::shared_ptr<device_buffer> parent, std::size_t offset, std::size_t nbytes);
 
         cuda_session& m_session;
         CUdeviceptr m_pointer = 0;
@@ -92,5 +102,7 @@ namespace xcuda
         bool m_valid = true;
         bool m_cached = false;
         std::string m_label;
+        std::shared_ptr<device_buffer> m_parent;  // a view's
+        std::size_t m_offset = 0;
     };
 }

@@ -111,6 +111,13 @@ namespace xcuda
             pointers.push_back(argument.data());
         }
         const launch_dims& d = bundle.dims;
+        if (d.shared_mem > 49152 && driver.cuFuncSetAttribute)
+        {
+            // As the session did for this launch: more than 48 KiB of dynamic shared memory is opted in to.
+            check(driver.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            static_cast<int>(d.shared_mem)),
+                  "cuFuncSetAttribute");
+        }
         check(driver.cuLaunchKernel(function, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
                                     d.shared_mem, nullptr, pointers.empty() ? nullptr : pointers.data(), nullptr),
               "cuLaunchKernel");

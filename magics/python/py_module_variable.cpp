@@ -1,0 +1,335 @@
+// xcuda.ModuleVariable and xcuda.Pointer: a cell's __constant__/__device__ variables from Python
+// (module.get_global(name), module.globals.name), and a raw device address for a pointer parameter.
+//
+// A ModuleVariable holds its module (std::shared_ptr) and the variable's declaration as the signature
+// reader read it: its numpy dtype and shape come from there. Its address is asked of the driver on each
+// use (cuModuleGetGlobal, cached per device by the module), so it follows the current device and a
+// reload of the module. set() writes every device the module is loaded on and is written again at later
+// loads (cuda_module::write_global); get() reads the current device. Called with the GIL held; the
+// module's mutex orders calls from several threads.
+
+#include "py_common.hpp"
+
+#include "cuda_module.hpp"
+#include "errors.hpp"
+
+namespace xcuda::python
+{
+    namespace
+    {
+        struct py_module_variable
+        {
+            std::shared_ptr<cuda_module> module;
+            module_variable variable;
+            py::object dtype;  // of one element
+            std::vector<py::ssize_t> shape;
+
+            std::size_t nbytes() const { return variable.size(); }
+            std::size_t count() const
+            {
+                std::size_t n = 1;
+                for (py::ssize_t extent : shape)
+                {
+                    n *= static_cast<std::size_t>(extent);
+                }
+                return n;
+            }
+            std::string spelling() const
+            {
+                std::string text = variable.space + " " + variable.type + " " + variable.qualified_name;
+                for (std::size_t extent : variable.extents)
+                {
+                    text += "[" + std::to_string(extent) + "]";
+                }
+                return text;
+            }
+            std::string typed() const
+            {
+                std::string text = str_of(dtype);
+                if (!shape.empty())
+                {
+                    text += str_of(py::tuple(py::cast(shape)));
+                }
+                return text + " (" + std::to_string(nbytes()) + " bytes)";
+            }
+        };
+
+        py::array get(const py_module_variable& self)
+        {
+            py::array result = py::module_::import("numpy").attr("empty")(py::tuple(py::cast(self.shape)), self.dtype);
+            self.module->read_global(self.variable, result.mutable_data(), self.nbytes());
+            return result;
+        }
+
+        // numpy's view of what set() was given, as the variable's dtype and shape; a wrong size names both.
+        py::array host_value(const py_module_variable& self, py::handle value)
+        {
+            py::module_ np = py::module_::import("numpy");
+            py::array array;
+            if (py::isinstance<py::array>(value))
+            {
+                array = py::reinterpret_borrow<py::array>(value);
+                if (!array.dtype().equal(py::dtype::from_args(self.dtype)))
+                {
+                    throw argument_type_error("'" + self.variable.qualified_name + "' is " + self.typed() +
+                                              "; the numpy array given is " + str_of(array.dtype()) +
+                                              str_of(array.attr("shape")) + " (" + std::to_string(array.nbytes()) +
+                                              " bytes): convert it first, for example with .astype(numpy." +
+                                              str_of(py::dtype::from_args(self.dtype).attr("name")) + ")");
+                }
+            }
+            else
+            {
+                try
+                {
+                    array = np.attr("asarray")(value, self.dtype);
+                }
+                catch (py::error_already_set& e)
+                {
+                    throw argument_type_error("'" + self.variable.qualified_name + "' is " + self.typed() + ": " +
+                                              type_name(value) + " " + str_of(value).substr(0, 80) +
+                                              " does not make values of that dtype (" + e.what() + ")");
+                }
+            }
+            if (static_cast<std::size_t>(array.size()) != self.count() ||
+                static_cast<std::size_t>(array.nbytes()) != self.nbytes())
+            {
+                throw argument_value_error("'" + self.variable.qualified_name + "' is " + self.typed() +
+                                           "; the value given has " + std::to_string(array.size()) + " elements (" +
+                                           std::to_string(array.nbytes()) + " bytes)");
+            }
+            return np.attr("ascontiguousarray")(array);
+        }
+
+        void set(const py_module_variable& self, py::handle value)
+        {
+            py::array host = host_value(self, value);
+            self.module->write_global(self.variable, host.data(), self.nbytes());
+        }
+
+        py::dict cuda_array_interface(const py_module_variable& self)
+        {
+            cuda_module::global_region region = self.module->global(self.variable);
+            py::dtype dtype = py::dtype::from_args(self.dtype);
+            py::dict interface;
+            interface["shape"] = py::tuple(py::cast(self.shape.empty() ? std::vector<py::ssize_t>{1} : self.shape));
+            interface["typestr"] = dtype.attr("str");
+            if (!dtype.attr("fields").is_none())
+            {
+                interface["descr"] = dtype.attr("descr");
+            }
+            interface["data"] = py::make_tuple(region.pointer, false);
+            interface["strides"] = py::none();
+            interface["version"] = 3;
+            interface["stream"] = 1;
+            return interface;
+        }
+
+        struct py_module_globals
+        {
+            std::shared_ptr<cuda_module> module;
+        };
+
+        struct py_pointer
+        {
+            std::uint64_t address = 0;
+            std::size_t nbytes = 0;
+        };
+        PyTypeObject* g_pointer_type = nullptr;
+    }
+
+    py::object wrap_module_variable(const std::shared_ptr<cuda_module>& module, const std::string& name)
+    {
+        const module_variable* found = module->variable(name);
+        if (!found)
+        {
+            std::string names;
+            for (const module_variable& v : module->variables())
+            {
+                names += (names.empty() ? "" : ", ") + v.qualified_name;
+            }
+            throw py::key_error("module '" + module->name() + "' has no __constant__ or __device__ variable '" + name +
+                                "' at namespace scope" + (names.empty() ? std::string(" (it has none)")
+                                                                        : "; it has: " + names));
+        }
+        py_module_variable wrapped;
+        wrapped.module = module;
+        wrapped.variable = *found;
+        wrapped.dtype = dtype_of_layout(found->layout);
+        if (wrapped.dtype.is_none() || found->size() == 0)
+        {
+            bool extent = false;
+            for (std::size_t e : found->extents)
+            {
+                extent = extent || e == 0;
+            }
+            throw signature_error(found->line, "the " + found->space + " variable '" + found->qualified_name +
+                                                   "' has " + (extent ? "an array extent" : "a type (" + found->type + ")") +
+                                                   " the signature reader cannot work out, so its dtype and size are "
+                                                   "unknown; declare it with a builtin, CUDA vector or plain struct type "
+                                                   "and integer-constant extents");
+        }
+        for (std::size_t extent : found->extents)
+        {
+            wrapped.shape.push_back(static_cast<py::ssize_t>(extent));
+        }
+        return py::cast(std::move(wrapped));
+    }
+
+    py::object module_globals(const std::shared_ptr<cuda_module>& module)
+    {
+        return py::cast(py_module_globals{module});
+    }
+
+    bool pointer_address(PyObject* object, std::uint64_t& address, std::size_t& nbytes)
+    {
+        if (!g_pointer_type || Py_TYPE(object) != g_pointer_type)
+        {
+            return false;
+        }
+        const py_pointer& p = unchecked_instance<py_pointer>(object);
+        address = p.address;
+        nbytes = p.nbytes;
+        return true;
+    }
+
+    void register_module_variables(py::module_& m)
+    {
+        py::class_<py_module_variable>(m, "ModuleVariable", R"(A __constant__, __device__ or __managed__ variable of a compiled cell.
+
+From module.get_global(name) or module.globals.name. Typed by its declaration: dtype and shape
+(`__constant__ float c_Kernel[17]` is float32, (17,)). get() reads it (the current device) into a new
+numpy array; set(value) writes it on every device the module is loaded on, after checking the dtype
+and size, and the module writes the value again when it is loaded anew (another device, a new
+session). Passes to a kernel's pointer parameter as device memory (__cuda_array_interface__).)")
+            .def("get", &get, "The variable's value on the current device, as a new numpy array (cudaMemcpyFromSymbol).")
+            .def("copy_to_host", &get, "Same as get().")
+            .def("set", &set, py::arg("value"),
+                 R"(Write value (a numpy array of the variable's dtype and size, or anything numpy.asarray
+makes one of: a list, a number) into the variable on every device the module is loaded on
+(cudaMemcpyToSymbol). A numpy array of another dtype, or of another size, is refused naming both.)")
+            .def("copy_from_host", &set, py::arg("value"), "Same as set(value).")
+            .def("__array__",
+                 [](const py_module_variable& self, py::object dtype, py::object) {
+                     py::array value = get(self);
+                     return dtype.is_none() ? py::object(value) : py::object(value.attr("astype")(dtype));
+                 },
+                 py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+            .def_property_readonly("__cuda_array_interface__", &cuda_array_interface,
+                                   "CUDA Array Interface (v3) of the variable on the current device.")
+            .def_property_readonly("ptr", [](const py_module_variable& self) { return self.module->global(self.variable).pointer; },
+                                   "The device address on the current device (cudaGetSymbolAddress); loads the module.")
+            .def_property_readonly("name", [](const py_module_variable& self) { return self.variable.name; })
+            .def_property_readonly("qualified_name", [](const py_module_variable& self) { return self.variable.qualified_name; })
+            .def_property_readonly("symbol", [](const py_module_variable& self) { return self.variable.symbol; },
+                                   "The name in the binary (mangled inside a namespace).")
+            .def_property_readonly("space", [](const py_module_variable& self) { return self.variable.space; },
+                                   "'__constant__', '__device__' or '__managed__'.")
+            .def_property_readonly("type", [](const py_module_variable& self) { return self.variable.type; },
+                                   "The element type as declared.")
+            .def_property_readonly("dtype", [](const py_module_variable& self) { return self.dtype; })
+            .def_property_readonly("shape", [](const py_module_variable& self) { return py::tuple(py::cast(self.shape)); },
+                                   "() for a single value.")
+            .def_property_readonly("size", [](const py_module_variable& self) { return self.count(); })
+            .def_property_readonly("nbytes", [](const py_module_variable& self) { return self.nbytes(); })
+            .def("__repr__", [](const py_module_variable& self) {
+                return "<xcuda.ModuleVariable " + self.spelling() + ": " + self.typed() + " of module " +
+                       self.module->name() + ">";
+            });
+
+        py::class_<py_module_globals>(m, "ModuleGlobals", R"(The variables of a module by attribute: module.globals.c_Kernel is
+module.get_global('c_Kernel'); module.globals.c_Kernel = array sets it.)")
+            .def("__getattr__", [](const py_module_globals& self, const std::string& name) {
+                try
+                {
+                    return wrap_module_variable(self.module, name);
+                }
+                catch (py::key_error& e)
+                {
+                    throw py::attribute_error(e.what());
+                }
+            })
+            .def("__getitem__", [](const py_module_globals& self, const std::string& name) {
+                return wrap_module_variable(self.module, name);
+            })
+            .def("__setattr__", [](const py_module_globals& self, const std::string& name, py::handle value) {
+                set(wrap_module_variable(self.module, name).cast<const py_module_variable&>(), value);
+            })
+            .def("__setitem__", [](const py_module_globals& self, const std::string& name, py::handle value) {
+                set(wrap_module_variable(self.module, name).cast<const py_module_variable&>(), value);
+            })
+            .def("__contains__", [](const py_module_globals& self, const std::string& name) {
+                return self.module->variable(name) != nullptr;
+            })
+            .def("__iter__", [](const py_module_globals& self) {
+                py::list names;
+                for (const module_variable& v : self.module->variables())
+                {
+                    names.append(v.qualified_name);
+                }
+                return py::iter(names);
+            })
+            .def("__len__", [](const py_module_globals& self) { return self.module->variables().size(); })
+            .def("__dir__", [](const py_module_globals& self) {
+                py::list names;
+                for (const module_variable& v : self.module->variables())
+                {
+                    names.append(v.name);
+                }
+                return names;
+            })
+            .def("__repr__", [](const py_module_globals& self) {
+                std::string names;
+                for (const module_variable& v : self.module->variables())
+                {
+                    names += (names.empty() ? "" : ", ") + v.qualified_name;
+                }
+                return "<xcuda.ModuleGlobals of " + self.module->name() + ": " + names + ">";
+            });
+
+        py::class_<py_pointer> pointer(m, "Pointer", R"(A raw device address for a kernel's pointer parameter: xcuda.Pointer(addr).
+
+addr is an int or numpy.uintp (for example from cuda.core, PyCUDA or d.ptr + offset). A plain int
+for a pointer parameter is still refused: the wrapper says the address is meant. nbytes (optional)
+is the extent the kernel may touch, for bandwidth figures and replays. Nothing is checked or kept
+alive: the memory must stay allocated until the kernel has run.)");
+        pointer
+            .def(py::init([](py::object address, std::size_t nbytes) {
+                     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(address.ptr()));
+                     if (!index)
+                     {
+                         PyErr_Clear();
+                         throw py::type_error("xcuda.Pointer takes an int or numpy.uintp address, got " + type_name(address));
+                     }
+                     long long signed_value = 0;
+                     int overflow = 0;
+                     signed_value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+                     if (overflow < 0 || (overflow == 0 && signed_value < 0))
+                     {
+                         throw py::value_error("xcuda.Pointer: a device address is not negative, got " + str_of(address));
+                     }
+                     unsigned long long value = PyLong_AsUnsignedLongLong(index.ptr());
+                     if (PyErr_Occurred())
+                     {
+                         PyErr_Clear();
+                         throw py::value_error("xcuda.Pointer: " + str_of(address) + " does not fit in 64 bits");
+                     }
+                     return py_pointer{value, nbytes};
+                 }),
+                 py::arg("address"), py::arg("nbytes") = 0)
+            .def_property_readonly("address", [](const py_pointer& p) { return p.address; })
+            .def_property_readonly("nbytes", [](const py_pointer& p) { return p.nbytes; })
+            .def("__int__", [](const py_pointer& p) { return p.address; })
+            .def("__add__", [](const py_pointer& p, long long offset) {
+                return py_pointer{p.address + static_cast<std::uint64_t>(offset), 0};
+            })
+            .def("__eq__", [](const py_pointer& a, const py_pointer& b) { return a.address == b.address; })
+            .def("__hash__", [](const py_pointer& p) { return std::hash<std::uint64_t>()(p.address); })
+            .def("__repr__", [](const py_pointer& p) {
+                char text[64];
+                std::snprintf(text, sizeof text, "xcuda.Pointer(0x%llx)", static_cast<unsigned long long>(p.address));
+                return std::string(text);
+            });
+        g_pointer_type = reinterpret_cast<PyTypeObject*>(pointer.ptr());
+    }
+}
