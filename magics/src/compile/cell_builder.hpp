@@ -43,9 +43,10 @@ namespace xcuda
         // template kernel. A declaration the reader cannot read is kept in `unreadable`, reported only if
         // NVRTC accepts the source (when the source is wrong, NVRTC's message is the better one).
         cell_plan prepare(const std::string& name, compile_recipe recipe);
-        // Compiles through the caches; throws compile_error, nvrtc_error, or the plan's signature_error
-        // after a compile that succeeded.
-        compiler::output compile(const cell_plan& plan);
+        // Compiles through the caches, with a layout_probe appended when a kernel takes a struct, whose
+        // values check (and complete) the plan's signatures; throws compile_error, nvrtc_error, or the
+        // plan's signature_error after a compile that succeeded.
+        compiler::output compile(cell_plan& plan);
 
     private:
         struct parse_result

@@ -13,10 +13,27 @@ namespace xcuda::cxx
         constexpr std::size_t npos = std::string::npos;
     }
 
-    declaration_parser::declaration_parser(std::vector<token> toks, std::vector<std::string> files)
+    declaration_parser::declaration_parser(std::vector<token> toks, std::vector<std::string> files,
+                                           std::vector<std::string> doubts)
         : declarator_reader(std::move(toks))
         , m_files(std::move(files))
+        , m_doubts(std::move(doubts))
     {
+    }
+
+    // Why the reader is not sure of the tokens [begin, end): the first doubt among them, "" if none.
+    std::string declaration_parser::doubt_in(std::size_t begin, std::size_t end) const
+    {
+        for (std::size_t k = begin; k < end && k < m_toks.size(); ++k)
+        {
+            int d = m_toks[k].doubt;
+            if (d >= 0)
+            {
+                return static_cast<std::size_t>(d) < m_doubts.size() ? m_doubts[static_cast<std::size_t>(d)]
+                                                                     : "an #if the reader could not decide";
+            }
+        }
+        return {};
     }
 
     std::vector<kernel_signature> declaration_parser::run()
@@ -51,6 +68,7 @@ namespace xcuda::cxx
             }
             else if (is_punct(t, "}"))
             {
+                m_close = i;
                 statement = ++i;
                 close_scope();
                 m_after.statement = statement;
@@ -120,6 +138,7 @@ namespace xcuda::cxx
         scope s;
         if (open_record(begin, brace, s))
         {
+            s.begin = begin;
             m_scopes.push_back(std::move(s));
             return;
         }
@@ -418,6 +437,7 @@ namespace xcuda::cxx
                 r.layout = std::move(layout);
             }
         }
+        r.doubt = s.doubt.empty() ? doubt_in(s.begin, m_close + 1) : s.doubt;
         std::string name = s.record_name;
         if (name.empty())
         {
@@ -588,6 +608,10 @@ namespace xcuda::cxx
                 record.unknown = true;
                 return;
             }
+            if (!r.doubt.empty() && r.levels.empty() && record.doubt.empty())
+            {
+                record.doubt = r.doubt;  // a member of a type the reader is not sure of
+            }
             m.type = r.levels.empty() ? r.layout : pointer_layout();
         }
         for (const std::string& dim : d.dims)
@@ -633,12 +657,13 @@ namespace xcuda::cxx
         }
         try
         {
+            std::string doubt = doubt_in(begin, end);
             for (const auto& part : split(begin, end, true))
             {
                 declarator d = next_declarator(base, part.first, part.second);
                 if (m_after.is_typedef)
                 {
-                    define_alias(d);
+                    define_alias(d, doubt);
                 }
                 else if (record)
                 {
@@ -662,13 +687,14 @@ namespace xcuda::cxx
         {
             return;
         }
+        std::string doubt = doubt_in(begin, end);
         try
         {
             if (is_identifier(m_toks[begin], "typedef"))
             {
                 auto parts = split(begin + 1, end, true);
                 declarator first = parse_declarator(parts[0].first, parts[0].second, "a typedef");
-                define_alias(first);
+                define_alias(first, doubt);
                 for (std::size_t p = 1; p < parts.size(); ++p)
                 {
                     // typedef float real, *real_ptr;
@@ -686,7 +712,7 @@ namespace xcuda::cxx
                             more.name = m_toks[k].text;
                         }
                     }
-                    define_alias(more);
+                    define_alias(more, doubt);
                 }
             }
             else if (is_identifier(m_toks[begin], "using") && begin + 2 < end && identifier_at(begin + 1)
@@ -694,7 +720,7 @@ namespace xcuda::cxx
             {
                 declarator d = parse_declarator(begin + 3, end, "a using alias");
                 d.name = m_toks[begin + 1].text;
-                define_alias(d);
+                define_alias(d, doubt);
             }
         }
         catch (const signature_error&)
@@ -703,13 +729,17 @@ namespace xcuda::cxx
         }
     }
 
-    void declaration_parser::define_alias(const declarator& d)
+    void declaration_parser::define_alias(const declarator& d, const std::string& doubt)
     {
         if (d.name.empty() || !d.function_pointer.empty() || d.references != 0 || !d.dims.empty())
         {
             return;
         }
         resolved_type r = resolve(d, 0);
+        if (!doubt.empty())
+        {
+            r.doubt = doubt;
+        }
         bool base_const = d.base_const;
         if (!r.levels.empty())
         {
@@ -783,6 +813,20 @@ namespace xcuda::cxx
         int line = m_toks[begin].line;
         resolved_type r = resolve(d, line);
         std::string base = d.base_spelling();
+        std::string doubt = doubt_in(begin, equals);
+        if (doubt.empty())
+        {
+            doubt = r.doubt;
+        }
+        if (!doubt.empty())
+        {
+            // Typed as written, but with no kind, size or layout: a launch is refused (kernel_parameter::refusal).
+            p.refusal = "its type depends on " + doubt +
+                        ". Decide the condition for the reader: -D or -U on the %%cuda line, or a #define in the cell";
+            r.kind = scalar_kind::unknown;
+            r.size = 0;
+            r.layout = nullptr;
+        }
 
         if (!d.function_pointer.empty())
         {

@@ -42,7 +42,9 @@ namespace xcuda::cxx
     {
     public:
         // The tokens as macro_expander left them; `files` names each token's file index ("" for the cell).
-        explicit declaration_parser(std::vector<token> toks, std::vector<std::string> files = {});
+        // `doubts`: the sentences a token's doubt indexes (source_lexer::doubts).
+        explicit declaration_parser(std::vector<token> toks, std::vector<std::string> files = {},
+                                    std::vector<std::string> doubts = {});
 
         // The kernels in source order; a kernel declared and later defined appears once.
         std::vector<kernel_signature> run();
@@ -73,6 +75,8 @@ namespace xcuda::cxx
             std::vector<std::shared_ptr<const value_layout>> bases;
             std::vector<member> members;
             resolved_type underlying;  // an enum's
+            std::size_t begin = 0;     // its first token (of the statement that opens it)
+            std::string doubt;         // a member or a token of it the reader is not sure of: why
         };
 
         // What a closing brace of a record or enum leaves for the declarators after it
@@ -85,6 +89,7 @@ namespace xcuda::cxx
             bool active = false;
         };
 
+        std::string doubt_in(std::size_t begin, std::size_t end) const;
         void open_scope(std::size_t begin, std::size_t brace);
         bool open_record(std::size_t begin, std::size_t brace, scope& s);
         void close_scope();
@@ -94,7 +99,7 @@ namespace xcuda::cxx
         void add_member(scope& record, const declarator& d, std::size_t alignment);
         std::string qualified(const std::string& name) const;
         void record_alias(std::size_t begin, std::size_t end);
-        void define_alias(const declarator& d);
+        void define_alias(const declarator& d, const std::string& doubt = {});
         resolved_type resolve(const declarator& d, int line) const;
         kernel_parameter make_parameter(std::size_t begin, std::size_t end, const std::string& what) const;
         std::size_t parse_kernel(std::size_t statement, std::size_t global, std::vector<found_kernel>& found);
@@ -103,6 +108,8 @@ namespace xcuda::cxx
         static std::vector<kernel_signature> merge(std::vector<found_kernel>& found);
 
         std::vector<std::string> m_files;
+        std::vector<std::string> m_doubts;
+        std::size_t m_close = 0;  // the closing brace close_scope is called for
         std::vector<scope> m_scopes;
         after_type m_after;
         int m_anonymous = 0;
