@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "constant_expression.hpp"
+#include "source_lexer.hpp"
 #include "errors.hpp"
 
 namespace xcuda::cxx
@@ -133,8 +134,214 @@ namespace xcuda::cxx
         return kernels;
     }
 
+    // `template <class T, int N = 4> struct Name ... {`: remembered for its instances (not a partial or
+    // explicit specialization, whose name is followed by `<`).
+    void declaration_parser::record_class_template(std::size_t begin, std::size_t brace)
+    {
+        if (begin + 1 >= brace || !is_identifier(m_toks[begin], "template") || !punct_at(begin + 1, "<"))
+        {
+            return;
+        }
+        try
+        {
+            std::size_t close = match_angle(begin + 1, brace);
+            std::size_t k = close + 1;
+            if (k >= brace || !(is_identifier(m_toks[k], "struct") || is_identifier(m_toks[k], "class")))
+            {
+                return;
+            }
+            std::size_t name = k + 1;
+            while (name < brace)
+            {
+                const token& t = m_toks[name];
+                if (is_punct(t, "[") && punct_at(name + 1, "["))
+                {
+                    name = match(name, brace, "an attribute") + 1;
+                }
+                else if (t.kind == token_kind::identifier && is_attribute_call(t.text) && punct_at(name + 1, "("))
+                {
+                    name = match(name + 1, brace, "an attribute") + 1;
+                }
+                else if (t.kind == token_kind::identifier && is_ignored_qualifier(t.text))
+                {
+                    ++name;
+                }
+                else
+                {
+                    break;
+                }
+            }
+            if (name >= brace || m_toks[name].kind != token_kind::identifier)
+            {
+                return;
+            }
+            if (punct_at(name + 1, "<"))
+            {
+                // A specialization: which instances it covers is the compiler's business, so none of this
+                // template's instances is read from the primary template (the layout probe sizes them).
+                m_class_templates[m_toks[name].text].specialized = true;
+                m_class_templates[qualified(m_toks[name].text)].specialized = true;
+                return;
+            }
+            class_template t;
+            for (const auto& part : split(begin + 2, close, true))
+            {
+                std::size_t equals = part.second;
+                for (std::size_t j = part.first; j < part.second; ++j)
+                {
+                    if (is_punct(m_toks[j], "="))
+                    {
+                        equals = j;
+                        break;
+                    }
+                }
+                if (equals == part.first || m_toks[equals - 1].kind != token_kind::identifier)
+                {
+                    return;  // an unnamed parameter: its instances cannot be spelled here
+                }
+                t.parameters.push_back(m_toks[equals - 1].text);
+                t.defaults.emplace_back(m_toks.begin() + static_cast<std::ptrdiff_t>(std::min(equals + 1, part.second)),
+                                        m_toks.begin() + static_cast<std::ptrdiff_t>(part.second));
+            }
+            std::size_t end = match(brace, m_toks.size(), "a class template");
+            t.body.assign(m_toks.begin() + static_cast<std::ptrdiff_t>(k), m_toks.begin() + static_cast<std::ptrdiff_t>(end + 1));
+            t.body[name - k].text = "xcuda_instance";
+            std::string qualified_name = qualified(m_toks[name].text);
+            for (const std::string& key : {m_toks[name].text, qualified_name})
+            {
+                bool specialized = m_class_templates.count(key) != 0 && m_class_templates[key].specialized;
+                m_class_templates[key] = t;
+                m_class_templates[key].specialized = specialized;
+            }
+        }
+        catch (const signature_error&)
+        {
+            // Not a class template the reader can instantiate: its instances stay unknown.
+        }
+    }
+
+    // Matrix<float>: the template's tokens with its parameters replaced, read as a struct of its own with
+    // the types known here; no layout when the arguments do not fit it.
+    resolved_type declaration_parser::instantiate_class(const std::string& spelling) const
+    {
+        auto cached = m_instances.find(spelling);
+        if (cached != m_instances.end())
+        {
+            return cached->second;
+        }
+        resolved_type none;
+        none.spelling = spelling;
+        std::size_t open = spelling.find('<');
+        std::size_t close = spelling.rfind('>');
+        if (open == std::string::npos || close == std::string::npos || close < open || m_instance_depth >= 8)
+        {
+            return none;
+        }
+        std::string base = spelling.substr(0, open);
+        while (!base.empty() && base.back() == ' ')
+        {
+            base.pop_back();
+        }
+        auto it = m_class_templates.find(base);
+        if (it == m_class_templates.end())
+        {
+            return none;
+        }
+        const class_template& t = it->second;
+        if (t.specialized || t.body.empty())
+        {
+            return none;
+        }
+        std::vector<token> argument_tokens;
+        std::vector<macro_definition> no_macros;
+        try
+        {
+            source_lexer(spelling.substr(open + 1, close - open - 1)).run(argument_tokens, no_macros);
+        }
+        catch (const std::exception&)
+        {
+            return none;
+        }
+        std::vector<std::vector<token>> arguments(1);
+        int depth = 0;
+        for (const token& a : argument_tokens)
+        {
+            depth += (is_punct(a, "<") || is_punct(a, "(")) ? 1 : (is_punct(a, ">") || is_punct(a, ")")) ? -1 : 0;
+            if (depth == 0 && is_punct(a, ","))
+            {
+                arguments.emplace_back();
+                continue;
+            }
+            arguments.back().push_back(a);
+        }
+        if (arguments.size() == 1 && arguments[0].empty())
+        {
+            arguments.clear();
+        }
+        if (arguments.size() > t.parameters.size())
+        {
+            return none;
+        }
+        for (std::size_t i = arguments.size(); i < t.parameters.size(); ++i)
+        {
+            if (t.defaults[i].empty())
+            {
+                return none;
+            }
+            arguments.push_back(t.defaults[i]);
+        }
+        std::vector<token> body;
+        for (const token& b : t.body)
+        {
+            std::size_t p = 0;
+            for (; p < t.parameters.size(); ++p)
+            {
+                if (b.kind == token_kind::identifier && b.text == t.parameters[p])
+                {
+                    break;
+                }
+            }
+            if (p == t.parameters.size())
+            {
+                body.push_back(b);
+                continue;
+            }
+            for (token a : arguments[p])
+            {
+                a.line = b.line;
+                a.file = b.file;
+                a.doubt = b.doubt;
+                body.push_back(std::move(a));
+            }
+        }
+        token semicolon;
+        semicolon.text = ";";
+        body.push_back(semicolon);
+        declaration_parser instance(std::move(body), m_files, m_doubts);
+        instance.m_types = m_types;
+        instance.m_class_templates = m_class_templates;
+        instance.m_instance_depth = m_instance_depth + 1;
+        try
+        {
+            instance.run();
+        }
+        catch (const signature_error&)
+        {
+            return none;
+        }
+        resolved_type r = instance.m_types.resolve_name("xcuda_instance");
+        if (!r.layout)
+        {
+            return none;
+        }
+        r.spelling = spelling;
+        m_instances[spelling] = r;
+        return r;
+    }
+
     void declaration_parser::open_scope(std::size_t begin, std::size_t brace)
     {
+        record_class_template(begin, brace);
         scope s;
         if (open_record(begin, brace, s))
         {
@@ -770,7 +977,13 @@ namespace xcuda::cxx
         {
             return r;
         }
-        return m_types.resolve_name(d.type_name);
+        resolved_type named = m_types.resolve_name(d.type_name);
+        if (!named.layout && named.kind == scalar_kind::unknown && d.type_name.find('<') != std::string::npos &&
+            !m_class_templates.empty())
+        {
+            return instantiate_class(d.type_name);
+        }
+        return named;
     }
 
     kernel_parameter declaration_parser::make_parameter(std::size_t begin, std::size_t end,

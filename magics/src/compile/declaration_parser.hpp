@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,6 +92,8 @@ namespace xcuda::cxx
 
         std::string doubt_in(std::size_t begin, std::size_t end) const;
         void open_scope(std::size_t begin, std::size_t brace);
+        void record_class_template(std::size_t begin, std::size_t brace);
+        resolved_type instantiate_class(const std::string& spelling) const;
         bool open_record(std::size_t begin, std::size_t brace, scope& s);
         void close_scope();
         bool is_brace_initializer(std::size_t begin, std::size_t brace) const;
@@ -113,6 +116,19 @@ namespace xcuda::cxx
         std::vector<scope> m_scopes;
         after_type m_after;
         int m_anonymous = 0;
+        // A class template seen so far (`template <class T, int N> struct Matrix { ... };`): its parameters'
+        // names and defaults and its tokens from `struct` to the closing brace, instantiated by substitution
+        // when a parameter type names it (Matrix<float>), read by a parser of its own over those tokens.
+        struct class_template
+        {
+            std::vector<std::string> parameters;
+            std::vector<std::vector<token>> defaults;  // empty where none
+            std::vector<token> body;
+            bool specialized = false;  // a specialization was seen: instances are left to the compiler
+        };
+        std::unordered_map<std::string, class_template> m_class_templates;
+        mutable std::unordered_map<std::string, resolved_type> m_instances;
+        int m_instance_depth = 0;  // of the parser instantiating: nested instances stop at 8
         type_model m_types;  // the aliases seen so far
         std::set<std::string> m_template_names;  // of the kernel being read: they shadow aliases
     };
