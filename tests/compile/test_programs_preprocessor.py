@@ -1,4 +1,4 @@
-"""The second set of programs (issue 25, item 8; tests/compile/programs_preprocessor/programs.py): every
+"""The second set of programs (issue 25, item 8; tests/compile/programs_preprocessor/preprocessor_programs.py): every
 parameter typed as the compiler sees it without a GPU (the layout probe agreeing), each program run as
 its host code would on a GPU (gpu) and on the PTX simulator, and the whole program through
 %%cuda_program. Run as a script (`programs_preprocessor.py NAME` below) it is the simulator's child."""
@@ -14,7 +14,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "programs_preprocessor"))
-from programs import PROGRAMS, WHOLE_PROGRAM, whole_program_expected_sum  # noqa: E402
+from preprocessor_programs import PROGRAMS, WHOLE_PROGRAM, whole_program_expected_sum  # noqa: E402
 
 
 def paste(shell, program, arch=None):

@@ -212,3 +212,30 @@ TEST(preprocessor, nesting_and_expansion_past_the_limits_are_usage_errors)
     bomb += "#if A30\n#endif\n__global__ void k(int x) {}\n";
     EXPECT_THROW(parse_kernel_signatures(bomb, c), xcuda::usage_error);
 }
+
+TEST(class_templates, an_instance_is_laid_out_from_the_template_and_a_huge_one_named_often_stays_bounded)
+{
+    parse_context c = for_arch("sm_90");
+    auto k = parse_kernel_signatures("template <typename T, int N = 2> struct M { T* d; int r, c; T s[N]; };\n"
+                                     "__global__ void f(M<float> a, M<double, 4> b) {}\n", c);
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_EQ(k[0].parameters[0].size, 24u);
+    EXPECT_EQ(k[0].parameters[1].size, 48u);
+    // A template of 200,000 tokens named by 100 different instances: 20 million tokens if all were copied;
+    // the budget leaves the later ones unknown, and the parse ends.
+    std::string big = "template <int N> struct Big {\n";
+    for (int i = 0; i < 40000; ++i)
+    {
+        big += "int m" + std::to_string(i) + ";\n";
+    }
+    big += "};\n__global__ void g(";
+    for (int i = 0; i < 100; ++i)
+    {
+        big += (i ? ", Big<" : "Big<") + std::to_string(i) + "> p" + std::to_string(i);
+    }
+    big += ") {}\n";
+    k = parse_kernel_signatures(big, c);
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_EQ(k[0].parameters[0].size, 160000u);
+    EXPECT_EQ(k[0].parameters[99].size, 0u);
+}

@@ -248,10 +248,11 @@ namespace xcuda::cxx
             return none;
         }
         const class_template& t = it->second;
-        if (t.specialized || t.body.empty())
+        if (t.specialized || t.body.empty() || t.body.size() > *m_instance_budget)
         {
             return none;
         }
+        *m_instance_budget -= t.body.size();
         std::vector<token> argument_tokens;
         std::vector<macro_definition> no_macros;
         try
@@ -321,6 +322,7 @@ namespace xcuda::cxx
         instance.m_types = m_types;
         instance.m_class_templates = m_class_templates;
         instance.m_instance_depth = m_instance_depth + 1;
+        instance.m_instance_budget = m_instance_budget;
         try
         {
             instance.run();

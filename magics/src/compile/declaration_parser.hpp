@@ -129,6 +129,10 @@ namespace xcuda::cxx
         std::unordered_map<std::string, class_template> m_class_templates;
         mutable std::unordered_map<std::string, resolved_type> m_instances;
         int m_instance_depth = 0;  // of the parser instantiating: nested instances stop at 8
+        // Tokens all instantiations of one parse may copy together (shared with the instances' parsers):
+        // past it, instances are left unknown, so a huge template named many times costs no more than a
+        // cell at the token limit.
+        std::shared_ptr<std::size_t> m_instance_budget = std::make_shared<std::size_t>(2000000);
         type_model m_types;  // the aliases seen so far
         std::set<std::string> m_template_names;  // of the kernel being read: they shadow aliases
     };
