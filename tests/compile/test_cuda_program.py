@@ -179,16 +179,16 @@ def test_a_program_runs_under_compute_sanitizer_on_the_gpu(shell, capsys):
     if not tool_found("compute-sanitizer"):
         pytest.skip("compute-sanitizer is not installed on this GPU host")
     source = r"""#include <cstdio>
-__global__ void write(int* x) { x[threadIdx.x] = threadIdx.x; }
+__global__ void fill_ids(int* x) { x[threadIdx.x] = threadIdx.x; }
 int main() {
-    int* d; cudaMalloc(&d, 32 * sizeof(int)); write<<<1, 32>>>(d); cudaDeviceSynchronize();
+    int* d; cudaMalloc(&d, 32 * sizeof(int)); fill_ids<<<1, 32>>>(d); cudaDeviceSynchronize();
     int h[32]; cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost); printf("h[31]=%d\n", h[31]);
     cudaFree(d); return 0;
 }
 """
     shell.run_cell_magic("cuda_program", "--sanitize", source)
-    out, _ = capsys.readouterr()
-    assert "h[31]=31" in out and "ERROR SUMMARY: 0 errors" in out
+    out, err = capsys.readouterr()
+    assert "h[31]=31" in out and "ERROR SUMMARY: 0 errors" in out + err
 
 
 # ---- %%cuda and whole programs ----
