@@ -239,3 +239,39 @@ TEST(class_templates, an_instance_is_laid_out_from_the_template_and_a_huge_one_n
     EXPECT_EQ(k[0].parameters[0].size, 160000u);
     EXPECT_EQ(k[0].parameters[99].size, 0u);
 }
+
+#include "layout_probe.hpp"
+
+TEST(layout_probe, reads_its_arrays_from_ptx_as_bytes_or_as_u64)
+{
+    // NVRTC 13 writes bytes, little-endian, leaving trailing zeros out of the initializer.
+    const std::string ptx = ".global .align 8 .b8 xcuda_probe_0[24] = {24, 1, 0, 0, 0, 0, 0, 0, 8};\n"
+                            ".global .align 8 .u64 xcuda_probe_1[3] = {16, 8, 4};\n";
+    EXPECT_EQ(xcuda::layout_probe::read_array(ptx, "xcuda_probe_0"),
+              (std::vector<unsigned long long>{280, 8, 0}));
+    EXPECT_EQ(xcuda::layout_probe::read_array(ptx, "xcuda_probe_1"), (std::vector<unsigned long long>{16, 8, 4}));
+    EXPECT_TRUE(xcuda::layout_probe::read_array(ptx, "xcuda_probe_2").empty());
+    EXPECT_TRUE(xcuda::layout_probe::read_array("garbage xcuda_probe_0[", "xcuda_probe_0").empty());
+}
+
+TEST(layout_probe, probes_struct_parameters_only_and_refuses_a_mismatch_naming_both_numbers)
+{
+    parse_context c = for_arch("sm_90");
+    auto k = parse_kernel_signatures("struct P { char c; double d; };\n"
+                                     "extern \"C\" __global__ void k(P p, const P* q, float x, float* y) {}\n", c);
+    xcuda::layout_probe probe(k);
+    ASSERT_FALSE(probe.empty());
+    EXPECT_NE(probe.source().find("xcuda_probe_0[]"), std::string::npos);
+    EXPECT_NE(probe.source().find("xcuda_probe_1[]"), std::string::npos);
+    EXPECT_EQ(probe.source().find("xcuda_probe_2[]"), std::string::npos);  // float and float* need none
+    // What NVRTC says of a packed P: size 9, alignment 1, d at 1.
+    std::string ptx = ".global .align 8 .u64 xcuda_probe_0[4] = {9, 1, 0, 1};\n"
+                      ".global .align 8 .u64 xcuda_probe_1[4] = {16, 8, 0, 8};\n";
+    EXPECT_EQ(probe.apply(ptx, k), 2u);
+    EXPECT_NE(k[0].parameters[0].refusal.find("sizeof is 9 bytes to NVRTC and 16 to the reader"), std::string::npos)
+        << k[0].parameters[0].refusal;
+    EXPECT_EQ(k[0].parameters[0].size, 0u);
+    EXPECT_TRUE(k[0].parameters[1].refusal.empty());
+    EXPECT_TRUE(parse_kernel_signatures("__global__ void f(float* x, int n) {}", c).size() == 1);
+    EXPECT_TRUE(xcuda::layout_probe(parse_kernel_signatures("__global__ void f(float* x, int n) {}", c)).empty());
+}
