@@ -107,3 +107,20 @@ def test_cells_compile_and_probe_from_several_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_a_macro_generated_struct_is_read_and_checked_by_the_compiler():
+    m = xcuda.compile("#define DECLARE_PAIR(T) struct T##_pair { T first; T second; };\n"
+                      "DECLARE_PAIR(double)\nDECLARE_PAIR(short)\n"
+                      'extern "C" __global__ void k(double_pair a, const short_pair* b) {}\n', arch="compute_80")
+    a, b = m.k.parameters
+    assert a["refusal"] is None and a["size"] == 16 and a["dtype"].names == ("first", "second")
+    assert b["refusal"] is None and b["dtype"].itemsize == 4
+    assert "xcuda_probe_1" in m.ptx
+
+
+def test_a_struct_whose_members_depend_on_the_arch_follows_the_target():
+    source = ("struct Acc {\n#if __CUDA_ARCH__ >= 900\n  double sum;\n#else\n  float sum;\n#endif\n  int count;\n};\n"
+              'extern "C" __global__ void k(Acc a) {}\n')
+    assert xcuda.compile(source, arch="sm_90").k.parameters[0]["size"] == 16
+    assert xcuda.compile(source, arch="sm_80").k.parameters[0]["size"] == 8
