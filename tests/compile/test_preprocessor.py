@@ -124,3 +124,12 @@ def test_a_struct_whose_members_depend_on_the_arch_follows_the_target():
               'extern "C" __global__ void k(Acc a) {}\n')
     assert xcuda.compile(source, arch="sm_90").k.parameters[0]["size"] == 16
     assert xcuda.compile(source, arch="sm_80").k.parameters[0]["size"] == 8
+
+
+def test_a_class_with_private_members_is_checked_by_size():
+    m = xcuda.compile("class Counter {\n  int hits;\npublic:\n  float rate;\n  __device__ int get() const { return hits; }\n};\n"
+                      "struct Wide { Counter c; double d; };\n"
+                      'extern "C" __global__ void k(Counter c, Wide w) {}\n', arch="compute_80")
+    c, w = m.k.parameters
+    assert c["refusal"] is None and c["size"] == 8 and w["refusal"] is None and w["size"] == 16
+    assert "xcuda_probe_0" in m.ptx and "xcuda_probe_1" in m.ptx  # probed (sizes), not dropped for access

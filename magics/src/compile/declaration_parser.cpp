@@ -416,6 +416,7 @@ namespace xcuda::cxx
         if (keyword == "struct" || keyword == "class" || keyword == "union")
         {
             s.is_record = true;
+            s.public_access = keyword != "class";
             s.is_union = keyword == "union";
         }
         else if (keyword == "enum")
@@ -641,6 +642,7 @@ namespace xcuda::cxx
             if (!s.unknown)
             {
                 layout->alignment = alignment;
+                layout->private_fields = s.private_fields;
                 layout->size = std::max<std::size_t>(1, up(offset, alignment));
                 r.size = layout->size;
                 r.layout = std::move(layout);
@@ -696,6 +698,7 @@ namespace xcuda::cxx
                && (m_toks[k].text == "public" || m_toks[k].text == "private" || m_toks[k].text == "protected")
                && punct_at(k + 1, ":"))
         {
+            record.public_access = m_toks[k].text == "public";
             k += 2;
         }
         if (k >= end || record.unknown)
@@ -796,6 +799,7 @@ namespace xcuda::cxx
         member m;
         m.name = d.name;
         m.alignment = alignment;
+        record.private_fields = record.private_fields || !record.public_access;
         if (d.references != 0 || d.pack)
         {
             record.unknown = true;

@@ -78,6 +78,8 @@ namespace xcuda::cxx
             resolved_type underlying;  // an enum's
             std::size_t begin = 0;     // its first token (of the statement that opens it)
             std::string doubt;         // a member or a token of it the reader is not sure of: why
+            bool public_access = true; // at the current member (class: private until an access specifier)
+            bool private_fields = false;  // a data member that is private or protected
         };
 
         // What a closing brace of a record or enum leaves for the declarators after it

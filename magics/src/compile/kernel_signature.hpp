@@ -62,6 +62,8 @@ namespace xcuda
         std::size_t size = 0;
         std::size_t alignment = 0;
         std::vector<field> fields;                // a record's fields (a union's all at offset 0)
+        bool private_fields = false;              // some are private or protected: code outside the
+                                                  // record (the layout probe) cannot name them
 
         bool known() const { return size != 0; }
         bool is_record() const { return !fields.empty(); }

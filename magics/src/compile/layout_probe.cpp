@@ -22,7 +22,7 @@ namespace xcuda
                 }
                 designators.push_back(prefix + f.name);
                 offsets.push_back(base + f.offset);
-                if (f.type && f.type->is_record() && f.extents.empty() && !f.type->is_pointer)
+                if (f.type && f.type->is_record() && f.extents.empty() && !f.type->is_pointer && !f.type->private_fields)
                 {
                     collect(*f.type, prefix + f.name + ".", base + f.offset, designators, offsets);
                 }
@@ -73,7 +73,10 @@ namespace xcuda
                     e.expected = {p.layout->size, p.layout->alignment};
                     e.labels = {"sizeof", "alignof"};
                     std::vector<std::size_t> offsets;
-                    collect(*p.layout, "", 0, designators, offsets);
+                    if (!p.layout->private_fields)
+                    {
+                        collect(*p.layout, "", 0, designators, offsets);  // private members: size only
+                    }
                     for (std::size_t d = 0; d < designators.size(); ++d)
                     {
                         e.labels.push_back("offsetof(" + designators[d] + ")");
