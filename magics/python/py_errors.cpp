@@ -13,6 +13,7 @@
 //   ToolNotFoundError(RuntimeError)  nvdisasm / cuobjdump missing for a SASS view
 //   ToolError(RuntimeError)          a toolkit program failed (its message included)
 //   NVRTCError(RuntimeError)         an NVRTC API call failed for another reason than the source
+//   ProgramError(RuntimeError)       a %%cuda_program program exited with a non-zero status: .returncode
 //   SessionClosedError(RuntimeError) an object of a CUDA session that was closed
 // Argument and usage problems are TypeError / ValueError, host memory MemoryError, as Python users
 // expect. Every core exception is an xcuda::error; the translator below maps each class once.
@@ -41,6 +42,7 @@ namespace xcuda::python
         PyObject* nvrtc_error_type = nullptr;
         PyObject* session_closed_type = nullptr;
         PyObject* graph_capture_type = nullptr;
+        PyObject* program_error_type = nullptr;
 
         // The user's namespace: IPython's when a shell runs, else __main__'s.
         py::dict user_namespace()
@@ -217,12 +219,16 @@ namespace xcuda::python
                                            "synchronous numpy copy, a synchronize, an allocation), or a graph used "
                                            "before its capture ended; the message says what to do instead.");
 
+        program_error_type = new_exception(m, "ProgramError", PyExc_RuntimeError,
+                                           "A %%cuda_program program (or the profiler or sanitizer it ran under) "
+                                           "ended with a non-zero exit status. Attribute: returncode.");
+
         // IPython renders an exception through _render_traceback_ when it has one: every xcuda exception
         // shows its message and the notebook cell lines it passed through, no frames of IPython's or
         // xcuda's machinery (xcuda/short_traceback.py says how). Subclasses inherit it from these.
         for (PyObject* type : {cuda_error_type, compile_error_type, signature_error_type, tool_not_found_type,
                                device_mismatch_type, tool_error_type, nvrtc_error_type, session_closed_type,
-                               graph_capture_type})
+                               graph_capture_type, program_error_type})
         {
             py::handle cls(type);
             py::setattr(cls, "_render_traceback_",
@@ -313,6 +319,10 @@ namespace xcuda::python
             catch (const tool_error& e)
             {
                 PyErr_SetString(tool_error_type, e.what());
+            }
+            catch (const program_error& e)
+            {
+                raise_with(program_error_type, e.what(), py::dict(py::arg("returncode") = e.status()));
             }
             catch (const nvrtc_error& e)
             {

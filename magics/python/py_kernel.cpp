@@ -121,6 +121,10 @@ namespace xcuda::python
                 entry["size"] = parameter.size;
                 entry["default"] = parameter.default_value.empty() ? py::object(py::none())
                                                                    : py::object(py::str(parameter.default_value));
+                // Why the reader will not pass this parameter (its type depends on an #if it could not
+                // decide, or the compiled code disagrees with its layout); None when it will.
+                entry["refusal"] = parameter.refusal.empty() ? py::object(py::none())
+                                                             : py::object(py::str(parameter.refusal));
                 result.append(entry);
             }
             return result;

@@ -197,6 +197,21 @@ namespace xcuda
         using error::error;
     };
 
+    // A %%cuda_program program (or the tool it ran under) ended with a non-zero exit status.
+    class program_error : public error
+    {
+    public:
+        program_error(const std::string& message, int status)
+            : error(message)
+            , m_status(status)
+        {
+        }
+        int status() const noexcept { return m_status; }
+
+    private:
+        int m_status;
+    };
+
     // A call or a magic's option line that does not make sense: an unknown option, a missing value,
     // a device that does not exist, a copy of the wrong size. Says what was expected.
     class usage_error : public error

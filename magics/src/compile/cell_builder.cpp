@@ -1,11 +1,31 @@
 #include "cell_builder.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "kernel_signature.hpp"
+#include "layout_probe.hpp"
 
 namespace xcuda
 {
+    parse_context parse_context_of(const compile_recipe& recipe, std::pair<int, int> nvrtc_version)
+    {
+        // The header cells, the -I folders and the -D macros; and NVRTC's predefined macros, which the
+        // target, the standard and the options decide.
+        const compile_options& options = recipe.options;
+        parse_context context;
+        context.headers = recipe.headers;
+        context.include_dirs = options.include_dirs;
+        context.defines = options.defines;
+        context.arch = options.arch;
+        context.standard = options.std;
+        context.fast_math = options.fast_math;
+        context.relocatable = options.relocatable;
+        context.extra = options.extra;
+        context.nvrtc_version = nvrtc_version;
+        return context;
+    }
+
     cell_builder::cell_builder(class compiler& compiler)
         : m_compiler(compiler)
     {
@@ -19,13 +39,24 @@ namespace xcuda
         compile_options& options = recipe.options;
         std::vector<kernel_signature> signatures;
         std::optional<signature_error> unreadable;
-        parse_context context{headers, options.include_dirs, options.defines};
+        std::pair<int, int> nvrtc_version{0, 0};
+        try
+        {
+            nvrtc_version = m_compiler.nvrtc_version().version();
+        }
+        catch (const std::exception&)
+        {
+            // No NVRTC: the compile says so; the reader leaves the version macros unknown.
+        }
+        parse_context context = parse_context_of(recipe, nvrtc_version);
         std::string parse_key = source;
+        parse_key += '\2' + options.arch + '\0' + options.std + '\0' + (options.fast_math ? "F" : "") +
+                     (options.relocatable ? "R" : "");
         for (const auto& [header, text] : headers)
         {
             parse_key += '\0' + header + '\0' + text;
         }
-        for (const auto& list : {options.include_dirs, options.defines})
+        for (const auto& list : {options.include_dirs, options.defines, options.extra})
         {
             parse_key += '\1';
             for (const auto& item : list)
@@ -129,9 +160,48 @@ namespace xcuda
         return plan;
     }
 
-    compiler::output cell_builder::compile(const cell_plan& plan)
+    compiler::output cell_builder::compile(cell_plan& plan)
     {
-        compiler::output compiled = m_compiler.compile(plan.recipe);
+        // XCUDA_LAYOUT_PROBE=0 leaves the probe out (tests/bench/layout_probe_cost.py measures it so).
+        static const bool probing = [] {
+            const char* value = std::getenv("XCUDA_LAYOUT_PROBE");
+            return !(value && std::string(value) == "0");
+        }();
+        layout_probe probe(probing ? plan.signatures : std::vector<kernel_signature>{});
+        if (probe.empty())
+        {
+            compiler::output compiled = m_compiler.compile(plan.recipe);
+            if (plan.unreadable)
+            {
+                throw *plan.unreadable;
+            }
+            return compiled;
+        }
+        // The probe rides along in the same NVRTC unit, appended to the cell (its lines come after the
+        // cell's, so no message of the cell's moves). Should the probe itself not compile (a type the
+        // decltype route cannot reach, a macro of the cell that breaks it), the cell compiles without it
+        // and its layouts stay the reader's alone.
+        compile_recipe probed = plan.recipe;
+        probed.source += probe.source();
+        compiler::output compiled;
+        bool checked = true;
+        try
+        {
+            compiled = m_compiler.compile(probed);
+        }
+        catch (const compile_error& e)
+        {
+            if (e.log().find("xcuda_probe") == std::string::npos && std::string(e.what()).find("xcuda_probe") == std::string::npos)
+            {
+                throw;
+            }
+            compiled = m_compiler.compile(plan.recipe);
+            checked = false;
+        }
+        if (checked && compiled.binary)
+        {
+            probe.apply(compiled.binary->ptx, plan.signatures);
+        }
         if (plan.unreadable)
         {
             throw *plan.unreadable;

@@ -22,6 +22,11 @@
 namespace xcuda
 {
     // A cell ready to compile.
+    // What the signature reader must be told of a recipe to see what NVRTC sees (headers, -I, -D/-U, the
+    // target, the standard, the math options); nvrtc_version {0, 0} when unknown. The one place both the
+    // cell's build and a module's variables (cuda_module::variables) make it.
+    parse_context parse_context_of(const compile_recipe& recipe, std::pair<int, int> nvrtc_version);
+
     struct cell_plan
     {
         compile_recipe recipe;                     // its options with every name expression its kernels need
@@ -43,9 +48,10 @@ namespace xcuda
         // template kernel. A declaration the reader cannot read is kept in `unreadable`, reported only if
         // NVRTC accepts the source (when the source is wrong, NVRTC's message is the better one).
         cell_plan prepare(const std::string& name, compile_recipe recipe);
-        // Compiles through the caches; throws compile_error, nvrtc_error, or the plan's signature_error
-        // after a compile that succeeded.
-        compiler::output compile(const cell_plan& plan);
+        // Compiles through the caches, with a layout_probe appended when a kernel takes a struct, whose
+        // values check (and complete) the plan's signatures; throws compile_error, nvrtc_error, or the
+        // plan's signature_error after a compile that succeeded.
+        compiler::output compile(cell_plan& plan);
 
     private:
         struct parse_result

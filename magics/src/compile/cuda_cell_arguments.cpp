@@ -89,6 +89,7 @@ then, in a Python cell:  saxpy[grid, block](2.0, x, y, out, n))");
                 .add({{"--arch", "-arch"}, "ARCH", "target: sm_XX (CUBIN, plus PTX) or compute_XX (PTX only).\n"
                                                    "Default: the current GPU's sm_XX, or compute_75 without a GPU"})
                 .add({{"-D"}, "NAME[=VALUE]", "define a macro", true, true})
+                .add({{"-U"}, "NAME", "undefine a macro (after the -D options, as NVRTC reads them)", true, true})
                 .add({{"-I"}, "DIR", "add an include folder", true, true})
                 .add({{"--std", "-std"}, "STD", "C++ standard: c++17 (NVRTC's default), c++20, ..."})
                 .add({{"--lineinfo", "-lineinfo"}, "", "keep source line information (for profilers and PTX views)"})
@@ -158,6 +159,14 @@ line numbers and the options used.)");
             }
             result.compile.defines.push_back(define);
         }
+        for (const std::string& name : p.all("-U"))
+        {
+            if (name.empty() || name.find('=') != std::string::npos)
+            {
+                throw usage_error(declared.problem("-U needs a macro NAME"));
+            }
+            result.compile.extra.push_back("--undefine-macro=" + name);
+        }
         for (const std::string& dir : p.all("-I"))
         {
             if (dir.empty())
@@ -179,7 +188,7 @@ line numbers and the options used.)");
         }
         result.show_ptx = p.has("--ptx");
         result.show_sass = p.has("--sass");
-        result.compile.extra = p.passed;
+        result.compile.extra.insert(result.compile.extra.end(), p.passed.begin(), p.passed.end());
         return result;
     }
 }

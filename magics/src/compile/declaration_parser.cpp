@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "constant_expression.hpp"
+#include "source_lexer.hpp"
 #include "errors.hpp"
 #include "parse_interrupts.hpp"
 
@@ -14,10 +15,27 @@ namespace xcuda::cxx
         constexpr std::size_t npos = std::string::npos;
     }
 
-    declaration_parser::declaration_parser(std::vector<token> toks, std::vector<std::string> files)
+    declaration_parser::declaration_parser(std::vector<token> toks, std::vector<std::string> files,
+                                           std::vector<std::string> doubts)
         : declarator_reader(std::move(toks))
         , m_files(std::move(files))
+        , m_doubts(std::move(doubts))
     {
+    }
+
+    // Why the reader is not sure of the tokens [begin, end): the first doubt among them, "" if none.
+    std::string declaration_parser::doubt_in(std::size_t begin, std::size_t end) const
+    {
+        for (std::size_t k = begin; k < end && k < m_toks.size(); ++k)
+        {
+            int d = m_toks[k].doubt;
+            if (d >= 0)
+            {
+                return static_cast<std::size_t>(d) < m_doubts.size() ? m_doubts[static_cast<std::size_t>(d)]
+                                                                     : "an #if the reader could not decide";
+            }
+        }
+        return {};
     }
 
     std::vector<kernel_signature> declaration_parser::run()
@@ -53,6 +71,7 @@ namespace xcuda::cxx
             }
             else if (is_punct(t, "}"))
             {
+                m_close = i;
                 statement = ++i;
                 close_scope();
                 m_after.statement = statement;
@@ -126,11 +145,220 @@ namespace xcuda::cxx
         return kernels;
     }
 
+    // `template <class T, int N = 4> struct Name ... {`: remembered for its instances (not a partial or
+    // explicit specialization, whose name is followed by `<`).
+    void declaration_parser::record_class_template(std::size_t begin, std::size_t brace)
+    {
+        if (begin + 1 >= brace || !is_identifier(m_toks[begin], "template") || !punct_at(begin + 1, "<"))
+        {
+            return;
+        }
+        try
+        {
+            std::size_t close = match_angle(begin + 1, brace);
+            std::size_t k = close + 1;
+            if (k >= brace || !(is_identifier(m_toks[k], "struct") || is_identifier(m_toks[k], "class")))
+            {
+                return;
+            }
+            std::size_t name = k + 1;
+            while (name < brace)
+            {
+                const token& t = m_toks[name];
+                if (is_punct(t, "[") && punct_at(name + 1, "["))
+                {
+                    name = match(name, brace, "an attribute") + 1;
+                }
+                else if (t.kind == token_kind::identifier && is_attribute_call(t.text) && punct_at(name + 1, "("))
+                {
+                    name = match(name + 1, brace, "an attribute") + 1;
+                }
+                else if (t.kind == token_kind::identifier && is_ignored_qualifier(t.text))
+                {
+                    ++name;
+                }
+                else
+                {
+                    break;
+                }
+            }
+            if (name >= brace || m_toks[name].kind != token_kind::identifier)
+            {
+                return;
+            }
+            if (punct_at(name + 1, "<"))
+            {
+                // A specialization: which instances it covers is the compiler's business, so none of this
+                // template's instances is read from the primary template (the layout probe sizes them).
+                m_class_templates[m_toks[name].text].specialized = true;
+                m_class_templates[qualified(m_toks[name].text)].specialized = true;
+                return;
+            }
+            class_template t;
+            for (const auto& part : split(begin + 2, close, true))
+            {
+                std::size_t equals = part.second;
+                for (std::size_t j = part.first; j < part.second; ++j)
+                {
+                    if (is_punct(m_toks[j], "="))
+                    {
+                        equals = j;
+                        break;
+                    }
+                }
+                if (equals == part.first || m_toks[equals - 1].kind != token_kind::identifier)
+                {
+                    return;  // an unnamed parameter: its instances cannot be spelled here
+                }
+                t.parameters.push_back(m_toks[equals - 1].text);
+                t.defaults.emplace_back(m_toks.begin() + static_cast<std::ptrdiff_t>(std::min(equals + 1, part.second)),
+                                        m_toks.begin() + static_cast<std::ptrdiff_t>(part.second));
+            }
+            std::size_t end = match(brace, m_toks.size(), "a class template");
+            t.body.assign(m_toks.begin() + static_cast<std::ptrdiff_t>(k), m_toks.begin() + static_cast<std::ptrdiff_t>(end + 1));
+            t.body[name - k].text = "xcuda_instance";
+            std::string qualified_name = qualified(m_toks[name].text);
+            for (const std::string& key : {m_toks[name].text, qualified_name})
+            {
+                bool specialized = m_class_templates.count(key) != 0 && m_class_templates[key].specialized;
+                m_class_templates[key] = t;
+                m_class_templates[key].specialized = specialized;
+            }
+        }
+        catch (const signature_error&)
+        {
+            // Not a class template the reader can instantiate: its instances stay unknown.
+        }
+    }
+
+    // Matrix<float>: the template's tokens with its parameters replaced, read as a struct of its own with
+    // the types known here; no layout when the arguments do not fit it.
+    resolved_type declaration_parser::instantiate_class(const std::string& spelling) const
+    {
+        auto cached = m_instances.find(spelling);
+        if (cached != m_instances.end())
+        {
+            return cached->second;
+        }
+        resolved_type none;
+        none.spelling = spelling;
+        std::size_t open = spelling.find('<');
+        std::size_t close = spelling.rfind('>');
+        if (open == std::string::npos || close == std::string::npos || close < open || m_instance_depth >= 8)
+        {
+            return none;
+        }
+        std::string base = spelling.substr(0, open);
+        while (!base.empty() && base.back() == ' ')
+        {
+            base.pop_back();
+        }
+        auto it = m_class_templates.find(base);
+        if (it == m_class_templates.end())
+        {
+            return none;
+        }
+        const class_template& t = it->second;
+        if (t.specialized || t.body.empty() || t.body.size() > *m_instance_budget)
+        {
+            return none;
+        }
+        *m_instance_budget -= t.body.size();
+        std::vector<token> argument_tokens;
+        std::vector<macro_definition> no_macros;
+        try
+        {
+            source_lexer(spelling.substr(open + 1, close - open - 1)).run(argument_tokens, no_macros);
+        }
+        catch (const std::exception&)
+        {
+            return none;
+        }
+        std::vector<std::vector<token>> arguments(1);
+        int depth = 0;
+        for (const token& a : argument_tokens)
+        {
+            depth += (is_punct(a, "<") || is_punct(a, "(")) ? 1 : (is_punct(a, ">") || is_punct(a, ")")) ? -1 : 0;
+            if (depth == 0 && is_punct(a, ","))
+            {
+                arguments.emplace_back();
+                continue;
+            }
+            arguments.back().push_back(a);
+        }
+        if (arguments.size() == 1 && arguments[0].empty())
+        {
+            arguments.clear();
+        }
+        if (arguments.size() > t.parameters.size())
+        {
+            return none;
+        }
+        for (std::size_t i = arguments.size(); i < t.parameters.size(); ++i)
+        {
+            if (t.defaults[i].empty())
+            {
+                return none;
+            }
+            arguments.push_back(t.defaults[i]);
+        }
+        std::vector<token> body;
+        for (const token& b : t.body)
+        {
+            std::size_t p = 0;
+            for (; p < t.parameters.size(); ++p)
+            {
+                if (b.kind == token_kind::identifier && b.text == t.parameters[p])
+                {
+                    break;
+                }
+            }
+            if (p == t.parameters.size())
+            {
+                body.push_back(b);
+                continue;
+            }
+            for (token a : arguments[p])
+            {
+                a.line = b.line;
+                a.file = b.file;
+                a.doubt = b.doubt;
+                body.push_back(std::move(a));
+            }
+        }
+        token semicolon;
+        semicolon.text = ";";
+        body.push_back(semicolon);
+        declaration_parser instance(std::move(body), m_files, m_doubts);
+        instance.m_types = m_types;
+        instance.m_class_templates = m_class_templates;
+        instance.m_instance_depth = m_instance_depth + 1;
+        instance.m_instance_budget = m_instance_budget;
+        try
+        {
+            instance.run();
+        }
+        catch (const signature_error&)
+        {
+            return none;
+        }
+        resolved_type r = instance.m_types.resolve_name("xcuda_instance");
+        if (!r.layout)
+        {
+            return none;
+        }
+        r.spelling = spelling;
+        m_instances[spelling] = r;
+        return r;
+    }
+
     void declaration_parser::open_scope(std::size_t begin, std::size_t brace)
     {
+        record_class_template(begin, brace);
         scope s;
         if (open_record(begin, brace, s))
         {
+            s.begin = begin;
             m_scopes.push_back(std::move(s));
             return;
         }
@@ -199,6 +427,7 @@ namespace xcuda::cxx
         if (keyword == "struct" || keyword == "class" || keyword == "union")
         {
             s.is_record = true;
+            s.public_access = keyword != "class";
             s.is_union = keyword == "union";
         }
         else if (keyword == "enum")
@@ -424,11 +653,13 @@ namespace xcuda::cxx
             if (!s.unknown)
             {
                 layout->alignment = alignment;
+                layout->private_fields = s.private_fields;
                 layout->size = std::max<std::size_t>(1, up(offset, alignment));
                 r.size = layout->size;
                 r.layout = std::move(layout);
             }
         }
+        r.doubt = s.doubt.empty() ? doubt_in(s.begin, m_close + 1) : s.doubt;
         std::string name = s.record_name;
         if (name.empty())
         {
@@ -478,6 +709,7 @@ namespace xcuda::cxx
                && (m_toks[k].text == "public" || m_toks[k].text == "private" || m_toks[k].text == "protected")
                && punct_at(k + 1, ":"))
         {
+            record.public_access = m_toks[k].text == "public";
             k += 2;
         }
         if (k >= end || record.unknown)
@@ -578,6 +810,7 @@ namespace xcuda::cxx
         member m;
         m.name = d.name;
         m.alignment = alignment;
+        record.private_fields = record.private_fields || !record.public_access;
         if (d.references != 0 || d.pack)
         {
             record.unknown = true;
@@ -598,6 +831,10 @@ namespace xcuda::cxx
             {
                 record.unknown = true;
                 return;
+            }
+            if (!r.doubt.empty() && r.levels.empty() && record.doubt.empty())
+            {
+                record.doubt = r.doubt;  // a member of a type the reader is not sure of
             }
             m.type = r.levels.empty() ? r.layout : pointer_layout();
         }
@@ -644,12 +881,13 @@ namespace xcuda::cxx
         }
         try
         {
+            std::string doubt = doubt_in(begin, end);
             for (const auto& part : split(begin, end, true))
             {
                 declarator d = next_declarator(base, part.first, part.second);
                 if (m_after.is_typedef)
                 {
-                    define_alias(d);
+                    define_alias(d, doubt);
                 }
                 else if (record)
                 {
@@ -673,13 +911,14 @@ namespace xcuda::cxx
         {
             return;
         }
+        std::string doubt = doubt_in(begin, end);
         try
         {
             if (is_identifier(m_toks[begin], "typedef"))
             {
                 auto parts = split(begin + 1, end, true);
                 declarator first = parse_declarator(parts[0].first, parts[0].second, "a typedef");
-                define_alias(first);
+                define_alias(first, doubt);
                 for (std::size_t p = 1; p < parts.size(); ++p)
                 {
                     // typedef float real, *real_ptr;
@@ -697,7 +936,7 @@ namespace xcuda::cxx
                             more.name = m_toks[k].text;
                         }
                     }
-                    define_alias(more);
+                    define_alias(more, doubt);
                 }
             }
             else if (is_identifier(m_toks[begin], "using") && begin + 2 < end && identifier_at(begin + 1)
@@ -705,7 +944,7 @@ namespace xcuda::cxx
             {
                 declarator d = parse_declarator(begin + 3, end, "a using alias");
                 d.name = m_toks[begin + 1].text;
-                define_alias(d);
+                define_alias(d, doubt);
             }
         }
         catch (const signature_error&)
@@ -714,13 +953,17 @@ namespace xcuda::cxx
         }
     }
 
-    void declaration_parser::define_alias(const declarator& d)
+    void declaration_parser::define_alias(const declarator& d, const std::string& doubt)
     {
         if (d.name.empty() || !d.function_pointer.empty() || d.references != 0 || !d.dims.empty())
         {
             return;
         }
         resolved_type r = resolve(d, 0);
+        if (!doubt.empty())
+        {
+            r.doubt = doubt;
+        }
         bool base_const = d.base_const;
         if (!r.levels.empty())
         {
@@ -751,7 +994,13 @@ namespace xcuda::cxx
         {
             return r;
         }
-        return m_types.resolve_name(d.type_name);
+        resolved_type named = m_types.resolve_name(d.type_name);
+        if (!named.layout && named.kind == scalar_kind::unknown && d.type_name.find('<') != std::string::npos &&
+            !m_class_templates.empty())
+        {
+            return instantiate_class(d.type_name);
+        }
+        return named;
     }
 
     kernel_parameter declaration_parser::make_parameter(std::size_t begin, std::size_t end,
@@ -794,6 +1043,20 @@ namespace xcuda::cxx
         int line = m_toks[begin].line;
         resolved_type r = resolve(d, line);
         std::string base = d.base_spelling();
+        std::string doubt = doubt_in(begin, equals);
+        if (doubt.empty())
+        {
+            doubt = r.doubt;
+        }
+        if (!doubt.empty())
+        {
+            // Typed as written, but with no kind, size or layout: a launch is refused (kernel_parameter::refusal).
+            p.refusal = "its type depends on " + doubt +
+                        ". Decide the condition for the reader: -D or -U on the %%cuda line, or a #define in the cell";
+            r.kind = scalar_kind::unknown;
+            r.size = 0;
+            r.layout = nullptr;
+        }
 
         if (!d.function_pointer.empty())
         {

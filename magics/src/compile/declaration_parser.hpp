@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,7 +43,9 @@ namespace xcuda::cxx
     {
     public:
         // The tokens as macro_expander left them; `files` names each token's file index ("" for the cell).
-        explicit declaration_parser(std::vector<token> toks, std::vector<std::string> files = {});
+        // `doubts`: the sentences a token's doubt indexes (source_lexer::doubts).
+        explicit declaration_parser(std::vector<token> toks, std::vector<std::string> files = {},
+                                    std::vector<std::string> doubts = {});
 
         // The kernels in source order; a kernel declared and later defined appears once.
         std::vector<kernel_signature> run();
@@ -75,6 +78,10 @@ namespace xcuda::cxx
             std::vector<std::shared_ptr<const value_layout>> bases;
             std::vector<member> members;
             resolved_type underlying;  // an enum's
+            std::size_t begin = 0;     // its first token (of the statement that opens it)
+            std::string doubt;         // a member or a token of it the reader is not sure of: why
+            bool public_access = true; // at the current member (class: private until an access specifier)
+            bool private_fields = false;  // a data member that is private or protected
         };
 
         // What a closing brace of a record or enum leaves for the declarators after it
@@ -87,7 +94,10 @@ namespace xcuda::cxx
             bool active = false;
         };
 
+        std::string doubt_in(std::size_t begin, std::size_t end) const;
         void open_scope(std::size_t begin, std::size_t brace);
+        void record_class_template(std::size_t begin, std::size_t brace);
+        resolved_type instantiate_class(const std::string& spelling) const;
         bool open_record(std::size_t begin, std::size_t brace, scope& s);
         void close_scope();
         bool is_brace_initializer(std::size_t begin, std::size_t brace) const;
@@ -96,7 +106,7 @@ namespace xcuda::cxx
         void add_member(scope& record, const declarator& d, std::size_t alignment);
         std::string qualified(const std::string& name) const;
         void record_alias(std::size_t begin, std::size_t end);
-        void define_alias(const declarator& d);
+        void define_alias(const declarator& d, const std::string& doubt = {});
         resolved_type resolve(const declarator& d, int line) const;
         kernel_parameter make_parameter(std::size_t begin, std::size_t end, const std::string& what) const;
         std::size_t parse_kernel(std::size_t statement, std::size_t global, std::vector<found_kernel>& found);
@@ -110,9 +120,28 @@ namespace xcuda::cxx
         static std::vector<kernel_signature> merge(std::vector<found_kernel>& found);
 
         std::vector<std::string> m_files;
+        std::vector<std::string> m_doubts;
+        std::size_t m_close = 0;  // the closing brace close_scope is called for
         std::vector<scope> m_scopes;
         after_type m_after;
         int m_anonymous = 0;
+        // A class template seen so far (`template <class T, int N> struct Matrix { ... };`): its parameters'
+        // names and defaults and its tokens from `struct` to the closing brace, instantiated by substitution
+        // when a parameter type names it (Matrix<float>), read by a parser of its own over those tokens.
+        struct class_template
+        {
+            std::vector<std::string> parameters;
+            std::vector<std::vector<token>> defaults;  // empty where none
+            std::vector<token> body;
+            bool specialized = false;  // a specialization was seen: instances are left to the compiler
+        };
+        std::unordered_map<std::string, class_template> m_class_templates;
+        mutable std::unordered_map<std::string, resolved_type> m_instances;
+        int m_instance_depth = 0;  // of the parser instantiating: nested instances stop at 8
+        // Tokens all instantiations of one parse may copy together (shared with the instances' parsers):
+        // past it, instances are left unknown, so a huge template named many times costs no more than a
+        // cell at the token limit.
+        std::shared_ptr<std::size_t> m_instance_budget = std::make_shared<std::size_t>(2000000);
         type_model m_types;  // the aliases seen so far
         std::set<std::string> m_template_names;  // of the kernel being read: they shadow aliases
         std::vector<module_variable> m_variables;

@@ -202,7 +202,8 @@ namespace xcuda
         if (message.find("is undefined") != std::string::npos &&
             (message.find("\"printf\"") != std::string::npos || message.find("\"assert\"") != std::string::npos))
         {
-            return "NVRTC has printf and assert built in for device code; do not include <cstdio> or <cassert>.";
+            return "NVRTC has printf and assert built in for device code (<cstdio> and <assert.h> may be included; "
+                   "they add nothing).";
         }
         if (message.find("host functions are not allowed in JIT mode") != std::string::npos)
         {
@@ -343,7 +344,95 @@ namespace xcuda
                          "for a device-wide reduction launch a block-level kernel and reduce the partial results.";
             }
         }
+        // A whole program (main(), <<<...>>>) says so first, before NVRTC's words about its host code.
+        std::string program;
+        bool failed = std::any_of(result.begin(), result.end(), [](const diagnostic& d) {
+            return d.severity == "error" || d.severity == "catastrophic error";
+        });
+        if (int at = failed ? whole_program_line(source, program) : 0)
+        {
+            diagnostic first;
+            first.line = at;
+            first.severity = "error";
+            first.message = "this cell is a whole CUDA program (" + program + "), which %%cuda does not run";
+            first.hint = whole_program_message(program);
+            std::vector<std::string> source_lines_again = split_lines(source);
+            if (at <= static_cast<int>(source_lines_again.size()))
+            {
+                first.source_line = source_lines_again[static_cast<std::size_t>(at - 1)];
+            }
+            result.insert(result.begin(), first);
+        }
         return result;
+    }
+
+    int diagnostics::whole_program_line(const std::string& source, std::string& what)
+    {
+        std::vector<std::string> lines = split_lines(source);
+        bool in_comment = false;
+        for (std::size_t n = 0; n < lines.size(); ++n)
+        {
+            std::string code;
+            const std::string& line = lines[n];
+            for (std::size_t i = 0; i < line.size(); ++i)
+            {
+                if (in_comment)
+                {
+                    if (line.compare(i, 2, "*/") == 0)
+                    {
+                        in_comment = false;
+                        ++i;
+                    }
+                    continue;
+                }
+                if (line.compare(i, 2, "//") == 0)
+                {
+                    break;
+                }
+                if (line.compare(i, 2, "/*") == 0)
+                {
+                    in_comment = true;
+                    ++i;
+                    continue;
+                }
+                code += line[i];
+            }
+            if (code.find("<<<") != std::string::npos)
+            {
+                what = "a kernel launch with <<<...>>>";
+                return static_cast<int>(n + 1);
+            }
+            for (std::size_t at = code.find("main"); at != std::string::npos; at = code.find("main", at + 4))
+            {
+                bool word_start = at == 0 || !(std::isalnum(static_cast<unsigned char>(code[at - 1])) || code[at - 1] == '_');
+                std::size_t k = at + 4;
+                while (k < code.size() && (code[k] == ' ' || code[k] == '\t'))
+                {
+                    ++k;
+                }
+                std::string before = code.substr(0, at);
+                while (!before.empty() && (before.back() == ' ' || before.back() == '\t'))
+                {
+                    before.pop_back();
+                }
+                bool typed = (before.size() >= 3 && before.compare(before.size() - 3, 3, "int") == 0) ||
+                             (before.size() >= 4 && before.compare(before.size() - 4, 4, "void") == 0);
+                if (word_start && typed && k < code.size() && code[k] == '(')
+                {
+                    what = "a main() function";
+                    return static_cast<int>(n + 1);
+                }
+            }
+        }
+        return 0;
+    }
+
+    std::string diagnostics::whole_program_message(const std::string& what)
+    {
+        return "%%cuda compiles kernels with NVRTC, which has no host code (" + what + "). Run the program as it "
+               "is with %%cuda_program (nvcc compiles it and runs it as a process, "
+               "its output in the cell), or keep the __global__ kernels in the %%cuda cell and launch them from "
+               "Python: kernel[grid, block](args), with numpy arrays for cudaMalloc/cudaMemcpy";
     }
 
     std::string diagnostics::format_compile_error(const std::string& source, const std::string& log,
@@ -354,6 +443,12 @@ namespace xcuda
     {
         std::vector<diagnostic> parsed = parse(source, log, supported_archs, headers);
         std::string message = "NVRTC could not compile the cell (" + status + "):\n";
+        std::string program;
+        if (int at = whole_program_line(source, program))
+        {
+            message = "line " + std::to_string(at) + ": this cell is a whole CUDA program. " +
+                      whole_program_message(program) + ".\n\n" + message;
+        }
         if (log.empty())
         {
             message += "(NVRTC wrote no log)";

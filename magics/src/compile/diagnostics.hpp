@@ -32,6 +32,12 @@ namespace xcuda
         // The editor's 1-based column (characters, as UTF-16 units) of a byte offset in a UTF-8 line.
         static int editor_column(const std::string& line, std::size_t byte_offset);
 
+        // The 1-based line of the first main() or <<<...>>> launch of a source (comments skipped), with `what`
+        // naming it; 0 when the source has none. A %%cuda cell holding one is a whole program.
+        static int whole_program_line(const std::string& source, std::string& what);
+        // What to do with such a cell: %%cuda_program, or the kernels alone launched from Python.
+        static std::string whole_program_message(const std::string& what);
+
         // A hint for a message that is one of the known traps, else "".
         static std::string hint_for(const std::string& message, const std::vector<int>& supported_archs = {});
 

@@ -176,6 +176,11 @@ namespace xcuda
 
             const std::vector<std::string>& files() const { return m_files; }
 
+            bool was_read(const std::string& name) const override
+            {
+                return std::find(m_files.begin(), m_files.end(), name) != m_files.end();
+            }
+
         private:
             const parse_context& m_context;
             std::set<std::string> m_seen;
@@ -307,25 +312,221 @@ namespace xcuda
         }
     }
 
+    std::string predefined_macros(const parse_context& context, std::vector<std::string>& unknown)
+    {
+        // As NVRTC 13.0 defines them (probed with #pragma message for each option): device code only,
+        // so __CUDA_ARCH__ is always defined, and __NVCC__ never. NULL (0 to NVRTC) is left to the
+        // reader's constant evaluation, so that a default `= NULL` reads as written.
+        std::string text = "#define __CUDACC__ 1\n#define __CUDACC_RTC__ 1\n#define __NVCC_DIAG_PRAGMA_SUPPORT__ 1\n"
+                           "#define __LP64__ 1\n#define __STDC__ 1\n#define __EDG__ 1\n"
+                           "#define __CUDA_RUNTIME_H__\n#define __DRIVER_TYPES_H__\n#define __VECTOR_TYPES_H__\n";
+        auto define = [&text](const std::string& name, const std::string& value) {
+            text += "#define " + name + " " + value + "\n";
+        };
+        // The target: sm_90, sm_90a, compute_90, sm_100f -> 900 / 1000, with the suffix's macros.
+        std::string arch = context.arch;
+        std::size_t digits = arch.find_first_of("0123456789");
+        if (digits != std::string::npos)
+        {
+            std::string number;
+            std::size_t k = digits;
+            for (; k < arch.size() && std::isdigit(static_cast<unsigned char>(arch[k])); ++k)
+            {
+                number += arch[k];
+            }
+            std::string suffix = arch.substr(k);
+            std::string value = number + "0";
+            define("__CUDA_ARCH__", value);
+            define("__CUDA_ARCH_LIST__", value);
+            if (suffix == "a" || suffix == "f")
+            {
+                define("__CUDA_ARCH_FAMILY_SPECIFIC__", value);
+            }
+            if (suffix == "a")
+            {
+                define("__CUDA_ARCH_SPECIFIC__", value);
+                define("__CUDA_ARCH_FEAT_SM" + number + "_ALL", "1");
+            }
+        }
+        else
+        {
+            define("__CUDA_ARCH__", "0");
+            unknown.push_back("__CUDA_ARCH__");
+            unknown.push_back("__CUDA_ARCH_LIST__");
+        }
+        auto [major, minor] = context.nvrtc_version;
+        if (major > 0)
+        {
+            define("__CUDACC_VER_MAJOR__", std::to_string(major));
+            define("__CUDACC_VER_MINOR__", std::to_string(minor));
+            define("__CUDA_API_VER_MAJOR__", std::to_string(major));
+            define("__CUDA_API_VER_MINOR__", std::to_string(minor));
+            define("CUDART_VERSION", std::to_string(major * 1000 + minor * 10));
+        }
+        else
+        {
+            for (const char* name : {"__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDA_API_VER_MAJOR__",
+                                     "__CUDA_API_VER_MINOR__", "CUDART_VERSION"})
+            {
+                define(name, "0");
+                unknown.push_back(name);
+            }
+        }
+        define("__CUDACC_VER_BUILD__", "0");
+        unknown.push_back("__CUDACC_VER_BUILD__");
+        // __cplusplus: NVRTC 12 and 13 default to C++17.
+        static const std::map<std::string, std::string> standards{
+            {"c++03", "199711L"}, {"c++11", "201103L"}, {"c++14", "201402L"}, {"c++17", "201703L"}, {"c++20", "202002L"}};
+        std::string standard = context.standard;
+        bool fast_math = context.fast_math;
+        bool prec_known = true;
+        std::vector<std::pair<bool, std::string>> options;  // (define?, "N=4" / "N")
+        for (const std::string& d : context.defines)
+        {
+            options.emplace_back(true, d);
+        }
+        bool debug = false, rdc = context.relocatable, ewp = false, int128 = false, float128 = false;
+        for (std::size_t i = 0; i < context.extra.size(); ++i)
+        {
+            const std::string& o = context.extra[i];
+            auto value_of = [&](const std::string& flag, std::string& out) {
+                if (o == flag && i + 1 < context.extra.size())
+                {
+                    out = context.extra[++i];
+                    return true;
+                }
+                if (o.rfind(flag + "=", 0) == 0)
+                {
+                    out = o.substr(flag.size() + 1);
+                    return true;
+                }
+                if (flag.size() == 2 && o.rfind(flag, 0) == 0 && o.size() > 2)
+                {
+                    out = o.substr(2);
+                    return true;
+                }
+                return false;
+            };
+            std::string v;
+            if (value_of("-D", v) || value_of("--define-macro", v))
+            {
+                options.emplace_back(true, v);
+            }
+            else if (value_of("-U", v) || value_of("--undefine-macro", v))
+            {
+                options.emplace_back(false, v);
+            }
+            else if (value_of("--std", v) || value_of("-std", v))
+            {
+                standard = v;
+            }
+            else if (o == "-G" || o == "--device-debug" || o == "-device-debug")
+            {
+                debug = true;
+            }
+            else if (o == "-dc" || o == "--device-c" || o == "-rdc=true" || o == "--relocatable-device-code=true")
+            {
+                rdc = true;
+            }
+            else if (o == "-ewp" || o == "--extensible-whole-program")
+            {
+                ewp = true;
+            }
+            else if (o == "-device-int128" || o == "--device-int128")
+            {
+                int128 = true;
+            }
+            else if (o == "-device-float128" || o == "--device-float128")
+            {
+                float128 = true;
+            }
+            else if (o == "-use_fast_math" || o == "--use_fast_math")
+            {
+                fast_math = true;
+            }
+            else if (o.find("ftz") != std::string::npos || o.find("prec-div") != std::string::npos ||
+                     o.find("prec-sqrt") != std::string::npos || o.find("prec_div") != std::string::npos ||
+                     o.find("prec_sqrt") != std::string::npos)
+            {
+                prec_known = false;
+            }
+        }
+        if (standard.empty() && (major == 12 || major == 13))
+        {
+            standard = "c++17";
+        }
+        auto s = standards.find(standard);
+        if (s != standards.end())
+        {
+            define("__cplusplus", s->second);
+        }
+        else
+        {
+            define("__cplusplus", "0");
+            unknown.push_back("__cplusplus");
+        }
+        define("__USE_FAST_MATH__", fast_math ? "1" : "0");
+        define("__CUDA_PREC_DIV", fast_math ? "0" : "1");
+        define("__CUDA_PREC_SQRT", fast_math ? "0" : "1");
+        define("__CUDA_FTZ", fast_math ? "1" : "0");
+        if (!prec_known)
+        {
+            for (const char* name : {"__CUDA_PREC_DIV", "__CUDA_PREC_SQRT", "__CUDA_FTZ"})
+            {
+                unknown.push_back(name);
+            }
+        }
+        if (debug) define("__CUDACC_DEBUG__", "1");
+        if (rdc) define("__CUDACC_RDC__", "1");
+        if (ewp) define("__CUDACC_EWP__", "1");
+        if (int128) define("__CUDACC_RTC_INT128__", "1");
+        if (float128) define("__CUDACC_RTC_FLOAT128__", "1");
+        // -D N=4 as NVRTC reads it: "#define N 4" before the cell; -U N: "#undef N", in their order.
+        for (const auto& [is_define, option] : options)
+        {
+            std::size_t equals = option.find('=');
+            std::string name = is_define ? option.substr(0, equals) : option;
+            if (name.empty() || name.find_first_of(" \t\n(") != std::string::npos)
+            {
+                continue;
+            }
+            if (!is_define)
+            {
+                text += "#undef " + name + "\n";
+                continue;
+            }
+            std::string value = equals == std::string::npos ? "1" : option.substr(equals + 1);
+            if (value.find('\n') != std::string::npos)
+            {
+                continue;
+            }
+            define(name, value);
+        }
+        return text;
+    }
+
     namespace
     {
         // The unit's tokens after macro expansion, as both readers take them; `files` names each file index.
+        // `doubts`: the sentences the tokens' doubts index (conditions the reader could not decide).
         std::vector<cxx::token> expanded_unit(const std::string& source, const parse_context& context,
-                                              std::vector<std::string>& files);
+                                              std::vector<std::string>& files, std::vector<std::string>& doubts);
     }
 
     std::vector<kernel_signature> parse_kernel_signatures(const std::string& source, const parse_context& context)
     {
         std::vector<std::string> files;
-        std::vector<cxx::token> expanded = expanded_unit(source, context, files);
-        return cxx::declaration_parser(std::move(expanded), files).run();
+        std::vector<std::string> doubts;
+        std::vector<cxx::token> expanded = expanded_unit(source, context, files, doubts);
+        return cxx::declaration_parser(std::move(expanded), files, doubts).run();
     }
 
     std::vector<module_variable> parse_module_variables(const std::string& source, const parse_context& context)
     {
         std::vector<std::string> files;
-        std::vector<cxx::token> expanded = expanded_unit(source, context, files);
-        cxx::declaration_parser parser(std::move(expanded), files);
+        std::vector<std::string> doubts;
+        std::vector<cxx::token> expanded = expanded_unit(source, context, files, doubts);
+        cxx::declaration_parser parser(std::move(expanded), files, doubts);
         parser.run();
         return parser.variables();
     }
@@ -347,40 +548,49 @@ namespace xcuda
     namespace
     {
     std::vector<cxx::token> expanded_unit(const std::string& source, const parse_context& context,
-                                          std::vector<std::string>& files)
+                                          std::vector<std::string>& files, std::vector<std::string>& doubts)
     {
         check_compile_inputs(source, context.headers, context.defines);
         std::vector<cxx::token> tokens;
         std::vector<cxx::macro_definition> macros;
         unit_headers headers(context);
-        if (!context.defines.empty())
+        cxx::preprocessor_state state;
         {
-            // -D N=4 as NVRTC reads it: "#define N 4" before the cell.
-            std::string prelude;
-            for (const std::string& define : context.defines)
-            {
-                std::size_t equals = define.find('=');
-                std::string name = define.substr(0, equals);
-                if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
-                {
-                    continue;
-                }
-                std::string value = equals == std::string::npos ? "1" : define.substr(equals + 1);
-                if (value.find('\n') != std::string::npos)
-                {
-                    continue;
-                }
-                prelude += "#define " + name + " " + value + "\n";
-            }
+            std::vector<std::string> unknown;
+            std::string prelude = predefined_macros(context, unknown);
             int file = 0;
             const std::string* text = headers.add("<command line>", prelude, file);
-            cxx::source_lexer(*text, nullptr, file).run(tokens, macros);
+            cxx::source_lexer(*text, nullptr, file, &state, "<command line>").run(tokens, macros);
+            for (const std::string& name : unknown)
+            {
+                auto it = state.macros.find(name);
+                if (it != state.macros.end())
+                {
+                    state.doubts.push_back(name + " (predefined by NVRTC): its value depends on " +
+                                           (name.find("ARCH") != std::string::npos ? "the target (--arch)"
+                                            : name == "__cplusplus"                ? "the C++ standard (--std)"
+                                            : name.rfind("__CUDA_", 0) == 0 && name.find("VER") == std::string::npos
+                                                ? "the math options"
+                                                : "the NVRTC version") +
+                                           ", which the reader was not told");
+                    it->second.doubt = static_cast<int>(state.doubts.size()) - 1;
+                    for (cxx::macro_definition& m : macros)
+                    {
+                        if (m.name == name)
+                        {
+                            m.doubt = it->second.doubt;
+                        }
+                    }
+                }
+            }
         }
-        cxx::source_lexer(source, &headers).run(tokens, macros);
+        cxx::source_lexer lexer(source, &headers, 0, &state, "the cell");
+        lexer.run(tokens, macros);
         check_token_limits(tokens, headers.files(), "");
         std::vector<cxx::token> expanded = cxx::macro_expander(macros).run(std::move(tokens));
         check_token_limits(expanded, headers.files(), " after macro expansion");
         files = headers.files();
+        doubts = state.doubts;
         return expanded;
     }
     }

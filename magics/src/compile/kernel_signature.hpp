@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "errors.hpp"
@@ -61,6 +62,8 @@ namespace xcuda
         std::size_t size = 0;
         std::size_t alignment = 0;
         std::vector<field> fields;                // a record's fields (a union's all at offset 0)
+        bool private_fields = false;              // some are private or protected: code outside the
+                                                  // record (the layout probe) cannot name them
 
         bool known() const { return size != 0; }
         bool is_record() const { return !fields.empty(); }
@@ -81,6 +84,10 @@ namespace xcuda
         // The layout of the value (by-value parameters) or of the pointee (single pointers), when the
         // source fixes it; null otherwise. Records and CUDA vector types get one with their fields.
         std::shared_ptr<const value_layout> layout;
+        // Non-empty when the reader cannot be sure of this parameter's type (it comes from a branch of
+        // an #if it could not decide, or the compiled code disagrees with the layout it read): the
+        // sentence saying why. Such a parameter has no kind, size or layout, and a launch is refused.
+        std::string refusal;
     };
 
     struct kernel_signature
@@ -106,14 +113,29 @@ namespace xcuda
     };
 
     // What the compiled unit sees beside the cell's own text: the header cells (name -> text), the -I
-    // folders (searched for #include "..." and <...> that are not header cells) and the -D macros
-    // ("N=4", "DEBUG"). The toolkit's own headers are not read: the CUDA vector types are known by name.
+    // folders (searched for #include "..." and <...> that are not header cells), the -D macros
+    // ("N=4", "DEBUG"), and what decides NVRTC's predefined macros: the target (__CUDA_ARCH__ 900 for
+    // sm_90 and compute_90; "" leaves its value unknown), the standard (__cplusplus), --fast-math, the
+    // NVRTC version (__CUDACC_VER_MAJOR__, CUDART_VERSION; {0, 0}: unknown) and the raw options (-U,
+    // -D, -G, -rdc, ... among them). The toolkit's own headers are not read: the CUDA vector types are
+    // known by name.
     struct parse_context
     {
         std::map<std::string, std::string> headers;
         std::vector<std::string> include_dirs;
         std::vector<std::string> defines;
+        std::string arch;
+        std::string standard;
+        bool fast_math = false;
+        bool relocatable = false;
+        std::vector<std::string> extra;
+        std::pair<int, int> nvrtc_version{0, 0};
     };
+
+    // The macros NVRTC defines before the cell for this context, then the -D and -U options in order,
+    // as preprocessor text ("#define __CUDA_ARCH__ 900\n..."). Names whose value the reader does not
+    // know (no arch, no NVRTC version) are listed in `unknown`.
+    std::string predefined_macros(const parse_context& context, std::vector<std::string>& unknown);
 
     // The signature reader's limits, each far beyond a real cell, so that hostile input ends in a usage
     // error within a second instead of minutes of work (issue 28).
@@ -125,6 +147,8 @@ namespace xcuda
         static constexpr std::size_t define_bytes = 64u << 10;       // one -D NAME=VALUE
         static constexpr std::size_t tokens = 2000000;               // after macro expansion
         static constexpr std::size_t nesting = 256;                  // ( [ { and template < >, and scopes
+        static constexpr std::size_t condition_nesting = 256;        // #if groups inside each other
+        static constexpr std::size_t condition_tokens = 65536;       // one #if condition, its macros expanded
     };
 
     // A __constant__, __device__ or __managed__ variable at namespace scope of a cell: what

@@ -100,8 +100,15 @@ namespace xcuda::cxx
                 continue;
             }
             m_budget -= static_cast<long>(result.size()) + 1;
+            // What a macro defined under an undecided #if produces, or a doubtful use of any macro,
+            // is as doubtful (token::doubt).
+            int doubt = m.doubt >= 0 ? m.doubt : t.doubt;
             for (auto r = result.rbegin(); r != result.rend(); ++r)
             {
+                if (r->doubt < 0)
+                {
+                    r->doubt = doubt;
+                }
                 stack.push_back(std::move(*r));
             }
         }

@@ -111,10 +111,23 @@ namespace xcuda
             header_names.push_back(name.c_str());
             header_sources.push_back(text.c_str());
         }
+        // NVRTC has printf and assert built in for device code but no <stdio.h> or <assert.h>: code
+        // written for nvcc includes them for device printf, so they are given as empty headers (unless
+        // a header cell of that name is the cell's own).
+        static const char* const shims[] = {"stdio.h", "cstdio", "assert.h", "cassert"};
+        static const char* const shim_text = "#pragma once\n// xcuda: NVRTC has printf and assert built in; this header is empty\n";
+        for (const char* shim : shims)
+        {
+            if (headers.count(shim) == 0)
+            {
+                header_names.push_back(shim);
+                header_sources.push_back(shim_text);
+            }
+        }
 
         program_ptr program(new nvrtcProgram(nullptr));
         check_nvrtc(nvrtc.nvrtcCreateProgram(program.get(), source.c_str(), diagnostics::program_name,
-                                       static_cast<int>(headers.size()), header_sources.data(),
+                                       static_cast<int>(header_names.size()), header_sources.data(),
                                        header_names.data()),
                     "nvrtcCreateProgram");
         for (const auto& expression : options.name_expressions)

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "constant_expression.hpp"
 #include "errors.hpp"
+#include "kernel_signature.hpp"
 
 namespace xcuda::cxx
 {
@@ -12,19 +14,24 @@ namespace xcuda::cxx
         constexpr std::size_t npos = std::string::npos;
     }
 
-    source_lexer::source_lexer(const std::string& source, include_resolver* includes, int file)
+    source_lexer::source_lexer(const std::string& source, include_resolver* includes, int file,
+                               preprocessor_state* state, std::string file_name)
         : m_src(source)
-        , m_defined(m_own_defined)
+        , m_state(state ? *state : m_own_state)
         , m_includes(includes)
         , m_file(file)
+        , m_file_name(std::move(file_name))
     {
     }
 
-    source_lexer::source_lexer(const std::string& source, include_resolver* includes, int file, source_lexer& parent)
+    source_lexer::source_lexer(const std::string& source, include_resolver* includes, int file, source_lexer& parent,
+                               std::string file_name)
         : m_src(source)
-        , m_defined(parent.m_defined)
+        , m_state(parent.m_state)
         , m_includes(includes)
         , m_file(file)
+        , m_file_name(std::move(file_name))
+        , m_base_doubt(parent.current_doubt())
         , m_depth(parent.m_depth + 1)
     {
     }
@@ -55,6 +62,7 @@ namespace xcuda::cxx
             t.file = m_file;
             if (active())
             {
+                t.doubt = current_doubt();
                 tokens.push_back(std::move(t));
             }
         }
@@ -341,72 +349,329 @@ namespace xcuda::cxx
         return toks;
     }
 
-    // 1 or 0 when the condition is known from the source alone, -1 when it is not (it may
-    // depend on NVRTC's predefined macros or -D options).
-    int source_lexer::evaluate(const std::vector<token>& c) const
+    int source_lexer::current_doubt() const
     {
-        if (c.size() == 1 && (c[0].kind == token_kind::number || c[0].kind == token_kind::identifier))
-        {
-            if (c[0].text == "0" || c[0].text == "false")
-            {
-                return 0;
-            }
-            if (c[0].text == "1" || c[0].text == "true")
-            {
-                return 1;
-            }
-            return -1;
-        }
-        std::size_t i = 0;
-        bool negate = false;
-        if (i < c.size() && is_punct(c[i], "!"))
-        {
-            negate = true;
-            ++i;
-        }
-        if (i >= c.size() || !is_identifier(c[i], "defined"))
-        {
-            return -1;
-        }
-        ++i;
-        bool paren = i < c.size() && is_punct(c[i], "(");
-        if (paren)
-        {
-            ++i;
-        }
-        if (i >= c.size() || c[i].kind != token_kind::identifier)
-        {
-            return -1;
-        }
-        std::string name = c[i++].text;
-        if (paren)
-        {
-            if (i >= c.size() || !is_punct(c[i], ")"))
-            {
-                return -1;
-            }
-            ++i;
-        }
-        if (i != c.size() || m_defined.count(name) == 0)
-        {
-            return -1;
-        }
-        return negate ? 0 : 1;
+        return m_conditions.empty() ? m_base_doubt : m_conditions.back().doubt;
     }
 
-    void source_lexer::open_condition(int value)
+    int source_lexer::add_doubt(const std::string& directive, int line, const std::string& why)
     {
-        bool parent = active();
-        if (!parent)
+        m_state.doubts.push_back("`" + directive + "` (line " + std::to_string(line) + " of " + m_file_name +
+                                 "): " + why);
+        return static_cast<int>(m_state.doubts.size()) - 1;
+    }
+
+    namespace
+    {
+        // Reserved names NVRTC never defines (other compilers' and platforms'), and those it defines
+        // only for an option that the prelude then defines itself (-G, -rdc, -ewp, -device-int128).
+        bool known_undefined(const std::string& name)
         {
-            m_conditions.push_back({false, false, true});
+            static const std::set<std::string> names{
+                "__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__", "__clang__", "__clang_major__", "_MSC_VER",
+                "_WIN32", "_WIN64", "__APPLE__", "__MACH__", "__NVCC__", "__HIP__", "__HIPCC__", "__HIP_PLATFORM_AMD__",
+                "__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_DEVICE_COMPILE__", "__INTEL_COMPILER",
+                "__INTEL_LLVM_COMPILER", "__x86_64__", "__x86_64", "__aarch64__", "__powerpc64__", "__linux__",
+                "__linux", "__unix__", "__unix", "__OPENCL_VERSION__", "__SYCL_DEVICE_ONLY__", "_OPENMP",
+                "__NVCOMPILER", "__ELF__", "__MINGW32__", "__CYGWIN__", "__EMSCRIPTEN__", "__CUDACC_DEBUG__",
+                "__CUDACC_RDC__", "__CUDACC_EWP__", "__CUDACC_RTC_INT128__", "__CUDACC_RTC_FLOAT128__",
+                "__CUDACC_EXTENDED_LAMBDA__", "__CUDACC_RELAXED_CONSTEXPR__", "__CUDA_ARCH_FEAT_SM90_ALL",
+                "__CUDA_ARCH_FEAT_SM100_ALL", "__CUDA_ARCH_FEAT_SM101_ALL", "__CUDA_ARCH_FEAT_SM103_ALL",
+                "__CUDA_ARCH_FEAT_SM110_ALL", "__CUDA_ARCH_FEAT_SM120_ALL", "__CUDA_ARCH_FEAT_SM121_ALL",
+                "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__"};
+            return names.count(name) != 0;
+        }
+
+        // Macro names the toolkit's and the C library's headers define, which a cell may test after
+        // including one of them.
+        bool toolkit_name(const std::string& name)
+        {
+            static const char* const prefixes[] = {"CUDA", "CUDART", "CUB_", "THRUST_", "CCCL", "LIBCUDACXX", "NV_",
+                                                   "NVRTC", "CUBLAS", "CUFFT", "CURAND", "CUSPARSE", "CUTLASS",
+                                                   "FLT_", "DBL_", "LDBL_", "INT", "UINT", "LONG_", "ULONG_", "LLONG_",
+                                                   "ULLONG_", "SHRT_", "USHRT_", "SCHAR_", "UCHAR_", "CHAR_", "SIZE_",
+                                                   "PTRDIFF_", "WCHAR_", "M_", "EXIT_", "RAND_MAX", "HUGE_VAL", "FP_",
+                                                   "MATH_", "EOF", "BUFSIZ", "NAN", "INFINITY", "assert", "offsetof",
+                                                   "true", "false", "bool", "static_assert"};
+            for (const char* p : prefixes)
+            {
+                if (name.rfind(p, 0) == 0)
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    // Why a name nobody defined may be defined after all; "" when it is certainly not (then it is 0).
+    std::string source_lexer::unknown_name_problem(const std::string& name) const
+    {
+        bool reserved = name.size() >= 2 && name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'));
+        const std::string& unread = m_state.unread_header;
+        if (reserved && !known_undefined(name))
+        {
+            return name + " is not one of the NVRTC macros xcuda's reader knows: NVRTC may predefine it" +
+                   (unread.empty() ? std::string() : " or " + unread + " may define it");
+        }
+        if (!reserved && !unread.empty() && toolkit_name(name))
+        {
+            return name + " may be defined by " + unread + ", which xcuda's reader does not read";
+        }
+        return {};
+    }
+
+    source_lexer::decision source_lexer::evaluate_defined(const std::string& directive, const std::string& name, int line)
+    {
+        auto it = m_state.macros.find(name);
+        if (name == "NULL" && it == m_state.macros.end())
+        {
+            return {1, -1};  // NVRTC defines it (as 0); the reader keeps it as a word
+        }
+        if (it != m_state.macros.end())
+        {
+            if (it->second.doubt >= 0)
+            {
+                return {0, add_doubt(directive, line, name + " is defined or undefined depending on " +
+                                                          m_state.doubts[static_cast<std::size_t>(it->second.doubt)])};
+            }
+            return {1, -1};
+        }
+        std::string problem = unknown_name_problem(name);
+        if (!problem.empty())
+        {
+            return {0, add_doubt(directive, line, problem)};
+        }
+        return {0, -1};
+    }
+
+    // Replaces `defined X`, macros and names in a condition as the preprocessor does; `why` gets the
+    // first thing that makes the value unknown.
+    void source_lexer::expand_condition(const std::vector<token>& in, std::vector<token>& out,
+                                        std::vector<std::string>& active, std::string& why, int line)
+    {
+        auto number = [&out](long long v) {
+            token t;
+            t.kind = token_kind::number;
+            t.text = std::to_string(v);
+            t.space_before = true;
+            out.push_back(std::move(t));
+        };
+        for (std::size_t i = 0; i < in.size(); ++i)
+        {
+            if (out.size() > signature_limits::condition_tokens)
+            {
+                throw usage_error("line " + std::to_string(line) + " of " + m_file_name + ": an #if condition expands to over " +
+                                  std::to_string(signature_limits::condition_tokens) +
+                                  " tokens, xcuda's limit; simplify the macros it uses");
+            }
+            const token& t = in[i];
+            if (t.kind != token_kind::identifier)
+            {
+                out.push_back(t);
+                continue;
+            }
+            if (t.text == "defined")
+            {
+                std::size_t k = i + 1;
+                bool paren = k < in.size() && is_punct(in[k], "(");
+                k += paren ? 1 : 0;
+                if (k >= in.size() || in[k].kind != token_kind::identifier || (paren && (k + 1 >= in.size() || !is_punct(in[k + 1], ")"))))
+                {
+                    if (why.empty())
+                    {
+                        why = "a malformed defined()";
+                    }
+                    number(0);
+                    continue;
+                }
+                const std::string& name = in[k].text;
+                auto it = m_state.macros.find(name);
+                if (name == "NULL" && it == m_state.macros.end())
+                {
+                    number(1);  // NVRTC defines it
+                }
+                else if (it != m_state.macros.end())
+                {
+                    if (it->second.doubt >= 0 && why.empty())
+                    {
+                        why = name + " is defined or undefined depending on " +
+                              m_state.doubts[static_cast<std::size_t>(it->second.doubt)];
+                    }
+                    number(1);
+                }
+                else
+                {
+                    std::string problem = unknown_name_problem(name);
+                    if (!problem.empty() && why.empty())
+                    {
+                        why = problem;
+                    }
+                    number(0);
+                }
+                i = paren ? k + 1 : k;
+                continue;
+            }
+            if (t.text == "__has_include" || t.text == "__has_include_next" || t.text == "__has_builtin" ||
+                t.text == "__has_attribute" || t.text == "__has_cpp_attribute" || t.text == "__has_feature")
+            {
+                if (why.empty())
+                {
+                    why = t.text + "(...) is not evaluated by xcuda's reader";
+                }
+                number(0);
+                // skip its parenthesized argument
+                if (i + 1 < in.size() && is_punct(in[i + 1], "("))
+                {
+                    int depth = 0;
+                    for (++i; i < in.size(); ++i)
+                    {
+                        depth += is_punct(in[i], "(") ? 1 : is_punct(in[i], ")") ? -1 : 0;
+                        if (depth == 0)
+                        {
+                            break;
+                        }
+                    }
+                }
+                continue;
+            }
+            auto it = m_state.macros.find(t.text);
+            if (it != m_state.macros.end() && std::find(active.begin(), active.end(), t.text) == active.end())
+            {
+                const preprocessor_state::macro& m = it->second;
+                if (m.doubt >= 0 && why.empty())
+                {
+                    why = t.text + " is defined (or its value set) depending on " +
+                          m_state.doubts[static_cast<std::size_t>(m.doubt)];
+                }
+                if (m.function_like)
+                {
+                    if (why.empty())
+                    {
+                        why = "the function-like macro " + t.text + "(...) is not evaluated by xcuda's reader";
+                    }
+                    number(0);
+                    if (i + 1 < in.size() && is_punct(in[i + 1], "("))
+                    {
+                        int depth = 0;
+                        for (++i; i < in.size(); ++i)
+                        {
+                            depth += is_punct(in[i], "(") ? 1 : is_punct(in[i], ")") ? -1 : 0;
+                            if (depth == 0)
+                            {
+                                break;
+                            }
+                        }
+                    }
+                    continue;
+                }
+                if (active.size() >= 64)
+                {
+                    if (why.empty())
+                    {
+                        why = "macros nest deeper than 64 levels";
+                    }
+                    number(0);
+                    continue;
+                }
+                active.push_back(t.text);
+                std::vector<token> body = m.body;  // a copy: expanding may define nothing, but keep it simple
+                expand_condition(body, out, active, why, line);
+                active.pop_back();
+                continue;
+            }
+            if (t.text == "true" || t.text == "false" || t.text == "NULL")
+            {
+                number(t.text == "true" ? 1 : 0);
+                continue;
+            }
+            std::string problem = unknown_name_problem(t.text);
+            if (!problem.empty() && why.empty())
+            {
+                why = problem;
+            }
+            number(0);  // a name no macro defines is 0
+        }
+    }
+
+    source_lexer::decision source_lexer::evaluate(const std::string& directive, const std::vector<token>& c, int line)
+    {
+        std::string text = directive + " " + join_as_written(c, 0, c.size());
+        if (text.size() > 120)
+        {
+            text = text.substr(0, 117) + "...";
+        }
+        std::vector<token> expanded;
+        std::vector<std::string> active;
+        std::string why;
+        expand_condition(c, expanded, active, why, line);
+        if (!why.empty())
+        {
+            return {0, add_doubt(text, line, why)};
+        }
+        constant_value v = evaluate_constant(expanded, 0, expanded.size());
+        if (v.kind != constant_value::type::integer && v.kind != constant_value::type::boolean)
+        {
+            return {0, add_doubt(text, line, "xcuda's reader cannot evaluate this condition")};
+        }
+        return {v.value != 0 ? 1 : 0, -1};
+    }
+
+    void source_lexer::open_condition(decision value)
+    {
+        int outer = current_doubt();
+        if (!active())
+        {
+            m_conditions.push_back({false, false, true, -1, outer, outer});
+            return;
+        }
+        m_conditions.push_back({true, false, false, -1, outer, outer});
+        next_branch(value);
+    }
+
+    // The next branch of the innermost group, none before it known to be taken.
+    void source_lexer::next_branch(decision value)
+    {
+        condition& c = m_conditions.back();
+        if (value.doubt >= 0)
+        {
+            c.active = true;
+            c.doubt = value.doubt;
+            c.earlier_doubt = value.doubt;
+        }
+        else if (value.value != 0)
+        {
+            c.active = true;
+            c.taken = true;
+            c.doubt = c.earlier_doubt >= 0 ? c.earlier_doubt : c.outer_doubt;
         }
         else
         {
-            m_conditions.push_back({true, value != 0, value == 1});
+            c.active = false;
         }
     }
 
+    // Whether the next directive (the line after an #ifndef NAME) is #define NAME: an include guard.
+    bool source_lexer::guarded_by(const std::string& macro)
+    {
+        std::size_t pos = m_pos;
+        int line = m_line;
+        bool line_start = m_line_start;
+        bool guard = false;
+        skip_space(false, true);
+        if (peek() == '#')
+        {
+            ++m_pos;
+            token a;
+            token b;
+            guard = next_token(a, true, true) && is_identifier(a, "define") && next_token(b, true, true) &&
+                    b.kind == token_kind::identifier && b.text == macro;
+        }
+        m_pos = pos;
+        m_line = line;
+        m_line_start = line_start;
+        return guard;
+    }
     void source_lexer::directive(std::vector<token>& tokens, std::vector<macro_definition>& macros)
     {
         token name;
@@ -420,17 +685,37 @@ namespace xcuda::cxx
             rest_of_line();
             return;
         }
-        if (d == "if")
+        if (d == "if" || d == "ifdef" || d == "ifndef")
         {
-            open_condition(evaluate(rest_of_line()));
-        }
-        else if (d == "ifdef" || d == "ifndef")
-        {
-            std::vector<token> rest = rest_of_line();
-            int value = -1;
-            if (!rest.empty() && m_defined.count(rest[0].text) != 0)
+            if (m_conditions.size() >= signature_limits::condition_nesting)
             {
-                value = d == "ifdef" ? 1 : 0;
+                throw usage_error("line " + std::to_string(name.line) + " of " + m_file_name + " nests #if groups deeper than xcuda's limit of " +
+                                  std::to_string(signature_limits::condition_nesting) + " levels; flatten them");
+            }
+            std::vector<token> rest = rest_of_line();
+            decision value;
+            if (!active())
+            {
+                value = {0, -1};  // not evaluated, as the preprocessor does not
+            }
+            else if (d == "if")
+            {
+                value = evaluate("#if", rest, name.line);
+            }
+            else if (!rest.empty() && rest[0].kind == token_kind::identifier)
+            {
+                const std::string& macro = rest[0].text;
+                value = evaluate_defined("#" + d + " " + macro, macro, name.line);
+                if (value.doubt >= 0 && d == "ifndef" && m_state.macros.count(macro) == 0 && guarded_by(macro))
+                {
+                    // An include guard: the reader reads each header once, as the guard makes the compiler do.
+                    m_state.doubts.pop_back();
+                    value = {0, -1};
+                }
+                if (value.doubt < 0 && d == "ifndef")
+                {
+                    value.value = value.value ? 0 : 1;
+                }
             }
             open_condition(value);
         }
@@ -441,21 +726,25 @@ namespace xcuda::cxx
             {
                 return;
             }
-            condition& c = m_conditions.back();
-            if (c.taken)
+            if (m_conditions.back().taken)
             {
-                c.active = false;
+                m_conditions.back().active = false;
+                return;
             }
-            else if (d == "elif")
+            decision value{1, -1};
+            if (d == "elif")
             {
-                int value = evaluate(rest);
-                c.active = value != 0;
-                c.taken = value == 1;
+                value = evaluate("#elif", rest, name.line);
             }
-            else
+            else if (d != "else" && !rest.empty() && rest[0].kind == token_kind::identifier)
             {
-                c.active = true;
+                value = evaluate_defined("#" + d + " " + rest[0].text, rest[0].text, name.line);
+                if (value.doubt < 0 && d == "elifndef")
+                {
+                    value.value = value.value ? 0 : 1;
+                }
             }
+            next_branch(value);
         }
         else if (d == "endif")
         {
@@ -479,8 +768,17 @@ namespace xcuda::cxx
                 marker.text = rest[0].text;
                 marker.line = name.line;
                 marker.file = m_file;
+                marker.doubt = current_doubt();
                 tokens.push_back(std::move(marker));
-                m_defined.erase(rest[0].text);
+                if (marker.doubt < 0)
+                {
+                    m_state.macros.erase(rest[0].text);
+                }
+                else
+                {
+                    preprocessor_state::macro& m = m_state.macros[rest[0].text];
+                    m.doubt = marker.doubt;  // maybe undefined from here on
+                }
             }
         }
         else if (d == "include" && active())
@@ -496,8 +794,16 @@ namespace xcuda::cxx
     void source_lexer::include(std::vector<token>& tokens, std::vector<macro_definition>& macros)
     {
         std::vector<token> rest = rest_of_line();
-        if (m_includes == nullptr || rest.empty() || m_depth >= 32)
+        if (rest.empty())
         {
+            return;
+        }
+        if (m_includes == nullptr || m_depth >= 32)
+        {
+            if (m_state.unread_header.empty())
+            {
+                m_state.unread_header = "a header";
+            }
             return;
         }
         std::string name;
@@ -523,7 +829,11 @@ namespace xcuda::cxx
         const std::string* text = name.empty() ? nullptr : m_includes->open(name, angled, file);
         if (text != nullptr)
         {
-            source_lexer(*text, m_includes, file, *this).run(tokens, macros);
+            source_lexer(*text, m_includes, file, *this, name).run(tokens, macros);
+        }
+        else if (!name.empty() && !m_includes->was_read(name) && m_state.unread_header.empty())
+        {
+            m_state.unread_header = angled ? "<" + name + ">" : "\"" + name + "\"";
         }
     }
 
@@ -583,7 +893,12 @@ namespace xcuda::cxx
         marker.macro = static_cast<int>(macros.size());
         marker.line = name.line;
         marker.file = m_file;
-        m_defined.insert(m.name);
+        marker.doubt = current_doubt();
+        m.doubt = marker.doubt;
+        preprocessor_state::macro& known = m_state.macros[m.name];
+        known.function_like = m.function_like;
+        known.body = m.body;
+        known.doubt = m.doubt;
         macros.push_back(std::move(m));
         tokens.push_back(std::move(marker));
     }

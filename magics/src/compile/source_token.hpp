@@ -37,6 +37,10 @@ namespace xcuda::cxx
         bool space_before = false;
         bool paste_operator = false;  // a '##' written in a macro body
         int macro = -1;
+        // Where the reader cannot be sure the compiler sees this token (it comes from a branch of an #if
+        // it could not decide, or from a macro defined in one): an index into the unit's doubts (what was
+        // not decided, and why), -1 when it is sure. Types read from such tokens are not given to launches.
+        int doubt = -1;
         // Sorted ids of the macros that must not expand this token again; shared between the
         // tokens of one expansion, so long macro chains do not copy it per token.
         std::shared_ptr<const std::vector<int>> hidden;
@@ -49,6 +53,7 @@ namespace xcuda::cxx
         bool variadic = false;
         std::vector<std::string> parameters;
         std::vector<token> body;
+        int doubt = -1;  // defined in a branch the reader could not decide (token::doubt)
     };
 
     inline bool is_identifier_start(int c)

@@ -39,6 +39,7 @@ namespace xcuda::cxx
         bool base_const = false;            // const on the base inside an alias
         std::vector<pointer_level> levels;  // pointer levels inside an alias
         std::shared_ptr<const value_layout> layout;  // of the base type, when known
+        std::string doubt;  // declared from tokens the reader is not sure of (token::doubt): why
     };
 
     // The layout of a scalar kind (size and alignment alike).

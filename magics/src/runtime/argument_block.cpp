@@ -236,7 +236,8 @@ namespace xcuda
         if (slot.size == 0)
         {
             throw argument_type_error(m_plan->describe(index) +
-                                      ": the size of this type is unknown until the kernel is loaded on a GPU");
+                                      ": the size of this type is unknown until the kernel is loaded on a GPU (the reader could not "
+                                      "lay it out, and the compiler's layout probe did not size it)");
         }
         std::memcpy(this->slot(index), data, size);
     }

@@ -95,6 +95,16 @@ namespace xcuda
     {
         if (!m_signature.is_template())
         {
+            for (std::size_t i = 0; i < m_signature.parameters.size(); ++i)
+            {
+                const kernel_parameter& p = m_signature.parameters[i];
+                if (!p.refusal.empty())
+                {
+                    throw argument_type_error("kernel '" + m_signature.name + "', parameter " + std::to_string(i) +
+                                              (p.name.empty() ? "" : " '" + p.name + "'") + " (" + p.type +
+                                              "): xcuda will not pass it, " + p.refusal);
+                }
+            }
             return;
         }
         const std::string& name = m_signature.name;

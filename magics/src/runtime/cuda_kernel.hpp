@@ -49,7 +49,8 @@ namespace xcuda
         const std::string& symbol() const noexcept { return m_symbol; }
         // The current plan. A reference stays valid as long as the kernel.
         const launch_plan& plan() const noexcept { return *m_plan.load(std::memory_order_acquire); }
-        // Raises argument_type_error saying how to instantiate it when the kernel is a template.
+        // Raises argument_type_error saying how to instantiate it when the kernel is a template, and
+        // naming the parameter and why when the reader refused a parameter's type (kernel_parameter::refusal).
         void refuse_if_template() const;
         // Whether a by-value parameter's size is still unknown (the driver tells it at the first load).
         bool plan_needs_driver() const noexcept;

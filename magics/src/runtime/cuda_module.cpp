@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "cell_builder.hpp"
 #include "cuda_driver.hpp"
 #include "errors.hpp"
 #include "nvrtc_library.hpp"
@@ -304,8 +305,15 @@ namespace xcuda
         std::lock_guard<std::recursive_mutex> lock(m_mutex);
         if (!m_variables_read)
         {
-            parse_context context{m_recipe.headers, m_recipe.options.include_dirs, m_recipe.options.defines};
-            m_variables = parse_module_variables(m_recipe.source, context);
+            std::pair<int, int> nvrtc_version{0, 0};
+            try
+            {
+                nvrtc_version = nvrtc_compiler::version();
+            }
+            catch (const std::exception&)
+            {
+            }
+            m_variables = parse_module_variables(m_recipe.source, parse_context_of(m_recipe, nvrtc_version));
             m_variables_read = true;
         }
         return m_variables;
