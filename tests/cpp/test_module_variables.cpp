@@ -109,13 +109,15 @@ __device__ int a = 1, b[2] = {3, 4}, c;
 
     TEST(module_variables, an_unknown_type_leaves_the_size_unknown)
     {
+        // A class template's instance is laid out by the reader (templates by value, issue 25 item 5); an
+        // extent the reader cannot evaluate stays unknown.
         auto found = parse_module_variables(R"(
 template <int N> struct Box { float v[N]; };
 __constant__ Box<4> c_box;
 __constant__ float c_sized[SOMETHING_UNDEFINED];
 )");
         ASSERT_EQ(found.size(), 2u);
-        EXPECT_EQ(named(found, "c_box").size(), 0u);
+        EXPECT_EQ(named(found, "c_box").size(), 16u);
         EXPECT_EQ(named(found, "c_sized").size(), 0u);
     }
 }

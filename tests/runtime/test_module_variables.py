@@ -94,13 +94,19 @@ def test_an_unknown_name_lists_the_variables(mod):
 
 
 def test_a_type_the_reader_cannot_size_is_refused_with_the_reason():
+    # A class template's instance is laid out (templates by value); an extent computed by a function is
+    # not, and is refused naming the variable and what to write instead.
     m = xcuda.compile(r"""
 template <int N> struct Box { float v[N]; };
 __constant__ Box<4> c_box;
-extern "C" __global__ void k(float* out) { out[0] = c_box.v[0]; }
+__host__ __device__ constexpr int count() { return 4; }
+__constant__ float c_sized[count()];
+extern "C" __global__ void k(float* out) { out[0] = c_box.v[0] + c_sized[0]; }
 """, name="unsized_variable")
-    with pytest.raises(xcuda.SignatureError, match=r"c_box.*Box.*cannot work out"):
-        m.get_global("c_box")
+    box = m.get_global("c_box")
+    assert box.dtype == np.dtype([("v", "<f4", (4,))]) and box.shape == ()
+    with pytest.raises(xcuda.SignatureError, match=r"c_sized.*array extent.*cannot work out"):
+        m.get_global("c_sized")
 
 
 def test_a_value_of_the_wrong_size_or_dtype_is_refused_before_any_gpu_work(mod):
