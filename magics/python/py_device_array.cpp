@@ -203,7 +203,7 @@ namespace xcuda::python
             return interface;
         }
 
-        std::string repr(const device_array& array)
+        std::string array_repr(const device_array& array)
         {
             std::string text = "<xcuda.DeviceArray shape=" + shape_text(array.shape) +
                                 " dtype=" + str_of(array.dtype) + " nbytes=" +
@@ -414,7 +414,7 @@ numpy.ndarray
                      }
                      return a.shape[0];
                  })
-            .def("__repr__", &repr);
+            .def("__repr__", &array_repr);
         register_dlpack(cls);
         g_device_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 

@@ -20,6 +20,7 @@
 #include "diagnostics.hpp"
 #include "disk_cache.hpp"
 #include "errors.hpp"
+#include "wire_fields.hpp"
 
 namespace xcuda
 {
@@ -30,15 +31,9 @@ namespace xcuda
         //   'C' compile_error: message, log, option count, options
         //   'N' nvrtc_error: call, code (decimal text), message
         //   'E' any other failure: message
-        void put_field(std::string& out, const std::string& field)
-        {
-            std::uint64_t size = field.size();
-            for (int i = 0; i < 8; ++i)
-            {
-                out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
-            }
-            out += field;
-        }
+        // (wire_fields.hpp)
+        using wire::put_field;
+        using wire::get_field;
 
         // A decimal number written by the child, or false (a garbled reply is an nvrtc_error below, never
         // a std::invalid_argument from std::stoul crossing the layer).
@@ -51,27 +46,6 @@ namespace xcuda
             char* end = nullptr;
             value = std::strtoll(text.c_str(), &end, 10);
             return end && *end == '\0';
-        }
-
-        bool get_field(const std::string& in, std::size_t& at, std::string& field)
-        {
-            if (at + 8 > in.size())
-            {
-                return false;
-            }
-            std::uint64_t size = 0;
-            for (int i = 0; i < 8; ++i)
-            {
-                size |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
-            }
-            at += 8;
-            if (size > in.size() - at)
-            {
-                return false;
-            }
-            field.assign(in, at, size);
-            at += size;
-            return true;
         }
 
         [[noreturn]] void run_child(int fd, const std::string& source, const compile_options& options,

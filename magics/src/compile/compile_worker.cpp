@@ -18,6 +18,7 @@
 #include "compile_process.hpp"
 #include "errors.hpp"
 #include "nvrtc_library.hpp"
+#include "wire_fields.hpp"
 
 extern char** environ;
 
@@ -25,29 +26,8 @@ namespace xcuda
 {
     namespace
     {
-        void put_u64(std::string& out, std::uint64_t value)
-        {
-            for (int i = 0; i < 8; ++i)
-            {
-                out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-            }
-        }
-
-        bool get_u64(const std::string& in, std::size_t& at, std::uint64_t& value)
-        {
-            if (at + 8 > in.size())
-            {
-                return false;
-            }
-            value = 0;
-            for (int i = 0; i < 8; ++i)
-            {
-                value |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
-            }
-            at += 8;
-            return true;
-        }
-
+        using wire::put_u64;
+        using wire::get_u64;
         void put_text(std::string& out, const std::string& text)
         {
             put_u64(out, text.size());

@@ -1,6 +1,7 @@
 #include "disk_cache.hpp"
 
 #include "private_files.hpp"
+#include "wire_fields.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <random>
 #include <sstream>
 #include <vector>
 
@@ -21,49 +21,12 @@ namespace xcuda
 {
     namespace
     {
+        using wire::put_u64;
+        using wire::get_u64;
+        using wire::put_field;
+        using wire::get_field;
         constexpr char magic[9] = "XCUDACC1";
         constexpr std::size_t header_size = 24;
-
-        void put_u64(std::string& out, std::uint64_t value)
-        {
-            for (int i = 0; i < 8; ++i)
-            {
-                out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-            }
-        }
-
-        bool get_u64(const std::string& in, std::size_t& at, std::uint64_t& value)
-        {
-            if (at + 8 > in.size())
-            {
-                return false;
-            }
-            value = 0;
-            for (int i = 0; i < 8; ++i)
-            {
-                value |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
-            }
-            at += 8;
-            return true;
-        }
-
-        void put_field(std::string& out, const std::string& field)
-        {
-            put_u64(out, field.size());
-            out += field;
-        }
-
-        bool get_field(const std::string& in, std::size_t& at, std::string& field)
-        {
-            std::uint64_t size = 0;
-            if (!get_u64(in, at, size) || size > in.size() - at)
-            {
-                return false;
-            }
-            field.assign(in, at, size);
-            at += size;
-            return true;
-        }
 
         std::string environment(const char* name)
         {
@@ -330,8 +293,7 @@ namespace xcuda
         }
         std::string bytes = serialize(key, result);
         std::string path = path_for(key);
-        std::random_device random;
-        std::string temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(random());
+        std::string temporary = private_files::temporary_name(path);
         int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0)
         {
