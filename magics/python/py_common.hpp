@@ -39,6 +39,12 @@ namespace py = pybind11;
 
 namespace xcuda::python
 {
+    // A grid or block as Python sees it: (x, y, z).
+    inline py::tuple dims_tuple(const std::array<unsigned, 3>& dims)
+    {
+        return py::make_tuple(dims[0], dims[1], dims[2]);
+    }
+
     // The C++ object held by a pybind11 instance whose exact type the caller has already checked. A few
     // loads instead of pybind11's generic cast (type lookup, holder search): for the launch hot path.
     template <class T>

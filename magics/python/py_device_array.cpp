@@ -272,7 +272,7 @@ namespace xcuda::python
             return view;
         }
 
-        std::string repr(const device_array& array)
+        std::string array_repr(const device_array& array)
         {
             std::string text = "<xcuda.DeviceArray shape=" + shape_text(array.shape) +
                                 " dtype=" + str_of(array.dtype) + " nbytes=" +
@@ -494,7 +494,7 @@ itemsizes (its bytes must divide by the new itemsize); no copy, keeps d's memory
                                    "Whether it views another array's memory (d[n:], d.view(...)).")
             .def_property_readonly("byte_offset", [](const device_array& a) { return a.buffer->offset(); },
                                    "Where it starts in the allocation it views, in bytes (0 when not a view).")
-            .def("__repr__", &repr);
+            .def("__repr__", &array_repr);
         register_dlpack(cls);
         g_device_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 

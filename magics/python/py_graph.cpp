@@ -73,11 +73,6 @@ namespace xcuda::python
             return self.graph->capturing() ? "capturing" : self.graph->ready() ? "ready" : "failed";
         }
 
-        py::tuple dims_tuple(const std::array<unsigned, 3>& d)
-        {
-            return py::make_tuple(d[0], d[1], d[2]);
-        }
-
         std::array<unsigned, 3> dims_of(py::handle value, const char* what)
         {
             std::array<unsigned, 3> dims{1, 1, 1};
@@ -137,7 +132,7 @@ namespace xcuda::python
             return false;
         }
 
-        void launch(graph_object& self, py::object stream)
+        void launch_graph(graph_object& self, py::object stream)
         {
             if (!self.graph)
             {
@@ -237,7 +232,7 @@ namespace xcuda::python
             return result;
         }
 
-        std::string repr(const graph_object& self)
+        std::string graph_repr(const graph_object& self)
         {
             std::size_t nodes = self.graph ? self.graph->nodes().size() : 0;
             std::size_t kernels = self.graph ? self.graph->kernel_count() : 0;
@@ -361,7 +356,7 @@ zeros) run once, when the block runs.)")
                  })
             .def("__exit__",
                  [](graph_object& self, py::handle type, py::handle, py::handle) { return exit(self, type); })
-            .def("launch", &launch, py::arg("stream") = py::none(),
+            .def("launch", &launch_graph, py::arg("stream") = py::none(),
                  "Replay the graph on `stream` (default: the default stream, ordered with other work there).\n"
                  "Returns once queued, like a kernel launch; xcuda.synchronize() waits for it.")
             .def("update", &update, py::arg("index"), py::kw_only(), py::arg("grid") = py::none(),
@@ -390,7 +385,7 @@ PyTorch...): numpy arrays raise GraphCaptureError.)")
                      self.arguments.clear();
                  },
                  "Free the graph now (its device resources, and the arguments it kept alive).")
-            .def("__repr__", &repr);
+            .def("__repr__", &graph_repr);
 
         m.def("graph", [] { return graph_object(); },
               R"(A new Graph; use it as `with xcuda.graph() as g:` to capture launches and copies, then g.launch().)");

@@ -132,11 +132,6 @@ namespace xcuda::python
             Py_TYPE(object)->tp_free(object);
         }
 
-        py::tuple dims_tuple(const std::array<unsigned, 3>& dims)
-        {
-            return py::make_tuple(dims[0], dims[1], dims[2]);
-        }
-
         PyObject* launcher_repr(PyObject* object)
         {
             auto* self = reinterpret_cast<launcher_object*>(object);

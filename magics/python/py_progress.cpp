@@ -21,7 +21,7 @@ namespace xcuda::python
         if (!shell.is_none() && py::hasattr(shell, "display_pub"))
         {
             py::object base = py::module_::import("IPython.core.displaypub").attr("DisplayPublisher");
-            if (!shell.attr("display_pub").get_type().is(base))
+            if (!py::type::handle_of(shell.attr("display_pub")).is(base))
             {
                 m_mode = mode::display;
                 return;

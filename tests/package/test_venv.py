@@ -1,8 +1,8 @@
-"""`pip install .` into a venv, and `%load_ext xcuda` in current IPython 9 and ipykernel 7 from PyPI.
+"""The wheel pip-installed into a venv, and `%load_ext xcuda` in current IPython 9 and ipykernel 7 from PyPI.
 
 The venv is the one `bash .ci/test` makes (build/venv, or $XCUDA_TEST_VENV): /usr/bin/python3 -m venv,
-then `pip install ".[all]" ipython>=9 ipykernel>=7 ...` from this checkout, which builds the module with
-scikit-build-core. Everything here runs in that venv's Python, in subprocesses whose environment names
+then `pip install "<wheel>[all]" ipython>=9 ipykernel>=7 ...`, the wheel being the one `bash .ci/wheel` built
+from this checkout (scikit-build-core, as pip builds it for a user; auditwheel's manylinux tag). Everything here runs in that venv's Python, in subprocesses whose environment names
 neither the build tree's module (PYTHONPATH) nor its kernelspecs (JUPYTER_PATH): what they import is
 what pip installed. Where the venv was not made (a plain pytest run), the tests skip saying so; under
 `.ci/test` (XCUDA_TEST_VENV set) a missing venv fails them.

@@ -1,5 +1,6 @@
 #include "private_files.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -8,11 +9,23 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace xcuda
 {
+    std::string private_files::temporary_name(const std::string& path)
+    {
+        std::uint64_t random = 0;
+        if (::getrandom(&random, sizeof random, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof random))
+        {
+            static std::atomic<std::uint64_t> counter{0};  // no entropy yet (early boot): O_EXCL still keeps names apart
+            random = ++counter;
+        }
+        return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(random);
+    }
+
     namespace
     {
         std::string mode_text(mode_t mode)

@@ -39,6 +39,11 @@ namespace xcuda
         // ours in it). Otherwise which folder is wrong and why, in words.
         static std::string code_folder_problem(const std::string& path);
 
+        // A name beside path for writing a file and renaming it over path: "<path>.tmp.<pid>.<random>",
+        // the random part from getrandom(2) (std::random_device would tie the wheel to glibc 2.36:
+        // README, "The wheel"). Create it with O_EXCL.
+        static std::string temporary_name(const std::string& path);
+
         // mkdir -p, with the last component made 0700 (the parents 0755, as `mkdir -p` does).
         static bool make_folder(const std::string& path);
     };

@@ -7,6 +7,16 @@
 
 namespace xcuda::text
 {
+    bool is_line_space(char c)
+    {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+    }
+
+    bool starts_with(const std::string& text, const std::string& prefix)
+    {
+        return text.size() >= prefix.size() && text.compare(0, prefix.size(), prefix) == 0;
+    }
+
     namespace
     {
         const char* const replacement = "\xEF\xBF\xBD";  // U+FFFD

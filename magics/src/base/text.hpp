@@ -22,6 +22,10 @@ namespace xcuda::text
     std::string trim(const std::string& text);
     bool blank(const std::string& text);
 
+    // A blank inside a line: space, tab, CR, VT, FF (not LF).
+    bool is_line_space(char c);
+    bool starts_with(const std::string& text, const std::string& prefix);
+
     // 1e3-based, as GB/s is: "512 B", "4.1 kB", "16.8 MB", "1.07 GB".
     std::string bytes(double count);
     // 1024-based, as memory sizes are: "512 B", "4.0 KiB", "16.0 MiB", "139.80 GiB".

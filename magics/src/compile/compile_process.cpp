@@ -31,15 +31,9 @@ namespace xcuda
         //   'C' compile_error: message, log, option count, options
         //   'N' nvrtc_error: call, code (decimal text), message
         //   'E' any other failure: message
-        void put_field(std::string& out, const std::string& field)
-        {
-            std::uint64_t size = field.size();
-            for (int i = 0; i < 8; ++i)
-            {
-                out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
-            }
-            out += field;
-        }
+        // (base/byte_io.hpp)
+        using byte_io::get_text;
+        using byte_io::put_text;
 
         // A decimal number written by the child, or false (a garbled reply is an nvrtc_error below, never
         // a std::invalid_argument from std::stoul crossing the layer).
@@ -52,27 +46,6 @@ namespace xcuda
             char* end = nullptr;
             value = std::strtoll(text.c_str(), &end, 10);
             return end && *end == '\0';
-        }
-
-        bool get_field(const std::string& in, std::size_t& at, std::string& field)
-        {
-            if (at + 8 > in.size())
-            {
-                return false;
-            }
-            std::uint64_t size = 0;
-            for (int i = 0; i < 8; ++i)
-            {
-                size |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
-            }
-            at += 8;
-            if (size > in.size() - at)
-            {
-                return false;
-            }
-            field.assign(in, at, size);
-            at += size;
-            return true;
         }
 
         [[noreturn]] void run_child(int fd, const std::string& source, const compile_options& options,
@@ -112,27 +85,27 @@ namespace xcuda
         catch (const compile_error& e)
         {
             std::string out = "C";
-            put_field(out, e.what());
-            put_field(out, e.log());
-            put_field(out, std::to_string(e.options().size()));
+            put_text(out, e.what());
+            put_text(out, e.log());
+            put_text(out, std::to_string(e.options().size()));
             for (const std::string& option : e.options())
             {
-                put_field(out, option);
+                put_text(out, option);
             }
             return out;
         }
         catch (const nvrtc_error& e)
         {
             std::string out = "N";
-            put_field(out, e.call());
-            put_field(out, std::to_string(e.code()));
-            put_field(out, e.description());
+            put_text(out, e.call());
+            put_text(out, std::to_string(e.code()));
+            put_text(out, e.description());
             return out;
         }
         catch (const std::exception& e)
         {
             std::string out = "E";
-            put_field(out, e.what());
+            put_text(out, e.what());
             return out;
         }
     }
@@ -155,7 +128,7 @@ namespace xcuda
             std::string log;
             std::string count;
             long long options_count = 0;
-            if (get_field(bytes, at, message) && get_field(bytes, at, log) && get_field(bytes, at, count) &&
+            if (get_text(bytes, at, message) && get_text(bytes, at, log) && get_text(bytes, at, count) &&
                 whole_number(count, options_count) && options_count >= 0 &&
                 static_cast<unsigned long long>(options_count) <= bytes.size())
             {
@@ -163,7 +136,7 @@ namespace xcuda
                 bool whole = true;
                 for (std::string& option : options)
                 {
-                    whole = whole && get_field(bytes, at, option);
+                    whole = whole && get_text(bytes, at, option);
                 }
                 if (whole)
                 {
@@ -178,7 +151,7 @@ namespace xcuda
             std::string code;
             std::string message;
             long long number = 0;
-            if (get_field(bytes, at, call) && get_field(bytes, at, code) && get_field(bytes, at, message) &&
+            if (get_text(bytes, at, call) && get_text(bytes, at, code) && get_text(bytes, at, message) &&
                 whole_number(code, number))
             {
                 throw nvrtc_error(call, static_cast<int>(number), message);
@@ -187,7 +160,7 @@ namespace xcuda
         else if (!bytes.empty() && bytes[0] == 'E')
         {
             std::string message;
-            if (get_field(bytes, at, message))
+            if (get_text(bytes, at, message))
             {
                 throw nvrtc_error("nvrtcCompileProgram", -1, message);
             }

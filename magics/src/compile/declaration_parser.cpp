@@ -12,7 +12,6 @@ namespace xcuda::cxx
 {
     namespace
     {
-        constexpr std::size_t npos = std::string::npos;
     }
 
     declaration_parser::declaration_parser(std::vector<token> toks, std::vector<std::string> files,

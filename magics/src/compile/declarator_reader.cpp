@@ -9,7 +9,6 @@ namespace xcuda::cxx
 {
     namespace
     {
-        constexpr std::size_t npos = std::string::npos;
     }
 
     declarator_reader::declarator_reader(std::vector<token> toks)

@@ -173,6 +173,27 @@ namespace xcuda
                            "library in device code.";
                 }
             }
+            // CCCL (CUB, Thrust, libcu++) and the toolkit's own headers: without a toolkit, NVIDIA's wheels
+            // hold them (site-packages/nvidia/cu13/include, found beside the wheel's NVRTC).
+            for (const char* cccl : {"\"cub/", "\"thrust/", "\"cuda/", "\"nv/"})
+            {
+                if (message.find(cccl) != std::string::npos)
+                {
+                    return "CUB, Thrust and libcu++ (CCCL) come with the CUDA toolkit, or without one from NVIDIA's "
+                           "wheel: pip install nvidia-cuda-cccl (pip install \"xcuda[nvrtc]\" brings NVRTC and all "
+                           "the header wheels).";
+                }
+            }
+            for (const char* toolkit : {"\"cuda_fp", "\"cuda_bf16", "\"cuda_runtime", "\"cuda_pipeline", "\"cuda_awbarrier",
+                                        "\"cuda_occupancy", "\"cooperative_groups", "\"mma.h", "\"vector_types.h"})
+            {
+                if (message.find(toolkit) != std::string::npos)
+                {
+                    return "this is a header of the CUDA toolkit: install the toolkit, or without one NVIDIA's wheels "
+                           "pip install nvidia-cuda-runtime nvidia-cuda-crt (pip install \"xcuda[nvrtc]\" brings NVRTC "
+                           "and all the header wheels).";
+                }
+            }
             return "the header was not found: the toolkit's include folder is searched; add others with -I, or "
                    "define it in a %%cuda_header cell.";
         }

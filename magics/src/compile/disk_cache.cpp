@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <random>
 #include <sstream>
 #include <vector>
 
@@ -293,8 +292,7 @@ namespace xcuda
         }
         std::string bytes = serialize(key, result);
         std::string path = path_for(key);
-        std::random_device random;
-        std::string temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(random());
+        std::string temporary = private_files::temporary_name(path);
         int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0)
         {

@@ -1,7 +1,6 @@
 #include "nvrtc_version_memo.hpp"
 
 #include <cstdio>
-#include <random>
 #include <sstream>
 
 #include <fcntl.h>
@@ -79,8 +78,7 @@ namespace xcuda
         {
             // Best effort, atomically: a reader sees the old file or the new one.
             std::string text = format(*m_version, nvrtc_library::search_fingerprint(), nvrtc_library::path());
-            std::random_device random;
-            std::string temporary = m_path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(random());
+            std::string temporary = private_files::temporary_name(m_path);
             int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
             if (fd >= 0)
             {

@@ -11,7 +11,6 @@ namespace xcuda::cxx
 {
     namespace
     {
-        constexpr std::size_t npos = std::string::npos;
     }
 
     source_lexer::source_lexer(const std::string& source, include_resolver* includes, int file,

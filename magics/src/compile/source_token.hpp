@@ -17,6 +17,9 @@
 
 namespace xcuda::cxx
 {
+    // "Not found" of the readers' offsets into the source text (std::string::npos).
+    inline constexpr std::size_t npos = std::string::npos;
+
     enum class token_kind
     {
         identifier,

@@ -29,11 +29,6 @@ namespace xcuda
             }
         }
 
-        std::string dims_text(const std::array<unsigned, 3>& d)
-        {
-            return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
-        }
-
         // "saxpy[(256, 1, 1), (256, 1, 1)]" as the launch was written, with its shared memory when not 0.
         std::string launch_text(const std::string& kernel, const launch_dims& dims)
         {

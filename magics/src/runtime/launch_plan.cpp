@@ -7,6 +7,11 @@
 
 namespace xcuda
 {
+    std::string dims_text(const std::array<unsigned, 3>& dims)
+    {
+        return "(" + std::to_string(dims[0]) + ", " + std::to_string(dims[1]) + ", " + std::to_string(dims[2]) + ")";
+    }
+
     launch_plan::launch_plan(const kernel_signature& signature)
         : m_line(signature.line)
     {

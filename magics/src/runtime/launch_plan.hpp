@@ -46,6 +46,9 @@ namespace xcuda
         unsigned shared_mem = 0;
     };
 
+    // "(256, 1, 1)": a grid or block as messages and replay scripts write it.
+    std::string dims_text(const std::array<unsigned, 3>& dims);
+
     class launch_plan
     {
     public:

@@ -77,11 +77,6 @@ namespace xcuda
             throw usage_error("the replay bundle " + folder + " is malformed: line " + std::to_string(line) + " of " +
                               manifest_name + ": " + what);
         }
-
-        std::string dims_text(const std::array<unsigned, 3>& d)
-        {
-            return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
-        }
     }
 
     std::vector<std::uint64_t> replay_bundle::place_pointers(const std::vector<pointer_extent>& extents)

@@ -4,14 +4,11 @@
 
 namespace xcuda::sim
 {
-    namespace
+    std::string hex(std::uint64_t value)
     {
-        std::string hex(std::uintptr_t value)
-        {
-            char text[32];
-            std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-            return text;
-        }
+        char text[32];
+        std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+        return text;
     }
 
     void sim_memory::add(std::uintptr_t start, std::size_t bytes, std::string name)

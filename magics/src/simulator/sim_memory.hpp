@@ -16,6 +16,9 @@
 
 namespace xcuda::sim
 {
+    // "0x7f12...": an address or a value in messages.
+    std::string hex(std::uint64_t value);
+
     class sim_memory
     {
     public:

@@ -27,13 +27,6 @@ namespace xcuda::sim
             return result;
         }
 
-        std::string hex(std::uint64_t value)
-        {
-            char text[32];
-            std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-            return text;
-        }
-
     }
 
     warp_interpreter::warp_interpreter(launch_context& launch, block_state& block, unsigned warp_index)

@@ -11,29 +11,19 @@ namespace xcuda
 {
     namespace
     {
-        bool is_space(char c)
-        {
-            return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-        }
-
         std::string trim(const std::string& s)
         {
             std::size_t b = 0;
             std::size_t e = s.size();
-            while (b < e && is_space(s[b]))
+            while (b < e && text::is_line_space(s[b]))
             {
                 ++b;
             }
-            while (e > b && is_space(s[e - 1]))
+            while (e > b && text::is_line_space(s[e - 1]))
             {
                 --e;
             }
             return s.substr(b, e - b);
-        }
-
-        bool starts_with(const std::string& s, const std::string& prefix)
-        {
-            return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
         }
 
         bool ends_with(const std::string& s, const std::string& suffix)
@@ -61,7 +51,7 @@ namespace xcuda
         // which every view already shows as "no source line".
         int parse_line_number(const std::string& s, std::size_t& pos)
         {
-            while (pos < s.size() && is_space(s[pos]))
+            while (pos < s.size() && text::is_line_space(s[pos]))
             {
                 ++pos;
             }
@@ -101,7 +91,7 @@ namespace xcuda
                 return false;
             }
             std::string rest = trim(t.substr(i + 1));
-            if (!rest.empty() && !starts_with(rest, "//"))
+            if (!rest.empty() && !text::starts_with(rest, "//"))
             {
                 return false;
             }
@@ -133,9 +123,9 @@ namespace xcuda
             std::size_t pos = 0;
             while ((pos = t.find(word, pos)) != std::string::npos)
             {
-                bool left_ok = pos == 0 || is_space(t[pos - 1]);
+                bool left_ok = pos == 0 || text::is_line_space(t[pos - 1]);
                 std::size_t after = pos + word.size();
-                bool right_ok = after == t.size() || is_space(t[after]) || t[after] == '(';
+                bool right_ok = after == t.size() || text::is_line_space(t[after]) || t[after] == '(';
                 if (left_ok && right_ok)
                 {
                     return after;
@@ -150,7 +140,7 @@ namespace xcuda
         std::string ptx_function_name(const std::string& t, std::size_t after_keyword)
         {
             std::size_t i = after_keyword;
-            while (i < t.size() && is_space(t[i]))
+            while (i < t.size() && text::is_line_space(t[i]))
             {
                 ++i;
             }
@@ -169,7 +159,7 @@ namespace xcuda
                         break;
                     }
                 }
-                while (i < t.size() && is_space(t[i]))
+                while (i < t.size() && text::is_line_space(t[i]))
                 {
                     ++i;
                 }
@@ -210,7 +200,7 @@ namespace xcuda
             for (const std::string& raw : lines)
             {
                 std::string t = trim(raw);
-                if (!starts_with(t, ".file") || t.size() < 6 || !is_space(t[5]))
+                if (!text::starts_with(t, ".file") || t.size() < 6 || !text::is_line_space(t[5]))
                 {
                     continue;
                 }
@@ -253,7 +243,7 @@ namespace xcuda
         {
             return std::all_of(code.begin(), code.end(), [](char c)
                                { return c == '{' || c == '}' || c == '(' || c == ')' || c == ';'
-                                        || c == ',' || is_space(c); });
+                                        || c == ',' || text::is_line_space(c); });
         }
 
         // `//## File "/root/out/cell", line 13 inlined at "/root/out/cell", line 17` -> the first
@@ -299,7 +289,7 @@ namespace xcuda
         // "/*0040*/" at the start of t: returns the text after it, or false.
         bool split_sass_address(const std::string& t, std::string& rest)
         {
-            if (!starts_with(t, "/*"))
+            if (!text::starts_with(t, "/*"))
             {
                 return false;
             }
@@ -321,7 +311,7 @@ namespace xcuda
                 return raw;
             }
             std::string before = raw.substr(0, enc);
-            while (!before.empty() && is_space(before.back()))
+            while (!before.empty() && text::is_line_space(before.back()))
             {
                 before.pop_back();
             }
@@ -356,13 +346,13 @@ namespace xcuda
             // A bounded join: PTX without the closing ';' (hostile or truncated) must not swallow
             // the rest of the listing.
             if (statement_open && !code.empty() && code[0] != '.' && continuation_lines < 64
-                && !starts_with(t, "//"))
+                && !text::starts_with(t, "//"))
             {
                 std::string name;
                 if (!parse_label(t, name))
                 {
                     std::string& joined = out.back().text;
-                    while (!joined.empty() && is_space(joined.back()))
+                    while (!joined.empty() && text::is_line_space(joined.back()))
                     {
                         joined.pop_back();
                     }
@@ -383,7 +373,7 @@ namespace xcuda
             {
                 line.kind = code_line::blank;
             }
-            else if (starts_with(t, "//") || starts_with(t, "/*"))
+            else if (text::starts_with(t, "//") || text::starts_with(t, "/*"))
             {
                 line.kind = code_line::comment;
             }
@@ -391,7 +381,7 @@ namespace xcuda
             {
                 line.kind = code_line::directive;
                 std::size_t after = std::string::npos;
-                if (starts_with(code, ".loc") && (code.size() == 4 || is_space(code[4])))
+                if (text::starts_with(code, ".loc") && (code.size() == 4 || text::is_line_space(code[4])))
                 {
                     current_line = ptx_loc_line(code, cell_files);
                 }
@@ -476,13 +466,13 @@ namespace xcuda
             {
                 line.kind = code_line::blank;
             }
-            else if (starts_with(t, "/* 0x"))
+            else if (text::starts_with(t, "/* 0x"))
             {
                 continue;  // cuobjdump's second encoding word, on a line of its own
             }
             else if (split_sass_address(t, rest))
             {
-                if (rest.empty() || starts_with(rest, "/*"))
+                if (rest.empty() || text::starts_with(rest, "/*"))
                 {
                     line.kind = code_line::comment;
                 }
@@ -497,23 +487,23 @@ namespace xcuda
                     line.source_line = current_line;
                 }
             }
-            else if (starts_with(t, "//##"))
+            else if (text::starts_with(t, "//##"))
             {
                 line.kind = code_line::comment;
                 current_line = sass_line_info(t, source_file);
             }
-            else if (starts_with(t, "//-----"))
+            else if (text::starts_with(t, "//-----"))
             {
                 // nvdisasm's section banner: "//--------------------- .text.saxpy    -------".
                 std::size_t name_at = t.find_first_not_of('-', 2);  // npos: a banner of dashes only
                 std::string name = name_at == std::string::npos ? std::string() : trim(t.substr(name_at));
                 name = name.substr(0, name.find_first_of(" \t"));
-                if (starts_with(name, ".text."))
+                if (text::starts_with(name, ".text."))
                 {
                     enter(name.substr(6));
                     line.kind = code_line::header;
                 }
-                else if (starts_with(name, "."))
+                else if (text::starts_with(name, "."))
                 {
                     enter("");
                     line.kind = code_line::comment;
@@ -523,26 +513,26 @@ namespace xcuda
                     line.kind = code_line::comment;
                 }
             }
-            else if (starts_with(t, "//"))
+            else if (text::starts_with(t, "//"))
             {
                 line.kind = code_line::comment;
             }
-            else if (starts_with(t, "Function :") || starts_with(t, "Function:"))
+            else if (text::starts_with(t, "Function :") || text::starts_with(t, "Function:"))
             {
                 enter(trim(t.substr(t.find(':') + 1)));
                 line.kind = code_line::header;
             }
-            else if (starts_with(t, ".section"))
+            else if (text::starts_with(t, ".section"))
             {
                 std::string name = trim(t.substr(8));
                 name = name.substr(0, name.find_first_of(", \t"));
-                enter(starts_with(name, ".text.") ? name.substr(6) : "");
+                enter(text::starts_with(name, ".text.") ? name.substr(6) : "");
                 line.kind = code_line::directive;
             }
             else if (parse_label(t, label_name))
             {
                 line.kind = code_line::label;
-                if (starts_with(label_name, ".text."))
+                if (text::starts_with(label_name, ".text."))
                 {
                     enter(label_name.substr(6));
                 }
@@ -565,7 +555,7 @@ namespace xcuda
             else if (t[0] == '.')
             {
                 line.kind = code_line::directive;
-                if (starts_with(t, ".type") && t.find("@function") != std::string::npos)
+                if (text::starts_with(t, ".type") && t.find("@function") != std::string::npos)
                 {
                     std::string name = trim(t.substr(5));
                     declared_functions.insert(name.substr(0, name.find(',')));

@@ -31,11 +31,6 @@ namespace xcuda
 
         using text::split_lines;
 
-        bool is_space(char c)
-        {
-            return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-        }
-
         // Trimmed, with runs of blanks as one space: PTX separates opcode and operands with a tab,
         // nvdisasm pads with twenty spaces; neither means anything in a text view or a diff.
         std::string collapse_space(const std::string& s)
@@ -44,7 +39,7 @@ namespace xcuda
             bool pending = false;
             for (char c : s)
             {
-                if (is_space(c))
+                if (text::is_line_space(c))
                 {
                     pending = !out.empty();
                     continue;

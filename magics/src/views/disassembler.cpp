@@ -12,17 +12,12 @@
 
 #include "errors.hpp"
 #include "nvrtc_compiler.hpp"
+#include "tool_finder.hpp"
 
 namespace xcuda
 {
     namespace
     {
-        bool executable(const std::string& path)
-        {
-            struct stat st;
-            return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-        }
-
         // Runs argv, returns (exit status, stdout + stderr).
         std::pair<int, std::string> run(const std::vector<std::string>& argv)
         {
@@ -84,7 +79,7 @@ namespace xcuda
         folders.push_back("/usr/local/cuda/bin");
         for (const auto& folder : folders)
         {
-            if (executable(folder + "/" + name))
+            if (is_executable_file(folder + "/" + name))
             {
                 return folder + "/" + name;
             }

@@ -11,11 +11,6 @@ namespace xcuda
     {
         const std::string prefix = "=========";
 
-        bool starts_with(const std::string& s, const std::string& start)
-        {
-            return s.compare(0, start.size(), start) == 0;
-        }
-
         long long number(const std::string& text)
         {
             std::string digits;
@@ -68,7 +63,7 @@ namespace xcuda
         bool read_location(const std::string& text, sanitizer_location& location)
         {
             std::size_t at = text.find(" at ");
-            std::size_t start = at == std::string::npos ? (starts_with(text, "at ") ? 3 : std::string::npos) : at + 4;
+            std::size_t start = at == std::string::npos ? (text::starts_with(text, "at ") ? 3 : std::string::npos) : at + 4;
             if (start == std::string::npos)
             {
                 return false;
@@ -101,11 +96,11 @@ namespace xcuda
             }
             // What comes before " at ": racecheck's "Write access", "and Read access", "Write Thread (32,0,0)".
             std::string before = at == std::string::npos ? "" : text::trim(text.substr(0, at));
-            if (starts_with(before, "and "))
+            if (text::starts_with(before, "and "))
             {
                 before = before.substr(4);
             }
-            if (starts_with(before, "Error: Race reported between "))
+            if (text::starts_with(before, "Error: Race reported between "))
             {
                 before = before.substr(29);
             }
@@ -124,9 +119,9 @@ namespace xcuda
         {
             if (title.find("Race reported") != std::string::npos || title.find("hazard") != std::string::npos)
                 return "race";
-            if (starts_with(title, "Program hit"))
+            if (text::starts_with(title, "Program hit"))
                 return "api";
-            if (starts_with(title, "Leaked"))
+            if (text::starts_with(title, "Leaked"))
                 return "leak";
             if (title.find("Uninitialized") != std::string::npos || title.find("uninitialized") != std::string::npos)
                 return "uninitialized";
@@ -181,7 +176,7 @@ namespace xcuda
         sanitizer_finding* open = nullptr;
         for (const std::string& raw : text::split_lines(output))
         {
-            if (!starts_with(raw, prefix))
+            if (!text::starts_with(raw, prefix))
             {
                 report.program_output += raw + "\n";
                 open = nullptr;
@@ -189,7 +184,7 @@ namespace xcuda
             }
             std::string body = raw.substr(prefix.size());
             std::string line = text::trim(body);
-            bool continuation = starts_with(body, "    ");
+            bool continuation = text::starts_with(body, "    ");
             if (line.empty())
             {
                 open = nullptr;
@@ -204,7 +199,7 @@ namespace xcuda
                 }
                 if (line.find("SUMMARY:") != std::string::npos)
                 {
-                    if (starts_with(line, "LEAK SUMMARY:"))
+                    if (text::starts_with(line, "LEAK SUMMARY:"))
                     {
                         report.leaked_bytes = number(line.substr(14));
                         continue;
@@ -219,7 +214,7 @@ namespace xcuda
                 }
                 report.findings.emplace_back();
                 open = &report.findings.back();
-                open->title = starts_with(line, "Error: ") && line.find("Race reported") == std::string::npos
+                open->title = text::starts_with(line, "Error: ") && line.find("Race reported") == std::string::npos
                                   ? line.substr(7)
                                   : line;
                 open->kind = kind_of(line);
@@ -241,11 +236,11 @@ namespace xcuda
             {
                 continue;
             }
-            if (starts_with(line, "Saved host backtrace") || starts_with(line, "Host Frame:"))
+            if (text::starts_with(line, "Saved host backtrace") || text::starts_with(line, "Host Frame:"))
             {
                 continue;  // the replay program's own frames: nothing of the user's
             }
-            if (starts_with(line, "by thread ("))
+            if (text::starts_with(line, "by thread ("))
             {
                 open->thread = triple_at(line, 10);
                 std::size_t block = line.find("in block (");
@@ -256,7 +251,7 @@ namespace xcuda
                 continue;
             }
             sanitizer_location location;
-            if ((starts_with(line, "at ") || line.find(" at ") != std::string::npos) && line.find("+0x") != std::string::npos &&
+            if ((text::starts_with(line, "at ") || line.find(" at ") != std::string::npos) && line.find("+0x") != std::string::npos &&
                 read_location(line, location))
             {
                 open->locations.push_back(location);

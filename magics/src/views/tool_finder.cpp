@@ -13,14 +13,14 @@
 
 namespace xcuda
 {
+    bool is_executable_file(const std::string& path)
+    {
+        struct stat st;
+        return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+    }
+
     namespace
     {
-        bool executable(const std::string& path)
-        {
-            struct stat st;
-            return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-        }
-
         std::string env(const char* name)
         {
             const char* value = std::getenv(name);
@@ -96,7 +96,7 @@ namespace xcuda
         if (!direct.empty())
         {
             result.looked.push_back("$" + variable(name) + " = " + direct);
-            if (executable(direct))
+            if (is_executable_file(direct))
             {
                 result.path = direct;
             }
@@ -153,7 +153,7 @@ namespace xcuda
         for (const std::string& candidate : candidates)
         {
             result.looked.push_back(candidate);
-            if (executable(candidate))
+            if (is_executable_file(candidate))
             {
                 result.path = candidate;
                 return result;

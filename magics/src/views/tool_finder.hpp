@@ -16,6 +16,9 @@
 
 namespace xcuda
 {
+    // A regular file this process may execute.
+    bool is_executable_file(const std::string& path);
+
     class tool_finder
     {
     public:
