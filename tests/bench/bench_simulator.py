@@ -1,6 +1,7 @@
 """The PTX simulator's speed (XCUDA_DEVICE=simulator, docs/simulator.md): simulated thread-instructions
-per second for SAXPY and a shared-memory block reduction, beside numpy doing the same work in the same
-run (the baseline of the ratio column). No assertion on any time.
+per second for SAXPY, a shared-memory block reduction and a warp shuffle scan, beside numpy doing the
+same work in the same run (the baseline of the ratio column). No assertion on any time. Each kernel's
+result is checked against numpy's before its row is printed.
 
     XCUDA_DEVICE=simulator PYTHONPATH=build/python /usr/bin/python3 tests/bench/bench_simulator.py [--n 1048576]
 
@@ -45,6 +46,21 @@ extern "C" __global__ void block_sum(const float* in, float* out, int n)
 }
 """
 
+WARP_SCAN = r"""
+extern "C" __global__ void warp_scan(const int* in, int* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31;
+    int v = i < n ? in[i] : 0;
+    for (int d = 1; d < 32; d <<= 1)
+    {
+        int up = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += up;
+    }
+    if (i < n) out[i] = v;  // the inclusive scan of each warp's 32 values
+}
+"""
+
 
 def counter(name):
     library = ctypes.CDLL(str(Path(xcuda.__file__).parent / "libxcuda-sim.so"))
@@ -84,8 +100,11 @@ def main():
     x, y, out = xcuda.to_device(x_host), xcuda.to_device(y_host), xcuda.zeros(n, "float32")
     saxpy = xcuda.compile(SAXPY, name="bench_sim_saxpy").saxpy
     block_sum = xcuda.compile(BLOCK_SUM, name="bench_sim_block_sum").block_sum
+    warp_scan = xcuda.compile(WARP_SCAN, name="bench_sim_warp_scan").warp_scan
     grid = (n + 255) // 256
     sums = xcuda.zeros(grid, "float32")
+    ints_host = rng.integers(-1000, 1000, n, dtype=np.int32)
+    ints, scanned = xcuda.to_device(ints_host), xcuda.zeros(n, "int32")
 
     def run_saxpy():
         saxpy[grid, 256](np.float32(2.0), x, y, out, n)
@@ -95,14 +114,35 @@ def main():
         block_sum[grid, 256](x, sums, n)
         xcuda.synchronize()
 
+    def run_scan():
+        warp_scan[grid, 256](ints, scanned, n)
+        xcuda.synchronize()
+
+    def numpy_scan():
+        padded = np.zeros((n + 31) // 32 * 32, np.int32)
+        padded[:n] = ints_host
+        return np.cumsum(padded.reshape(-1, 32), axis=1, dtype=np.int32).reshape(-1)[:n]
+
+    def numpy_sum():
+        return (x_host.reshape(-1, 256).sum(axis=1) if n % 256 == 0
+                else np.add.reduceat(x_host, np.arange(0, n, 256)))
+
+    # Each kernel's result against numpy's, before anything is timed (a wrong simulator is not measured).
+    run_saxpy()
+    np.testing.assert_array_equal(out.copy_to_host(), np.float32(2.0) * x_host + y_host)
+    run_sum()
+    np.testing.assert_allclose(sums.copy_to_host(), numpy_sum(), rtol=1e-5)
+    run_scan()
+    np.testing.assert_array_equal(scanned.copy_to_host(), numpy_scan())
+
     # The blocks of a launch run on XCUDA_SIM_THREADS host threads (read at each launch): one, then the
     # pool (--threads, default the machine's cores).
     pool = args.threads or os.cpu_count() or 1
     rows = []
     for name, run, host in (
             ("saxpy", run_saxpy, lambda: np.float32(2.0) * x_host + y_host),
-            ("block_sum (shared memory, bar.sync)", run_sum, lambda: x_host.reshape(-1, 256).sum(axis=1) if n % 256 == 0
-             else np.add.reduceat(x_host, np.arange(0, n, 256)))):
+            ("block_sum (shared memory, bar.sync)", run_sum, numpy_sum),
+            ("warp_scan (shfl.sync.up, int32)", run_scan, numpy_scan)):
         numpy_s = median_s(host, args.repeat)
         for threads in sorted({1, pool}):
             os.environ["XCUDA_SIM_THREADS"] = str(threads)
