@@ -2,12 +2,12 @@
 parameter types xcuda reads, -D / -U of the %%cuda line and NVRTC's predefined macros included; what the
 reader cannot decide refuses the parameters that depend on it; and the compiler checks the struct
 layouts the reader computed (a probe compiled with the cell), refusing a parameter where they differ."""
-import threading
 
 import numpy as np
 import pytest
 
 import xcuda
+from thread_runs import run_in_threads  # tests/thread_runs.py
 
 PRECISION = """#ifdef DOUBLE_PRECISION
 typedef double real;
@@ -88,25 +88,15 @@ def test_a_cell_without_structs_gets_no_probe():
 
 
 def test_cells_compile_and_probe_from_several_threads():
-    errors = []
-
     def work(index):
-        try:
-            width = "double" if index % 2 else "float"
-            m = xcuda.compile(f"struct S{index} {{ {width} a; int b; }};\n"
-                              f'extern "C" __global__ void k{index}(S{index} s) {{}}\n', arch="compute_80")
-            parameter = m[f"k{index}"].parameters[0]
-            assert parameter["refusal"] is None
-            assert parameter["size"] == (16 if index % 2 else 8)
-        except Exception as e:  # noqa: BLE001 (collected for the main thread)
-            errors.append(e)
+        width = "double" if index % 2 else "float"
+        m = xcuda.compile(f"struct S{index} {{ {width} a; int b; }};\n"
+                          f'extern "C" __global__ void k{index}(S{index} s) {{}}\n', arch="compute_80")
+        parameter = m[f"k{index}"].parameters[0]
+        assert parameter["refusal"] is None
+        assert parameter["size"] == (16 if index % 2 else 8)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    run_in_threads(work, 6)
 
 
 def test_a_macro_generated_struct_is_read_and_checked_by_the_compiler():

@@ -10,9 +10,11 @@ launch.
 """
 import os
 import sys
-import threading
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from thread_runs import run_in_threads  # noqa: E402  (tests/thread_runs.py)
 
 SOURCE = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -37,24 +39,7 @@ class CudaArrayInterfaceOnly:
 
 def run_threads(work):
     """work(thread_index) in THREADS threads started together; the first error any raised, re-raised."""
-    barrier = threading.Barrier(THREADS)
-    errors = []
-
-    def body(index):
-        try:
-            barrier.wait()
-            work(index)
-        except BaseException as error:  # noqa: BLE001 - reported below with the thread
-            errors.append((index, error))
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        index, error = errors[0]
-        raise AssertionError(f"thread {index} of {THREADS}: {error!r} ({len(errors)} threads failed)") from error
+    run_in_threads(work, THREADS)
 
 
 def check(expected, got, thread, launch, what):

@@ -12,11 +12,12 @@ writes `value` to x[0..n), so a launch that ran can be seen.
 import ctypes
 import os
 import sys
-import threading
 
 import numpy as np
 
-import xcuda
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import xcuda  # noqa: E402
+from thread_runs import run_in_threads  # noqa: E402  (tests/thread_runs.py)
 
 BIG_SHARED = r"""
 extern "C" __global__ void fill(float* x, float value, unsigned n)
@@ -89,21 +90,12 @@ def big_shared():
     assert m.fill.get_attribute("MaxDynamicSharedMemorySize") == 65536
     # From several threads at once: each launch raises (or finds raised) the limit it needs.
     outs = [xcuda.zeros(n, np.float32) for _ in range(8)]
-    errors = []
 
     def launch(k):
-        try:
-            for _ in range(5):
-                m.fill[4, 256, None, 70000 + 1000 * k](outs[k], float(k), n)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(5):
+            m.fill[4, 256, None, 70000 + 1000 * k](outs[k], float(k), n)
 
-    threads = [threading.Thread(target=launch, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(launch, 8)
     for k in range(8):
         assert np.all(outs[k].copy_to_host() == float(k)), k
     assert m.fill.get_attribute("max_dynamic_shared_size_bytes") >= 77000
@@ -196,46 +188,28 @@ def module_variables():
     with expect(ValueError, "68 bytes", "4 elements (16 bytes)"):
         k.set(np.zeros(4, np.float32))
     # From several threads: each write lands whole.
-    errors = []
 
     def run(v):
-        try:
-            for _ in range(50):
-                m.globals.d_table = np.full(4, v, np.int32)
-                got = m.globals.d_table.get()
-                assert len(set(got.tolist())) == 1, got
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(50):
+            m.globals.d_table = np.full(4, v, np.int32)
+            got = m.globals.d_table.get()
+            assert len(set(got.tolist())) == 1, got
 
-    threads = [threading.Thread(target=run, args=(v,)) for v in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(run, 6)
 
 
 def attributes_from_threads():
     m = xcuda.compile(BIG_SHARED, name="attributes_threads")
     k = m.fill
-    errors = []
     outs = [xcuda.zeros(256, np.float32) for _ in range(6)]
 
     def run(t):
-        try:
-            for i in range(20):
-                k.set_attribute("preferred_shared_memory_carveout", (t * 20 + i) % 101)
-                k[1, 256, None, 60000 + 100 * t](outs[t], float(t), 256)
-                assert 0 <= k.get_attribute("preferred_shared_memory_carveout") <= 100
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for i in range(20):
+            k.set_attribute("preferred_shared_memory_carveout", (t * 20 + i) % 101)
+            k[1, 256, None, 60000 + 100 * t](outs[t], float(t), 256)
+            assert 0 <= k.get_attribute("preferred_shared_memory_carveout") <= 100
 
-    threads = [threading.Thread(target=run, args=(t,)) for t in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(run, 6)
     for t in range(6):
         assert np.all(outs[t].copy_to_host() == float(t))
     assert list(k.attributes_set) == ["preferred_shared_memory_carveout"]

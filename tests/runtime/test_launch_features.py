@@ -11,13 +11,13 @@ addresses (xcuda.Pointer) and offset views of device arrays (d[n:], d.view(dtype
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import xcuda
+from thread_runs import run_in_threads  # tests/thread_runs.py
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "launch_feature_scenarios.py"
@@ -207,22 +207,14 @@ def test_function_attributes_are_set_and_read_back():
 def test_launches_with_big_shared_memory_from_several_threads():
     m = xcuda.compile(BIG_SHARED_SUM, name="big_shared_threads")
     host = np.ones(4 * 16384, np.float32)
-    results, errors = [None] * 6, []
+    results = [None] * 6
 
     def run(k):
-        try:
-            out = np.zeros(4, np.float32)
-            m.staged_sum[4, 128, None, 65536 + 1024 * k](host, out)
-            results[k] = out
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        out = np.zeros(4, np.float32)
+        m.staged_sum[4, 128, None, 65536 + 1024 * k](host, out)
+        results[k] = out
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(run, 6)
     for out in results:
         assert np.array_equal(out, np.full(4, 16384, np.float32))
 

@@ -6,12 +6,12 @@ Without a driver: what the declaration says (dtype, shape, size, symbol) and the
 reads, writes and launches, checked against numpy; they also run on the PTX simulator in CI
 (tests/simulator/test_round2_on_the_simulator.py).
 """
-import threading
 
 import numpy as np
 import pytest
 
 import xcuda
+from thread_runs import run_in_threads  # tests/thread_runs.py
 
 SOURCE = r"""
 #define KERNEL_RADIUS 8
@@ -177,25 +177,16 @@ def test_a_variable_passes_to_a_pointer_parameter_as_device_memory(mod):
 @pytest.mark.gpu
 def test_sets_from_several_threads_each_land_whole(mod):
     table = mod.get_global("d_table")
-    errors = []
     seen = []
 
     def run(k):
-        try:
-            for _ in range(20):
-                table.set(np.full(4, k, np.int32))
-                value = table.get()
-                assert len(set(value.tolist())) == 1, value  # never a mix of two writes
-                seen.append(int(value[0]))
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(20):
+            table.set(np.full(4, k, np.int32))
+            value = table.get()
+            assert len(set(value.tolist())) == 1, value  # never a mix of two writes
+            seen.append(int(value[0]))
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(run, 6)
     assert set(seen) <= set(range(6)) and len(seen) == 120
 
 
