@@ -362,6 +362,27 @@ namespace xcuda::cxx
 
     namespace
     {
+        // In an #if condition: the index of the ")" closing the parenthesized argument after in[at] (a
+        // function-like macro's or __has_include's), or `at` when no "(" follows; the end when unclosed.
+        std::size_t past_parenthesized_argument(const std::vector<token>& in, std::size_t at)
+        {
+            if (at + 1 >= in.size() || !is_punct(in[at + 1], "("))
+            {
+                return at;
+            }
+            int depth = 0;
+            std::size_t i = at + 1;
+            for (; i < in.size(); ++i)
+            {
+                depth += is_punct(in[i], "(") ? 1 : is_punct(in[i], ")") ? -1 : 0;
+                if (depth == 0)
+                {
+                    break;
+                }
+            }
+            return i;
+        }
+
         // Reserved names NVRTC never defines (other compilers' and platforms'), and those it defines
         // only for an option that the prelude then defines itself (-G, -rdc, -ewp, -device-int128).
         bool known_undefined(const std::string& name)
@@ -519,19 +540,7 @@ namespace xcuda::cxx
                     why = t.text + "(...) is not evaluated by xcuda's reader";
                 }
                 number(0);
-                // skip its parenthesized argument
-                if (i + 1 < in.size() && is_punct(in[i + 1], "("))
-                {
-                    int depth = 0;
-                    for (++i; i < in.size(); ++i)
-                    {
-                        depth += is_punct(in[i], "(") ? 1 : is_punct(in[i], ")") ? -1 : 0;
-                        if (depth == 0)
-                        {
-                            break;
-                        }
-                    }
-                }
+                i = past_parenthesized_argument(in, i);
                 continue;
             }
             auto it = m_state.macros.find(t.text);
@@ -550,18 +559,7 @@ namespace xcuda::cxx
                         why = "the function-like macro " + t.text + "(...) is not evaluated by xcuda's reader";
                     }
                     number(0);
-                    if (i + 1 < in.size() && is_punct(in[i + 1], "("))
-                    {
-                        int depth = 0;
-                        for (++i; i < in.size(); ++i)
-                        {
-                            depth += is_punct(in[i], "(") ? 1 : is_punct(in[i], ")") ? -1 : 0;
-                            if (depth == 0)
-                            {
-                                break;
-                            }
-                        }
-                    }
+                    i = past_parenthesized_argument(in, i);
                     continue;
                 }
                 if (active.size() >= 64)
