@@ -117,6 +117,16 @@ int main(int argc, char** argv) {
 
 @needs_nvcc
 def test_an_interrupt_kills_the_program(shell, tmp_path):
+    # Python's own SIGINT handler, as in a notebook: a test run started in the background (`cmd &` in a
+    # script) inherits SIGINT ignored, and the interrupt below would then never arrive (the test hung).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt_kills_the_program(shell, tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_kills_the_program(shell, tmp_path):
     pid_file = tmp_path / "pid"
     source = r"""#include <cstdio>
 #include <unistd.h>
