@@ -123,8 +123,21 @@ def execute_code(client, code, timeout=60):
 
 
 def interrupted_reply(manager, client, code, delay):
-    """Sends code, interrupts the kernel `delay` seconds later (Kernel > Interrupt); the request's reply."""
+    """Sends code, interrupts the kernel `delay` seconds after the cell has started (Kernel > Interrupt);
+    the request's reply.
+
+    "Started" is the request's execute_input on iopub, which both kernels publish as the cell begins. A
+    delay counted from the send instead let a loaded machine deliver the interrupt before the cell ran:
+    ipykernel ignores SIGINT between cells, so the cell then ran to its end ('ok', seen in CI)."""
     msg_id = client.execute(code)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            message = client.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "execute_input":
+            break
     time.sleep(delay)
     manager.interrupt_kernel()
     reply = client.get_shell_msg(timeout=120)

@@ -20,7 +20,7 @@ ERROR_TYPES = sorted(name for name in dir(xcuda)
               and not issubclass(getattr(xcuda, name), Warning))
 DOCUMENTED = {"CudaError", "CudaUnavailableError", "OutOfMemoryError", "KernelFault", "SessionLostError",
               "DeviceMismatchError", "GraphCaptureError", "CompileError", "SignatureError", "ToolNotFoundError",
-              "ToolError", "NVRTCError", "SessionClosedError"}
+              "ToolError", "NVRTCError", "SessionClosedError", "ProgramError"}
 
 
 @pytest.fixture(scope="module", params=["xcuda", "ipykernel"])
