@@ -533,7 +533,10 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* handle, const void* image, unsigne
                 return failed(CUDA_ERROR_OUT_OF_MEMORY, "no host memory for the module's variable " + symbol.name);
             }
             std::memset(storage.get(), 0, bytes);
-            std::memcpy(storage.get(), symbol.initial.data(), std::min(symbol.initial.size(), bytes));
+            if (!symbol.initial.empty())  // no initializer: data() may be null, and memcpy(null) is UB
+            {
+                std::memcpy(storage.get(), symbol.initial.data(), std::min(symbol.initial.size(), bytes));
+            }
             symbol.offset = reinterpret_cast<std::uintptr_t>(storage.get());
             g_memory.add(symbol.offset, symbol.size,
                          std::string(symbol.space == state_space::global ? "__device__" : "__constant__") + " variable " + symbol.name);

@@ -42,7 +42,10 @@ namespace
                     variables.emplace_back(std::max<std::size_t>(s.size, 8) + 16, 0);
                     std::vector<std::uint8_t>& storage = variables.back();
                     std::uintptr_t at = (reinterpret_cast<std::uintptr_t>(storage.data()) + 15) / 16 * 16;
-                    std::memcpy(reinterpret_cast<void*>(at), s.initial.data(), s.initial.size());
+                    if (!s.initial.empty())
+                    {
+                        std::memcpy(reinterpret_cast<void*>(at), s.initial.data(), s.initial.size());
+                    }
                     s.offset = at;
                     memory.add(at, s.size, "variable " + s.name);
                 }
@@ -176,7 +179,8 @@ extern "C" __global__ void ints(const int* a, const int* b, int* s32, unsigned* 
     for (int i = 0; i < n; ++i)
     {
         a[i] = i * 7919 - 200000 + (i % 3) * 1000000007;
-        b[i] = -i * 104729 + 12345 + (i % 5 == 0 ? 2147483000 : 0);
+        // Wrapping on purpose (values near INT_MAX), in unsigned arithmetic: signed overflow is UB (UBSan).
+        b[i] = static_cast<int>(static_cast<unsigned>(-i * 104729 + 12345) + (i % 5 == 0 ? 2147483000u : 0u));
     }
     sim.launch("ints", {1, 1, 1}, {static_cast<unsigned>(n), 1, 1}, 0, sim.buffer(a), sim.buffer(b), sim.buffer(s32),
                sim.buffer(u32), sim.buffer(s64), sim.buffer(u64), sim.buffer(f64));

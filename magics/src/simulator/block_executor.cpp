@@ -156,7 +156,10 @@ namespace xcuda::sim
         m_block.ctaid[0] = x;
         m_block.ctaid[1] = y;
         m_block.ctaid[2] = z;
-        std::memset(m_shared.data(), 0, m_shared.size());
+        if (!m_shared.empty())  // a kernel without shared memory: data() may be null, and memset(null) is UB
+        {
+            std::memset(m_shared.data(), 0, m_shared.size());
+        }
         std::vector<bool> done(m_warps.size(), false);
         for (std::size_t w = 0; w < m_warps.size(); ++w)
         {
