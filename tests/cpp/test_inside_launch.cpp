@@ -173,6 +173,46 @@ TEST(replay_bundle, a_malformed_manifest_says_which_line)
     replay_bundle::remove_folder(folder);
 }
 
+TEST(replay_bundle, module_variables_and_the_cooperative_flag_read_back)
+{
+    // A kernel that reads a __constant__ table, or syncs its grid, replays wrongly without them.
+    replay_bundle written = sample_bundle();
+    written.globals = {{"c_Kernel", std::string("\x00\x00\x80\x3f\x00\x00\x00\x40", 8)},
+                       {"_ZN6tables7d_tableE", std::string(16, '\x07')}};
+    written.cooperative = true;
+    std::string folder = replay_bundle::make_folder();
+    written.write(folder);
+    EXPECT_EQ(mode_of(folder + "/global-1.bin"), 0600u);
+    replay_bundle read = replay_bundle::read(folder);
+    ASSERT_EQ(read.globals.size(), 2u);
+    EXPECT_EQ(read.globals[0].symbol, "c_Kernel");
+    EXPECT_EQ(read.globals[0].contents, written.globals[0].contents);  // binary, zero bytes included
+    EXPECT_EQ(read.globals[1].symbol, "_ZN6tables7d_tableE");
+    EXPECT_EQ(read.globals[1].contents, std::string(16, '\x07'));
+    EXPECT_TRUE(read.cooperative);
+    EXPECT_FALSE(replay_bundle::read([&] {
+                     replay_bundle plain = sample_bundle();
+                     std::string other = replay_bundle::make_folder();
+                     plain.write(other);
+                     return other;
+                 }()).cooperative);
+    // A variable's file that is not the size its record says is refused, naming the line.
+    {
+        std::ofstream out(folder + "/global-1.bin", std::ios::trunc | std::ios::binary);
+        out << "short";
+    }
+    try
+    {
+        replay_bundle::read(folder);
+        ADD_FAILURE() << "a global file of the wrong size was read";
+    }
+    catch (const usage_error& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("global-1.bin has 5 bytes, the variable 16"), std::string::npos) << e.what();
+    }
+    replay_bundle::remove_folder(folder);
+}
+
 // ----- the parameter count from PTX ----------------------------------------------------------------
 
 TEST(launch_plan, the_ptx_entry_says_how_many_parameters_the_kernel_has)

@@ -2,6 +2,7 @@
 // why, without one.
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -65,5 +66,20 @@ namespace xcuda
                   std::string::npos)
             << module->fallback_note();
         EXPECT_NE(module->fallback_note().find("pass --arch=" + device_arch), std::string::npos);
+    }
+
+    TEST(GridSyncEntries, OnePassNamesExactlyTheEntriesThatReadTheGridWorkspace)
+    {
+        // Three entries; the second reads %envreg2 (this_grid().sync()), the third's name is a prefix of
+        // the second's, and a %envreg1 after the last entry's closing brace belongs to no entry.
+        const std::string ptx =
+            ".visible .entry plain(\n.param .u64 p\n)\n{\n\tld.param.u64 %rd1, [p];\n\tret;\n}\n"
+            ".visible .entry grid_sum(\n.param .u64 p\n)\n{\n\t{\n\tmov.u32 %r1, %envreg2;\n\t}\n\tret;\n}\n"
+            ".visible .entry grid(\n.param .u64 p\n)\n{\n\tret;\n}\n"
+            "// %envreg1 outside every body\n";
+        std::set<std::string> entries = cuda_module::grid_sync_entries(ptx);
+        EXPECT_EQ(entries, (std::set<std::string>{"grid_sum"}));
+        EXPECT_TRUE(cuda_module::grid_sync_entries("").empty());
+        EXPECT_TRUE(cuda_module::grid_sync_entries(".entry unterminated(").empty());
     }
 }

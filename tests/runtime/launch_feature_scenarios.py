@@ -238,8 +238,44 @@ def replay_big_shared():
         shutil.rmtree(output)
 
 
+def replay_module_variables_and_cooperative():
+    # A replay bundle carries the module's variables as the launch saw them and the cooperative flag:
+    # xcuda-replay writes the values after loading the module and launches cooperatively, against the fake
+    # (whose cuModuleGetGlobal sizes come from the CUBIN: a size the bundle disagrees with would fail).
+    import pathlib
+    import shutil
+    import subprocess
+
+    replay = pathlib.Path(xcuda.__file__).parent / "xcuda-replay"
+    m = xcuda.compile(VARIABLES, name="replay_variables")
+    m.globals.c_Kernel = np.arange(17, dtype=np.float32)
+    m.globals["tables::d_table"] = [5, 6, 7, 8]
+    x = xcuda.zeros(32, np.float32)
+    folder = pathlib.Path(m.fill[1, 32].replay_bundle(x, 1.0, 32))
+    try:
+        manifest = (folder / "launch").read_text().splitlines()
+        globals_ = [line.split() for line in manifest if line.startswith("global ")]
+        assert [g[2] for g in globals_] == ["68", "16"], manifest
+        assert "cooperative 1" not in manifest
+        by_size = {int(g[2]): (folder / f"global-{g[1]}.bin").read_bytes() for g in globals_}
+        assert np.array_equal(np.frombuffer(by_size[68], np.float32), np.arange(17, dtype=np.float32))
+        assert np.frombuffer(by_size[16], np.int32).tolist() == [5, 6, 7, 8]
+        ran = subprocess.run([str(replay), str(folder)], capture_output=True, text=True)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    finally:
+        shutil.rmtree(folder)
+    g = xcuda.compile(GRID_SYNC, name="replay_grid_sync")
+    folder = pathlib.Path(g.fill[32, 256].replay_bundle(x, 2.0, 32))
+    try:
+        assert "cooperative 1" in (folder / "launch").read_text().splitlines()
+        ran = subprocess.run([str(replay), str(folder)], capture_output=True, text=True)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    finally:
+        shutil.rmtree(folder)
+
+
 SCENARIOS = {f.__name__: f for f in (big_shared, attributes, cooperative, module_variables, attributes_from_threads,
-                                     replay_big_shared)}
+                                     replay_big_shared, replay_module_variables_and_cooperative)}
 
 if __name__ == "__main__":
     SCENARIOS[sys.argv[1]]()

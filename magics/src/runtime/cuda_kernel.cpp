@@ -16,42 +16,7 @@ namespace xcuda
         m_symbol = m_module->symbol_for(m_signature);
         m_plans.push_back(std::make_unique<const launch_plan>(m_signature));
         m_plan.store(m_plans.back().get(), std::memory_order_release);
-        m_grid_sync = ptx_uses_grid_sync(m_module->compiled().ptx, m_symbol);
-    }
-
-    bool cuda_kernel::ptx_uses_grid_sync(const std::string& ptx, const std::string& symbol)
-    {
-        // The .entry's body: from its name to the brace that closes the brace after its parameters.
-        std::size_t at = 0;
-        while ((at = ptx.find(".entry " + symbol, at)) != std::string::npos)
-        {
-            std::size_t after = at + 7 + symbol.size();
-            if (after < ptx.size() && (ptx[after] == '(' || ptx[after] == ' ' || ptx[after] == '\n' || ptx[after] == '\r'))
-            {
-                break;
-            }
-            at = after;
-        }
-        if (at == std::string::npos)
-        {
-            return false;
-        }
-        std::size_t open = ptx.find('{', at);
-        if (open == std::string::npos)
-        {
-            return false;
-        }
-        int depth = 0;
-        std::size_t end = open;
-        for (; end < ptx.size(); ++end)
-        {
-            if (ptx[end] == '{')
-                ++depth;
-            else if (ptx[end] == '}' && --depth == 0)
-                break;
-        }
-        std::string body = ptx.substr(open, end - open);
-        return body.find("%envreg1") != std::string::npos || body.find("%envreg2") != std::string::npos;
+        m_grid_sync = m_module->entry_uses_grid_sync(m_symbol);
     }
 
     long long cuda_kernel::max_cooperative_blocks(unsigned threads, unsigned shared)

@@ -88,8 +88,6 @@ namespace xcuda
         // The most blocks of `threads` threads with `shared` bytes of dynamic shared memory that can be
         // resident at once on the current device (cuOccupancyMaxActiveBlocksPerMultiprocessor x SMs).
         long long max_cooperative_blocks(unsigned threads, unsigned shared);
-        // Whether the PTX of `symbol`'s .entry reads the grid workspace of a cooperative launch.
-        static bool ptx_uses_grid_sync(const std::string& ptx, const std::string& symbol);
 
         // cuFuncSetAttribute by name (function_attribute::named): remembered by the kernel and applied on
         // every device it is prepared on, now and after a reload; applied at once on the current device

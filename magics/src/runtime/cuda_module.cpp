@@ -1,5 +1,6 @@
 #include "cuda_module.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "cell_builder.hpp"
@@ -300,6 +301,53 @@ namespace xcuda
         return function;
     }
 
+    std::set<std::string> cuda_module::grid_sync_entries(const std::string& ptx)
+    {
+        // One pass over the PTX: each .entry's body runs from the brace after its parameters to the
+        // brace that closes it; those that read %envreg1/%envreg2 are what this_grid().sync() compiles to.
+        std::set<std::string> entries;
+        const std::string marker = ".entry ";
+        std::size_t at = 0;
+        while ((at = ptx.find(marker, at)) != std::string::npos)
+        {
+            std::size_t name_begin = at + marker.size();
+            std::size_t name_end = ptx.find_first_of("( \t\r\n", name_begin);
+            std::size_t open = name_end == std::string::npos ? std::string::npos : ptx.find('{', name_end);
+            if (open == std::string::npos)
+            {
+                break;
+            }
+            int depth = 0;
+            std::size_t end = open;
+            for (; end < ptx.size(); ++end)
+            {
+                if (ptx[end] == '{')
+                    ++depth;
+                else if (ptx[end] == '}' && --depth == 0)
+                    break;
+            }
+            auto body_has = [&](const std::string& text) {  // inside [open, end) only
+                return std::search(ptx.begin() + open, ptx.begin() + end, text.begin(), text.end()) != ptx.begin() + end;
+            };
+            if (body_has("%envreg1") || body_has("%envreg2"))
+            {
+                entries.insert(ptx.substr(name_begin, name_end - name_begin));
+            }
+            at = end;
+        }
+        return entries;
+    }
+
+    bool cuda_module::entry_uses_grid_sync(const std::string& symbol)
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        if (!m_grid_sync_entries)
+        {
+            m_grid_sync_entries = grid_sync_entries(m_compiled->ptx);
+        }
+        return m_grid_sync_entries->count(symbol) != 0;
+    }
+
     const std::vector<module_variable>& cuda_module::variables()
     {
         std::lock_guard<std::recursive_mutex> lock(m_mutex);
@@ -410,6 +458,11 @@ namespace xcuda
         }
         loaded.m_globals.emplace(v.symbol, region);
         return region;
+    }
+
+    std::string cuda_module::symbol_in_binary(const module_variable& v) const
+    {
+        return symbol_in_ptx(m_compiled->ptx, v);
     }
 
     cuda_module::global_region cuda_module::global(const module_variable& v)

@@ -19,6 +19,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,11 @@ namespace xcuda
         void ensure_loaded();
         // The devices it is loaded on now.
         std::vector<int> loaded_devices() const;
+        // Whether the .entry `symbol` syncs the whole grid (grid_sync_entries below), read from the
+        // PTX once per module: a hit of an unchanged cell wraps every kernel again and must not rescan it.
+        bool entry_uses_grid_sync(const std::string& symbol);
+        // The .entry names of a PTX whose bodies read %envreg1/%envreg2 (what this_grid().sync() compiles to).
+        static std::set<std::string> grid_sync_entries(const std::string& ptx);
         // Whether its kernels call printf (their output is then captured at waits).
         bool uses_printf() const noexcept;
         // Milliseconds the driver took for the last load (cuModuleLoadDataEx); negative before any.
@@ -103,6 +110,8 @@ namespace xcuda
             std::size_t bytes = 0;
         };
         global_region global(const module_variable& v);
+        // The variable's symbol in the binary (its name as the PTX spells it), for cuModuleGetGlobal.
+        std::string symbol_in_binary(const module_variable& v) const;
         // Writes `bytes` (the variable's size) into the variable on every device the module is loaded on
         // (loading it on the current device first), and remembers them: a later load (another device, a
         // new session generation) writes them again. Synchronous.
@@ -166,6 +175,7 @@ namespace xcuda
         std::map<std::string, std::shared_ptr<const compile_result>> m_line_info;  // by arch
         std::string m_fallback_note;
         double m_load_ms = -1;
+        std::optional<std::set<std::string>> m_grid_sync_entries;
         bool m_variables_read = false;
         std::vector<module_variable> m_variables;
         std::map<std::string, std::string> m_global_values;  // symbol -> bytes the host wrote last

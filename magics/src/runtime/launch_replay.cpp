@@ -85,6 +85,23 @@ namespace xcuda
         CUfunction function = nullptr;
         check(driver.cuModuleGetFunction(&function, state.module, bundle.symbol.c_str()), "cuModuleGetFunction");
 
+        for (const replay_global& global : bundle.globals)
+        {
+            // The module's variables as the session's launch saw them.
+            if (!driver.cuModuleGetGlobal)
+            {
+                throw cuda_unavailable_error("this NVIDIA driver has no cuModuleGetGlobal, which the bundle's module variables need");
+            }
+            CUdeviceptr address = 0;
+            std::size_t bytes = 0;
+            check(driver.cuModuleGetGlobal(&address, &bytes, state.module, global.symbol.c_str()), "cuModuleGetGlobal");
+            if (bytes != global.contents.size())
+            {
+                throw usage_error("the bundle's variable " + global.symbol + " has " + std::to_string(global.contents.size()) +
+                                  " bytes and the module's " + std::to_string(bytes));
+            }
+            check(driver.cuMemcpyHtoD(address, global.contents.data(), bytes), "cuMemcpyHtoD");
+        }
         state.allocations.assign(bundle.regions.size(), 0);
         for (std::size_t r = 0; r < bundle.regions.size(); ++r)
         {
@@ -118,9 +135,23 @@ namespace xcuda
                                             static_cast<int>(d.shared_mem)),
                   "cuFuncSetAttribute");
         }
-        check(driver.cuLaunchKernel(function, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
-                                    d.shared_mem, nullptr, pointers.empty() ? nullptr : pointers.data(), nullptr),
-              "cuLaunchKernel");
+        void** parameters = pointers.empty() ? nullptr : pointers.data();
+        if (bundle.cooperative)
+        {
+            if (!driver.cuLaunchCooperativeKernel)
+            {
+                throw cuda_unavailable_error("the bundle's launch is cooperative, and this NVIDIA driver has no cuLaunchCooperativeKernel");
+            }
+            check(driver.cuLaunchCooperativeKernel(function, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1],
+                                                   d.block[2], d.shared_mem, nullptr, parameters),
+                  "cuLaunchCooperativeKernel");
+        }
+        else
+        {
+            check(driver.cuLaunchKernel(function, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
+                                        d.shared_mem, nullptr, parameters, nullptr),
+                  "cuLaunchKernel");
+        }
         CUresult result = driver.cuCtxSynchronize();
         if (result != CUDA_SUCCESS)
         {

@@ -37,6 +37,11 @@ namespace xcuda
             return "region-" + std::to_string(index) + ".bin";
         }
 
+        std::string global_file(std::size_t index)
+        {
+            return "global-" + std::to_string(index) + ".bin";
+        }
+
         // O_EXCL: a file planted under the name before us is refused, not written through.
         void write_file(const std::string& folder, const std::string& name, const std::string& bytes)
         {
@@ -167,7 +172,19 @@ namespace xcuda
         {
             manifest += "pointer " + number(p.argument) + " " + number(p.region) + " " + number(p.offset) + "\n";
         }
+        for (std::size_t g = 0; g < globals.size(); ++g)
+        {
+            manifest += "global " + number(g) + " " + number(globals[g].contents.size()) + " " + globals[g].symbol + "\n";
+        }
+        if (cooperative)
+        {
+            manifest += "cooperative 1\n";
+        }
         write_file(folder, module_name, cubin);
+        for (std::size_t g = 0; g < globals.size(); ++g)
+        {
+            write_file(folder, global_file(g), globals[g].contents);
+        }
         write_file(folder, arguments_name, packed);
         for (std::size_t r = 0; r < regions.size(); ++r)
         {
@@ -274,6 +291,31 @@ namespace xcuda
                     }
                 }
                 bundle.regions.push_back(std::move(region));
+            }
+            else if (key == "global")
+            {
+                std::size_t index = 0, bytes = 0;
+                replay_global global;
+                number(index);
+                number(bytes);
+                in >> global.symbol;
+                if (index != bundle.globals.size() || global.symbol.empty())
+                {
+                    malformed(folder, n + 1, "global " + std::to_string(index) + " is out of order or names no symbol");
+                }
+                global.contents = read_file(folder, global_file(index));
+                if (global.contents.size() != bytes)
+                {
+                    malformed(folder, n + 1, global_file(index) + " has " + std::to_string(global.contents.size()) +
+                                                 " bytes, the variable " + std::to_string(bytes));
+                }
+                bundle.globals.push_back(std::move(global));
+            }
+            else if (key == "cooperative")
+            {
+                int on = 0;
+                number(on);
+                bundle.cooperative = on != 0;
             }
             else if (key == "pointer")
             {
@@ -455,6 +497,30 @@ namespace xcuda
         {
             replay_region& region = bundle.regions[first_device_region + r];
             region.contents = capture(session, starts[r], region.bytes, call.stream());
+        }
+        bundle.cooperative = kernel.cooperative();
+        if (on_gpu)
+        {
+            // What the kernel reads from its module's variables: the values they have now on this device,
+            // after the work queued before the launch (a variable the compiler dropped is not in the binary).
+            for (const module_variable& v : module.variables())
+            {
+                std::string symbol = module.symbol_in_binary(v);
+                cuda_module::global_region region;
+                try
+                {
+                    region = module.global(v);
+                }
+                catch (const cuda_error& e)
+                {
+                    if (e.code() == CUDA_ERROR_NOT_FOUND)
+                    {
+                        continue;
+                    }
+                    throw;
+                }
+                bundle.globals.push_back({symbol, capture(session, region.pointer, region.bytes, call.stream())});
+            }
         }
         return bundle;
     }

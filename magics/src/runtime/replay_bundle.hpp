@@ -25,9 +25,14 @@
 //                                              bytes, or is '-' for memory left uninitialised
 //                     pointer ARGUMENT REGION OFFSET  the argument is rewritten to the region's
 //                                              address in the replay plus OFFSET
+//                     global INDEX BYTES SYMBOL  a __constant__/__device__ variable of the module: FILE
+//                                              global-INDEX.bin holds the bytes it had when the launch
+//                                              was made, written into it after the module is loaded
+//                     cooperative 1            the launch was cooperative (cuLaunchCooperativeKernel)
 //   module.cubin    the CUBIN (compiled for the device, with line information)
 //   arguments.bin   the argument values as the launch packed them, one after the other
 //   region-N.bin    the initial bytes of region N
+//   global-N.bin    the bytes of module variable N
 //
 // Pointer arguments that point into the same allocation range of the live session (the same array
 // passed twice, or two views of one buffer) share one region, so the replay keeps their aliasing.
@@ -71,6 +76,13 @@ namespace xcuda
         std::size_t bytes = 0;
     };
 
+    // A module variable as the launch saw it: its symbol in the binary and its bytes.
+    struct replay_global
+    {
+        std::string symbol;
+        std::string contents;
+    };
+
     class replay_bundle
     {
     public:
@@ -82,6 +94,8 @@ namespace xcuda
         std::vector<std::string> arguments;  // each parameter's bytes, in order
         std::vector<replay_region> regions;
         std::vector<replay_pointer> pointers;
+        std::vector<replay_global> globals;  // the module's variables, so a kernel reading them sees their values
+        bool cooperative = false;            // launched with cuLaunchCooperativeKernel (a grid-wide sync)
 
         // Groups extents into regions: extents whose address ranges overlap share one region, which
         // spans them all. Fills `pointers` and appends to `regions` (sizes set, contents empty), and
@@ -99,8 +113,9 @@ namespace xcuda
         static std::string make_folder();
         // The bundle of a call converted for a replay (launch_call::record_for_replay): the module's binary
         // with line information for the device's arch (or, without a GPU, its inspection arch, for
-        // device 0), the call's argument values, a region per host array with its bytes, and the device
-        // memory its pointers reach, copied from the device. With a GPU, dims are checked against the
+        // device 0), the call's argument values, a region per host array with its bytes, the device
+        // memory its pointers reach and the module's __constant__/__device__ variables, copied from the
+        // device (variables only with a GPU), and whether the launch is cooperative. With a GPU, dims are checked against the
         // device's limits first, so a launch the device refuses fails here, not in the child.
         static replay_bundle from_call(const launch_call& call, bool on_gpu);
         // Removes a bundle folder and what is in it (one level: bundles have no subfolders beyond the
