@@ -1,11 +1,8 @@
-// xcuda.bench, xcuda.BenchResult, xcuda.peak_bandwidth and %cuda_bench: sweep a kernel over problem
-// sizes, time each size with CUDA events, and plot the achieved bandwidth against the device's
-// measured peak.
-//
-// Timing goes through the kernel's own Kernel.time (time_launch), so a sweep measures exactly what
-// %cuda_timeit measures. The peak is a large device-to-device copy timed with events, measured once per
-// session and device. The plot is a matplotlib Figure made without pyplot (no global figure list, no
-// backend needed, nothing shown twice by an inline backend); a BenchResult shows it in its HTML as a PNG.
+// xcuda.bench, xcuda.BenchResult and xcuda.peak_bandwidth. The sweep, its checks and its table are the
+// core's (operations/bench_sweep, bench_result); here the Python arguments are read, make_args and the
+// timer called for each size (Kernel.time, so a sweep measures what %cuda_timeit measures), and the plot
+// made: a matplotlib Figure without pyplot (no global figure list, no backend, nothing shown twice by an
+// inline backend), shown in a BenchResult's HTML as a PNG.
 //
 // Test hooks: bench(..., _timer=f) times with f(grid, block, *args, repeat=, warmup=, nbytes=) instead
 // of kernel.time, and %cuda_bench calls xcuda.bench looked up at call time; with them the sweep, the
@@ -16,28 +13,12 @@
 #include "py_common.hpp"
 #include "py_progress.hpp"
 
-#include <algorithm>
-#include <array>
-#include <cctype>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-
-#include <pybind11/eval.h>
-
-#include "cuda_session.hpp"
-#include "errors.hpp"
-#include "table_view.hpp"
+#include "bench_sweep.hpp"
 
 namespace xcuda::python
 {
     namespace
     {
-        using text::format;
-        std::string bytes_text(double bytes) { return text::bytes(bytes); }
-
-        // ---- the device's peak ------------------------------------------------------------------
-
         // GB/s of the device-to-device copy ceiling (runtime/bandwidth_probe), measured once a session.
         double measured_peak_gbs(bool refresh)
         {
@@ -48,134 +29,47 @@ namespace xcuda::python
             return probe.measure(refresh);
         }
 
-        // The device's name and the bandwidth from its memory clock and bus width, when a session runs
-        // (a sweep has started it); None otherwise (a sweep timed by a test's _timer).
-        py::object device_name()
+        // Achieved GB/s against n, with the peaks as lines (xcuda/plots.py).
+        py::object plot(const bench_result& r, py::object ax)
         {
-            cuda_session& session = process_session();
-            return session.active() ? py::object(py::str(session.properties().name)) : py::object(py::none());
+            return py::module_::import("xcuda.plots")
+                .attr("bandwidth_sweep")(r.sizes, r.bandwidth_gbs, r.peak_gbs, r.peak_source, r.theoretical_gbs, r.kernel,
+                                         r.block, r.device, py::arg("ax") = ax);
         }
 
-        py::object theoretical_peak_gbs()
+        std::string html(const bench_result& r)
         {
-            cuda_session& session = process_session();
-            if (!session.active())
+            if (r.show_plot && r.png_base64.empty())
             {
-                return py::none();
+                r.png_base64 = py::module_::import("xcuda.plots").attr("png_base64")(plot(r, py::none()), 100).cast<std::string>();
             }
-            double peak = session.properties().theoretical_bandwidth_gbs();
-            return peak > 0 ? py::object(py::float_(peak)) : py::object(py::none());
+            return r.html(r.show_plot ? r.png_base64 : "");
         }
 
-        // ---- the result -------------------------------------------------------------------------
-
-        struct bench_result
+        // The Python name of the exception being handled ("KeyboardInterrupt", "ValueError"), for the bar.
+        std::string exception_name()
         {
-            std::string kernel;
-            py::object device = py::none();  // str, or None when no session ran
-            int block = 0;
-            int repeat = 0;
-            int warmup = 0;
-            std::vector<long long> sizes;
-            std::vector<long long> grids;
-            std::vector<long long> nbytes;
-            std::vector<double> median_ms;
-            std::vector<double> bandwidth_gbs;
-            double peak_gbs = 0;
-            std::string peak_source;                 // "measured" or "given"
-            py::object theoretical_gbs = py::none();  // float or None
-            double elapsed_s = 0;
-            bool show_plot = true;
-            mutable std::string png_base64;  // the plot for _repr_html_, made once
-
-            std::vector<double> fraction_of_peak() const
+            try
             {
-                std::vector<double> fractions;
-                for (double bandwidth : bandwidth_gbs)
-                {
-                    fractions.push_back(bandwidth / peak_gbs);
-                }
-                return fractions;
+                throw;
             }
-
-            std::string heading() const
+            catch (py::error_already_set& e)
             {
-                std::string text = kernel;
-                if (!device.is_none())
-                {
-                    text += " on " + str_of(device);
-                }
-                return text + ", block " + std::to_string(block) + ", median of " + std::to_string(repeat) +
-                       " launch" + (repeat == 1 ? "" : "es");
+                return py::str(e.type().attr("__name__")).cast<std::string>();
             }
-
-            std::string peak_text() const
+            catch (const argument_type_error&)
             {
-                std::string text = "peak " + format("%.0f GB/s", peak_gbs) +
-                                   (peak_source == "measured" ? " measured (device-to-device copy)" : " (given)");
-                if (!theoretical_gbs.is_none())
-                {
-                    text += "; theoretical " + format("%.0f GB/s", theoretical_gbs.cast<double>()) +
-                            " (memory clock x bus width)";
-                }
-                return text;
+                return "TypeError";
             }
-
-            std::vector<std::vector<std::string>> rows() const
+            catch (const argument_value_error&)
             {
-                std::vector<std::vector<std::string>> rows;
-                for (std::size_t i = 0; i < sizes.size(); ++i)
-                {
-                    rows.push_back({std::to_string(sizes[i]), std::to_string(grids[i]),
-                                    bytes_text(static_cast<double>(nbytes[i])), format("%.2f", median_ms[i] * 1e3),
-                                    format("%.1f", bandwidth_gbs[i]), format("%.1f", 100 * bandwidth_gbs[i] / peak_gbs)});
-                }
-                return rows;
+                return "ValueError";
             }
-
-            static const std::vector<std::string>& columns()
+            catch (...)
             {
-                static const std::vector<std::string> names{"n", "grid", "bytes", "median us", "GB/s", "% of peak"};
-                return names;
+                return "error";
             }
-
-            text_table table() const
-            {
-                return text_table{heading(), columns(), rows(), "", true};
-            }
-
-            std::string text() const
-            {
-                return table_view::text(table()) + peak_text();
-            }
-
-            std::string html() const
-            {
-                std::string out = "<div class=\"xcuda-bench\">" + table_view::html(table());
-                out += "<p>" + html_escape(peak_text()) + "</p>";
-                if (show_plot)
-                {
-                    if (png_base64.empty())
-                    {
-                        png_base64 = py::module_::import("xcuda.plots").attr("png_base64")(plot(py::none()), 100)
-                                         .cast<std::string>();
-                    }
-                    out += "<img alt=\"" + html_escape(kernel) + " bandwidth plot\" src=\"data:image/png;base64," +
-                           png_base64 + "\"/>";
-                }
-                return out + "</div>";
-            }
-
-            // Achieved GB/s against n, with the peaks as lines (xcuda/plots.py).
-            py::object plot(py::object ax) const
-            {
-                return py::module_::import("xcuda.plots")
-                    .attr("bandwidth_sweep")(sizes, bandwidth_gbs, peak_gbs, peak_source, theoretical_gbs, kernel, block,
-                                             device, py::arg("ax") = ax);
-            }
-        };
-
-        // ---- the sweep --------------------------------------------------------------------------
+        }
 
         std::vector<long long> sizes_from(py::handle object)
         {
@@ -195,17 +89,10 @@ namespace xcuda::python
                                          ")" + (PyFloat_Check(item.ptr()) ? ": write int(...) or 2**k" : ""));
                 }
                 long long n = py::reinterpret_steal<py::int_>(index).cast<long long>();
-                if (n < 1)
-                {
-                    throw py::value_error("every size must be at least 1, got " + std::to_string(n) + " at position " +
-                                          std::to_string(sizes.size()));
-                }
+                bench_sweep::check_size(n, sizes.size());
                 sizes.push_back(n);
             }
-            if (sizes.empty())
-            {
-                throw py::value_error("sizes is empty: give the problem sizes to sweep, e.g. [2**k for k in range(10, 27)]");
-            }
+            bench_sweep::check_not_empty(sizes);
             return sizes;
         }
 
@@ -233,27 +120,14 @@ namespace xcuda::python
                 throw py::type_error("make_args must be a function of the size n that returns the kernel's arguments, "
                                      "e.g. lambda n: (a, x, y, out, n); got " + type_name(make_args));
             }
-            if (block < 1)
-            {
-                throw py::value_error("block must be at least 1, got " + std::to_string(block));
-            }
-            if (repeat < 1 || warmup < 0)
-            {
-                throw py::value_error("repeat must be at least 1 and warmup at least 0");
-            }
-            double per_element = 0;
-            if (!bytes_per_element.is_none())
-            {
-                per_element = bytes_per_element.cast<double>();
-                if (!(per_element > 0))
-                {
-                    throw py::value_error("bytes_per_element must be positive, got " + str_of(bytes_per_element));
-                }
-            }
-            if (!peak.is_none() && !(peak.cast<double>() > 0))
-            {
-                throw py::value_error("peak must be a positive bandwidth in GB/s, got " + str_of(peak));
-            }
+            bench_sweep::settings chosen{block, std::nullopt, repeat, warmup, std::nullopt, plot, "", ""};
+            auto number = [](py::object value, std::optional<double>& into, std::string& written) {
+                into = value.is_none() ? std::nullopt : std::optional<double>(value.cast<double>());
+                written = value.is_none() ? "" : str_of(value);
+            };
+            number(bytes_per_element, chosen.bytes_per_element, chosen.bytes_per_element_written);
+            number(peak, chosen.peak, chosen.peak_written);
+            bench_sweep::check(chosen);
             if (plot)
             {
                 try
@@ -268,89 +142,47 @@ namespace xcuda::python
                     throw py::error_already_set();
                 }
             }
-            bench_result result;
-            result.kernel = kernel.attr("name").cast<std::string>();
-            result.block = block;
-            result.repeat = repeat;
-            result.warmup = warmup;
-            result.show_plot = plot;
-            if (peak.is_none())
-            {
-                result.peak_gbs = measured_peak_gbs(false);  // CudaUnavailableError here without a GPU
-                result.peak_source = "measured";
-            }
-            else
-            {
-                result.peak_gbs = peak.cast<double>();
-                result.peak_source = "given";
-            }
+            std::string name = kernel.attr("name").cast<std::string>();
+            // CudaUnavailableError here without a GPU, when the peak is to be measured.
+            double peak_gbs = chosen.peak ? *chosen.peak : measured_peak_gbs(false);
             if (timer.is_none())
             {
                 timer = kernel.attr("time");
             }
             std::size_t parameters = kernel.attr("is_template").cast<bool>() ? 0 : py::len(kernel.attr("parameters"));
 
-            auto start = std::chrono::steady_clock::now();
-            progress_bar bar(progress, result.kernel, sizes.size());
-            std::size_t done = 0;
+            bench_sweep sweep(name, sizes, chosen, peak_gbs, chosen.peak ? "given" : "measured");
+            progress_bar bar(progress, name, sizes.size());
+            auto time_size = [&](long long n, long long grid, std::optional<long long> nbytes) {
+                py::object made = make_args(n);
+                py::tuple args = py::isinstance<py::tuple>(made)  ? py::reinterpret_borrow<py::tuple>(made)
+                                 : py::isinstance<py::list>(made) ? py::tuple(made)
+                                                                  : py::make_tuple(made);
+                bench_sweep::check_argument_count(n, args.size(), parameters,
+                                                  [&] { return kernel.attr("signature").cast<std::string>(); });
+                py::object timing = timer(*(py::make_tuple(grid, block) + args), py::arg("repeat") = repeat,
+                                          py::arg("warmup") = warmup, py::arg("nbytes") = nbytes);
+                double median = timing.attr("median_ms").cast<double>();
+                return bench_sweep::timing{median, timing.attr("nbytes").cast<std::optional<double>>()};
+            };
+            auto after_size = [&](std::size_t done, long long n) {
+                if (PyErr_CheckSignals() != 0)
+                {
+                    throw py::error_already_set();
+                }
+                bar.step(done, n);
+            };
             try
             {
-                for (long long n : sizes)
-                {
-                    py::object made = make_args(n);
-                    py::tuple args = py::isinstance<py::tuple>(made)  ? py::reinterpret_borrow<py::tuple>(made)
-                                     : py::isinstance<py::list>(made) ? py::tuple(made)
-                                                                      : py::make_tuple(made);
-                    if (parameters && args.size() != parameters)
-                    {
-                        throw py::type_error("make_args(" + std::to_string(n) + ") returned " + std::to_string(args.size()) +
-                                             " value" + (args.size() == 1 ? "" : "s") + "; kernel " +
-                                             kernel.attr("signature").cast<std::string>() + " takes " +
-                                             std::to_string(parameters) + " argument" + (parameters == 1 ? "" : "s"));
-                    }
-                    long long grid = (n + block - 1) / block;
-                    py::object nbytes = per_element > 0 ? py::object(py::int_(std::llround(per_element * static_cast<double>(n))))
-                                                        : py::object(py::none());
-                    py::object timing = timer(*(py::make_tuple(grid, block) + args), py::arg("repeat") = repeat,
-                                              py::arg("warmup") = warmup, py::arg("nbytes") = nbytes);
-                    double median = timing.attr("median_ms").cast<double>();
-                    py::object counted = timing.attr("nbytes");
-                    if (counted.is_none())
-                    {
-                        throw py::value_error("the bytes " + result.kernel + " moves are not known (none of its arguments is "
-                                              "an array): pass bytes_per_element= (%cuda_bench --bytes-per-element)");
-                    }
-                    double moved = counted.cast<double>();
-                    result.sizes.push_back(n);
-                    result.grids.push_back(grid);
-                    result.nbytes.push_back(static_cast<long long>(moved));
-                    result.median_ms.push_back(median);
-                    result.bandwidth_gbs.push_back(median > 0 ? moved / (median * 1e-3) / 1e9 : std::nan(""));
-                    ++done;
-                    if (PyErr_CheckSignals() != 0)
-                    {
-                        throw py::error_already_set();
-                    }
-                    bar.step(done, n);
-                }
-            }
-            catch (py::error_already_set& e)
-            {
-                bar.finish(py::str(e.type().attr("__name__")).cast<std::string>() + " at n = " +
-                               std::to_string(sizes[std::min(done, sizes.size() - 1)]),
-                           done);
-                throw;
+                sweep.run(time_size, after_size);
             }
             catch (...)
             {
-                bar.finish("error at n = " + std::to_string(sizes[std::min(done, sizes.size() - 1)]), done);
+                bar.finish(exception_name() + " at n = " + std::to_string(sweep.stopped_at()), sweep.done());
                 throw;
             }
-            bar.finish("", done);
-            result.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            result.device = device_name();
-            result.theoretical_gbs = theoretical_peak_gbs();
-            return py::cast(std::move(result));
+            bar.finish("", sweep.done());
+            return py::cast(sweep.finish(process_session()));
         }
     }
 
@@ -378,7 +210,7 @@ elsewhere. Times are medians of CUDA-event timings in milliseconds; bandwidths a
             .def_readonly("elapsed_s", &bench_result::elapsed_s, "Wall time of the sweep in seconds.")
             .def_property_readonly("fraction_of_peak", &bench_result::fraction_of_peak,
                                    "bandwidth_gbs / peak_gbs at each size.")
-            .def("plot", &bench_result::plot, py::arg("ax") = py::none(),
+            .def("plot", &plot, py::arg("ax") = py::none(),
                  R"(Plot the achieved bandwidth against n (log scale) with the peak as a horizontal line.
 
 Parameters
@@ -392,7 +224,7 @@ matplotlib.figure.Figure
     Not registered with pyplot: a notebook shows it when it is a cell's value; fig.savefig saves it.)")
             .def("__len__", [](const bench_result& r) { return r.sizes.size(); })
             .def("__repr__", &bench_result::text)
-            .def("_repr_html_", &bench_result::html);
+            .def("_repr_html_", &html);
 
         m.def("peak_bandwidth", &measured_peak_gbs, py::arg("refresh") = false,
               R"(The device's measured peak memory bandwidth in GB/s.

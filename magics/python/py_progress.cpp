@@ -2,8 +2,7 @@
 
 namespace xcuda::python
 {
-    progress_bar::progress_bar(bool enabled, std::string label, std::size_t total)
-        : m_label(std::move(label)), m_total(total), m_start(std::chrono::steady_clock::now())
+    progress_bar::progress_bar(bool enabled, std::string label, std::size_t total) : m_meter(std::move(label), total)
     {
         if (!enabled)
         {
@@ -38,40 +37,26 @@ namespace xcuda::python
 
     void progress_bar::step(std::size_t done, long long n)
     {
-        if (m_mode == mode::none)
+        std::optional<std::string> text;
+        if (m_mode != mode::none && (text = m_meter.step(done, n)))
         {
-            return;
+            show(*text, done);
         }
-        if (!m_shown && (done >= m_total || (m_total <= 4 && elapsed() <= 1.0)))
-        {
-            return;
-        }
-        std::string bar = "[" + std::string(24 * done / m_total, '#') + std::string(24 - 24 * done / m_total, '-') + "]";
-        show(m_label + " " + bar + " " + std::to_string(done) + "/" + std::to_string(m_total) + " sizes, n = " +
-                 std::to_string(n) + ", " + text::format("%.1f s", elapsed()),
-             done);
     }
 
     void progress_bar::finish(const std::string& stopped, std::size_t done)
     {
-        if (!m_shown)
+        std::optional<std::string> text = m_meter.finish(stopped, done);
+        if (!text)
         {
             return;
         }
-        std::string text = stopped.empty() ? m_label + ": " + std::to_string(m_total) + " sizes in " + text::format("%.1f s", elapsed())
-                                           : m_label + ": stopped after " + std::to_string(done) + "/" +
-                                                 std::to_string(m_total) + " sizes (" + stopped + ")";
-        show(text, done);
+        show(*text, done);
         if (m_mode == mode::text)
         {
             m_stream.attr("write")("\n");
             m_stream.attr("flush")();
         }
-    }
-
-    double progress_bar::elapsed() const
-    {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
     }
 
     void progress_bar::show(const std::string& text, std::size_t done)
@@ -80,10 +65,8 @@ namespace xcuda::python
         {
             py::dict bundle;
             bundle["text/plain"] = text;
-            bundle["text/html"] = "<div><progress value=\"" + std::to_string(done) + "\" max=\"" +
-                                  std::to_string(m_total) + "\" style=\"width:16em\"></progress> " +
-                                  html_escape(text) + "</div>";
-            if (!m_shown)
+            bundle["text/html"] = m_meter.html(text, done);
+            if (!m_meter.shown())
             {
                 m_handle = py::module_::import("IPython.display")
                                .attr("display")(bundle, py::arg("raw") = true, py::arg("display_id") = true);
@@ -95,11 +78,9 @@ namespace xcuda::python
         }
         else
         {
-            std::size_t width = std::max(m_width, text.size());
-            m_stream.attr("write")("\r" + text + std::string(width - text.size(), ' '));
+            m_stream.attr("write")(m_meter.overwrite(text));
             m_stream.attr("flush")();
-            m_width = text.size();
         }
-        m_shown = true;
+        m_meter.mark_shown();
     }
 }
