@@ -11,9 +11,9 @@
 // Threading: everything holds the GIL except the peak probe's copies and event waits.
 
 #include "py_common.hpp"
-#include "py_progress.hpp"
 
 #include "bench_sweep.hpp"
+#include "progress_meter.hpp"
 
 namespace xcuda::python
 {
@@ -28,6 +28,92 @@ namespace xcuda::python
             py::gil_scoped_release release;
             return probe.measure(refresh);
         }
+
+        // The progress bar of a sweep on screen; what it says and when is the core's (progress_meter). Shown
+        // through IPython's display/update_display where the shell has a rich display publisher (a notebook
+        // kernel), with '\r' on sys.stderr when that is a terminal, else nowhere. Holds Python objects.
+        class progress_bar
+        {
+        public:
+            progress_bar(bool enabled, std::string label, std::size_t total) : m_meter(std::move(label), total)
+            {
+                if (!enabled)
+                    return;
+                py::object shell = py::none();
+                try
+                {
+                    shell = py::module_::import("IPython").attr("get_ipython")();
+                }
+                catch (py::error_already_set&)
+                {
+                    // IPython not importable: no notebook, so a terminal at most.
+                }
+                if (!shell.is_none() && py::hasattr(shell, "display_pub") &&
+                    !py::type::handle_of(shell.attr("display_pub"))
+                         .is(py::module_::import("IPython.core.displaypub").attr("DisplayPublisher")))
+                {
+                    m_mode = mode::display;
+                    return;
+                }
+                py::object stream = py::module_::import("sys").attr("stderr");
+                if (!stream.is_none() && py::hasattr(stream, "isatty") && stream.attr("isatty")().cast<bool>())
+                {
+                    m_mode = mode::text;
+                    m_stream = stream;
+                }
+            }
+
+            // After size number `done` (1-based), n, has been timed.
+            void step(std::size_t done, long long n)
+            {
+                std::optional<std::string> text;
+                if (m_mode != mode::none && (text = m_meter.step(done, n)))
+                    show(*text, done);
+            }
+
+            // The last state, or why the sweep stopped. Only where the bar was shown.
+            void finish(const std::string& stopped, std::size_t done)
+            {
+                std::optional<std::string> text = m_meter.finish(stopped, done);
+                if (!text)
+                    return;
+                show(*text, done);
+                if (m_mode == mode::text)
+                {
+                    m_stream.attr("write")("\n");
+                    m_stream.attr("flush")();
+                }
+            }
+
+        private:
+            enum class mode { none, display, text };
+
+            void show(const std::string& text, std::size_t done)
+            {
+                if (m_mode == mode::display)
+                {
+                    py::dict bundle;
+                    bundle["text/plain"] = text;
+                    bundle["text/html"] = m_meter.html(text, done);
+                    if (!m_meter.shown())
+                        m_handle = py::module_::import("IPython.display")
+                                       .attr("display")(bundle, py::arg("raw") = true, py::arg("display_id") = true);
+                    else
+                        m_handle.attr("update")(bundle, py::arg("raw") = true);
+                }
+                else
+                {
+                    m_stream.attr("write")(m_meter.overwrite(text));
+                    m_stream.attr("flush")();
+                }
+                m_meter.mark_shown();
+            }
+
+            progress_meter m_meter;
+            mode m_mode = mode::none;
+            py::object m_handle;  // IPython DisplayHandle (display mode)
+            py::object m_stream;  // sys.stderr (text mode)
+        };
 
         // Achieved GB/s against n, with the peaks as lines (xcuda/plots.py).
         py::object plot(const bench_result& r, py::object ax)
@@ -144,14 +230,12 @@ namespace xcuda::python
             }
             std::string name = kernel.attr("name").cast<std::string>();
             // CudaUnavailableError here without a GPU, when the peak is to be measured.
-            double peak_gbs = chosen.peak ? *chosen.peak : measured_peak_gbs(false);
+            bench_sweep sweep(name, sizes, chosen, [] { return measured_peak_gbs(false); });
             if (timer.is_none())
             {
                 timer = kernel.attr("time");
             }
             std::size_t parameters = kernel.attr("is_template").cast<bool>() ? 0 : py::len(kernel.attr("parameters"));
-
-            bench_sweep sweep(name, sizes, chosen, peak_gbs, chosen.peak ? "given" : "measured");
             progress_bar bar(progress, name, sizes.size());
             auto time_size = [&](long long n, long long grid, std::optional<long long> nbytes) {
                 py::object made = make_args(n);

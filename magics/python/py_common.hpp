@@ -247,11 +247,6 @@ namespace xcuda::python
     // The options of .profile() and .sanitize() from keywords; TypeError naming an unknown one.
     profile_options profile_options_from(py::dict keywords);
     // The options of .sanitize() from keywords (tool, keep); TypeError naming an unknown one.
-    struct sanitize_options
-    {
-        std::string tool = "memcheck";
-        bool keep = false;
-    };
     sanitize_options sanitize_options_from(py::dict keywords, const char* takes);
     void register_replay(py::module_& m);
 

@@ -99,15 +99,7 @@ namespace xcuda::python
         for (auto item : keywords)
         {
             std::string key = item.first.cast<std::string>();
-            bool value = py::cast<bool>(item.second);
-            if (key == "full")
-                options.full = value;
-            else if (key == "source")
-                options.source = value;
-            else if (key == "keep")
-                options.keep = value;
-            else
-                throw py::type_error("profile() got an unexpected keyword '" + key + "' (it takes full, source and keep)");
+            options.set(key, py::cast<bool>(item.second));
         }
         return options;
     }
@@ -118,12 +110,11 @@ namespace xcuda::python
         for (auto item : keywords)
         {
             std::string key = item.first.cast<std::string>();
+            sanitize_options::check_keyword(key, takes);
             if (key == "tool")
                 options.tool = item.second.cast<std::string>();
-            else if (key == "keep")
-                options.keep = item.second.cast<bool>();
             else
-                throw py::type_error("sanitize() got an unexpected keyword '" + key + "' (it takes " + takes + ")");
+                options.keep = item.second.cast<bool>();
         }
         return options;
     }
@@ -182,13 +173,7 @@ microseconds, throughputs in GB/s and percent of peak; None where ncu did not re
             .def_property_readonly("ncu_log", [](const profile_result& r) { return r.ncu_log; })
             .def_readwrite("show_plot", &profile_result::show_plot, "Whether the notebook view includes the plot.")
             .def("lines_view",
-                 [](const profile_result& r, bool sass) {
-                     if (!r.kernel)
-                     {
-                         throw py::value_error("this profile was read from recorded ncu output: it has no kernel to show");
-                     }
-                     return kernel_lines(*r.kernel, sass, r.profile.line_notes());
-                 },
+                 [](const profile_result& r, bool sass) { return kernel_lines(r.profiled_kernel(), sass, r.profile.line_notes()); },
                  py::arg("sass") = false,
                  "The kernel's lines() view with each source line's share of the stall samples and instructions.")
             .def("plot", [](const profile_result& r, py::object ax) { return plot(r, ax); }, py::arg("ax") = py::none(),

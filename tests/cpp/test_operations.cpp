@@ -220,7 +220,8 @@ TEST(BenchSweep, EachSizeGetsItsGridBytesAndBandwidth)
     bench_sweep::settings s;
     s.block = 256;
     s.bytes_per_element = 12;
-    bench_sweep sweep("saxpy", {1000, 4096}, s, 2000, "given");
+    s.peak = 2000;
+    bench_sweep sweep("saxpy", {1000, 4096}, s, []() -> double { throw std::logic_error("measured a given peak"); });
     std::vector<std::pair<long long, long long>> asked;
     std::vector<std::size_t> after;
     sweep.run(
@@ -243,7 +244,7 @@ TEST(BenchSweep, EachSizeGetsItsGridBytesAndBandwidth)
 
 TEST(BenchSweep, ASizeWhoseBytesAreUnknownStopsTheSweepThere)
 {
-    bench_sweep sweep("k", {10, 20, 30}, bench_sweep::settings{}, 100, "measured");
+    bench_sweep sweep("k", {10, 20, 30}, bench_sweep::settings{}, [] { return 100.0; });
     int calls = 0;
     EXPECT_EQ(message_of<argument_value_error>([&] {
                   sweep.run(
@@ -257,6 +258,11 @@ TEST(BenchSweep, ASizeWhoseBytesAreUnknownStopsTheSweepThere)
               "(%cuda_bench --bytes-per-element)");
     EXPECT_EQ(sweep.done(), 1u);
     EXPECT_EQ(sweep.stopped_at(), 20);
+    cuda_session session;
+    bench_result r = sweep.finish(session);
+    EXPECT_EQ(r.peak_source, "measured");
+    EXPECT_DOUBLE_EQ(r.peak_gbs, 100);
+    EXPECT_EQ(r.sizes, std::vector<long long>{10});
 }
 
 TEST(BenchResult, TableAndPeakSayWhatWasMeasured)
@@ -384,6 +390,8 @@ TEST(ProfileResult, ReadFromRecordedPagesWithThePlotInsideItsDiv)
     profile_result r = profile_result::from_ncu(recorded("ncu/ncu_raw.csv"), recorded("ncu/ncu_details.csv"), std::nullopt,
                                                 std::nullopt, "", "", "cell", true);
     EXPECT_FALSE(r.profile.kernel.empty());
+    EXPECT_EQ(message_of<argument_value_error>([&] { r.profiled_kernel(); }),
+              "this profile was read from recorded ncu output: it has no kernel to show");
     auto values = r.metric_values();
     ASSERT_EQ(values.size(), r.profile.metrics.size());
     for (const auto& [name, value] : r.profile.metrics)
@@ -418,4 +426,18 @@ TEST(KernelViews, AListingJoinsIntoItsLines)
     std::string joined = kernel_views::join(listing);
     EXPECT_NE(joined.find("ret;\n"), std::string::npos);
     EXPECT_EQ(joined.back(), '\n');
+}
+
+TEST(ReplayOptions, UnknownKeywordsAreRefusedWithWhatTheCallTakes)
+{
+    profile_options p;
+    p.set("full", true);
+    p.set("source", false);
+    EXPECT_TRUE(p.full);
+    EXPECT_FALSE(p.source);
+    EXPECT_EQ(message_of<argument_type_error>([&] { p.set("plot", true); }),
+              "profile() got an unexpected keyword 'plot' (it takes full, source and keep)");
+    EXPECT_NO_THROW(sanitize_options::check_keyword("tool", "tool and keep"));
+    EXPECT_EQ(message_of<argument_type_error>([] { sanitize_options::check_keyword("leak", "tool and keep"); }),
+              "sanitize() got an unexpected keyword 'leak' (it takes tool and keep)");
 }

@@ -55,18 +55,18 @@ namespace xcuda
         }
     }
 
-    bench_sweep::bench_sweep(std::string kernel, std::vector<long long> sizes, const settings& chosen, double peak_gbs,
-                             std::string peak_source)
-        : m_sizes(std::move(sizes)), m_bytes_per_element(chosen.bytes_per_element),
-          m_start(std::chrono::steady_clock::now())
+    bench_sweep::bench_sweep(std::string kernel, std::vector<long long> sizes, const settings& chosen,
+                             const std::function<double()>& measure_peak)
+        : m_sizes(std::move(sizes)), m_bytes_per_element(chosen.bytes_per_element)
     {
         m_result.kernel = std::move(kernel);
         m_result.block = chosen.block;
         m_result.repeat = chosen.repeat;
         m_result.warmup = chosen.warmup;
         m_result.show_plot = chosen.plot;
-        m_result.peak_gbs = peak_gbs;
-        m_result.peak_source = std::move(peak_source);
+        m_result.peak_gbs = chosen.peak ? *chosen.peak : measure_peak();
+        m_result.peak_source = chosen.peak ? "given" : "measured";
+        m_start = std::chrono::steady_clock::now();
     }
 
     void bench_sweep::run(const time_size& time, const after_size& after)

@@ -55,9 +55,9 @@ namespace xcuda
         static void check_argument_count(long long n, std::size_t given, std::size_t parameters,
                                          const std::function<std::string()>& signature);
 
-        // The clock starts here. peak_source: "measured" or "given".
-        bench_sweep(std::string kernel, std::vector<long long> sizes, const settings& chosen, double peak_gbs,
-                    std::string peak_source);
+        // The peak is the one chosen ("given"), else measure_peak()'s ("measured"); the clock starts after it.
+        bench_sweep(std::string kernel, std::vector<long long> sizes, const settings& chosen,
+                    const std::function<double()>& measure_peak);
 
         // Times every size in order; what the callbacks throw ends the sweep and passes through.
         void run(const time_size& time, const after_size& after);

@@ -1,11 +1,24 @@
 #include "profile_result.hpp"
 
 #include "code_listing.hpp"
+#include "errors.hpp"
 #include "ncu_report.hpp"
 #include "text.hpp"
 
 namespace xcuda
 {
+    void profile_options::set(const std::string& keyword, bool value)
+    {
+        if (keyword == "full")
+            full = value;
+        else if (keyword == "source")
+            source = value;
+        else if (keyword == "keep")
+            keep = value;
+        else
+            throw argument_type_error("profile() got an unexpected keyword '" + keyword + "' (it takes full, source and keep)");
+    }
+
     profile_result profile_result::from_ncu(const std::string& raw, const std::string& details,
                                             const std::optional<std::string>& source_page,
                                             const std::optional<std::string>& sass, const std::string& source,
@@ -46,6 +59,15 @@ namespace xcuda
                                                       : std::variant<double, std::string>(entry.second.text);
         }
         return values;
+    }
+
+    cuda_kernel& profile_result::profiled_kernel() const
+    {
+        if (!kernel)
+        {
+            throw argument_value_error("this profile was read from recorded ncu output: it has no kernel to show");
+        }
+        return *kernel;
     }
 
     std::string profile_result::html(const std::string& png) const

@@ -20,6 +20,9 @@ namespace xcuda
         bool full = false;    // ncu's full section set instead of the few the table needs
         bool source = true;   // per-line figures
         bool keep = false;    // keep the bundle and the report (the result names the folder)
+
+        // One keyword of profile(); argument_type_error (a TypeError) naming an unknown one.
+        void set(const std::string& keyword, bool value);
     };
 
     class profile_result
@@ -52,6 +55,10 @@ namespace xcuda
 
         // Every metric ncu reported, by name: its number in base units, or its text where it has none.
         std::map<std::string, std::variant<double, std::string>> metric_values() const;
+
+        // The kernel profiled, for its lines() view; argument_value_error for a profile read from recorded
+        // pages (it has none).
+        cuda_kernel& profiled_kernel() const;
 
         // The notebook view; with png (the plot, base64) as an image inside the profile's <div>, so the
         // output stays one element.

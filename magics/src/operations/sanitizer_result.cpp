@@ -1,9 +1,18 @@
 #include "sanitizer_result.hpp"
 
+#include "errors.hpp"
 #include "text.hpp"
 
 namespace xcuda
 {
+    void sanitize_options::check_keyword(const std::string& keyword, const std::string& takes)
+    {
+        if (keyword != "tool" && keyword != "keep")
+        {
+            throw argument_type_error("sanitize() got an unexpected keyword '" + keyword + "' (it takes " + takes + ")");
+        }
+    }
+
     sanitizer_result sanitizer_result::from_output(const std::string& output, const std::string& tool,
                                                    const std::string& source, const std::string& cell_file)
     {

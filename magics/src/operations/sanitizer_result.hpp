@@ -9,6 +9,16 @@
 
 namespace xcuda
 {
+    // The choices of one sanitizer run (Launcher.sanitize's keywords).
+    struct sanitize_options
+    {
+        std::string tool = "memcheck";
+        bool keep = false;
+
+        // argument_type_error (a TypeError) unless keyword is tool or keep; takes: what the call takes, in words.
+        static void check_keyword(const std::string& keyword, const std::string& takes);
+    };
+
     class sanitizer_result
     {
     public:
