@@ -6,9 +6,15 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <iterator>
 
+#include <sys/stat.h>
+
 #include "bench_result.hpp"
+#include "compiler.hpp"
+#include "module_registry.hpp"
+#include "replay_bundle.hpp"
 #include "bench_sweep.hpp"
 #include "errors.hpp"
 #include "kernel_views.hpp"
@@ -440,4 +446,191 @@ TEST(ReplayOptions, UnknownKeywordsAreRefusedWithWhatTheCallTakes)
     EXPECT_NO_THROW(sanitize_options::check_keyword("tool", "tool and keep"));
     EXPECT_EQ(message_of<argument_type_error>([] { sanitize_options::check_keyword("leak", "tool and keep"); }),
               "sanitize() got an unexpected keyword 'leak' (it takes tool and keep)");
+}
+
+// ---- the replay against stand-ins for ncu and compute-sanitizer --------------------------------
+//
+// A real bundle of a saxpy call (compiled by NVRTC, host arrays: no GPU needed), and shell scripts in
+// the tools' places that print recorded output: the whole operation runs, from the bundle written to
+// the tools' command lines, their reports read, and the folder removed or kept.
+
+namespace
+{
+    const char* saxpy_source =
+        "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n"
+        "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }\n";
+
+    struct replay_fixture
+    {
+        cuda_session session;
+        compiler compile{disk_cache("", 0, false)};
+        module_registry registry{session, compile};
+        std::shared_ptr<cuda_kernel> kernel;
+        std::vector<float> x = std::vector<float>(64, 1.0f), y = std::vector<float>(64, 2.0f), out = std::vector<float>(64, 0.0f);
+        std::string tools_folder;
+
+        replay_fixture()
+        {
+            compile_options options;
+            options.arch = "sm_90";
+            auto module = registry.build("replay_tests", compile_recipe{saxpy_source, options, {}}).module;
+            kernel = std::make_shared<cuda_kernel>(module, module->signatures().front());
+            char folder[] = "/tmp/xcuda-operations-test-XXXXXX";
+            tools_folder = ::mkdtemp(folder);
+        }
+        ~replay_fixture() { std::system(("rm -rf " + tools_folder).c_str()); }
+
+        // The replay of saxpy[1, 64](2, x, y, out, 64) written, as Launcher.replay_bundle does without a GPU.
+        std::unique_ptr<launch_replayer> replayer(bool keep)
+        {
+            launch_dims dims;
+            dims.grid = {1, 1, 1};
+            dims.block = {64, 1, 1};
+            launch_call call(*kernel, dims, nullptr);
+            call.record_for_replay();
+            call.arguments().store_float(0, 2.0);
+            call.pass_host_array(1, x.data(), 256, true, false, nullptr, "x");
+            call.pass_host_array(2, y.data(), 256, true, false, nullptr, "y");
+            call.pass_host_array(3, out.data(), 256, false, true, nullptr, "out");
+            call.arguments().store_unsigned(4, 64);
+            return std::make_unique<launch_replayer>(call, false, saxpy_source, keep);
+        }
+
+        // An executable script in the tools' folder; returns its path.
+        std::string script(const std::string& name, const std::string& body)
+        {
+            std::string path = tools_folder + "/" + name;
+            std::ofstream(path) << "#!/bin/sh\n" << body;
+            ::chmod(path.c_str(), 0700);
+            return path;
+        }
+    };
+
+    bool exists(const std::string& path)
+    {
+        struct stat st;
+        return ::stat(path.c_str(), &st) == 0;
+    }
+
+    std::string file_text(const std::string& path)
+    {
+        std::ifstream in(path);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+
+    const std::string recordings = XCUDA_TEST_RECORDINGS;
+
+    // ncu: the profiling run creates the report named after -o (when first_run says so), --import prints a page.
+    std::string fake_ncu(const std::string& first_run)
+    {
+        return "case \" $* \" in\n"
+               "  *\" --import \"*)\n"
+               "    case \" $* \" in\n"
+               "      *\" raw \"*) cat " + recordings + "/ncu/ncu_raw.csv ;;\n"
+               "      *\" details \"*) cat " + recordings + "/ncu/ncu_details.csv ;;\n"
+               "      *cuda,sass*) cat " + recordings + "/ncu/ncu_source_both.csv ;;\n"
+               "      *) cat " + recordings + "/ncu/ncu_source_sass.csv ;;\n"
+               "    esac ;;\n"
+               "  *) echo \"$*\" >> \"$PWD/runs.txt\"\n"
+               "     report=; prev=; for a in \"$@\"; do [ \"$prev\" = -o ] && report=$a; prev=$a; done\n" +
+               first_run + " ;;\n"
+               "esac\n";
+    }
+}
+
+TEST(LaunchReplayerRun, TheBundleIsWrittenWithTheCellAndRemovedAfterwards)
+{
+    replay_fixture f;
+    std::string folder;
+    {
+        auto replayer = f.replayer(false);
+        folder = replayer->folder();
+        EXPECT_TRUE(exists(folder + "/cell"));
+        EXPECT_EQ(file_text(folder + "/cell"), saxpy_source);
+        EXPECT_NE(replayer->description().find("saxpy"), std::string::npos) << replayer->description();
+    }
+    EXPECT_FALSE(exists(folder));
+    {
+        auto kept = f.replayer(true);
+        folder = kept->folder();
+    }
+    EXPECT_TRUE(exists(folder + "/cell"));
+    replay_bundle::remove_folder(folder);
+}
+
+TEST(LaunchReplayerRun, SanitizeRunsTheToolOnTheReplayAndReadsItsReport)
+{
+    replay_fixture f;
+    launch_replayer::tools tools{f.script("compute-sanitizer", "echo \"$*\" > \"$PWD/argv.txt\"\ncat " + recordings +
+                                                                    "/sanitizer/memcheck.txt\nexit 3\n"),
+                                 "/x/xcuda-replay"};
+    auto replayer = f.replayer(true);
+    sanitizer_result r = replayer->sanitize(tools, "memcheck", [] { return false; });
+    EXPECT_EQ(file_text(replayer->folder() + "/argv.txt"),
+              "--tool memcheck --show-backtrace no --target-processes application-only /x/xcuda-replay " +
+                  replayer->folder() + "\n");
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.report.errors, 2);
+    EXPECT_EQ(r.source, saxpy_source);
+    EXPECT_EQ(r.launch, replayer->description());
+    EXPECT_EQ(r.folder, replayer->folder());
+    replay_bundle::remove_folder(replayer->folder());
+}
+
+TEST(LaunchReplayerRun, ASanitizerThatCouldNotRunTheReplayIsAToolError)
+{
+    replay_fixture f;
+    launch_replayer::tools tools{f.script("compute-sanitizer", "echo 'xcuda-replay: no GPU here'\nexit 2\n"), "/x/r"};
+    auto replayer = f.replayer(false);
+    EXPECT_EQ(message_of<tool_error>([&] { replayer->sanitize(tools, "racecheck", [] { return false; }); }),
+              "compute-sanitizer failed (exit status 2):\n  xcuda-replay: no GPU here");
+}
+
+TEST(LaunchReplayerRun, ProfileReadsNcusPagesAndTheLinesOfTheCell)
+{
+    replay_fixture f;
+    launch_replayer::tools tools{f.script("ncu", fake_ncu("     echo profiled; touch \"$report.ncu-rep\"")), "/x/xcuda-replay"};
+    auto replayer = f.replayer(false);
+    profile_options options;
+    profile_result r = replayer->profile(tools, options, [] { return false; });
+    EXPECT_FALSE(r.profile.kernel.empty());
+    EXPECT_EQ(r.ncu_log, "profiled\n");
+    EXPECT_EQ(r.source, saxpy_source);
+    EXPECT_TRUE(r.folder.empty());
+    EXPECT_NE(r.profile.lines_note, "source-level figures were not asked for");
+    options.source = false;
+    profile_result plain = replayer->profile(tools, options, [] { return false; });
+    EXPECT_EQ(plain.profile.lines_note, "source-level figures were not asked for");
+}
+
+TEST(LaunchReplayerRun, AnNcuThatRefusesASectionIsAskedForTheFullSet)
+{
+    replay_fixture f;
+    launch_replayer::tools tools{
+        f.script("ncu", fake_ncu("     case \" $* \" in *\" full \"*) echo full; touch \"$report.ncu-rep\" ;; "
+                                 "*) echo '==ERROR== unknown section SourceCounters' ;; esac")),
+        "/x/xcuda-replay"};
+    auto replayer = f.replayer(true);
+    profile_options options;
+    options.source = false;
+    options.keep = true;
+    profile_result r = replayer->profile(tools, options, [] { return false; });
+    EXPECT_EQ(r.ncu_log, "==ERROR== unknown section SourceCounters\nfull\n");
+    std::string runs = file_text(replayer->folder() + "/runs.txt");
+    EXPECT_NE(runs.find("--section SpeedOfLight"), std::string::npos);
+    EXPECT_NE(runs.find("--set full /x/xcuda-replay " + replayer->folder()), std::string::npos);
+    EXPECT_EQ(r.folder, replayer->folder());
+    replay_bundle::remove_folder(replayer->folder());
+}
+
+TEST(LaunchReplayerRun, ALaunchThatFailedInTheReplayFailsTheProfile)
+{
+    replay_fixture f;
+    launch_replayer::tools tools{
+        f.script("ncu", fake_ncu("     echo 'xcuda-replay: cuLaunchKernel failed: an illegal address'; touch \"$report.ncu-rep\"")),
+        "/x/xcuda-replay"};
+    auto replayer = f.replayer(false);
+    EXPECT_NE(message_of<tool_error>([&] { replayer->profile(tools, profile_options{}, [] { return false; }); })
+                  .find("the launch failed when ncu made it again in a child process"),
+              std::string::npos);
 }
