@@ -384,11 +384,16 @@ TEST(LaunchReplayer, ToolsAndSanitizerToolsAreCheckedBeforeAnyWork)
                   .find("compute-sanitizer has no tool 'leakcheck' here"),
               std::string::npos);
     EXPECT_NO_THROW(launch_replayer::check_sanitizer_tool("synccheck"));
+    const char* before = std::getenv("XCUDA_NCU");
+    std::string saved = before ? before : "";
     ::setenv("XCUDA_NCU", "/bin/sh", 1);
     EXPECT_EQ(message_of<tool_not_found_error>([] { launch_replayer::tools_for("ncu", "%cuda_profile", "/no/such/folder"); }),
               "xcuda-replay, the program that makes a launch again for ncu and compute-sanitizer, is not next to the "
               "xcuda module (looked for /no/such/folder/xcuda-replay); rebuild or reinstall xcuda");
-    ::unsetenv("XCUDA_NCU");
+    if (before)
+        ::setenv("XCUDA_NCU", saved.c_str(), 1);
+    else
+        ::unsetenv("XCUDA_NCU");
 }
 
 TEST(ProfileResult, ReadFromRecordedPagesWithThePlotInsideItsDiv)
