@@ -234,7 +234,7 @@ namespace xcuda::python
                               const std::map<std::string, std::string>* headers = nullptr);
 
     // ---- one launch replayed under ncu and compute-sanitizer (py_replay.cpp, py_replay_results.cpp) ----
-    // (profile_options, profile_result and sanitizer_result are the core's: operations/.)
+    // (profile_options, sanitize_options, profile_result and sanitizer_result are the core's: operations/.)
     // Launcher.profile / Kernel.profile; raises ToolNotFoundError, CudaUnavailableError, ToolError.
     py::object profile_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
                               py::handle stream_object, py::args args, const profile_options& options);
