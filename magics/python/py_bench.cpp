@@ -1,11 +1,8 @@
-// xcuda.bench, xcuda.BenchResult, xcuda.peak_bandwidth and %cuda_bench: sweep a kernel over problem
-// sizes, time each size with CUDA events, and plot the achieved bandwidth against the device's
-// measured peak.
-//
-// Timing goes through the kernel's own Kernel.time (time_launch), so a sweep measures exactly what
-// %cuda_timeit measures. The peak is a large device-to-device copy timed with events, measured once per
-// session and device. The plot is a matplotlib Figure made without pyplot (no global figure list, no
-// backend needed, nothing shown twice by an inline backend); a BenchResult shows it in its HTML as a PNG.
+// xcuda.bench, xcuda.BenchResult and xcuda.peak_bandwidth. The sweep, its checks and its table are the
+// core's (operations/bench_sweep, bench_result); here the Python arguments are read, make_args and the
+// timer called for each size (Kernel.time, so a sweep measures what %cuda_timeit measures), and the plot
+// made: a matplotlib Figure without pyplot (no global figure list, no backend, nothing shown twice by an
+// inline backend), shown in a BenchResult's HTML as a PNG.
 //
 // Test hooks: bench(..., _timer=f) times with f(grid, block, *args, repeat=, warmup=, nbytes=) instead
 // of kernel.time, and %cuda_bench calls xcuda.bench looked up at call time; with them the sweep, the
@@ -14,30 +11,14 @@
 // Threading: everything holds the GIL except the peak probe's copies and event waits.
 
 #include "py_common.hpp"
-#include "py_progress.hpp"
 
-#include <algorithm>
-#include <array>
-#include <cctype>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-
-#include <pybind11/eval.h>
-
-#include "cuda_session.hpp"
-#include "errors.hpp"
-#include "table_view.hpp"
+#include "bench_sweep.hpp"
+#include "progress_meter.hpp"
 
 namespace xcuda::python
 {
     namespace
     {
-        using text::format;
-        std::string bytes_text(double bytes) { return text::bytes(bytes); }
-
-        // ---- the device's peak ------------------------------------------------------------------
-
         // GB/s of the device-to-device copy ceiling (runtime/bandwidth_probe), measured once a session.
         double measured_peak_gbs(bool refresh)
         {
@@ -48,134 +29,133 @@ namespace xcuda::python
             return probe.measure(refresh);
         }
 
-        // The device's name and the bandwidth from its memory clock and bus width, when a session runs
-        // (a sweep has started it); None otherwise (a sweep timed by a test's _timer).
-        py::object device_name()
+        // The progress bar of a sweep on screen; what it says and when is the core's (progress_meter). Shown
+        // through IPython's display/update_display where the shell has a rich display publisher (a notebook
+        // kernel), with '\r' on sys.stderr when that is a terminal, else nowhere. Holds Python objects.
+        class progress_bar
         {
-            cuda_session& session = process_session();
-            return session.active() ? py::object(py::str(session.properties().name)) : py::object(py::none());
-        }
-
-        py::object theoretical_peak_gbs()
-        {
-            cuda_session& session = process_session();
-            if (!session.active())
+        public:
+            progress_bar(bool enabled, std::string label, std::size_t total) : m_meter(std::move(label), total)
             {
-                return py::none();
-            }
-            double peak = session.properties().theoretical_bandwidth_gbs();
-            return peak > 0 ? py::object(py::float_(peak)) : py::object(py::none());
-        }
-
-        // ---- the result -------------------------------------------------------------------------
-
-        struct bench_result
-        {
-            std::string kernel;
-            py::object device = py::none();  // str, or None when no session ran
-            int block = 0;
-            int repeat = 0;
-            int warmup = 0;
-            std::vector<long long> sizes;
-            std::vector<long long> grids;
-            std::vector<long long> nbytes;
-            std::vector<double> median_ms;
-            std::vector<double> bandwidth_gbs;
-            double peak_gbs = 0;
-            std::string peak_source;                 // "measured" or "given"
-            py::object theoretical_gbs = py::none();  // float or None
-            double elapsed_s = 0;
-            bool show_plot = true;
-            mutable std::string png_base64;  // the plot for _repr_html_, made once
-
-            std::vector<double> fraction_of_peak() const
-            {
-                std::vector<double> fractions;
-                for (double bandwidth : bandwidth_gbs)
+                if (!enabled)
+                    return;
+                py::object shell = py::none();
+                try
                 {
-                    fractions.push_back(bandwidth / peak_gbs);
+                    shell = py::module_::import("IPython").attr("get_ipython")();
                 }
-                return fractions;
-            }
-
-            std::string heading() const
-            {
-                std::string text = kernel;
-                if (!device.is_none())
+                catch (py::error_already_set&)
                 {
-                    text += " on " + str_of(device);
+                    // IPython not importable: no notebook, so a terminal at most.
                 }
-                return text + ", block " + std::to_string(block) + ", median of " + std::to_string(repeat) +
-                       " launch" + (repeat == 1 ? "" : "es");
-            }
-
-            std::string peak_text() const
-            {
-                std::string text = "peak " + format("%.0f GB/s", peak_gbs) +
-                                   (peak_source == "measured" ? " measured (device-to-device copy)" : " (given)");
-                if (!theoretical_gbs.is_none())
+                if (!shell.is_none() && py::hasattr(shell, "display_pub") &&
+                    !py::type::handle_of(shell.attr("display_pub"))
+                         .is(py::module_::import("IPython.core.displaypub").attr("DisplayPublisher")))
                 {
-                    text += "; theoretical " + format("%.0f GB/s", theoretical_gbs.cast<double>()) +
-                            " (memory clock x bus width)";
+                    m_mode = mode::display;
+                    return;
                 }
-                return text;
-            }
-
-            std::vector<std::vector<std::string>> rows() const
-            {
-                std::vector<std::vector<std::string>> rows;
-                for (std::size_t i = 0; i < sizes.size(); ++i)
+                py::object stream = py::module_::import("sys").attr("stderr");
+                if (!stream.is_none() && py::hasattr(stream, "isatty") && stream.attr("isatty")().cast<bool>())
                 {
-                    rows.push_back({std::to_string(sizes[i]), std::to_string(grids[i]),
-                                    bytes_text(static_cast<double>(nbytes[i])), format("%.2f", median_ms[i] * 1e3),
-                                    format("%.1f", bandwidth_gbs[i]), format("%.1f", 100 * bandwidth_gbs[i] / peak_gbs)});
+                    m_mode = mode::text;
+                    m_stream = stream;
                 }
-                return rows;
             }
 
-            static const std::vector<std::string>& columns()
+            // After size number `done` (1-based), n, has been timed.
+            void step(std::size_t done, long long n)
             {
-                static const std::vector<std::string> names{"n", "grid", "bytes", "median us", "GB/s", "% of peak"};
-                return names;
+                std::optional<std::string> text;
+                if (m_mode != mode::none && (text = m_meter.step(done, n)))
+                    show(*text, done);
             }
 
-            text_table table() const
+            // The last state, or why the sweep stopped. Only where the bar was shown.
+            void finish(const std::string& stopped, std::size_t done)
             {
-                return text_table{heading(), columns(), rows(), "", true};
-            }
-
-            std::string text() const
-            {
-                return table_view::text(table()) + peak_text();
-            }
-
-            std::string html() const
-            {
-                std::string out = "<div class=\"xcuda-bench\">" + table_view::html(table());
-                out += "<p>" + html_escape(peak_text()) + "</p>";
-                if (show_plot)
+                std::optional<std::string> text = m_meter.finish(stopped, done);
+                if (!text)
+                    return;
+                show(*text, done);
+                if (m_mode == mode::text)
                 {
-                    if (png_base64.empty())
-                    {
-                        png_base64 = py::module_::import("xcuda.plots").attr("png_base64")(plot(py::none()), 100)
-                                         .cast<std::string>();
-                    }
-                    out += "<img alt=\"" + html_escape(kernel) + " bandwidth plot\" src=\"data:image/png;base64," +
-                           png_base64 + "\"/>";
+                    m_stream.attr("write")("\n");
+                    m_stream.attr("flush")();
                 }
-                return out + "</div>";
             }
 
-            // Achieved GB/s against n, with the peaks as lines (xcuda/plots.py).
-            py::object plot(py::object ax) const
+        private:
+            enum class mode { none, display, text };
+
+            void show(const std::string& text, std::size_t done)
             {
-                return py::module_::import("xcuda.plots")
-                    .attr("bandwidth_sweep")(sizes, bandwidth_gbs, peak_gbs, peak_source, theoretical_gbs, kernel, block,
-                                             device, py::arg("ax") = ax);
+                if (m_mode == mode::display)
+                {
+                    py::dict bundle;
+                    bundle["text/plain"] = text;
+                    bundle["text/html"] = m_meter.html(text, done);
+                    if (!m_meter.shown())
+                        m_handle = py::module_::import("IPython.display")
+                                       .attr("display")(bundle, py::arg("raw") = true, py::arg("display_id") = true);
+                    else
+                        m_handle.attr("update")(bundle, py::arg("raw") = true);
+                }
+                else
+                {
+                    m_stream.attr("write")(m_meter.overwrite(text));
+                    m_stream.attr("flush")();
+                }
+                m_meter.mark_shown();
             }
+
+            progress_meter m_meter;
+            mode m_mode = mode::none;
+            py::object m_handle;  // IPython DisplayHandle (display mode)
+            py::object m_stream;  // sys.stderr (text mode)
         };
 
-        // ---- the sweep --------------------------------------------------------------------------
+        // Achieved GB/s against n, with the peaks as lines (xcuda/plots.py).
+        py::object plot(const bench_result& r, py::object ax)
+        {
+            return py::module_::import("xcuda.plots")
+                .attr("bandwidth_sweep")(r.sizes, r.bandwidth_gbs, r.peak_gbs, r.peak_source, r.theoretical_gbs, r.kernel,
+                                         r.block, r.device, py::arg("ax") = ax);
+        }
+
+        std::string html(const bench_result& r)
+        {
+            if (r.show_plot && r.png_base64.empty())
+            {
+                r.png_base64 = py::module_::import("xcuda.plots").attr("png_base64")(plot(r, py::none()), 100).cast<std::string>();
+            }
+            return r.html(r.show_plot ? r.png_base64 : "");
+        }
+
+        // The Python name of the exception being handled ("KeyboardInterrupt", "ValueError"), for the bar.
+        std::string exception_name()
+        {
+            try
+            {
+                throw;
+            }
+            catch (py::error_already_set& e)
+            {
+                return py::str(e.type().attr("__name__")).cast<std::string>();
+            }
+            catch (const argument_type_error&)
+            {
+                return "TypeError";
+            }
+            catch (const argument_value_error&)
+            {
+                return "ValueError";
+            }
+            catch (...)
+            {
+                return "error";
+            }
+        }
 
         std::vector<long long> sizes_from(py::handle object)
         {
@@ -195,17 +175,10 @@ namespace xcuda::python
                                          ")" + (PyFloat_Check(item.ptr()) ? ": write int(...) or 2**k" : ""));
                 }
                 long long n = py::reinterpret_steal<py::int_>(index).cast<long long>();
-                if (n < 1)
-                {
-                    throw py::value_error("every size must be at least 1, got " + std::to_string(n) + " at position " +
-                                          std::to_string(sizes.size()));
-                }
+                bench_sweep::check_size(n, sizes.size());
                 sizes.push_back(n);
             }
-            if (sizes.empty())
-            {
-                throw py::value_error("sizes is empty: give the problem sizes to sweep, e.g. [2**k for k in range(10, 27)]");
-            }
+            bench_sweep::check_not_empty(sizes);
             return sizes;
         }
 
@@ -233,27 +206,14 @@ namespace xcuda::python
                 throw py::type_error("make_args must be a function of the size n that returns the kernel's arguments, "
                                      "e.g. lambda n: (a, x, y, out, n); got " + type_name(make_args));
             }
-            if (block < 1)
-            {
-                throw py::value_error("block must be at least 1, got " + std::to_string(block));
-            }
-            if (repeat < 1 || warmup < 0)
-            {
-                throw py::value_error("repeat must be at least 1 and warmup at least 0");
-            }
-            double per_element = 0;
-            if (!bytes_per_element.is_none())
-            {
-                per_element = bytes_per_element.cast<double>();
-                if (!(per_element > 0))
-                {
-                    throw py::value_error("bytes_per_element must be positive, got " + str_of(bytes_per_element));
-                }
-            }
-            if (!peak.is_none() && !(peak.cast<double>() > 0))
-            {
-                throw py::value_error("peak must be a positive bandwidth in GB/s, got " + str_of(peak));
-            }
+            bench_sweep::settings chosen{block, std::nullopt, repeat, warmup, std::nullopt, plot, "", ""};
+            auto number = [](py::object value, std::optional<double>& into, std::string& written) {
+                into = value.is_none() ? std::nullopt : std::optional<double>(value.cast<double>());
+                written = value.is_none() ? "" : str_of(value);
+            };
+            number(bytes_per_element, chosen.bytes_per_element, chosen.bytes_per_element_written);
+            number(peak, chosen.peak, chosen.peak_written);
+            bench_sweep::check(chosen);
             if (plot)
             {
                 try
@@ -268,89 +228,45 @@ namespace xcuda::python
                     throw py::error_already_set();
                 }
             }
-            bench_result result;
-            result.kernel = kernel.attr("name").cast<std::string>();
-            result.block = block;
-            result.repeat = repeat;
-            result.warmup = warmup;
-            result.show_plot = plot;
-            if (peak.is_none())
-            {
-                result.peak_gbs = measured_peak_gbs(false);  // CudaUnavailableError here without a GPU
-                result.peak_source = "measured";
-            }
-            else
-            {
-                result.peak_gbs = peak.cast<double>();
-                result.peak_source = "given";
-            }
+            std::string name = kernel.attr("name").cast<std::string>();
+            // CudaUnavailableError here without a GPU, when the peak is to be measured.
+            bench_sweep sweep(name, sizes, chosen, [] { return measured_peak_gbs(false); });
             if (timer.is_none())
             {
                 timer = kernel.attr("time");
             }
             std::size_t parameters = kernel.attr("is_template").cast<bool>() ? 0 : py::len(kernel.attr("parameters"));
-
-            auto start = std::chrono::steady_clock::now();
-            progress_bar bar(progress, result.kernel, sizes.size());
-            std::size_t done = 0;
+            progress_bar bar(progress, name, sizes.size());
+            auto time_size = [&](long long n, long long grid, std::optional<long long> nbytes) {
+                py::object made = make_args(n);
+                py::tuple args = py::isinstance<py::tuple>(made)  ? py::reinterpret_borrow<py::tuple>(made)
+                                 : py::isinstance<py::list>(made) ? py::tuple(made)
+                                                                  : py::make_tuple(made);
+                bench_sweep::check_argument_count(n, args.size(), parameters,
+                                                  [&] { return kernel.attr("signature").cast<std::string>(); });
+                py::object timing = timer(*(py::make_tuple(grid, block) + args), py::arg("repeat") = repeat,
+                                          py::arg("warmup") = warmup, py::arg("nbytes") = nbytes);
+                double median = timing.attr("median_ms").cast<double>();
+                return bench_sweep::timing{median, timing.attr("nbytes").cast<std::optional<double>>()};
+            };
+            auto after_size = [&](std::size_t done, long long n) {
+                if (PyErr_CheckSignals() != 0)
+                {
+                    throw py::error_already_set();
+                }
+                bar.step(done, n);
+            };
             try
             {
-                for (long long n : sizes)
-                {
-                    py::object made = make_args(n);
-                    py::tuple args = py::isinstance<py::tuple>(made)  ? py::reinterpret_borrow<py::tuple>(made)
-                                     : py::isinstance<py::list>(made) ? py::tuple(made)
-                                                                      : py::make_tuple(made);
-                    if (parameters && args.size() != parameters)
-                    {
-                        throw py::type_error("make_args(" + std::to_string(n) + ") returned " + std::to_string(args.size()) +
-                                             " value" + (args.size() == 1 ? "" : "s") + "; kernel " +
-                                             kernel.attr("signature").cast<std::string>() + " takes " +
-                                             std::to_string(parameters) + " argument" + (parameters == 1 ? "" : "s"));
-                    }
-                    long long grid = (n + block - 1) / block;
-                    py::object nbytes = per_element > 0 ? py::object(py::int_(std::llround(per_element * static_cast<double>(n))))
-                                                        : py::object(py::none());
-                    py::object timing = timer(*(py::make_tuple(grid, block) + args), py::arg("repeat") = repeat,
-                                              py::arg("warmup") = warmup, py::arg("nbytes") = nbytes);
-                    double median = timing.attr("median_ms").cast<double>();
-                    py::object counted = timing.attr("nbytes");
-                    if (counted.is_none())
-                    {
-                        throw py::value_error("the bytes " + result.kernel + " moves are not known (none of its arguments is "
-                                              "an array): pass bytes_per_element= (%cuda_bench --bytes-per-element)");
-                    }
-                    double moved = counted.cast<double>();
-                    result.sizes.push_back(n);
-                    result.grids.push_back(grid);
-                    result.nbytes.push_back(static_cast<long long>(moved));
-                    result.median_ms.push_back(median);
-                    result.bandwidth_gbs.push_back(median > 0 ? moved / (median * 1e-3) / 1e9 : std::nan(""));
-                    ++done;
-                    if (PyErr_CheckSignals() != 0)
-                    {
-                        throw py::error_already_set();
-                    }
-                    bar.step(done, n);
-                }
-            }
-            catch (py::error_already_set& e)
-            {
-                bar.finish(py::str(e.type().attr("__name__")).cast<std::string>() + " at n = " +
-                               std::to_string(sizes[std::min(done, sizes.size() - 1)]),
-                           done);
-                throw;
+                sweep.run(time_size, after_size);
             }
             catch (...)
             {
-                bar.finish("error at n = " + std::to_string(sizes[std::min(done, sizes.size() - 1)]), done);
+                bar.finish(exception_name() + " at n = " + std::to_string(sweep.stopped_at()), sweep.done());
                 throw;
             }
-            bar.finish("", done);
-            result.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            result.device = device_name();
-            result.theoretical_gbs = theoretical_peak_gbs();
-            return py::cast(std::move(result));
+            bar.finish("", sweep.done());
+            return py::cast(sweep.finish(process_session()));
         }
     }
 
@@ -378,7 +294,7 @@ elsewhere. Times are medians of CUDA-event timings in milliseconds; bandwidths a
             .def_readonly("elapsed_s", &bench_result::elapsed_s, "Wall time of the sweep in seconds.")
             .def_property_readonly("fraction_of_peak", &bench_result::fraction_of_peak,
                                    "bandwidth_gbs / peak_gbs at each size.")
-            .def("plot", &bench_result::plot, py::arg("ax") = py::none(),
+            .def("plot", &plot, py::arg("ax") = py::none(),
                  R"(Plot the achieved bandwidth against n (log scale) with the peak as a horizontal line.
 
 Parameters
@@ -392,7 +308,7 @@ matplotlib.figure.Figure
     Not registered with pyplot: a notebook shows it when it is a cell's value; fig.savefig saves it.)")
             .def("__len__", [](const bench_result& r) { return r.sizes.size(); })
             .def("__repr__", &bench_result::text)
-            .def("_repr_html_", &bench_result::html);
+            .def("_repr_html_", &html);
 
         m.def("peak_bandwidth", &measured_peak_gbs, py::arg("refresh") = false,
               R"(The device's measured peak memory bandwidth in GB/s.

@@ -26,8 +26,9 @@
 #include "kernel_signature.hpp"
 #include "launch_call.hpp"
 #include "errors.hpp"
-#include "launch_profile.hpp"
-#include "sanitizer_report.hpp"
+#include "kernel_views.hpp"
+#include "profile_result.hpp"
+#include "sanitizer_result.hpp"
 #include "host_registry.hpp"
 #include "launch_plan.hpp"
 #include "magic_arguments.hpp"
@@ -233,33 +234,7 @@ namespace xcuda::python
                               const std::map<std::string, std::string>* headers = nullptr);
 
     // ---- one launch replayed under ncu and compute-sanitizer (py_replay.cpp, py_replay_results.cpp) ----
-    struct profile_options
-    {
-        bool full = false;    // ncu's full section set instead of the few the table needs
-        bool source = true;   // per-line figures
-        bool keep = false;    // keep the bundle and the report (the result names the folder)
-    };
-    // What Launcher.profile returns (xcuda.LaunchProfile).
-    struct profile_result
-    {
-        launch_profile profile;
-        std::string source;                  // the cell's source
-        std::shared_ptr<cuda_kernel> kernel;  // null for one read from recorded pages
-        std::string ncu_log;                 // what the profiling run printed
-        std::string folder;                  // the kept bundle, or ""
-        bool show_plot = true;
-        mutable std::string png_base64;      // the plot for _repr_html_, made once
-    };
-    // What Launcher.sanitize returns (xcuda.SanitizerReport).
-    struct sanitizer_result
-    {
-        sanitizer_report report;
-        std::string source;
-        std::string output;  // compute-sanitizer's whole output
-        int status = 0;      // its exit status (the replay's: 3 when the launch failed)
-        std::string launch;  // "saxpy[grid=..., block=...] on device 0, 3 buffers (201 MB)"
-        std::string folder;
-    };
+    // (profile_options, sanitize_options, profile_result and sanitizer_result are the core's: operations/.)
     // Launcher.profile / Kernel.profile; raises ToolNotFoundError, CudaUnavailableError, ToolError.
     py::object profile_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
                               py::handle stream_object, py::args args, const profile_options& options);
@@ -272,11 +247,6 @@ namespace xcuda::python
     // The options of .profile() and .sanitize() from keywords; TypeError naming an unknown one.
     profile_options profile_options_from(py::dict keywords);
     // The options of .sanitize() from keywords (tool, keep); TypeError naming an unknown one.
-    struct sanitize_options
-    {
-        std::string tool = "memcheck";
-        bool keep = false;
-    };
     sanitize_options sanitize_options_from(py::dict keywords, const char* takes);
     void register_replay(py::module_& m);
 

@@ -7,10 +7,9 @@
 
 #include "py_common.hpp"
 
-#include <cmath>
-
-#include "table_view.hpp"
-#include "tool_finder.hpp"
+#include "profile_result.hpp"
+#include "sanitizer_result.hpp"
+#include "launch_replayer.hpp"
 
 namespace xcuda::python
 {
@@ -21,32 +20,20 @@ namespace xcuda::python
             return value ? py::object(py::float_(*value * scale)) : py::object(py::none());
         }
 
-        // A roofline when ncu counted the floating-point work and the peaks, else how close each unit came
-        // to its peak (xcuda/plots.py).
+        // The roofline, or each unit's percent of peak (xcuda/plots.py).
         py::object plot(const profile_result& result, py::object ax)
         {
             const launch_profile& p = result.profile;
-            bool fp64 = p.fp64_flops.value_or(0) > p.fp32_flops.value_or(0);
-            std::optional<double> peak = fp64 ? p.peak_fp64_flops_per_second : p.peak_fp32_flops_per_second;
-            py::list percents;
-            for (const auto& value : {p.dram_percent, p.memory_percent, p.sm_percent, p.achieved_occupancy})
-            {
-                percents.append(optional(value));
-            }
+            profile_result::roofline_figures f = result.roofline();
             return py::module_::import("xcuda.plots")
-                .attr("roofline")(p.kernel, p.bound(), optional(p.arithmetic_intensity()), optional(p.flops_per_second()),
-                                  optional(peak), optional(p.peak_dram_bytes_per_second), fp64, percents,
-                                  py::arg("ax") = ax);
+                .attr("roofline")(p.kernel, p.bound(), p.arithmetic_intensity(), p.flops_per_second(), f.peak_flops_per_second,
+                                  p.peak_dram_bytes_per_second, f.fp64, f.percents, py::arg("ax") = ax);
         }
 
+        // The plot is made once, as a PNG inside the HTML; without matplotlib the tables say it all.
         std::string profile_html(const profile_result& result)
         {
-            std::string out = result.profile.html(result.source);
-            if (!result.show_plot)
-            {
-                return out;
-            }
-            if (result.png_base64.empty())
+            if (result.show_plot && result.png_base64.empty())
             {
                 try
                 {
@@ -59,24 +46,9 @@ namespace xcuda::python
                     {
                         throw;
                     }
-                    return out;  // no matplotlib: the tables say it all
                 }
             }
-            // Inside the profile's <div>: the output stays one element.
-            std::string image = "<img alt=\"" + html_escape(result.profile.kernel) + " roofline\" src=\"data:image/png;base64," +
-                                result.png_base64 + "\"/>";
-            return out.substr(0, out.size() - 6) + image + "</div>";
-        }
-
-        py::dict metric_values(const launch_profile& p)
-        {
-            py::dict d;
-            for (const auto& entry : p.metrics)
-            {
-                d[py::str(entry.first)] = entry.second.number ? py::object(py::float_(*entry.second.number))
-                                                              : py::object(py::str(entry.second.text));
-            }
-            return d;
+            return result.html(result.show_plot ? result.png_base64 : "");
         }
 
         py::dict line_dict(const launch_profile& p)
@@ -98,10 +70,10 @@ namespace xcuda::python
             return d;
         }
 
-        py::list finding_list(const sanitizer_report& report)
+        py::list finding_list(const sanitizer_result& report)
         {
             py::list findings;
-            for (const sanitizer_finding& f : report.findings)
+            for (const sanitizer_finding& f : report.report.findings)
             {
                 py::list locations;
                 for (const sanitizer_location& l : f.locations)
@@ -111,18 +83,9 @@ namespace xcuda::python
                                               py::arg("access") = l.access, py::arg("thread") = l.thread,
                                               py::arg("hazards") = l.hazards));
                 }
-                py::object first_line = py::none();
-                py::object kernel = py::none();
-                if (!f.locations.empty())
-                {
-                    kernel = py::str(f.locations.front().function);
-                    if (f.locations.front().file == report.cell_file && f.locations.front().line > 0)
-                    {
-                        first_line = py::int_(f.locations.front().line);
-                    }
-                }
-                findings.append(py::dict(py::arg("title") = f.title, py::arg("kind") = f.kind, py::arg("kernel") = kernel,
-                                         py::arg("line") = first_line, py::arg("thread") = f.thread,
+                findings.append(py::dict(py::arg("title") = f.title, py::arg("kind") = f.kind,
+                                         py::arg("kernel") = sanitizer_result::kernel_of(f),
+                                         py::arg("line") = report.cell_line_of(f), py::arg("thread") = f.thread,
                                          py::arg("block") = f.block, py::arg("locations") = locations,
                                          py::arg("details") = f.details));
             }
@@ -136,15 +99,7 @@ namespace xcuda::python
         for (auto item : keywords)
         {
             std::string key = item.first.cast<std::string>();
-            bool value = py::cast<bool>(item.second);
-            if (key == "full")
-                options.full = value;
-            else if (key == "source")
-                options.source = value;
-            else if (key == "keep")
-                options.keep = value;
-            else
-                throw py::type_error("profile() got an unexpected keyword '" + key + "' (it takes full, source and keep)");
+            options.set(key, py::cast<bool>(item.second));
         }
         return options;
     }
@@ -155,12 +110,11 @@ namespace xcuda::python
         for (auto item : keywords)
         {
             std::string key = item.first.cast<std::string>();
+            sanitize_options::check_keyword(key, takes);
             if (key == "tool")
                 options.tool = item.second.cast<std::string>();
-            else if (key == "keep")
-                options.keep = item.second.cast<bool>();
             else
-                throw py::type_error("sanitize() got an unexpected keyword '" + key + "' (it takes " + takes + ")");
+                options.keep = item.second.cast<bool>();
         }
         return options;
     }
@@ -197,7 +151,7 @@ microseconds, throughputs in GB/s and percent of peak; None where ncu did not re
             .def_property_readonly("bound", [](const profile_result& r) { return r.profile.bound(); },
                                    "'memory', 'compute' or 'latency' ('' when ncu gave no throughput).")
             .def_property_readonly("verdict", [](const profile_result& r) { return r.profile.verdict(); })
-            .def_property_readonly("metrics", [](const profile_result& r) { return metric_values(r.profile); },
+            .def_property_readonly("metrics", [](const profile_result& r) { return r.metric_values(); },
                                    "Every metric ncu reported, by name, in base units (ns, byte, byte/s, %).")
             .def_property_readonly("rules", [](const profile_result& r) {
                 py::list rules;
@@ -219,41 +173,16 @@ microseconds, throughputs in GB/s and percent of peak; None where ncu did not re
             .def_property_readonly("ncu_log", [](const profile_result& r) { return r.ncu_log; })
             .def_readwrite("show_plot", &profile_result::show_plot, "Whether the notebook view includes the plot.")
             .def("lines_view",
-                 [](const profile_result& r, bool sass) {
-                     if (!r.kernel)
-                     {
-                         throw py::value_error("this profile was read from recorded ncu output: it has no kernel to show");
-                     }
-                     return kernel_lines(*r.kernel, sass, r.profile.line_notes());
-                 },
+                 [](const profile_result& r, bool sass) { return kernel_lines(r.profiled_kernel(), sass, r.profile.line_notes()); },
                  py::arg("sass") = false,
                  "The kernel's lines() view with each source line's share of the stall samples and instructions.")
             .def("plot", [](const profile_result& r, py::object ax) { return plot(r, ax); }, py::arg("ax") = py::none(),
                  "A matplotlib Figure: the roofline, or each unit's percent of peak when the FLOP counts are missing.")
             .def("_repr_html_", &profile_html)
-            .def("__repr__", [](const profile_result& r) { return r.profile.text(r.source); })
+            .def("__repr__", &profile_result::text)
             .def_static("from_ncu",
-                        [](const std::string& raw, const std::string& details, py::object source_page, py::object sass,
-                           const std::string& source, const std::string& symbol, const std::string& cell_file,
-                           bool plot_too) {
-                            profile_result r;
-                            r.profile = launch_profile::from_pages(raw, details);
-                            r.source = source;
-                            r.show_plot = plot_too;
-                            if (!source_page.is_none())
-                            {
-                                ncu_source page = ncu_report::parse_source(source_page.cast<std::string>());
-                                code_listing listing;
-                                if (!sass.is_none())
-                                {
-                                    listing = code_listing::from_sass(sass.cast<std::string>(), cell_file)
-                                                  .only(symbol.empty() ? page.kernel : symbol);
-                                }
-                                r.profile.attach_source(page, listing, cell_file);
-                            }
-                            return r;
-                        },
-                        py::arg("raw"), py::arg("details"), py::arg("source_page") = py::none(), py::arg("sass") = py::none(),
+                        &profile_result::from_ncu,
+                        py::arg("raw"), py::arg("details"), py::arg("source_page") = std::nullopt, py::arg("sass") = std::nullopt,
                         py::arg("source") = "", py::arg("symbol") = "", py::arg("cell_file") = "cell",
                         py::arg("plot") = true,
                         R"(A LaunchProfile from recorded ncu output: `ncu --csv --page raw` and `--page details`, and
@@ -267,14 +196,11 @@ Each finding names its kernel, the cell's line (with its text), and the thread a
 HTML in notebooks and as text elsewhere. `clean` is True when there is nothing to report.)")
             .def_property_readonly("tool", [](const sanitizer_result& r) { return r.report.tool; })
             .def_property_readonly("clean", [](const sanitizer_result& r) { return r.report.clean(); })
-            .def_property_readonly("errors", [](const sanitizer_result& r) {
-                return r.report.errors ? py::object(py::int_(*r.report.errors)) : py::object(py::none());
-            }, "The error count of the sanitizer's summary line.")
-            .def_property_readonly("warnings", [](const sanitizer_result& r) {
-                return r.report.warnings ? py::object(py::int_(*r.report.warnings)) : py::object(py::none());
-            })
+            .def_property_readonly("errors", [](const sanitizer_result& r) { return r.report.errors; },
+                                   "The error count of the sanitizer's summary line.")
+            .def_property_readonly("warnings", [](const sanitizer_result& r) { return r.report.warnings; })
             .def_property_readonly("summary", [](const sanitizer_result& r) { return r.report.summary; })
-            .def_property_readonly("findings", [](const sanitizer_result& r) { return finding_list(r.report); },
+            .def_property_readonly("findings", [](const sanitizer_result& r) { return finding_list(r); },
                                    "A list of dicts: title, kind, kernel, line (of the cell, or None), thread, block, "
                                    "locations, details.")
             .def_property_readonly("kernel_findings", [](const sanitizer_result& r) { return r.report.kernel_findings(); },
@@ -287,33 +213,15 @@ HTML in notebooks and as text elsewhere. `clean` is True when there is nothing t
             .def_property_readonly("exit_status", [](const sanitizer_result& r) { return r.status; })
             .def_property_readonly("launch", [](const sanitizer_result& r) { return r.launch; })
             .def_property_readonly("folder", [](const sanitizer_result& r) { return r.folder.empty() ? py::object(py::none()) : py::object(py::str(r.folder)); })
-            .def("_repr_html_", [](const sanitizer_result& r) {
-                std::string launch = r.launch.empty() ? "" : "<p>" + html_escape(r.launch) + ", replayed in a child process</p>";
-                return r.report.html(r.source) + launch;
-            })
-            .def("__repr__", [](const sanitizer_result& r) { return r.report.text(r.source); })
-            .def_static("from_output",
-                        [](const std::string& output, const std::string& tool, const std::string& source,
-                           const std::string& cell_file) {
-                            sanitizer_result r;
-                            r.report = sanitizer_report::parse(output, tool, cell_file);
-                            r.output = output;
-                            r.source = source;
-                            return r;
-                        },
+            .def("_repr_html_", &sanitizer_result::html)
+            .def("__repr__", &sanitizer_result::text)
+            .def_static("from_output", &sanitizer_result::from_output,
                         py::arg("output"), py::arg("tool") = "memcheck", py::arg("source") = "",
                         py::arg("cell_file") = "cell",
                         "A SanitizerReport from recorded compute-sanitizer output; `source` is the kernel's source, "
                         "`cell_file` the file name its lines carry (\"cell\" for NVRTC's).");
 
-        m.def("find_tool",
-              [](const std::string& name) {
-                  if (name != "ncu" && name != "compute-sanitizer")
-                  {
-                      throw py::value_error("find_tool knows 'ncu' and 'compute-sanitizer', not '" + name + "'");
-                  }
-                  return tool_finder::require(name, name == "ncu" ? "%cuda_profile" : "%cuda_sanitize");
-              },
+        m.def("find_tool", &launch_replayer::find_tool,
               py::arg("name"),
               R"(The path of ncu or compute-sanitizer, found as %cuda_profile and %cuda_sanitize find them:
 $XCUDA_NCU / $XCUDA_COMPUTE_SANITIZER, the toolkit's bin/ (and nsight-compute-*/, compute-sanitizer/),
