@@ -271,20 +271,11 @@ def test_a_kernel_with_grid_sync_launches_cooperatively():
 def test_a_replay_of_a_launch_with_big_shared_memory_opts_in_too(tmp_path):
     # xcuda-replay (what kernel.profile and kernel.sanitize run under ncu and compute-sanitizer) raises the
     # limit as the session did, or its launch would fail.
-    import shutil
-
     m = xcuda.compile(BIG_SHARED_SUM, name="big_shared_replay")
     host = np.arange(2 * 16384, dtype=np.float32) % 7
     out = xcuda.zeros(2, np.float32)
-    folder = m.staged_sum[2, 256, None, 65536].replay_bundle(host, out)
-    try:
-        replay = Path(xcuda.__file__).parent / "xcuda-replay"
-        ran = subprocess.run([str(replay), "--output", str(tmp_path), folder], capture_output=True, text=True)
-        assert ran.returncode == 0, ran.stdout + ran.stderr
-    finally:
-        shutil.rmtree(folder)
+    results = replayed(m.staged_sum[2, 256, None, 65536].replay_bundle(host, out), tmp_path)
     expected = host.reshape(2, 16384).sum(axis=1)
-    results = [np.frombuffer(p.read_bytes(), np.float32) for p in sorted(tmp_path.glob("region-*.out"))]
     assert any(r.shape == (2,) and np.array_equal(r, expected) for r in results), results
 
 
@@ -295,37 +286,35 @@ extern "C" __global__ void scale(const float* x, float* out, unsigned n)
 """
 
 
+def replayed(folder, into):
+    """Runs xcuda-replay on a bundle folder (then removed) with its outputs into `into`; returns each
+    region after the replay as float32 values."""
+    import shutil
+
+    into.mkdir(exist_ok=True)
+    try:
+        replay = Path(xcuda.__file__).parent / "xcuda-replay"
+        ran = subprocess.run([str(replay), "--output", str(into), folder], capture_output=True, text=True)
+    finally:
+        shutil.rmtree(folder)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return [np.frombuffer(p.read_bytes(), np.float32) for p in sorted(into.glob("region-*.out"))]
+
+
 @pytest.mark.gpu
 def test_a_replay_sees_the_module_variables_and_syncs_its_grid(tmp_path):
     # What kernel.profile and kernel.sanitize run: xcuda-replay must compute what the session computes, so
     # the __constant__ values set from Python travel in the bundle, and a grid-syncing kernel replays
     # cooperatively (a plain launch of it fails on a GPU).
-    import shutil
-
-    replay = Path(xcuda.__file__).parent / "xcuda-replay"
     m = xcuda.compile(SCALED_BY_CONSTANT, name="replay_constant")
     m.globals.c_scale = np.array([3.0, 0.5], np.float32)
     x = np.arange(1024, dtype=np.float32)
     out = xcuda.zeros(1024, np.float32)
-    folder = m.scale[4, 256].replay_bundle(x, out, 1024)
-    (tmp_path / "a").mkdir()
-    try:
-        ran = subprocess.run([str(replay), "--output", str(tmp_path / "a"), folder], capture_output=True, text=True)
-    finally:
-        shutil.rmtree(folder)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    results = [np.frombuffer(p.read_bytes(), np.float32) for p in sorted((tmp_path / "a").glob("region-*.out"))]
+    results = replayed(m.scale[4, 256].replay_bundle(x, out, 1024), tmp_path / "a")
     assert any(r.shape == (1024,) and np.array_equal(r, 3.0 * x + 0.5) for r in results), results
 
     g = xcuda.compile(launch_feature_scenarios.GRID_SYNC, name="replay_grid_sync_gpu")
     n = 1 << 16
     y = xcuda.zeros(n, np.float32)
-    folder = g.fill[min(g.fill.max_cooperative_blocks(256), 32), 256].replay_bundle(y, 4.0, n)
-    (tmp_path / "b").mkdir()
-    try:
-        ran = subprocess.run([str(replay), "--output", str(tmp_path / "b"), folder], capture_output=True, text=True)
-    finally:
-        shutil.rmtree(folder)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    results = [np.frombuffer(p.read_bytes(), np.float32) for p in sorted((tmp_path / "b").glob("region-*.out"))]
+    results = replayed(g.fill[min(g.fill.max_cooperative_blocks(256), 32), 256].replay_bundle(y, 4.0, n), tmp_path / "b")
     assert any(r.shape == (n,) and np.all(r == 4.0) for r in results), results
