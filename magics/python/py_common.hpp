@@ -28,7 +28,7 @@
 #include "errors.hpp"
 #include "launch_profile.hpp"
 #include "sanitizer_report.hpp"
-#include "host_registry.hpp"
+#include "engine_placement.hpp"
 #include "launch_plan.hpp"
 #include "magic_arguments.hpp"
 #include "module_registry.hpp"
@@ -78,10 +78,9 @@ namespace xcuda::python
         class compiler compiler;
         module_registry registry{session, compiler};
         bandwidth_probe probe{session};
-        // This host's engine registry, made only when the process is an ipyparallel engine
-        // (py_placement.cpp), with the engine's label ("ipyparallel engine 3 (pid 4711, node7)").
-        std::unique_ptr<host_registry> host;
-        std::string engine_label;
+        // This engine's place on its host: the registry is joined only when the process is an
+        // ipyparallel engine (py_placement.cpp).
+        engine_placement placement{session};
         // The graph whose `with xcuda.graph()` block is open, or null (py_graph.cpp).
         cuda_graph* capture = nullptr;
         // True while graph.update converts arguments (host arrays are refused then, as in a capture).

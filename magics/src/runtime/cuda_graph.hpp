@@ -22,6 +22,7 @@
 // while it may replay them. The device memory its nodes read and write is the caller's to keep alive.
 // Threading: GIL held, one caller at a time.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +37,7 @@
 namespace xcuda
 {
     class cuda_kernel;
+    class device_buffer;
     class launch_call;
 
     class cuda_graph : public session_resource
@@ -78,6 +80,15 @@ namespace xcuda
         // The stream handle without any check, for the launch path's comparisons.
         CUstream raw_stream() const noexcept { return m_stream; }
 
+        // Inside the block, work that names a stream must name the graph's own (graph_capture_error).
+        // Inline: on the launch path.
+        void require_own_stream(CUstream stream) const
+        {
+            if (stream != m_stream)
+            {
+                refuse_other_stream();
+            }
+        }
         // While capturing, after a launch on stream(): records the kernel node just captured.
         void note_kernel(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims);
         // While capturing: copies queued on the stream and recorded as copy nodes. Host memory must be
@@ -96,6 +107,33 @@ namespace xcuda
         const std::vector<node>& nodes() const noexcept { return m_nodes; }
         std::size_t kernel_count() const noexcept;
 
+        // ---- the rules of `with xcuda.graph() as g:` (the binding's Graph object), with their messages ----
+        // Raises graph_capture_error "<what> cannot be captured in a CUDA graph: <instead>".
+        [[noreturn]] static void refuse(const std::string& what, const std::string& instead);
+        // A launch argument `parameter` that is host memory (`what`: "a numpy array") inside a block or an update.
+        [[noreturn]] static void refuse_host_argument(const std::string& parameter, const std::string& what);
+        // A block may open when no other is open and this Graph has not captured yet.
+        static void check_can_open(bool another_open, bool captured_already);
+        // g.launch(): `graph` (null: never captured) has ended its capture.
+        static void check_replayable(const cuda_graph* graph);
+        // g.update(index, ...): the launch node `index` of `graph` (captured and ended); index_error past
+        // the nodes, argument_value_error for a copy node.
+        static const node& launch_node(const cuda_graph* graph, std::size_t index);
+        // grid=/block= values of g.update (1 to 3 of them, each 1 to 2**32-1) and shared_mem=.
+        static std::array<unsigned, 3> checked_dims(const std::vector<long long>& values, const std::string& what);
+        static unsigned checked_shared_mem(long long bytes);
+        // "not captured" (null), "capturing", "ready" or "failed"; and repr's
+        // "<xcuda.Graph of 3 nodes (2 launches), ready>".
+        static std::string state_text(const cuda_graph* graph);
+        static std::string summary(const cuda_graph* graph);
+
+        // While capturing: a copy of `bytes` between device memory and host memory, which must be
+        // page-locked (not merely registered in place by xcuda, which may unregister it before a replay),
+        // else graph_capture_error naming `what` ("copy_from", "copy_to_host").
+        void capture_host_copy(const device_buffer& device, void* host, std::size_t bytes, bool to_device, const char* what);
+        // While capturing: a copy between two buffers, both on the graph's device.
+        void capture_device_copy(const device_buffer& destination, const device_buffer& source, std::size_t bytes);
+
         void release() noexcept override;
         void abandon() noexcept override;
         std::string describe() const override;
@@ -113,6 +151,7 @@ namespace xcuda
         // The node the last operation on the capturing stream added.
         CUgraphNode last_captured(const char* what);
         void require_capturing(const char* what) const;
+        [[noreturn]] static void refuse_other_stream();
         void destroy() noexcept;
 
         cuda_session& m_session;
