@@ -45,13 +45,18 @@ namespace xcuda::python
                                 static_cast<std::size_t>(array.dtype.itemsize()));
         }
 
-        device_array make_array(const std::vector<py::ssize_t>& shape, const py::dtype& dtype)
+        const py::dtype& plain(const py::dtype& dtype)
         {
             if (dtype.attr("hasobject").cast<bool>())
             {
-                throw py::type_error("device arrays cannot hold Python objects (dtype " +
-                                     str_of(dtype) + ")");
+                throw py::type_error("device arrays cannot hold Python objects (dtype " + str_of(dtype) + ")");
             }
+            return dtype;
+        }
+
+        device_array make_array(const std::vector<py::ssize_t>& shape, const py::dtype& dtype)
+        {
+            plain(dtype);
             device_array array;
             array.shape = shape;
             array.dtype = dtype;
@@ -201,11 +206,7 @@ namespace xcuda::python
 
         device_array dtype_view(const device_array& array, py::object dtype_object)
         {
-            py::dtype dtype = py::dtype::from_args(dtype_object);
-            if (dtype.attr("hasobject").cast<bool>())
-            {
-                throw py::type_error("device arrays cannot hold Python objects (dtype " + str_of(dtype) + ")");
-            }
+            py::dtype dtype = plain(py::dtype::from_args(dtype_object));
             std::vector<std::int64_t> shape = layout_of(array).reinterpreted(static_cast<std::size_t>(dtype.itemsize()),
                                                                              str_of(array.dtype), str_of(dtype));
             device_array view = array;
@@ -351,14 +352,7 @@ numpy.ndarray
                                            py::make_tuple(copy_to_host(a, py::none())));
                  },
                  "Pickle as a copy of the contents (see the class docstring).")
-            .def("__len__",
-                 [](const device_array& a) {
-                     if (a.shape.empty())
-                     {
-                         throw py::type_error("len() of a 0-d device array");
-                     }
-                     return a.shape[0];
-                 })
+            .def("__len__", [](const device_array& a) { return layout_of(a).length(); })
             .def("__getitem__", &slice_view, py::arg("index"),
                  R"(d[start:stop] (step 1, along the first axis): a DeviceArray viewing those rows of d's memory,
 with no copy (what `ptr + offset` is in CUDA C++). The view keeps d's memory alive; writes

@@ -14,9 +14,10 @@
 // Allocations (xcuda.empty, zeros) run once, when the block runs; their memory is kept by the graph
 // as long as a captured launch uses it.
 //
-// Ownership: a Graph owns its cuda_graph (made when its block opens: that needs the GPU) and the
-// Python arguments of every captured node (so the device memory a replay uses stays alive); `update`
-// replaces a node's. Threading: GIL held throughout; one capture is open at a time per process.
+// Ownership: a Graph owns its cuda_graph (made when its block opens: that needs the GPU), which keeps
+// the Python arguments of every captured node (cuda_graph::keep, so the device memory a replay uses
+// stays alive); `update` replaces a node's. Threading: GIL held throughout; one capture is open at a
+// time per process (state().capture).
 
 #include "py_common.hpp"
 
@@ -27,27 +28,37 @@ namespace xcuda::python
 {
     namespace
     {
-        struct graph_object;
-        // The Graph whose block is open; its cuda_graph is state().capture.
-        graph_object* g_open = nullptr;
-
+        // A Graph object: its cuda_graph, made when its block opens (that needs the GPU), is
+        // state().capture while the block is open.
         struct graph_object
         {
             std::unique_ptr<cuda_graph> graph;
-            std::vector<py::object> arguments;  // per node: what its replays read and write
 
             graph_object() = default;
             graph_object(graph_object&&) = default;
             ~graph_object()
             {
-                if (g_open == this)  // dropped with its block open (no `with`): the capture ends with it
+                if (graph && state().capture == graph.get())  // dropped with its block open: the capture ends
                 {
                     state().capture = nullptr;
-                    g_open = nullptr;
                     graph->discard_capture();
                 }
             }
+            bool open() const { return graph && state().capture == graph.get(); }
         };
+
+        // What a node's replays read and write, kept by the graph; dropped with the GIL.
+        std::shared_ptr<void> kept(py::object objects)
+        {
+            return std::shared_ptr<void>(new py::object(std::move(objects)), [](void* pointer) {
+                if (Py_IsInitialized())
+                {
+                    py::gil_scoped_acquire gil;
+                    delete static_cast<py::object*>(pointer);
+                }
+            });
+        }
+
         py::object graph_stream(const graph_object& self)
         {
             if (!self.graph)
@@ -76,21 +87,19 @@ namespace xcuda::python
             self.graph = std::make_unique<cuda_graph>(process_session());
             self.graph->begin_capture();
             state().capture = self.graph.get();
-            g_open = &self;
         }
 
         bool exit(graph_object& self, py::handle type)
         {
-            if (g_open != &self)
+            if (!self.open())
             {
                 return false;
             }
             state().capture = nullptr;
-            g_open = nullptr;
             if (!type.is_none())
             {
                 self.graph->discard_capture();
-                self.arguments.clear();
+                self.graph->forget_kept();
                 return false;  // the block's own error goes on
             }
             self.graph->end_capture();
@@ -136,7 +145,7 @@ namespace xcuda::python
             }
             state().updating_graph = false;
             self.graph->update_kernel(index, call);
-            self.arguments[index] = py::tuple(args);
+            self.graph->keep(index, kept(py::tuple(args)));
         }
 
         py::list node_list(const graph_object& self)
@@ -190,12 +199,12 @@ namespace xcuda::python
     {
         cuda_graph* graph = state().capture;
         graph->note_kernel(kernel, dims);
-        py::tuple kept(nargs);
+        py::tuple arguments(nargs);
         for (std::size_t i = 0; i < nargs; ++i)
         {
-            kept[i] = py::reinterpret_borrow<py::object>(args[i]);
+            arguments[i] = py::reinterpret_borrow<py::object>(args[i]);
         }
-        g_open->arguments.push_back(std::move(kept));
+        graph->keep_for_last(kept(std::move(arguments)));
     }
 
     bool capture_host_copy(const device_array& device, const py::array& host, bool to_device)
@@ -207,7 +216,7 @@ namespace xcuda::python
         }
         graph->capture_host_copy(*device.buffer, const_cast<void*>(host.data()), device.nbytes(), to_device,
                                  to_device ? "copy_from" : "copy_to_host");
-        g_open->arguments.push_back(py::make_tuple(host, py::cast(device)));
+        graph->keep_for_last(kept(py::make_tuple(host, py::cast(device))));
         return true;
     }
 
@@ -219,7 +228,7 @@ namespace xcuda::python
             return false;
         }
         graph->capture_device_copy(*destination.buffer, *source.buffer, source.nbytes());
-        g_open->arguments.push_back(py::make_tuple(py::cast(destination), py::cast(source)));
+        graph->keep_for_last(kept(py::make_tuple(py::cast(destination), py::cast(source))));
         return true;
     }
 
@@ -268,12 +277,11 @@ PyTorch...): numpy arrays raise GraphCaptureError.)")
             .def("__len__", [](const graph_object& self) { return self.graph ? self.graph->nodes().size() : 0; })
             .def("close",
                  [](graph_object& self) {
-                     if (g_open == &self)
+                     if (self.open())
                      {
                          throw graph_capture_error("a graph cannot be closed inside its own `with` block");
                      }
                      self.graph.reset();
-                     self.arguments.clear();
                  },
                  "Free the graph now (its device resources, and the arguments it kept alive).")
             .def("__repr__", [](const graph_object& self) { return cuda_graph::summary(self.graph.get()); });

@@ -12,7 +12,6 @@
 
 #include "cuda_module.hpp"
 #include "global_variable.hpp"
-#include "errors.hpp"
 
 namespace xcuda::python
 {

@@ -5,7 +5,6 @@
 
 #include "cuda_event.hpp"
 #include "cuda_stream.hpp"
-#include "errors.hpp"
 
 namespace xcuda::python
 {

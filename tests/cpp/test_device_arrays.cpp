@@ -81,6 +81,12 @@ namespace xcuda
         EXPECT_EQ(layout.rows(-100, 2, 1).byte_offset, 0u);
     }
 
+    TEST(ArrayLayout, ItsLengthIsTheFirstExtentAndA0dArrayHasNone)
+    {
+        EXPECT_EQ(array_layout({7, 2}, 4).length(), 7);
+        EXPECT_EQ(message_of<argument_type_error>([] { array_layout({}, 4).length(); }), "len() of a 0-d device array");
+    }
+
     TEST(ArrayLayout, RowsRefuseAStepAndA0dArray)
     {
         array_layout layout({10}, 4);

@@ -67,6 +67,15 @@ namespace xcuda
         return n;
     }
 
+    std::int64_t array_layout::length() const
+    {
+        if (m_shape.empty())
+        {
+            throw argument_type_error("len() of a 0-d device array");
+        }
+        return m_shape[0];
+    }
+
     void array_layout::require_rows() const
     {
         if (m_shape.empty())

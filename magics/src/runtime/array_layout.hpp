@@ -40,6 +40,8 @@ namespace xcuda
         std::size_t size() const noexcept;
         std::size_t nbytes() const noexcept { return size() * m_itemsize; }
         std::string shape_text() const { return shape_text(m_shape); }
+        // len(d): the first extent; argument_type_error for a 0-d array, as numpy raises TypeError.
+        std::int64_t length() const;
 
         // Rows start:stop:step of the first axis as a view: step 1 only; start and stop as Python's
         // slice gives them (negative counts from the end, out of range clamps).

@@ -475,4 +475,13 @@ namespace xcuda
             "cannot hold. Pass a DeviceArray: copy it with xcuda.to_device before the `with xcuda.graph()` block "
             "(or from page-locked memory, xcuda.empty_pinned, with d.copy_from inside it)");
     }
+
+    void cuda_graph::keep(std::size_t index, std::shared_ptr<void> objects)
+    {
+        if (m_kept.size() <= index)
+        {
+            m_kept.resize(index + 1);
+        }
+        m_kept[index] = std::move(objects);
+    }
 }

@@ -104,6 +104,16 @@ namespace xcuda
         // replays. The node's kernel must be the call's.
         void update_kernel(std::size_t index, launch_call& call);
 
+        // What the caller's node `index` reads and writes (its arguments' objects, for the binding Python
+        // objects), kept alive as long as the graph may replay it: set when the node is captured, replaced
+        // by an update, dropped with the graph or by forget_kept() (a capture abandoned by an error). Kept
+        // apart from the nodes: release() at a session's close drops the nodes, not these (their owner
+        // decides which thread and lock they are dropped under).
+        void keep(std::size_t index, std::shared_ptr<void> objects);
+        void keep_for_last(std::shared_ptr<void> objects) { keep(m_nodes.empty() ? 0 : m_nodes.size() - 1, std::move(objects)); }
+        void forget_kept() noexcept { m_kept.clear(); }
+        std::size_t kept_count() const noexcept { return m_kept.size(); }
+
         const std::vector<node>& nodes() const noexcept { return m_nodes; }
         std::size_t kernel_count() const noexcept;
 
@@ -162,5 +172,6 @@ namespace xcuda
         CUgraphExec m_exec = nullptr;
         state m_state = state::created;
         std::vector<node> m_nodes;
+        std::vector<std::shared_ptr<void>> m_kept;  // by node index
     };
 }
