@@ -178,6 +178,9 @@ namespace xcuda::python
     cuda_graph* capturing_graph() noexcept;
     // Raises GraphCaptureError ("<what> cannot be captured in a CUDA graph: <instead>") while a block is open.
     void refuse_while_capturing(const std::string& what, const std::string& instead);
+    // The same for one of the core's named refusals (cuda_graph::refusal).
+    using graph_refusal = cuda_graph::refusal_kind;
+    void refuse_while_capturing(graph_refusal kind);
     // Raises GraphCaptureError for a host array passed as a launch argument (parameter: plan.describe's
     // text) while a block is open or graph.update binds arguments.
     void refuse_host_argument(const std::string& parameter, const std::string& what);

@@ -86,9 +86,7 @@ namespace xcuda::python
                 device_buffer::copy(*copy.buffer, *source.buffer, copy.nbytes(), "", false);
                 return copy;
             }
-            refuse_while_capturing("xcuda.to_device of host data", "the copy is synchronous; copy before the `with "
-                                   "xcuda.graph()` block, or make the array with xcuda.empty and fill it from "
-                                   "page-locked memory (xcuda.empty_pinned) with d.copy_from inside the block");
+            refuse_while_capturing(graph_refusal::to_device_of_host_data);
             py::array host = contiguous(object, dtype);
             std::vector<py::ssize_t> shape(host.shape(), host.shape() + host.ndim());
             device_array array = make_array(shape, host.dtype());
@@ -115,9 +113,7 @@ namespace xcuda::python
             py::array host;
             if (out.is_none())
             {
-                refuse_while_capturing("copy_to_host() into a new numpy array", "the copy is synchronous and nothing "
-                                       "in the block has run yet; pass out= a page-locked array (xcuda.empty_pinned), "
-                                       "whose copy the graph holds, or copy after g.launch()");
+                refuse_while_capturing(graph_refusal::copy_to_new_host_array);
                 host = py::array(array.dtype, array.shape);
             }
             else
@@ -156,9 +152,7 @@ namespace xcuda::python
             layout_of(array).check_host_source(static_cast<std::size_t>(host.size()));
             if (capturing_graph() && host.ptr() != object.ptr())
             {
-                refuse_while_capturing("copy_from of a numpy array that needs a conversion",
-                                       "the converted copy would not outlive the block; pass a C-contiguous "
-                                       "page-locked array (xcuda.empty_pinned) of the right dtype");
+                refuse_while_capturing(graph_refusal::copy_from_converted);
             }
             if (capture_host_copy(array, host, true))
             {
@@ -336,8 +330,7 @@ numpy.ndarray
                  R"(Copy into this array: from a host array (anything numpy.asarray takes) with the same number of elements, or from a DeviceArray of the same size in bytes (on the device).)")
             .def("__array__",
                  [](const device_array& a, py::object dtype, py::object /*copy*/) {
-                     refuse_while_capturing("numpy.asarray of a DeviceArray", "the copy is synchronous and nothing "
-                                            "in the block has run yet; read the array after g.launch()");
+                     refuse_while_capturing(graph_refusal::asarray);
                      py::array host = copy_to_host(a, py::none());
                      return dtype.is_none() ? py::object(host) : host.attr("astype")(dtype);
                  },

@@ -186,6 +186,15 @@ namespace xcuda::python
         }
     }
 
+    void refuse_while_capturing(graph_refusal kind)
+    {
+        if (state().capture)
+        {
+            auto [what, instead] = cuda_graph::refusal(kind);
+            cuda_graph::refuse(what, instead);
+        }
+    }
+
     void refuse_host_argument(const std::string& parameter, const std::string& what)
     {
         if (state().capture || state().updating_graph)

@@ -76,8 +76,7 @@ CuPy's and PyTorch's ordinary streams.)")
             .def(py::init([] { return new cuda_stream(process_session()); }))
             .def("synchronize",
                  [](cuda_stream& s) {
-                     refuse_while_capturing("Stream.synchronize()", "a graph holds no waits; synchronize after the "
-                                            "`with xcuda.graph()` block, or after g.launch()");
+                     refuse_while_capturing(graph_refusal::stream_synchronize);
                      py::gil_scoped_release release;
                      s.synchronize();
                  },
@@ -102,8 +101,7 @@ CuPy's and PyTorch's ordinary streams.)")
                  py::arg("stream") = py::none(), "Record the event on a stream (default: the default stream).")
             .def("synchronize",
                  [](cuda_event& e) {
-                     refuse_while_capturing("Event.synchronize()", "a graph holds no waits; synchronize after the "
-                                            "`with xcuda.graph()` block, or after g.launch()");
+                     refuse_while_capturing(graph_refusal::event_synchronize);
                      py::gil_scoped_release release;
                      e.synchronize();
                  },
@@ -111,8 +109,7 @@ CuPy's and PyTorch's ordinary streams.)")
             .def("query", &cuda_event::query, "True when the work recorded before the event has finished.")
             .def("elapsed_time",
                  [](cuda_event& start, cuda_event& end) {
-                     refuse_while_capturing("Event.elapsed_time()", "it waits for the end event; time the replay "
-                                            "after the block (record events around g.launch())");
+                     refuse_while_capturing(graph_refusal::elapsed_time);
                      py::gil_scoped_release release;
                      return start.elapsed_ms(end);
                  },
@@ -120,9 +117,7 @@ CuPy's and PyTorch's ordinary streams.)")
 
         m.def("synchronize",
               [](py::object device) {
-                  refuse_while_capturing("xcuda.synchronize()", "a graph holds no waits (and nothing in the block "
-                                         "has run yet); synchronize after the `with xcuda.graph()` block, or after "
-                                         "g.launch()");
+                  refuse_while_capturing(graph_refusal::synchronize);
                   cuda_session& session = process_session();
                   int ordinal = device.is_none() ? session.device_ordinal() : device.cast<int>();
                   session.make_current(ordinal);

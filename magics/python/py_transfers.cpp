@@ -71,7 +71,7 @@ namespace xcuda::python
         py::dict transfer_options(py::object pageable, py::object threads, py::object chunk_mb, py::object buffers,
                                   py::object limit_mb, py::object entries, py::object temporary_mb)
         {
-            refuse_while_capturing("changing xcuda.transfer_options", "end the `with xcuda.graph()` block first");
+            refuse_while_capturing(graph_refusal::transfer_options);
             cuda_session& session = process_session();
             transfer_settings::changes changes;
             if (!pageable.is_none())
@@ -162,14 +162,14 @@ may be used again: every copy has finished when the call that made it returns.)"
               "evictions, abandoned).");
         m.def("release_host_registrations",
               [] {
-                  refuse_while_capturing("releasing host registrations", "end the `with xcuda.graph()` block first");
+                  refuse_while_capturing(graph_refusal::release_host_registrations);
                   py::gil_scoped_release release;
                   process_session().release_host_registrations();
               },
               "Unregister every numpy buffer page-locked in place on the current device and let the arrays go.");
         m.def("release_cached_temporaries",
               [] {
-                  refuse_while_capturing("releasing cached temporaries", "end the `with xcuda.graph()` block first");
+                  refuse_while_capturing(graph_refusal::release_cached_temporaries);
                   return process_session().temporaries().release_all();
               },
               R"(Free the device buffers that finished launches' numpy arguments left for the next launch.

@@ -47,6 +47,24 @@ namespace xcuda
         EXPECT_TRUE(has(text, "Pass a DeviceArray")) << text;
     }
 
+    TEST(graph_rules, every_named_refusal_says_what_and_what_to_do_instead)
+    {
+        using kind = cuda_graph::refusal_kind;
+        auto [what, instead] = cuda_graph::refusal(kind::synchronize);
+        EXPECT_STREQ(what, "xcuda.synchronize()");
+        EXPECT_TRUE(has(instead, "a graph holds no waits")) << instead;
+        EXPECT_STREQ(cuda_graph::refusal(kind::transfer_options).second, "end the `with xcuda.graph()` block first");
+        EXPECT_STREQ(cuda_graph::refusal(kind::asarray).first, "numpy.asarray of a DeviceArray");
+        for (kind k : {kind::to_device_of_host_data, kind::copy_to_new_host_array, kind::copy_from_converted, kind::asarray,
+                       kind::stream_synchronize, kind::event_synchronize, kind::elapsed_time, kind::synchronize,
+                       kind::transfer_options, kind::release_host_registrations, kind::release_cached_temporaries})
+        {
+            auto [w, i] = cuda_graph::refusal(k);
+            EXPECT_STRNE(w, "this operation") << "a kind without its own text: " << static_cast<int>(k);
+            EXPECT_GT(std::string(i).size(), 20u) << w;
+        }
+    }
+
     TEST(graph_rules, graphs_do_not_nest_and_capture_once)
     {
         EXPECT_NO_THROW(cuda_graph::check_can_open(false, false));

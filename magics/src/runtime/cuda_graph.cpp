@@ -484,4 +484,50 @@ namespace xcuda
         }
         m_kept[index] = std::move(objects);
     }
+
+    std::pair<const char*, const char*> cuda_graph::refusal(refusal_kind kind) noexcept
+    {
+        switch (kind)
+        {
+        case refusal_kind::to_device_of_host_data:
+            return {"xcuda.to_device of host data",
+                    "the copy is synchronous; copy before the `with xcuda.graph()` block, or make the array with "
+                    "xcuda.empty and fill it from page-locked memory (xcuda.empty_pinned) with d.copy_from "
+                    "inside the block"};
+        case refusal_kind::copy_to_new_host_array:
+            return {"copy_to_host() into a new numpy array",
+                    "the copy is synchronous and nothing in the block has run yet; pass out= a page-locked array "
+                    "(xcuda.empty_pinned), whose copy the graph holds, or copy after g.launch()"};
+        case refusal_kind::copy_from_converted:
+            return {"copy_from of a numpy array that needs a conversion",
+                    "the converted copy would not outlive the block; pass a C-contiguous page-locked array "
+                    "(xcuda.empty_pinned) of the right dtype"};
+        case refusal_kind::asarray:
+            return {"numpy.asarray of a DeviceArray",
+                    "the copy is synchronous and nothing in the block has run yet; read the array after g.launch()"};
+        case refusal_kind::stream_synchronize:
+            return {"Stream.synchronize()",
+                    "a graph holds no waits; synchronize after the `with xcuda.graph()` block, or after g.launch()"};
+        case refusal_kind::event_synchronize:
+            return {"Event.synchronize()",
+                    "a graph holds no waits; synchronize after the `with xcuda.graph()` block, or after g.launch()"};
+        case refusal_kind::elapsed_time:
+            return {"Event.elapsed_time()",
+                    "it waits for the end event; time the replay after the block (record events around g.launch())"};
+        case refusal_kind::synchronize:
+            return {"xcuda.synchronize()",
+                    "a graph holds no waits (and nothing in the block has run yet); synchronize after the `with "
+                    "xcuda.graph()` block, or after g.launch()"};
+        case refusal_kind::transfer_options:
+            return {"changing xcuda.transfer_options",
+                    "end the `with xcuda.graph()` block first"};
+        case refusal_kind::release_host_registrations:
+            return {"releasing host registrations",
+                    "end the `with xcuda.graph()` block first"};
+        case refusal_kind::release_cached_temporaries:
+            return {"releasing cached temporaries",
+                    "end the `with xcuda.graph()` block first"};
+        }
+        return {"this operation", "end the `with xcuda.graph()` block first"};
+    }
 }

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda.h>
@@ -118,6 +119,24 @@ namespace xcuda
         std::size_t kernel_count() const noexcept;
 
         // ---- the rules of `with xcuda.graph() as g:` (the binding's Graph object), with their messages ----
+        // What a graph cannot hold that the Python API refuses inside a block (refusal() says why and
+        // what to do instead).
+        enum class refusal_kind
+        {
+            to_device_of_host_data,
+            copy_to_new_host_array,
+            copy_from_converted,
+            asarray,
+            stream_synchronize,
+            event_synchronize,
+            elapsed_time,
+            synchronize,
+            transfer_options,
+            release_host_registrations,
+            release_cached_temporaries
+        };
+        // refuse()'s "what" and "instead" for one of them.
+        static std::pair<const char*, const char*> refusal(refusal_kind kind) noexcept;
         // Raises graph_capture_error "<what> cannot be captured in a CUDA graph: <instead>".
         [[noreturn]] static void refuse(const std::string& what, const std::string& instead);
         // A launch argument `parameter` that is host memory (`what`: "a numpy array") inside a block or an update.
