@@ -28,9 +28,9 @@ namespace xcuda::python
             }
         }
 
-        py::object export_dlpack(const device_array& array, py::object stream, py::object /*max_version: the
-                                 unversioned capsule is what every consumer accepts*/, py::object dl_device,
-                                 py::object copy)
+        // max_version is not read: the unversioned capsule is what every consumer accepts.
+        py::object export_dlpack(const device_array& array, py::object stream, py::object /*max_version*/,
+                                 py::object dl_device, py::object copy)
         {
             int device = array.buffer->device();
             py::tuple wanted = dl_device.is_none() ? py::tuple() : py::tuple(dl_device);

@@ -6,8 +6,8 @@
 // Why here: the binding only turns the groups into dicts; which counters exist and what they are called
 // is the core's, beside the counters themselves.
 //
-// Ownership: a value, read at one moment. Threading: made with the caller's lock on nothing (the counters
-// are read as they are; a copy in flight may or may not be counted).
+// Ownership: a value, read at one moment. Threading: takes no lock of its own; each cache's counts are
+// read as that cache gives them, so a copy in flight on another thread may or may not be counted.
 
 #include <cstdint>
 #include <string>
