@@ -29,7 +29,7 @@
 #include "kernel_views.hpp"
 #include "profile_result.hpp"
 #include "sanitizer_result.hpp"
-#include "host_registry.hpp"
+#include "engine_placement.hpp"
 #include "launch_plan.hpp"
 #include "magic_arguments.hpp"
 #include "module_registry.hpp"
@@ -79,10 +79,9 @@ namespace xcuda::python
         class compiler compiler;
         module_registry registry{session, compiler};
         bandwidth_probe probe{session};
-        // This host's engine registry, made only when the process is an ipyparallel engine
-        // (py_placement.cpp), with the engine's label ("ipyparallel engine 3 (pid 4711, node7)").
-        std::unique_ptr<host_registry> host;
-        std::string engine_label;
+        // This engine's place on its host: the registry is joined only when the process is an
+        // ipyparallel engine (py_placement.cpp).
+        engine_placement placement{session};
         // The graph whose `with xcuda.graph()` block is open, or null (py_graph.cpp).
         cuda_graph* capture = nullptr;
         // True while graph.update converts arguments (host arrays are refused then, as in a capture).
@@ -180,6 +179,9 @@ namespace xcuda::python
     cuda_graph* capturing_graph() noexcept;
     // Raises GraphCaptureError ("<what> cannot be captured in a CUDA graph: <instead>") while a block is open.
     void refuse_while_capturing(const std::string& what, const std::string& instead);
+    // The same for one of the core's named refusals (cuda_graph::refusal).
+    using graph_refusal = cuda_graph::refusal_kind;
+    void refuse_while_capturing(graph_refusal kind);
     // Raises GraphCaptureError for a host array passed as a launch argument (parameter: plan.describe's
     // text) while a block is open or graph.update binds arguments.
     void refuse_host_argument(const std::string& parameter, const std::string& what);

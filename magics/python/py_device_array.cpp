@@ -6,12 +6,12 @@
 
 #include "py_common.hpp"
 
-#include <set>
-
 #include <cstring>
 #include <numeric>
 
+#include "array_layout.hpp"
 #include "cuda_session.hpp"
+#include "numpy_dtype.hpp"
 #include "pinned_memory.hpp"
 #include "errors.hpp"
 
@@ -23,46 +23,40 @@ namespace xcuda::python
 
         std::vector<py::ssize_t> shape_from(py::handle shape)
         {
-            std::vector<py::ssize_t> result;
+            std::vector<std::int64_t> result;
             if (PyLong_Check(shape.ptr()) || py::hasattr(shape, "__index__"))
             {
-                result.push_back(py::cast<py::ssize_t>(py::reinterpret_steal<py::object>(PyNumber_Index(shape.ptr()))));
+                result.push_back(py::cast<std::int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(shape.ptr()))));
             }
             else
             {
                 for (auto item : py::iter(shape))
                 {
-                    result.push_back(py::cast<py::ssize_t>(item));
+                    result.push_back(py::cast<std::int64_t>(item));
                 }
             }
-            for (py::ssize_t extent : result)
-            {
-                if (extent < 0)
-                {
-                    throw py::value_error("negative dimensions are not allowed (shape has " + std::to_string(extent) +
-                                          ")");
-                }
-            }
-            return result;
+            result = array_layout::checked_shape(result);
+            return std::vector<py::ssize_t>(result.begin(), result.end());
         }
 
-        std::string shape_text(const std::vector<py::ssize_t>& shape)
+        array_layout layout_of(const device_array& array)
         {
-            std::string text = "(";
-            for (std::size_t i = 0; i < shape.size(); ++i)
+            return array_layout(std::vector<std::int64_t>(array.shape.begin(), array.shape.end()),
+                                static_cast<std::size_t>(array.dtype.itemsize()));
+        }
+
+        const py::dtype& plain(const py::dtype& dtype)
+        {
+            if (dtype.attr("hasobject").cast<bool>())
             {
-                text += std::to_string(shape[i]) + (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
+                throw py::type_error("device arrays cannot hold Python objects (dtype " + str_of(dtype) + ")");
             }
-            return text + ")";
+            return dtype;
         }
 
         device_array make_array(const std::vector<py::ssize_t>& shape, const py::dtype& dtype)
         {
-            if (dtype.attr("hasobject").cast<bool>())
-            {
-                throw py::type_error("device arrays cannot hold Python objects (dtype " +
-                                     str_of(dtype) + ")");
-            }
+            plain(dtype);
             device_array array;
             array.shape = shape;
             array.dtype = dtype;
@@ -92,9 +86,7 @@ namespace xcuda::python
                 device_buffer::copy(*copy.buffer, *source.buffer, copy.nbytes(), "", false);
                 return copy;
             }
-            refuse_while_capturing("xcuda.to_device of host data", "the copy is synchronous; copy before the `with "
-                                   "xcuda.graph()` block, or make the array with xcuda.empty and fill it from "
-                                   "page-locked memory (xcuda.empty_pinned) with d.copy_from inside the block");
+            refuse_while_capturing(graph_refusal::to_device_of_host_data);
             py::array host = contiguous(object, dtype);
             std::vector<py::ssize_t> shape(host.shape(), host.shape() + host.ndim());
             device_array array = make_array(shape, host.dtype());
@@ -109,11 +101,8 @@ namespace xcuda::python
         {
             py::dtype dtype = py::dtype::from_args(dtype_like);
             std::vector<py::ssize_t> extents = shape_from(shape);
-            std::size_t bytes = static_cast<std::size_t>(dtype.itemsize());
-            for (py::ssize_t extent : extents)
-            {
-                bytes *= static_cast<std::size_t>(extent);
-            }
+            std::size_t bytes = array_layout(std::vector<std::int64_t>(extents.begin(), extents.end()),
+                                             static_cast<std::size_t>(dtype.itemsize())).nbytes();
             auto* owner = new std::shared_ptr<pinned_memory>(pinned_memory::allocate(process_session(), bytes));
             py::capsule base(owner, [](void* pointer) { delete static_cast<std::shared_ptr<pinned_memory>*>(pointer); });
             return py::array(dtype, extents, (*owner)->data(), base);
@@ -124,22 +113,16 @@ namespace xcuda::python
             py::array host;
             if (out.is_none())
             {
-                refuse_while_capturing("copy_to_host() into a new numpy array", "the copy is synchronous and nothing "
-                                       "in the block has run yet; pass out= a page-locked array (xcuda.empty_pinned), "
-                                       "whose copy the graph holds, or copy after g.launch()");
+                refuse_while_capturing(graph_refusal::copy_to_new_host_array);
                 host = py::array(array.dtype, array.shape);
             }
             else
             {
                 host = py::reinterpret_borrow<py::array>(out);
-                if (!py::isinstance<py::array>(out) || !(host.flags() & py::array::c_style) ||
-                    !host.writeable() || static_cast<std::size_t>(host.nbytes()) != array.nbytes() ||
-                    !host.dtype().equal(array.dtype))
-                {
-                    throw py::value_error("out must be a writeable C-contiguous numpy array of dtype " +
-                                          str_of(array.dtype) + " and " +
-                                          std::to_string(array.nbytes()) + " bytes");
-                }
+                layout_of(array).check_host_destination(
+                    py::isinstance<py::array>(out) && (host.flags() & py::array::c_style) && host.writeable() &&
+                        static_cast<std::size_t>(host.nbytes()) == array.nbytes() && host.dtype().equal(array.dtype),
+                    str_of(array.dtype));
             }
             if (capture_host_copy(array, host, false))
             {
@@ -157,11 +140,7 @@ namespace xcuda::python
             if (Py_TYPE(object.ptr()) == g_device_array_type)
             {
                 const device_array& source = unchecked_instance<device_array>(object.ptr());
-                if (source.nbytes() != array.nbytes())
-                {
-                    throw py::value_error("copy_from needs " + std::to_string(array.nbytes()) +
-                                          " bytes, the source device array has " + std::to_string(source.nbytes()));
-                }
+                layout_of(array).check_device_source(source.nbytes());
                 if (capture_device_copy(array, source))
                 {
                     return;
@@ -170,16 +149,10 @@ namespace xcuda::python
                 return;
             }
             py::array host = contiguous(object, array.dtype);
-            if (static_cast<std::size_t>(host.size()) != array.size())
-            {
-                throw py::value_error("copy_from needs " + std::to_string(array.size()) + " elements (shape " +
-                                      shape_text(array.shape) + "), got " + std::to_string(host.size()));
-            }
+            layout_of(array).check_host_source(static_cast<std::size_t>(host.size()));
             if (capturing_graph() && host.ptr() != object.ptr())
             {
-                refuse_while_capturing("copy_from of a numpy array that needs a conversion",
-                                       "the converted copy would not outlive the block; pass a C-contiguous "
-                                       "page-locked array (xcuda.empty_pinned) of the right dtype");
+                refuse_while_capturing(graph_refusal::copy_from_converted);
             }
             if (capture_host_copy(array, host, true))
             {
@@ -205,10 +178,8 @@ namespace xcuda::python
 
         device_array slice_view(const device_array& array, py::object index)
         {
-            if (array.shape.empty())
-            {
-                throw py::index_error("a 0-d device array has no rows to slice");
-            }
+            array_layout layout = layout_of(array);
+            layout.require_rows();
             if (!PySlice_Check(index.ptr()))
             {
                 throw py::type_error("a DeviceArray is indexed by a slice d[start:stop] (a view of its memory); got " +
@@ -220,68 +191,29 @@ namespace xcuda::python
             {
                 throw py::error_already_set();
             }
-            if (step != 1)
-            {
-                throw py::value_error("a DeviceArray view takes a slice with step 1 (kernels get a plain pointer to "
-                                      "contiguous memory); got step " + std::to_string(step) +
-                                      ": copy to the host, or pass the stride to the kernel");
-            }
-            Py_ssize_t rows = PySlice_AdjustIndices(array.shape[0], &start, &stop, step);
-            std::size_t row_bytes = static_cast<std::size_t>(array.dtype.itemsize());
-            for (std::size_t d = 1; d < array.shape.size(); ++d)
-            {
-                row_bytes *= static_cast<std::size_t>(array.shape[d]);
-            }
+            array_layout::rows_view rows = layout.rows(start, stop, step);
             device_array view = array;
-            view.shape[0] = rows;
-            view.buffer = device_buffer::view_of(array.buffer, static_cast<std::size_t>(start) * row_bytes,
-                                                 static_cast<std::size_t>(rows) * row_bytes);
+            view.shape.assign(rows.shape.begin(), rows.shape.end());
+            view.buffer = device_buffer::view_of(array.buffer, rows.byte_offset, rows.nbytes);
             return view;
         }
 
         device_array dtype_view(const device_array& array, py::object dtype_object)
         {
-            py::dtype dtype = py::dtype::from_args(dtype_object);
-            if (dtype.attr("hasobject").cast<bool>())
-            {
-                throw py::type_error("device arrays cannot hold Python objects (dtype " + str_of(dtype) + ")");
-            }
-            std::size_t old_size = static_cast<std::size_t>(array.dtype.itemsize());
-            std::size_t new_size = static_cast<std::size_t>(dtype.itemsize());
+            py::dtype dtype = plain(py::dtype::from_args(dtype_object));
+            std::vector<std::int64_t> shape = layout_of(array).reinterpreted(static_cast<std::size_t>(dtype.itemsize()),
+                                                                             str_of(array.dtype), str_of(dtype));
             device_array view = array;
             view.dtype = dtype;
             view.kind = kind_of_dtype(dtype);
-            if (old_size != new_size)
-            {
-                if (array.shape.empty())
-                {
-                    throw py::value_error("a 0-d array of " + str_of(array.dtype) + " cannot be viewed as " +
-                                          str_of(dtype) + ": the itemsizes differ (" + std::to_string(old_size) + " and " +
-                                          std::to_string(new_size) + " bytes)");
-                }
-                std::size_t last_bytes = static_cast<std::size_t>(array.shape.back()) * old_size;
-                if (new_size == 0 || last_bytes % new_size != 0)
-                {
-                    throw py::value_error("the last axis of " + shape_text(array.shape) + " " + str_of(array.dtype) +
-                                          " is " + std::to_string(last_bytes) + " bytes, not a multiple of " +
-                                          str_of(dtype) + "'s " + std::to_string(new_size) + " bytes");
-                }
-                view.shape.back() = static_cast<py::ssize_t>(last_bytes / new_size);
-            }
+            view.shape.assign(shape.begin(), shape.end());
             view.buffer = device_buffer::view_of(array.buffer, 0, array.buffer->size());
             return view;
         }
 
         std::string array_repr(const device_array& array)
         {
-            std::string text = "<xcuda.DeviceArray shape=" + shape_text(array.shape) +
-                                " dtype=" + str_of(array.dtype) + " nbytes=" +
-                                std::to_string(array.nbytes());
-            if (!array.buffer->valid())
-            {
-                return text + " (released)>";
-            }
-            return text + " device=" + std::to_string(array.buffer->device()) + ">";
+            return layout_of(array).describe(str_of(array.dtype), array.buffer->valid(), array.buffer->device());
         }
     }
 
@@ -293,109 +225,48 @@ namespace xcuda::python
 
     scalar_kind kind_of_dtype(const py::dtype& dtype)
     {
-        char kind = dtype.kind();
-        auto size = dtype.itemsize();
-        switch (kind)
-        {
-        case 'b': return size == 1 ? scalar_kind::boolean : scalar_kind::unknown;
-        case 'i':
-            return size == 1 ? scalar_kind::i8 : size == 2 ? scalar_kind::i16 : size == 4 ? scalar_kind::i32
-                 : size == 8 ? scalar_kind::i64 : scalar_kind::unknown;
-        case 'u':
-            return size == 1 ? scalar_kind::u8 : size == 2 ? scalar_kind::u16 : size == 4 ? scalar_kind::u32
-                 : size == 8 ? scalar_kind::u64 : scalar_kind::unknown;
-        case 'f':
-            return size == 2 ? scalar_kind::f16 : size == 4 ? scalar_kind::f32 : size == 8 ? scalar_kind::f64
-                 : scalar_kind::unknown;
-        default: return scalar_kind::unknown;
-        }
+        return array_layout::kind_of_numpy(dtype.kind(), static_cast<std::size_t>(dtype.itemsize()));
     }
 
     py::object dtype_of_kind(scalar_kind kind)
     {
-        const char* name = nullptr;
-        switch (kind)
-        {
-        case scalar_kind::boolean: name = "bool"; break;
-        case scalar_kind::i8: name = "int8"; break;
-        case scalar_kind::u8: name = "uint8"; break;
-        case scalar_kind::i16: name = "int16"; break;
-        case scalar_kind::u16: name = "uint16"; break;
-        case scalar_kind::i32: name = "int32"; break;
-        case scalar_kind::u32: name = "uint32"; break;
-        case scalar_kind::i64: name = "int64"; break;
-        case scalar_kind::u64: name = "uint64"; break;
-        case scalar_kind::f16: name = "float16"; break;
-        case scalar_kind::f32: name = "float32"; break;
-        case scalar_kind::f64: name = "float64"; break;
-        default: return py::none();
-        }
-        return py::dtype(name);
+        const char* name = array_layout::numpy_name(kind);
+        return name ? py::object(py::dtype(name)) : py::object(py::none());
     }
 
     namespace
     {
-        py::object field_dtype(const std::shared_ptr<const value_layout>& layout)
+        py::object dtype_from(const numpy_dtype& d)
         {
-            py::object d = dtype_of_layout(layout);
-            if (d.is_none() && layout && layout->known())
+            if (!d.is_record())
             {
-                d = py::dtype("V" + std::to_string(layout->size));
+                return py::dtype(d.name());
             }
-            return d;
+            py::list names, formats, offsets;
+            for (const numpy_dtype::field& field : d.fields())
+            {
+                py::object format = dtype_from(*field.type);
+                if (!field.extents.empty())
+                {
+                    format = py::dtype::from_args(py::make_tuple(format, py::tuple(py::cast(field.extents))));
+                }
+                names.append(field.name);
+                formats.append(format);
+                offsets.append(field.offset);
+            }
+            py::dict spec;
+            spec["names"] = names;
+            spec["formats"] = formats;
+            spec["offsets"] = offsets;
+            spec["itemsize"] = d.itemsize();
+            return py::module_::import("numpy").attr("dtype")(spec);
         }
     }
 
     py::object dtype_of_layout(const std::shared_ptr<const value_layout>& layout)
     {
-        if (!layout || !layout->known())
-        {
-            return py::none();
-        }
-        if (layout->is_pointer)
-        {
-            return py::dtype("uint64");
-        }
-        if (layout->kind != scalar_kind::unknown)
-        {
-            return dtype_of_kind(layout->kind);
-        }
-        if (!layout->is_record())
-        {
-            return py::dtype("V" + std::to_string(layout->size));
-        }
-        py::list names;
-        py::list formats;
-        py::list offsets;
-        std::set<std::string> used;
-        for (const auto& field : layout->fields)
-        {
-            py::object format = field_dtype(field.type);
-            if (format.is_none())
-            {
-                return py::none();
-            }
-            if (!field.extents.empty())
-            {
-                format = py::dtype::from_args(py::make_tuple(format, py::tuple(py::cast(field.extents))));
-            }
-            // numpy needs unique, non-empty names: a base's field hidden by the derived class's gets a suffix.
-            std::string name = field.name.empty() ? "f" + std::to_string(used.size()) : field.name;
-            for (int n = 1; used.count(name) != 0; ++n)
-            {
-                name = (field.name.empty() ? "f" : field.name) + "_" + std::to_string(n);
-            }
-            used.insert(name);
-            names.append(name);
-            formats.append(format);
-            offsets.append(field.offset);
-        }
-        py::dict spec;
-        spec["names"] = names;
-        spec["formats"] = formats;
-        spec["offsets"] = offsets;
-        spec["itemsize"] = layout->size;
-        return py::module_::import("numpy").attr("dtype")(spec);
+        std::optional<numpy_dtype> d = numpy_dtype::of(layout);
+        return d ? dtype_from(*d) : py::none();
     }
 
     py::object dtype_of_parameter(const kernel_parameter& parameter)
@@ -459,8 +330,7 @@ numpy.ndarray
                  R"(Copy into this array: from a host array (anything numpy.asarray takes) with the same number of elements, or from a DeviceArray of the same size in bytes (on the device).)")
             .def("__array__",
                  [](const device_array& a, py::object dtype, py::object /*copy*/) {
-                     refuse_while_capturing("numpy.asarray of a DeviceArray", "the copy is synchronous and nothing "
-                                            "in the block has run yet; read the array after g.launch()");
+                     refuse_while_capturing(graph_refusal::asarray);
                      py::array host = copy_to_host(a, py::none());
                      return dtype.is_none() ? py::object(host) : host.attr("astype")(dtype);
                  },
@@ -475,14 +345,7 @@ numpy.ndarray
                                            py::make_tuple(copy_to_host(a, py::none())));
                  },
                  "Pickle as a copy of the contents (see the class docstring).")
-            .def("__len__",
-                 [](const device_array& a) {
-                     if (a.shape.empty())
-                     {
-                         throw py::type_error("len() of a 0-d device array");
-                     }
-                     return a.shape[0];
-                 })
+            .def("__len__", [](const device_array& a) { return layout_of(a).length(); })
             .def("__getitem__", &slice_view, py::arg("index"),
                  R"(d[start:stop] (step 1, along the first axis): a DeviceArray viewing those rows of d's memory,
 with no copy (what `ptr + offset` is in CUDA C++). The view keeps d's memory alive; writes

@@ -304,6 +304,14 @@ namespace xcuda::python
             {
                 PyErr_SetString(tool_not_found_type, e.what());
             }
+            catch (const index_error& e)
+            {
+                PyErr_SetString(PyExc_IndexError, e.what());
+            }
+            catch (const export_error& e)
+            {
+                PyErr_SetString(PyExc_BufferError, e.what());
+            }
             catch (const argument_type_error& e)
             {
                 PyErr_SetString(PyExc_TypeError, e.what());

@@ -14,45 +14,49 @@
 // Allocations (xcuda.empty, zeros) run once, when the block runs; their memory is kept by the graph
 // as long as a captured launch uses it.
 //
-// Ownership: a Graph owns its cuda_graph (made when its block opens: that needs the GPU) and the
-// Python arguments of every captured node (so the device memory a replay uses stays alive); `update`
-// replaces a node's. Threading: GIL held throughout; one capture is open at a time per process.
+// Ownership: a Graph owns its cuda_graph (made when its block opens: that needs the GPU), which keeps
+// the Python arguments of every captured node (cuda_graph::keep, so the device memory a replay uses
+// stays alive); `update` replaces a node's. Threading: GIL held throughout; one capture is open at a
+// time per process (state().capture).
 
 #include "py_common.hpp"
 
 #include "cuda_graph.hpp"
 #include "errors.hpp"
-#include "host_staging.hpp"
-#include "pinned_memory.hpp"
 
 namespace xcuda::python
 {
     namespace
     {
-        struct graph_object;
-        // The Graph whose block is open; its cuda_graph is state().capture.
-        graph_object* g_open = nullptr;
-
+        // A Graph object: its cuda_graph, made when its block opens (that needs the GPU), is
+        // state().capture while the block is open.
         struct graph_object
         {
             std::unique_ptr<cuda_graph> graph;
-            std::vector<py::object> arguments;  // per node: what its replays read and write
 
             graph_object() = default;
             graph_object(graph_object&&) = default;
             ~graph_object()
             {
-                if (g_open == this)  // dropped with its block open (no `with`): the capture ends with it
+                if (graph && state().capture == graph.get())  // dropped with its block open: the capture ends
                 {
                     state().capture = nullptr;
-                    g_open = nullptr;
                     graph->discard_capture();
                 }
             }
+            bool open() const { return graph && state().capture == graph.get(); }
         };
-        [[noreturn]] void refuse(const std::string& what, const std::string& instead)
+
+        // What a node's replays read and write, kept by the graph; dropped with the GIL.
+        std::shared_ptr<void> kept(py::object objects)
         {
-            throw graph_capture_error(what + " cannot be captured in a CUDA graph: " + instead);
+            return std::shared_ptr<void>(new py::object(std::move(objects)), [](void* pointer) {
+                if (Py_IsInitialized())
+                {
+                    py::gil_scoped_acquire gil;
+                    delete static_cast<py::object*>(pointer);
+                }
+            });
         }
 
         py::object graph_stream(const graph_object& self)
@@ -64,68 +68,38 @@ namespace xcuda::python
             return py::int_(reinterpret_cast<std::uintptr_t>(self.graph->raw_stream()));
         }
 
-        std::string state_text(const graph_object& self)
-        {
-            if (!self.graph)
-            {
-                return "not captured";
-            }
-            return self.graph->capturing() ? "capturing" : self.graph->ready() ? "ready" : "failed";
-        }
-
         std::array<unsigned, 3> dims_of(py::handle value, const char* what)
         {
-            std::array<unsigned, 3> dims{1, 1, 1};
             py::tuple items = py::isinstance<py::tuple>(value) || py::isinstance<py::list>(value)
                                   ? py::tuple(py::reinterpret_borrow<py::sequence>(value))
                                   : py::make_tuple(value);
-            if (items.size() < 1 || items.size() > 3)
+            std::vector<long long> values;
+            for (auto item : items)
             {
-                throw py::value_error(std::string(what) + " must be an int or a tuple of 1 to 3 ints");
+                values.push_back(item.cast<long long>());
             }
-            for (std::size_t i = 0; i < items.size(); ++i)
-            {
-                long long v = items[i].cast<long long>();
-                if (v < 1 || v > 0xffffffffLL)
-                {
-                    throw py::value_error(std::string(what) + " values must be between 1 and 2**32-1, got " +
-                                          std::to_string(v));
-                }
-                dims[i] = static_cast<unsigned>(v);
-            }
-            return dims;
+            return cuda_graph::checked_dims(values, what);
         }
 
         void enter(graph_object& self)
         {
-            if (state().capture)
-            {
-                throw graph_capture_error("a `with xcuda.graph()` block is already open: graphs do not nest; end "
-                                          "the first block before starting another");
-            }
-            if (self.graph)
-            {
-                throw graph_capture_error("a Graph captures once: make a new one with xcuda.graph() to capture "
-                                          "again (to change a captured launch's arguments, use graph.update)");
-            }
+            cuda_graph::check_can_open(state().capture != nullptr, self.graph != nullptr);
             self.graph = std::make_unique<cuda_graph>(process_session());
             self.graph->begin_capture();
             state().capture = self.graph.get();
-            g_open = &self;
         }
 
         bool exit(graph_object& self, py::handle type)
         {
-            if (g_open != &self)
+            if (!self.open())
             {
                 return false;
             }
             state().capture = nullptr;
-            g_open = nullptr;
             if (!type.is_none())
             {
                 self.graph->discard_capture();
-                self.arguments.clear();
+                self.graph->forget_kept();
                 return false;  // the block's own error goes on
             }
             self.graph->end_capture();
@@ -134,16 +108,7 @@ namespace xcuda::python
 
         void launch_graph(graph_object& self, py::object stream)
         {
-            if (!self.graph)
-            {
-                throw graph_capture_error("this graph has not been captured yet: use `with xcuda.graph() as g:` "
-                                          "around the launches, then g.launch()");
-            }
-            if (self.graph->capturing())
-            {
-                throw graph_capture_error("a graph cannot be replayed inside its own capture: call g.launch() after "
-                                          "the `with xcuda.graph() as g:` block");
-            }
+            cuda_graph::check_replayable(self.graph.get());
             CUstream handle = stream.is_none() ? process_session().stream() : stream_from_object(stream);
             self.graph->launch(handle);
         }
@@ -151,27 +116,7 @@ namespace xcuda::python
         void update(graph_object& self, std::size_t index, py::args args, py::object grid, py::object block,
                     py::object shared_mem)
         {
-            if (!self.graph || !self.graph->ready())
-            {
-                throw graph_capture_error(self.graph && self.graph->capturing()
-                                              ? "graph.update needs the capture to have ended: call it after the "
-                                                "`with xcuda.graph() as g:` block"
-                                              : "graph.update needs a captured graph (this one " +
-                                                    std::string(self.graph ? "failed to capture" : "was never captured") +
-                                                    ")");
-            }
-            const auto& nodes = self.graph->nodes();
-            if (index >= nodes.size())
-            {
-                throw py::index_error("the graph has " + std::to_string(nodes.size()) + " node" +
-                                      (nodes.size() == 1 ? "" : "s") + "; there is no node " + std::to_string(index));
-            }
-            const cuda_graph::node& node = nodes[index];
-            if (node.kind != cuda_graph::node_kind::kernel)
-            {
-                throw py::value_error("node " + std::to_string(index) + " is a " + node.description +
-                                      ", not a launch: only launches take new arguments");
-            }
+            const cuda_graph::node& node = cuda_graph::launch_node(self.graph.get(), index);
             std::shared_ptr<cuda_kernel> kernel = node.kernel;
             launch_dims dims = node.dims;
             if (!grid.is_none())
@@ -184,12 +129,7 @@ namespace xcuda::python
             }
             if (!shared_mem.is_none())
             {
-                long long bytes = shared_mem.cast<long long>();
-                if (bytes < 0 || bytes > 0xffffffffLL)
-                {
-                    throw py::value_error("shared_mem must be between 0 and 2**32-1 bytes");
-                }
-                dims.shared_mem = static_cast<unsigned>(bytes);
+                dims.shared_mem = cuda_graph::checked_shared_mem(shared_mem.cast<long long>());
             }
             launch_call call(*kernel, dims, self.graph->raw_stream());
             call_objects objects;
@@ -205,7 +145,7 @@ namespace xcuda::python
             }
             state().updating_graph = false;
             self.graph->update_kernel(index, call);
-            self.arguments[index] = py::tuple(args);
+            self.graph->keep(index, kept(py::tuple(args)));
         }
 
         py::list node_list(const graph_object& self)
@@ -231,31 +171,6 @@ namespace xcuda::python
             }
             return result;
         }
-
-        std::string graph_repr(const graph_object& self)
-        {
-            std::size_t nodes = self.graph ? self.graph->nodes().size() : 0;
-            std::size_t kernels = self.graph ? self.graph->kernel_count() : 0;
-            return "<xcuda.Graph of " + std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s") + " (" +
-                   std::to_string(kernels) + " launch" + (kernels == 1 ? "" : "es") + "), " + state_text(self) + ">";
-        }
-
-        // The page-locked numpy array behind a copy inside a capture, or a GraphCaptureError. Memory that
-        // xcuda registered in place for earlier copies does not count: the registration may go before a
-        // replay reads it.
-        void require_page_locked(const py::array& host, const char* what)
-        {
-            cuda_session& session = process_session();
-            auto bytes = static_cast<std::size_t>(host.nbytes());
-            if (bytes == 0 || !pinned_memory::is_page_locked(session, host.data()) ||
-                !pinned_memory::is_page_locked(session, static_cast<const char*>(host.data()) + bytes - 1) ||
-                session.staging(session.device_ordinal()).registrations().overlaps(host.data(), bytes))
-            {
-                refuse(std::string(what) + " of a pageable numpy array",
-                       "the copy is synchronous. Use page-locked memory (xcuda.empty_pinned), whose copies a graph "
-                       "holds, or copy before the `with xcuda.graph()` block");
-            }
-        }
     }
 
     cuda_graph* capturing_graph() noexcept
@@ -267,7 +182,16 @@ namespace xcuda::python
     {
         if (state().capture)
         {
-            refuse(what, instead);
+            cuda_graph::refuse(what, instead);
+        }
+    }
+
+    void refuse_while_capturing(graph_refusal kind)
+    {
+        if (state().capture)
+        {
+            auto [what, instead] = cuda_graph::refusal(kind);
+            cuda_graph::refuse(what, instead);
         }
     }
 
@@ -275,10 +199,7 @@ namespace xcuda::python
     {
         if (state().capture || state().updating_graph)
         {
-            throw graph_capture_error(
-                parameter + ": " + what + " is copied to and from the device around each launch, which a CUDA graph "
-                "cannot hold. Pass a DeviceArray: copy it with xcuda.to_device before the `with xcuda.graph()` block "
-                "(or from page-locked memory, xcuda.empty_pinned, with d.copy_from inside it)");
+            cuda_graph::refuse_host_argument(parameter, what);
         }
     }
 
@@ -287,12 +208,12 @@ namespace xcuda::python
     {
         cuda_graph* graph = state().capture;
         graph->note_kernel(kernel, dims);
-        py::tuple kept(nargs);
+        py::tuple arguments(nargs);
         for (std::size_t i = 0; i < nargs; ++i)
         {
-            kept[i] = py::reinterpret_borrow<py::object>(args[i]);
+            arguments[i] = py::reinterpret_borrow<py::object>(args[i]);
         }
-        g_open->arguments.push_back(std::move(kept));
+        graph->keep_for_last(kept(std::move(arguments)));
     }
 
     bool capture_host_copy(const device_array& device, const py::array& host, bool to_device)
@@ -302,16 +223,9 @@ namespace xcuda::python
         {
             return false;
         }
-        require_page_locked(host, to_device ? "copy_from" : "copy_to_host");
-        if (to_device)
-        {
-            graph->copy_to_device(device.pointer(), host.data(), device.nbytes());
-        }
-        else
-        {
-            graph->copy_to_host(const_cast<void*>(host.data()), device.pointer(), device.nbytes());
-        }
-        g_open->arguments.push_back(py::make_tuple(host, py::cast(device)));
+        graph->capture_host_copy(*device.buffer, const_cast<void*>(host.data()), device.nbytes(), to_device,
+                                 to_device ? "copy_from" : "copy_to_host");
+        graph->keep_for_last(kept(py::make_tuple(host, py::cast(device))));
         return true;
     }
 
@@ -322,14 +236,8 @@ namespace xcuda::python
         {
             return false;
         }
-        if (destination.buffer->device() != source.buffer->device() ||
-            destination.buffer->device() != graph->device())
-        {
-            refuse("a copy between devices", "the graph holds copies on its own device (" +
-                                                 std::to_string(graph->device()) + ") only");
-        }
-        graph->copy_on_device(destination.pointer(), source.pointer(), source.nbytes());
-        g_open->arguments.push_back(py::make_tuple(py::cast(destination), py::cast(source)));
+        graph->capture_device_copy(*destination.buffer, *source.buffer, source.nbytes());
+        graph->keep_for_last(kept(py::make_tuple(py::cast(destination), py::cast(source))));
         return true;
     }
 
@@ -373,19 +281,19 @@ PyTorch...): numpy arrays raise GraphCaptureError.)")
             .def_property_readonly("stream", &graph_stream,
                                    "The stream the graph captures (an int handle; None before the block): "
                                    "launches may name it.")
-            .def_property_readonly("state", &state_text, "'not captured', 'capturing', 'ready' or 'failed'.")
+            .def_property_readonly("state", [](const graph_object& self) { return cuda_graph::state_text(self.graph.get()); },
+                                   "'not captured', 'capturing', 'ready' or 'failed'.")
             .def("__len__", [](const graph_object& self) { return self.graph ? self.graph->nodes().size() : 0; })
             .def("close",
                  [](graph_object& self) {
-                     if (g_open == &self)
+                     if (self.open())
                      {
                          throw graph_capture_error("a graph cannot be closed inside its own `with` block");
                      }
                      self.graph.reset();
-                     self.arguments.clear();
                  },
                  "Free the graph now (its device resources, and the arguments it kept alive).")
-            .def("__repr__", &graph_repr);
+            .def("__repr__", [](const graph_object& self) { return cuda_graph::summary(self.graph.get()); });
 
         m.def("graph", [] { return graph_object(); },
               R"(A new Graph; use it as `with xcuda.graph() as g:` to capture launches and copies, then g.launch().)");

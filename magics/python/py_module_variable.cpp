@@ -11,7 +11,7 @@
 #include "py_common.hpp"
 
 #include "cuda_module.hpp"
-#include "errors.hpp"
+#include "global_variable.hpp"
 
 namespace xcuda::python
 {
@@ -20,44 +20,16 @@ namespace xcuda::python
         struct py_module_variable
         {
             std::shared_ptr<cuda_module> module;
-            module_variable variable;
-            py::object dtype;  // of one element
-            std::vector<py::ssize_t> shape;
-
-            std::size_t nbytes() const { return variable.size(); }
-            std::size_t count() const
-            {
-                std::size_t n = 1;
-                for (py::ssize_t extent : shape)
-                {
-                    n *= static_cast<std::size_t>(extent);
-                }
-                return n;
-            }
-            std::string spelling() const
-            {
-                std::string text = variable.space + " " + variable.type + " " + variable.qualified_name;
-                for (std::size_t extent : variable.extents)
-                {
-                    text += "[" + std::to_string(extent) + "]";
-                }
-                return text;
-            }
-            std::string typed() const
-            {
-                std::string text = str_of(dtype);
-                if (!shape.empty())
-                {
-                    text += str_of(py::tuple(py::cast(shape)));
-                }
-                return text + " (" + std::to_string(nbytes()) + " bytes)";
-            }
+            global_variable checks;  // the declaration, its shape and the checks of set()
+            py::object dtype;        // of one element
+            const module_variable& variable() const { return checks.variable(); }
+            std::size_t nbytes() const { return checks.nbytes(); }
         };
 
         py::array get(const py_module_variable& self)
         {
-            py::array result = py::module_::import("numpy").attr("empty")(py::tuple(py::cast(self.shape)), self.dtype);
-            self.module->read_global(self.variable, result.mutable_data(), self.nbytes());
+            py::array result = py::module_::import("numpy").attr("empty")(py::tuple(py::cast(self.checks.shape())), self.dtype);
+            self.module->read_global(self.variable(), result.mutable_data(), self.nbytes());
             return result;
         }
 
@@ -69,14 +41,9 @@ namespace xcuda::python
             if (py::isinstance<py::array>(value))
             {
                 array = py::reinterpret_borrow<py::array>(value);
-                if (!array.dtype().equal(py::dtype::from_args(self.dtype)))
-                {
-                    throw argument_type_error("'" + self.variable.qualified_name + "' is " + self.typed() +
-                                              "; the numpy array given is " + str_of(array.dtype()) +
-                                              str_of(array.attr("shape")) + " (" + std::to_string(array.nbytes()) +
-                                              " bytes): convert it first, for example with .astype(numpy." +
-                                              str_of(py::dtype::from_args(self.dtype).attr("name")) + ")");
-                }
+                self.checks.check_array_dtype(array.dtype().equal(py::dtype::from_args(self.dtype)), str_of(array.dtype()),
+                                              str_of(array.attr("shape")), static_cast<std::size_t>(array.nbytes()),
+                                              str_of(py::dtype::from_args(self.dtype).attr("name")));
             }
             else
             {
@@ -86,33 +53,26 @@ namespace xcuda::python
                 }
                 catch (py::error_already_set& e)
                 {
-                    throw argument_type_error("'" + self.variable.qualified_name + "' is " + self.typed() + ": " +
-                                              type_name(value) + " " + str_of(value).substr(0, 80) +
-                                              " does not make values of that dtype (" + e.what() + ")");
+                    self.checks.refuse_conversion(type_name(value), str_of(value), e.what());
                 }
             }
-            if (static_cast<std::size_t>(array.size()) != self.count() ||
-                static_cast<std::size_t>(array.nbytes()) != self.nbytes())
-            {
-                throw argument_value_error("'" + self.variable.qualified_name + "' is " + self.typed() +
-                                           "; the value given has " + std::to_string(array.size()) + " elements (" +
-                                           std::to_string(array.nbytes()) + " bytes)");
-            }
+            self.checks.check_size(static_cast<std::size_t>(array.size()), static_cast<std::size_t>(array.nbytes()));
             return np.attr("ascontiguousarray")(array);
         }
 
         void set(const py_module_variable& self, py::handle value)
         {
             py::array host = host_value(self, value);
-            self.module->write_global(self.variable, host.data(), self.nbytes());
+            self.module->write_global(self.variable(), host.data(), self.nbytes());
         }
 
         py::dict cuda_array_interface(const py_module_variable& self)
         {
-            cuda_module::global_region region = self.module->global(self.variable);
+            cuda_module::global_region region = self.module->global(self.variable());
             py::dtype dtype = py::dtype::from_args(self.dtype);
             py::dict interface;
-            interface["shape"] = py::tuple(py::cast(self.shape.empty() ? std::vector<py::ssize_t>{1} : self.shape));
+            std::vector<std::int64_t> shape = self.checks.shape();
+            interface["shape"] = py::tuple(py::cast(shape.empty() ? std::vector<std::int64_t>{1} : shape));
             interface["typestr"] = dtype.attr("str");
             if (!dtype.attr("fields").is_none())
             {
@@ -143,37 +103,10 @@ namespace xcuda::python
         const module_variable* found = module->variable(name);
         if (!found)
         {
-            std::string names;
-            for (const module_variable& v : module->variables())
-            {
-                names += (names.empty() ? "" : ", ") + v.qualified_name;
-            }
-            throw py::key_error("module '" + module->name() + "' has no __constant__ or __device__ variable '" + name +
-                                "' at namespace scope" + (names.empty() ? std::string(" (it has none)")
-                                                                        : "; it has: " + names));
+            throw py::key_error(global_variable::missing_message(module->name(), module->variables(), name));
         }
-        py_module_variable wrapped;
-        wrapped.module = module;
-        wrapped.variable = *found;
-        wrapped.dtype = dtype_of_layout(found->layout);
-        if (wrapped.dtype.is_none() || found->size() == 0)
-        {
-            bool extent = false;
-            for (std::size_t e : found->extents)
-            {
-                extent = extent || e == 0;
-            }
-            throw signature_error(found->line, "the " + found->space + " variable '" + found->qualified_name +
-                                                   "' has " + (extent ? "an array extent" : "a type (" + found->type + ")") +
-                                                   " the signature reader cannot work out, so its dtype and size are "
-                                                   "unknown; declare it with a builtin, CUDA vector or plain struct type "
-                                                   "and integer-constant extents");
-        }
-        for (std::size_t extent : found->extents)
-        {
-            wrapped.shape.push_back(static_cast<py::ssize_t>(extent));
-        }
-        return py::cast(std::move(wrapped));
+        py::object dtype = dtype_of_layout(found->layout);
+        return py::cast(py_module_variable{module, global_variable(*found, str_of(dtype), !dtype.is_none()), dtype});
     }
 
     py::object module_globals(const std::shared_ptr<cuda_module>& module)
@@ -217,25 +150,22 @@ makes one of: a list, a number) into the variable on every device the module is 
                  py::arg("dtype") = py::none(), py::arg("copy") = py::none())
             .def_property_readonly("__cuda_array_interface__", &cuda_array_interface,
                                    "CUDA Array Interface (v3) of the variable on the current device.")
-            .def_property_readonly("ptr", [](const py_module_variable& self) { return self.module->global(self.variable).pointer; },
+            .def_property_readonly("ptr", [](const py_module_variable& self) { return self.module->global(self.variable()).pointer; },
                                    "The device address on the current device (cudaGetSymbolAddress); loads the module.")
-            .def_property_readonly("name", [](const py_module_variable& self) { return self.variable.name; })
-            .def_property_readonly("qualified_name", [](const py_module_variable& self) { return self.variable.qualified_name; })
-            .def_property_readonly("symbol", [](const py_module_variable& self) { return self.variable.symbol; },
+            .def_property_readonly("name", [](const py_module_variable& self) { return self.variable().name; })
+            .def_property_readonly("qualified_name", [](const py_module_variable& self) { return self.variable().qualified_name; })
+            .def_property_readonly("symbol", [](const py_module_variable& self) { return self.variable().symbol; },
                                    "The name in the binary (mangled inside a namespace).")
-            .def_property_readonly("space", [](const py_module_variable& self) { return self.variable.space; },
+            .def_property_readonly("space", [](const py_module_variable& self) { return self.variable().space; },
                                    "'__constant__', '__device__' or '__managed__'.")
-            .def_property_readonly("type", [](const py_module_variable& self) { return self.variable.type; },
+            .def_property_readonly("type", [](const py_module_variable& self) { return self.variable().type; },
                                    "The element type as declared.")
             .def_property_readonly("dtype", [](const py_module_variable& self) { return self.dtype; })
-            .def_property_readonly("shape", [](const py_module_variable& self) { return py::tuple(py::cast(self.shape)); },
+            .def_property_readonly("shape", [](const py_module_variable& self) { return py::tuple(py::cast(self.checks.shape())); },
                                    "() for a single value.")
-            .def_property_readonly("size", [](const py_module_variable& self) { return self.count(); })
+            .def_property_readonly("size", [](const py_module_variable& self) { return self.checks.count(); })
             .def_property_readonly("nbytes", [](const py_module_variable& self) { return self.nbytes(); })
-            .def("__repr__", [](const py_module_variable& self) {
-                return "<xcuda.ModuleVariable " + self.spelling() + ": " + self.typed() + " of module " +
-                       self.module->name() + ">";
-            });
+            .def("__repr__", [](const py_module_variable& self) { return self.checks.describe(self.module->name()); });
 
         py::class_<py_module_globals>(m, "ModuleGlobals", R"(The variables of a module by attribute: module.globals.c_Kernel is
 module.get_global('c_Kernel'); module.globals.c_Kernel = array sets it.)")
@@ -262,29 +192,15 @@ module.get_global('c_Kernel'); module.globals.c_Kernel = array sets it.)")
                 return self.module->variable(name) != nullptr;
             })
             .def("__iter__", [](const py_module_globals& self) {
-                py::list names;
-                for (const module_variable& v : self.module->variables())
-                {
-                    names.append(v.qualified_name);
-                }
-                return py::iter(names);
+                return py::iter(py::cast(global_variable::name_list(self.module->variables(), true)));
             })
             .def("__len__", [](const py_module_globals& self) { return self.module->variables().size(); })
             .def("__dir__", [](const py_module_globals& self) {
-                py::list names;
-                for (const module_variable& v : self.module->variables())
-                {
-                    names.append(v.name);
-                }
-                return names;
+                return global_variable::name_list(self.module->variables(), false);
             })
             .def("__repr__", [](const py_module_globals& self) {
-                std::string names;
-                for (const module_variable& v : self.module->variables())
-                {
-                    names += (names.empty() ? "" : ", ") + v.qualified_name;
-                }
-                return "<xcuda.ModuleGlobals of " + self.module->name() + ": " + names + ">";
+                return "<xcuda.ModuleGlobals of " + self.module->name() + ": " +
+                       global_variable::names(self.module->variables()) + ">";
             });
 
         py::class_<py_pointer> pointer(m, "Pointer", R"(A raw device address for a kernel's pointer parameter: xcuda.Pointer(addr).

@@ -5,34 +5,17 @@
 
 #include "cuda_event.hpp"
 #include "cuda_stream.hpp"
-#include "errors.hpp"
 
 namespace xcuda::python
 {
     namespace
     {
-        std::string hex(const void* handle)
-        {
-            char text[32];
-            std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(handle)));
-            return text;
-        }
-
         // A CUstream from a stream object (not None): see stream_from_object.
         CUstream resolve_stream(py::handle object)
         {
             if (py::isinstance<cuda_stream>(object))
             {
-                const cuda_stream& s = object.cast<const cuda_stream&>();
-                int current = process_session().device_ordinal();
-                if (s.device() != current)
-                {
-                    throw device_mismatch_error("the stream belongs to device " + std::to_string(s.device()) +
-                                                " but the current device is " + std::to_string(current) +
-                                                "; use it inside `with xcuda.device(" + std::to_string(s.device()) +
-                                                "):`, or create a Stream on device " + std::to_string(current));
-                }
-                return s.handle();
+                return object.cast<const cuda_stream&>().handle_on(process_session().device_ordinal());
             }
             if (PyLong_Check(object.ptr()))
             {
@@ -45,11 +28,7 @@ namespace xcuda::python
                     return nullptr;  // 0: the default stream, as None
                 }
                 PyErr_Clear();
-                throw py::type_error("a stream must be None or 0 (the default stream), an xcuda.Stream, or a stream "
-                                     "object of CuPy, PyTorch or cuda.core; got the integer " + str_of(object) +
-                                     ". In kernel[grid, block, stream, shared_mem] the third value is the stream: "
-                                     "for dynamic shared memory write kernel[grid, block, None, " + str_of(object) +
-                                     "]. A raw handle from another library is passed as its stream object");
+                cuda_stream::refuse_integer(str_of(object));
             }
             if (py::hasattr(object, "__cuda_stream__"))
             {
@@ -67,9 +46,7 @@ namespace xcuda::python
                     }
                 }
             }
-            throw py::type_error("a stream must be None or 0 (the default stream), an xcuda.Stream, or an object "
-                                 "with __cuda_stream__ (cuda.core), .ptr (CuPy) or .cuda_stream (PyTorch); got " +
-                                 str_of(py::type::of(object)));
+            cuda_stream::refuse_object(str_of(py::type::of(object)));
         }
     }
 
@@ -83,11 +60,9 @@ namespace xcuda::python
             return capture ? capture->raw_stream() : current.session.stream();
         }
         CUstream stream = resolve_stream(object);
-        if (capture && stream != capture->raw_stream())
+        if (capture)
         {
-            throw graph_capture_error("inside `with xcuda.graph() as g:` launches are captured on the graph's own "
-                                      "stream: name no stream (or g.stream); work on another stream would run now "
-                                      "instead of being captured");
+            capture->require_own_stream(stream);
         }
         return stream;
     }
@@ -101,8 +76,7 @@ CuPy's and PyTorch's ordinary streams.)")
             .def(py::init([] { return new cuda_stream(process_session()); }))
             .def("synchronize",
                  [](cuda_stream& s) {
-                     refuse_while_capturing("Stream.synchronize()", "a graph holds no waits; synchronize after the "
-                                            "`with xcuda.graph()` block, or after g.launch()");
+                     refuse_while_capturing(graph_refusal::stream_synchronize);
                      py::gil_scoped_release release;
                      s.synchronize();
                  },
@@ -114,7 +88,7 @@ CuPy's and PyTorch's ordinary streams.)")
             .def("__cuda_stream__",
                  [](const cuda_stream& s) { return py::make_tuple(0, reinterpret_cast<std::uintptr_t>(s.handle())); },
                  "The cuda.core stream protocol: (version, handle).")
-            .def("__repr__", [](const cuda_stream& s) { return "<xcuda.Stream handle=" + hex(s.raw()) + ">"; });
+            .def("__repr__", &cuda_stream::describe);
 
         py::class_<cuda_event>(m, "Event", R"(A CUDA event, for ordering and timing work on streams.
 
@@ -127,8 +101,7 @@ CuPy's and PyTorch's ordinary streams.)")
                  py::arg("stream") = py::none(), "Record the event on a stream (default: the default stream).")
             .def("synchronize",
                  [](cuda_event& e) {
-                     refuse_while_capturing("Event.synchronize()", "a graph holds no waits; synchronize after the "
-                                            "`with xcuda.graph()` block, or after g.launch()");
+                     refuse_while_capturing(graph_refusal::event_synchronize);
                      py::gil_scoped_release release;
                      e.synchronize();
                  },
@@ -136,8 +109,7 @@ CuPy's and PyTorch's ordinary streams.)")
             .def("query", &cuda_event::query, "True when the work recorded before the event has finished.")
             .def("elapsed_time",
                  [](cuda_event& start, cuda_event& end) {
-                     refuse_while_capturing("Event.elapsed_time()", "it waits for the end event; time the replay "
-                                            "after the block (record events around g.launch())");
+                     refuse_while_capturing(graph_refusal::elapsed_time);
                      py::gil_scoped_release release;
                      return start.elapsed_ms(end);
                  },
@@ -145,9 +117,7 @@ CuPy's and PyTorch's ordinary streams.)")
 
         m.def("synchronize",
               [](py::object device) {
-                  refuse_while_capturing("xcuda.synchronize()", "a graph holds no waits (and nothing in the block "
-                                         "has run yet); synchronize after the `with xcuda.graph()` block, or after "
-                                         "g.launch()");
+                  refuse_while_capturing(graph_refusal::synchronize);
                   cuda_session& session = process_session();
                   int ordinal = device.is_none() ? session.device_ordinal() : device.cast<int>();
                   session.make_current(ordinal);

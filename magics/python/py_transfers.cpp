@@ -19,6 +19,7 @@
 
 #include "host_staging.hpp"
 #include "temporary_cache.hpp"
+#include "transfer_report.hpp"
 #include "transfer_settings.hpp"
 
 namespace xcuda::python
@@ -62,79 +63,28 @@ namespace xcuda::python
             return d;
         }
 
-        std::size_t positive(py::handle value, const char* name)
+        std::optional<long long> given(py::handle value)
         {
-            long long v = value.cast<long long>();
-            if (v < 1)
-            {
-                throw py::value_error(std::string(name) + " must be at least 1, got " + std::to_string(v));
-            }
-            return static_cast<std::size_t>(v);
+            return value.is_none() ? std::nullopt : std::optional<long long>(value.cast<long long>());
         }
 
         py::dict transfer_options(py::object pageable, py::object threads, py::object chunk_mb, py::object buffers,
                                   py::object limit_mb, py::object entries, py::object temporary_mb)
         {
-            refuse_while_capturing("changing xcuda.transfer_options", "end the `with xcuda.graph()` block first");
+            refuse_while_capturing(graph_refusal::transfer_options);
             cuda_session& session = process_session();
-            transfer_settings changed = session.transfers();
-            changed.problem.clear();  // values given here replace a malformed environment's
-            bool mode_changed = false;
+            transfer_settings::changes changes;
             if (!pageable.is_none())
             {
-                auto mode = transfer_settings::parse_mode(pageable.cast<std::string>());
-                mode_changed = mode != changed.pageable;
-                changed.pageable = mode;
+                changes.pageable = pageable.cast<std::string>();
             }
-            if (!threads.is_none())
-            {
-                changed.staging_threads = positive(threads, "staging_threads");
-            }
-            if (!chunk_mb.is_none())
-            {
-                changed.chunk_bytes = positive(chunk_mb, "staging_chunk_mb") << 20;
-            }
-            if (!buffers.is_none())
-            {
-                changed.chunk_count = positive(buffers, "staging_buffers");
-            }
-            if (!limit_mb.is_none())
-            {
-                changed.registration_limit = positive(limit_mb, "registration_limit_mb") << 20;
-            }
-            if (!entries.is_none())
-            {
-                changed.registration_entries = positive(entries, "registration_entries");
-            }
-            if (!temporary_mb.is_none())
-            {
-                long long v = temporary_mb.cast<long long>();
-                if (v < 0)
-                {
-                    throw py::value_error("temporary_cache_mb must be 0 (keep none) or more, got " +
-                                          std::to_string(v));
-                }
-                changed.temporary_cache_limit = static_cast<std::size_t>(v) << 20;
-            }
-            if (mode_changed && session.active())
-            {
-                // A new way starts from nothing registered, so what it measures is its own.
-                for (int ordinal = 0; ordinal < session.device_count(); ++ordinal)
-                {
-                    if (session.generation(ordinal) != 0)
-                    {
-                        session.make_current(ordinal);
-                        session.staging(ordinal).registrations().release_all();
-                    }
-                }
-                session.make_current();
-            }
-            bool shrunk = changed.temporary_cache_limit < session.transfers().temporary_cache_limit;
-            session.transfers() = changed;
-            if (shrunk)
-            {
-                session.temporaries().release_all();  // kept under the old limit: start again under the new
-            }
+            changes.staging_threads = given(threads);
+            changes.staging_chunk_mb = given(chunk_mb);
+            changes.staging_buffers = given(buffers);
+            changes.registration_limit_mb = given(limit_mb);
+            changes.registration_entries = given(entries);
+            changes.temporary_cache_mb = given(temporary_mb);
+            session.change_transfers(session.transfers().with(changes));
             return settings_dict(session.transfers());
         }
 
@@ -142,40 +92,19 @@ namespace xcuda::python
         {
             cuda_session& session = process_session();
             py::dict d = settings_dict(session.transfers());
-            host_staging::route_counts routes;
-            host_registration_cache::statistics cache;
-            if (session.active())
-            {
-                host_staging& staging = session.staging(session.device_ordinal());
-                routes = staging.routes();
-                cache = staging.registrations().stats();
-            }
-            d["device"] = session.device_ordinal();
-            py::dict copies;
-            copies["staged"] = routes.staged;
-            copies["registered"] = routes.registered;
-            copies["page_locked"] = routes.page_locked;
-            copies["driver"] = routes.driver;
-            d["copies"] = copies;
-            py::dict registrations;
-            registrations["entries"] = cache.entries;
-            registrations["bytes"] = cache.bytes;
-            registrations["hits"] = cache.hits;
-            registrations["registrations"] = cache.registrations;
-            registrations["unregistrations"] = cache.unregistrations;
-            registrations["failures"] = cache.failures;
-            registrations["staged_first_use"] = cache.staged_first_use;
-            registrations["evictions"] = cache.evictions;
-            registrations["abandoned"] = cache.abandoned;
-            d["registrations"] = registrations;
-            temporary_cache::statistics kept = session.temporaries().stats();
-            py::dict temporaries;
-            temporaries["entries"] = kept.entries;
-            temporaries["bytes"] = kept.bytes;
-            temporaries["hits"] = kept.hits;
-            temporaries["misses"] = kept.misses;
-            temporaries["evictions"] = kept.evictions;
-            d["temporaries"] = temporaries;
+            transfer_report report = transfer_report::of(session);
+            d["device"] = report.device;
+            auto group = [](const transfer_report::counters& counters) {
+                py::dict result;
+                for (const auto& [name, value] : counters)
+                {
+                    result[name] = value;
+                }
+                return result;
+            };
+            d["copies"] = group(report.copies);
+            d["registrations"] = group(report.registrations);
+            d["temporaries"] = group(report.temporaries);
             return d;
         }
     }
@@ -233,19 +162,14 @@ may be used again: every copy has finished when the call that made it returns.)"
               "evictions, abandoned).");
         m.def("release_host_registrations",
               [] {
-                  refuse_while_capturing("releasing host registrations", "end the `with xcuda.graph()` block first");
-                  cuda_session& session = process_session();
-                  if (session.active())
-                  {
-                      session.make_current();
-                      py::gil_scoped_release release;
-                      session.staging(session.device_ordinal()).registrations().release_all();
-                  }
+                  refuse_while_capturing(graph_refusal::release_host_registrations);
+                  py::gil_scoped_release release;
+                  process_session().release_host_registrations();
               },
               "Unregister every numpy buffer page-locked in place on the current device and let the arrays go.");
         m.def("release_cached_temporaries",
               [] {
-                  refuse_while_capturing("releasing cached temporaries", "end the `with xcuda.graph()` block first");
+                  refuse_while_capturing(graph_refusal::release_cached_temporaries);
                   return process_session().temporaries().release_all();
               },
               R"(Free the device buffers that finished launches' numpy arguments left for the next launch.

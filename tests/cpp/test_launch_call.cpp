@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler.hpp"
+#include "cuda_graph.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
@@ -83,6 +84,33 @@ namespace xcuda
             call.arguments().store_unsigned(4, n);
             call.run();
         }
+    }
+
+    TEST(cuda_graph, keeps_what_each_node_uses_until_replaced_forgotten_or_the_graph_goes)
+    {
+        auto first = std::make_shared<int>(1);
+        auto second = std::make_shared<int>(2);
+        std::weak_ptr<int> first_alive = first, second_alive = second;
+        {
+            cuda_graph graph(state().session);
+            EXPECT_EQ(graph.kept_count(), 0u);
+            graph.keep(0, std::move(first));
+            graph.keep(2, std::move(second));
+            EXPECT_EQ(graph.kept_count(), 3u);
+            EXPECT_FALSE(first_alive.expired()) << "the graph let go of node 0's objects";
+            graph.keep(0, nullptr);  // an update's new arguments replace the old
+            EXPECT_TRUE(first_alive.expired());
+            EXPECT_FALSE(second_alive.expired());
+            graph.release();  // a session's close drops the graph's driver objects, not what its owner kept
+            EXPECT_FALSE(second_alive.expired());
+        }
+        EXPECT_TRUE(second_alive.expired()) << "kept after the graph went";
+        auto third = std::make_shared<int>(3);
+        std::weak_ptr<int> third_alive = third;
+        cuda_graph graph(state().session);
+        graph.keep_for_last(std::move(third));
+        graph.forget_kept();
+        EXPECT_TRUE(third_alive.expired());
     }
 
     TEST(launch_call, host_arrays_are_copied_in_and_the_output_back)

@@ -121,3 +121,102 @@ __constant__ float c_sized[SOMETHING_UNDEFINED];
         EXPECT_EQ(named(found, "c_sized").size(), 0u);
     }
 }
+
+// ---- global_variable: the host's checks of a value written into a module variable ----
+
+#include "global_variable.hpp"
+
+namespace
+{
+    using xcuda::global_variable;
+
+    template <class E, class F>
+    std::string thrown(F f)
+    {
+        try
+        {
+            f();
+        }
+        catch (const E& e)
+        {
+            return e.what();
+        }
+        return "";
+    }
+
+    std::vector<module_variable> cell_variables()
+    {
+        return parse_module_variables(R"(
+__constant__ float c_Kernel[17];
+__device__ int d_count;
+namespace filters { __constant__ double taps[2][3]; }
+)");
+    }
+
+    TEST(global_variable, spells_its_declaration_shape_and_size)
+    {
+        auto found = cell_variables();
+        global_variable k(named(found, "c_Kernel"), "float32", true);
+        EXPECT_EQ(k.shape(), std::vector<std::int64_t>{17});
+        EXPECT_EQ(k.count(), 17u);
+        EXPECT_EQ(k.nbytes(), 68u);
+        EXPECT_EQ(k.spelling(), "__constant__ float c_Kernel[17]");
+        EXPECT_EQ(k.typed(), "float32(17,) (68 bytes)");
+        EXPECT_EQ(k.describe("cell_1"), "<xcuda.ModuleVariable __constant__ float c_Kernel[17]: float32(17,) (68 bytes) of module cell_1>");
+        global_variable n(named(found, "d_count"), "int32", true);
+        EXPECT_TRUE(n.shape().empty());
+        EXPECT_EQ(n.count(), 1u);
+        EXPECT_EQ(n.typed(), "int32 (4 bytes)");
+        global_variable taps(named(found, "filters::taps"), "float64", true);
+        EXPECT_EQ(taps.typed(), "float64(2, 3) (48 bytes)");
+    }
+
+    TEST(global_variable, a_missing_name_lists_what_the_module_has)
+    {
+        auto found = cell_variables();
+        EXPECT_EQ(global_variable::names(found), "c_Kernel, d_count, filters::taps");
+        EXPECT_EQ(global_variable::name_list(found, true), (std::vector<std::string>{"c_Kernel", "d_count", "filters::taps"}));
+        EXPECT_EQ(global_variable::name_list(found, false), (std::vector<std::string>{"c_Kernel", "d_count", "taps"}));
+        EXPECT_EQ(global_variable::missing_message("m", found, "c_kernel"),
+                  "module 'm' has no __constant__ or __device__ variable 'c_kernel' at namespace scope; it has: "
+                  "c_Kernel, d_count, filters::taps");
+        EXPECT_EQ(global_variable::missing_message("m", {}, "x"),
+                  "module 'm' has no __constant__ or __device__ variable 'x' at namespace scope (it has none)");
+    }
+
+    TEST(global_variable, a_value_of_another_dtype_or_size_is_refused_naming_both)
+    {
+        global_variable k(named(cell_variables(), "c_Kernel"), "float32", true);
+        EXPECT_NO_THROW(k.check_array_dtype(true, "float32", "(17,)", 68, "float32"));
+        EXPECT_EQ(thrown<xcuda::argument_type_error>([&] { k.check_array_dtype(false, "float64", "(17,)", 136, "float32"); }),
+                  "'c_Kernel' is float32(17,) (68 bytes); the numpy array given is float64(17,) (136 bytes): convert it "
+                  "first, for example with .astype(numpy.float32)");
+        EXPECT_NO_THROW(k.check_size(17, 68));
+        EXPECT_EQ(thrown<xcuda::argument_value_error>([&] { k.check_size(16, 64); }),
+                  "'c_Kernel' is float32(17,) (68 bytes); the value given has 16 elements (64 bytes)");
+        std::string long_text(200, 'x');
+        std::string conversion = thrown<xcuda::argument_type_error>([&] { k.refuse_conversion("str", long_text, "bad"); });
+        EXPECT_EQ(conversion, "'c_Kernel' is float32(17,) (68 bytes): str " + std::string(80, 'x') +
+                                  " does not make values of that dtype (bad)");
+    }
+
+    TEST(global_variable, an_unknown_layout_is_a_signature_error_at_its_line)
+    {
+        auto found = cell_variables();
+        // No dtype numpy could make: refused even with a size.
+        try
+        {
+            global_variable v(named(found, "d_count"), "None", false);
+            FAIL() << "no signature_error";
+        }
+        catch (const xcuda::signature_error& e)
+        {
+            EXPECT_EQ(e.line(), 3);
+            EXPECT_NE(std::string(e.what()).find("the __device__ variable 'd_count' has a type (int) the signature reader "
+                                                 "cannot work out"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}
+

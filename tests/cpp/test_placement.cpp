@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include "cuda_session.hpp"
 #include "device_choice.hpp"
 #include "errors.hpp"
+#include "engine_placement.hpp"
 #include "host_registry.hpp"
 
 namespace xcuda
@@ -310,5 +312,55 @@ namespace xcuda
     {
         scoped_variable chosen("XCUDA_HOST_REGISTRY", "/tmp/somewhere");
         EXPECT_EQ(host_registry::default_directory(), "/tmp/somewhere");
+    }
+
+    // ---- engine_placement -----------------------------------------------------------------------
+
+    TEST(engine_placement, an_engine_joins_its_host_leases_a_slot_and_reports_it)
+    {
+        scratch_folder folder;
+        cuda_session session;
+        ASSERT_EQ(session.choice().source(), device_source::fallback) << "a device variable is set in this test's environment";
+        engine_placement placement(session);
+        EXPECT_FALSE(placement.joined());
+        std::vector<std::string> warnings;
+        auto warn = [&](const std::string& message) { warnings.push_back(message); };
+        EXPECT_EQ(placement.join("engine 3", folder.path, warn), "");
+        EXPECT_TRUE(placement.joined());
+        EXPECT_TRUE(warnings.empty()) << "no context, no GPU to share";
+        EXPECT_EQ(placement.join("engine 4", folder.path, warn), "") << "a second join did something";
+        engine_placement::report r = placement.choice_report();
+        EXPECT_EQ(r.engine, std::optional<std::string>("engine 3"));
+        EXPECT_EQ(r.host_slot, std::optional<int>(0));
+        EXPECT_EQ(r.registry, std::optional<std::string>(folder.path));
+        EXPECT_EQ(r.source, "host slot");
+        EXPECT_FALSE(r.gpu_uuid) << "a UUID without a context";
+        EXPECT_TRUE(r.shared_with.empty());
+    }
+
+    TEST(engine_placement, a_registry_that_fails_leaves_the_engine_unplaced_and_says_why)
+    {
+        cuda_session session;
+        engine_placement placement(session);
+        std::string failure = placement.join("engine 0", "engines", [](const std::string&) {});
+        EXPECT_FALSE(placement.joined());
+        EXPECT_TRUE(contains(failure, "xcuda: this engine could not join its host's engine registry: ")) << failure;
+        EXPECT_TRUE(contains(failure, "is not checked for sharing a GPU.")) << failure;
+        EXPECT_EQ(placement.record_gpu(0), "") << "an engine outside the registry recorded a GPU";
+        engine_placement::report r = placement.choice_report();
+        EXPECT_FALSE(r.engine);
+        EXPECT_FALSE(r.host_slot);
+        EXPECT_FALSE(r.registry);
+    }
+
+    TEST(engine_placement, a_refused_device_variable_is_reported_as_refused)
+    {
+        scoped_variable device("XCUDA_DEVICE", "gpu-one");
+        cuda_session session;
+        engine_placement placement(session);
+        engine_placement::report r = placement.choice_report();
+        EXPECT_FALSE(r.ordinal);
+        EXPECT_EQ(r.source, "refused");
+        EXPECT_TRUE(contains(r.reason, "gpu-one")) << r.reason;
     }
 }

@@ -13,7 +13,9 @@
 
 #include "errors.hpp"
 #include "host_registration_cache.hpp"
+#include "transfer_report.hpp"
 #include "transfer_settings.hpp"
+#include "cuda_session.hpp"
 
 namespace xcuda
 {
@@ -356,5 +358,86 @@ namespace xcuda
         ::setenv("XCUDA_STAGING", "0", 1);
         EXPECT_EQ(transfer_settings::from_environment().pageable, transfer_settings::pageable_mode::driver);
         ::unsetenv("XCUDA_STAGING");
+    }
+
+    TEST(TransferSettings, TransferOptionsChangeOnlyWhatIsGivenAndClearTheEnvironmentsProblem)
+    {
+        transfer_settings before;
+        before.problem = "XCUDA_REGISTER_LIMIT_MB='abc' is not a number";
+        transfer_settings::changes c;
+        c.pageable = "staged";
+        c.staging_chunk_mb = 16;
+        c.temporary_cache_mb = 0;
+        transfer_settings after = before.with(c);
+        EXPECT_EQ(after.pageable, transfer_settings::pageable_mode::staged);
+        EXPECT_EQ(after.chunk_bytes, 16 * MiB);
+        EXPECT_EQ(after.temporary_cache_limit, 0u);
+        EXPECT_EQ(after.chunk_count, before.chunk_count);
+        EXPECT_EQ(after.registration_limit, before.registration_limit);
+        EXPECT_EQ(after.staging_threads, before.staging_threads);
+        EXPECT_TRUE(after.problem.empty());
+        transfer_settings::changes more;
+        more.staging_threads = 3;
+        more.staging_buffers = 2;
+        more.registration_limit_mb = 512;
+        more.registration_entries = 7;
+        transfer_settings again = after.with(more);
+        EXPECT_EQ(again.staging_threads, 3u);
+        EXPECT_EQ(again.chunk_count, 2u);
+        EXPECT_EQ(again.registration_limit, 512 * MiB);
+        EXPECT_EQ(again.registration_entries, 7u);
+        EXPECT_EQ(again.chunk_bytes, 16 * MiB) << "a value not given changed";
+    }
+
+    TEST(TransferSettings, TransferOptionsRefuseCountsBelowOneNamingTheOption)
+    {
+        auto refusal = [](transfer_settings::changes c) -> std::string {
+            try
+            {
+                transfer_settings{}.with(c);
+            }
+            catch (const argument_value_error& e)
+            {
+                return e.what();
+            }
+            return "";
+        };
+        transfer_settings::changes threads;
+        threads.staging_threads = 0;
+        EXPECT_EQ(refusal(threads), "staging_threads must be at least 1, got 0");
+        transfer_settings::changes chunk;
+        chunk.staging_chunk_mb = -2;
+        EXPECT_EQ(refusal(chunk), "staging_chunk_mb must be at least 1, got -2");
+        transfer_settings::changes entries;
+        entries.registration_entries = 0;
+        EXPECT_EQ(refusal(entries), "registration_entries must be at least 1, got 0");
+        transfer_settings::changes temporary;
+        temporary.temporary_cache_mb = -1;
+        EXPECT_EQ(refusal(temporary), "temporary_cache_mb must be 0 (keep none) or more, got -1");
+        transfer_settings::changes mode;
+        mode.pageable = "fast";
+        EXPECT_THROW(transfer_settings{}.with(mode), usage_error);
+    }
+
+    TEST(TransferReport, NamesEveryCounterInTheOrderTransferStatsListsThem)
+    {
+        cuda_session session;  // not active: no driver call, every count 0
+        transfer_report report = transfer_report::of(session);
+        auto names = [](const transfer_report::counters& counters) {
+            std::string text;
+            for (const auto& counter : counters)
+            {
+                text += std::string(text.empty() ? "" : " ") + counter.first;
+                EXPECT_EQ(counter.second, 0u) << counter.first;
+            }
+            return text;
+        };
+        EXPECT_EQ(names(report.copies), "staged registered page_locked driver");
+        EXPECT_EQ(names(report.registrations),
+                  "entries bytes hits registrations unregistrations failures staged_first_use evictions abandoned");
+        EXPECT_EQ(names(report.temporaries), "entries bytes hits misses evictions");
+        transfer_report::counters copies = transfer_report::copies_of(1, 2, 3, 4);
+        EXPECT_EQ(copies[2].second, 3u);
+        EXPECT_STREQ(copies[3].first, "driver");
     }
 }

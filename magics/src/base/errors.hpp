@@ -233,6 +233,21 @@ namespace xcuda
         using error::error;
     };
 
+    // An index past what it indexes: a graph's node number, a row of a 0-d array (an IndexError).
+    class index_error : public error
+    {
+    public:
+        using error::error;
+    };
+
+    // An export a consumer asked for that cannot be made: a DLPack copy, device or dtype it cannot
+    // describe (a BufferError, as the DLPack protocol expects).
+    class export_error : public error
+    {
+    public:
+        using error::error;
+    };
+
     // A launch argument or stream that lives on another device than the launch (a ValueError).
     class device_mismatch_error : public argument_value_error
     {

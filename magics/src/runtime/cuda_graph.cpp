@@ -4,7 +4,10 @@
 
 #include "cuda_driver.hpp"
 #include "cuda_kernel.hpp"
+#include "device_buffer.hpp"
 #include "errors.hpp"
+#include "host_staging.hpp"
+#include "pinned_memory.hpp"
 
 namespace xcuda
 {
@@ -320,5 +323,211 @@ namespace xcuda
               "cuGraphExecKernelNodeSetParams");
         n.dims = dims;
         n.description = launch_text(kernel.signature().name, dims);
+    }
+
+    void cuda_graph::refuse(const std::string& what, const std::string& instead)
+    {
+        throw graph_capture_error(what + " cannot be captured in a CUDA graph: " + instead);
+    }
+
+    void cuda_graph::check_can_open(bool another_open, bool captured_already)
+    {
+        if (another_open)
+        {
+            throw graph_capture_error("a `with xcuda.graph()` block is already open: graphs do not nest; end "
+                                      "the first block before starting another");
+        }
+        if (captured_already)
+        {
+            throw graph_capture_error("a Graph captures once: make a new one with xcuda.graph() to capture "
+                                      "again (to change a captured launch's arguments, use graph.update)");
+        }
+    }
+
+    void cuda_graph::check_replayable(const cuda_graph* graph)
+    {
+        if (!graph)
+        {
+            throw graph_capture_error("this graph has not been captured yet: use `with xcuda.graph() as g:` "
+                                      "around the launches, then g.launch()");
+        }
+        if (graph->capturing())
+        {
+            throw graph_capture_error("a graph cannot be replayed inside its own capture: call g.launch() after "
+                                      "the `with xcuda.graph() as g:` block");
+        }
+    }
+
+    const cuda_graph::node& cuda_graph::launch_node(const cuda_graph* graph, std::size_t index)
+    {
+        if (!graph || !graph->ready())
+        {
+            throw graph_capture_error(graph && graph->capturing()
+                                          ? "graph.update needs the capture to have ended: call it after the "
+                                            "`with xcuda.graph() as g:` block"
+                                          : "graph.update needs a captured graph (this one " +
+                                                std::string(graph ? "failed to capture" : "was never captured") + ")");
+        }
+        const auto& nodes = graph->nodes();
+        if (index >= nodes.size())
+        {
+            throw index_error("the graph has " + std::to_string(nodes.size()) + " node" + (nodes.size() == 1 ? "" : "s") +
+                              "; there is no node " + std::to_string(index));
+        }
+        const node& found = nodes[index];
+        if (found.kind != node_kind::kernel)
+        {
+            throw argument_value_error("node " + std::to_string(index) + " is a " + found.description +
+                                       ", not a launch: only launches take new arguments");
+        }
+        return found;
+    }
+
+    std::array<unsigned, 3> cuda_graph::checked_dims(const std::vector<long long>& values, const std::string& what)
+    {
+        std::array<unsigned, 3> dims{1, 1, 1};
+        if (values.size() < 1 || values.size() > 3)
+        {
+            throw argument_value_error(what + " must be an int or a tuple of 1 to 3 ints");
+        }
+        for (std::size_t i = 0; i < values.size(); ++i)
+        {
+            if (values[i] < 1 || values[i] > 0xffffffffLL)
+            {
+                throw argument_value_error(what + " values must be between 1 and 2**32-1, got " +
+                                           std::to_string(values[i]));
+            }
+            dims[i] = static_cast<unsigned>(values[i]);
+        }
+        return dims;
+    }
+
+    unsigned cuda_graph::checked_shared_mem(long long bytes)
+    {
+        if (bytes < 0 || bytes > 0xffffffffLL)
+        {
+            throw argument_value_error("shared_mem must be between 0 and 2**32-1 bytes");
+        }
+        return static_cast<unsigned>(bytes);
+    }
+
+    std::string cuda_graph::state_text(const cuda_graph* graph)
+    {
+        if (!graph)
+        {
+            return "not captured";
+        }
+        return graph->capturing() ? "capturing" : graph->ready() ? "ready" : "failed";
+    }
+
+    std::string cuda_graph::summary(const cuda_graph* graph)
+    {
+        std::size_t nodes = graph ? graph->nodes().size() : 0;
+        std::size_t kernels = graph ? graph->kernel_count() : 0;
+        return "<xcuda.Graph of " + std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s") + " (" +
+               std::to_string(kernels) + " launch" + (kernels == 1 ? "" : "es") + "), " + state_text(graph) + ">";
+    }
+
+    void cuda_graph::capture_host_copy(const device_buffer& device, void* host, std::size_t bytes, bool to_device,
+                                       const char* what)
+    {
+        // A replay's DMA reads or writes the host memory then: it must stay page-locked until the graph goes.
+        if (bytes == 0 || !pinned_memory::is_page_locked(m_session, host) ||
+            !pinned_memory::is_page_locked(m_session, static_cast<const char*>(host) + bytes - 1) ||
+            m_session.staging(m_session.device_ordinal()).registrations().overlaps(host, bytes))
+        {
+            refuse(std::string(what) + " of a pageable numpy array",
+                   "the copy is synchronous. Use page-locked memory (xcuda.empty_pinned), whose copies a graph "
+                   "holds, or copy before the `with xcuda.graph()` block");
+        }
+        if (to_device)
+        {
+            copy_to_device(device.pointer(), host, bytes);
+        }
+        else
+        {
+            copy_to_host(host, device.pointer(), bytes);
+        }
+    }
+
+    void cuda_graph::capture_device_copy(const device_buffer& destination, const device_buffer& source,
+                                         std::size_t bytes)
+    {
+        if (destination.device() != source.device() || destination.device() != m_device)
+        {
+            refuse("a copy between devices",
+                   "the graph holds copies on its own device (" + std::to_string(m_device) + ") only");
+        }
+        copy_on_device(destination.pointer(), source.pointer(), bytes);
+    }
+
+    void cuda_graph::refuse_other_stream()
+    {
+        throw graph_capture_error("inside `with xcuda.graph() as g:` launches are captured on the graph's own "
+                                  "stream: name no stream (or g.stream); work on another stream would run now "
+                                  "instead of being captured");
+    }
+
+    void cuda_graph::refuse_host_argument(const std::string& parameter, const std::string& what)
+    {
+        throw graph_capture_error(
+            parameter + ": " + what + " is copied to and from the device around each launch, which a CUDA graph "
+            "cannot hold. Pass a DeviceArray: copy it with xcuda.to_device before the `with xcuda.graph()` block "
+            "(or from page-locked memory, xcuda.empty_pinned, with d.copy_from inside it)");
+    }
+
+    void cuda_graph::keep(std::size_t index, std::shared_ptr<void> objects)
+    {
+        if (m_kept.size() <= index)
+        {
+            m_kept.resize(index + 1);
+        }
+        m_kept[index] = std::move(objects);
+    }
+
+    std::pair<const char*, const char*> cuda_graph::refusal(refusal_kind kind) noexcept
+    {
+        switch (kind)
+        {
+        case refusal_kind::to_device_of_host_data:
+            return {"xcuda.to_device of host data",
+                    "the copy is synchronous; copy before the `with xcuda.graph()` block, or make the array with "
+                    "xcuda.empty and fill it from page-locked memory (xcuda.empty_pinned) with d.copy_from "
+                    "inside the block"};
+        case refusal_kind::copy_to_new_host_array:
+            return {"copy_to_host() into a new numpy array",
+                    "the copy is synchronous and nothing in the block has run yet; pass out= a page-locked array "
+                    "(xcuda.empty_pinned), whose copy the graph holds, or copy after g.launch()"};
+        case refusal_kind::copy_from_converted:
+            return {"copy_from of a numpy array that needs a conversion",
+                    "the converted copy would not outlive the block; pass a C-contiguous page-locked array "
+                    "(xcuda.empty_pinned) of the right dtype"};
+        case refusal_kind::asarray:
+            return {"numpy.asarray of a DeviceArray",
+                    "the copy is synchronous and nothing in the block has run yet; read the array after g.launch()"};
+        case refusal_kind::stream_synchronize:
+            return {"Stream.synchronize()",
+                    "a graph holds no waits; synchronize after the `with xcuda.graph()` block, or after g.launch()"};
+        case refusal_kind::event_synchronize:
+            return {"Event.synchronize()",
+                    "a graph holds no waits; synchronize after the `with xcuda.graph()` block, or after g.launch()"};
+        case refusal_kind::elapsed_time:
+            return {"Event.elapsed_time()",
+                    "it waits for the end event; time the replay after the block (record events around g.launch())"};
+        case refusal_kind::synchronize:
+            return {"xcuda.synchronize()",
+                    "a graph holds no waits (and nothing in the block has run yet); synchronize after the `with "
+                    "xcuda.graph()` block, or after g.launch()"};
+        case refusal_kind::transfer_options:
+            return {"changing xcuda.transfer_options",
+                    "end the `with xcuda.graph()` block first"};
+        case refusal_kind::release_host_registrations:
+            return {"releasing host registrations",
+                    "end the `with xcuda.graph()` block first"};
+        case refusal_kind::release_cached_temporaries:
+            return {"releasing cached temporaries",
+                    "end the `with xcuda.graph()` block first"};
+        }
+        return {"this operation", "end the `with xcuda.graph()` block first"};
     }
 }

@@ -934,4 +934,35 @@ namespace xcuda
         throw kernel_fault(call, static_cast<int>(result), cuda_error_name(result), message, std::move(kernels), device, std::move(lost),
                            modules);
     }
+
+    void cuda_session::change_transfers(const transfer_settings& changed)
+    {
+        if (changed.pageable != m_transfers.pageable && active())
+        {
+            for (int ordinal = 0; ordinal < device_count(); ++ordinal)
+            {
+                if (generation(ordinal) != 0)
+                {
+                    make_current(ordinal);
+                    staging(ordinal).registrations().release_all();
+                }
+            }
+            make_current();
+        }
+        bool shrunk = changed.temporary_cache_limit < m_transfers.temporary_cache_limit;
+        m_transfers = changed;
+        if (shrunk)
+        {
+            temporaries().release_all();  // kept under the old limit: start again under the new
+        }
+    }
+
+    void cuda_session::release_host_registrations()
+    {
+        if (active())
+        {
+            make_current();
+            staging(device_ordinal()).registrations().release_all();
+        }
+    }
 }

@@ -263,6 +263,11 @@ namespace xcuda
         // xcuda.transfer_options changes them). Every device's host_staging reads them at each copy.
         transfer_settings& transfers() noexcept { return m_transfers; }
         const transfer_settings& transfers() const noexcept { return m_transfers; }
+        // Makes `changed` the settings (xcuda.transfer_options): a new pageable way starts from nothing
+        // registered on any device, so what it measures is its own; a smaller temporary cache starts empty.
+        void change_transfers(const transfer_settings& changed);
+        // Unregisters every host buffer registered in place on the current device (when active).
+        void release_host_registrations();
         // The device buffers of finished launches' numpy arguments, kept for the next launch.
         temporary_cache& temporaries() noexcept { return *m_temporaries; }
         // Page-locked memory of at least `bytes` for copies staged between devices (kept, grown), for the

@@ -7,6 +7,7 @@
 // synchronize() waits interruptibly and holds no Python state: callers release the GIL.
 
 #include <cstdint>
+#include <string>
 
 #include <cuda.h>
 
@@ -28,6 +29,16 @@ namespace xcuda
         // The handle as made, for display; never checks.
         CUstream raw() const noexcept { return m_handle; }
         int device() const noexcept { return m_device; }
+        // The handle for work on device `current`; device_mismatch_error when the stream is another device's.
+        CUstream handle_on(int current) const;
+        // repr: "<xcuda.Stream handle=0x5581d2c0>".
+        std::string describe() const;
+
+        // What a stream argument may not be (argument_type_error): a bare integer other than 0 (taken as a
+        // handle, a wrong one crashes the driver; `text` is how Python spells it), or an object of a type
+        // (`type_text`) with no stream protocol.
+        [[noreturn]] static void refuse_integer(const std::string& text);
+        [[noreturn]] static void refuse_object(const std::string& type_text);
 
         void synchronize();
         // Whether all work queued on it has finished.

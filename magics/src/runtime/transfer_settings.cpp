@@ -99,4 +99,46 @@ namespace xcuda
         }
         return std::min<std::size_t>(8, std::max<std::size_t>(1, cores / 2));
     }
+
+    transfer_settings transfer_settings::with(const changes& c) const
+    {
+        auto positive = [](const std::optional<long long>& value, const char* name, std::size_t current) {
+            if (!value)
+            {
+                return current;
+            }
+            if (*value < 1)
+            {
+                throw argument_value_error(std::string(name) + " must be at least 1, got " + std::to_string(*value));
+            }
+            return static_cast<std::size_t>(*value);
+        };
+        transfer_settings changed = *this;
+        changed.problem.clear();
+        if (c.pageable)
+        {
+            changed.pageable = parse_mode(*c.pageable);
+        }
+        changed.staging_threads = positive(c.staging_threads, "staging_threads", staging_threads);
+        if (c.staging_chunk_mb)
+        {
+            changed.chunk_bytes = positive(c.staging_chunk_mb, "staging_chunk_mb", 0) << 20;
+        }
+        changed.chunk_count = positive(c.staging_buffers, "staging_buffers", chunk_count);
+        if (c.registration_limit_mb)
+        {
+            changed.registration_limit = positive(c.registration_limit_mb, "registration_limit_mb", 0) << 20;
+        }
+        changed.registration_entries = positive(c.registration_entries, "registration_entries", registration_entries);
+        if (c.temporary_cache_mb)
+        {
+            if (*c.temporary_cache_mb < 0)
+            {
+                throw argument_value_error("temporary_cache_mb must be 0 (keep none) or more, got " +
+                                           std::to_string(*c.temporary_cache_mb));
+            }
+            changed.temporary_cache_limit = static_cast<std::size_t>(*c.temporary_cache_mb) << 20;
+        }
+        return changed;
+    }
 }

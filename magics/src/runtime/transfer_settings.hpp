@@ -24,6 +24,7 @@
 // A plain value: copied into each transfer, no thread safety of its own.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace xcuda
@@ -64,5 +65,21 @@ namespace xcuda
         static pageable_mode parse_mode(const std::string& name);
         // The staging threads to run: staging_threads, or the default for `cores`.
         std::size_t threads_for(unsigned cores) const noexcept;
+
+        // What xcuda.transfer_options(...) was given: a value left out leaves its setting as it is.
+        struct changes
+        {
+            std::optional<std::string> pageable;
+            std::optional<long long> staging_threads;
+            std::optional<long long> staging_chunk_mb;
+            std::optional<long long> staging_buffers;
+            std::optional<long long> registration_limit_mb;
+            std::optional<long long> registration_entries;
+            std::optional<long long> temporary_cache_mb;
+        };
+        // These settings with `c` applied, and a malformed environment's problem cleared (the values
+        // given replace it). Raises argument_value_error naming a count below 1 (a negative
+        // temporary_cache_mb), parse_mode's usage_error for an unknown way.
+        transfer_settings with(const changes& c) const;
     };
 }
