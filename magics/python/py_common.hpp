@@ -217,6 +217,8 @@ namespace xcuda::python
 
     // ---- session: info, status, compile, shutdown (py_session.cpp) ----
     void register_session(py::module_& m);
+    // Ctrl-C / Kernel > Interrupt, asked by the core's waits with the GIL released (it takes the GIL).
+    bool python_interrupted();
 
     // ---- placement: device choice, ipyparallel engines on a host (py_placement.cpp) ----
     void register_placement(py::module_& m);

@@ -12,11 +12,13 @@
 #include <pybind11/eval.h>
 
 #include <algorithm>
-#include <sstream>
+#include <cstdio>
 
 #include "compile_process.hpp"
 #include "cuda_cell_arguments.hpp"
-#include "cuda_program.hpp"
+#include "header_cell.hpp"
+#include "help_transform.hpp"
+#include "program_cell.hpp"
 #include "diagnostics.hpp"
 #include "diagnostics_view.hpp"
 #include "errors.hpp"
@@ -264,253 +266,54 @@ namespace xcuda::python
             }
         }
 
-        const magic_arguments& program_arguments()
-        {
-            static const magic_arguments declared = [] {
-                magic_arguments a("%%cuda_program", "[ARG ...]",
-                                  "Compile the cell as a whole CUDA program (main(), <<<...>>> launches, the CUDA\n"
-                                  "runtime API) with nvcc, and run it as a process of its own: its output shows\n"
-                                  "in the cell as it comes, Kernel > Interrupt kills it, a non-zero exit status\n"
-                                  "raises xcuda.ProgramError. Words after the options are the program's\n"
-                                  "arguments, e.g. %%cuda_program 100 out.txt, or --args \"-n 100\".");
-                a.add({{"--args"}, "ARGS", "the program's arguments, shell-quoted: --args \"-n 100 -v\""})
-                    .add({{"--arch", "-arch"}, "ARCH", "nvcc -arch (sm_90, ...); default: nvcc's own"})
-                    .add({{"--profile"}, "", "run under a profiler: ncu (Nsight Compute) if found, else nsys"})
-                    .add({{"--profiler"}, "TOOL", "the profiler for --profile: ncu or nsys"})
-                    .add({{"--profiler-args"}, "ARGS", "options for the profiler, shell-quoted"})
-                    .add({{"--sanitize"}, "", "run under compute-sanitizer (memcheck)"})
-                    .add({{"--tool"}, "TOOL", "compute-sanitizer's tool for --sanitize: memcheck, racecheck,\n"
-                                              "initcheck or synccheck"})
-                    .trailing_as(magic_arguments::trailing::words, "ARG: the program's arguments")
-                    .pass_unknown([](const std::string& word) { return !word.empty() && word[0] == '-'; }, "nvcc")
-                    .epilog("Other options starting with '-' (-O3, -lcublas, -std=c++20, -G) and every word\n"
-                            "after a bare '--' go to nvcc. nvcc is found at $CUDA_HOME/bin/nvcc,\n"
-                            "/usr/local/cuda/bin/nvcc or on PATH; kernels alone need no nvcc: use %%cuda.");
-                return a;
-            }();
-            return declared;
-        }
-
-        // Ctrl-C / Kernel > Interrupt: asked with the GIL released, every 20 ms.
-        bool program_interrupted()
-        {
-            py::gil_scoped_acquire acquire;
-            if (PyErr_CheckSignals() != 0)
-            {
-                PyErr_Clear();  // re-raised as KeyboardInterrupt by the translator of interrupted_error
-                return true;
-            }
-            return false;
-        }
-
-        // The program's output, written to the cell's stdout / stderr as it comes.
-        void program_output(bool is_stderr, const std::string& text)
-        {
-            py::gil_scoped_acquire acquire;
-            try
-            {
-                py::object stream = py::module_::import("sys").attr(is_stderr ? "stderr" : "stdout");
-                // The bytes may split a UTF-8 character; a replacement keeps the stream readable.
-                py::object decoded = py::reinterpret_steal<py::object>(
-                    PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
-                stream.attr("write")(decoded);
-                stream.attr("flush")();
-            }
-            catch (py::error_already_set&)
-            {
-                std::fwrite(text.data(), 1, text.size(), stderr);
-            }
-        }
-
+        // %%cuda_program: the core reads the line and runs the program (compile/program_cell); here its
+        // output goes to the cell's sys.stdout / sys.stderr and Python's signals interrupt it.
         void cuda_program_cell(const std::string& line, const std::string& cell)
         {
-            const magic_arguments& declared = program_arguments();
-            magic_arguments::parsed p = parse_magic_line(declared, line);
-            if (p.help)
+            program_cell program = checked_usage([&] { return program_cell::parse(line, cell); });
+            if (program.help())
             {
-                py::print(declared.usage());
+                py::print(program_cell::arguments().usage());
                 return;
             }
-            if (text::blank(cell))
-            {
-                raise_usage(declared.problem("the cell is empty: write a CUDA program with int main() below the "
-                                             "%%cuda_program line"));
-            }
-            std::vector<std::string> arguments = p.words;
-            if (p.has("--args"))
-            {
-                std::vector<std::string> more = magic_arguments::split(p.value("--args"));
-                arguments.insert(arguments.begin(), more.begin(), more.end());
-            }
-            std::vector<std::string> nvcc_options;
-            if (p.has("--arch"))
-            {
-                nvcc_options.push_back("-arch=" + p.value("--arch"));
-            }
-            nvcc_options.insert(nvcc_options.end(), p.passed.begin(), p.passed.end());
-            if (p.has("--profile") && p.has("--sanitize"))
-            {
-                raise_usage(declared.problem("--profile and --sanitize run the program under different tools; "
-                                             "choose one"));
-            }
-            if ((p.has("--profiler") || p.has("--profiler-args")) && !p.has("--profile"))
-            {
-                raise_usage(declared.problem("--profiler and --profiler-args go with --profile"));
-            }
-            if (p.has("--tool") && !p.has("--sanitize"))
-            {
-                raise_usage(declared.problem("--tool goes with --sanitize"));
-            }
-            std::string profiler = p.value("--profiler");
-            if (!profiler.empty() && profiler != "ncu" && profiler != "nsys")
-            {
-                raise_usage(declared.problem("--profiler needs ncu or nsys, got '" + profiler + "'"));
-            }
-            std::string tool = p.value("--tool", "memcheck");
-            if (tool != "memcheck" && tool != "racecheck" && tool != "initcheck" && tool != "synccheck")
-            {
-                raise_usage(declared.problem("--tool needs memcheck, racecheck, initcheck or synccheck, got '" + tool + "'"));
-            }
+            auto output = [](bool is_stderr, const std::string& text) {
+                py::gil_scoped_acquire acquire;
+                try
+                {
+                    py::object stream = py::module_::import("sys").attr(is_stderr ? "stderr" : "stdout");
+                    // The bytes may split a UTF-8 character; a replacement keeps the stream readable.
+                    py::object decoded = py::reinterpret_steal<py::object>(
+                        PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+                    stream.attr("write")(decoded);
+                    stream.attr("flush")();
+                }
+                catch (py::error_already_set&)
+                {
+                    std::fwrite(text.data(), 1, text.size(), stderr);
+                }
+            };
             // The core's errors (tool_not_found_error, compile_error of nvcc, interrupted_error, program_error)
             // become xcuda's exceptions through the module's translator.
-            {
-                cuda_program program(cell);
-                std::vector<std::string> prefix;
-                if (p.has("--profile"))
-                {
-                    std::string path;
-                    if (profiler.empty() || profiler == "ncu")
-                    {
-                        path = cuda_program::find_tool("ncu");
-                        profiler = path.empty() && profiler.empty() ? "nsys" : "ncu";
-                    }
-                    if (profiler == "nsys")
-                    {
-                        path = cuda_program::find_tool("nsys");
-                    }
-                    if (path.empty())
-                    {
-                        throw tool_not_found_error(
-                            "%%cuda_program --profile needs " +
-                            std::string(p.has("--profiler") ? profiler : "ncu (Nsight Compute) or nsys (Nsight Systems)") +
-                            ", and none was found next to nvcc, in $CUDA_HOME/bin, /usr/local/cuda/bin or on PATH; "
-                            "install Nsight Compute / Nsight Systems (they come with the CUDA toolkit) or run without "
-                            "--profile");
-                    }
-                    prefix.push_back(path);
-                    if (profiler == "nsys")
-                    {
-                        prefix.insert(prefix.end(), {"profile", "--stats=true", "--force-overwrite=true", "-o",
-                                                     program.folder() + "/report"});
-                    }
-                    std::vector<std::string> extra = magic_arguments::split(p.value("--profiler-args"));
-                    prefix.insert(prefix.end(), extra.begin(), extra.end());
-                }
-                else if (p.has("--sanitize"))
-                {
-                    std::string path = cuda_program::find_tool("compute-sanitizer");
-                    if (path.empty())
-                    {
-                        throw tool_not_found_error(
-                            "%%cuda_program --sanitize needs compute-sanitizer, and none was found next to nvcc, in "
-                            "$CUDA_HOME/bin, /usr/local/cuda/bin or on PATH; it comes with the CUDA toolkit "
-                            "(the cuda-sanitizer package of your CUDA version), or run without --sanitize");
-                    }
-                    prefix = {path, "--tool", tool};
-                }
-                int status = 0;
-                {
-                    py::gil_scoped_release release;
-                    program.build(nvcc_options, program_interrupted);
-                    status = program.run(prefix, arguments, program_output, program_interrupted);
-                }
-                if (status != 0)
-                {
-                    std::string what = prefix.empty() ? "the program" : "the program under " + prefix[0].substr(prefix[0].rfind('/') + 1);
-                    std::string how = status > 128 ? " (killed by signal " + std::to_string(status - 128) + ")" : "";
-                    throw program_error(what + " exited with status " + std::to_string(status) + how +
-                                            "; its output is above",
-                                        status);
-                }
-            }
-        }
-
-        const magic_arguments& header_arguments()
-        {
-            static const magic_arguments declared = [] {
-                magic_arguments a("%%cuda_header", "NAME",
-                                  "Keep the cell as a header named NAME for later %%cuda cells' #include \"NAME\".\n"
-                                  "The compile cache key includes header texts; changing a header marks the modules\n"
-                                  "built with the old text stale (%cuda_status shows them; launching one warns)\n"
-                                  "until their cells run again.");
-                a.trailing_as(magic_arguments::trailing::words);
-                return a;
-            }();
-            return declared;
+            py::gil_scoped_release release;
+            program.run(output, python_interrupted);
         }
 
         void cuda_header_cell(const std::string& line, const std::string& cell)
         {
-            const magic_arguments& declared = header_arguments();
-            magic_arguments::parsed p = parse_magic_line(declared, line);
-            if (p.help)
-            {
-                py::print(declared.usage());
-                return;
-            }
-            if (p.words.size() != 1 || p.words[0].empty())
-            {
-                raise_usage(declared.problem("takes one header name, e.g. %%cuda_header vec.cuh; later %%cuda cells "
-                                             "use it with #include \"vec.cuh\""));
-            }
-            const std::string& name = p.words[0];
-            py::list stale = py::module_::import("xcuda").attr("set_header")(name, cell);
-            std::string message = "header " + name + " kept for #include \"" + name + "\"";
-            if (py::len(stale))
-            {
-                message += "; stale until their cells run again: " + str_of(py::str(", ").attr("join")(stale));
-            }
-            py::print(message);
+            py::print(checked_usage([&] { return header_cell::run(state().registry, line, cell); }));
         }
 
-        // IPython refuses a cell magic whose body is empty before calling it ("the cell body is empty"), so
-        // a cell of `%%cuda -h` alone would never reach the magic's help. This transform, one of the shell's
-        // input_transformers_cleanup (they see the cell's lines before IPython turns magics into calls),
-        // gives such a cell one empty line of body: only a %%cuda or %%cuda_header line with -h or --help
-        // and nothing but blank lines below it; every other cell passes unchanged.
+        // The cell transform of help_transform (its header says why), among input_transformers_cleanup.
         constexpr const char* help_transform_name = "xcuda_help_with_empty_body";
 
         py::list help_with_empty_body(py::list lines)
         {
-            if (py::len(lines) == 0)
+            if (py::len(lines) == 0 || !help_transform::asks_for_help(lines[0].cast<std::string>()))
             {
-                return lines;
+                return lines;  // every cell passes here: most leave after one look at the first line
             }
-            std::string first = lines[0].cast<std::string>();
-            std::istringstream words(first);
-            std::string magic, word;
-            words >> magic;
-            if (magic != "%%cuda" && magic != "%%cuda_header" && magic != "%%cuda_program")
-            {
-                return lines;
-            }
-            bool help = false;
-            while (words >> word)
-            {
-                help = help || word == "-h" || word == "--help";
-            }
-            for (std::size_t i = 1; help && i < py::len(lines); ++i)
-            {
-                help = text::blank(lines[i].cast<std::string>());
-            }
-            if (!help)
-            {
-                return lines;
-            }
-            py::list with_body;
-            with_body.append(first.empty() || first.back() != '\n' ? first + "\n" : first);
-            with_body.append("\n");
-            return with_body;
+            std::vector<std::string> text = lines.cast<std::vector<std::string>>();
+            return help_transform::needs_body(text) ? py::list(py::cast(help_transform::with_body(text[0]))) : lines;
         }
 
         void add_help_transform(py::object shell)
@@ -564,8 +367,8 @@ namespace xcuda::python
                                              "namespace\n(shape, dtype, bytes), and the compile cache.";
             static const std::string info_usage = plain_arguments("%cuda_info", info_text).usage();
             static const std::string status_usage = plain_arguments("%cuda_status", status_text).usage();
-            static const std::string header_usage = header_arguments().usage();
-            static const std::string program_usage = program_arguments().usage();
+            static const std::string header_usage = header_cell::arguments().usage();
+            static const std::string program_usage = program_cell::arguments().usage();
             py::cpp_function cuda(
                 [shell](const std::string& line, const std::string& cell) { cuda_cell(shell, line, cell); },
                 py::name("cuda"), py::doc(cuda_cell_arguments::usage().c_str()));

@@ -1,0 +1,294 @@
+// Tests of what the magics and xcuda's functions do once their Python arguments are core values:
+// the session's reports (operations/session_report), %%cuda_program's line and tool command
+// (compile/program_cell), %%cuda_header (runtime/header_cell), the help transform's text
+// (base/help_transform) and a kernel fault's lost buffers in words (base/lost_buffers). None needs a
+// GPU; the header and status tests compile with NVRTC for compute_75.
+
+#include <gtest/gtest.h>
+
+#include "compiler.hpp"
+#include "cuda_module.hpp"
+#include "cuda_session.hpp"
+#include "errors.hpp"
+#include "header_cell.hpp"
+#include "help_transform.hpp"
+#include "lost_buffers.hpp"
+#include "module_registry.hpp"
+#include "program_cell.hpp"
+#include "session_report.hpp"
+#include "text.hpp"
+
+namespace xcuda
+{
+    namespace
+    {
+        template <class F>
+        std::string usage_problem(F f)
+        {
+            try
+            {
+                f();
+            }
+            catch (const usage_error& e)
+            {
+                return e.what();
+            }
+            return "(no usage_error)";
+        }
+
+        bool has_row(const text_table& table, const std::vector<std::string>& row)
+        {
+            for (const auto& r : table.rows)
+            {
+                if (r == row)
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        // A session, a compiler without a disk cache and a registry, as the module has for its process.
+        struct core_state
+        {
+            cuda_session session;
+            compiler compile{disk_cache("", 0, false)};
+            module_registry registry{session, compile};
+        };
+    }
+
+    TEST(program_cell, help_is_answered_before_the_cell_is_looked_at)
+    {
+        EXPECT_TRUE(program_cell::parse("-h", "").help());
+        EXPECT_NE(program_cell::arguments().usage().find("%%cuda_program"), std::string::npos);
+    }
+
+    TEST(program_cell, an_empty_cell_is_a_usage_error_saying_what_to_write)
+    {
+        std::string problem = usage_problem([] { program_cell::parse("", "  \n"); });
+        EXPECT_NE(problem.find("%%cuda_program"), std::string::npos) << problem;
+        EXPECT_NE(problem.find("the cell is empty: write a CUDA program with int main()"), std::string::npos) << problem;
+    }
+
+    TEST(program_cell, args_come_before_the_words_and_unknown_options_go_to_nvcc)
+    {
+        program_cell cell = program_cell::parse("--args \"-n 100\" out.txt -O3 --arch sm_90", "int main() {}");
+        EXPECT_EQ(cell.program_arguments(), (std::vector<std::string>{"-n", "100", "out.txt"}));
+        EXPECT_EQ(cell.nvcc_options(), (std::vector<std::string>{"-arch=sm_90", "-O3"}));
+    }
+
+    TEST(program_cell, options_that_do_not_go_together_are_usage_errors)
+    {
+        const char* main = "int main() {}";
+        EXPECT_NE(usage_problem([&] { program_cell::parse("--profile --sanitize", main); })
+                      .find("--profile and --sanitize run the program under different tools; choose one"),
+                  std::string::npos);
+        EXPECT_NE(usage_problem([&] { program_cell::parse("--profiler ncu", main); })
+                      .find("--profiler and --profiler-args go with --profile"),
+                  std::string::npos);
+        EXPECT_NE(usage_problem([&] { program_cell::parse("--tool racecheck", main); }).find("--tool goes with --sanitize"),
+                  std::string::npos);
+        EXPECT_NE(usage_problem([&] { program_cell::parse("--profile --profiler perf", main); })
+                      .find("--profiler needs ncu or nsys, got 'perf'"),
+                  std::string::npos);
+        EXPECT_NE(usage_problem([&] { program_cell::parse("--sanitize --tool leakcheck", main); })
+                      .find("--tool needs memcheck, racecheck, initcheck or synccheck, got 'leakcheck'"),
+                  std::string::npos);
+    }
+
+    TEST(program_cell, profile_falls_back_to_nsys_with_its_report_in_the_program_folder)
+    {
+        program_cell cell = program_cell::parse("--profile --profiler-args \"--trace cuda\"", "int main() {}");
+        auto find = [](const std::string& tool) { return tool == "nsys" ? std::string("/opt/nsys") : std::string(); };
+        EXPECT_EQ(cell.tool_prefix(find, "/tmp/p"),
+                  (std::vector<std::string>{"/opt/nsys", "profile", "--stats=true", "--force-overwrite=true", "-o",
+                                            "/tmp/p/report", "--trace", "cuda"}));
+        auto both = [](const std::string& tool) { return "/bin/" + tool; };
+        EXPECT_EQ(cell.tool_prefix(both, "/tmp/p"), (std::vector<std::string>{"/bin/ncu", "--trace", "cuda"}));
+    }
+
+    TEST(program_cell, a_missing_tool_names_what_to_install)
+    {
+        auto none = [](const std::string&) { return std::string(); };
+        try
+        {
+            program_cell::parse("--profile --profiler ncu", "int main() {}").tool_prefix(none, "/tmp/p");
+            FAIL() << "no tool_not_found_error";
+        }
+        catch (const tool_not_found_error& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("%%cuda_program --profile needs ncu, and none was found"),
+                      std::string::npos) << e.what();
+        }
+        EXPECT_THROW(program_cell::parse("--sanitize", "int main() {}").tool_prefix(none, "/tmp/p"), tool_not_found_error);
+        auto sanitizer = [](const std::string& tool) { return "/cuda/bin/" + tool; };
+        EXPECT_EQ(program_cell::parse("--sanitize --tool racecheck", "int main() {}").tool_prefix(sanitizer, "/tmp/p"),
+                  (std::vector<std::string>{"/cuda/bin/compute-sanitizer", "--tool", "racecheck"}));
+        EXPECT_TRUE(program_cell::parse("", "int main() {}").tool_prefix(none, "/tmp/p").empty());
+    }
+
+    TEST(program_cell, the_exit_message_names_the_tool_and_the_signal)
+    {
+        EXPECT_EQ(program_cell::exit_message(3, {}), "the program exited with status 3; its output is above");
+        EXPECT_EQ(program_cell::exit_message(137, {"/usr/local/cuda/bin/ncu", "--set", "full"}),
+                  "the program under ncu exited with status 137 (killed by signal 9); its output is above");
+    }
+
+    TEST(header_cell, takes_exactly_one_name_and_answers_help)
+    {
+        core_state s;
+        EXPECT_EQ(header_cell::run(s.registry, "-h", ""), header_cell::arguments().usage());
+        EXPECT_NE(usage_problem([&] { header_cell::run(s.registry, "a.cuh b.cuh", "x"); })
+                      .find("takes one header name, e.g. %%cuda_header vec.cuh"),
+                  std::string::npos);
+        EXPECT_NE(usage_problem([&] { header_cell::run(s.registry, "", "x"); }).find("takes one header name"),
+                  std::string::npos);
+        EXPECT_EQ(header_cell::run(s.registry, "vec.cuh", "#define N 4\n"), "header vec.cuh kept for #include \"vec.cuh\"");
+        EXPECT_EQ(s.registry.headers().at("vec.cuh"), "#define N 4\n");
+    }
+
+    TEST(header_cell, changing_a_header_names_the_modules_it_makes_stale_and_status_shows_them)
+    {
+        core_state s;
+        header_cell::run(s.registry, "vec.cuh", "#define N 4\n");
+        const std::string source = "#include \"vec.cuh\"\nextern \"C\" __global__ void fill(float* x) { x[0] = N; }\n";
+        compile_options options;
+        options.arch = "compute_75";
+        s.registry.build("uses_vec", compile_recipe{source, options, s.registry.headers_for(source)});
+        std::string message = header_cell::run(s.registry, "vec.cuh", "#define N 8\n");
+        EXPECT_EQ(message, "header vec.cuh kept for #include \"vec.cuh\"; stale until their cells run again: uses_vec");
+
+        session_report report = session_report::status(s.registry, s.compile, {});
+        ASSERT_EQ(report.tables.size(), 3u);
+        ASSERT_EQ(report.tables[0].rows.size(), 1u);
+        const std::vector<std::string>& row = report.tables[0].rows[0];
+        EXPECT_EQ(row[0], "uses_vec");
+        EXPECT_EQ(row[1], "a %%cuda cell or xcuda.compile()");
+        EXPECT_EQ(row[2], "fill(float* x)");
+        EXPECT_EQ(row[3], "compute_75 PTX");
+        EXPECT_EQ(row[4], "no");
+        EXPECT_EQ(row[6], "vec.cuh (STALE: vec.cuh changed; re-run the cell)");
+    }
+
+    TEST(session_report, status_of_an_empty_session_says_what_to_do)
+    {
+        core_state s;
+        session_report report = session_report::status(s.registry, s.compile, {});
+        std::string text = report.text();
+        EXPECT_NE(text.find("no modules: run a %%cuda cell"), std::string::npos) << text;
+        EXPECT_NE(text.find("no device arrays in the namespace"), std::string::npos) << text;
+        EXPECT_TRUE(has_row(report.tables[2], {"0", "0", "0", "off"}));
+        std::string html = report.html();
+        EXPECT_EQ(html.rfind("<div class=\"xcuda-report\">", 0), 0u) << html;
+        EXPECT_EQ(html.substr(html.size() - 6), "</div>");
+    }
+
+    TEST(session_report, status_lists_named_arrays_but_not_ipython_history)
+    {
+        core_state s;
+        std::vector<named_array> arrays{{"x", "(4,)", "float32", 16, 0},
+                                        {"_1", "(4,)", "float32", 16, 0},
+                                        {"gone", "(2, 2)", "int64", 32, -1}};
+        session_report report = session_report::status(s.registry, s.compile, arrays);
+        const text_table& buffers = report.tables[1];
+        ASSERT_EQ(buffers.rows.size(), 2u);
+        EXPECT_EQ(buffers.rows[0][0], "x");
+        EXPECT_EQ(buffers.rows[0][4], "0");
+        EXPECT_EQ(buffers.rows[1], (std::vector<std::string>{"gone", "(2, 2)", "int64", text::binary_bytes(32), "released"}));
+    }
+
+    TEST(session_report, info_without_a_gpu_says_why_and_where_the_engine_is)
+    {
+        core_state s;
+        if (s.session.try_ensure())
+        {
+            GTEST_SKIP() << "a driver and a GPU are present: the report takes the GPU branch";
+        }
+        device_placement placement;
+        placement.ordinal = 0;
+        placement.reason = "XCUDA_DEVICE=0";
+        placement.in_engine = true;
+        placement.engine = "engine 3";
+        placement.host_slot = 2;
+        placement.registry = "/tmp/engines";
+        placement.has_gpu_uuid = true;
+        placement.gpu_uuid = "GPU-1";
+        placement.shared_with = {"engine 4", "engine 5"};
+        session_report report = session_report::info(s.session, placement);
+        ASSERT_EQ(report.tables.size(), 1u);
+        const text_table& table = report.tables[0];
+        ASSERT_FALSE(table.rows.empty());
+        EXPECT_EQ(table.rows[0][0], "GPU");
+        EXPECT_EQ(table.rows[0][1].rfind("none: ", 0), 0u);
+        EXPECT_TRUE(has_row(table, {"device choice", "device 0: XCUDA_DEVICE=0"}));
+        EXPECT_TRUE(has_row(table, {"engine", "engine 3, slot 2 (registry /tmp/engines)"}));
+        EXPECT_TRUE(has_row(table, {"GPU shared with", "WARNING: engine 4; engine 5"}));
+        EXPECT_TRUE(has_row(table, {"compile target", "compute_75 (PTX)"}));
+        placement.refused = true;
+        placement.reason = "XCUDA_DEVICE=x is not a device";
+        placement.in_engine = false;
+        session_report refused = session_report::info(s.session, placement);
+        EXPECT_TRUE(has_row(refused.tables[0], {"device choice", "refused: XCUDA_DEVICE=x is not a device"}));
+        EXPECT_FALSE(has_row(refused.tables[0], {"engine", "engine 3, slot 2 (registry /tmp/engines)"}));
+    }
+
+    TEST(session_report, paths_under_home_are_shown_from_the_tilde)
+    {
+        EXPECT_EQ(session_report::home_relative("/home/ada/.cache/xcuda", "/home/ada"), "~/.cache/xcuda");
+        EXPECT_EQ(session_report::home_relative("/home/ada", "/home/ada"), "~");
+        EXPECT_EQ(session_report::home_relative("/home/adam/cache", "/home/ada"), "/home/adam/cache");
+        EXPECT_EQ(session_report::home_relative("/var/cache", "/"), "/var/cache");
+        EXPECT_EQ(session_report::home_relative("/var/cache", ""), "/var/cache");
+    }
+
+    TEST(session_report, driver_versions_read_as_major_dot_minor)
+    {
+        EXPECT_EQ(session_report::version_text(12090), "12.9");
+        EXPECT_EQ(session_report::version_text(13000), "13.0");
+    }
+
+    TEST(help_transform, a_help_line_alone_gets_an_empty_body)
+    {
+        EXPECT_TRUE(help_transform::needs_body({"%%cuda -h\n"}));
+        EXPECT_TRUE(help_transform::needs_body({"%%cuda_header --help\n", "\n", "  \t\n"}));
+        EXPECT_TRUE(help_transform::needs_body({"%%cuda_program --arch sm_90 -h"}));
+        EXPECT_EQ(help_transform::with_body("%%cuda -h"), (std::vector<std::string>{"%%cuda -h\n", "\n"}));
+        EXPECT_EQ(help_transform::with_body("%%cuda -h\n"), (std::vector<std::string>{"%%cuda -h\n", "\n"}));
+    }
+
+    TEST(help_transform, every_other_cell_passes_unchanged)
+    {
+        EXPECT_FALSE(help_transform::needs_body({}));
+        EXPECT_FALSE(help_transform::needs_body({"%%cuda -h\n", "__global__ void k() {}\n"}));
+        EXPECT_FALSE(help_transform::needs_body({"%%cuda --name h\n"}));
+        EXPECT_FALSE(help_transform::needs_body({"%%cudax -h\n"}));
+        EXPECT_FALSE(help_transform::needs_body({"print('-h')\n"}));
+        EXPECT_FALSE(help_transform::asks_for_help("%%timeit -h"));
+    }
+
+    TEST(lost_buffers, names_each_lost_array_by_its_variables_and_counts_the_rest)
+    {
+        std::vector<kernel_fault::lost_buffer> lost{{"x: 4 float32", 16, 0, 1}, {"tmp", 8, 0, 2}, {"y", 8, 1, 3}};
+        kernel_fault fault("cuCtxSynchronize", 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "illegal address", {"k"}, 0, lost, 1);
+        lost_buffers named(fault);
+        named.name(1, "x");
+        named.name(1, "x_view");
+        named.name(9, "unrelated");
+        ASSERT_EQ(named.entries().size(), 3u);
+        EXPECT_EQ(named.entries()[0].names, (std::vector<std::string>{"x", "x_view"}));
+        EXPECT_TRUE(named.entries()[1].names.empty());
+        EXPECT_EQ(named.describe(),
+                  "\nDevice arrays lost (using them raises xcuda.SessionLostError):\n  x = x_view: x: 4 float32"
+                  "\n  and 2 buffers not bound to a variable (temporaries, or held inside other objects)"
+                  "\nYour Python variables and host (numpy) arrays are intact. Run %cuda_recover to continue on the "
+                  "GPU: it replaces the kernel process and carries your variables over.");
+    }
+
+    TEST(lost_buffers, one_unnamed_buffer_is_singular_and_no_buffer_still_says_what_to_run)
+    {
+        kernel_fault one("c", 700, "n", "m", {}, 0, {{"tmp", 8, 0, 2}}, 0);
+        EXPECT_EQ(lost_buffers(one).describe().rfind("\n  and 1 buffer not bound to a variable", 0), 0u);
+        kernel_fault none("c", 700, "n", "m", {}, 0, {}, 0);
+        EXPECT_EQ(lost_buffers(none).describe().rfind("\nYour Python variables and host (numpy) arrays are intact.", 0), 0u);
+    }
+}
