@@ -231,6 +231,9 @@ namespace xcuda::python
     // active, and returns the Python Module. Releases the GIL while NVRTC runs.
     // headers: the header cells to compile with (a module's own, for a variant or a recovery); null: the
     // session's header cells the source includes.
+    // compile_module's build, for a caller that wraps the module after looking at it (%%cuda).
+    std::shared_ptr<cuda_module> build_module(const std::string& source, const std::string& name, compile_options options,
+                                              const std::map<std::string, std::string>* headers = nullptr);
     py::object compile_module(const std::string& source, const std::string& name, compile_options options,
                               const std::map<std::string, std::string>* headers = nullptr);
 

@@ -6,20 +6,19 @@
 // They are real IPython magics (shell.register_magic_function), so IPython splits the cell, expands
 // {variables} in the line, lists them in %lsmagic and shows their help with %%cuda?. The same
 // registration serves the xcuda kernel and `%load_ext xcuda` in any IPython (ipykernel included).
+//
+// What each magic does is the core's (operations/cuda_cell, compile/program_cell, runtime/header_cell,
+// base/help_transform); here the shell's namespace, displays, warnings and prints.
 
 #include "py_common.hpp"
 
-#include <pybind11/eval.h>
-
-#include <algorithm>
 #include <cstdio>
 
-#include "compile_process.hpp"
 #include "cuda_cell_arguments.hpp"
+#include "cuda_cell.hpp"
 #include "header_cell.hpp"
 #include "help_transform.hpp"
 #include "program_cell.hpp"
-#include "diagnostics.hpp"
 #include "diagnostics_view.hpp"
 #include "errors.hpp"
 #include "nvrtc_library.hpp"
@@ -59,22 +58,12 @@ namespace xcuda::python
             return py::dict(py::arg("version") = 1, py::arg("diagnostics") = messages);
         }
 
-        // Names the shell itself needs in the namespace (IPython's hidden names: get_ipython, exit, In, Out,
-        // _, _i, ...), and any dunder name: binding a module or kernel there breaks every later cell.
+        // A name the shell needs (cuda_cell::reserved_name), or one of this shell's user_ns_hidden.
         bool shell_needs_name(py::handle shell, const std::string& name)
         {
-            if (name.size() > 4 && name.compare(0, 2, "__") == 0 && name.compare(name.size() - 2, 2, "__") == 0)
+            if (cuda_cell::reserved_name(name))
             {
                 return true;
-            }
-            static const char* known[] = {"get_ipython", "exit", "quit", "In", "Out", "_", "__", "___", "_i", "_ii",
-                                          "_iii", "_ih", "_oh", "_dh", "display"};
-            for (const char* reserved : known)
-            {
-                if (name == reserved)
-                {
-                    return true;
-                }
             }
             PyObject* hidden = PyObject_GetAttrString(shell.ptr(), "user_ns_hidden");
             if (!hidden)
@@ -108,9 +97,7 @@ namespace xcuda::python
         {
             if (shell_needs_name(shell, name))
             {
-                warn(std::string("%%cuda: ") + what + " '" + name + "' is not bound to the name " + name +
-                     ", which IPython needs; choose another with %%cuda --name NAME (then NAME." + name + " or NAME['" +
-                     name + "'])");
+                warn(cuda_cell::unbound_warning(what, name));
                 return;
             }
             py::str key(name);
@@ -121,9 +108,7 @@ namespace xcuda::python
                 bool ours = py::isinstance(old, xcuda.attr("Kernel")) || py::isinstance(old, xcuda.attr("Module"));
                 if (!ours)
                 {
-                    warn(std::string("%%cuda: ") + what + " '" + name + "' replaces the variable " + name + " (" +
-                         type_name(old) + "); to keep it, bind the cell's kernels under another name with "
-                         "%%cuda --name NAME");
+                    warn(cuda_cell::replaces_warning(what, name, type_name(old)));
                 }
             }
             else if (!old && PyErr_Occurred())
@@ -136,7 +121,7 @@ namespace xcuda::python
         // The messages of a compile, displayed as HTML, text and the extension's JSON.
         void show_diagnostics(const std::vector<diagnostic>& shown, const cuda_cell_options& options)
         {
-            std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
+            std::string cell_name = cuda_cell::cell_name(options);
             py::module_::import("IPython.display").attr("display")(
                 py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
                          py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
@@ -144,7 +129,7 @@ namespace xcuda::python
                 py::arg("raw") = true);
         }
 
-        void cuda_cell(py::object shell, const std::string& line, const std::string& cell)
+        void run_cuda_cell(py::object shell, const std::string& line, const std::string& cell)
         {
             cuda_cell_options options = checked_usage([&] { return cuda_cell_arguments::parse(line); });
             if (options.help)
@@ -154,46 +139,25 @@ namespace xcuda::python
             }
             if (!options.name.empty() && shell_needs_name(shell, options.name))
             {
-                raise_usage("%%cuda --name " + options.name + ": the name is IPython's own (binding a module there "
-                            "breaks later cells); choose another name (see %%cuda -h)");
+                raise_usage(cuda_cell::reserved_name_problem(options.name));
             }
-            if (text::blank(cell))
-            {
-                raise_usage("%%cuda: the cell is empty: write CUDA C++ below the %%cuda line, for example\n"
-                                  "%%cuda\nextern \"C\" __global__ void scale(float* x, float a, size_t n)\n"
-                                  "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }");
-            }
-            py::object module;
+            checked_usage([&] { cuda_cell::check_source(cell); });
+            std::shared_ptr<cuda_module> built;
             try
             {
-                module = compile_module(cell, options.name, options.compile);
+                built = build_module(cell, options.name, options.compile);
             }
             catch (const compile_error& error)
             {
-                // Shown once: the messages (where, what, the line with a caret, a hint), with the editor's line
-                // numbers (the %%cuda line is line 1), then a one-line CompileError without IPython's frames.
-                const int magic_line = 1;
-                std::vector<diagnostic> shown = diagnostics::shifted(error.parsed(), magic_line);
-                show_diagnostics(shown, options);
-                std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
-                raise_shown_compile_error(error, shown, magic_line, diagnostics_view::summary(shown, cell_name));
+                cuda_cell::failure failure = cuda_cell::failed(error, options);
+                show_diagnostics(failure.shown, options);
+                raise_shown_compile_error(error, failure.shown, cuda_cell::magic_lines, failure.summary);
             }
-            static bool driver_note_shown = false;
-            if (!driver_note_shown && !nvrtc_library::driver_note().empty())
+            cuda_cell::outcome outcome = cuda_cell::built(*built, cell, nvrtc_library::driver_note());
+            py::object module = wrap_module(built);
+            for (const auto& warning : outcome.warnings)
             {
-                // Said once, at the first cell, before any launch fails on it.
-                driver_note_shown = true;
-                py::module_::import("warnings").attr("warn")("%%cuda: " + nvrtc_library::driver_note(),
-                                                            py::module_::import("builtins").attr("UserWarning"), 2);
-            }
-            if (py::len(module.attr("kernels")) == 0)
-            {
-                // Device functions and types alone compile, but leave nothing to launch or include.
-                py::module_::import("warnings").attr("warn")(
-                    "%%cuda: the cell defines no __global__ function, so there is nothing to launch. For "
-                    "__device__ functions, types and constants that other cells use, make it a header cell: "
-                    "%%cuda_header NAME, then #include \"NAME\" in the %%cuda cells.",
-                    py::module_::import("builtins").attr("UserWarning"), 2);
+                warn(warning);
             }
             py::dict user_ns = shell.attr("user_ns");
             if (!options.name.empty())
@@ -218,22 +182,13 @@ namespace xcuda::python
             {
                 py::print(str_of(item.first) + ": " + str_of(py::repr(item.second)));
             }
-            std::string log = module.attr("log").cast<std::string>();
-            if (log.find("warning") != std::string::npos)
+            if (outcome.show_diagnostics)
             {
-                // The warnings located in the cell are shown as the errors are (HTML, text, and the messages as
-                // data for the JupyterLab extension to mark), the cell still succeeding; the others as the log.
-                std::vector<diagnostic> shown = diagnostics::shifted(diagnostics::parse(cell, log), 1);
-                bool located = std::any_of(shown.begin(), shown.end(),
-                                           [](const diagnostic& d) { return d.line > 0 && d.severity == "warning"; });
-                if (located)
-                {
-                    show_diagnostics(shown, options);
-                }
-                else
-                {
-                    py::module_::import("sys").attr("stderr").attr("write")("NVRTC warnings:\n" + log + "\n");
-                }
+                show_diagnostics(outcome.shown, options);
+            }
+            else if (!outcome.log.empty())
+            {
+                py::module_::import("sys").attr("stderr").attr("write")(outcome.log);
             }
             if (options.show_ptx || options.show_sass)
             {
@@ -257,10 +212,8 @@ namespace xcuda::python
                             throw;
                         }
                         std::string why = py::str(e.value()).cast<std::string>();
-                        py::module_::import("warnings").attr("warn")(
-                            "%%cuda --sass: the cell compiled and its kernels are bound, but its SASS cannot be shown: " +
-                                why.substr(0, why.find('\n')),
-                            py::module_::import("builtins").attr("UserWarning"), 2);
+                        warn("%%cuda --sass: the cell compiled and its kernels are bound, but its SASS cannot be shown: " +
+                             why.substr(0, why.find('\n')));
                     }
                 }
             }
@@ -370,7 +323,7 @@ namespace xcuda::python
             static const std::string header_usage = header_cell::arguments().usage();
             static const std::string program_usage = program_cell::arguments().usage();
             py::cpp_function cuda(
-                [shell](const std::string& line, const std::string& cell) { cuda_cell(shell, line, cell); },
+                [shell](const std::string& line, const std::string& cell) { run_cuda_cell(shell, line, cell); },
                 py::name("cuda"), py::doc(cuda_cell_arguments::usage().c_str()));
             py::cpp_function info([](const std::string& line) {
                 plain_magic("%cuda_info", info_text, line, [] {

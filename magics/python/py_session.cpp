@@ -113,6 +113,12 @@ namespace xcuda::python
     py::object compile_module(const std::string& source, const std::string& name, compile_options options,
                               const std::map<std::string, std::string>* headers)
     {
+        return wrap_module(build_module(source, name, std::move(options), headers));
+    }
+
+    std::shared_ptr<cuda_module> build_module(const std::string& source, const std::string& name,
+                                              compile_options options, const std::map<std::string, std::string>* headers)
+    {
         if (options.arch.empty())
         {
             // The default needs the session (the GPU's sm_XX); pick it while holding the GIL.
@@ -133,7 +139,7 @@ namespace xcuda::python
             // for another GPU (--arch sm_80 on an sm_90, to inspect it) stays unloaded until a launch.
             built.module->ensure_loaded();
         }
-        return wrap_module(built.module);
+        return built.module;
     }
 
     void register_session(py::module_& m)

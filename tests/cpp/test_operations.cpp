@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler.hpp"
+#include "cuda_cell.hpp"
 #include "cuda_module.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
@@ -290,5 +291,108 @@ namespace xcuda
         EXPECT_EQ(lost_buffers(one).describe().rfind("\n  and 1 buffer not bound to a variable", 0), 0u);
         kernel_fault none("c", 700, "n", "m", {}, 0, {}, 0);
         EXPECT_EQ(lost_buffers(none).describe().rfind("\nYour Python variables and host (numpy) arrays are intact.", 0), 0u);
+    }
+}
+
+namespace xcuda
+{
+    namespace
+    {
+        std::shared_ptr<cuda_module> built_for(module_registry& registry, const std::string& source)
+        {
+            compile_options options;
+            options.arch = "compute_75";
+            return registry.build("cell", compile_recipe{source, options, {}}).module;
+        }
+    }
+
+    TEST(cuda_cell, an_empty_cell_and_names_ipython_needs_are_refused_before_the_build)
+    {
+        EXPECT_NE(usage_problem([] { cuda_cell::check_source(" \n\t\n"); }).find("%%cuda: the cell is empty"),
+                  std::string::npos);
+        EXPECT_NO_THROW(cuda_cell::check_source("__global__ void k() {}"));
+        for (const char* name : {"In", "Out", "get_ipython", "_", "_ii", "__name__", "display"})
+        {
+            EXPECT_TRUE(cuda_cell::reserved_name(name)) << name;
+        }
+        for (const char* name : {"saxpy", "__x", "In2", "_1"})
+        {
+            EXPECT_FALSE(cuda_cell::reserved_name(name)) << name;
+        }
+        EXPECT_EQ(cuda_cell::reserved_name_problem("In"),
+                  "%%cuda --name In: the name is IPython's own (binding a module there breaks later cells); choose "
+                  "another name (see %%cuda -h)");
+        EXPECT_EQ(cuda_cell::unbound_warning("kernel", "exit"),
+                  "%%cuda: kernel 'exit' is not bound to the name exit, which IPython needs; choose another with "
+                  "%%cuda --name NAME (then NAME.exit or NAME['exit'])");
+        EXPECT_EQ(cuda_cell::replaces_warning("kernel", "x", "int"),
+                  "%%cuda: kernel 'x' replaces the variable x (int); to keep it, bind the cell's kernels under another "
+                  "name with %%cuda --name NAME");
+    }
+
+    TEST(cuda_cell, messages_name_the_cell_by_its_name_option)
+    {
+        cuda_cell_options options;
+        EXPECT_EQ(cuda_cell::cell_name(options), "%%cuda cell");
+        options.name = "vec";
+        EXPECT_EQ(cuda_cell::cell_name(options), "%%cuda --name vec cell");
+    }
+
+    TEST(cuda_cell, a_failed_compile_shows_its_messages_at_the_editor_lines)
+    {
+        core_state s;
+        const std::string source = "extern \"C\" __global__ void k(float* x)\n{ x[0] = undefined_name; }\n";
+        try
+        {
+            built_for(s.registry, source);
+            FAIL() << "the cell compiled";
+        }
+        catch (const compile_error& error)
+        {
+            cuda_cell_options options;
+            cuda_cell::failure failure = cuda_cell::failed(error, options);
+            ASSERT_FALSE(failure.shown.empty());
+            EXPECT_EQ(failure.shown[0].line, 3);  // source line 2, below the %%cuda line
+            EXPECT_NE(failure.summary.find("%%cuda cell"), std::string::npos) << failure.summary;
+        }
+    }
+
+    TEST(cuda_cell, a_cell_without_kernels_warns_that_there_is_nothing_to_launch)
+    {
+        core_state s;
+        auto module = built_for(s.registry, "__device__ float twice(float x) { return 2 * x; }\n");
+        cuda_cell::outcome outcome = cuda_cell::built(*module, module->source(), "");
+        ASSERT_EQ(outcome.warnings.size(), 1u);
+        EXPECT_NE(outcome.warnings[0].find("defines no __global__ function, so there is nothing to launch"),
+                  std::string::npos);
+        auto with_kernel = built_for(s.registry, "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n");
+        EXPECT_TRUE(cuda_cell::built(*with_kernel, with_kernel->source(), "").warnings.empty());
+    }
+
+    TEST(cuda_cell, the_driver_note_is_said_once_per_process)
+    {
+        core_state s;
+        auto module = built_for(s.registry, "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n");
+        std::vector<std::string> first = cuda_cell::built(*module, module->source(), "install driver 580").warnings;
+        ASSERT_EQ(first.size(), 1u);
+        EXPECT_EQ(first[0], "%%cuda: install driver 580");
+        EXPECT_TRUE(cuda_cell::built(*module, module->source(), "install driver 580").warnings.empty());
+    }
+
+    TEST(cuda_cell, nvrtc_warnings_in_the_cell_are_shown_as_diagnostics)
+    {
+        core_state s;
+        const std::string source = "extern \"C\" __global__ void k(float* x)\n{ int unused; x[0] = 1; }\n";
+        auto module = built_for(s.registry, source);
+        if (module->compiled().log.find("warning") == std::string::npos)
+        {
+            GTEST_SKIP() << "this NVRTC gives no warning for an unused variable: " << module->compiled().log;
+        }
+        cuda_cell::outcome outcome = cuda_cell::built(*module, source, "");
+        EXPECT_TRUE(outcome.show_diagnostics);
+        EXPECT_TRUE(outcome.log.empty());
+        ASSERT_FALSE(outcome.shown.empty());
+        EXPECT_EQ(outcome.shown[0].line, 3);
+        EXPECT_EQ(outcome.shown[0].severity, "warning");
     }
 }
