@@ -8,15 +8,14 @@
 
 #include <optional>
 
-#include <algorithm>
-#include <dlfcn.h>
-#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 
-#include "cuda_driver.hpp"
 #include "cuda_module.hpp"
 #include "parse_interrupts.hpp"
+#include "cell_build.hpp"
+#include "device_scope.hpp"
+#include "session_control.hpp"
 #include "session_report.hpp"
 #include "cuda_session.hpp"
 #include "module_registry.hpp"
@@ -75,30 +74,6 @@ namespace xcuda::python
         }
     }
 
-    struct device_scope
-    {
-        int ordinal = 0;
-        std::vector<int> previous;
-    };
-
-    namespace
-    {
-        // The disk cache's folder failed the private-files rule: say so once per process, as a warning.
-        void warn_once_about_the_disk_cache()
-        {
-            static bool warned = false;
-            const std::string& problem = state().compiler.disk().trust_problem();
-            if (!warned && !problem.empty())
-            {
-                warned = true;
-                if (PyErr_WarnEx(PyExc_UserWarning, ("xcuda: " + problem).c_str(), 1) < 0)
-                {
-                    throw py::error_already_set();
-                }
-            }
-        }
-    }
-
     bool python_interrupted()
     {
         py::gil_scoped_acquire acquire;
@@ -119,48 +94,23 @@ namespace xcuda::python
     std::shared_ptr<cuda_module> build_module(const std::string& source, const std::string& name,
                                               compile_options options, const std::map<std::string, std::string>* headers)
     {
-        if (options.arch.empty())
-        {
-            // The default needs the session (the GPU's sm_XX); pick it while holding the GIL.
-            options.arch = process_session().default_arch();
-        }
-        warn_once_about_the_disk_cache();
-        build_result built;
-        {
-            py::gil_scoped_release release;
-            module_registry& registry = state().registry;
-            compile_recipe recipe{source, std::move(options), headers ? *headers : registry.headers_for(source)};
-            built = registry.build(name, std::move(recipe));
-        }
-        cuda_session& session = process_session();
-        if (session.active() && session.can_run(built.module->compiled().arch))
-        {
-            // Load now so a module the GPU rejects fails in the cell that compiled it. A module compiled
-            // for another GPU (--arch sm_80 on an sm_90, to inspect it) stays unloaded until a launch.
-            built.module->ensure_loaded();
-        }
-        return built.module;
+        return cell_build::build(
+            state().registry, process_session(), source, name, std::move(options), headers,
+            [](const std::function<void()>& compile) {
+                py::gil_scoped_release release;
+                compile();
+            },
+            [](const std::string& warning) {
+                if (PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) < 0)
+                {
+                    throw py::error_already_set();
+                }
+            });
     }
 
     void register_session(py::module_& m)
     {
-        // NVRTC is chosen for the driver (12.x drivers load NVRTC 12's output only) at its first use;
-        // the compile layer does not know the driver, so the binding says where its version comes from.
-        // Nothing is loaded here.
-        nvrtc_library::set_driver_version_source([]() -> int {
-            try
-            {
-                int version = 0;
-                if (cuda_driver::available() && cuda_driver::get().cuDriverGetVersion(&version) == CUDA_SUCCESS)
-                {
-                    return version;
-                }
-            }
-            catch (...)
-            {
-            }
-            return 0;
-        });
+        session_control::connect_driver_version();  // nothing is loaded here
         // Waits for the GPU poll; these connect them to Python: Ctrl-C (Kernel > Interrupt) ends a
         // wait, and device printf output goes to sys.stdout, which is the cell's output in a notebook.
         // A compile polls too (it runs in a child process that an interrupt stops).
@@ -168,17 +118,7 @@ namespace xcuda::python
         session.set_interrupt_check(python_interrupted);
         state().compiler.set_interrupt_check(python_interrupted);
         parse_interrupts::set_check(python_interrupted);  // the signature reader, which runs in this process
-        // xcuda-compile, built and installed next to this module; without it, a fork per compile.
-        Dl_info module_file;
-        if (dladdr(reinterpret_cast<void*>(&register_session), &module_file) && module_file.dli_fname)
-        {
-            std::string module_path = module_file.dli_fname;
-            std::string worker = module_path.substr(0, module_path.rfind('/') + 1) + "xcuda-compile";
-            if (::access(worker.c_str(), X_OK) == 0)
-            {
-                state().compiler.set_worker_program(worker);
-            }
-        }
+        session_control::use_worker_beside_this_library(state().compiler);  // else a fork per compile
         session.set_output_sink([](const std::string& text) {
             py::gil_scoped_acquire acquire;
             try
@@ -306,8 +246,7 @@ names of the modules compiled with an older text of it: they are stale until the
                   // End of a cell: device printf output of launches not yet waited for appears in that
                   // cell. Only while a module that calls printf is loaded (the wait costs the async).
                   cuda_session& session = process_session();
-                  if (session.capturing_printf() && session.unsynchronized_launches() && session.lost_reason().empty() &&
-                      session.active())
+                  if (session_control::output_waiting(session))
                   {
                       int ordinal = session.device_ordinal();
                       py::gil_scoped_release release;
@@ -323,25 +262,7 @@ names of the modules compiled with an older text of it: they are stale until the
         m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");
         m.def("status", &status, py::arg("namespace") = py::none(),
               "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");
-        m.def("use_simulator",
-              [] {
-                  if (cuda_driver::available() && cuda_driver::get().simulated())
-                  {
-                      return;
-                  }
-                  if (!process_session().forget_devices_if_unused())
-                  {
-                      throw usage_error(
-                          "xcuda.use_simulator(): this session already runs on the GPU (a CUDA context holds its "
-                          "device arrays, modules and streams), which cannot move to the simulator; call it before "
-                          "the first launch or allocation, or restart the kernel with XCUDA_DEVICE=simulator");
-                  }
-                  std::string why = cuda_driver::use_simulator();
-                  if (!why.empty())
-                  {
-                      throw cuda_unavailable_error("xcuda.use_simulator(): " + why);
-                  }
-              },
+        m.def("use_simulator", [] { session_control::use_simulator(process_session()); },
               R"(Run this session's kernels on the PTX simulator from now on, as XCUDA_DEVICE=simulator does at start.
 
 For a machine without a GPU (or to learn with the simulator's checks: out-of-bounds accesses named
@@ -365,31 +286,11 @@ launcher's local rank or an ipyparallel engine's slot on its host set the initia
               "The ordinal of the current device (-1 while a malformed XCUDA_DEVICE or local rank is refused; "
               "xcuda.device_choice() says why).");
         py::class_<device_scope>(m, "DeviceScope", "What xcuda.device(n) returns: a context manager.")
-            .def("__enter__",
-                 [](device_scope& scope) {
-                     cuda_session& session = process_session();
-                     session.settle_device_choice();  // restore the final choice, not a rank before the count was known
-                     scope.previous.push_back(session.device_ordinal());
-                     session.set_device(scope.ordinal);
-                     return scope.ordinal;
-                 })
-            .def("__exit__",
-                 [](device_scope& scope, py::args) {
-                     if (!scope.previous.empty())
-                     {
-                         int previous = scope.previous.back();
-                         scope.previous.pop_back();
-                         process_session().set_device(previous);
-                     }
-                     return false;
-                 })
-            .def_readonly("ordinal", &device_scope::ordinal, "The device chosen inside the block.")
-            .def("__repr__", [](const device_scope& scope) { return "xcuda.device(" + std::to_string(scope.ordinal) + ")"; });
-        m.def("device",
-              [](int ordinal) {
-                  process_session().validate_ordinal(ordinal);
-                  return device_scope{ordinal, {}};
-              },
+            .def("__enter__", [](device_scope& scope) { return scope.enter(process_session()); })
+            .def("__exit__", [](device_scope& scope, py::args) { scope.exit(process_session()); return false; })
+            .def_property_readonly("ordinal", &device_scope::ordinal, "The device chosen inside the block.")
+            .def("__repr__", [](const device_scope& scope) { return "xcuda.device(" + std::to_string(scope.ordinal()) + ")"; });
+        m.def("device", [](int ordinal) { return device_scope(process_session(), ordinal); },
               py::arg("ordinal"),
               R"(A context manager choosing device `ordinal` for its block, restoring the previous one after.
 
@@ -415,12 +316,7 @@ writes it over NVLink or PCIe). Raises ValueError when the hardware has no peer 
                   }
                   device_array& to = unchecked_instance<device_array>(destination.ptr());
                   const device_array& from = unchecked_instance<device_array>(source.ptr());
-                  if (to.nbytes() != from.nbytes())
-                  {
-                      throw py::value_error("xcuda.copy needs equal sizes: the destination has " +
-                                            std::to_string(to.nbytes()) + " bytes, the source " +
-                                            std::to_string(from.nbytes()));
-                  }
+                  session_control::check_copy_sizes(to.nbytes(), from.nbytes());
                   std::string how = method.is_none() ? std::string() : method.cast<std::string>();
                   if (capture_device_copy(to, from))
                   {

@@ -1,12 +1,24 @@
 // Tests of what the magics and xcuda's functions do once their Python arguments are core values:
 // the session's reports (operations/session_report), %%cuda_program's line and tool command
 // (compile/program_cell), %%cuda_header (runtime/header_cell), the help transform's text
-// (base/help_transform) and a kernel fault's lost buffers in words (base/lost_buffers). None needs a
-// GPU; the header and status tests compile with NVRTC for compute_75.
+// (base/help_transform), a kernel fault's lost buffers in words (base/lost_buffers), what a %%cuda cell
+// decides (operations/cuda_cell), a cell's build (operations/cell_build), the session functions
+// (operations/session_control) and `with xcuda.device(n)` (operations/device_scope). None needs a GPU;
+// the tests that build compile with NVRTC for compute_75.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 
+#include "cell_build.hpp"
 #include "compiler.hpp"
+#include "cuda_driver.hpp"
+#include "device_scope.hpp"
+#include "session_control.hpp"
 #include "cuda_cell.hpp"
 #include "cuda_module.hpp"
 #include "cuda_session.hpp"
@@ -394,5 +406,94 @@ namespace xcuda
         ASSERT_FALSE(outcome.shown.empty());
         EXPECT_EQ(outcome.shown[0].line, 3);
         EXPECT_EQ(outcome.shown[0].severity, "warning");
+    }
+}
+
+namespace xcuda
+{
+    TEST(cell_build, without_a_gpu_a_cell_builds_for_compute_75_with_the_header_cells_it_includes)
+    {
+        core_state s;
+        if (s.session.try_ensure())
+        {
+            GTEST_SKIP() << "a GPU is present: the default target is its sm_XX";
+        }
+        header_cell::run(s.registry, "n.cuh", "#define N 3\n");
+        int unlocked_calls = 0;
+        std::vector<std::string> warnings;
+        auto module = cell_build::build(
+            s.registry, s.session, "#include \"n.cuh\"\nextern \"C\" __global__ void k(int* x) { x[0] = N; }\n", "c",
+            compile_options{}, nullptr,
+            [&](const std::function<void()>& compile) {
+                ++unlocked_calls;
+                compile();
+            },
+            [&](const std::string& warning) { warnings.push_back(warning); });
+        EXPECT_EQ(unlocked_calls, 1);
+        EXPECT_TRUE(warnings.empty());
+        EXPECT_EQ(module->compiled().arch, "compute_75");
+        EXPECT_EQ(module->headers().count("n.cuh"), 1u);
+        EXPECT_FALSE(module->loaded());
+        std::map<std::string, std::string> given{{"n.cuh", "#define N 5\n"}};
+        auto with_given = cell_build::build(
+            s.registry, s.session, "#include \"n.cuh\"\nextern \"C\" __global__ void k(int* x) { x[0] = N; }\n", "d",
+            compile_options{}, &given, [](const std::function<void()>& compile) { compile(); },
+            [](const std::string&) {});
+        EXPECT_EQ(with_given->headers().at("n.cuh"), "#define N 5\n");
+    }
+
+    TEST(session_control, the_compile_worker_is_used_only_when_executable_beside_the_library)
+    {
+        char folder[] = "/tmp/xcuda-worker-XXXXXX";
+        ASSERT_NE(::mkdtemp(folder), nullptr);
+        std::string dir = folder;
+        EXPECT_EQ(session_control::worker_beside(dir + "/_core.so"), "");
+        std::string worker = dir + "/xcuda-compile";
+        std::FILE* f = std::fopen(worker.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fclose(f);
+        EXPECT_EQ(session_control::worker_beside(dir + "/_core.so"), "");  // not executable
+        ::chmod(worker.c_str(), 0700);
+        EXPECT_EQ(session_control::worker_beside(dir + "/_core.so"), worker);
+        ::unlink(worker.c_str());
+        ::rmdir(folder);
+    }
+
+    TEST(session_control, copies_need_equal_sizes_and_a_fresh_session_has_no_output_waiting)
+    {
+        EXPECT_NO_THROW(session_control::check_copy_sizes(64, 64));
+        try
+        {
+            session_control::check_copy_sizes(64, 32);
+            FAIL() << "no argument_value_error";
+        }
+        catch (const argument_value_error& e)
+        {
+            EXPECT_STREQ(e.what(), "xcuda.copy needs equal sizes: the destination has 64 bytes, the source 32");
+        }
+        cuda_session session;
+        EXPECT_FALSE(session_control::output_waiting(session));
+    }
+
+    TEST(device_scope, each_exit_returns_to_the_device_current_at_its_enter)
+    {
+        cuda_session session;
+        if (cuda_driver::available())
+        {
+            GTEST_SKIP() << "a driver is present: devices 2 and 3 may not exist";
+        }
+        EXPECT_THROW(device_scope(session, -1), usage_error);
+        int before = session.device_ordinal();
+        device_scope outer(session, 2);
+        device_scope inner(session, 3);
+        EXPECT_EQ(outer.enter(session), 2);
+        EXPECT_EQ(session.device_ordinal(), 2);
+        EXPECT_EQ(inner.enter(session), 3);
+        inner.exit(session);
+        EXPECT_EQ(session.device_ordinal(), 2);
+        outer.exit(session);
+        EXPECT_EQ(session.device_ordinal(), before);
+        outer.exit(session);  // an exit without its enter changes nothing
+        EXPECT_EQ(session.device_ordinal(), before);
     }
 }
