@@ -504,17 +504,13 @@ namespace xcuda::python
             host_transfer transfer;
             if (copy_out)
             {
-                if (!py::isinstance<py::array>(object))
+                bool is_array = py::isinstance<py::array>(object);
+                if (is_array)
                 {
-                    throw py::type_error(std::string("xcuda.") + kind +
-                                         " needs a numpy array to copy the result into, got " +
-                                         type_name(object));
+                    transfer.array = py::reinterpret_borrow<py::array>(object);
                 }
-                transfer.array = py::reinterpret_borrow<py::array>(object);
-                if (!transfer.array.writeable())
-                {
-                    throw py::value_error(std::string("xcuda.") + kind + " needs a writeable array");
-                }
+                argument_problems::check_copy_target(kind, is_array, is_array && transfer.array.writeable(),
+                                                     type_name(object));
             }
             else
             {

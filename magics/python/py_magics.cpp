@@ -211,9 +211,7 @@ namespace xcuda::python
                         {
                             throw;
                         }
-                        std::string why = py::str(e.value()).cast<std::string>();
-                        warn("%%cuda --sass: the cell compiled and its kernels are bound, but its SASS cannot be shown: " +
-                             why.substr(0, why.find('\n')));
+                        warn(cuda_cell::sass_unavailable_warning(py::str(e.value()).cast<std::string>()));
                     }
                 }
             }

@@ -196,3 +196,16 @@ namespace xcuda
                            "memory with xcuda.enable_peer_access(0, 1)");
     }
 }
+
+namespace xcuda
+{
+    TEST(argument_problems, out_and_inout_need_a_writeable_numpy_array)
+    {
+        EXPECT_NO_THROW(argument_problems::check_copy_target("Out", true, true, "numpy.ndarray"));
+        EXPECT_EQ(message_of<argument_type_error>([] { argument_problems::check_copy_target("Out", false, false, "list"); }),
+                  "xcuda.Out needs a numpy array to copy the result into, got list");
+        EXPECT_EQ(message_of<argument_value_error>(
+                      [] { argument_problems::check_copy_target("InOut", true, false, "numpy.ndarray"); }),
+                  "xcuda.InOut needs a writeable array");
+    }
+}

@@ -497,3 +497,13 @@ namespace xcuda
         EXPECT_EQ(session.device_ordinal(), before);
     }
 }
+
+namespace xcuda
+{
+    TEST(cuda_cell, sass_without_a_disassembler_warns_with_the_first_line_of_why)
+    {
+        EXPECT_EQ(cuda_cell::sass_unavailable_warning("nvdisasm was not found\ninstall the CUDA toolkit"),
+                  "%%cuda --sass: the cell compiled and its kernels are bound, but its SASS cannot be shown: nvdisasm "
+                  "was not found");
+    }
+}

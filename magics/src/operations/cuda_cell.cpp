@@ -54,6 +54,12 @@ namespace xcuda
                "); to keep it, bind the cell's kernels under another name with %%cuda --name NAME";
     }
 
+    std::string cuda_cell::sass_unavailable_warning(const std::string& why)
+    {
+        return "%%cuda --sass: the cell compiled and its kernels are bound, but its SASS cannot be shown: " +
+               why.substr(0, why.find('\n'));
+    }
+
     cuda_cell::failure cuda_cell::failed(const compile_error& error, const cuda_cell_options& options)
     {
         // Shown once: the messages (where, what, the line with a caret, a hint), then a one-line

@@ -43,6 +43,9 @@ namespace xcuda
         static std::string unbound_warning(const char* what, const std::string& name);
         static std::string replaces_warning(const char* what, const std::string& name, const std::string& type);
 
+        // --sass without a disassembler (why: ToolNotFoundError's message): the cell still succeeds.
+        static std::string sass_unavailable_warning(const std::string& why);
+
         // A compile that failed: what to show and what the CompileError says.
         struct failure
         {

@@ -103,6 +103,20 @@ namespace xcuda
         }
     }
 
+    void argument_problems::check_copy_target(const char* transfer, bool is_array, bool writeable,
+                                              const std::string& type)
+    {
+        if (!is_array)
+        {
+            throw argument_type_error(std::string("xcuda.") + transfer +
+                                      " needs a numpy array to copy the result into, got " + type);
+        }
+        if (!writeable)
+        {
+            throw argument_value_error(std::string("xcuda.") + transfer + " needs a writeable array");
+        }
+    }
+
     std::size_t argument_problems::check_dimensions(const launch_plan& plan, std::size_t index, std::size_t dimensions)
     {
         if (dimensions > max_dimensions)

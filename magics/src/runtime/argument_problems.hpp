@@ -64,6 +64,9 @@ namespace xcuda
                                        const long long* strides, std::size_t dimensions, std::size_t itemsize,
                                        const std::string& strides_text);
 
+        // xcuda.Out / InOut (transfer) of an object: a writeable numpy array to copy the result into.
+        static void check_copy_target(const char* transfer, bool is_array, bool writeable, const std::string& type);
+
         // An argument of device `owner` for a launch on `current`, without a peer path: what to do.
         [[noreturn]] static void device_mismatch(const cuda_kernel& kernel, std::size_t index, int owner, int current);
     };
