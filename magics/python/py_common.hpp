@@ -92,6 +92,9 @@ namespace xcuda::python
 
     // ---- errors (py_errors.cpp) ----
     void register_errors(py::module_& m);
+    // Diagnostics as dicts (file, line, column, severity, message, [source_line,] hint): CompileError's
+    // .diagnostics, and without source_line the messages the JupyterLab extension marks.
+    py::list diagnostics_list(const std::vector<diagnostic>& messages, bool with_source_line = true);
     // Raises xcuda.CompileError(summary) for an error whose diagnostics `shown` (lines moved by line_offset)
     // are already on screen: its traceback is the summary alone.
     [[noreturn]] void raise_shown_compile_error(const compile_error& error, const std::vector<diagnostic>& shown,

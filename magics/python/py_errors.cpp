@@ -16,7 +16,8 @@
 //   ProgramError(RuntimeError)       a %%cuda_program program exited with a non-zero status: .returncode
 //   SessionClosedError(RuntimeError) an object of a CUDA session that was closed
 // Argument and usage problems are TypeError / ValueError, host memory MemoryError, as Python users
-// expect. Every core exception is an xcuda::error; the translator below maps each class once.
+// expect. Every core exception is an xcuda::error; the translator below maps each class once. The text
+// a KernelFault adds about lost device arrays is base/lost_buffers'; here only the namespace is read.
 
 #include "py_common.hpp"
 
@@ -123,24 +124,29 @@ namespace xcuda::python
             PyErr_SetObject(type, instance.ptr());
         }
 
-        py::list diagnostics_list(const std::vector<diagnostic>& messages)
-        {
-            py::list parsed;
-            for (const auto& d : messages)
-            {
-                parsed.append(py::dict(py::arg("file") = d.file, py::arg("line") = d.line, py::arg("column") = d.column,
-                                       py::arg("severity") = d.severity, py::arg("message") = d.message,
-                                       py::arg("source_line") = d.source_line, py::arg("hint") = d.hint));
-            }
-            return parsed;
-        }
-
         // A CudaError subclass raised without a failed driver call: call and code are None.
         void raise_without_call(PyObject* type, const std::string& message, const char* name)
         {
             raise_with(type, message, py::dict(py::arg("call") = py::none(), py::arg("code") = py::none(),
                                                py::arg("name") = name));
         }
+    }
+
+    py::list diagnostics_list(const std::vector<diagnostic>& messages, bool with_source_line)
+    {
+        py::list parsed;
+        for (const auto& d : messages)
+        {
+            py::dict entry(py::arg("file") = d.file, py::arg("line") = d.line, py::arg("column") = d.column,
+                           py::arg("severity") = d.severity, py::arg("message") = d.message);
+            if (with_source_line)
+            {
+                entry["source_line"] = d.source_line;
+            }
+            entry["hint"] = d.hint;
+            parsed.append(entry);
+        }
+        return parsed;
     }
 
     void register_errors(py::module_& m)

@@ -17,6 +17,7 @@
 #include "cuda_cell_arguments.hpp"
 #include "cuda_cell.hpp"
 #include "header_cell.hpp"
+#include "plain_magic.hpp"
 #include "help_transform.hpp"
 #include "program_cell.hpp"
 #include "diagnostics_view.hpp"
@@ -43,20 +44,6 @@ namespace xcuda::python
         // The mimetype the JupyterLab / Notebook 7 extension (share/labextension) reads to mark each message
         // in the cell's editor; other frontends have no renderer for it and show the HTML or text beside it.
         constexpr const char* diagnostics_mimetype = "application/vnd.xcuda.diagnostics+json";
-
-        // The messages as plain data, with the editor's line numbers (the %%cuda line is line 1); file is ""
-        // for the cell's own lines, else the header cell a message is in.
-        py::dict diagnostics_json(const std::vector<diagnostic>& shown)
-        {
-            py::list messages;
-            for (const auto& d : shown)
-            {
-                messages.append(py::dict(py::arg("file") = d.file, py::arg("line") = d.line,
-                                         py::arg("column") = d.column, py::arg("severity") = d.severity,
-                                         py::arg("message") = d.message, py::arg("hint") = d.hint));
-            }
-            return py::dict(py::arg("version") = 1, py::arg("diagnostics") = messages);
-        }
 
         // A name the shell needs (cuda_cell::reserved_name), or one of this shell's user_ns_hidden.
         bool shell_needs_name(py::handle shell, const std::string& name)
@@ -118,14 +105,16 @@ namespace xcuda::python
             user_ns[key] = value;
         }
 
-        // The messages of a compile, displayed as HTML, text and the extension's JSON.
+        // The messages of a compile, displayed as HTML, text and the extension's JSON (version 1: the messages
+        // with the editor's line numbers; file is "" for the cell's own lines, else the header cell).
         void show_diagnostics(const std::vector<diagnostic>& shown, const cuda_cell_options& options)
         {
             std::string cell_name = cuda_cell::cell_name(options);
             py::module_::import("IPython.display").attr("display")(
                 py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
                          py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
-                         py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
+                         py::arg(diagnostics_mimetype) =
+                             py::dict(py::arg("version") = 1, py::arg("diagnostics") = diagnostics_list(shown, false))),
                 py::arg("raw") = true);
         }
 
@@ -284,23 +273,11 @@ namespace xcuda::python
             cleanup.append(py::cpp_function(&help_with_empty_body, py::name(help_transform_name)));
         }
 
-        // A magic that takes no options but -h.
-        const magic_arguments& plain_arguments(const char* magic, const char* description)
-        {
-            static std::map<std::string, magic_arguments> declared;
-            auto it = declared.find(magic);
-            if (it == declared.end())
-            {
-                it = declared.emplace(magic, magic_arguments(magic, "", description)).first;
-            }
-            return it->second;
-        }
-
         // Runs show() unless the line asks for help (or is wrong).
         void plain_magic(const char* magic, const char* description, const std::string& line,
                          const std::function<void()>& show)
         {
-            const magic_arguments& declared = plain_arguments(magic, description);
+            const magic_arguments& declared = plain_magic::arguments(magic, description);
             if (parse_magic_line(declared, line).help)
             {
                 py::print(declared.usage());
@@ -313,11 +290,10 @@ namespace xcuda::python
         {
             py::options options;
             options.disable_function_signatures();
-            static const char* info_text = "Show the current device, why it was chosen, its memory, and the driver and NVRTC versions.";
-            static const char* status_text = "List resident modules with their kernels, the device arrays bound in the "
-                                             "namespace\n(shape, dtype, bytes), and the compile cache.";
-            static const std::string info_usage = plain_arguments("%cuda_info", info_text).usage();
-            static const std::string status_usage = plain_arguments("%cuda_status", status_text).usage();
+            static const char* info_text = plain_magic::info_description;
+            static const char* status_text = plain_magic::status_description;
+            static const std::string info_usage = plain_magic::arguments("%cuda_info", info_text).usage();
+            static const std::string status_usage = plain_magic::arguments("%cuda_status", status_text).usage();
             static const std::string header_usage = header_cell::arguments().usage();
             static const std::string program_usage = program_cell::arguments().usage();
             py::cpp_function cuda(
@@ -352,7 +328,7 @@ namespace xcuda::python
             py::module_ recovery = py::module_::import("xcuda.recovery");
             static const std::string recover_text = recovery.attr("cuda_recover").attr("__doc__").cast<std::string>();
             static const std::string recover_usage =
-                plain_arguments("%cuda_recover", recover_text.c_str()).usage();
+                plain_magic::arguments("%cuda_recover", recover_text).usage();
             py::object recover = recovery.attr("cuda_recover");
             shell.attr("register_magic_function")(
                 py::cpp_function([recover](const std::string& line) {

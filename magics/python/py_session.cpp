@@ -9,7 +9,6 @@
 #include <optional>
 
 #include <cstdio>
-#include <cstdlib>
 
 #include "cuda_module.hpp"
 #include "parse_interrupts.hpp"

@@ -27,6 +27,7 @@
 #include "help_transform.hpp"
 #include "lost_buffers.hpp"
 #include "module_registry.hpp"
+#include "plain_magic.hpp"
 #include "program_cell.hpp"
 #include "session_report.hpp"
 #include "text.hpp"
@@ -505,5 +506,21 @@ namespace xcuda
         EXPECT_EQ(cuda_cell::sass_unavailable_warning("nvdisasm was not found\ninstall the CUDA toolkit"),
                   "%%cuda --sass: the cell compiled and its kernels are bound, but its SASS cannot be shown: nvdisasm "
                   "was not found");
+    }
+}
+
+namespace xcuda
+{
+    TEST(plain_magic, each_magic_is_declared_once_and_answers_only_help)
+    {
+        const magic_arguments& info = plain_magic::arguments("%cuda_info", plain_magic::info_description);
+        EXPECT_EQ(&plain_magic::arguments("%cuda_info", "another text"), &info);
+        EXPECT_NE(info.usage().find("Show the current device"), std::string::npos) << info.usage();
+        EXPECT_TRUE(info.parse("-h").help);
+        EXPECT_FALSE(info.parse("  ").help);
+        EXPECT_THROW(info.parse("--all"), usage_error);
+        const magic_arguments& status = plain_magic::arguments("%cuda_status", plain_magic::status_description);
+        EXPECT_NE(status.usage().find("%cuda_status"), std::string::npos);
+        EXPECT_NE(status.usage().find("the compile cache"), std::string::npos);
     }
 }
