@@ -3,11 +3,14 @@
 // This is the launch hot path. Two passes over the arguments: the first converts scalars and checks
 // every pointer argument's type without touching the GPU (so a wrong count or type is a TypeError on
 // any machine); the second resolves pointers, which may copy numpy arrays to the device. Exact-type
-// checks come first (float, int, DeviceArray) so the common case costs a few comparisons.
+// checks come first (float, int, DeviceArray) so the common case costs a few comparisons. Which
+// parameter an argument goes to, the checks that need no Python and every message are the core's
+// (runtime/argument_completion, runtime/argument_problems); this file reads the Python objects.
 
 #include "py_common.hpp"
 
-#include "constant_expression.hpp"
+#include "argument_completion.hpp"
+#include "argument_problems.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
 #include "launch_call.hpp"
@@ -51,11 +54,6 @@ namespace xcuda::python
             return types;
         }
 
-        const char* kind_dtype_name(scalar_kind kind)
-        {
-            return scalar_kind_name(kind);
-        }
-
         void store_python_int(argument_block& block, std::size_t index, PyObject* integer)
         {
             int overflow = 0;
@@ -87,14 +85,12 @@ namespace xcuda::python
                 if (as_double == -1.0 && PyErr_Occurred())
                 {
                     PyErr_Clear();
-                    throw argument_value_error(block.plan().describe(index) + ": the integer is too large for a float");
+                    argument_problems::integer_too_large_for_float(block.plan(), index);
                 }
                 block.store_float(index, as_double);
                 return;
             }
-            throw argument_value_error(block.plan().describe(index) + ": " +
-                                       py::repr(py::handle(integer)).cast<std::string>() +
-                                       " does not fit in any 64-bit integer");
+            argument_problems::integer_too_large(block.plan(), index, py::repr(py::handle(integer)).cast<std::string>());
         }
 
         void convert_scalar(argument_block& block, std::size_t index, PyObject* object)
@@ -141,16 +137,11 @@ namespace xcuda::python
                 store_python_int(block, index, integer.ptr());
                 return;
             }
-            std::string hint;
-            if (py::isinstance<py::array>(object))
-            {
-                hint = "; for a single value pass a scalar (array.item() or array[0])";
-            }
-            else if (Py_TYPE(object) == device_array_type())
-            {
-                hint = "; this parameter is a value, not a pointer";
-            }
-            throw argument_type_error(block.plan().describe(index) + " takes a number, got " + type_name(object) + hint);
+            using hint = argument_problems::not_number_hint;
+            argument_problems::not_a_number(block.plan(), index, type_name(object),
+                                            py::isinstance<py::array>(object)       ? hint::array
+                                            : Py_TYPE(object) == device_array_type() ? hint::device_array
+                                                                                     : hint::none);
         }
 
         void convert_opaque(argument_block& block, std::size_t index, PyObject* object, const kernel_parameter& parameter)
@@ -170,21 +161,14 @@ namespace xcuda::python
                     }
                     catch (py::error_already_set& e)
                     {
-                        throw argument_type_error(block.plan().describe(index) + ": " + str_of(py::handle(object)) +
-                                                  " does not make a value of dtype " + str_of(dtype) + " (" +
-                                                  e.what() + ")");
+                        argument_problems::value_not_packed(block.plan(), index, str_of(py::handle(object)),
+                                                            str_of(dtype), e.what());
                     }
                     block.store_bytes(index, value.data(), static_cast<std::size_t>(value.nbytes()));
                     return;
                 }
-                std::string expected = dtype.is_none()
-                                           ? std::string("a matching structured dtype")
-                                           : "dtype " + str_of(dtype) + " (kernel.parameters[" + std::to_string(index) +
-                                                 "]['dtype']), or a tuple of its fields";
-                throw argument_type_error(block.plan().describe(index) +
-                                          " is passed by value as raw bytes: give a numpy scalar or 0-d array of " +
-                                          expected + ", or a bytes object of the type's size; got " +
-                                          type_name(object));
+                argument_problems::value_without_bytes(block.plan(), index, dtype.is_none() ? "" : str_of(dtype),
+                                                       type_name(object));
             }
             try
             {
@@ -201,15 +185,10 @@ namespace xcuda::python
         void check_element_kind(const launch_plan& plan, std::size_t index, scalar_kind have, const py::handle& dtype,
                                 const char* what)
         {
-            const parameter_slot& slot = plan.slots()[index];
-            if (slot.kind == scalar_kind::unknown || slot.kind == have)
+            if (!argument_problems::element_kind_fits(plan, index, have))
             {
-                return;
+                argument_problems::wrong_element_kind(plan, index, str_of(dtype), what);
             }
-            throw argument_type_error(plan.describe(index) + " needs " + kind_dtype_name(slot.kind) +
-                                      " elements, got " + what + " of " + str_of(dtype) +
-                                      "; convert it first, for example with .astype(numpy." +
-                                      kind_dtype_name(slot.kind) + ")");
         }
 
         // Pass 1 for a pointer argument other than a DeviceArray or None: is this a type we can pass,
@@ -227,22 +206,14 @@ namespace xcuda::python
                 const host_transfer& transfer = unchecked_instance<host_transfer>(object);
                 check_element_kind(plan, index, kind_of_dtype(transfer.array.dtype()), transfer.array.dtype(),
                                    (std::string("xcuda.") + transfer.kind + " of a numpy array").c_str());
-                if (transfer.copy_out && plan.slots()[index].is_const)
-                {
-                    throw argument_value_error(plan.describe(index) + " is const: the kernel cannot write it, so "
-                                               "xcuda." + transfer.kind + " would copy back nothing; use xcuda.In");
-                }
+                argument_problems::check_copy_out(plan, index, transfer.copy_out, transfer.kind);
                 return;
             }
             if (py::isinstance<py::array>(object))
             {
                 py::array array = py::reinterpret_borrow<py::array>(object);
                 check_element_kind(plan, index, kind_of_dtype(array.dtype()), array.dtype(), "a numpy array");
-                if (!plan.slots()[index].is_const && !array.writeable())
-                {
-                    throw argument_value_error(plan.describe(index) +
-                                               " is written by the kernel, but the numpy array passed is read-only");
-                }
+                argument_problems::check_writable(plan, index, !array.writeable(), "numpy array");
                 return;
             }
             if (PyObject_HasAttrString(object, "__cuda_array_interface__") || has_dlpack(object))
@@ -251,16 +222,9 @@ namespace xcuda::python
             }
             if (PyLong_Check(object) || PyIndex_Check(object))
             {
-                throw argument_type_error(plan.describe(index) + " takes a device array, and an int is not taken for "
-                                          "an address by accident; if " + str_of(py::handle(object)) +
-                                          " is a device address, say so: xcuda.Pointer(" + str_of(py::handle(object)) +
-                                          ")");
+                argument_problems::int_for_pointer(plan, index, str_of(py::handle(object)));
             }
-            throw argument_type_error(plan.describe(index) +
-                                      " takes a device array (xcuda.DeviceArray, or any object with "
-                                      "__cuda_array_interface__ or __dlpack__, such as a CuPy array or a PyTorch CUDA "
-                                      "tensor), a numpy array (copied to the device for the launch) or None; got " +
-                                      type_name(object));
+            argument_problems::not_a_pointer(plan, index, type_name(object));
         }
 
         // A numpy array for pointer parameter `index`: its contiguous form (the array itself when it already
@@ -292,34 +256,26 @@ namespace xcuda::python
             py::dtype dtype = py::dtype::from_args(interface["typestr"]);
             check_element_kind(plan, index, kind_of_dtype(dtype), dtype, "an array (__cuda_array_interface__)");
             py::tuple shape = interface["shape"];
+            std::size_t dimensions = argument_problems::check_dimensions(plan, index, shape.size());
+            std::size_t extents[argument_problems::max_dimensions];
             std::size_t elements = 1;
-            for (auto extent : shape)
+            for (std::size_t d = 0; d < dimensions; ++d)
             {
-                elements *= extent.cast<std::size_t>();
+                elements *= extents[d] = shape[d].cast<std::size_t>();
             }
             if (interface.contains("strides") && !interface["strides"].is_none())
             {
                 py::tuple strides = interface["strides"];
-                std::size_t expected = static_cast<std::size_t>(dtype.itemsize());
-                for (std::size_t d = shape.size(); d-- > 0;)
+                long long steps[argument_problems::max_dimensions];
+                for (std::size_t d = 0; d < dimensions; ++d)
                 {
-                    std::size_t extent = shape[d].cast<std::size_t>();
-                    if (extent > 1 && strides[d].cast<long long>() != static_cast<long long>(expected))
-                    {
-                        throw argument_value_error(plan.describe(index) +
-                                                   ": the array is not C-contiguous (strides " +
-                                                   str_of(strides) +
-                                                   "); a kernel gets a plain pointer, so pass a contiguous copy");
-                    }
-                    expected *= extent;
+                    steps[d] = strides[d].cast<long long>();
                 }
+                argument_problems::check_c_contiguous(plan, index, extents, steps, dimensions,
+                                                      static_cast<std::size_t>(dtype.itemsize()), str_of(strides));
             }
             py::tuple data = interface["data"];
-            if (data[1].cast<bool>() && !plan.slots()[index].is_const)
-            {
-                throw argument_value_error(plan.describe(index) +
-                                           " is written by the kernel, but the array passed is read-only");
-            }
+            argument_problems::check_writable(plan, index, data[1].cast<bool>(), "array");
             // v3: work on the producer's stream must finish before the consumer's uses the data.
             if (interface.contains("stream") && !interface["stream"].is_none())
             {
@@ -338,49 +294,20 @@ namespace xcuda::python
         }
     }
 
-    [[noreturn]] void throw_device_mismatch(const cuda_kernel& kernel, std::size_t index, int owner, int current)
-    {
-        std::string o = std::to_string(owner);
-        std::string c = std::to_string(current);
-        throw device_mismatch_error(kernel.plan().describe(index) + " of kernel '" + kernel.signature().name +
-                                    "' lives on device " + o + ", but the launch is on device " + c +
-                                    " (the current device). Copy it over with xcuda.copy(xcuda.empty_like(arr), "
-                                    "arr) made under `with xcuda.device(" + c + "):`, launch inside `with "
-                                    "xcuda.device(" + o + "):`, or let device " + c + " read device " + o +
-                                    "'s memory with xcuda.enable_peer_access(" + c + ", " + o + ")");
-    }
-
     namespace
     {
-        // The value of a parameter's default argument, or null when it is not a constant xcuda can read.
-        py::object default_value(const kernel_parameter& parameter)
+        // A default argument (argument_completion) as the Python object a caller would have passed.
+        py::object python_default(const argument_completion::default_argument& value)
         {
-            cxx::constant_value v = cxx::evaluate_constant(parameter.default_value);
-            using type = cxx::constant_value::type;
-            if (parameter.is_pointer)
+            using type = argument_completion::default_argument::type;
+            switch (value.kind)
             {
-                bool null = v.kind == type::null_pointer || (v.kind == type::integer && v.value == 0);
-                return null ? py::object(py::none()) : py::object();
+            case type::null_pointer: return py::none();
+            case type::unsigned_integer: return py::int_(static_cast<unsigned long long>(value.integer));
+            case type::floating: return py::float_(value.real);
+            case type::boolean: return py::bool_(value.integer != 0);
+            default: return py::int_(value.integer);
             }
-            switch (v.kind)
-            {
-            case type::integer:
-                return v.is_unsigned ? py::object(py::int_(static_cast<unsigned long long>(v.value)))
-                                     : py::object(py::int_(v.value));
-            case type::floating: return py::float_(v.real);
-            case type::boolean: return py::bool_(v.value != 0);
-            default: return py::object();
-            }
-        }
-
-        std::string names_of(const std::vector<std::string>& names)
-        {
-            std::string text;
-            for (std::size_t i = 0; i < names.size(); ++i)
-            {
-                text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-            }
-            return text;
         }
     }
 
@@ -388,9 +315,9 @@ namespace xcuda::python
                             completed_arguments& out)
     {
         const kernel_signature& signature = kernel.signature();
-        const std::vector<kernel_parameter>& parameters = signature.parameters;
+        std::size_t parameters = signature.parameters.size();
         std::size_t keywords = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
-        if (signature.is_template() || nargs > parameters.size())
+        if (signature.is_template() || nargs > parameters)
         {
             if (keywords != 0 && signature.is_template())
             {
@@ -399,7 +326,7 @@ namespace xcuda::python
             out.pointers.assign(args, args + nargs);  // bind_arguments says what is wrong
             return;
         }
-        out.pointers.assign(parameters.size(), nullptr);
+        out.pointers.assign(parameters, nullptr);
         std::copy(args, args + nargs, out.pointers.begin());
         for (std::size_t k = 0; k < keywords; ++k)
         {
@@ -408,62 +335,21 @@ namespace xcuda::python
             {
                 throw py::error_already_set();
             }
-            std::size_t index = 0;
-            while (index < parameters.size() && parameters[index].name != name)
-            {
-                ++index;
-            }
-            if (index == parameters.size())
-            {
-                std::vector<std::string> known;
-                for (const auto& p : parameters)
-                {
-                    if (!p.name.empty())
-                    {
-                        known.push_back("'" + p.name + "'");
-                    }
-                }
-                throw argument_type_error("kernel " + signature.to_string() + " has no parameter named '" + name +
-                                          "'" + (known.empty() ? std::string() : "; its parameters are " + names_of(known)));
-            }
+            std::size_t index = argument_completion::parameter_named(signature, name);
             if (out.pointers[index] != nullptr)
             {
-                throw argument_type_error("kernel " + signature.to_string() + " got parameter " +
-                                          std::to_string(index) + " '" + name + "' twice: by position and by name");
+                argument_completion::given_twice(signature, index, name);
             }
             out.pointers[index] = args[nargs + k];
         }
-        std::vector<std::string> missing;
-        for (std::size_t i = 0; i < parameters.size(); ++i)
+        if (nargs + keywords < parameters)  // each keyword filled a parameter of its own: some are left
         {
-            if (out.pointers[i] != nullptr)
-            {
-                continue;
-            }
-            const kernel_parameter& parameter = parameters[i];
-            std::string label = parameter.name.empty() ? "parameter " + std::to_string(i) : "'" + parameter.name + "'";
-            if (parameter.default_value.empty())
-            {
-                missing.push_back(label);
-                continue;
-            }
-            py::object value = default_value(parameter);
-            if (!value)
-            {
-                throw argument_type_error("kernel " + signature.to_string() + ": " + label + " defaults to '" +
-                                          parameter.default_value + "', which is not a constant xcuda can "
-                                          "evaluate; pass it");
-            }
-            out.pointers[i] = value.ptr();
-            out.owned.push_back(std::move(value));
-        }
-        if (!missing.empty())
-        {
-            std::size_t given = nargs + keywords;
-            throw argument_type_error("kernel " + signature.to_string() + " takes " + std::to_string(parameters.size()) +
-                                      " argument" + (parameters.size() == 1 ? "" : "s") + ", got " +
-                                      std::to_string(given) + ": " + names_of(missing) + (missing.size() == 1 ? " has" : " have") +
-                                      " no default argument");
+            argument_completion::fill_defaults(
+                signature, nargs + keywords, [&](std::size_t i) { return out.pointers[i] != nullptr; },
+                [&](std::size_t i, const argument_completion::default_argument& value) {
+                    out.owned.push_back(python_default(value));
+                    out.pointers[i] = out.owned.back().ptr();
+                });
         }
     }
 
@@ -476,9 +362,7 @@ namespace xcuda::python
         kernel.refuse_if_template();
         if (nargs != slots.size())
         {
-            throw argument_type_error("kernel " + kernel.signature().to_string() + " takes " +
-                                      std::to_string(slots.size()) + " argument" + (slots.size() == 1 ? "" : "s") +
-                                      ", got " + std::to_string(nargs));
+            argument_completion::wrong_count(kernel.signature(), slots.size(), nargs);
         }
         // Pass 1: scalars, and the type of every pointer argument. Device arrays (the common case) are
         // complete here.
@@ -504,7 +388,7 @@ namespace xcuda::python
                     int owner = array.buffer->device();
                     if (owner != current_device && !session.peer_enabled(current_device, owner))
                     {
-                        throw_device_mismatch(kernel, i, owner, current_device);
+                        argument_problems::device_mismatch(kernel, i, owner, current_device);
                     }
                     call.pass_device_memory(i, array.size() ? array.pointer() : 0, array.nbytes());
                 }
@@ -620,17 +504,13 @@ namespace xcuda::python
             host_transfer transfer;
             if (copy_out)
             {
-                if (!py::isinstance<py::array>(object))
+                bool is_array = py::isinstance<py::array>(object);
+                if (is_array)
                 {
-                    throw py::type_error(std::string("xcuda.") + kind +
-                                         " needs a numpy array to copy the result into, got " +
-                                         type_name(object));
+                    transfer.array = py::reinterpret_borrow<py::array>(object);
                 }
-                transfer.array = py::reinterpret_borrow<py::array>(object);
-                if (!transfer.array.writeable())
-                {
-                    throw py::value_error(std::string("xcuda.") + kind + " needs a writeable array");
-                }
+                argument_problems::check_copy_target(kind, is_array, is_array && transfer.array.writeable(),
+                                                     type_name(object));
             }
             else
             {

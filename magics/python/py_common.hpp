@@ -92,6 +92,9 @@ namespace xcuda::python
 
     // ---- errors (py_errors.cpp) ----
     void register_errors(py::module_& m);
+    // Diagnostics as dicts (file, line, column, severity, message, [source_line,] hint): CompileError's
+    // .diagnostics, and without source_line the messages the JupyterLab extension marks.
+    py::list diagnostics_list(const std::vector<diagnostic>& messages, bool with_source_line = true);
     // Raises xcuda.CompileError(summary) for an error whose diagnostics `shown` (lines moved by line_offset)
     // are already on screen: its traceback is the summary alone.
     [[noreturn]] void raise_shown_compile_error(const compile_error& error, const std::vector<diagnostic>& shown,
@@ -220,6 +223,8 @@ namespace xcuda::python
 
     // ---- session: info, status, compile, shutdown (py_session.cpp) ----
     void register_session(py::module_& m);
+    // Ctrl-C / Kernel > Interrupt, asked by the core's waits with the GIL released (it takes the GIL).
+    bool python_interrupted();
 
     // ---- placement: device choice, ipyparallel engines on a host (py_placement.cpp) ----
     void register_placement(py::module_& m);
@@ -232,6 +237,9 @@ namespace xcuda::python
     // active, and returns the Python Module. Releases the GIL while NVRTC runs.
     // headers: the header cells to compile with (a module's own, for a variant or a recovery); null: the
     // session's header cells the source includes.
+    // compile_module's build, for a caller that wraps the module after looking at it (%%cuda).
+    std::shared_ptr<cuda_module> build_module(const std::string& source, const std::string& name, compile_options options,
+                                              const std::map<std::string, std::string>* headers = nullptr);
     py::object compile_module(const std::string& source, const std::string& name, compile_options options,
                               const std::map<std::string, std::string>* headers = nullptr);
 

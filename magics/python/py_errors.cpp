@@ -16,7 +16,8 @@
 //   ProgramError(RuntimeError)       a %%cuda_program program exited with a non-zero status: .returncode
 //   SessionClosedError(RuntimeError) an object of a CUDA session that was closed
 // Argument and usage problems are TypeError / ValueError, host memory MemoryError, as Python users
-// expect. Every core exception is an xcuda::error; the translator below maps each class once.
+// expect. Every core exception is an xcuda::error; the translator below maps each class once. The text
+// a KernelFault adds about lost device arrays is base/lost_buffers'; here only the namespace is read.
 
 #include "py_common.hpp"
 
@@ -24,6 +25,7 @@
 #include "diagnostics.hpp"
 #include "diagnostics_view.hpp"
 #include "errors.hpp"
+#include "lost_buffers.hpp"
 
 namespace xcuda::python
 {
@@ -61,26 +63,23 @@ namespace xcuda::python
             return py::module_::import("__main__").attr("__dict__");
         }
 
-        // For each lost buffer: its label, bytes, device and the user's variables that viewed it.
-        py::list lost_buffers(const kernel_fault& fault)
+        // The lost buffers (base/lost_buffers) named by the user's variables that view them.
+        lost_buffers name_lost_buffers(const kernel_fault& fault)
         {
-            py::list lost;
-            py::dict names_by_id;
+            lost_buffers lost(fault);
             try
             {
                 PyTypeObject* array_type = device_array_type();
                 for (auto item : user_namespace())
                 {
-                    if (Py_TYPE(item.second.ptr()) == array_type && PyUnicode_Check(item.first.ptr()) &&
-                        !item.first.cast<std::string>().empty() && item.first.cast<std::string>()[0] != '_')
+                    if (Py_TYPE(item.second.ptr()) == array_type && PyUnicode_Check(item.first.ptr()))
                     {
-                        const device_array& array = unchecked_instance<device_array>(item.second.ptr());
-                        py::int_ id(reinterpret_cast<std::uintptr_t>(array.buffer.get()));
-                        if (!names_by_id.contains(id))
+                        std::string name = item.first.cast<std::string>();
+                        if (!name.empty() && name[0] != '_')
                         {
-                            names_by_id[id] = py::list();
+                            const device_array& array = unchecked_instance<device_array>(item.second.ptr());
+                            lost.name(reinterpret_cast<std::uintptr_t>(array.buffer.get()), name);
                         }
-                        names_by_id[id].cast<py::list>().append(item.first);
                     }
                 }
             }
@@ -88,47 +87,18 @@ namespace xcuda::python
             {
                 // A namespace that cannot be read only loses the names, not the report.
             }
-            for (const auto& buffer : fault.lost())
-            {
-                py::int_ id(buffer.id);
-                py::list names = names_by_id.contains(id) ? names_by_id[id].cast<py::list>() : py::list();
-                lost.append(py::dict(py::arg("label") = buffer.label, py::arg("bytes") = buffer.bytes,
-                                     py::arg("device") = buffer.device, py::arg("names") = names));
-            }
             return lost;
         }
 
-        std::string describe_lost(const py::list& lost)
+        py::list lost_list(const lost_buffers& lost)
         {
-            std::string text;
-            std::size_t unnamed = 0;
-            for (auto entry : lost)
+            py::list list;
+            for (const auto& entry : lost.entries())
             {
-                py::dict buffer = entry.cast<py::dict>();
-                py::list names = buffer["names"].cast<py::list>();
-                if (names.empty())
-                {
-                    ++unnamed;
-                    continue;
-                }
-                std::string joined;
-                for (auto name : names)
-                {
-                    joined += (joined.empty() ? "" : " = ") + name.cast<std::string>();
-                }
-                text += "\n  " + joined + ": " + buffer["label"].cast<std::string>();
+                list.append(py::dict(py::arg("label") = entry.buffer.label, py::arg("bytes") = entry.buffer.bytes,
+                                     py::arg("device") = entry.buffer.device, py::arg("names") = entry.names));
             }
-            if (!text.empty())
-            {
-                text = "\nDevice arrays lost (using them raises xcuda.SessionLostError):" + text;
-            }
-            if (unnamed)
-            {
-                text += "\n  and " + std::to_string(unnamed) + " buffer" + (unnamed == 1 ? "" : "s") +
-                        " not bound to a variable (temporaries, or held inside other objects)";
-            }
-            return text + "\nYour Python variables and host (numpy) arrays are intact. Run %cuda_recover to "
-                          "continue on the GPU: it replaces the kernel process and carries your variables over.";
+            return list;
         }
 
         PyObject* new_exception(py::module_& m, const char* name, PyObject* base, const char* doc)
@@ -154,24 +124,29 @@ namespace xcuda::python
             PyErr_SetObject(type, instance.ptr());
         }
 
-        py::list diagnostics_list(const std::vector<diagnostic>& messages)
-        {
-            py::list parsed;
-            for (const auto& d : messages)
-            {
-                parsed.append(py::dict(py::arg("file") = d.file, py::arg("line") = d.line, py::arg("column") = d.column,
-                                       py::arg("severity") = d.severity, py::arg("message") = d.message,
-                                       py::arg("source_line") = d.source_line, py::arg("hint") = d.hint));
-            }
-            return parsed;
-        }
-
         // A CudaError subclass raised without a failed driver call: call and code are None.
         void raise_without_call(PyObject* type, const std::string& message, const char* name)
         {
             raise_with(type, message, py::dict(py::arg("call") = py::none(), py::arg("code") = py::none(),
                                                py::arg("name") = name));
         }
+    }
+
+    py::list diagnostics_list(const std::vector<diagnostic>& messages, bool with_source_line)
+    {
+        py::list parsed;
+        for (const auto& d : messages)
+        {
+            py::dict entry(py::arg("file") = d.file, py::arg("line") = d.line, py::arg("column") = d.column,
+                           py::arg("severity") = d.severity, py::arg("message") = d.message);
+            if (with_source_line)
+            {
+                entry["source_line"] = d.source_line;
+            }
+            entry["hint"] = d.hint;
+            parsed.append(entry);
+        }
+        return parsed;
     }
 
     void register_errors(py::module_& m)
@@ -249,16 +224,11 @@ namespace xcuda::python
             }
             catch (const kernel_fault& e)
             {
-                py::list lost = lost_buffers(e);
-                py::list kernels;
-                for (const auto& k : e.kernels())
-                {
-                    kernels.append(k);
-                }
-                raise_with(kernel_fault_type, e.what() + describe_lost(lost),
+                lost_buffers lost = name_lost_buffers(e);
+                raise_with(kernel_fault_type, e.what() + lost.describe(),
                            py::dict(py::arg("call") = e.call(), py::arg("code") = e.code(),
-                                    py::arg("name") = e.name(), py::arg("kernels") = kernels,
-                                    py::arg("device") = e.device(), py::arg("lost") = lost));
+                                    py::arg("name") = e.name(), py::arg("kernels") = e.kernels(),
+                                    py::arg("device") = e.device(), py::arg("lost") = lost_list(lost)));
             }
             catch (const session_lost_error& e)
             {

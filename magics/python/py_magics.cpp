@@ -6,18 +6,20 @@
 // They are real IPython magics (shell.register_magic_function), so IPython splits the cell, expands
 // {variables} in the line, lists them in %lsmagic and shows their help with %%cuda?. The same
 // registration serves the xcuda kernel and `%load_ext xcuda` in any IPython (ipykernel included).
+//
+// What each magic does is the core's (operations/cuda_cell, compile/program_cell, runtime/header_cell,
+// base/help_transform); here the shell's namespace, displays, warnings and prints.
 
 #include "py_common.hpp"
 
-#include <pybind11/eval.h>
+#include <cstdio>
 
-#include <algorithm>
-#include <sstream>
-
-#include "compile_process.hpp"
 #include "cuda_cell_arguments.hpp"
-#include "cuda_program.hpp"
-#include "diagnostics.hpp"
+#include "cuda_cell.hpp"
+#include "header_cell.hpp"
+#include "plain_magic.hpp"
+#include "help_transform.hpp"
+#include "program_cell.hpp"
 #include "diagnostics_view.hpp"
 #include "errors.hpp"
 #include "nvrtc_library.hpp"
@@ -43,36 +45,12 @@ namespace xcuda::python
         // in the cell's editor; other frontends have no renderer for it and show the HTML or text beside it.
         constexpr const char* diagnostics_mimetype = "application/vnd.xcuda.diagnostics+json";
 
-        // The messages as plain data, with the editor's line numbers (the %%cuda line is line 1); file is ""
-        // for the cell's own lines, else the header cell a message is in.
-        py::dict diagnostics_json(const std::vector<diagnostic>& shown)
-        {
-            py::list messages;
-            for (const auto& d : shown)
-            {
-                messages.append(py::dict(py::arg("file") = d.file, py::arg("line") = d.line,
-                                         py::arg("column") = d.column, py::arg("severity") = d.severity,
-                                         py::arg("message") = d.message, py::arg("hint") = d.hint));
-            }
-            return py::dict(py::arg("version") = 1, py::arg("diagnostics") = messages);
-        }
-
-        // Names the shell itself needs in the namespace (IPython's hidden names: get_ipython, exit, In, Out,
-        // _, _i, ...), and any dunder name: binding a module or kernel there breaks every later cell.
+        // A name the shell needs (cuda_cell::reserved_name), or one of this shell's user_ns_hidden.
         bool shell_needs_name(py::handle shell, const std::string& name)
         {
-            if (name.size() > 4 && name.compare(0, 2, "__") == 0 && name.compare(name.size() - 2, 2, "__") == 0)
+            if (cuda_cell::reserved_name(name))
             {
                 return true;
-            }
-            static const char* known[] = {"get_ipython", "exit", "quit", "In", "Out", "_", "__", "___", "_i", "_ii",
-                                          "_iii", "_ih", "_oh", "_dh", "display"};
-            for (const char* reserved : known)
-            {
-                if (name == reserved)
-                {
-                    return true;
-                }
             }
             PyObject* hidden = PyObject_GetAttrString(shell.ptr(), "user_ns_hidden");
             if (!hidden)
@@ -106,9 +84,7 @@ namespace xcuda::python
         {
             if (shell_needs_name(shell, name))
             {
-                warn(std::string("%%cuda: ") + what + " '" + name + "' is not bound to the name " + name +
-                     ", which IPython needs; choose another with %%cuda --name NAME (then NAME." + name + " or NAME['" +
-                     name + "'])");
+                warn(cuda_cell::unbound_warning(what, name));
                 return;
             }
             py::str key(name);
@@ -119,9 +95,7 @@ namespace xcuda::python
                 bool ours = py::isinstance(old, xcuda.attr("Kernel")) || py::isinstance(old, xcuda.attr("Module"));
                 if (!ours)
                 {
-                    warn(std::string("%%cuda: ") + what + " '" + name + "' replaces the variable " + name + " (" +
-                         type_name(old) + "); to keep it, bind the cell's kernels under another name with "
-                         "%%cuda --name NAME");
+                    warn(cuda_cell::replaces_warning(what, name, type_name(old)));
                 }
             }
             else if (!old && PyErr_Occurred())
@@ -131,18 +105,20 @@ namespace xcuda::python
             user_ns[key] = value;
         }
 
-        // The messages of a compile, displayed as HTML, text and the extension's JSON.
+        // The messages of a compile, displayed as HTML, text and the extension's JSON (version 1: the messages
+        // with the editor's line numbers; file is "" for the cell's own lines, else the header cell).
         void show_diagnostics(const std::vector<diagnostic>& shown, const cuda_cell_options& options)
         {
-            std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
+            std::string cell_name = cuda_cell::cell_name(options);
             py::module_::import("IPython.display").attr("display")(
                 py::dict(py::arg("text/html") = diagnostics_view::html(shown, cell_name),
                          py::arg("text/plain") = diagnostics_view::text(shown, cell_name),
-                         py::arg(diagnostics_mimetype) = diagnostics_json(shown)),
+                         py::arg(diagnostics_mimetype) =
+                             py::dict(py::arg("version") = 1, py::arg("diagnostics") = diagnostics_list(shown, false))),
                 py::arg("raw") = true);
         }
 
-        void cuda_cell(py::object shell, const std::string& line, const std::string& cell)
+        void run_cuda_cell(py::object shell, const std::string& line, const std::string& cell)
         {
             cuda_cell_options options = checked_usage([&] { return cuda_cell_arguments::parse(line); });
             if (options.help)
@@ -152,46 +128,25 @@ namespace xcuda::python
             }
             if (!options.name.empty() && shell_needs_name(shell, options.name))
             {
-                raise_usage("%%cuda --name " + options.name + ": the name is IPython's own (binding a module there "
-                            "breaks later cells); choose another name (see %%cuda -h)");
+                raise_usage(cuda_cell::reserved_name_problem(options.name));
             }
-            if (text::blank(cell))
-            {
-                raise_usage("%%cuda: the cell is empty: write CUDA C++ below the %%cuda line, for example\n"
-                                  "%%cuda\nextern \"C\" __global__ void scale(float* x, float a, size_t n)\n"
-                                  "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }");
-            }
-            py::object module;
+            checked_usage([&] { cuda_cell::check_source(cell); });
+            std::shared_ptr<cuda_module> built;
             try
             {
-                module = compile_module(cell, options.name, options.compile);
+                built = build_module(cell, options.name, options.compile);
             }
             catch (const compile_error& error)
             {
-                // Shown once: the messages (where, what, the line with a caret, a hint), with the editor's line
-                // numbers (the %%cuda line is line 1), then a one-line CompileError without IPython's frames.
-                const int magic_line = 1;
-                std::vector<diagnostic> shown = diagnostics::shifted(error.parsed(), magic_line);
-                show_diagnostics(shown, options);
-                std::string cell_name = options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
-                raise_shown_compile_error(error, shown, magic_line, diagnostics_view::summary(shown, cell_name));
+                cuda_cell::failure failure = cuda_cell::failed(error, options);
+                show_diagnostics(failure.shown, options);
+                raise_shown_compile_error(error, failure.shown, cuda_cell::magic_lines, failure.summary);
             }
-            static bool driver_note_shown = false;
-            if (!driver_note_shown && !nvrtc_library::driver_note().empty())
+            cuda_cell::outcome outcome = cuda_cell::built(*built, cell, nvrtc_library::driver_note());
+            py::object module = wrap_module(built);
+            for (const auto& warning : outcome.warnings)
             {
-                // Said once, at the first cell, before any launch fails on it.
-                driver_note_shown = true;
-                py::module_::import("warnings").attr("warn")("%%cuda: " + nvrtc_library::driver_note(),
-                                                            py::module_::import("builtins").attr("UserWarning"), 2);
-            }
-            if (py::len(module.attr("kernels")) == 0)
-            {
-                // Device functions and types alone compile, but leave nothing to launch or include.
-                py::module_::import("warnings").attr("warn")(
-                    "%%cuda: the cell defines no __global__ function, so there is nothing to launch. For "
-                    "__device__ functions, types and constants that other cells use, make it a header cell: "
-                    "%%cuda_header NAME, then #include \"NAME\" in the %%cuda cells.",
-                    py::module_::import("builtins").attr("UserWarning"), 2);
+                warn(warning);
             }
             py::dict user_ns = shell.attr("user_ns");
             if (!options.name.empty())
@@ -216,22 +171,13 @@ namespace xcuda::python
             {
                 py::print(str_of(item.first) + ": " + str_of(py::repr(item.second)));
             }
-            std::string log = module.attr("log").cast<std::string>();
-            if (log.find("warning") != std::string::npos)
+            if (outcome.show_diagnostics)
             {
-                // The warnings located in the cell are shown as the errors are (HTML, text, and the messages as
-                // data for the JupyterLab extension to mark), the cell still succeeding; the others as the log.
-                std::vector<diagnostic> shown = diagnostics::shifted(diagnostics::parse(cell, log), 1);
-                bool located = std::any_of(shown.begin(), shown.end(),
-                                           [](const diagnostic& d) { return d.line > 0 && d.severity == "warning"; });
-                if (located)
-                {
-                    show_diagnostics(shown, options);
-                }
-                else
-                {
-                    py::module_::import("sys").attr("stderr").attr("write")("NVRTC warnings:\n" + log + "\n");
-                }
+                show_diagnostics(outcome.shown, options);
+            }
+            else if (!outcome.log.empty())
+            {
+                py::module_::import("sys").attr("stderr").attr("write")(outcome.log);
             }
             if (options.show_ptx || options.show_sass)
             {
@@ -254,263 +200,60 @@ namespace xcuda::python
                         {
                             throw;
                         }
-                        std::string why = py::str(e.value()).cast<std::string>();
-                        py::module_::import("warnings").attr("warn")(
-                            "%%cuda --sass: the cell compiled and its kernels are bound, but its SASS cannot be shown: " +
-                                why.substr(0, why.find('\n')),
-                            py::module_::import("builtins").attr("UserWarning"), 2);
+                        warn(cuda_cell::sass_unavailable_warning(py::str(e.value()).cast<std::string>()));
                     }
                 }
             }
         }
 
-        const magic_arguments& program_arguments()
-        {
-            static const magic_arguments declared = [] {
-                magic_arguments a("%%cuda_program", "[ARG ...]",
-                                  "Compile the cell as a whole CUDA program (main(), <<<...>>> launches, the CUDA\n"
-                                  "runtime API) with nvcc, and run it as a process of its own: its output shows\n"
-                                  "in the cell as it comes, Kernel > Interrupt kills it, a non-zero exit status\n"
-                                  "raises xcuda.ProgramError. Words after the options are the program's\n"
-                                  "arguments, e.g. %%cuda_program 100 out.txt, or --args \"-n 100\".");
-                a.add({{"--args"}, "ARGS", "the program's arguments, shell-quoted: --args \"-n 100 -v\""})
-                    .add({{"--arch", "-arch"}, "ARCH", "nvcc -arch (sm_90, ...); default: nvcc's own"})
-                    .add({{"--profile"}, "", "run under a profiler: ncu (Nsight Compute) if found, else nsys"})
-                    .add({{"--profiler"}, "TOOL", "the profiler for --profile: ncu or nsys"})
-                    .add({{"--profiler-args"}, "ARGS", "options for the profiler, shell-quoted"})
-                    .add({{"--sanitize"}, "", "run under compute-sanitizer (memcheck)"})
-                    .add({{"--tool"}, "TOOL", "compute-sanitizer's tool for --sanitize: memcheck, racecheck,\n"
-                                              "initcheck or synccheck"})
-                    .trailing_as(magic_arguments::trailing::words, "ARG: the program's arguments")
-                    .pass_unknown([](const std::string& word) { return !word.empty() && word[0] == '-'; }, "nvcc")
-                    .epilog("Other options starting with '-' (-O3, -lcublas, -std=c++20, -G) and every word\n"
-                            "after a bare '--' go to nvcc. nvcc is found at $CUDA_HOME/bin/nvcc,\n"
-                            "/usr/local/cuda/bin/nvcc or on PATH; kernels alone need no nvcc: use %%cuda.");
-                return a;
-            }();
-            return declared;
-        }
-
-        // Ctrl-C / Kernel > Interrupt: asked with the GIL released, every 20 ms.
-        bool program_interrupted()
-        {
-            py::gil_scoped_acquire acquire;
-            if (PyErr_CheckSignals() != 0)
-            {
-                PyErr_Clear();  // re-raised as KeyboardInterrupt by the translator of interrupted_error
-                return true;
-            }
-            return false;
-        }
-
-        // The program's output, written to the cell's stdout / stderr as it comes.
-        void program_output(bool is_stderr, const std::string& text)
-        {
-            py::gil_scoped_acquire acquire;
-            try
-            {
-                py::object stream = py::module_::import("sys").attr(is_stderr ? "stderr" : "stdout");
-                // The bytes may split a UTF-8 character; a replacement keeps the stream readable.
-                py::object decoded = py::reinterpret_steal<py::object>(
-                    PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
-                stream.attr("write")(decoded);
-                stream.attr("flush")();
-            }
-            catch (py::error_already_set&)
-            {
-                std::fwrite(text.data(), 1, text.size(), stderr);
-            }
-        }
-
+        // %%cuda_program: the core reads the line and runs the program (compile/program_cell); here its
+        // output goes to the cell's sys.stdout / sys.stderr and Python's signals interrupt it.
         void cuda_program_cell(const std::string& line, const std::string& cell)
         {
-            const magic_arguments& declared = program_arguments();
-            magic_arguments::parsed p = parse_magic_line(declared, line);
-            if (p.help)
+            program_cell program = checked_usage([&] { return program_cell::parse(line, cell); });
+            if (program.help())
             {
-                py::print(declared.usage());
+                py::print(program_cell::arguments().usage());
                 return;
             }
-            if (text::blank(cell))
-            {
-                raise_usage(declared.problem("the cell is empty: write a CUDA program with int main() below the "
-                                             "%%cuda_program line"));
-            }
-            std::vector<std::string> arguments = p.words;
-            if (p.has("--args"))
-            {
-                std::vector<std::string> more = magic_arguments::split(p.value("--args"));
-                arguments.insert(arguments.begin(), more.begin(), more.end());
-            }
-            std::vector<std::string> nvcc_options;
-            if (p.has("--arch"))
-            {
-                nvcc_options.push_back("-arch=" + p.value("--arch"));
-            }
-            nvcc_options.insert(nvcc_options.end(), p.passed.begin(), p.passed.end());
-            if (p.has("--profile") && p.has("--sanitize"))
-            {
-                raise_usage(declared.problem("--profile and --sanitize run the program under different tools; "
-                                             "choose one"));
-            }
-            if ((p.has("--profiler") || p.has("--profiler-args")) && !p.has("--profile"))
-            {
-                raise_usage(declared.problem("--profiler and --profiler-args go with --profile"));
-            }
-            if (p.has("--tool") && !p.has("--sanitize"))
-            {
-                raise_usage(declared.problem("--tool goes with --sanitize"));
-            }
-            std::string profiler = p.value("--profiler");
-            if (!profiler.empty() && profiler != "ncu" && profiler != "nsys")
-            {
-                raise_usage(declared.problem("--profiler needs ncu or nsys, got '" + profiler + "'"));
-            }
-            std::string tool = p.value("--tool", "memcheck");
-            if (tool != "memcheck" && tool != "racecheck" && tool != "initcheck" && tool != "synccheck")
-            {
-                raise_usage(declared.problem("--tool needs memcheck, racecheck, initcheck or synccheck, got '" + tool + "'"));
-            }
+            auto output = [](bool is_stderr, const std::string& text) {
+                py::gil_scoped_acquire acquire;
+                try
+                {
+                    py::object stream = py::module_::import("sys").attr(is_stderr ? "stderr" : "stdout");
+                    // The bytes may split a UTF-8 character; a replacement keeps the stream readable.
+                    py::object decoded = py::reinterpret_steal<py::object>(
+                        PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+                    stream.attr("write")(decoded);
+                    stream.attr("flush")();
+                }
+                catch (py::error_already_set&)
+                {
+                    std::fwrite(text.data(), 1, text.size(), stderr);
+                }
+            };
             // The core's errors (tool_not_found_error, compile_error of nvcc, interrupted_error, program_error)
             // become xcuda's exceptions through the module's translator.
-            {
-                cuda_program program(cell);
-                std::vector<std::string> prefix;
-                if (p.has("--profile"))
-                {
-                    std::string path;
-                    if (profiler.empty() || profiler == "ncu")
-                    {
-                        path = cuda_program::find_tool("ncu");
-                        profiler = path.empty() && profiler.empty() ? "nsys" : "ncu";
-                    }
-                    if (profiler == "nsys")
-                    {
-                        path = cuda_program::find_tool("nsys");
-                    }
-                    if (path.empty())
-                    {
-                        throw tool_not_found_error(
-                            "%%cuda_program --profile needs " +
-                            std::string(p.has("--profiler") ? profiler : "ncu (Nsight Compute) or nsys (Nsight Systems)") +
-                            ", and none was found next to nvcc, in $CUDA_HOME/bin, /usr/local/cuda/bin or on PATH; "
-                            "install Nsight Compute / Nsight Systems (they come with the CUDA toolkit) or run without "
-                            "--profile");
-                    }
-                    prefix.push_back(path);
-                    if (profiler == "nsys")
-                    {
-                        prefix.insert(prefix.end(), {"profile", "--stats=true", "--force-overwrite=true", "-o",
-                                                     program.folder() + "/report"});
-                    }
-                    std::vector<std::string> extra = magic_arguments::split(p.value("--profiler-args"));
-                    prefix.insert(prefix.end(), extra.begin(), extra.end());
-                }
-                else if (p.has("--sanitize"))
-                {
-                    std::string path = cuda_program::find_tool("compute-sanitizer");
-                    if (path.empty())
-                    {
-                        throw tool_not_found_error(
-                            "%%cuda_program --sanitize needs compute-sanitizer, and none was found next to nvcc, in "
-                            "$CUDA_HOME/bin, /usr/local/cuda/bin or on PATH; it comes with the CUDA toolkit "
-                            "(the cuda-sanitizer package of your CUDA version), or run without --sanitize");
-                    }
-                    prefix = {path, "--tool", tool};
-                }
-                int status = 0;
-                {
-                    py::gil_scoped_release release;
-                    program.build(nvcc_options, program_interrupted);
-                    status = program.run(prefix, arguments, program_output, program_interrupted);
-                }
-                if (status != 0)
-                {
-                    std::string what = prefix.empty() ? "the program" : "the program under " + prefix[0].substr(prefix[0].rfind('/') + 1);
-                    std::string how = status > 128 ? " (killed by signal " + std::to_string(status - 128) + ")" : "";
-                    throw program_error(what + " exited with status " + std::to_string(status) + how +
-                                            "; its output is above",
-                                        status);
-                }
-            }
-        }
-
-        const magic_arguments& header_arguments()
-        {
-            static const magic_arguments declared = [] {
-                magic_arguments a("%%cuda_header", "NAME",
-                                  "Keep the cell as a header named NAME for later %%cuda cells' #include \"NAME\".\n"
-                                  "The compile cache key includes header texts; changing a header marks the modules\n"
-                                  "built with the old text stale (%cuda_status shows them; launching one warns)\n"
-                                  "until their cells run again.");
-                a.trailing_as(magic_arguments::trailing::words);
-                return a;
-            }();
-            return declared;
+            py::gil_scoped_release release;
+            program.run(output, python_interrupted);
         }
 
         void cuda_header_cell(const std::string& line, const std::string& cell)
         {
-            const magic_arguments& declared = header_arguments();
-            magic_arguments::parsed p = parse_magic_line(declared, line);
-            if (p.help)
-            {
-                py::print(declared.usage());
-                return;
-            }
-            if (p.words.size() != 1 || p.words[0].empty())
-            {
-                raise_usage(declared.problem("takes one header name, e.g. %%cuda_header vec.cuh; later %%cuda cells "
-                                             "use it with #include \"vec.cuh\""));
-            }
-            const std::string& name = p.words[0];
-            py::list stale = py::module_::import("xcuda").attr("set_header")(name, cell);
-            std::string message = "header " + name + " kept for #include \"" + name + "\"";
-            if (py::len(stale))
-            {
-                message += "; stale until their cells run again: " + str_of(py::str(", ").attr("join")(stale));
-            }
-            py::print(message);
+            py::print(checked_usage([&] { return header_cell::run(state().registry, line, cell); }));
         }
 
-        // IPython refuses a cell magic whose body is empty before calling it ("the cell body is empty"), so
-        // a cell of `%%cuda -h` alone would never reach the magic's help. This transform, one of the shell's
-        // input_transformers_cleanup (they see the cell's lines before IPython turns magics into calls),
-        // gives such a cell one empty line of body: only a %%cuda or %%cuda_header line with -h or --help
-        // and nothing but blank lines below it; every other cell passes unchanged.
+        // The cell transform of help_transform (its header says why), among input_transformers_cleanup.
         constexpr const char* help_transform_name = "xcuda_help_with_empty_body";
 
         py::list help_with_empty_body(py::list lines)
         {
-            if (py::len(lines) == 0)
+            if (py::len(lines) == 0 || !help_transform::asks_for_help(lines[0].cast<std::string>()))
             {
-                return lines;
+                return lines;  // every cell passes here: most leave after one look at the first line
             }
-            std::string first = lines[0].cast<std::string>();
-            std::istringstream words(first);
-            std::string magic, word;
-            words >> magic;
-            if (magic != "%%cuda" && magic != "%%cuda_header" && magic != "%%cuda_program")
-            {
-                return lines;
-            }
-            bool help = false;
-            while (words >> word)
-            {
-                help = help || word == "-h" || word == "--help";
-            }
-            for (std::size_t i = 1; help && i < py::len(lines); ++i)
-            {
-                help = text::blank(lines[i].cast<std::string>());
-            }
-            if (!help)
-            {
-                return lines;
-            }
-            py::list with_body;
-            with_body.append(first.empty() || first.back() != '\n' ? first + "\n" : first);
-            with_body.append("\n");
-            return with_body;
+            std::vector<std::string> text = lines.cast<std::vector<std::string>>();
+            return help_transform::needs_body(text) ? py::list(py::cast(help_transform::with_body(text[0]))) : lines;
         }
 
         void add_help_transform(py::object shell)
@@ -530,23 +273,11 @@ namespace xcuda::python
             cleanup.append(py::cpp_function(&help_with_empty_body, py::name(help_transform_name)));
         }
 
-        // A magic that takes no options but -h.
-        const magic_arguments& plain_arguments(const char* magic, const char* description)
-        {
-            static std::map<std::string, magic_arguments> declared;
-            auto it = declared.find(magic);
-            if (it == declared.end())
-            {
-                it = declared.emplace(magic, magic_arguments(magic, "", description)).first;
-            }
-            return it->second;
-        }
-
         // Runs show() unless the line asks for help (or is wrong).
         void plain_magic(const char* magic, const char* description, const std::string& line,
                          const std::function<void()>& show)
         {
-            const magic_arguments& declared = plain_arguments(magic, description);
+            const magic_arguments& declared = plain_magic::arguments(magic, description);
             if (parse_magic_line(declared, line).help)
             {
                 py::print(declared.usage());
@@ -559,15 +290,14 @@ namespace xcuda::python
         {
             py::options options;
             options.disable_function_signatures();
-            static const char* info_text = "Show the current device, why it was chosen, its memory, and the driver and NVRTC versions.";
-            static const char* status_text = "List resident modules with their kernels, the device arrays bound in the "
-                                             "namespace\n(shape, dtype, bytes), and the compile cache.";
-            static const std::string info_usage = plain_arguments("%cuda_info", info_text).usage();
-            static const std::string status_usage = plain_arguments("%cuda_status", status_text).usage();
-            static const std::string header_usage = header_arguments().usage();
-            static const std::string program_usage = program_arguments().usage();
+            static const char* info_text = plain_magic::info_description;
+            static const char* status_text = plain_magic::status_description;
+            static const std::string info_usage = plain_magic::arguments("%cuda_info", info_text).usage();
+            static const std::string status_usage = plain_magic::arguments("%cuda_status", status_text).usage();
+            static const std::string header_usage = header_cell::arguments().usage();
+            static const std::string program_usage = program_cell::arguments().usage();
             py::cpp_function cuda(
-                [shell](const std::string& line, const std::string& cell) { cuda_cell(shell, line, cell); },
+                [shell](const std::string& line, const std::string& cell) { run_cuda_cell(shell, line, cell); },
                 py::name("cuda"), py::doc(cuda_cell_arguments::usage().c_str()));
             py::cpp_function info([](const std::string& line) {
                 plain_magic("%cuda_info", info_text, line, [] {
@@ -598,7 +328,7 @@ namespace xcuda::python
             py::module_ recovery = py::module_::import("xcuda.recovery");
             static const std::string recover_text = recovery.attr("cuda_recover").attr("__doc__").cast<std::string>();
             static const std::string recover_usage =
-                plain_arguments("%cuda_recover", recover_text.c_str()).usage();
+                plain_magic::arguments("%cuda_recover", recover_text).usage();
             py::object recover = recovery.attr("cuda_recover");
             shell.attr("register_magic_function")(
                 py::cpp_function([recover](const std::string& line) {

@@ -1,23 +1,21 @@
 // The session as seen from Python: xcuda.compile, info(), status(), set_device(), device_count(),
 // and _shutdown() (called by the xcuda kernel at shutdown_request).
 //
-// info() and status() return a Report: a few tables rendered as HTML in notebooks (_repr_html_)
-// and as aligned text elsewhere (__repr__).
+// info() and status() return a Report (operations/session_report builds it from core state): a few
+// tables rendered as HTML in notebooks (_repr_html_) and as aligned text elsewhere (__repr__).
 
 #include "py_common.hpp"
 
 #include <optional>
 
-#include <algorithm>
-#include <dlfcn.h>
-#include <unistd.h>
 #include <cstdio>
-#include <cstdlib>
 
-#include "cuda_driver.hpp"
 #include "cuda_module.hpp"
 #include "parse_interrupts.hpp"
-#include "table_view.hpp"
+#include "cell_build.hpp"
+#include "device_scope.hpp"
+#include "session_control.hpp"
+#include "session_report.hpp"
 #include "cuda_session.hpp"
 #include "module_registry.hpp"
 #include "nvrtc_library.hpp"
@@ -33,379 +31,93 @@ namespace xcuda::python
 
     namespace
     {
-        using report_table = text_table;
-
-        // A few tables: HTML in notebooks (_repr_html_), aligned text elsewhere (__repr__).
-        struct report
-        {
-            std::vector<report_table> tables;
-
-            std::string html() const
-            {
-                std::string out = "<div class=\"xcuda-report\">";
-                for (const auto& table : tables)
-                {
-                    out += table_view::html(table);
-                }
-                return out + "</div>";
-            }
-
-            std::string text() const
-            {
-                std::string out;
-                for (const auto& table : tables)
-                {
-                    out += (out.empty() ? "" : "\n") + table_view::text(table);
-                }
-                return out;
-            }
-        };
-
-        std::string version_text(int version)
-        {
-            return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
-        }
-
-        // Every device: the current one marked, memory free where xcuda has a context there.
-        report_table devices_table()
-        {
-            cuda_session& session = process_session();
-            report_table table{"Devices", {"device", "name", "arch", "multiprocessors", "memory", "context", "peers"}, {}, ""};
-            int count = session.device_count();
-            for (int ordinal = 0; ordinal < count; ++ordinal)
-            {
-                const device_properties& p = session.properties(ordinal);
-                std::string memory = text::binary_bytes(p.total_memory);
-                if (session.context(ordinal))
-                {
-                    auto [free_bytes, total_bytes] = session.memory_info(ordinal);
-                    memory = text::binary_bytes(free_bytes) + " free of " + text::binary_bytes(total_bytes);
-                }
-                std::string peers;
-                for (int other = 0; other < count; ++other)
-                {
-                    if (other != ordinal && session.peer_enabled(ordinal, other))
-                    {
-                        peers += (peers.empty() ? "" : ", ") + std::to_string(other);
-                    }
-                }
-                table.rows.push_back({std::to_string(ordinal) + (ordinal == session.device_ordinal() ? " (current)" : ""),
-                                      p.name, p.arch(), std::to_string(p.multiprocessors), memory,
-                                      session.context(ordinal) ? "active" : "not yet", peers.empty() ? "-" : peers});
-            }
-            session.make_current();
-            return table;
-        }
-
-        // Which device and why, and for an ipyparallel engine its place on the host and who shares its GPU.
-        void placement_rows(report_table& table, bool have_gpu)
+        // The binding's device choice (xcuda.device_choice(): it knows the engine's registry) as a core value.
+        device_placement placement()
         {
             py::dict choice = device_choice_report();
-            std::string reason = choice["reason"].cast<std::string>();
-            if (choice["ordinal"].is_none())
-            {
-                table.rows.push_back({"device choice", "refused: " + reason});
-            }
-            else if (have_gpu)
-            {
-                table.rows.push_back({"chosen by", reason});
-            }
-            else
-            {
-                table.rows.push_back({"device choice", "device " + str_of(choice["ordinal"]) + ": " + reason});
-            }
-            if (choice["engine"].is_none())
-            {
-                return;
-            }
-            std::string engine = choice["engine"].cast<std::string>();
-            if (!choice["host_slot"].is_none())
-            {
-                engine += ", slot " + str_of(choice["host_slot"]);
-            }
-            table.rows.push_back({"engine", engine + " (registry " + choice["registry"].cast<std::string>() + ")"});
-            if (!choice["gpu_uuid"].is_none())
-            {
-                table.rows.push_back({"GPU UUID", choice["gpu_uuid"].cast<std::string>()});
-                std::vector<std::string> others = choice["shared_with"].cast<std::vector<std::string>>();
-                std::string shared;
-                for (const auto& other : others)
-                {
-                    shared += (shared.empty() ? "" : "; ") + other;
-                }
-                table.rows.push_back({"GPU shared with", shared.empty() ? "no other xcuda engine of this host" : "WARNING: " + shared});
-            }
+            device_placement p;
+            p.refused = choice["ordinal"].is_none();
+            p.ordinal = p.refused ? -1 : choice["ordinal"].cast<int>();
+            p.reason = choice["reason"].cast<std::string>();
+            p.in_engine = !choice["engine"].is_none();
+            p.engine = p.in_engine ? choice["engine"].cast<std::string>() : "";
+            p.host_slot = choice["host_slot"].is_none() ? -1 : choice["host_slot"].cast<int>();
+            p.registry = p.in_engine ? choice["registry"].cast<std::string>() : "";
+            p.has_gpu_uuid = !choice["gpu_uuid"].is_none();
+            p.gpu_uuid = p.has_gpu_uuid ? choice["gpu_uuid"].cast<std::string>() : "";
+            p.shared_with = choice["shared_with"].cast<std::vector<std::string>>();
+            return p;
         }
 
-        // The NVRTC row of %cuda_info: which one and why, and the driver note when it does not fit.
-        void nvrtc_rows(report_table& table)
-        {
-            table.rows.push_back({"NVRTC", nvrtc_library::reason() + " (" + nvrtc_library::path() + ")"});
-            if (!nvrtc_library::driver_note().empty())
-            {
-                table.rows.push_back({"NVRTC and driver", "WARNING: " + nvrtc_library::driver_note()});
-            }
-        }
+        session_report info() { return session_report::info(process_session(), placement()); }
 
-        report info()
+        // The device arrays of the namespace as core values; the report leaves out IPython's '_' names.
+        session_report status(py::object namespace_object)
         {
-            report r;
-            report_table table{"CUDA session", {"", ""}, {}, ""};
-            nvrtc_compiler::version();  // loads NVRTC, or raises saying where it looked
-            cuda_session& session = process_session();
-            if (!session.try_ensure())
-            {
-                std::string reason;
-                try
-                {
-                    session.ensure();
-                }
-                catch (const std::exception& e)
-                {
-                    reason = e.what();
-                }
-                if (!session.choice_problem().empty())
-                {
-                    reason = "not used until the device choice below is fixed";
-                }
-                table.rows.push_back({"GPU", "none: " + reason.substr(0, reason.find('\n'))});
-                placement_rows(table, false);
-                table.rows.push_back({"compile target", "compute_75 (PTX)"});
-                nvrtc_rows(table);
-                r.tables.push_back(table);
-                return r;
-            }
-            const device_properties& p = session.properties();
-            auto [free_bytes, total_bytes] = session.memory_info(session.device_ordinal());
-            double peak = p.theoretical_bandwidth_gbs();
-            table.rows.push_back({"device", std::to_string(p.ordinal) + " of " + std::to_string(session.device_count())});
-            placement_rows(table, true);
-            table.rows.push_back({"name", p.name});
-            table.rows.push_back({"arch", p.arch() + " (compute capability " + std::to_string(p.cc_major) + "." +
-                                              std::to_string(p.cc_minor) + ")"});
-            table.rows.push_back({"multiprocessors", std::to_string(p.multiprocessors)});
-            table.rows.push_back({"memory", text::binary_bytes(free_bytes) + " free of " + text::binary_bytes(total_bytes)});
-            if (peak > 0)
-            {
-                char text[64];
-                std::snprintf(text, sizeof text, "%.0f GB/s (from clock and bus width)", peak);
-                table.rows.push_back({"memory bandwidth", text});
-            }
-            table.rows.push_back({"max threads per block", std::to_string(p.max_threads_per_block)});
-            table.rows.push_back({"shared memory per block", text::binary_bytes(static_cast<std::size_t>(p.max_shared_per_block)) +
-                                                                 " (" + text::binary_bytes(static_cast<std::size_t>(p.max_shared_per_block_optin)) +
-                                                                 " opt-in)"});
-            table.rows.push_back({"driver", "CUDA " + version_text(session.driver_version())});
-            nvrtc_rows(table);
-            r.tables.push_back(table);
-            r.tables.push_back(devices_table());
-            return r;
-        }
-
-        std::string loaded_on(const cuda_module& module)
-        {
-            std::vector<int> devices = module.loaded_devices();
-            if (devices.empty())
-            {
-                return "no";
-            }
-            std::string text = "device";
-            text += devices.size() > 1 ? "s " : " ";
-            for (std::size_t i = 0; i < devices.size(); ++i)
-            {
-                text += (i ? ", " : "") + std::to_string(devices[i]);
-            }
-            return text;
-        }
-
-        // A path under $HOME as ~/...: what the user needs to know, and no machine's folders in a notebook
-        // that is shared or rendered.
-        std::string home_relative(const std::string& path)
-        {
-            const char* home = std::getenv("HOME");
-            std::string prefix = home && *home ? std::string(home) : std::string();
-            if (!prefix.empty() && prefix != "/" && path.compare(0, prefix.size(), prefix) == 0 &&
-                (path.size() == prefix.size() || path[prefix.size()] == '/'))
-            {
-                return "~" + path.substr(prefix.size());
-            }
-            return path;
-        }
-
-        report status(py::object namespace_object)
-        {
-            report r;
-            report_table modules{"Modules", {"module", "made by", "kernels", "target", "loaded", "PTX", "headers"}, {},
-                                 "no modules: run a %%cuda cell"};
-            // What made each entry, in words: a variant and a cell without kernels are not bound to a name.
-            auto made_by = [](const cuda_module& module) -> std::string {
-                const std::string& name = module.name();
-                const std::string variant = " [variant]";
-                if (name.size() > variant.size() && name.compare(name.size() - variant.size(), variant.size(), variant) == 0)
-                {
-                    return "Kernel.variant() of " + name.substr(0, name.size() - variant.size()) +
-                           " (not bound to a name; kept while referenced)";
-                }
-                if (module.signatures().empty())
-                {
-                    return "a %%cuda cell without __global__ functions";
-                }
-                return "a %%cuda cell or xcuda.compile()";
-            };
-            for (const auto& module : state().registry.modules())
-            {
-                std::string kernels;
-                for (const auto& signature : module->signatures())
-                {
-                    kernels += (kernels.empty() ? "" : ", ") + signature.to_string();
-                }
-                std::string headers;
-                for (const auto& header : module->headers())
-                {
-                    headers += (headers.empty() ? "" : ", ") + header.first;
-                }
-                if (module->stale())
-                {
-                    headers += " (STALE: " + module->stale_because() + " changed; re-run the cell)";
-                }
-                modules.rows.push_back({module->name(), made_by(*module), kernels,
-                                        module->compiled().arch + (module->compiled().cubin.empty() ? " PTX" : " CUBIN"),
-                                        loaded_on(*module), text::binary_bytes(module->compiled().ptx.size()),
-                                        headers});
-            }
-            r.tables.push_back(modules);
-
-            report_table buffers{"Device buffers", {"name", "shape", "dtype", "bytes", "device"}, {},
-                                 "no device arrays in the namespace"};
-            std::size_t named_bytes = 0;
+            std::vector<named_array> arrays;
             if (!namespace_object.is_none())
             {
                 PyTypeObject* type = device_array_type();
                 for (auto item : py::reinterpret_borrow<py::dict>(namespace_object))
                 {
-                    if (Py_TYPE(item.second.ptr()) != type)
+                    if (Py_TYPE(item.second.ptr()) == type)
                     {
-                        continue;
+                        const device_array& array = unchecked_instance<device_array>(item.second.ptr());
+                        arrays.push_back({str_of(item.first), str_of(py::tuple(py::cast(array.shape))),
+                                          str_of(array.dtype), array.nbytes(),
+                                          array.buffer->valid() ? array.buffer->device() : -1});
                     }
-                    std::string name = str_of(item.first);
-                    if (!name.empty() && name[0] == '_')
-                    {
-                        continue;  // IPython's output history (_, _1, ...)
-                    }
-                    const device_array& array = unchecked_instance<device_array>(item.second.ptr());
-                    named_bytes += array.nbytes();
-                    buffers.rows.push_back({name, str_of(py::tuple(py::cast(array.shape))),
-                                            str_of(array.dtype), text::binary_bytes(array.nbytes()),
-                                            array.buffer->valid() ? std::to_string(array.buffer->device()) : "released"});
                 }
             }
-            r.tables.push_back(buffers);
-            report_table cache{"Compile cache", {"entries", "hits", "misses", "on disk"}, {}, ""};
-            compile_cache& c = state().compiler.memory();
-            disk_cache& disk = state().compiler.disk();
-            cache.rows.push_back({std::to_string(c.size()), std::to_string(c.hits()), std::to_string(c.misses()),
-                                  disk.enabled() ? home_relative(disk.directory()) : "off"});
-            r.tables.push_back(cache);
-            return r;
+            return session_report::status(state().registry, state().compiler, arrays);
         }
     }
 
-    struct device_scope
+    bool python_interrupted()
     {
-        int ordinal = 0;
-        std::vector<int> previous;
-    };
-
-    namespace
-    {
-        // The disk cache's folder failed the private-files rule: say so once per process, as a warning.
-        void warn_once_about_the_disk_cache()
+        py::gil_scoped_acquire acquire;
+        if (PyErr_CheckSignals() != 0)
         {
-            static bool warned = false;
-            const std::string& problem = state().compiler.disk().trust_problem();
-            if (!warned && !problem.empty())
-            {
-                warned = true;
-                if (PyErr_WarnEx(PyExc_UserWarning, ("xcuda: " + problem).c_str(), 1) < 0)
-                {
-                    throw py::error_already_set();
-                }
-            }
+            PyErr_Clear();  // re-raised as KeyboardInterrupt saying what was stopped
+            return true;
         }
+        return false;
     }
 
     py::object compile_module(const std::string& source, const std::string& name, compile_options options,
                               const std::map<std::string, std::string>* headers)
     {
-        if (options.arch.empty())
-        {
-            // The default needs the session (the GPU's sm_XX); pick it while holding the GIL.
-            options.arch = process_session().default_arch();
-        }
-        warn_once_about_the_disk_cache();
-        build_result built;
-        {
-            py::gil_scoped_release release;
-            module_registry& registry = state().registry;
-            compile_recipe recipe{source, std::move(options), headers ? *headers : registry.headers_for(source)};
-            built = registry.build(name, std::move(recipe));
-        }
-        cuda_session& session = process_session();
-        if (session.active() && session.can_run(built.module->compiled().arch))
-        {
-            // Load now so a module the GPU rejects fails in the cell that compiled it. A module compiled
-            // for another GPU (--arch sm_80 on an sm_90, to inspect it) stays unloaded until a launch.
-            built.module->ensure_loaded();
-        }
-        return wrap_module(built.module);
+        return wrap_module(build_module(source, name, std::move(options), headers));
+    }
+
+    std::shared_ptr<cuda_module> build_module(const std::string& source, const std::string& name,
+                                              compile_options options, const std::map<std::string, std::string>* headers)
+    {
+        return cell_build::build(
+            state().registry, process_session(), source, name, std::move(options), headers,
+            [](const std::function<void()>& compile) {
+                py::gil_scoped_release release;
+                compile();
+            },
+            [](const std::string& warning) {
+                if (PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) < 0)
+                {
+                    throw py::error_already_set();
+                }
+            });
     }
 
     void register_session(py::module_& m)
     {
-        // NVRTC is chosen for the driver (12.x drivers load NVRTC 12's output only) at its first use;
-        // the compile layer does not know the driver, so the binding says where its version comes from.
-        // Nothing is loaded here.
-        nvrtc_library::set_driver_version_source([]() -> int {
-            try
-            {
-                int version = 0;
-                if (cuda_driver::available() && cuda_driver::get().cuDriverGetVersion(&version) == CUDA_SUCCESS)
-                {
-                    return version;
-                }
-            }
-            catch (...)
-            {
-            }
-            return 0;
-        });
+        session_control::connect_driver_version();  // nothing is loaded here
         // Waits for the GPU poll; these connect them to Python: Ctrl-C (Kernel > Interrupt) ends a
         // wait, and device printf output goes to sys.stdout, which is the cell's output in a notebook.
         // A compile polls too (it runs in a child process that an interrupt stops).
         cuda_session& session = process_session();
-        auto interrupted = [] {
-            py::gil_scoped_acquire acquire;
-            if (PyErr_CheckSignals() != 0)
-            {
-                PyErr_Clear();  // re-raised as KeyboardInterrupt saying what was stopped
-                return true;
-            }
-            return false;
-        };
-        session.set_interrupt_check(interrupted);
-        state().compiler.set_interrupt_check(interrupted);
-        parse_interrupts::set_check(interrupted);  // the signature reader, which runs in this process
-        // xcuda-compile, built and installed next to this module; without it, a fork per compile.
-        Dl_info module_file;
-        if (dladdr(reinterpret_cast<void*>(&register_session), &module_file) && module_file.dli_fname)
-        {
-            std::string module_path = module_file.dli_fname;
-            std::string worker = module_path.substr(0, module_path.rfind('/') + 1) + "xcuda-compile";
-            if (::access(worker.c_str(), X_OK) == 0)
-            {
-                state().compiler.set_worker_program(worker);
-            }
-        }
+        session.set_interrupt_check(python_interrupted);
+        state().compiler.set_interrupt_check(python_interrupted);
+        parse_interrupts::set_check(python_interrupted);  // the signature reader, which runs in this process
+        session_control::use_worker_beside_this_library(state().compiler);  // else a fork per compile
         session.set_output_sink([](const std::string& text) {
             py::gil_scoped_acquire acquire;
             try
@@ -420,11 +132,11 @@ namespace xcuda::python
             }
         });
 
-        py::class_<report>(m, "Report", "Tables shown as HTML in notebooks and as text elsewhere.")
-            .def("_repr_html_", &report::html)
-            .def("__repr__", &report::text)
+        py::class_<session_report>(m, "Report", "Tables shown as HTML in notebooks and as text elsewhere.")
+            .def("_repr_html_", &session_report::html)
+            .def("__repr__", &session_report::text)
             .def_property_readonly("tables",
-                                   [](const report& r) {
+                                   [](const session_report& r) {
                                        py::list tables;
                                        for (const auto& table : r.tables)
                                        {
@@ -533,8 +245,7 @@ names of the modules compiled with an older text of it: they are stale until the
                   // End of a cell: device printf output of launches not yet waited for appears in that
                   // cell. Only while a module that calls printf is loaded (the wait costs the async).
                   cuda_session& session = process_session();
-                  if (session.capturing_printf() && session.unsynchronized_launches() && session.lost_reason().empty() &&
-                      session.active())
+                  if (session_control::output_waiting(session))
                   {
                       int ordinal = session.device_ordinal();
                       py::gil_scoped_release release;
@@ -550,25 +261,7 @@ names of the modules compiled with an older text of it: they are stale until the
         m.def("info", &info, "The current device, its memory, and the driver and NVRTC versions (a Report).");
         m.def("status", &status, py::arg("namespace") = py::none(),
               "Resident modules, the device arrays bound in `namespace` (a dict), and the compile cache (a Report).");
-        m.def("use_simulator",
-              [] {
-                  if (cuda_driver::available() && cuda_driver::get().simulated())
-                  {
-                      return;
-                  }
-                  if (!process_session().forget_devices_if_unused())
-                  {
-                      throw usage_error(
-                          "xcuda.use_simulator(): this session already runs on the GPU (a CUDA context holds its "
-                          "device arrays, modules and streams), which cannot move to the simulator; call it before "
-                          "the first launch or allocation, or restart the kernel with XCUDA_DEVICE=simulator");
-                  }
-                  std::string why = cuda_driver::use_simulator();
-                  if (!why.empty())
-                  {
-                      throw cuda_unavailable_error("xcuda.use_simulator(): " + why);
-                  }
-              },
+        m.def("use_simulator", [] { session_control::use_simulator(process_session()); },
               R"(Run this session's kernels on the PTX simulator from now on, as XCUDA_DEVICE=simulator does at start.
 
 For a machine without a GPU (or to learn with the simulator's checks: out-of-bounds accesses named
@@ -592,31 +285,11 @@ launcher's local rank or an ipyparallel engine's slot on its host set the initia
               "The ordinal of the current device (-1 while a malformed XCUDA_DEVICE or local rank is refused; "
               "xcuda.device_choice() says why).");
         py::class_<device_scope>(m, "DeviceScope", "What xcuda.device(n) returns: a context manager.")
-            .def("__enter__",
-                 [](device_scope& scope) {
-                     cuda_session& session = process_session();
-                     session.settle_device_choice();  // restore the final choice, not a rank before the count was known
-                     scope.previous.push_back(session.device_ordinal());
-                     session.set_device(scope.ordinal);
-                     return scope.ordinal;
-                 })
-            .def("__exit__",
-                 [](device_scope& scope, py::args) {
-                     if (!scope.previous.empty())
-                     {
-                         int previous = scope.previous.back();
-                         scope.previous.pop_back();
-                         process_session().set_device(previous);
-                     }
-                     return false;
-                 })
-            .def_readonly("ordinal", &device_scope::ordinal, "The device chosen inside the block.")
-            .def("__repr__", [](const device_scope& scope) { return "xcuda.device(" + std::to_string(scope.ordinal) + ")"; });
-        m.def("device",
-              [](int ordinal) {
-                  process_session().validate_ordinal(ordinal);
-                  return device_scope{ordinal, {}};
-              },
+            .def("__enter__", [](device_scope& scope) { return scope.enter(process_session()); })
+            .def("__exit__", [](device_scope& scope, py::args) { scope.exit(process_session()); return false; })
+            .def_property_readonly("ordinal", &device_scope::ordinal, "The device chosen inside the block.")
+            .def("__repr__", [](const device_scope& scope) { return "xcuda.device(" + std::to_string(scope.ordinal()) + ")"; });
+        m.def("device", [](int ordinal) { return device_scope(process_session(), ordinal); },
               py::arg("ordinal"),
               R"(A context manager choosing device `ordinal` for its block, restoring the previous one after.
 
@@ -642,12 +315,7 @@ writes it over NVLink or PCIe). Raises ValueError when the hardware has no peer 
                   }
                   device_array& to = unchecked_instance<device_array>(destination.ptr());
                   const device_array& from = unchecked_instance<device_array>(source.ptr());
-                  if (to.nbytes() != from.nbytes())
-                  {
-                      throw py::value_error("xcuda.copy needs equal sizes: the destination has " +
-                                            std::to_string(to.nbytes()) + " bytes, the source " +
-                                            std::to_string(from.nbytes()));
-                  }
+                  session_control::check_copy_sizes(to.nbytes(), from.nbytes());
                   std::string how = method.is_none() ? std::string() : method.cast<std::string>();
                   if (capture_device_copy(to, from))
                   {

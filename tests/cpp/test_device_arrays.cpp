@@ -3,6 +3,7 @@
 // numpy dtype mapping) and the DLPack bookkeeping of runtime/dlpack_tensor (dtype codes, strides, the
 // export and import checks). None needs a GPU: an exported tensor here holds no buffer.
 
+#include "expect_error.hpp"
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,20 +20,7 @@ namespace xcuda
 {
     namespace
     {
-        // The message of the exception E that f throws, "" when it throws none.
-        template <class E, class F>
-        std::string message_of(F f)
-        {
-            try
-            {
-                f();
-            }
-            catch (const E& e)
-            {
-                return e.what();
-            }
-            return "";
-        }
+        using xcuda_tests::message_of;
 
         using shape = std::vector<std::int64_t>;
     }

@@ -2,6 +2,7 @@
 // under ncu / compute-sanitizer do, tested without Python and without a GPU. Python's part is played
 // by the callbacks (is an expression, time a size); the tools' output by recorded text.
 
+#include "expect_error.hpp"
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -66,19 +67,7 @@ namespace
         return depth == 0 && !text.empty() && text.back() != '*' && text.front() != '*';
     }
 
-    template <class E, class F>
-    std::string message_of(F f)
-    {
-        try
-        {
-            f();
-        }
-        catch (const E& e)
-        {
-            return e.what();
-        }
-        return "(nothing thrown)";
-    }
+    using xcuda_tests::message_of;
 }
 
 // ---- launch_magic_line ------------------------------------------------------------------------
