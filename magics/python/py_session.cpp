@@ -202,14 +202,14 @@ CompileError
         m.def("session_stats",
               [] {
                   cuda_session& session = process_session();
-                  auto modules = session.resource_totals("module");
-                  auto buffers = session.resource_totals("buffer");
+                  auto modules = session.resources().totals("module");
+                  auto buffers = session.resources().totals("buffer");
                   py::dict stats;
                   stats["active"] = session.active();
                   stats["loaded_modules"] = modules.first;
                   stats["buffers"] = buffers.first;
                   stats["buffer_bytes"] = buffers.second;
-                  auto cached = session.resource_totals("cached");
+                  auto cached = session.resources().totals("cached");
                   stats["cached_temporaries"] = cached.first;
                   stats["cached_temporary_bytes"] = cached.second;
                   stats["registered_modules"] = state().registry.modules().size();

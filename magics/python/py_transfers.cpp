@@ -84,14 +84,14 @@ namespace xcuda::python
             changes.registration_limit_mb = given(limit_mb);
             changes.registration_entries = given(entries);
             changes.temporary_cache_mb = given(temporary_mb);
-            session.change_transfers(session.transfers().with(changes));
-            return settings_dict(session.transfers());
+            session.transfers().change(session.transfers().settings().with(changes));
+            return settings_dict(session.transfers().settings());
         }
 
         py::dict transfer_stats()
         {
             cuda_session& session = process_session();
-            py::dict d = settings_dict(session.transfers());
+            py::dict d = settings_dict(session.transfers().settings());
             transfer_report report = transfer_report::of(session);
             d["device"] = report.device;
             auto group = [](const transfer_report::counters& counters) {
@@ -115,7 +115,7 @@ namespace xcuda::python
         {
             return nullptr;  // a contiguous copy made for this call: gone after it, never worth keeping
         }
-        if (static_cast<std::size_t>(host.nbytes()) < process_session().transfers().threshold)
+        if (static_cast<std::size_t>(host.nbytes()) < process_session().transfers().settings().threshold)
         {
             return nullptr;  // the driver copies it directly: nothing is registered, nothing to keep
         }
@@ -164,13 +164,13 @@ may be used again: every copy has finished when the call that made it returns.)"
               [] {
                   refuse_while_capturing(graph_refusal::release_host_registrations);
                   py::gil_scoped_release release;
-                  process_session().release_host_registrations();
+                  process_session().transfers().release_host_registrations();
               },
               "Unregister every numpy buffer page-locked in place on the current device and let the arrays go.");
         m.def("release_cached_temporaries",
               [] {
                   refuse_while_capturing(graph_refusal::release_cached_temporaries);
-                  return process_session().temporaries().release_all();
+                  return process_session().transfers().temporaries().release_all();
               },
               R"(Free the device buffers that finished launches' numpy arguments left for the next launch.
 

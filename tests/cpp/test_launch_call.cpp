@@ -125,9 +125,9 @@ namespace xcuda
     {
         std::vector<float> x(1000, 1.0f), y(1000, 2.0f), out(1000);
         saxpy_on_host(1.0f, x, y, out);
-        std::size_t reused_before = state().session.temporaries().stats().hits;
+        std::size_t reused_before = state().session.transfers().temporaries().stats().hits;
         saxpy_on_host(3.0f, x, y, out);
-        EXPECT_EQ(state().session.temporaries().stats().hits, reused_before + 3);
+        EXPECT_EQ(state().session.transfers().temporaries().stats().hits, reused_before + 3);
         EXPECT_EQ(out[999], 5.0f);
     }
 

@@ -49,12 +49,12 @@ namespace xcuda
         m_device = session.device_ordinal();
         m_generation = session.generation();
         check(driver.cuStreamCreate(&m_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-        session.register_resource(this);
+        session.resources().add(this);
     }
 
     cuda_graph::~cuda_graph()
     {
-        m_session.unregister_resource(this);
+        m_session.resources().remove(this);
         if (m_session.make_current_if_alive(m_device, m_generation))
         {
             destroy();
@@ -434,7 +434,7 @@ namespace xcuda
         // A replay's DMA reads or writes the host memory then: it must stay page-locked until the graph goes.
         if (bytes == 0 || !pinned_memory::is_page_locked(m_session, host) ||
             !pinned_memory::is_page_locked(m_session, static_cast<const char*>(host) + bytes - 1) ||
-            m_session.staging(m_session.device_ordinal()).registrations().overlaps(host, bytes))
+            m_session.transfers().staging(m_session.device_ordinal()).registrations().overlaps(host, bytes))
         {
             refuse(std::string(what) + " of a pageable numpy array",
                    "the copy is synchronous. Use page-locked memory (xcuda.empty_pinned), whose copies a graph "

@@ -28,7 +28,7 @@ namespace xcuda
         cuda_session& session = m_session;
         for (auto& loaded : m_copies)
         {
-            session.unregister_resource(loaded.get());
+            session.resources().remove(loaded.get());
             // A destructor cannot report; a module not unloaded goes with its context at close.
             if (loaded->m_module && session.make_current_if_alive(loaded->m_device, loaded->m_generation))
             {
@@ -236,7 +236,7 @@ namespace xcuda
         slot->m_module = module;
         slot->m_generation = session.generation();
         slot->m_globals.clear();
-        session.register_resource(slot);
+        session.resources().add(slot);
         // What the host wrote into its variables before this load (another device, an earlier generation).
         for (const auto& [symbol, bytes] : m_global_values)
         {

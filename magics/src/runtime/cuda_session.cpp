@@ -24,7 +24,6 @@ namespace xcuda
         // and throws kernel_fault instead of the driver's plain error.
         cuda_driver::set_fault_hook([this](CUresult result, const char* call) { fault(result, call); });
         m_environment = device_environment::from_process();
-        m_temporaries = std::make_unique<temporary_cache>(*this);
         choose_device(-1);
     }
 
@@ -113,37 +112,6 @@ namespace xcuda
     {
         close();
         cuda_driver::set_fault_hook(nullptr);
-    }
-
-    host_staging& cuda_session::staging(int ordinal)
-    {
-        if (ordinal < 0)
-        {
-            throw usage_error("device ordinal must be >= 0, got " + std::to_string(ordinal));
-        }
-        std::size_t index = static_cast<std::size_t>(ordinal);
-        std::lock_guard<std::mutex> lock(m_staging_mutex);  // several threads' first copies
-        if (m_staging.size() <= index)
-        {
-            m_staging.resize(index + 1);
-        }
-        if (!m_staging[index])
-        {
-            m_staging[index].reset(new host_staging(*this, ordinal));
-        }
-        return *m_staging[index];
-    }
-
-    cuda_session::transfer_memory_lease cuda_session::transfer_memory(std::size_t bytes)
-    {
-        transfer_memory_lease lease{std::unique_lock<std::mutex>(m_transfer_memory_mutex), nullptr};
-        if (!m_transfer_memory || m_transfer_memory->size() < bytes)
-        {
-            m_transfer_memory.reset();
-            m_transfer_memory = pinned_memory::allocate(*this, bytes);
-        }
-        lease.memory = m_transfer_memory.get();
-        return lease;
     }
 
     int cuda_session::device_count()
@@ -556,34 +524,15 @@ namespace xcuda
     void cuda_session::close() noexcept
     {
         forget_live();
-        m_transfer_memory.reset();  // unregistered while its context still exists
-        if (m_lost.empty())
-        {
-            m_temporaries->clear();  // freed by their destructors while their contexts still exist
-            // Staging that registered numpy arrays in place but never allocated its own buffers is not a
-            // registered resource: release it here too, or the registrations outlive the session (and
-            // compute-sanitizer's leak check reports them).
-            for (auto& staging : m_staging)
-            {
-                if (staging)
-                {
-                    staging->release();
-                }
-            }
-        }
-        std::vector<session_resource*> resources;
-        {
-            std::lock_guard<std::mutex> lock(m_mutex);
-            resources.assign(m_resources.begin(), m_resources.end());
-            m_resources.clear();
-        }
+        m_transfers.close(!m_lost.empty());
+        std::vector<session_resource*> resources = m_resources.take_all();
         if (!m_lost.empty())
         {
             for (session_resource* resource : resources)
             {
                 resource->abandon();
             }
-            m_temporaries->clear();  // abandoned above: forgetting them makes no driver call
+            m_transfers.temporaries().clear();  // abandoned above: forgetting them makes no driver call
             return;  // the driver refuses every call now; the process' exit frees the GPU
         }
         const cuda_driver* driver = cuda_driver::available() ? &cuda_driver::get() : nullptr;
@@ -626,35 +575,6 @@ namespace xcuda
         return cuda_driver::get().cuStreamSynchronize(stream) == CUDA_SUCCESS;
     }
 
-    void cuda_session::register_resource(session_resource* resource)
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        m_resources.insert(resource);
-    }
-
-    void cuda_session::unregister_resource(session_resource* resource) noexcept
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        m_resources.erase(resource);
-    }
-}
-
-namespace xcuda
-{
-    std::pair<std::size_t, std::size_t> cuda_session::resource_totals(const std::string& kind) const
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        std::pair<std::size_t, std::size_t> totals{0, 0};
-        for (const session_resource* resource : m_resources)
-        {
-            if (kind == resource->kind())
-            {
-                ++totals.first;
-                totals.second += resource->bytes();
-            }
-        }
-        return totals;
-    }
 }
 
 namespace xcuda
@@ -872,12 +792,7 @@ namespace xcuda
         }
         int device = launches.empty() ? m_current.load() : launches.back().device;
 
-        std::vector<session_resource*> resources;
-        {
-            std::lock_guard<std::mutex> lock(m_mutex);
-            resources.assign(m_resources.begin(), m_resources.end());
-            m_resources.clear();
-        }
+        std::vector<session_resource*> resources = m_resources.take_all();
         std::vector<kernel_fault::lost_buffer> lost;
         std::size_t modules = 0;
         for (session_resource* resource : resources)
@@ -933,36 +848,5 @@ namespace xcuda
                    std::to_string(modules) + " loaded module" + (modules == 1 ? "" : "s") + ".";
         throw kernel_fault(call, static_cast<int>(result), cuda_error_name(result), message, std::move(kernels), device, std::move(lost),
                            modules);
-    }
-
-    void cuda_session::change_transfers(const transfer_settings& changed)
-    {
-        if (changed.pageable != m_transfers.pageable && active())
-        {
-            for (int ordinal = 0; ordinal < device_count(); ++ordinal)
-            {
-                if (generation(ordinal) != 0)
-                {
-                    make_current(ordinal);
-                    staging(ordinal).registrations().release_all();
-                }
-            }
-            make_current();
-        }
-        bool shrunk = changed.temporary_cache_limit < m_transfers.temporary_cache_limit;
-        m_transfers = changed;
-        if (shrunk)
-        {
-            temporaries().release_all();  // kept under the old limit: start again under the new
-        }
-    }
-
-    void cuda_session::release_host_registrations()
-    {
-        if (active())
-        {
-            make_current();
-            staging(device_ordinal()).registrations().release_all();
-        }
     }
 }

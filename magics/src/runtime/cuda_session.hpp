@@ -53,7 +53,8 @@
 
 #include "device_choice.hpp"
 #include "launch_history.hpp"
-#include "transfer_settings.hpp"
+#include "session_resources.hpp"
+#include "session_transfers.hpp"
 
 namespace xcuda
 {
@@ -88,28 +89,6 @@ namespace xcuda
         }
     };
 
-    // Something that lives in one device's context and must be freed before that context goes.
-    class session_resource
-    {
-    public:
-        virtual ~session_resource() = default;
-        // Frees the driver object now; later use raises. Called by close(); must not throw.
-        virtual void release() noexcept = 0;
-        // Forgets the driver object without any driver call: after a kernel fault the driver refuses
-        // every call, and the process' GPU memory goes when the process does.
-        virtual void abandon() noexcept { release(); }
-        // One line for %cuda_status and for the list of losses after a fault.
-        virtual std::string describe() const = 0;
-        // "module", "buffer" or "staging", and the device bytes held (for session statistics).
-        virtual const char* kind() const noexcept = 0;
-        virtual std::size_t bytes() const noexcept { return 0; }
-        // The ordinal of the device whose context holds it.
-        virtual int device() const noexcept = 0;
-    };
-
-    class host_staging;
-    class pinned_memory;
-    class temporary_cache;
 
     class cuda_session
     {
@@ -257,32 +236,12 @@ namespace xcuda
         // starts a new session.
         void close() noexcept;
 
-        // The page-locked staging of pageable copies to and from device `ordinal` (made at first use).
-        host_staging& staging(int ordinal);
-        // How large copies of pageable host memory are made (read from the environment at construction;
-        // xcuda.transfer_options changes them). Every device's host_staging reads them at each copy.
-        transfer_settings& transfers() noexcept { return m_transfers; }
-        const transfer_settings& transfers() const noexcept { return m_transfers; }
-        // Makes `changed` the settings (xcuda.transfer_options): a new pageable way starts from nothing
-        // registered on any device, so what it measures is its own; a smaller temporary cache starts empty.
-        void change_transfers(const transfer_settings& changed);
-        // Unregisters every host buffer registered in place on the current device (when active).
-        void release_host_registrations();
-        // The device buffers of finished launches' numpy arguments, kept for the next launch.
-        temporary_cache& temporaries() noexcept { return *m_temporaries; }
-        // Page-locked memory of at least `bytes` for copies staged between devices (kept, grown), for the
-        // holder of the lease alone: copies staged between devices are made one at a time.
-        struct transfer_memory_lease
-        {
-            std::unique_lock<std::mutex> lock;
-            pinned_memory* memory = nullptr;
-        };
-        transfer_memory_lease transfer_memory(std::size_t bytes);
-
-        void register_resource(session_resource* resource);
-        void unregister_resource(session_resource* resource) noexcept;
-        // Count and device bytes of the live resources of one kind ("module", "buffer").
-        std::pair<std::size_t, std::size_t> resource_totals(const std::string& kind) const;
+        // How host memory moves (pageable copies' settings and staging, kept launch buffers, staged copies
+        // between devices: session_transfers) and what lives in device contexts (session_resources).
+        session_transfers& transfers() noexcept { return m_transfers; }
+        const session_transfers& transfers() const noexcept { return m_transfers; }
+        session_resources& resources() noexcept { return m_resources; }
+        const session_resources& resources() const noexcept { return m_resources; }
 
         cuda_session(const cuda_session&) = delete;
         cuda_session& operator=(const cuda_session&) = delete;
@@ -332,14 +291,8 @@ namespace xcuda
         std::uint64_t m_next_generation = 1;
         std::uint64_t m_peers[64] = {};       // launches may use the other's memory (enable_peer_access)
         std::uint64_t m_peer_paths[64] = {};  // the driver's peer access is on (copies)
-        mutable std::mutex m_mutex;
-        std::unordered_set<session_resource*> m_resources;
-        std::vector<std::unique_ptr<host_staging>> m_staging;  // by ordinal (m_staging_mutex)
-        std::mutex m_staging_mutex;
-        std::mutex m_transfer_memory_mutex;
-        std::shared_ptr<pinned_memory> m_transfer_memory;
-        std::unique_ptr<temporary_cache> m_temporaries;
-        transfer_settings m_transfers = transfer_settings::from_environment();
+        session_resources m_resources;
+        session_transfers m_transfers{*this};
 
         std::string m_lost;
         int m_interrupted_device = -1;

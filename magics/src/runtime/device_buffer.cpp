@@ -28,7 +28,7 @@ namespace xcuda
         {
             const cuda_driver& driver = cuda_driver::get();
             CUresult result = driver.cuMemAlloc(&m_pointer, nbytes);
-            if (result == CUDA_ERROR_OUT_OF_MEMORY && session.temporaries().release_all(m_device) > 0)
+            if (result == CUDA_ERROR_OUT_OF_MEMORY && session.transfers().temporaries().release_all(m_device) > 0)
             {
                 result = driver.cuMemAlloc(&m_pointer, nbytes);  // kept temporaries freed: once more
             }
@@ -41,7 +41,7 @@ namespace xcuda
             }
             check(result, "cuMemAlloc");
         }
-        session.register_resource(this);
+        session.resources().add(this);
     }
 
     device_buffer::device_buffer(std::shared_ptr<device_buffer> parent, std::size_t offset, std::size_t nbytes)
@@ -78,7 +78,7 @@ namespace xcuda
         {
             return;  // the parent's memory, freed by the parent
         }
-        m_session.unregister_resource(this);
+        m_session.resources().remove(this);
         // cuMemFree needs the owning context current; an error here cannot be reported from a
         // destructor, and the memory goes with the context anyway.
         if (m_valid && m_pointer && m_session.make_current_if_alive(m_device, m_generation))
@@ -139,7 +139,7 @@ namespace xcuda
         CUdeviceptr destination = pointer() + offset;
         cuda_session& session = m_session;
         session.wait_idle(m_device);  // the copy below then never blocks on a running kernel
-        host_staging& staging = session.staging(m_device);
+        host_staging& staging = session.transfers().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.to_device(destination, source, nbytes, session.stream(), std::move(owner));
@@ -163,7 +163,7 @@ namespace xcuda
         CUdeviceptr source = pointer() + offset;
         cuda_session& session = m_session;
         session.wait_idle(m_device);
-        host_staging& staging = session.staging(m_device);
+        host_staging& staging = session.transfers().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.to_host(destination, source, nbytes, session.stream(), std::move(owner));
@@ -185,7 +185,7 @@ namespace xcuda
             return;
         }
         CUdeviceptr destination = pointer();
-        host_staging& staging = m_session.staging(m_device);
+        host_staging& staging = m_session.transfers().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.to_device(destination, source, nbytes, stream, std::move(owner), pending);
@@ -207,7 +207,7 @@ namespace xcuda
             return;
         }
         CUdeviceptr source = pointer();
-        host_staging& staging = m_session.staging(m_device);
+        host_staging& staging = m_session.transfers().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.to_host(destination, source, nbytes, stream, std::move(owner), pending);  // after earlier work on stream
@@ -289,7 +289,7 @@ namespace xcuda
         }
         // Staged: two page-locked halves; the download of one chunk overlaps the upload of the other.
         constexpr std::size_t chunk = 16u << 20;
-        cuda_session::transfer_memory_lease pinned = session.transfer_memory(2 * chunk);
+        session_transfers::memory_lease pinned = session.transfers().memory(2 * chunk);
         char* halves[2] = {static_cast<char*>(pinned.memory->data()), static_cast<char*>(pinned.memory->data()) + chunk};
         CUevent uploaded[2] = {nullptr, nullptr};
         session.make_current(to);

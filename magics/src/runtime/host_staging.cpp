@@ -51,13 +51,13 @@ namespace xcuda
 
     bool host_staging::handles(std::size_t bytes) const noexcept
     {
-        const transfer_settings& settings = m_session.transfers();
+        const transfer_settings& settings = m_session.transfers().settings();
         return bytes >= settings.threshold && settings.pageable != transfer_settings::pageable_mode::driver;
     }
 
     std::size_t host_staging::threshold() const noexcept
     {
-        return m_session.transfers().threshold;
+        return m_session.transfers().settings().threshold;
     }
 
     host_staging::route_counts host_staging::routes() const
@@ -68,7 +68,7 @@ namespace xcuda
 
     void host_staging::prepare()
     {
-        const transfer_settings& settings = m_session.transfers();
+        const transfer_settings& settings = m_session.transfers().settings();
         if (!settings.problem.empty())
         {
             throw usage_error(settings.problem);
@@ -85,7 +85,7 @@ namespace xcuda
         }
         if (!m_registered)
         {
-            m_session.register_resource(this);
+            m_session.resources().add(this);
             m_registered = true;
         }
         if (!m_done)
@@ -109,13 +109,13 @@ namespace xcuda
         // registering it again fails (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, which compute-sanitizer
         // reports as the user's error). Memory partly inside one of our registrations is not page-locked as
         // a whole, and goes the ways below.
-        if (m_session.transfers().pageable != mode::driver && !m_registrations.overlaps(host, bytes) &&
+        if (m_session.transfers().settings().pageable != mode::driver && !m_registrations.overlaps(host, bytes) &&
             pinned_memory::is_page_locked(m_session, host) &&
             pinned_memory::is_page_locked(m_session, static_cast<const char*>(host) + bytes - 1))
         {
             return route::page_locked;
         }
-        switch (m_session.transfers().pageable)
+        switch (m_session.transfers().settings().pageable)
         {
         case mode::driver: return route::driver;
         case mode::automatic: lease = m_registrations.acquire(host, bytes, owner, policy::second_use); break;
@@ -261,7 +261,7 @@ namespace xcuda
     void host_staging::ensure_threads()
     {
         unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        std::size_t wanted = std::max<std::size_t>(1, m_session.transfers().threads_for(cores));
+        std::size_t wanted = std::max<std::size_t>(1, m_session.transfers().settings().threads_for(cores));
         if (m_slices.size() == wanted)
         {
             return;
@@ -352,7 +352,7 @@ namespace xcuda
 
     void host_staging::ensure_buffers()
     {
-        const transfer_settings& settings = m_session.transfers();
+        const transfer_settings& settings = m_session.transfers().settings();
         if (!m_buffers.empty() && m_buffer_generation == m_generation && m_buffer_bytes == settings.chunk_bytes &&
             m_buffers.size() == settings.chunk_count)
         {

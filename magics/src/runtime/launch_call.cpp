@@ -87,7 +87,7 @@ namespace xcuda
             return;
         }
         session.make_current();
-        temporary_cache& kept = session.temporaries();
+        temporary_cache& kept = session.transfers().temporaries();
         for (host_array& array : m_host)
         {
             array.device = kept.take(array.bytes);
@@ -121,7 +121,7 @@ namespace xcuda
             session.wait(m_stream);
         }
         m_pending.clear();  // every copy has completed: the registrations may go
-        temporary_cache& kept = session.temporaries();
+        temporary_cache& kept = session.transfers().temporaries();
         for (host_array& array : m_host)
         {
             kept.give_back(std::move(array.device));  // every use has completed: the next launch may have it

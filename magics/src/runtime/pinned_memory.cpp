@@ -32,7 +32,7 @@ namespace xcuda
         memory->m_registered = true;
         memory->m_device = session.device_ordinal();
         memory->m_generation = session.generation();
-        session.register_resource(memory.get());
+        session.resources().add(memory.get());
         return memory;
     }
 
@@ -40,7 +40,7 @@ namespace xcuda
     {
         if (m_registered)
         {
-            m_session.unregister_resource(this);
+            m_session.resources().remove(this);
             if (m_session.make_current_if_alive(m_device, m_generation))
             {
                 cuda_driver::get().cuMemHostUnregister(m_data);

@@ -47,7 +47,7 @@ namespace xcuda
 
     void temporary_cache::give_back(std::shared_ptr<device_buffer> buffer) noexcept
     {
-        std::size_t limit = m_session.transfers().temporary_cache_limit;
+        std::size_t limit = m_session.transfers().settings().temporary_cache_limit;
         if (!buffer || buffer.use_count() != 1 || !buffer->valid() || buffer->size() == 0 ||
             buffer->size() > limit || !m_session.alive(buffer->device(), buffer->generation()))
         {

@@ -18,7 +18,7 @@ namespace xcuda
         host_registration_cache::statistics cache;
         if (session.active())
         {
-            host_staging& staging = session.staging(session.device_ordinal());
+            host_staging& staging = session.transfers().staging(session.device_ordinal());
             routes = staging.routes();
             cache = staging.registrations().stats();
         }
@@ -34,7 +34,7 @@ namespace xcuda
                                 {"staged_first_use", cache.staged_first_use},
                                 {"evictions", cache.evictions},
                                 {"abandoned", cache.abandoned}};
-        temporary_cache::statistics kept = session.temporaries().stats();
+        temporary_cache::statistics kept = session.transfers().temporaries().stats();
         report.temporaries = {{"entries", kept.entries},
                               {"bytes", kept.bytes},
                               {"hits", kept.hits},
