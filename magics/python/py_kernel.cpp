@@ -2,7 +2,8 @@
 //
 // A Kernel keeps its module alive (std::shared_ptr), so one kept from an earlier run of a cell stays
 // launchable. kernel[grid, block] returns a Launcher; the last one is cached on the kernel, so a loop
-// launching with the same configuration creates no objects.
+// launching with the same configuration creates no objects. The texts, resources, variant options and
+// the cache itself are the core's (runtime/module_report, kernel_variant, recent_cache).
 
 #include "py_common.hpp"
 

@@ -5,7 +5,8 @@
 // stack into the kernel's launch plan and then to cuLaunchKernel.
 //
 // Ownership: a Launcher shares ownership of its cuda_kernel (std::shared_ptr, placement-constructed
-// in the object) and holds a reference to its stream object, so both outlive it.
+// in the object) and holds a reference to its stream object, so both outlive it. The configuration's
+// rules and messages and the timing result are the core's (runtime/launch_configuration, kernel_timing).
 
 #include "py_common.hpp"
 
