@@ -317,12 +317,8 @@ namespace xcuda::python
         const kernel_signature& signature = kernel.signature();
         std::size_t parameters = signature.parameters.size();
         std::size_t keywords = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
-        if (signature.is_template() || nargs > parameters)
+        if (argument_completion::passes_as_given(kernel, nargs, keywords))
         {
-            if (keywords != 0 && signature.is_template())
-            {
-                kernel.refuse_if_template();
-            }
             out.pointers.assign(args, args + nargs);  // bind_arguments says what is wrong
             return;
         }

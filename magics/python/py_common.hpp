@@ -55,8 +55,6 @@ namespace xcuda::python
         return *static_cast<T*>(instance->get_value_and_holder().value_ptr());
     }
 
-    using text::html_escape;
-
     // The Python type's name of object, for messages ("numpy.ndarray", "list").
     inline std::string type_name(py::handle object)
     {

@@ -2,15 +2,17 @@
 //
 // A Kernel keeps its module alive (std::shared_ptr), so one kept from an earlier run of a cell stays
 // launchable. kernel[grid, block] returns a Launcher; the last one is cached on the kernel, so a loop
-// launching with the same configuration creates no objects.
+// launching with the same configuration creates no objects. The texts, resources, variant options and
+// the cache itself are the core's (runtime/module_report, kernel_variant, recent_cache).
 
 #include "py_common.hpp"
 
-#include <cmath>
-#include <cstdio>
-
 #include "cuda_module.hpp"
 #include "cuda_session.hpp"
+#include "kernel_variant.hpp"
+#include "launch_configuration.hpp"
+#include "module_report.hpp"
+#include "recent_cache.hpp"
 #include "resource_usage.hpp"
 #include "errors.hpp"
 
@@ -43,38 +45,19 @@ namespace xcuda::python
             std::shared_ptr<cuda_kernel> kernel;
             // The launchers of the last few configurations: a loop over devices alternates between
             // one (grid, block, stream) per device, and each should find its own.
-            static constexpr std::size_t cached_launchers = 4;
-            py::object keys[cached_launchers];
-            py::object launchers[cached_launchers];
-            std::size_t next = 0;
+            recent_cache<py::object, py::object, 4> launchers;
 
-            PyObject* cached(PyObject* key)
+            PyObject* cached(PyObject* key) const
             {
-                for (std::size_t i = 0; i < cached_launchers; ++i)
-                {
-                    PyObject* k = keys[i].ptr();
-                    if (!k)
-                    {
-                        continue;
-                    }
-                    int same = k == key ? 1 : PyObject_RichCompareBool(k, key, Py_EQ);
-                    if (same == 1)
-                    {
-                        return launchers[i].ptr();
-                    }
+                const py::object* launcher = launchers.find([key](const py::object& k) {
+                    int same = k.ptr() == key ? 1 : PyObject_RichCompareBool(k.ptr(), key, Py_EQ);
                     if (same < 0)
                     {
                         PyErr_Clear();  // an uncomparable key: the full path reports it
                     }
-                }
-                return nullptr;
-            }
-
-            void remember(py::object key, py::object launcher)
-            {
-                keys[next] = std::move(key);
-                launchers[next] = std::move(launcher);
-                next = (next + 1) % cached_launchers;
+                    return same == 1;
+                });
+                return launcher ? launcher->ptr() : nullptr;
             }
         };
 
@@ -84,27 +67,11 @@ namespace xcuda::python
             py::dict kernels;
         };
 
-        // "; 'c_Kernel' is a __constant__ variable: module.get_global('c_Kernel') ..." when it is one, else "".
-        std::string variable_hint(cuda_module& module, const std::string& name)
+        // None as no value, anything else cast to T (as py::cast does).
+        template <class T>
+        std::optional<T> optional_of(py::handle value)
         {
-            if (name.rfind("__", 0) == 0)
-            {
-                return "";  // Python's own probes (__array_interface__, ...)
-            }
-            try
-            {
-                const module_variable* v = module.variable(name);
-                if (v)
-                {
-                    return "; '" + name + "' is a " + v->space + " variable: module.get_global('" + name +
-                           "') or module.globals." + v->name + " reads and writes it";
-                }
-            }
-            catch (const std::exception&)
-            {
-                // a source the variable reader refuses: no hint
-            }
-            return "";
+            return value.is_none() ? std::nullopt : std::optional<T>(value.cast<T>());
         }
 
         py::list parameters(const kernel_signature& signature)
@@ -130,11 +97,6 @@ namespace xcuda::python
             return result;
         }
 
-        std::string target_text(const cuda_module& module)
-        {
-            return module.compiled().arch + (module.compiled().cubin.empty() ? " PTX" : "");
-        }
-
         py::object launcher_for(py_kernel& self, py::object key)
         {
             if (PyObject* launcher = self.cached(key.ptr()))
@@ -145,18 +107,13 @@ namespace xcuda::python
             py::object stream_object;
             parse_launch_key(key, dims, stream_object);
             py::object launcher = make_launcher(self.kernel, dims, std::move(stream_object));
-            self.remember(key, launcher);
+            self.launchers.remember(key, launcher);
             return launcher;
         }
 
         py::object forall(py_kernel& self, long long n, long long block)
         {
-            if (n < 1 || block < 1)
-            {
-                throw py::value_error("forall needs n >= 1 and block >= 1, got n=" + std::to_string(n) +
-                                      ", block=" + std::to_string(block));
-            }
-            long long grid = (n + block - 1) / block;
+            long long grid = launch_configuration::forall_grid(n, block);
             return launcher_for(self, py::make_tuple(grid, block));
         }
 
@@ -213,7 +170,7 @@ namespace xcuda::python
                           "Largest block the kernel can launch with (driver; 0 from ptxas).")
             .def_readonly("source", &resource_usage::source, "'ptxas' or 'driver'.")
             .def_readonly("arch", &resource_usage::arch, "The target the figures are for.")
-            .def("__repr__", [](const resource_usage& r) { return r.summary() + " [" + r.arch + ", " + r.source + "]"; });
+            .def("__repr__", &module_report::resource_text);
 
         py::class_<occupancy_report>(m, "Occupancy", "Occupancy of a kernel at one block size, from the driver.")
             .def_readonly("block", &occupancy_report::block)
@@ -228,15 +185,7 @@ namespace xcuda::python
                           "The block size with the highest occupancy (cuOccupancyMaxPotentialBlockSize).")
             .def_readonly("suggested_min_grid", &occupancy_report::suggested_min_grid,
                           "Blocks that fill the device at the suggested block size.")
-            .def("__repr__", [](const occupancy_report& o) {
-                char text[320];
-                std::snprintf(text, sizeof text,
-                              "block %d: %d blocks (%d of %d warps) per SM, occupancy %.0f%%, limited by %s; "
-                              "suggested block %d",
-                              o.block, o.active_blocks_per_sm, o.active_warps_per_sm, o.max_warps_per_sm,
-                              o.occupancy * 100, o.limiter.c_str(), o.suggested_block);
-                return std::string(text);
-            });
+            .def("__repr__", &module_report::occupancy_text);
 
         py::class_<py_kernel> kernel_class(m, "Kernel", R"(A __global__ function compiled by %%cuda or xcuda.compile.
 
@@ -316,9 +265,7 @@ kernel.sanitize(grid, block, *args, stream=None, shared_mem=0, tool="memcheck", 
 memcheck, racecheck, initcheck or synccheck. Returns an xcuda.SanitizerReport.)")
             .def("__call__",
                  [](py_kernel& self, py::args, py::kwargs) {
-                     throw py::type_error("a kernel needs a launch configuration: " + self.kernel->signature().name +
-                                          "[grid, block](...), or " + self.kernel->signature().name +
-                                          ".forall(n)(...) to cover n elements");
+                     throw py::type_error(module_report::needs_configuration(*self.kernel));
                  })
             .def_property_readonly("name", [](const py_kernel& k) { return k.kernel->signature().name; },
                                    "The kernel's C++ name.")
@@ -353,19 +300,10 @@ memcheck, racecheck, initcheck or synccheck. Returns an xcuda.SanitizerReport.)"
                      }
                      if (!py::isinstance<profile_result>(profile))
                      {
-                         throw py::type_error("lines(profile=...) takes an xcuda.LaunchProfile (from %cuda_profile -o or "
-                                              "kernel.profile), got " + type_name(profile));
+                         module_report::not_a_profile(type_name(profile));
                      }
                      const profile_result& measured = profile.cast<const profile_result&>();
-                     if (measured.kernel != k.kernel)
-                     {
-                         // Figures by line number are only right for the compile they were measured on.
-                         throw py::value_error("this profile is of " +
-                                               (measured.kernel ? "kernel '" + measured.kernel->signature().name +
-                                                                      "' (" + measured.kernel->module()->name() + ")"
-                                                                : std::string("recorded ncu output")) +
-                                               ", not of this kernel as compiled now; profile it again");
-                     }
+                     module_report::check_profile_of(*k.kernel, measured.kernel);
                      return kernel_lines(*k.kernel, sass, measured.profile.line_notes());
                  },
                  py::arg("sass") = false, py::arg("profile") = py::none(),
@@ -378,18 +316,10 @@ of the launch's stall samples and instructions.)")
                  [](const py_kernel& k, py::object arch, py::object fast_math, py::object std,
                     std::vector<std::string> defines, std::vector<std::string> options) {
                      const cuda_module& module = *k.kernel->module();
-                     compile_options o = module.options();
-                     if (!arch.is_none())
-                         o.arch = arch.cast<std::string>();
-                     if (!fast_math.is_none())
-                         o.fast_math = fast_math.cast<bool>();
-                     if (!std.is_none())
-                         o.std = std.cast<std::string>();
-                     o.defines.insert(o.defines.end(), defines.begin(), defines.end());
-                     o.extra.insert(o.extra.end(), options.begin(), options.end());
-                     std::string name = module.name() + " [variant]";
-                     // The module's own header cells: the variant differs in the options asked for only.
-                     py::object variant = compile_module(module.source(), name, o, &module.headers());
+                     compile_options o = kernel_variant::options(module, optional_of<std::string>(arch),
+                                                                 optional_of<bool>(fast_math),
+                                                                 optional_of<std::string>(std), defines, options);
+                     py::object variant = compile_module(module.source(), kernel_variant::name(module), o, &module.headers());
                      py::dict kernels = variant.attr("kernels");
                      return py::object(kernels[py::str(k.kernel->signature().name)]);
                  },
@@ -467,10 +397,7 @@ refused naming the maximum (max_cooperative_blocks).)")
                  py::arg("block"), py::arg("shared_mem") = 0,
                  "The largest grid (in blocks) of a cooperative launch at this block size: "
                  "cuOccupancyMaxActiveBlocksPerMultiprocessor x the SM count (needs a GPU).")
-            .def("__repr__", [](const py_kernel& k) {
-                return "<xcuda.Kernel " + k.kernel->signature().to_string() + " [" +
-                       target_text(*k.kernel->module()) + "]>";
-            });
+            .def("__repr__", [](const py_kernel& k) { return module_report::kernel_text(*k.kernel); });
 
         auto* kernel_type = reinterpret_cast<PyTypeObject*>(kernel_class.ptr());
         g_generic_subscript = kernel_type->tp_as_mapping->mp_subscript;
@@ -484,9 +411,7 @@ Kernels are reachable as module.name and module['name'].)")
                  [](const py_module& self, const std::string& name) -> py::object {
                      if (!self.kernels.contains(name))
                      {
-                         throw py::key_error("module '" + self.module->name() + "' has no kernel '" + name +
-                                             "'; it has: " + str_of(py::list(self.kernels.attr("keys")())) +
-                                             variable_hint(*self.module, name));
+                         throw py::key_error(module_report::missing_kernel(*self.module, name));
                      }
                      return self.kernels[py::str(name)];
                  })
@@ -494,8 +419,7 @@ Kernels are reachable as module.name and module['name'].)")
                  [](const py_module& self, const std::string& name) -> py::object {
                      if (!self.kernels.contains(name))
                      {
-                         throw py::attribute_error("module '" + self.module->name() + "' has no kernel '" + name + "'" +
-                                                   variable_hint(*self.module, name));
+                         throw py::attribute_error(module_report::missing_attribute(*self.module, name));
                      }
                      return self.kernels[py::str(name)];
                  })
@@ -571,18 +495,10 @@ Kernels are reachable as module.name and module['name'].)")
                                    "NVRTC time of the compile that made the binary, in milliseconds.")
             .def_property_readonly("resources",
                                    [](const py_module& self) {
-                                       // From this module's own ptxas report: empty for compute_XX targets.
                                        py::dict result;
-                                       auto reported = resource_usage::parse_ptxas_log(self.module->compiled().log);
-                                       for (const auto& signature : self.module->signatures())
+                                       for (auto& [name, usage] : module_report::ptxas_resources(*self.module))
                                        {
-                                           auto it = reported.find(self.module->symbol_for(signature));
-                                           if (it != reported.end())
-                                           {
-                                               resource_usage usage = it->second;
-                                               usage.arch = self.module->compiled().arch;
-                                               result[py::str(signature.name)] = usage;
-                                           }
+                                           result[py::str(name)] = usage;
                                        }
                                        return result;
                                    },
@@ -602,14 +518,7 @@ Kernels are reachable as module.name and module['name'].)")
                                        return ms < 0 ? py::object(py::none()) : py::object(py::float_(ms));
                                    },
                                    "Milliseconds the driver took to load it (its last load), or None before one.")
-            .def("__repr__", [](const py_module& self) {
-                std::string names;
-                for (auto item : self.kernels)
-                {
-                    names += (names.empty() ? "" : ", ") + item.first.cast<std::string>();
-                }
-                return "<xcuda.Module " + self.module->name() + " [" + target_text(*self.module) + "]: " + names + ">";
-            });
+            .def("__repr__", [](const py_module& self) { return module_report::module_text(*self.module); });
 
         m.def("compare",
               [](const py_kernel& left, const py_kernel& right, bool sass) {
@@ -619,13 +528,7 @@ Kernels are reachable as module.name and module['name'].)")
               R"(Two kernels' PTX (or SASS) side by side, differences marked: for example
 xcuda.compare(saxpy, saxpy.variant(fast_math=True)) or saxpy.variant(arch="sm_90").)");
         m.def("grid_for",
-              [](long long n, long long block) {
-                  if (n < 1 || block < 1)
-                  {
-                      throw py::value_error("grid_for needs n >= 1 and block >= 1");
-                  }
-                  return (n + block - 1) / block;
-              },
+              [](long long n, long long block) { return launch_configuration::grid_for(n, block); },
               py::arg("n"), py::arg("block") = 256, "The number of blocks of `block` threads that cover n elements.");
     }
 }

@@ -5,7 +5,8 @@
 // stack into the kernel's launch plan and then to cuLaunchKernel.
 //
 // Ownership: a Launcher shares ownership of its cuda_kernel (std::shared_ptr, placement-constructed
-// in the object) and holds a reference to its stream object, so both outlive it.
+// in the object) and holds a reference to its stream object, so both outlive it. The configuration's
+// rules and messages and the timing result are the core's (runtime/launch_configuration, kernel_timing).
 
 #include "py_common.hpp"
 
@@ -16,6 +17,9 @@
 #include "cuda_session.hpp"
 #include "errors.hpp"
 #include "event_timer.hpp"
+#include "kernel_timing.hpp"
+#include "launch_configuration.hpp"
+#include "module_report.hpp"
 
 namespace xcuda::python
 {
@@ -62,9 +66,7 @@ namespace xcuda::python
         {
             if (self->kernel->module()->stale())
             {
-                std::string message = "kernel '" + self->kernel->signature().name + "' was compiled with an older " +
-                                      self->kernel->module()->stale_because() +
-                                      "; run its %%cuda cell again to use the new header";
+                std::string message = module_report::stale_warning(*self->kernel);
                 if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0)
                 {
                     throw py::error_already_set();
@@ -135,14 +137,8 @@ namespace xcuda::python
         PyObject* launcher_repr(PyObject* object)
         {
             auto* self = reinterpret_cast<launcher_object*>(object);
-            std::string text = "<xcuda.Launcher " + self->kernel->signature().name + "[grid=" +
-                               str_of(dims_tuple(self->dims.grid)) +
-                               ", block=" + str_of(dims_tuple(self->dims.block));
-            if (self->dims.shared_mem)
-            {
-                text += ", shared_mem=" + std::to_string(self->dims.shared_mem);
-            }
-            return PyUnicode_FromString((text + "]>").c_str());
+            std::string text = launch_configuration::launcher_text(self->kernel->signature().name, self->dims);
+            return PyUnicode_FromString(text.c_str());
         }
 
         PyObject* launcher_time(PyObject* object, PyObject* args, PyObject* kwargs)
@@ -166,8 +162,7 @@ namespace xcuda::python
                         else if (key == "nbytes")
                             nbytes = py::reinterpret_borrow<py::object>(item.second);
                         else
-                            throw py::type_error("time() got an unexpected keyword '" + key +
-                                                 "' (it takes repeat, warmup and nbytes)");
+                            launch_configuration::unknown_timing_keyword(key);
                     }
                 }
                 py::object result = time_launch(*self->kernel, self->dims,
@@ -306,24 +301,12 @@ namespace xcuda::python
 
         unsigned dimension(py::handle value, const char* what, int axis)
         {
-            static const char* axes[3] = {"x", "y", "z"};
             if (!PyLong_Check(value.ptr()) && !PyIndex_Check(value.ptr()))
             {
-                throw py::type_error(std::string(what) + " " + axes[axis] + " must be an int, got " +
-                                     type_name(value));
+                launch_configuration::dimension_not_int(what, axis, type_name(value));
             }
-            long long v = py::cast<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr())));
-            if (v < 1)
-            {
-                throw py::value_error(std::string(what) + " " + axes[axis] + " must be at least 1, got " +
-                                      std::to_string(v));
-            }
-            if (v > 0xffffffffLL)
-            {
-                throw py::value_error(std::string(what) + " " + axes[axis] + " = " + std::to_string(v) +
-                                      " is larger than any device allows");
-            }
-            return static_cast<unsigned>(v);
+            return launch_configuration::dimension(
+                py::cast<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()))), what, axis);
         }
 
         std::array<unsigned, 3> dims_from(py::handle value, const char* what)
@@ -332,11 +315,7 @@ namespace xcuda::python
             if (py::isinstance<py::tuple>(value) || py::isinstance<py::list>(value))
             {
                 py::sequence sequence = py::reinterpret_borrow<py::sequence>(value);
-                if (sequence.size() < 1 || sequence.size() > 3)
-                {
-                    throw py::value_error(std::string(what) + " must be an int or a tuple of 1 to 3 ints, got " +
-                                          std::to_string(sequence.size()) + " values");
-                }
+                launch_configuration::check_dimension_count(what, sequence.size());
                 for (std::size_t i = 0; i < sequence.size(); ++i)
                 {
                     dims[i] = dimension(sequence[i], what, static_cast<int>(i));
@@ -352,16 +331,10 @@ namespace xcuda::python
     {
         if (!py::isinstance<py::tuple>(key))
         {
-            throw py::type_error("launch as kernel[grid, block](*args), or kernel[grid, block, stream, "
-                                 "shared_mem](*args); got kernel[" +
-                                 py::repr(key).cast<std::string>() + "]");
+            launch_configuration::key_not_tuple(py::repr(key).cast<std::string>());
         }
         py::tuple items = py::reinterpret_borrow<py::tuple>(key);
-        if (items.size() < 2 || items.size() > 4)
-        {
-            throw py::type_error("kernel[...] takes 2 to 4 values (grid, block, stream, shared_mem), got " +
-                                 std::to_string(items.size()));
-        }
+        launch_configuration::check_key_size(items.size());
         dims.grid = dims_from(items[0], "grid");
         dims.block = dims_from(items[1], "block");
         stream_object = items.size() > 2 ? py::reinterpret_borrow<py::object>(items[2]) : py::none();
@@ -369,16 +342,7 @@ namespace xcuda::python
         {
             stream_from_object(stream_object);  // a bad stream fails here, not at the call
         }
-        dims.shared_mem = 0;
-        if (items.size() > 3)
-        {
-            long long shared = items[3].cast<long long>();
-            if (shared < 0 || shared > 0xffffffffLL)
-            {
-                throw py::value_error("shared_mem must be between 0 and 2**32-1 bytes, got " + std::to_string(shared));
-            }
-            dims.shared_mem = static_cast<unsigned>(shared);
-        }
+        dims.shared_mem = items.size() > 3 ? launch_configuration::shared_mem(items[3].cast<long long>()) : 0;
     }
 
     py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object)
@@ -398,72 +362,35 @@ namespace xcuda::python
 
     namespace
     {
-        struct kernel_timing
+        // The core's timing with the bytes as the caller gave them (an int stays an int in Python).
+        struct python_timing : kernel_timing
         {
-            std::string kernel;
-            std::vector<double> samples_ms;
-            double median_ms = 0;
-            double min_ms = 0;
-            double max_ms = 0;
-            py::object nbytes;
-            bool simulated = false;  // measured on the PTX simulator (XCUDA_DEVICE=simulator)
-
-            py::object bandwidth_gbs() const
-            {
-                if (nbytes.is_none() || median_ms <= 0)
-                {
-                    return py::none();
-                }
-                return py::float_(nbytes.cast<double>() / (median_ms * 1e-3) / 1e9);
-            }
-
-            std::string text() const
-            {
-                char line[256];
-                auto us = [](double ms) { return ms * 1e3; };
-                std::snprintf(line, sizeof line, "%s: median %.2f us (min %.2f, max %.2f) over %zu launches",
-                              kernel.c_str(), us(median_ms), us(min_ms), us(max_ms), samples_ms.size());
-                std::string result = line;
-                py::object bandwidth = bandwidth_gbs();
-                if (!bandwidth.is_none())
-                {
-                    std::snprintf(line, sizeof line, "; %.1f GB/s for %.1f MB", bandwidth.cast<double>(),
-                                  nbytes.cast<double>() / 1e6);
-                    result += line;
-                }
-                return simulated ? result + " [simulated: the PTX simulator's time on the CPU, not a GPU's]" : result;
-            }
+            py::object nbytes_object;
         };
     }
 
     py::object time_launch(cuda_kernel& kernel, const launch_dims& dims, py::object stream_object, py::args args,
                            int repeat, int warmup, py::object nbytes)
     {
-        if (repeat < 1 || warmup < 0)
-        {
-            throw py::value_error("repeat must be at least 1 and warmup at least 0");
-        }
+        launch_configuration::check_timing(repeat, warmup);
         refuse_while_capturing("timing a launch", "it waits for CUDA events; time g.launch() after the `with "
                                "xcuda.graph()` block instead");
         CUstream stream = stream_from_object(stream_object);
         launch_call call(kernel, dims, stream);
         call_objects objects;
         bind_argument_tuple(call, args, objects);
-        kernel_timing timing;
-        timing.kernel = kernel.signature().name;
-        timing_summary summary;
+        std::optional<double> counted;
+        if (!nbytes.is_none())
+        {
+            counted = nbytes.cast<double>();
+        }
+        python_timing timing;
         {
             py::gil_scoped_release release;
-            summary = timing_summary::of(call.time(repeat, warmup));
+            static_cast<kernel_timing&>(timing) = kernel_timing::measure(call, repeat, warmup, counted);
         }
         write_back(objects);
-        timing.samples_ms = std::move(summary.samples_ms);
-        timing.median_ms = summary.median_ms;
-        timing.min_ms = summary.min_ms;
-        timing.max_ms = summary.max_ms;
-        timing.simulated = cuda_driver::get().simulated();
-        timing.nbytes = nbytes.is_none() ? (call.array_bytes() ? py::object(py::int_(call.array_bytes())) : py::none())
-                                         : nbytes;
+        timing.nbytes_object = nbytes.is_none() && timing.nbytes ? py::int_(call.array_bytes()) : nbytes;
         return py::cast(std::move(timing));
     }
 
@@ -485,13 +412,13 @@ namespace xcuda::python
         }
         m.add_object("Launcher", py::handle(reinterpret_cast<PyObject*>(&launcher_type)));
 
-        py::class_<kernel_timing>(m, "KernelTiming", "Kernel times measured with CUDA events (milliseconds).")
+        py::class_<python_timing>(m, "KernelTiming", "Kernel times measured with CUDA events (milliseconds).")
             .def_readonly("kernel", &kernel_timing::kernel, "The kernel's name.")
             .def_readonly("samples_ms", &kernel_timing::samples_ms, "Each launch's time in milliseconds.")
             .def_readonly("median_ms", &kernel_timing::median_ms, "Median launch time in milliseconds.")
             .def_readonly("min_ms", &kernel_timing::min_ms, "Fastest launch in milliseconds.")
             .def_readonly("max_ms", &kernel_timing::max_ms, "Slowest launch in milliseconds.")
-            .def_readonly("nbytes", &kernel_timing::nbytes, "Bytes counted for bandwidth, or None.")
+            .def_readonly("nbytes", &python_timing::nbytes_object, "Bytes counted for bandwidth, or None.")
             .def_property_readonly("bandwidth_gbs", &kernel_timing::bandwidth_gbs,
                                    "nbytes / median time, in GB/s (1e9 bytes per second), or None.")
             .def("__repr__", &kernel_timing::text);

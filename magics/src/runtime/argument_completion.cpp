@@ -8,6 +8,20 @@
 
 namespace xcuda
 {
+    bool argument_completion::passes_as_given(const cuda_kernel& kernel, std::size_t nargs, std::size_t keywords)
+    {
+        const kernel_signature& signature = kernel.signature();
+        if (!signature.is_template() && nargs <= signature.parameters.size())
+        {
+            return false;
+        }
+        if (keywords != 0 && signature.is_template())
+        {
+            kernel.refuse_if_template();
+        }
+        return true;
+    }
+
     namespace
     {
         std::string names_of(const std::vector<std::string>& names)

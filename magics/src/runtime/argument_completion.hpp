@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 
+#include "cuda_kernel.hpp"
 #include "kernel_signature.hpp"
 
 namespace xcuda
@@ -32,6 +33,10 @@ namespace xcuda
             double real = 0;        // floating
         };
 
+        // Whether a call of nargs positional and `keywords` named arguments goes to the argument binding
+        // as given, with nothing to complete: a template's (given keywords, refused here at once) or one
+        // of more arguments than parameters (the binding says what is wrong).
+        static bool passes_as_given(const cuda_kernel& kernel, std::size_t nargs, std::size_t keywords);
         // The index of the parameter named `name`; throws argument_type_error naming the parameters.
         static std::size_t parameter_named(const kernel_signature& signature, const char* name);
         // Throws argument_type_error: parameter index was given by position and by name.
