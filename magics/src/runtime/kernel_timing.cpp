@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "cuda_driver.hpp"
+#include "cuda_kernel.hpp"
+#include "launch_call.hpp"
 
 namespace xcuda
 {
