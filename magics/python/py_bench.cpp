@@ -161,8 +161,7 @@ namespace xcuda::python
         {
             if (py::isinstance<py::str>(object) || py::isinstance<py::bytes>(object) || !py::hasattr(object, "__iter__"))
             {
-                throw py::type_error("sizes must be an iterable of ints (a list, a range, a numpy array), got " +
-                                     type_name(object));
+                bench_sweep::refuse_sizes(type_name(object));
             }
             std::vector<long long> sizes;
             for (py::handle item : object)
@@ -171,8 +170,7 @@ namespace xcuda::python
                 if (!index)
                 {
                     PyErr_Clear();
-                    throw py::type_error("sizes must be ints, got " + str_of(py::repr(item)) + " (" + type_name(item) +
-                                         ")" + (PyFloat_Check(item.ptr()) ? ": write int(...) or 2**k" : ""));
+                    bench_sweep::refuse_size(str_of(py::repr(item)), type_name(item), PyFloat_Check(item.ptr()));
                 }
                 long long n = py::reinterpret_steal<py::int_>(index).cast<long long>();
                 bench_sweep::check_size(n, sizes.size());
@@ -190,22 +188,10 @@ namespace xcuda::python
                                    "xcuda.graph()` block");
             // Everything that can be checked before any GPU work is, so a mistake costs no sweep.
             py::module_ xcuda_module = py::module_::import("xcuda");
-            if (py::isinstance(kernel, xcuda_module.attr("Launcher")))
-            {
-                throw py::type_error("bench takes the kernel itself, not kernel[grid, block]: the grid follows each "
-                                     "size as ceil(n / block); pass block= for the block size");
-            }
-            if (!py::isinstance(kernel, xcuda_module.attr("Kernel")))
-            {
-                throw py::type_error("bench needs an xcuda.Kernel (a __global__ function of a %%cuda cell), got " +
-                                     type_name(kernel));
-            }
+            bench_sweep::check_kernel(py::isinstance(kernel, xcuda_module.attr("Launcher")),
+                                      py::isinstance(kernel, xcuda_module.attr("Kernel")), type_name(kernel));
             std::vector<long long> sizes = sizes_from(sizes_object);
-            if (!PyCallable_Check(make_args.ptr()))
-            {
-                throw py::type_error("make_args must be a function of the size n that returns the kernel's arguments, "
-                                     "e.g. lambda n: (a, x, y, out, n); got " + type_name(make_args));
-            }
+            bench_sweep::check_make_args(PyCallable_Check(make_args.ptr()), type_name(make_args));
             bench_sweep::settings chosen{block, std::nullopt, repeat, warmup, std::nullopt, plot, "", ""};
             auto number = [](py::object value, std::optional<double>& into, std::string& written) {
                 into = value.is_none() ? std::nullopt : std::optional<double>(value.cast<double>());
@@ -222,9 +208,7 @@ namespace xcuda::python
                 }
                 catch (py::error_already_set&)
                 {
-                    PyErr_SetString(PyExc_ImportError,
-                                    "bench(plot=True) needs matplotlib (Debian: apt-get install python3-matplotlib); "
-                                    "pass plot=False (%cuda_bench --no-plot) for the table alone");
+                    PyErr_SetString(PyExc_ImportError, bench_sweep::matplotlib_missing());
                     throw py::error_already_set();
                 }
             }

@@ -47,10 +47,7 @@ namespace xcuda::python
 
         const py::dtype& plain(const py::dtype& dtype)
         {
-            if (dtype.attr("hasobject").cast<bool>())
-            {
-                throw py::type_error("device arrays cannot hold Python objects (dtype " + str_of(dtype) + ")");
-            }
+            array_layout::check_plain_dtype(dtype.attr("hasobject").cast<bool>(), str_of(dtype));
             return dtype;
         }
 
@@ -182,9 +179,7 @@ namespace xcuda::python
             layout.require_rows();
             if (!PySlice_Check(index.ptr()))
             {
-                throw py::type_error("a DeviceArray is indexed by a slice d[start:stop] (a view of its memory); got " +
-                                     type_name(index) + ". To read values, copy to the host first: d.copy_to_host()[" +
-                                     str_of(index) + "]");
+                array_layout::refuse_index(type_name(index), str_of(index));
             }
             Py_ssize_t start = 0, stop = 0, step = 0;
             if (PySlice_Unpack(index.ptr(), &start, &stop, &step) < 0)

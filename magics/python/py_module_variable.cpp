@@ -12,6 +12,7 @@
 
 #include "cuda_module.hpp"
 #include "global_variable.hpp"
+#include "raw_pointer.hpp"
 
 namespace xcuda::python
 {
@@ -90,11 +91,6 @@ namespace xcuda::python
             std::shared_ptr<cuda_module> module;
         };
 
-        struct py_pointer
-        {
-            std::uint64_t address = 0;
-            std::size_t nbytes = 0;
-        };
         PyTypeObject* g_pointer_type = nullptr;
     }
 
@@ -120,7 +116,7 @@ namespace xcuda::python
         {
             return false;
         }
-        const py_pointer& p = unchecked_instance<py_pointer>(object);
+        const raw_pointer& p = unchecked_instance<raw_pointer>(object);
         address = p.address;
         nbytes = p.nbytes;
         return true;
@@ -203,7 +199,7 @@ module.get_global('c_Kernel'); module.globals.c_Kernel = array sets it.)")
                        global_variable::names(self.module->variables()) + ">";
             });
 
-        py::class_<py_pointer> pointer(m, "Pointer", R"(A raw device address for a kernel's pointer parameter: xcuda.Pointer(addr).
+        py::class_<raw_pointer> pointer(m, "Pointer", R"(A raw device address for a kernel's pointer parameter: xcuda.Pointer(addr).
 
 addr is an int or numpy.uintp (for example from cuda.core, PyCUDA or d.ptr + offset). A plain int
 for a pointer parameter is still refused: the wrapper says the address is meant. nbytes (optional)
@@ -215,37 +211,25 @@ alive: the memory must stay allocated until the kernel has run.)");
                      if (!index)
                      {
                          PyErr_Clear();
-                         throw py::type_error("xcuda.Pointer takes an int or numpy.uintp address, got " + type_name(address));
+                         raw_pointer::refuse_type(type_name(address));
                      }
-                     long long signed_value = 0;
                      int overflow = 0;
-                     signed_value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-                     if (overflow < 0 || (overflow == 0 && signed_value < 0))
-                     {
-                         throw py::value_error("xcuda.Pointer: a device address is not negative, got " + str_of(address));
-                     }
-                     unsigned long long value = PyLong_AsUnsignedLongLong(index.ptr());
-                     if (PyErr_Occurred())
-                     {
-                         PyErr_Clear();
-                         throw py::value_error("xcuda.Pointer: " + str_of(address) + " does not fit in 64 bits");
-                     }
-                     return py_pointer{value, nbytes};
+                     long long signed_value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+                     bool negative = overflow < 0 || (overflow == 0 && signed_value < 0);
+                     unsigned long long value = negative ? 0 : PyLong_AsUnsignedLongLong(index.ptr());
+                     bool too_wide = !negative && PyErr_Occurred();
+                     PyErr_Clear();
+                     return raw_pointer::of(negative, too_wide, value, nbytes,
+                                            negative || too_wide ? str_of(address) : std::string());
                  }),
                  py::arg("address"), py::arg("nbytes") = 0)
-            .def_property_readonly("address", [](const py_pointer& p) { return p.address; })
-            .def_property_readonly("nbytes", [](const py_pointer& p) { return p.nbytes; })
-            .def("__int__", [](const py_pointer& p) { return p.address; })
-            .def("__add__", [](const py_pointer& p, long long offset) {
-                return py_pointer{p.address + static_cast<std::uint64_t>(offset), 0};
-            })
-            .def("__eq__", [](const py_pointer& a, const py_pointer& b) { return a.address == b.address; })
-            .def("__hash__", [](const py_pointer& p) { return std::hash<std::uint64_t>()(p.address); })
-            .def("__repr__", [](const py_pointer& p) {
-                char text[64];
-                std::snprintf(text, sizeof text, "xcuda.Pointer(0x%llx)", static_cast<unsigned long long>(p.address));
-                return std::string(text);
-            });
+            .def_readonly("address", &raw_pointer::address)
+            .def_readonly("nbytes", &raw_pointer::nbytes)
+            .def("__int__", [](const raw_pointer& p) { return p.address; })
+            .def("__add__", &raw_pointer::plus)
+            .def("__eq__", [](const raw_pointer& a, const raw_pointer& b) { return a.address == b.address; })
+            .def("__hash__", [](const raw_pointer& p) { return std::hash<std::uint64_t>()(p.address); })
+            .def("__repr__", &raw_pointer::describe);
         g_pointer_type = reinterpret_cast<PyTypeObject*>(pointer.ptr());
     }
 }

@@ -15,11 +15,6 @@ namespace xcuda::python
 {
     namespace
     {
-        py::object optional(const std::optional<double>& value, double scale = 1.0)
-        {
-            return value ? py::object(py::float_(*value * scale)) : py::object(py::none());
-        }
-
         // The roofline, or each unit's percent of peak (xcuda/plots.py).
         py::object plot(const profile_result& result, py::object ax)
         {
@@ -128,25 +123,25 @@ verdict), the lines the time goes to, ncu's advice and a roofline plot; as text 
 microseconds, throughputs in GB/s and percent of peak; None where ncu did not report a figure.)")
             .def_property_readonly("kernel", [](const profile_result& r) { return r.profile.kernel; })
             .def_property_readonly("device", [](const profile_result& r) { return r.profile.device; })
-            .def_property_readonly("duration_us", [](const profile_result& r) { return optional(r.profile.duration_ns, 1e-3); })
-            .def_property_readonly("dram_gbs", [](const profile_result& r) { return optional(r.profile.dram_bytes_per_second, 1e-9); },
+            .def_property_readonly("duration_us", [](const profile_result& r) { return r.profile.duration_us(); })
+            .def_property_readonly("dram_gbs", [](const profile_result& r) { return r.profile.dram_gbs(); },
                                    "DRAM bytes read and written per second, in GB/s.")
-            .def_property_readonly("dram_bytes", [](const profile_result& r) { return optional(r.profile.dram_bytes); })
-            .def_property_readonly("dram_percent", [](const profile_result& r) { return optional(r.profile.dram_percent); },
+            .def_property_readonly("dram_bytes", [](const profile_result& r) { return r.profile.dram_bytes; })
+            .def_property_readonly("dram_percent", [](const profile_result& r) { return r.profile.dram_percent; },
                                    "DRAM throughput in percent of the device's peak (ncu's).")
-            .def_property_readonly("peak_dram_gbs", [](const profile_result& r) { return optional(r.profile.peak_dram_bytes_per_second, 1e-9); })
-            .def_property_readonly("memory_percent", [](const profile_result& r) { return optional(r.profile.memory_percent); },
+            .def_property_readonly("peak_dram_gbs", [](const profile_result& r) { return r.profile.peak_dram_gbs(); })
+            .def_property_readonly("memory_percent", [](const profile_result& r) { return r.profile.memory_percent; },
                                    "ncu's Memory Throughput: the busiest of DRAM, L1 and L2, in percent of its peak.")
-            .def_property_readonly("sm_percent", [](const profile_result& r) { return optional(r.profile.sm_percent); })
-            .def_property_readonly("achieved_occupancy", [](const profile_result& r) { return optional(r.profile.achieved_occupancy); },
+            .def_property_readonly("sm_percent", [](const profile_result& r) { return r.profile.sm_percent; })
+            .def_property_readonly("achieved_occupancy", [](const profile_result& r) { return r.profile.achieved_occupancy; },
                                    "Percent of the SM's warp slots in use, on average while active.")
-            .def_property_readonly("theoretical_occupancy", [](const profile_result& r) { return optional(r.profile.theoretical_occupancy); })
-            .def_property_readonly("registers", [](const profile_result& r) { return optional(r.profile.registers); })
-            .def_property_readonly("static_shared", [](const profile_result& r) { return optional(r.profile.static_shared); })
-            .def_property_readonly("dynamic_shared", [](const profile_result& r) { return optional(r.profile.dynamic_shared); })
-            .def_property_readonly("gflops", [](const profile_result& r) { return optional(r.profile.flops_per_second(), 1e-9); },
+            .def_property_readonly("theoretical_occupancy", [](const profile_result& r) { return r.profile.theoretical_occupancy; })
+            .def_property_readonly("registers", [](const profile_result& r) { return r.profile.registers; })
+            .def_property_readonly("static_shared", [](const profile_result& r) { return r.profile.static_shared; })
+            .def_property_readonly("dynamic_shared", [](const profile_result& r) { return r.profile.dynamic_shared; })
+            .def_property_readonly("gflops", [](const profile_result& r) { return r.profile.gflops(); },
                                    "Floating-point operations per second (FP32 and FP64), in GFLOP/s.")
-            .def_property_readonly("arithmetic_intensity", [](const profile_result& r) { return optional(r.profile.arithmetic_intensity()); },
+            .def_property_readonly("arithmetic_intensity", [](const profile_result& r) { return r.profile.arithmetic_intensity(); },
                                    "FLOP per DRAM byte.")
             .def_property_readonly("bound", [](const profile_result& r) { return r.profile.bound(); },
                                    "'memory', 'compute' or 'latency' ('' when ncu gave no throughput).")
@@ -159,7 +154,7 @@ microseconds, throughputs in GB/s and percent of peak; None where ncu did not re
                 {
                     rules.append(py::dict(py::arg("section") = rule.section, py::arg("name") = rule.name,
                                           py::arg("type") = rule.type, py::arg("description") = rule.description,
-                                          py::arg("speedup") = optional(rule.speedup)));
+                                          py::arg("speedup") = rule.speedup));
                 }
                 return rules;
             }, "ncu's advice: its rules' findings.")

@@ -31,23 +31,8 @@ namespace xcuda::python
 
     namespace
     {
-        // The binding's device choice (xcuda.device_choice(): it knows the engine's registry) as a core value.
-        device_placement placement()
-        {
-            py::dict choice = device_choice_report();
-            device_placement p;
-            p.refused = choice["ordinal"].is_none();
-            p.ordinal = p.refused ? -1 : choice["ordinal"].cast<int>();
-            p.reason = choice["reason"].cast<std::string>();
-            p.in_engine = !choice["engine"].is_none();
-            p.engine = p.in_engine ? choice["engine"].cast<std::string>() : "";
-            p.host_slot = choice["host_slot"].is_none() ? -1 : choice["host_slot"].cast<int>();
-            p.registry = p.in_engine ? choice["registry"].cast<std::string>() : "";
-            p.has_gpu_uuid = !choice["gpu_uuid"].is_none();
-            p.gpu_uuid = p.has_gpu_uuid ? choice["gpu_uuid"].cast<std::string>() : "";
-            p.shared_with = choice["shared_with"].cast<std::vector<std::string>>();
-            return p;
-        }
+        // The device choice as xcuda.device_choice() reports it (the engine placement knows the registry).
+        device_placement placement() { return device_placement::of(state().placement.choice_report()); }
 
         session_report info() { return session_report::info(process_session(), placement()); }
 

@@ -27,6 +27,45 @@ namespace xcuda
         }
     }
 
+    void bench_sweep::check_kernel(bool is_launcher, bool is_kernel, const std::string& type)
+    {
+        if (is_launcher)
+        {
+            throw argument_type_error("bench takes the kernel itself, not kernel[grid, block]: the grid follows each "
+                                      "size as ceil(n / block); pass block= for the block size");
+        }
+        if (!is_kernel)
+        {
+            throw argument_type_error("bench needs an xcuda.Kernel (a __global__ function of a %%cuda cell), got " + type);
+        }
+    }
+
+    void bench_sweep::check_make_args(bool callable, const std::string& type)
+    {
+        if (!callable)
+        {
+            throw argument_type_error("make_args must be a function of the size n that returns the kernel's arguments, "
+                                      "e.g. lambda n: (a, x, y, out, n); got " + type);
+        }
+    }
+
+    void bench_sweep::refuse_sizes(const std::string& type)
+    {
+        throw argument_type_error("sizes must be an iterable of ints (a list, a range, a numpy array), got " + type);
+    }
+
+    void bench_sweep::refuse_size(const std::string& item, const std::string& type, bool is_float)
+    {
+        throw argument_type_error("sizes must be ints, got " + item + " (" + type + ")" +
+                                  (is_float ? ": write int(...) or 2**k" : ""));
+    }
+
+    const char* bench_sweep::matplotlib_missing()
+    {
+        return "bench(plot=True) needs matplotlib (Debian: apt-get install python3-matplotlib); "
+               "pass plot=False (%cuda_bench --no-plot) for the table alone";
+    }
+
     void bench_sweep::check_size(long long n, std::size_t position)
     {
         if (n < 1)

@@ -47,6 +47,15 @@ namespace xcuda
 
         // argument_value_error for a setting out of range (block, repeat, warmup, bytes_per_element, peak).
         static void check(const settings& chosen);
+        // argument_type_error for what the caller passed as the kernel (a Launcher: kernel[grid, block];
+        // anything else but a Kernel), as make_args (not callable), as sizes (not an iterable of ints);
+        // `type` is the Python type's name, `item` the refused size as Python writes it.
+        static void check_kernel(bool is_launcher, bool is_kernel, const std::string& type);
+        static void check_make_args(bool callable, const std::string& type);
+        [[noreturn]] static void refuse_sizes(const std::string& type);
+        [[noreturn]] static void refuse_size(const std::string& item, const std::string& type, bool is_float);
+        // The ImportError's message when plot=True and matplotlib is missing.
+        static const char* matplotlib_missing();
         // argument_value_error for a size below 1 (position: its index) and for no sizes at all.
         static void check_size(long long n, std::size_t position);
         static void check_not_empty(const std::vector<long long>& sizes);

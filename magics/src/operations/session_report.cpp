@@ -161,6 +161,22 @@ namespace xcuda
         return path;
     }
 
+    device_placement device_placement::of(const engine_placement::report& choice)
+    {
+        device_placement p;
+        p.refused = !choice.ordinal;
+        p.ordinal = choice.ordinal.value_or(-1);
+        p.reason = choice.reason;
+        p.in_engine = choice.engine.has_value();
+        p.engine = choice.engine.value_or("");
+        p.host_slot = choice.host_slot.value_or(-1);
+        p.registry = p.in_engine ? choice.registry.value_or("") : "";
+        p.has_gpu_uuid = choice.gpu_uuid.has_value();
+        p.gpu_uuid = choice.gpu_uuid.value_or("");
+        p.shared_with = choice.shared_with;
+        return p;
+    }
+
     session_report session_report::info(cuda_session& session, const device_placement& placement)
     {
         session_report r;

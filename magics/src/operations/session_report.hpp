@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_placement.hpp"
 #include "table_view.hpp"
 
 namespace xcuda
@@ -33,6 +34,9 @@ namespace xcuda
         bool has_gpu_uuid = false;   // once xcuda has a context on the GPU
         std::string gpu_uuid;
         std::vector<std::string> shared_with;
+
+        // The engine placement's report (xcuda.device_choice()) as the report's rows read it.
+        static device_placement of(const engine_placement::report& choice);
     };
 
     // A device array bound to a name in the user's namespace, for the status report.

@@ -84,6 +84,20 @@ namespace xcuda
         }
     }
 
+    void array_layout::refuse_index(const std::string& type, const std::string& index)
+    {
+        throw argument_type_error("a DeviceArray is indexed by a slice d[start:stop] (a view of its memory); got " +
+                                  type + ". To read values, copy to the host first: d.copy_to_host()[" + index + "]");
+    }
+
+    void array_layout::check_plain_dtype(bool holds_objects, const std::string& dtype_name)
+    {
+        if (holds_objects)
+        {
+            throw argument_type_error("device arrays cannot hold Python objects (dtype " + dtype_name + ")");
+        }
+    }
+
     array_layout::rows_view array_layout::rows(std::int64_t start, std::int64_t stop, std::int64_t step) const
     {
         require_rows();

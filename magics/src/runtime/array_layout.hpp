@@ -54,6 +54,11 @@ namespace xcuda
         // Raises index_error for a 0-d array, which has no rows (checked before the index's type).
         void require_rows() const;
         rows_view rows(std::int64_t start, std::int64_t stop, std::int64_t step) const;
+        // argument_type_error for an index that is not a slice (`type` its type's name, `index` as
+        // Python writes it): says how to read values instead.
+        [[noreturn]] static void refuse_index(const std::string& type, const std::string& index);
+        // argument_type_error for a dtype holding Python objects (device memory cannot hold them).
+        static void check_plain_dtype(bool holds_objects, const std::string& dtype_name);
 
         // The shape of the same bytes seen as elements of new_itemsize bytes (numpy's ndarray.view):
         // the last axis rescaled; dtype names are for the messages.

@@ -350,6 +350,19 @@ namespace xcuda
         return *flops / (*duration_ns * 1e-9);
     }
 
+    namespace
+    {
+        std::optional<double> scaled(const std::optional<double>& value, double scale)
+        {
+            return value ? std::optional<double>(*value * scale) : std::nullopt;
+        }
+    }
+
+    std::optional<double> launch_profile::duration_us() const { return scaled(duration_ns, 1e-3); }
+    std::optional<double> launch_profile::dram_gbs() const { return scaled(dram_bytes_per_second, 1e-9); }
+    std::optional<double> launch_profile::peak_dram_gbs() const { return scaled(peak_dram_bytes_per_second, 1e-9); }
+    std::optional<double> launch_profile::gflops() const { return scaled(flops_per_second(), 1e-9); }
+
     std::optional<double> launch_profile::arithmetic_intensity() const
     {
         std::optional<double> flops = sum({{fp32_flops, 1}, {fp64_flops, 1}});

@@ -84,6 +84,11 @@ namespace xcuda
         // Achieved FLOP/s and arithmetic intensity (FLOP per DRAM byte), when the counts are there.
         std::optional<double> flops_per_second() const;
         std::optional<double> arithmetic_intensity() const;
+        // The figures in the units LaunchProfile shows them: microseconds, GB/s (1e9 B/s), GFLOP/s.
+        std::optional<double> duration_us() const;
+        std::optional<double> dram_gbs() const;
+        std::optional<double> peak_dram_gbs() const;
+        std::optional<double> gflops() const;
 
         text_table table() const;
         // The lines that take the most stall samples, most first (line 0 last), as a table.
