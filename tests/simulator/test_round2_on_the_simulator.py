@@ -25,6 +25,8 @@ CANNOT = {
         "the simulator runs a grid's blocks a few at a time; a grid-wide sync needs them all resident",
     "tests/runtime/test_launch_features.py::test_a_replay_of_a_launch_with_big_shared_memory_opts_in_too":
         "xcuda-replay loads the bundle's CUBIN, and the simulator runs PTX only (docs/simulator.md)",
+    "tests/runtime/test_launch_features.py::test_a_replay_sees_the_module_variables_and_syncs_its_grid":
+        "xcuda-replay loads the bundle's CUBIN, and the simulator runs PTX only (docs/simulator.md)",
 }
 
 FILES = {
