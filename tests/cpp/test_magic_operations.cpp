@@ -6,6 +6,7 @@
 // (operations/session_control) and `with xcuda.device(n)` (operations/device_scope). None needs a GPU;
 // the tests that build compile with NVRTC for compute_75.
 
+#include "expect_error.hpp"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,19 +37,6 @@ namespace xcuda
 {
     namespace
     {
-        template <class F>
-        std::string usage_problem(F f)
-        {
-            try
-            {
-                f();
-            }
-            catch (const usage_error& e)
-            {
-                return e.what();
-            }
-            return "(no usage_error)";
-        }
 
         bool has_row(const text_table& table, const std::vector<std::string>& row)
         {
@@ -79,7 +67,7 @@ namespace xcuda
 
     TEST(program_cell, an_empty_cell_is_a_usage_error_saying_what_to_write)
     {
-        std::string problem = usage_problem([] { program_cell::parse("", "  \n"); });
+        std::string problem = xcuda_tests::message_of<usage_error>([] { program_cell::parse("", "  \n"); });
         EXPECT_NE(problem.find("%%cuda_program"), std::string::npos) << problem;
         EXPECT_NE(problem.find("the cell is empty: write a CUDA program with int main()"), std::string::npos) << problem;
     }
@@ -94,18 +82,18 @@ namespace xcuda
     TEST(program_cell, options_that_do_not_go_together_are_usage_errors)
     {
         const char* main = "int main() {}";
-        EXPECT_NE(usage_problem([&] { program_cell::parse("--profile --sanitize", main); })
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([&] { program_cell::parse("--profile --sanitize", main); })
                       .find("--profile and --sanitize run the program under different tools; choose one"),
                   std::string::npos);
-        EXPECT_NE(usage_problem([&] { program_cell::parse("--profiler ncu", main); })
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([&] { program_cell::parse("--profiler ncu", main); })
                       .find("--profiler and --profiler-args go with --profile"),
                   std::string::npos);
-        EXPECT_NE(usage_problem([&] { program_cell::parse("--tool racecheck", main); }).find("--tool goes with --sanitize"),
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([&] { program_cell::parse("--tool racecheck", main); }).find("--tool goes with --sanitize"),
                   std::string::npos);
-        EXPECT_NE(usage_problem([&] { program_cell::parse("--profile --profiler perf", main); })
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([&] { program_cell::parse("--profile --profiler perf", main); })
                       .find("--profiler needs ncu or nsys, got 'perf'"),
                   std::string::npos);
-        EXPECT_NE(usage_problem([&] { program_cell::parse("--sanitize --tool leakcheck", main); })
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([&] { program_cell::parse("--sanitize --tool leakcheck", main); })
                       .find("--tool needs memcheck, racecheck, initcheck or synccheck, got 'leakcheck'"),
                   std::string::npos);
     }
@@ -152,10 +140,10 @@ namespace xcuda
     {
         core_state s;
         EXPECT_EQ(header_cell::run(s.registry, "-h", ""), header_cell::arguments().usage());
-        EXPECT_NE(usage_problem([&] { header_cell::run(s.registry, "a.cuh b.cuh", "x"); })
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([&] { header_cell::run(s.registry, "a.cuh b.cuh", "x"); })
                       .find("takes one header name, e.g. %%cuda_header vec.cuh"),
                   std::string::npos);
-        EXPECT_NE(usage_problem([&] { header_cell::run(s.registry, "", "x"); }).find("takes one header name"),
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([&] { header_cell::run(s.registry, "", "x"); }).find("takes one header name"),
                   std::string::npos);
         EXPECT_EQ(header_cell::run(s.registry, "vec.cuh", "#define N 4\n"), "header vec.cuh kept for #include \"vec.cuh\"");
         EXPECT_EQ(s.registry.headers().at("vec.cuh"), "#define N 4\n");
@@ -321,7 +309,7 @@ namespace xcuda
 
     TEST(cuda_cell, an_empty_cell_and_names_ipython_needs_are_refused_before_the_build)
     {
-        EXPECT_NE(usage_problem([] { cuda_cell::check_source(" \n\t\n"); }).find("%%cuda: the cell is empty"),
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([] { cuda_cell::check_source(" \n\t\n"); }).find("%%cuda: the cell is empty"),
                   std::string::npos);
         EXPECT_NO_THROW(cuda_cell::check_source("__global__ void k() {}"));
         for (const char* name : {"In", "Out", "get_ipython", "_", "_ii", "__name__", "display"})

@@ -2,6 +2,7 @@
 // __constant__, __device__, __managed__), and how each is typed (the signature reader's types), named and
 // sized. Pure C++: no CUDA.
 
+#include "expect_error.hpp"
 #include <gtest/gtest.h>
 
 #include <string>
@@ -130,19 +131,6 @@ namespace
 {
     using xcuda::global_variable;
 
-    template <class E, class F>
-    std::string thrown(F f)
-    {
-        try
-        {
-            f();
-        }
-        catch (const E& e)
-        {
-            return e.what();
-        }
-        return "";
-    }
 
     std::vector<module_variable> cell_variables()
     {
@@ -188,14 +176,14 @@ namespace filters { __constant__ double taps[2][3]; }
     {
         global_variable k(named(cell_variables(), "c_Kernel"), "float32", true);
         EXPECT_NO_THROW(k.check_array_dtype(true, "float32", "(17,)", 68, "float32"));
-        EXPECT_EQ(thrown<xcuda::argument_type_error>([&] { k.check_array_dtype(false, "float64", "(17,)", 136, "float32"); }),
+        EXPECT_EQ(xcuda_tests::message_of<xcuda::argument_type_error>([&] { k.check_array_dtype(false, "float64", "(17,)", 136, "float32"); }),
                   "'c_Kernel' is float32(17,) (68 bytes); the numpy array given is float64(17,) (136 bytes): convert it "
                   "first, for example with .astype(numpy.float32)");
         EXPECT_NO_THROW(k.check_size(17, 68));
-        EXPECT_EQ(thrown<xcuda::argument_value_error>([&] { k.check_size(16, 64); }),
+        EXPECT_EQ(xcuda_tests::message_of<xcuda::argument_value_error>([&] { k.check_size(16, 64); }),
                   "'c_Kernel' is float32(17,) (68 bytes); the value given has 16 elements (64 bytes)");
         std::string long_text(200, 'x');
-        std::string conversion = thrown<xcuda::argument_type_error>([&] { k.refuse_conversion("str", long_text, "bad"); });
+        std::string conversion = xcuda_tests::message_of<xcuda::argument_type_error>([&] { k.refuse_conversion("str", long_text, "bad"); });
         EXPECT_EQ(conversion, "'c_Kernel' is float32(17,) (68 bytes): str " + std::string(80, 'x') +
                                   " does not make values of that dtype (bad)");
     }
