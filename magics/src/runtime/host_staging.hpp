@@ -11,7 +11,7 @@
 //   - driver: the driver's own pageable copy.
 // Small copies (below the threshold) never come here: device_buffer hands them to the driver.
 //
-// Ownership: one instance per device, owned by the session (cuda_session::staging). The staging buffers
+// Ownership: one instance per device, owned by the session's transfers (session_transfers::staging). The staging buffers
 // are allocated in its context at the first staged copy (again when the settings change them) and freed,
 // with every registration the cache holds, when the session closes (a session_resource). The copy
 // threads start at the first staged copy and live until the object goes. Threading: one transfer at a
