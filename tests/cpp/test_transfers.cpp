@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "errors.hpp"
+#include "expect_error.hpp"
 #include "host_registration_cache.hpp"
 #include "transfer_report.hpp"
 #include "transfer_settings.hpp"
@@ -391,16 +392,8 @@ namespace xcuda
 
     TEST(TransferSettings, TransferOptionsRefuseCountsBelowOneNamingTheOption)
     {
-        auto refusal = [](transfer_settings::changes c) -> std::string {
-            try
-            {
-                transfer_settings{}.with(c);
-            }
-            catch (const argument_value_error& e)
-            {
-                return e.what();
-            }
-            return "";
+        auto refusal = [](transfer_settings::changes c) {
+            return xcuda_tests::message_of<argument_value_error>([&] { transfer_settings{}.with(c); });
         };
         transfer_settings::changes threads;
         threads.staging_threads = 0;
