@@ -4,6 +4,7 @@
 // owner until it is unregistered, nothing in use is unregistered, the limits, and the policies.
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "transfer_report.hpp"
 #include "transfer_settings.hpp"
 #include "cuda_session.hpp"
+#include "copy_pool.hpp"
 
 namespace xcuda
 {
@@ -432,5 +434,78 @@ namespace xcuda
         transfer_report::counters copies = transfer_report::copies_of(1, 2, 3, 4);
         EXPECT_EQ(copies[2].second, 3u);
         EXPECT_STREQ(copies[3].first, "driver");
+    }
+
+    // ---- copy_pool: the staging's memcpy, shared by the caller and its copy threads ---------------------
+
+    namespace
+    {
+        std::vector<unsigned char> pattern(std::size_t bytes, unsigned seed)
+        {
+            std::vector<unsigned char> data(bytes);
+            for (std::size_t i = 0; i < bytes; ++i)
+            {
+                data[i] = static_cast<unsigned char>((i * 131 + seed * 7 + (i >> 12)) & 0xff);
+            }
+            return data;
+        }
+    }
+
+    TEST(CopyPool, CopiesEverySizeExactlyWithAnyNumberOfParticipants)
+    {
+        const std::size_t piece = copy_pool::piece_bytes;
+        const std::size_t sizes[] = {0, 1, 4095, piece - 1, piece, piece + 1, copy_pool::min_parallel - 1,
+                                     copy_pool::min_parallel, copy_pool::min_parallel + 1, 7 * piece + 13,
+                                     (8u << 20) + 3};
+        for (std::size_t participants : {1u, 2u, 3u, 8u})
+        {
+            copy_pool pool(participants);
+            EXPECT_EQ(pool.participants(), participants);
+            for (std::size_t bytes : sizes)
+            {
+                std::vector<unsigned char> source = pattern(bytes + 1, static_cast<unsigned>(bytes));
+                std::vector<unsigned char> destination(bytes + 2, 0xee);
+                // Unaligned on both sides, and the byte after the copy must stay as it was.
+                pool.copy(destination.data() + 1, source.data() + 1, bytes);
+                EXPECT_EQ(destination[0], 0xee) << bytes << " bytes, " << participants << " participants";
+                EXPECT_EQ(destination[bytes + 1], 0xee) << bytes << " bytes, " << participants << " participants";
+                EXPECT_EQ(std::memcmp(destination.data() + 1, source.data() + 1, bytes), 0)
+                    << bytes << " bytes, " << participants << " participants";
+            }
+        }
+    }
+
+    TEST(CopyPool, EveryPieceOfEveryJobIsCopiedOnceIntoThatJobsDestination)
+    {
+        // Many short jobs in a row: a thread that wakes late must not take a piece of a newer job with an
+        // older job's pointers (that piece of the newer copy would be missing). Five sources and three
+        // destinations in turn: a destination never already holds the source it is given next.
+        copy_pool pool(8);
+        const std::size_t bytes = copy_pool::min_parallel + copy_pool::piece_bytes / 2;
+        const std::size_t pieces = (bytes + copy_pool::piece_bytes - 1) / copy_pool::piece_bytes;
+        std::vector<std::vector<unsigned char>> sources;
+        for (unsigned k = 0; k < 5; ++k)
+        {
+            sources.push_back(pattern(bytes, k));
+        }
+        std::vector<std::vector<unsigned char>> destinations(3, std::vector<unsigned char>(bytes));
+        const int jobs = 2000;
+        for (int job = 0; job < jobs; ++job)
+        {
+            const std::vector<unsigned char>& source = sources[static_cast<std::size_t>(job) % 5];
+            std::vector<unsigned char>& destination = destinations[static_cast<std::size_t>(job) % 3];
+            pool.copy(destination.data(), source.data(), bytes);
+            ASSERT_EQ(std::memcmp(destination.data(), source.data(), bytes), 0) << "job " << job;
+        }
+        EXPECT_EQ(pool.pieces_by_caller() + pool.pieces_by_threads(), static_cast<std::uint64_t>(jobs) * pieces);
+    }
+
+    TEST(CopyPool, TheCallerAloneCopiesWhenThereAreNoThreads)
+    {
+        copy_pool pool(1);
+        std::vector<unsigned char> source = pattern(4u << 20, 3), destination(4u << 20);
+        pool.copy(destination.data(), source.data(), source.size());
+        EXPECT_EQ(destination, source);
+        EXPECT_EQ(pool.pieces_by_threads(), 0u);
     }
 }

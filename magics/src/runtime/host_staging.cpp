@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <unistd.h>
 
@@ -262,92 +263,16 @@ namespace xcuda
     {
         unsigned cores = std::max(1u, std::thread::hardware_concurrency());
         std::size_t wanted = std::max<std::size_t>(1, m_session.transfers().settings().threads_for(cores));
-        if (m_slices.size() == wanted)
+        if (!m_copies || m_copies->participants() != wanted)
         {
-            return;
-        }
-        stop_threads();
-        std::lock_guard<std::mutex> lock(m_pool);
-        m_stop = false;
-        m_slices.assign(wanted, slice{});
-        // Slice 0 is the caller's; the others get a thread each.
-        for (std::size_t i = 1; i < wanted; ++i)
-        {
-            // The job count now: the thread waits for the next job, whenever it gets to run.
-            m_workers.emplace_back([this, i, first = m_job] { worker_loop(i, first); });
+            m_copies.reset();
+            m_copies = std::make_unique<copy_pool>(wanted);
         }
     }
 
     void host_staging::stop_threads() noexcept
     {
-        {
-            std::lock_guard<std::mutex> lock(m_pool);
-            m_stop = true;
-        }
-        m_start.notify_all();
-        for (auto& worker : m_workers)
-        {
-            worker.join();
-        }
-        m_workers.clear();
-    }
-
-    void host_staging::worker_loop(std::size_t index, std::uint64_t seen)
-    {
-        while (true)
-        {
-            slice work;
-            {
-                std::unique_lock<std::mutex> lock(m_pool);
-                m_start.wait(lock, [&] { return m_stop || m_job != seen; });
-                if (m_stop)
-                {
-                    return;
-                }
-                seen = m_job;
-                work = m_slices[index];
-            }
-            if (work.bytes)
-            {
-                std::memcpy(work.destination, work.source, work.bytes);
-            }
-            {
-                std::lock_guard<std::mutex> lock(m_pool);
-                --m_pending;
-            }
-            m_finished.notify_one();
-        }
-    }
-
-    void host_staging::parallel_copy(void* destination, const void* source, std::size_t bytes)
-    {
-        std::size_t parts = m_slices.size();
-        if (parts <= 1 || bytes < (1u << 20))
-        {
-            std::memcpy(destination, source, bytes);
-            return;
-        }
-        // Slices of whole cache lines, the last one taking the remainder.
-        std::size_t each = (bytes / parts + 63) / 64 * 64;
-        {
-            std::lock_guard<std::mutex> lock(m_pool);
-            for (std::size_t i = 0; i < parts; ++i)
-            {
-                std::size_t offset = std::min(bytes, i * each);
-                std::size_t length = i + 1 == parts ? bytes - offset : std::min(each, bytes - offset);
-                m_slices[i] = slice{static_cast<char*>(destination) + offset,
-                                    static_cast<const char*>(source) + offset, length};
-            }
-            m_pending = parts - 1;
-            ++m_job;
-        }
-        m_start.notify_all();
-        if (m_slices[0].bytes)
-        {
-            std::memcpy(m_slices[0].destination, m_slices[0].source, m_slices[0].bytes);
-        }
-        std::unique_lock<std::mutex> lock(m_pool);
-        m_finished.wait(lock, [&] { return m_pending == 0; });
+        m_copies.reset();
     }
 
     void host_staging::ensure_buffers()
@@ -416,7 +341,7 @@ namespace xcuda
             std::size_t length = std::min(chunk, bytes - offset);
             // The buffer's previous DMA must be done before it is refilled.
             check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            parallel_copy(m_buffers[b], from + offset, length);
+            m_copies->copy(m_buffers[b], from + offset, length);
             check(driver.cuMemcpyHtoDAsync(destination + offset, m_buffers[b], length, stream), "cuMemcpyHtoDAsync");
             check(driver.cuEventRecord(m_events[b], stream), "cuEventRecord");
         }
@@ -448,7 +373,7 @@ namespace xcuda
             std::size_t offset = k * chunk;
             std::size_t length = std::min(chunk, bytes - offset);
             check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            parallel_copy(to + offset, m_buffers[b], length);
+            m_copies->copy(to + offset, m_buffers[b], length);
             if (k + count < chunks)
             {
                 issue(k + count);

@@ -18,17 +18,16 @@
 // time (a mutex); callers release the GIL around a transfer; leases of registered copies may end on any
 // thread.
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cuda.h>
 
+#include "copy_pool.hpp"
 #include "cuda_session.hpp"
 #include "host_registration_cache.hpp"
 
@@ -100,10 +99,6 @@ namespace xcuda
         void stop_threads() noexcept;
         // Waits until the work queued on stream so far is done (an event: exact, no polling).
         void wait_for(CUstream stream);
-        // memcpy split across the copy threads and the caller.
-        void parallel_copy(void* destination, const void* source, std::size_t bytes);
-        // Copy thread `index`: runs each job after `seen` (the job count when it was started).
-        void worker_loop(std::size_t index, std::uint64_t seen);
         void staged_to_device(CUdeviceptr destination, const char* source, std::size_t bytes, CUstream stream);
         void staged_to_host(char* destination, CUdeviceptr source, std::size_t bytes, CUstream stream);
 
@@ -122,20 +117,7 @@ namespace xcuda
         std::uint64_t m_buffer_generation = 0;
         CUevent m_done = nullptr;  // wait_for's event
 
-        // The copy threads: each takes its slice of the current job.
-        struct slice
-        {
-            char* destination = nullptr;
-            const char* source = nullptr;
-            std::size_t bytes = 0;
-        };
-        std::vector<std::thread> m_workers;
-        std::vector<slice> m_slices;
-        std::mutex m_pool;
-        std::condition_variable m_start;
-        std::condition_variable m_finished;
-        std::uint64_t m_job = 0;
-        std::size_t m_pending = 0;
-        bool m_stop = false;
+        // The copy threads and the caller fill and empty the staging buffers (started at the first staged copy).
+        std::unique_ptr<copy_pool> m_copies;
     };
 }
