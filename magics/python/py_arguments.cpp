@@ -36,7 +36,9 @@ namespace xcuda::python
             PyObject* bool_type = nullptr;
             PyObject* floating = nullptr;
             PyObject* integer = nullptr;
-
+            // numpy's float32 and float64 scalar types: a launch's common numpy scalars, told by their exact type.
+            PyTypeObject* float32 = nullptr;
+            PyTypeObject* float64 = nullptr;
         };
 
         const numpy_types& numpy()
@@ -48,6 +50,8 @@ namespace xcuda::python
                 t.bool_type = py::object(np.attr("bool_")).release().ptr();
                 t.floating = py::object(np.attr("floating")).release().ptr();
                 t.integer = py::object(np.attr("integer")).release().ptr();
+                t.float32 = reinterpret_cast<PyTypeObject*>(py::object(np.attr("float32")).release().ptr());
+                t.float64 = reinterpret_cast<PyTypeObject*>(py::object(np.attr("float64")).release().ptr());
 
                 return t;
             }();
@@ -111,6 +115,16 @@ namespace xcuda::python
                 return;
             }
             const numpy_types& np = numpy();
+            if (Py_TYPE(object) == np.float32 || Py_TYPE(object) == np.float64)
+            {
+                double value = PyFloat_AsDouble(object);
+                if (value == -1.0 && PyErr_Occurred())
+                {
+                    throw py::error_already_set();
+                }
+                block.store_float(index, value);
+                return;
+            }
             if (PyObject_IsInstance(object, np.bool_type) == 1)
             {
                 block.store_bool(index, PyObject_IsTrue(object) == 1);
@@ -386,7 +400,8 @@ namespace xcuda::python
                     {
                         argument_problems::device_mismatch(kernel, i, owner, current_device);
                     }
-                    call.pass_device_memory(i, array.size() ? array.pointer() : 0, array.nbytes());
+                    std::size_t bytes = array.nbytes();
+                    call.pass_device_memory(i, bytes ? array.pointer() : 0, bytes);
                 }
                 else if (object == Py_None)
                 {

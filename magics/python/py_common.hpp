@@ -52,6 +52,10 @@ namespace xcuda::python
     T& unchecked_instance(PyObject* object)
     {
         auto* instance = reinterpret_cast<py::detail::instance*>(object);
+        if (instance->simple_layout)
+        {
+            return *static_cast<T*>(instance->simple_value_holder[0]);  // one C++ base: what pybind11 itself reads
+        }
         return *static_cast<T*>(instance->get_value_and_holder().value_ptr());
     }
 

@@ -274,8 +274,30 @@ def replay_module_variables_and_cooperative():
         shutil.rmtree(folder)
 
 
+def scalar_values_reach_the_kernel():
+    """Every kind of Python and numpy scalar for a float and an unsigned parameter: the kernel sees its value
+    (the launch path reads Python floats and numpy float32/float64 by their exact type, the rest generally)."""
+    m = xcuda.compile("extern \"C\" __global__ void fill(float* x, float value, unsigned n)\n"
+                      "{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = value; }",
+                      name="scalar_values")
+    x = xcuda.zeros(8, np.float32)
+    values = [2.5, np.float32(-1.25), np.float64(3.75), np.float16(0.5), np.longdouble(6.5), 7, np.int64(-3),
+              np.float32("inf"), np.float64("-inf"), float("nan"), np.float32(3.4028234e38)]
+    for value in values:
+        for n in (8, np.uint32(8), np.int64(8)):
+            x.copy_from(np.zeros(8, np.float32))
+            m.fill[1, 8](x, value, n)
+            got = x.copy_to_host()
+            expected = np.full(8, np.float32(value))
+            assert np.array_equal(got, expected, equal_nan=True), (type(value).__name__, value, type(n).__name__, got)
+    for too_big in (1e39, np.float64(-1e39), np.longdouble(1e39)):
+        with expect(ValueError, "overflows float32"):
+            m.fill[1, 8](x, too_big, 8)
+
+
 SCENARIOS = {f.__name__: f for f in (big_shared, attributes, cooperative, module_variables, attributes_from_threads,
-                                     replay_big_shared, replay_module_variables_and_cooperative)}
+                                     replay_big_shared, replay_module_variables_and_cooperative,
+                                     scalar_values_reach_the_kernel)}
 
 if __name__ == "__main__":
     SCENARIOS[sys.argv[1]]()

@@ -26,6 +26,11 @@ namespace xcuda
 
     cuda_driver& cuda_driver::instance()
     {
+        // Every call after the first (the launch path calls this several times per launch): one load.
+        if (cuda_driver* loaded = g_current.load(std::memory_order_acquire))
+        {
+            return *loaded;
+        }
         static cuda_driver driver;
         static std::once_flag once;
         std::call_once(once, [] {

@@ -171,7 +171,7 @@ namespace xcuda
                                    scalar_kind_name(slot.kind) + " (range " + range_text(slot.kind) + ")");
     }
 
-    void argument_block::store_float(std::size_t index, double value)
+    void argument_block::store_float_checked(std::size_t index, double value)
     {
         const parameter_slot& slot = m_plan->slots()[index];
         void* destination = this->slot(index);
@@ -218,11 +218,6 @@ namespace xcuda
             return;
         }
         put(this->slot(index), static_cast<unsigned char>(value ? 1 : 0));
-    }
-
-    void argument_block::store_pointer(std::size_t index, std::uint64_t address)
-    {
-        put(this->slot(index), address);
     }
 
     void argument_block::store_bytes(std::size_t index, const void* data, std::size_t size)

@@ -13,8 +13,11 @@
 // Threading: one thread at a time per block (it is the call's own); the plan it reads is immutable.
 // Not copyable or movable: the pointer array points into the object.
 
+#include <cfloat>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "launch_plan.hpp"
@@ -37,12 +40,27 @@ namespace xcuda
         // Range-checked stores of a number into parameter `index`'s slot.
         void store_signed(std::size_t index, long long value);
         void store_unsigned(std::size_t index, unsigned long long value);
-        void store_float(std::size_t index, double value);
+        void store_float(std::size_t index, double value)
+        {
+            // The launch path's common case inline: a float32 parameter given a value it can hold.
+            if (m_plan->slots()[index].kind == scalar_kind::f32 && std::fabs(value) <= FLT_MAX)
+            {
+                float single = static_cast<float>(value);
+                std::memcpy(slot(index), &single, sizeof single);
+                return;
+            }
+            store_float_checked(index, value);
+        }
         void store_bool(std::size_t index, bool value);
-        void store_pointer(std::size_t index, std::uint64_t address);
+        void store_pointer(std::size_t index, std::uint64_t address)
+        {
+            std::memcpy(slot(index), &address, sizeof address);
+        }
         void store_bytes(std::size_t index, const void* data, std::size_t size);
 
     private:
+        // Every kind and value store_float may be given: ranges checked, the error names the parameter.
+        void store_float_checked(std::size_t index, double value);
         static constexpr std::size_t inline_parameters = 48;
         const launch_plan* m_plan;
         alignas(16) unsigned char m_inline[512];

@@ -17,6 +17,9 @@ namespace xcuda
         m_plans.push_back(std::make_unique<const launch_plan>(m_signature));
         m_plan.store(m_plans.back().get(), std::memory_order_release);
         m_grid_sync = m_module->entry_uses_grid_sync(m_symbol);
+        m_refused = m_signature.is_template() ||
+                    std::any_of(m_signature.parameters.begin(), m_signature.parameters.end(),
+                                [](const kernel_parameter& p) { return !p.refusal.empty(); });
     }
 
     long long cuda_kernel::max_cooperative_blocks(unsigned threads, unsigned shared)
@@ -58,6 +61,10 @@ namespace xcuda
 
     void cuda_kernel::refuse_if_template() const
     {
+        if (!m_refused)
+        {
+            return;  // the launch path: decided once, the signature never changes
+        }
         if (!m_signature.is_template())
         {
             for (std::size_t i = 0; i < m_signature.parameters.size(); ++i)

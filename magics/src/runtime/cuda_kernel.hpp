@@ -132,6 +132,7 @@ namespace xcuda
 
         std::shared_ptr<cuda_module> m_module;
         kernel_signature m_signature;
+        bool m_refused = false;  // a template, or a parameter xcuda will not pass (refuse_if_template says which)
         std::string m_symbol;
         std::vector<std::unique_ptr<const launch_plan>> m_plans;  // every plan made (m_mutex)
         std::atomic<const launch_plan*> m_plan{nullptr};          // the newest of them

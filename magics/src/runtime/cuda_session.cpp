@@ -295,13 +295,6 @@ namespace xcuda
         return context() != nullptr;
     }
 
-    bool cuda_session::alive(int ordinal, std::uint64_t generation) const noexcept
-    {
-        return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size() &&
-               m_devices[static_cast<std::size_t>(ordinal)].context != nullptr &&
-               m_devices[static_cast<std::size_t>(ordinal)].generation == generation;
-    }
-
     bool cuda_session::make_current_if_alive(int ordinal, std::uint64_t generation) noexcept
     {
         if (!alive(ordinal, generation))

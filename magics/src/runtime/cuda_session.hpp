@@ -302,4 +302,12 @@ namespace xcuda
 
         launch_history m_history;
     };
+
+    // Inline: every launch asks it of each device array it passes.
+    inline bool cuda_session::alive(int ordinal, std::uint64_t generation) const noexcept
+    {
+        return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size() &&
+               m_devices[static_cast<std::size_t>(ordinal)].context != nullptr &&
+               m_devices[static_cast<std::size_t>(ordinal)].generation == generation;
+    }
 }

@@ -103,7 +103,7 @@ namespace xcuda
         m_pointer = 0;
     }
 
-    CUdeviceptr device_buffer::pointer() const
+    CUdeviceptr device_buffer::checked_pointer() const
     {
         if (m_parent)
         {

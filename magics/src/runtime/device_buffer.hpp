@@ -43,7 +43,14 @@ namespace xcuda
 
         // The device address; raises session_closed_error if the session that owned it was closed,
         // session_lost_error after a kernel fault.
-        CUdeviceptr pointer() const;
+        CUdeviceptr pointer() const
+        {
+            if (!m_parent && m_valid && m_session.alive(m_device, m_generation))
+            {
+                return m_pointer;  // the launch path: inline, a few loads
+            }
+            return checked_pointer();
+        }
         std::size_t size() const noexcept { return m_size; }
         int device() const noexcept override { return m_device; }
         bool valid() const noexcept { return m_parent ? m_parent->valid() : m_valid; }
@@ -91,6 +98,8 @@ namespace xcuda
         cuda_session& session() const noexcept { return m_session; }
 
     private:
+        // pointer() for a view, or one whose session went: the parent's address, or the error.
+        CUdeviceptr checked_pointer() const;
         device_buffer(cuda_session& session, std::size_t nbytes);
         device_buffer(std::shared_ptr<device_buffer> parent, std::size_t offset, std::size_t nbytes);
 
