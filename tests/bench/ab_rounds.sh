@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Before/after of two builds' host costs, in alternating processes: launch cost (launch_ab.py) and the
-# cost of an unchanged %%cuda cell (magic_ab.py), ROUNDS rounds each, pinned to one core (taskset -c CORE)
-# and unpinned. Each line is one fresh process; compare the medians of the rounds, and call a difference
-# inside the spread of the rounds "level with".
+# Before/after of two or more builds' host costs, in alternating processes: launch cost (launch_ab.py)
+# and the cost of an unchanged %%cuda cell (magic_ab.py), ROUNDS rounds each, pinned to one core
+# (taskset -c CORE) and unpinned. Each line is one fresh process; within a round the builds run one
+# after another in the order given. Compare the medians of the rounds (the ratio is to the first build),
+# and call a difference inside the spread of the rounds "level with".
 #
-#   bash tests/bench/ab_rounds.sh BUILD_BEFORE BUILD_AFTER [ROUNDS=8] [CORE=3]
+#   bash tests/bench/ab_rounds.sh BUILD_BEFORE BUILD_AFTER [MORE_BUILDS...] [ROUNDS=8] [CORE=3]
 set -euo pipefail
-before=$1 after=$2 rounds=${3:-8} core=${4:-3}
+builds=()
+numbers=()
+for argument in "$@"; do
+  if [ -d "$argument" ]; then builds+=("$argument"); else numbers+=("$argument"); fi
+done
+[ ${#builds[@]} -ge 2 ] || { echo "usage: ab_rounds.sh BUILD_BEFORE BUILD_AFTER [MORE_BUILDS...] [ROUNDS] [CORE]" >&2; exit 2; }
+rounds=${numbers[0]:-8} core=${numbers[1]:-3}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 for script in launch_ab.py magic_ab.py; do
   for pinning in pinned unpinned; do
     echo "== $script, $pinning"
     for round in $(seq "$rounds"); do
-      for build in "$before" "$after"; do
+      for build in "${builds[@]}"; do
         if [ $pinning = pinned ]; then
           taskset -c "$core" python3 "$here/$script" "$build"
         else

@@ -1,0 +1,107 @@
+"""Host instructions per launch, counted by valgrind's callgrind against the fake driver: the launch path's
+own cost on any machine, with no GPU and no timing noise.
+
+    python3 tests/bench/launch_instructions.py BUILD [BUILD ...]   # e.g. build /work/build-base
+
+For each build folder (its python/ module) it runs, in a child process under callgrind, a loop of
+`kernel[g, b](...)` launches twice (LOW and HIGH launches; the difference removes start-up and compile),
+for SAXPY with DeviceArrays and for a kernel of 16 float scalars and 16 DeviceArrays, both as the launch
+benchmark writes them (bench_gpu.py), with the subscript inside the loop. The fake driver's cuLaunchKernel
+(it runs the kernel on the host) is subtracted: what is left is Python's loop and call, xcuda's binding and
+core, and the fake driver's cheap calls (cuCtxGetCurrent). The fake driver is the first build's
+lib/libxcuda_fake_cuda.so for every build (so every build calls the same one).
+
+Prints a markdown table: instructions per launch and the ratio to the first build. Instruction counts
+predict time only roughly (cache misses and branch mispredictions are not in them): the GPU host's
+launch benchmark in alternating processes is the measure of time; this one says where the instructions
+went and whether a change removed some.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+LOW, HIGH = 2000, 12000
+
+CHILD = r'''
+import sys
+import numpy as np
+import xcuda
+which, count = sys.argv[1], int(sys.argv[2])
+SAXPY = r"""
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
+{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }
+"""
+MANY = ('extern "C" __global__ void many(' + ", ".join(f"float s{k}" for k in range(16)) + ", " +
+        ", ".join(f"const float* p{k}" for k in range(15)) + ", float* p15)\n{ if (threadIdx.x == 0) p15[0] = s0; }\n")
+n = 1
+if which == "saxpy":
+    kernel = xcuda.compile(SAXPY, name="count_saxpy").saxpy
+    args = (2.0, xcuda.to_device(np.ones(n, np.float32)), xcuda.to_device(np.ones(n, np.float32)),
+            xcuda.empty(n, np.float32), n)
+else:
+    kernel = xcuda.compile(MANY, name="count_many").many
+    args = tuple(float(k) for k in range(16)) + tuple(xcuda.to_device(np.ones(n, np.float32)) for _ in range(16))
+kernel[1, 1](*args)  # the first launch's look-ups stay out of the count
+xcuda.synchronize()
+
+def loop(kernel=kernel, args=args, grid=1, block=1):
+    for _ in range(count):
+        kernel[grid, block](*args)
+
+loop()
+xcuda.synchronize()
+'''
+
+
+def counts(out_file):
+    """(total instructions, inclusive instructions of the fake cuLaunchKernel) from a callgrind file."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out_file)],
+                          capture_output=True, text=True, check=True).stdout
+    total = int(re.search(r"^\s*([\d,]+).*PROGRAM TOTALS", text, re.M).group(1).replace(",", ""))
+    launch = 0
+    for line in text.splitlines():
+        if re.search(r":cuLaunchKernel \[.*libxcuda_fake_cuda", line):
+            launch = max(launch, int(line.split()[0].replace(",", "")))
+    return total, launch
+
+
+def per_launch(build, fake, which, scratch):
+    results = []
+    for count in (LOW, HIGH):
+        out = Path(scratch) / f"cg-{which}-{count}.out"
+        env = dict(os.environ, XCUDA_LIBCUDA=str(fake), PYTHONPATH=str(Path(build) / "python"), PYTHONHASHSEED="0",
+                   XCUDA_CACHE_DIR=str(Path(scratch) / "cache"))
+        ran = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c",
+                              CHILD, which, str(count)], env=env, capture_output=True, text=True)
+        if ran.returncode != 0:
+            raise SystemExit(f"the child failed under {build}:\n{ran.stderr[-3000:]}")
+        results.append(counts(out))
+    (total_low, launch_low), (total_high, launch_high) = results
+    return ((total_high - total_low) - (launch_high - launch_low)) / (HIGH - LOW)
+
+
+def main(argv):
+    if not argv:
+        raise SystemExit(__doc__)
+    if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
+        raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind); nothing was measured")
+    builds = [Path(b).resolve() for b in argv]
+    fake = builds[0] / "lib" / "libxcuda_fake_cuda.so"
+    if not fake.exists():
+        raise SystemExit(f"{fake} does not exist: configure the first build with -DXCUDA_BUILD_TESTS=ON")
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for build in builds:
+            rows.append((build, per_launch(build, fake, "saxpy", scratch), per_launch(build, fake, "many", scratch)))
+    print("| build | instructions per launch, SAXPY | ratio | instructions per launch, 16 scalars + 16 pointers | ratio |")
+    print("|---|---|---|---|---|")
+    for build, saxpy, many in rows:
+        print(f"| {build} | {saxpy:,.0f} | {saxpy / rows[0][1]:.2f}x | {many:,.0f} | {many / rows[0][2]:.2f}x |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
