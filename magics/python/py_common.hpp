@@ -276,25 +276,6 @@ namespace xcuda::python
     // ---- size sweeps: xcuda.bench, BenchResult, peak_bandwidth (py_bench.cpp) ----
     void register_bench(py::module_& m);
 
-    // ---- IPython magics (py_magics.cpp, py_launch_magics.cpp) ----
+    // ---- the core's side of the IPython magics (py_magics.cpp; the magics are xcuda/magics.py) ----
     void register_magics(py::module_& m);
-    // %cuda_timeit and %cuda_bench, registered with shell.
-    void register_launch_magics(py::object shell);
-    // Raises IPython's UsageError (shown without a traceback) with message.
-    [[noreturn]] void raise_usage(const std::string& message);
-    // The magic's line parsed; a usage_error becomes IPython's UsageError.
-    magic_arguments::parsed parse_magic_line(const magic_arguments& declared, const std::string& line);
-    // f(), with a usage_error it throws raised as IPython's UsageError.
-    template <class F>
-    auto checked_usage(F f) -> decltype(f())
-    {
-        try
-        {
-            return f();
-        }
-        catch (const usage_error& e)
-        {
-            raise_usage(e.what());
-        }
-    }
 }

@@ -37,3 +37,12 @@ def test_binding_a_kernel_over_a_users_variable_warns_and_rebinding_a_kernel_doe
         warnings.simplefilter("always")
         shell.run_cell_magic("cuda", "", cell + "// changed\n")
     assert not [w for w in again if "replaces the variable" in str(w.message)]
+
+
+def test_the_binding_warnings_point_at_the_frame_that_ran_the_cuda_line_not_inside_xcuda(shell):
+    # The frame of IPython's run_cell_magic, which the cell's %%cuda line calls (as when the magics were C++).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        shell.run_cell('%%cuda\nextern "C" __global__ void In(int* x) {}\n')
+    [warning] = [w for w in caught if "kernel 'In' is not bound" in str(w.message)]
+    assert warning.filename.endswith("interactiveshell.py"), (warning.filename, warning.lineno)

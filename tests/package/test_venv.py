@@ -76,8 +76,8 @@ def test_pip_install_puts_only_the_package_and_its_dist_info_at_the_top_of_site_
     files = json.loads(venv_python(
         "import json, importlib.metadata as m\n"
         "print(json.dumps(sorted(str(f) for f in m.distribution('xcuda').files)))"))
-    for needed in ("xcuda/__init__.py", "xcuda/recovery.py", "xcuda/parallel.py", "xcuda/xcuda-compile",
-                   "xcuda/xcuda-replay"):
+    for needed in ("xcuda/__init__.py", "xcuda/magics.py", "xcuda/recovery.py", "xcuda/parallel.py",
+                   "xcuda/xcuda-compile", "xcuda/xcuda-replay"):
         assert needed in files, (needed, files)
     assert any(f.startswith("xcuda/_core") and f.endswith(".so") for f in files), files
 

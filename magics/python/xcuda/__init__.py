@@ -6,7 +6,8 @@ Load the magics into any IPython with %load_ext xcuda (the xcuda Jupyter kernel 
 Importing the package never touches the CUDA driver: the session starts at the first GPU operation.
 
 The package: ``xcuda._core`` is the compiled extension (the C++ core and its binding) and everything in
-it is here under ``xcuda``; ``xcuda.recovery`` is %cuda_recover (the process replacement after a kernel
+it is here under ``xcuda``; ``xcuda.magics`` is the IPython magics and load_ipython_extension,
+``xcuda.recovery`` %cuda_recover (the process replacement after a kernel
 fault), ``xcuda.parallel`` the ipyparallel helpers. The helper programs ``xcuda-compile`` (NVRTC in a
 process of its own) and ``xcuda-replay`` (one launch made again under ncu or compute-sanitizer) sit in
 this folder, beside ``_core``, which finds them there.
@@ -35,6 +36,7 @@ __version__ = _core.__version__
 from . import parallel  # noqa: E402  (needs nothing of xcuda at import)
 from .parallel import HostFallbackWarning  # noqa: E402,F401
 from .recovery import LostArray  # noqa: E402,F401
+from .magics import load_ipython_extension  # noqa: E402,F401  (%load_ext xcuda, and the xcuda kernel)
 from .trace import ThreadTrace, TraceStep, trace  # noqa: E402,F401  (the PTX simulator's one-thread trace)
 
 # A pickled DeviceArray is rebuilt with this function, under the name pickle records.

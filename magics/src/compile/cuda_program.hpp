@@ -2,7 +2,7 @@
 // A whole CUDA program (a cell with main(), <<<>>> launches, the CUDA runtime API), as nvcc4jupyter runs
 // one: compiled by nvcc into a temporary executable and run as a process of its own, its stdout and
 // stderr handed to a sink as they come, under a profiler (ncu or nsys) or compute-sanitizer when asked.
-// %%cuda_program (py_magics.cpp) is its user.
+// %%cuda_program (xcuda/magics.py, through py_magics.cpp) is its user.
 //
 // nvcc is $XCUDA_NVCC when that is set (and then only that), else found at $CUDA_HOME/bin/nvcc, $CUDA_PATH/bin/nvcc, /usr/local/cuda/bin/nvcc, then on PATH; the
 // tools the same way and next to nvcc. Without nvcc, build() throws tool_not_found_error naming what to

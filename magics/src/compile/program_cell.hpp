@@ -2,7 +2,7 @@
 // A %%cuda_program cell: its option line read (the program's arguments, nvcc's options, a profiler or
 // compute-sanitizer to run under), then the program built by nvcc and run (cuda_program), its output
 // going to a sink as it comes, an interrupt check ending it. py_magics.cpp converts: it gives the sink
-// (sys.stdout / sys.stderr) and the check (Python's signals) and prints the usage on -h.
+// (sys.stdout / sys.stderr) and the check (Python's signals); xcuda/magics.py prints the usage on -h.
 //
 // parse() throws usage_error (one line, naming %%cuda_program) for a wrong line or an empty cell;
 // run() throws tool_not_found_error (no nvcc, profiler or sanitizer), compile_error (nvcc's output),

@@ -4,8 +4,8 @@
 // messages with the editor's line numbers, the %%cuda line being line 1, and the one-line summary
 // the CompileError carries), and what a built module makes the cell say: a note about NVRTC and the
 // driver (once per process), that there is nothing to launch, NVRTC's warnings located in the cell
-// (shown as the errors are) or the rest of its log (for stderr). py_magics.cpp displays, warns,
-// binds the kernels in the user's namespace and prints; it decides none of this.
+// (shown as the errors are) or the rest of its log (for stderr). xcuda/magics.py (through py_magics.cpp)
+// displays, warns, binds the kernels in the user's namespace and prints; it decides none of this.
 //
 // Stateless but for the once-per-process driver note; called on the thread that holds the session
 // (the GIL in the module).

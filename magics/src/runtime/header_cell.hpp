@@ -1,7 +1,7 @@
 #pragma once
 // A %%cuda_header NAME cell: the cell's text kept in the module registry for later cells'
 // #include "NAME"; the modules compiled with an older text of it become stale (module_registry).
-// py_magics.cpp only prints what run() returns and turns usage_error into IPython's UsageError.
+// xcuda/magics.py only prints what run() returns; py_magics.cpp turns usage_error into IPython's UsageError.
 // Same threading rule as module_registry: the thread that holds the session (the GIL in the module).
 
 #include <string>
