@@ -1,12 +1,13 @@
-"""Host instructions per launch, counted by valgrind's callgrind against the fake driver: the launch path's
-own cost on any machine, with no GPU and no timing noise.
+"""Host instructions per launch and per unchanged %%cuda cell, counted by valgrind's callgrind against the
+fake driver: the launch path's and the cell path's own cost on any machine, with no GPU and no timing noise.
 
     python3 tests/bench/launch_instructions.py BUILD [BUILD ...]   # e.g. build /work/build-base
 
 For each build folder (its python/ module) it runs, in a child process under callgrind, a loop of
 `kernel[g, b](...)` launches twice (LOW and HIGH launches; the difference removes start-up and compile),
 for SAXPY with DeviceArrays and for a kernel of 16 float scalars and 16 DeviceArrays, both as the launch
-benchmark writes them (bench_gpu.py), with the subscript inside the loop. The fake driver's cuLaunchKernel
+benchmark writes them (bench_gpu.py), with the subscript inside the loop; and of an unchanged %%cuda cell
+re-run in a plain IPython shell (LOW / 10 and HIGH / 10 times: magic_ab.py's measure). The fake driver's cuLaunchKernel
 (it runs the kernel on the host) is subtracted: what is left is Python's loop and call, xcuda's binding and
 core, and the fake driver's cheap calls (cuCtxGetCurrent). The fake driver is the first build's
 lib/libxcuda_fake_cuda.so for every build (so every build calls the same one).
@@ -31,6 +32,17 @@ import sys
 import numpy as np
 import xcuda
 which, count = sys.argv[1], int(sys.argv[2])
+if which == "cell":
+    from IPython.core.interactiveshell import InteractiveShell
+    cell = ('extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n'
+            "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }\n")
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "xcuda")
+    shell.run_cell_magic("cuda", "", cell)  # the compile
+    shell.run_cell_magic("cuda", "", cell)  # the first hit
+    for _ in range(count // 10):
+        shell.run_cell_magic("cuda", "", cell)
+    raise SystemExit(0)
 SAXPY = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
 { size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }
@@ -70,18 +82,24 @@ def counts(out_file):
 
 
 def per_launch(build, fake, which, scratch):
+    per = 10 if which == "cell" else 1  # the child runs count / 10 cells
     results = []
+    env = dict(os.environ, XCUDA_LIBCUDA=str(fake), PYTHONPATH=str(Path(build) / "python"), PYTHONHASHSEED="0",
+               XCUDA_CACHE_DIR=str(Path(scratch) / f"cache-{Path(build).name}-{which}"))
+    # Once outside callgrind, to fill the disk cache: the counted runs then both load the module from it,
+    # with no compile to wait for (a wait's polling would count differently in each run).
+    warm = subprocess.run([sys.executable, "-c", CHILD, which, "0"], env=env, capture_output=True, text=True)
+    if warm.returncode != 0:
+        raise SystemExit(f"the child failed under {build}:\n{warm.stderr[-3000:]}")
     for count in (LOW, HIGH):
         out = Path(scratch) / f"cg-{which}-{count}.out"
-        env = dict(os.environ, XCUDA_LIBCUDA=str(fake), PYTHONPATH=str(Path(build) / "python"), PYTHONHASHSEED="0",
-                   XCUDA_CACHE_DIR=str(Path(scratch) / "cache"))
         ran = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c",
                               CHILD, which, str(count)], env=env, capture_output=True, text=True)
         if ran.returncode != 0:
             raise SystemExit(f"the child failed under {build}:\n{ran.stderr[-3000:]}")
         results.append(counts(out))
     (total_low, launch_low), (total_high, launch_high) = results
-    return ((total_high - total_low) - (launch_high - launch_low)) / (HIGH - LOW)
+    return ((total_high - total_low) - (launch_high - launch_low)) / ((HIGH - LOW) / per)
 
 
 def main(argv):
@@ -96,11 +114,14 @@ def main(argv):
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for build in builds:
-            rows.append((build, per_launch(build, fake, "saxpy", scratch), per_launch(build, fake, "many", scratch)))
-    print("| build | instructions per launch, SAXPY | ratio | instructions per launch, 16 scalars + 16 pointers | ratio |")
-    print("|---|---|---|---|---|")
-    for build, saxpy, many in rows:
-        print(f"| {build} | {saxpy:,.0f} | {saxpy / rows[0][1]:.2f}x | {many:,.0f} | {many / rows[0][2]:.2f}x |")
+            rows.append((build, per_launch(build, fake, "saxpy", scratch), per_launch(build, fake, "many", scratch),
+                         per_launch(build, fake, "cell", scratch)))
+    print("| build | instructions per launch, SAXPY | ratio | instructions per launch, 16 scalars + 16 pointers | "
+          "ratio | instructions per unchanged %%cuda cell | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for build, saxpy, many, cell in rows:
+        print(f"| {build} | {saxpy:,.0f} | {saxpy / rows[0][1]:.2f}x | {many:,.0f} | {many / rows[0][2]:.2f}x | "
+              f"{cell:,.0f} | {cell / rows[0][3]:.2f}x |")
 
 
 if __name__ == "__main__":
