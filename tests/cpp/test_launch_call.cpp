@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <functional>
+#include <future>
 #include <stdexcept>
 #include <unistd.h>
 #include <memory>
@@ -303,9 +304,20 @@ namespace xcuda
             fake_busy(true);
             int asked = 0;
             waits.set_interrupt_check([&] { return ++asked == 3; });  // the third check says: interrupted
+            // A wait that the check never ends would hang: after 3 s the fake's work ends instead, the wait
+            // returns and the expectations below fail.
+            std::promise<void> finished;
+            std::thread watchdog([done = finished.get_future()] {
+                if (done.wait_for(std::chrono::seconds(3)) == std::future_status::timeout)
+                {
+                    fake_busy(false);
+                }
+            });
             auto start = std::chrono::steady_clock::now();
             std::string message = xcuda_tests::message_of<interrupted_error>(call);
             auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+            finished.set_value();
+            watchdog.join();
             EXPECT_EQ(asked, 3) << kind;
             // Asked about every 20 ms: the third time after about 60 ms.
             EXPECT_GE(took.count(), 55) << kind;
