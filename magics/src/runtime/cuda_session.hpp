@@ -38,8 +38,8 @@
 // under a mutex, the launch history has its own, the device ordinal is atomic). make_current() makes the
 // context current on the calling thread, as the driver requires per thread. The current device is the
 // session's, not a thread's: set_device (and `with xcuda.device(n)`) while other threads launch changes
-// where their next launches go. set_device, close(), set_host_slot and the hooks' setters (the waits' too) are for one
-// thread while no other uses the session. The context hook runs outside the mutex.
+// where their next launches go. set_device, close(), set_host_slot and the hooks' setters (the waits'
+// too) are for one thread while no other uses the session. The context hook runs outside the mutex.
 
 #include <array>
 #include <atomic>
