@@ -99,11 +99,11 @@ namespace xcuda::python
         // wait, and device printf output goes to sys.stdout, which is the cell's output in a notebook.
         // A compile polls too (it runs in a child process that an interrupt stops).
         cuda_session& session = process_session();
-        session.set_interrupt_check(python_interrupted);
+        session.waits().set_interrupt_check(python_interrupted);
         state().compiler.set_interrupt_check(python_interrupted);
         parse_interrupts::set_check(python_interrupted);  // the signature reader, which runs in this process
         session_control::use_worker_beside_this_library(state().compiler);  // else a fork per compile
-        session.set_output_sink([](const std::string& text) {
+        session.waits().set_output_sink([](const std::string& text) {
             py::gil_scoped_acquire acquire;
             try
             {
@@ -234,12 +234,12 @@ names of the modules compiled with an older text of it: they are stale until the
                   {
                       int ordinal = session.device_ordinal();
                       py::gil_scoped_release release;
-                      session.synchronize(ordinal);
+                      session.waits().synchronize(ordinal);
                   }
               },
               "Wait for launches not yet waited for when a loaded module calls printf, so that its output "
               "appears in the cell that launched (called after each cell).");
-        m.def("_interrupted_work_running", [] { return process_session().interrupted_work_running(); },
+        m.def("_interrupted_work_running", [] { return process_session().waits().interrupted_work_running(); },
               "Whether GPU work whose wait was interrupted is still running (then only a new process stops it).");
         m.def("_session_lost", [] { return process_session().lost_reason(); },
               "Why the GPU is unusable in this process (\"\" while it is usable).");

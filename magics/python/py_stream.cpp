@@ -122,7 +122,7 @@ CuPy's and PyTorch's ordinary streams.)")
                   int ordinal = device.is_none() ? session.device_ordinal() : device.cast<int>();
                   session.make_current(ordinal);
                   py::gil_scoped_release release;
-                  session.synchronize(ordinal);
+                  session.waits().synchronize(ordinal);
               },
               py::arg("device") = py::none(),
               "Wait until all work on the current device (or on `device`) has finished. An interrupt "

@@ -5,8 +5,17 @@
 // What is checked: a call's argument values are its own (several threads launching one kernel at once
 // each get their own results), host arrays are copied in and back and their device buffers kept for the
 // next call, write-only arrays are not copied in, a conversion error leaves nothing behind.
+//
+// And the session's waits (runtime/session_waits), with the fake made busy (its queries never done) or
+// printing at its next synchronising call: an interrupt ends each kind of wait, naming the launches, and
+// device printf output goes to the output sink only while a printf module is loaded.
 
+#include <chrono>
 #include <cstdlib>
+#include <dlfcn.h>
+#include <functional>
+#include <future>
+#include <stdexcept>
 #include <unistd.h>
 #include <memory>
 #include <string>
@@ -16,12 +25,15 @@
 #include <gtest/gtest.h>
 
 #include "compiler.hpp"
+#include "cuda_driver.hpp"
 #include "cuda_graph.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_session.hpp"
 #include "errors.hpp"
+#include "expect_error.hpp"
 #include "launch_call.hpp"
 #include "module_registry.hpp"
+#include "session_waits.hpp"
 #include "temporary_cache.hpp"
 
 namespace xcuda
@@ -230,6 +242,126 @@ namespace xcuda
         {
             EXPECT_EQ(failures[t], "") << "thread " << t;
         }
+    }
+}
+
+namespace xcuda
+{
+    namespace
+    {
+        // The fake driver's controls of its waits (tests/fake_driver), found in the library XCUDA_LIBCUDA names.
+        void* fake_symbol(const char* name)
+        {
+            void* library = dlopen(std::getenv("XCUDA_LIBCUDA"), RTLD_NOW);
+            void* symbol = library ? dlsym(library, name) : nullptr;
+            if (!symbol)
+            {
+                throw std::runtime_error(std::string("the fake driver has no ") + name);
+            }
+            return symbol;
+        }
+
+        void fake_busy(bool busy)
+        {
+            reinterpret_cast<void (*)(int)>(fake_symbol("xcuda_fake_set_busy"))(busy ? 1 : 0);
+        }
+
+        void fake_print_at_sync(const char* text)
+        {
+            reinterpret_cast<void (*)(const char*)>(fake_symbol("xcuda_fake_print_at_sync"))(text);
+        }
+
+        // Ends the fake's busy state and the interrupt check however a test leaves.
+        struct calm_waits
+        {
+            ~calm_waits()
+            {
+                fake_busy(false);
+                state().session.waits().set_interrupt_check(nullptr);
+            }
+        };
+    }
+
+    TEST(session_waits, an_interrupt_ends_each_kind_of_wait_on_work_that_never_ends)
+    {
+        cuda_session& session = state().session;
+        session_waits& waits = session.waits();
+        session.make_current();
+        CUevent event = nullptr;
+        ASSERT_EQ(cuda_driver::get().cuEventCreate(&event, 0), CUDA_SUCCESS);
+        calm_waits calm;
+        waits.wait_idle(0);  // the launches of earlier tests waited for
+        const std::pair<const char*, std::function<void()>> kinds[] = {
+            {"wait", [&] { waits.wait(nullptr); }},
+            {"wait_event", [&] { waits.wait_event(event); }},
+            {"wait_idle", [&] { waits.wait_idle(0); }},
+            {"synchronize", [&] { waits.synchronize(0); }},
+        };
+        for (const auto& [kind, call] : kinds)
+        {
+            const unsigned grid[3] = {4, 1, 1}, block[3] = {32, 1, 1};
+            session.record_launch("spin", grid, block, 0, nullptr);
+            fake_busy(true);
+            int asked = 0;
+            waits.set_interrupt_check([&] { return ++asked == 3; });  // the third check says: interrupted
+            // A wait that the check never ends would hang: after 3 s the fake's work ends instead, the wait
+            // returns and the expectations below fail.
+            std::promise<void> finished;
+            std::thread watchdog([done = finished.get_future()] {
+                if (done.wait_for(std::chrono::seconds(3)) == std::future_status::timeout)
+                {
+                    fake_busy(false);
+                }
+            });
+            auto start = std::chrono::steady_clock::now();
+            std::string message = xcuda_tests::message_of<interrupted_error>(call);
+            auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+            finished.set_value();
+            watchdog.join();
+            EXPECT_EQ(asked, 3) << kind;
+            // Asked about every 20 ms: the third time after about 60 ms.
+            EXPECT_GE(took.count(), 55) << kind;
+            EXPECT_LT(took.count(), 2000) << kind;
+            EXPECT_EQ(message.rfind("interrupted while waiting for device 0; launched there since the last wait:\n"
+                                    "  spin[grid=(4, 1, 1), block=(32, 1, 1)] on device 0",
+                                    0),
+                      0u)
+                << kind << ": " << message;
+            EXPECT_NE(message.find("xcuda replaces the kernel process"), std::string::npos) << kind;
+            EXPECT_TRUE(waits.interrupted_work_running()) << kind;
+            EXPECT_TRUE(waits.interrupted_work_running()) << kind << ": still running, asked again";
+            fake_busy(false);
+            EXPECT_FALSE(waits.interrupted_work_running()) << kind << ": it ended";
+            waits.set_interrupt_check([] { return true; });  // work that is done returns before any check
+            waits.wait_idle(0);
+            EXPECT_FALSE(session.unsynchronized_launches()) << kind;
+        }
+        cuda_driver::get().cuEventDestroy(event);
+    }
+
+    TEST(session_waits, device_printf_output_goes_to_the_sink_only_while_a_printf_module_is_loaded)
+    {
+        cuda_session& session = state().session;
+        session_waits& waits = session.waits();
+        session.make_current();
+        std::vector<std::string> seen;
+        waits.set_output_sink([&](const std::string& text) { seen.push_back(text); });
+        EXPECT_FALSE(waits.capturing_printf());
+        fake_print_at_sync("(not captured: no printf module is loaded)\n");
+        waits.wait(nullptr);
+        EXPECT_TRUE(seen.empty());
+        waits.note_printf_module(+1);
+        EXPECT_TRUE(waits.capturing_printf());
+        fake_print_at_sync("hello from the device\n");
+        waits.synchronize(0);
+        fake_print_at_sync("from a stream\n");
+        waits.wait(nullptr);
+        waits.wait(nullptr);  // nothing printed: the sink is not called
+        EXPECT_TRUE(waits.settle_stream(nullptr));  // no poll, no capture: the fake is done at once
+        EXPECT_EQ(seen, (std::vector<std::string>{"hello from the device\n", "from a stream\n"}));
+        waits.set_output_sink(nullptr);
+        EXPECT_FALSE(waits.capturing_printf()) << "no sink: the output goes to stdout as usual";
+        waits.note_printf_module(-1);
     }
 }
 

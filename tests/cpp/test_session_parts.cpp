@@ -1,5 +1,6 @@
 // The parts split out of cuda_session: the registry of what lives in device contexts
-// (session_resources) and how host memory moves (session_transfers). No GPU needed.
+// (session_resources), how host memory moves (session_transfers) and the waits' printf capture
+// (session_waits; its poll loop against the fake driver: test_launch_call.cpp). No GPU needed.
 
 #include <atomic>
 #include <string>
@@ -13,6 +14,7 @@
 #include "expect_error.hpp"
 #include "session_resources.hpp"
 #include "session_transfers.hpp"
+#include "session_waits.hpp"
 
 namespace xcuda
 {
@@ -108,5 +110,22 @@ namespace xcuda
         EXPECT_EQ(session.transfers().settings().temporary_cache_limit, 0u);
         EXPECT_EQ(xcuda_tests::message_of<usage_error>([&] { transfers.staging(-2); }),
                   "device ordinal must be >= 0, got -2");
+    }
+
+    TEST(SessionWaits, PrintfIsCapturedOnlyWithASinkWhileAPrintfModuleIsLoaded)
+    {
+        cuda_session session;  // no device is touched
+        session_waits& waits = session.waits();
+        EXPECT_FALSE(waits.capturing_printf());
+        waits.note_printf_module(+1);
+        EXPECT_FALSE(waits.capturing_printf()) << "no sink: the output goes to stdout as usual";
+        waits.set_output_sink([](const std::string&) {});
+        EXPECT_TRUE(waits.capturing_printf());
+        waits.note_printf_module(+1);
+        waits.note_printf_module(-1);
+        EXPECT_TRUE(waits.capturing_printf()) << "one printf module is still loaded";
+        waits.note_printf_module(-1);
+        EXPECT_FALSE(waits.capturing_printf());
+        EXPECT_FALSE(waits.interrupted_work_running()) << "no wait was interrupted";
     }
 }

@@ -17,6 +17,10 @@
 //   - stream capture: work on a capturing stream is recorded as graph nodes instead of run; replays run
 //     the nodes in order; kernel nodes take new parameters; synchronizing a capturing stream or the
 //     context fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture, as on a GPU.
+//   - waits: xcuda_fake_set_busy(1) makes stream and event queries answer CUDA_ERROR_NOT_READY (work
+//     that never ends, for the interrupt tests of session_waits) until xcuda_fake_set_busy(0);
+//     xcuda_fake_print_at_sync(text) has the next synchronising call write text to stdout, as the driver
+//     prints device printf output there.
 // Every entry point has the versioned name the headers map it to (cuMemAlloc -> cuMemAlloc_v2). Besides
 // xcuda's table, the few calls tests/bench/launch_baseline.cpp adds, so that its transfers and graphs
 // modes can be checked here too (LD_LIBRARY_PATH at a folder with libcuda.so.1 -> this library).
@@ -358,6 +362,35 @@ namespace
     CUcontext g_context = reinterpret_cast<CUcontext>(g_context_storage);
 }
 
+namespace
+{
+    bool g_busy = false;       // queries answer CUDA_ERROR_NOT_READY (g_mutex)
+    std::string g_sync_print;  // written to stdout by the next synchronising call (g_mutex)
+
+    // At a synchronising call, with g_mutex held: what xcuda_fake_print_at_sync asked for, once.
+    void print_at_sync()
+    {
+        if (!g_sync_print.empty())
+        {
+            std::fputs(g_sync_print.c_str(), stdout);
+            std::fflush(stdout);
+            g_sync_print.clear();
+        }
+    }
+}
+
+extern "C" void xcuda_fake_set_busy(int busy)
+{
+    lock held(g_mutex);
+    g_busy = busy != 0;
+}
+
+extern "C" void xcuda_fake_print_at_sync(const char* text)
+{
+    lock held(g_mutex);
+    g_sync_print = text;
+}
+
 extern "C" long xcuda_fake_counter(const char* name)
 {
     lock held(g_mutex);
@@ -495,7 +528,12 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context)
 CUresult CUDAAPI cuCtxSynchronize()
 {
     lock held(g_mutex);
-    return refuse_while_any_capture();
+    CUresult refused = refuse_while_any_capture();
+    if (refused == CUDA_SUCCESS)
+    {
+        print_at_sync();
+    }
+    return refused;
 }
 CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 {
@@ -941,6 +979,7 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream handle)
         as_stream(handle)->invalidated = true;
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
+    print_at_sync();
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamQuery(CUstream handle)
@@ -951,7 +990,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream handle)
         as_stream(handle)->invalidated = true;
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
-    return CUDA_SUCCESS;
+    return g_busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int)
@@ -965,8 +1004,17 @@ CUresult CUDAAPI cuEventDestroy(CUevent event)
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
-CUresult CUDAAPI cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
-CUresult CUDAAPI cuEventQuery(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventSynchronize(CUevent)
+{
+    lock held(g_mutex);
+    print_at_sync();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventQuery(CUevent)
+{
+    lock held(g_mutex);
+    return g_busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent, CUevent)
 {
     *ms = 0.01f;

@@ -72,7 +72,7 @@ namespace xcuda
 
     bool session_control::output_waiting(const cuda_session& session)
     {
-        return session.capturing_printf() && session.unsynchronized_launches() && session.lost_reason().empty() &&
+        return session.waits().capturing_printf() && session.unsynchronized_launches() && session.lost_reason().empty() &&
                session.active();
     }
 

@@ -41,7 +41,7 @@ namespace xcuda
     {
         CUevent event = handle();
         m_session.make_current(m_device);
-        m_session.wait_event(event);
+        m_session.waits().wait_event(event);
     }
 
     bool cuda_event::query()

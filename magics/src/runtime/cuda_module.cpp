@@ -36,7 +36,7 @@ namespace xcuda
             }
             if (loaded->m_module && uses_printf())
             {
-                session.note_printf_module(-1);
+                session.waits().note_printf_module(-1);
             }
         }
     }
@@ -193,7 +193,7 @@ namespace xcuda
             slot->m_globals.clear();
             if (uses_printf())
             {
-                session.note_printf_module(-1);
+                session.waits().note_printf_module(-1);
             }
         }
         std::string device_arch = session.properties().arch();
@@ -251,7 +251,7 @@ namespace xcuda
         }
         if (uses_printf())
         {
-            session.note_printf_module(+1);
+            session.waits().note_printf_module(+1);
         }
         return *slot;
     }
@@ -534,7 +534,7 @@ namespace xcuda
             cuda_driver::get().cuModuleUnload(m_module);
             if (m_owner.uses_printf())
             {
-                m_owner.m_session.note_printf_module(-1);
+                m_owner.m_session.waits().note_printf_module(-1);
             }
         }
         m_module = nullptr;
@@ -546,7 +546,7 @@ namespace xcuda
     {
         if (m_module && m_owner.uses_printf())
         {
-            m_owner.m_session.note_printf_module(-1);
+            m_owner.m_session.waits().note_printf_module(-1);
         }
         m_module = nullptr;
         m_functions.clear();

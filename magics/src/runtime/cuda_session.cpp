@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "cuda_driver.hpp"
@@ -14,7 +12,6 @@
 #include "host_staging.hpp"
 #include "temporary_cache.hpp"
 #include "pinned_memory.hpp"
-#include "printf_capture.hpp"
 
 namespace xcuda
 {
@@ -545,11 +542,7 @@ namespace xcuda
                     resource->release();
                 }
             }
-            if (d.idle_event)
-            {
-                driver->cuEventDestroy(d.idle_event);
-                d.idle_event = nullptr;
-            }
+            m_waits.release(static_cast<int>(ordinal));
             driver->cuCtxSetCurrent(nullptr);
             driver->cuDevicePrimaryCtxRelease(d.device);
             d.context = nullptr;
@@ -558,16 +551,6 @@ namespace xcuda
         std::fill(std::begin(m_peers), std::end(m_peers), 0);
         std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
     }
-
-    bool cuda_session::settle_stream(CUstream stream) noexcept
-    {
-        if (!m_lost.empty() || !cuda_driver::available())
-        {
-            return false;
-        }
-        return cuda_driver::get().cuStreamSynchronize(stream) == CUDA_SUCCESS;
-    }
-
 }
 
 namespace xcuda
@@ -603,176 +586,13 @@ namespace xcuda
     }
 }
 
-// Waits, launch records and faults.
+// Launch records and faults.
 namespace xcuda
 {
     void cuda_session::record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
                                      unsigned shared_mem, CUstream stream) noexcept
     {
         m_history.record(kernel, grid, block, shared_mem, stream, m_current);
-    }
-
-    void cuda_session::poll(const std::function<CUresult()>& done, const char* call, int ordinal)
-    {
-        using clock = std::chrono::steady_clock;
-        CUresult result = done();
-        if (result == CUDA_SUCCESS)
-        {
-            return;
-        }
-        if (result != CUDA_ERROR_NOT_READY)
-        {
-            check(result, call);
-        }
-        // Spin for the first millisecond (kernels of tens of microseconds return as fast as with a
-        // blocking wait), then sleep in growing steps up to 1 ms; ask about interrupts every 20 ms.
-        const auto start = clock::now();
-        auto next_check = start + std::chrono::milliseconds(20);
-        for (;;)
-        {
-            result = done();
-            if (result == CUDA_SUCCESS)
-            {
-                return;
-            }
-            if (result != CUDA_ERROR_NOT_READY)
-            {
-                check(result, call);
-            }
-            auto now = clock::now();
-            auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - start);
-            if (waited.count() > 1000)
-            {
-                std::this_thread::sleep_for(std::chrono::microseconds(std::min<long long>(waited.count() / 20, 1000)));
-            }
-            if (now >= next_check)
-            {
-                next_check = now + std::chrono::milliseconds(20);
-                if (m_interrupt_check && m_interrupt_check())
-                {
-                    interrupted(ordinal);
-                }
-            }
-        }
-    }
-
-    namespace
-    {
-        // Runs a synchronising call with device printf output captured, when a printf module is loaded.
-        template <class Call>
-        CUresult flushing(cuda_session& session, const std::function<void(const std::string&)>& sink, Call call)
-        {
-            if (!session.capturing_printf())
-            {
-                return call();
-            }
-            printf_capture capture;
-            CUresult result = call();
-            std::string text = capture.finish();
-            if (!text.empty())
-            {
-                sink(text);
-            }
-            return result;
-        }
-    }
-
-    void cuda_session::wait(CUstream stream)
-    {
-        const cuda_driver& driver = cuda_driver::get();
-        int ordinal = m_current;
-        poll([&] { return driver.cuStreamQuery(stream); }, "cuStreamQuery", ordinal);
-        // Finished; the blocking call returns at once and is where the driver prints device printf output.
-        check(flushing(*this, m_output_sink, [&] { return driver.cuStreamSynchronize(stream); }), "cuStreamSynchronize");
-        if (stream == nullptr)
-        {
-            m_history.mark_finished();
-        }
-    }
-
-    void cuda_session::wait_event(CUevent event)
-    {
-        const cuda_driver& driver = cuda_driver::get();
-        poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", m_current);
-        check(flushing(*this, m_output_sink, [&] { return driver.cuEventSynchronize(event); }), "cuEventSynchronize");
-    }
-
-    void cuda_session::wait_idle(int ordinal)
-    {
-        device_state& d = ensure_device(ordinal);
-        make_current(ordinal);
-        const cuda_driver& driver = cuda_driver::get();
-        if (!d.idle_event)
-        {
-            check(driver.cuEventCreate(&d.idle_event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-        }
-        // Recorded on the legacy stream, the event completes after earlier work on every blocking stream.
-        check(driver.cuEventRecord(d.idle_event, nullptr), "cuEventRecord");
-        CUevent event = d.idle_event;
-        poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", ordinal);
-        check(flushing(*this, m_output_sink, [&] { return driver.cuEventSynchronize(event); }), "cuEventSynchronize");
-        m_history.mark_finished();
-    }
-
-    void cuda_session::order_before(CUstream consumer)
-    {
-        make_current();
-        const cuda_driver& driver = cuda_driver::get();
-        CUevent event = nullptr;
-        check(driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-        CUresult recorded = driver.cuEventRecord(event, stream());
-        CUresult waited = recorded == CUDA_SUCCESS ? driver.cuStreamWaitEvent(consumer, event, 0) : recorded;
-        driver.cuEventDestroy(event);
-        check(waited, "cuStreamWaitEvent");
-    }
-
-    void cuda_session::synchronize(int ordinal)
-    {
-        wait_idle(ordinal);
-        // Also waits for non-blocking streams (other libraries' work); returns at once otherwise.
-        check(flushing(*this, m_output_sink, [] { return cuda_driver::get().cuCtxSynchronize(); }), "cuCtxSynchronize");
-    }
-
-    bool cuda_session::interrupted_work_running()
-    {
-        if (m_interrupted_device < 0 || !m_lost.empty() || !context(m_interrupted_device))
-        {
-            m_interrupted_device = -1;
-            return false;
-        }
-        device_state& d = m_devices[static_cast<std::size_t>(m_interrupted_device)];
-        const cuda_driver& driver = cuda_driver::get();
-        make_current(m_interrupted_device);
-        if (!d.idle_event)
-        {
-            check(driver.cuEventCreate(&d.idle_event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-        }
-        check(driver.cuEventRecord(d.idle_event, nullptr), "cuEventRecord");
-        CUresult result = driver.cuEventQuery(d.idle_event);
-        if (result == CUDA_ERROR_NOT_READY)
-        {
-            return true;
-        }
-        check(result, "cuEventQuery");
-        m_interrupted_device = -1;  // it ended after all: nothing to stop
-        return false;
-    }
-
-    void cuda_session::interrupted(int ordinal)
-    {
-        m_interrupted_device = ordinal;
-        std::string running;
-        for (const launch_record& r : m_history.unfinished_on(ordinal))
-        {
-            running += "\n  " + r.describe();
-        }
-        throw interrupted_error(
-            "interrupted while waiting for device " + std::to_string(ordinal) +
-            (running.empty() ? std::string(".") : "; launched there since the last wait:" + running) +
-            "\nThe GPU may still be running that work: CUDA cannot stop a running kernel inside a process "
-            "(destroying its context blocks until the kernel ends). If it is still running when this cell "
-            "ends, xcuda replaces the kernel process, which frees the GPU, carrying your variables over "
-            "(%cuda_recover does the same on demand; XCUDA_AUTO_RECOVER=0 leaves it to you).");
     }
 
     void cuda_session::fault(CUresult result, const char* call)
@@ -806,8 +626,8 @@ namespace xcuda
         for (device_state& d : m_devices)
         {
             d.context = nullptr;  // never released: the driver refuses; the process' exit frees it
-            d.idle_event = nullptr;
         }
+        m_waits.abandon();
         std::fill(std::begin(m_peers), std::end(m_peers), 0);
         std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
 

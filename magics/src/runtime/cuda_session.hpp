@@ -29,13 +29,17 @@
 // hands it to what needs it; buffers, modules, streams and staging are given the session they belong
 // to and keep a reference. It installs itself as the driver's fault hook for its lifetime.
 //
+// Waits: session_waits (waits()), which owns the interrupt check, the printf output sink and each
+// device's idle event; the session destroys those events before it releases a context, and forgets
+// them after a fault.
+//
 // Threading: what a launch uses may be called from several threads at once: ensure(), make_current(),
-// properties(), generation(), record_launch(), the waits, staging() and temporaries() (contexts are made
+// properties(), generation(), record_launch(), waits(), staging() and temporaries() (contexts are made
 // under a mutex, the launch history has its own, the device ordinal is atomic). make_current() makes the
 // context current on the calling thread, as the driver requires per thread. The current device is the
 // session's, not a thread's: set_device (and `with xcuda.device(n)`) while other threads launch changes
-// where their next launches go. set_device, close(), set_host_slot and the hooks' setters are for one
-// thread while no other uses the session. The context hook runs outside the mutex.
+// where their next launches go. set_device, close(), set_host_slot and the hooks' setters (the waits'
+// too) are for one thread while no other uses the session. The context hook runs outside the mutex.
 
 #include <array>
 #include <atomic>
@@ -55,6 +59,7 @@
 #include "launch_history.hpp"
 #include "session_resources.hpp"
 #include "session_transfers.hpp"
+#include "session_waits.hpp"
 
 namespace xcuda
 {
@@ -189,31 +194,6 @@ namespace xcuda
                    (accessor >= 0 && accessor < 64 && owner >= 0 && owner < 64 && (m_peers[accessor] >> owner) & 1u);
         }
 
-        // Waits for the work queued on stream (of the current device), on an event, or on the whole
-        // device. Polls so that an interrupt (see set_interrupt_check) ends the wait within about 20 ms
-        // with interrupted_error; a kernel fault raises kernel_fault. Device printf output produced
-        // meanwhile goes to the output sink (set_output_sink) when one is set.
-        void wait(CUstream stream);
-        // For destructors on an error path: waits for the work queued on stream without polling for an
-        // interrupt and without raising (a fault shows at the next checked call). False when there is
-        // no driver, the session was lost, or the wait failed.
-        bool settle_stream(CUstream stream) noexcept;
-        void wait_event(CUevent event);
-        void synchronize(int ordinal);
-        // Orders the session's default stream before `consumer` (DLPack's and the CUDA Array
-        // Interface's stream contract) without blocking the host.
-        void order_before(CUstream consumer);
-        // Before a blocking copy: waits (interruptibly) until earlier work on the legacy stream of
-        // device `ordinal` is done, so the copy itself never blocks on a kernel.
-        void wait_idle(int ordinal);
-
-        // Called about every 20 ms while a wait blocks; returns true to abandon it (an interrupt).
-        void set_interrupt_check(std::function<bool()> check) { m_interrupt_check = std::move(check); }
-        // Receives device printf output, captured from file descriptor 1 around waits while a loaded
-        // module uses printf. Without a sink the output goes to the process' stdout as usual.
-        void set_output_sink(std::function<void(const std::string&)> sink) { m_output_sink = std::move(sink); }
-        void note_printf_module(int delta) noexcept { m_printf_modules += delta; }
-        bool capturing_printf() const noexcept { return m_printf_modules > 0 && m_output_sink != nullptr; }
         // Launches made since the last completed wait (fault reports name them); printf flush point.
         bool unsynchronized_launches() const noexcept { return m_history.unfinished(); }
 
@@ -226,9 +206,6 @@ namespace xcuda
         // device. Marks the session lost, abandons every resource and throws kernel_fault naming the
         // kernels launched since the last completed wait and the buffers that were lost.
         [[noreturn]] void fault(CUresult result, const char* call);
-        // After a wait was interrupted: whether the work it waited for still runs on that device now
-        // (the process must then be replaced to stop it). False once it has ended.
-        bool interrupted_work_running();
         // Non-empty once a fault has made the GPU unusable in this process: says which and what to do.
         const std::string& lost_reason() const noexcept { return m_lost; }
 
@@ -237,11 +214,14 @@ namespace xcuda
         void close() noexcept;
 
         // How host memory moves (pageable copies' settings and staging, kept launch buffers, staged copies
-        // between devices: session_transfers) and what lives in device contexts (session_resources).
+        // between devices: session_transfers), what lives in device contexts (session_resources), and the
+        // waits for the GPU that an interrupt can end, with device printf capture (session_waits).
         session_transfers& transfers() noexcept { return m_transfers; }
         const session_transfers& transfers() const noexcept { return m_transfers; }
         session_resources& resources() noexcept { return m_resources; }
         const session_resources& resources() const noexcept { return m_resources; }
+        session_waits& waits() noexcept { return m_waits; }
+        const session_waits& waits() const noexcept { return m_waits; }
 
         cuda_session(const cuda_session&) = delete;
         cuda_session& operator=(const cuda_session&) = delete;
@@ -254,16 +234,12 @@ namespace xcuda
             std::uint64_t generation = 0;
             bool have_properties = false;
             device_properties properties;
-            CUevent idle_event = nullptr;
         };
 
         void discover();
         device_state& state(int ordinal);
         device_state& ensure_device(int ordinal);
         void read_properties(int ordinal, device_state& state);
-        // The poll loop behind every wait; `done` returns CUDA_SUCCESS, CUDA_ERROR_NOT_READY or an error.
-        void poll(const std::function<CUresult()>& done, const char* call, int ordinal);
-        [[noreturn]] void interrupted(int ordinal);
 
         // The choice made at construction, or at discover() (count known), or by set_device. A refused
         // environment value leaves m_current at -1 and its error in m_choice_error.
@@ -295,12 +271,8 @@ namespace xcuda
         session_transfers m_transfers{*this};
 
         std::string m_lost;
-        int m_interrupted_device = -1;
-        std::function<bool()> m_interrupt_check;
-        std::function<void(const std::string&)> m_output_sink;
-        int m_printf_modules = 0;
-
         launch_history m_history;
+        session_waits m_waits{*this, m_history};
     };
 
     // Inline: every launch asks it of each device array it passes.

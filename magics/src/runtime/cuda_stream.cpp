@@ -35,7 +35,7 @@ namespace xcuda
     {
         CUstream stream = handle();
         m_session.make_current(m_device);
-        m_session.wait(stream);
+        m_session.waits().wait(stream);
     }
 
     bool cuda_stream::query()

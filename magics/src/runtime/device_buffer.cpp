@@ -138,7 +138,7 @@ namespace xcuda
         }
         CUdeviceptr destination = pointer() + offset;
         cuda_session& session = m_session;
-        session.wait_idle(m_device);  // the copy below then never blocks on a running kernel
+        session.waits().wait_idle(m_device);  // the copy below then never blocks on a running kernel
         host_staging& staging = session.transfers().staging(m_device);
         if (staging.handles(nbytes))
         {
@@ -162,7 +162,7 @@ namespace xcuda
         }
         CUdeviceptr source = pointer() + offset;
         cuda_session& session = m_session;
-        session.wait_idle(m_device);
+        session.waits().wait_idle(m_device);
         host_staging& staging = session.transfers().staging(m_device);
         if (staging.handles(nbytes))
         {
@@ -271,20 +271,20 @@ namespace xcuda
             check(driver.cuMemcpyDtoDAsync(out, in, bytes, session.stream()), "cuMemcpyDtoDAsync");
             if (wait)
             {
-                session.wait_idle(to);
+                session.waits().wait_idle(to);
             }
             return "device";
         }
         // Earlier work on the source device first (interruptibly); the copy is queued on the
         // destination's legacy stream, after its earlier work.
-        session.wait_idle(from);
+        session.waits().wait_idle(from);
         if (chosen == "peer")
         {
             session.open_peer_path(to, from);
             session.make_current(to);
             check(driver.cuMemcpyPeerAsync(out, session.context(to), in, session.context(from), bytes, session.stream()),
                   "cuMemcpyPeerAsync");
-            session.wait_idle(to);
+            session.waits().wait_idle(to);
             return chosen;
         }
         // Staged: two page-locked halves; the download of one chunk overlaps the upload of the other.
@@ -309,7 +309,7 @@ namespace xcuda
                 if (k >= 2)
                 {
                     session.make_current(to);
-                    session.wait_event(uploaded[b]);  // this half's previous upload is done
+                    session.waits().wait_event(uploaded[b]);  // this half's previous upload is done
                 }
                 session.make_current(from);
                 check(driver.cuMemcpyDtoH(halves[b], in + offset, length), "cuMemcpyDtoH");
@@ -317,7 +317,7 @@ namespace xcuda
                 check(driver.cuMemcpyHtoDAsync(out + offset, halves[b], length, session.stream()), "cuMemcpyHtoDAsync");
                 check(driver.cuEventRecord(uploaded[b], session.stream()), "cuEventRecord");
             }
-            session.wait_idle(to);
+            session.waits().wait_idle(to);
         }
         catch (...)
         {

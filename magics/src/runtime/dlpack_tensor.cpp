@@ -78,7 +78,7 @@ namespace xcuda
         if (handle != -1 && handle != 0 && handle != 1)
         {
             // Without blocking the host (DLPack's and CUDA Array Interface's stream contract).
-            session.order_before(handle == 2 ? CU_STREAM_PER_THREAD : reinterpret_cast<CUstream>(handle));
+            session.waits().order_before(handle == 2 ? CU_STREAM_PER_THREAD : reinterpret_cast<CUstream>(handle));
         }
     }
 

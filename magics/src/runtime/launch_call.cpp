@@ -80,7 +80,7 @@ namespace xcuda
         cuda_session& session = m_kernel.module()->session();
         for (CUstream producer : m_producers)
         {
-            session.wait(producer);
+            session.waits().wait(producer);
         }
         if (m_host.empty())
         {
@@ -108,7 +108,7 @@ namespace xcuda
         }
         cuda_session& session = m_kernel.module()->session();
         // The launch first, interruptibly: the copies below then never block on a running kernel.
-        session.wait(m_stream);
+        session.waits().wait(m_stream);
         for (host_array& array : m_host)
         {
             if (array.copy_out && array.bytes > 0)
@@ -118,7 +118,7 @@ namespace xcuda
         }
         if (!m_host.empty())
         {
-            session.wait(m_stream);
+            session.waits().wait(m_stream);
         }
         m_pending.clear();  // every copy has completed: the registrations may go
         temporary_cache& kept = session.transfers().temporaries();
@@ -137,7 +137,7 @@ namespace xcuda
         }
         // An error came between the copies and their wait: the copies may still read or write
         // registered memory, so they must be done before the registrations can go.
-        if (m_kernel.module()->session().settle_stream(m_stream))
+        if (m_kernel.module()->session().waits().settle_stream(m_stream))
         {
             m_pending.clear();
         }

@@ -408,7 +408,7 @@ namespace xcuda
             return contents;
         }
         session.make_current();
-        session.wait(stream);  // what the launch would have seen: the earlier work on its stream done
+        session.waits().wait(stream);  // what the launch would have seen: the earlier work on its stream done
         check(cuda_driver::get().cuMemcpyDtoH(contents.data(), static_cast<CUdeviceptr>(address), bytes), "cuMemcpyDtoH");
         return contents;
     }
