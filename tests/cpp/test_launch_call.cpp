@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <functional>
 #include <future>
 #include <stdexcept>
@@ -362,6 +363,103 @@ namespace xcuda
         waits.set_output_sink(nullptr);
         EXPECT_FALSE(waits.capturing_printf()) << "no sink: the output goes to stdout as usual";
         waits.note_printf_module(-1);
+    }
+}
+
+namespace xcuda
+{
+    TEST(session_waits, threads_waiting_launching_and_loading_printf_modules_at_once)
+    {
+        // Eight threads at once: two launch (host arrays: copies in, the launch, waits inside the call),
+        // the others wait on the default stream, their own stream and event, the legacy stream (the idle
+        // event, made once by whichever thread comes first), the device, order their stream after the
+        // default one, and count a printf module in and out. Nothing may fail, every launch's result must
+        // be right, and the printf count must come back to none.
+        cuda_session& session = state().session;
+        session_waits& waits = session.waits();
+        session.make_current();
+        waits.wait_idle(0);
+        std::vector<std::string> seen;
+        waits.set_output_sink([&](const std::string& text) { seen.push_back(text); });
+        struct stat before {};
+        ASSERT_EQ(::fstat(1, &before), 0);
+        constexpr int threads = 8;
+        constexpr int rounds = 200;
+        std::vector<std::string> failures(threads);
+        std::vector<std::thread> running;
+        for (int t = 0; t < threads; ++t)
+        {
+            running.emplace_back([t, &failures, &session, &waits] {
+                try
+                {
+                    session.make_current();
+                    const cuda_driver& driver = cuda_driver::get();
+                    if (t < 2)
+                    {
+                        constexpr std::size_t n = 1024;
+                        std::vector<float> x(n, static_cast<float>(t)), y(n, 1.0f), out(n);
+                        for (int round = 0; round < rounds / 4; ++round)
+                        {
+                            saxpy_on_host(2.0f, x, y, out);
+                            if (out[n - 1] != 2.0f * static_cast<float>(t) + 1.0f)
+                            {
+                                failures[t] = "launch " + std::to_string(round) + ": " + std::to_string(out[n - 1]);
+                                return;
+                            }
+                        }
+                        return;
+                    }
+                    CUstream stream = nullptr;
+                    CUevent event = nullptr;
+                    if (driver.cuStreamCreate(&stream, 0) != CUDA_SUCCESS ||
+                        driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+                    {
+                        failures[t] = "no stream or event";
+                        return;
+                    }
+                    for (int round = 0; round < rounds; ++round)
+                    {
+                        waits.note_printf_module(+1);
+                        waits.wait(nullptr);
+                        waits.wait(stream);
+                        driver.cuEventRecord(event, stream);
+                        waits.wait_event(event);
+                        waits.wait_idle(0);
+                        waits.order_before(stream);
+                        if (round % 16 == t)
+                        {
+                            waits.synchronize(0);
+                        }
+                        waits.note_printf_module(-1);
+                    }
+                    driver.cuEventDestroy(event);
+                    driver.cuStreamDestroy(stream);
+                }
+                catch (const std::exception& e)
+                {
+                    failures[t] = e.what();
+                }
+            });
+        }
+        for (auto& thread : running)
+        {
+            thread.join();
+        }
+        for (int t = 0; t < threads; ++t)
+        {
+            EXPECT_EQ(failures[t], "") << "thread " << t;
+        }
+        // Each wait captured file descriptor 1 around its synchronising call: after them all it must be the
+        // process' stdout again, not one capture's redirection that another put back.
+        struct stat after {};
+        ASSERT_EQ(::fstat(1, &after), 0);
+        EXPECT_TRUE(after.st_dev == before.st_dev && after.st_ino == before.st_ino)
+            << "file descriptor 1 is no longer the process' stdout";
+        EXPECT_FALSE(waits.capturing_printf()) << "every thread counted its printf module out again";
+        EXPECT_TRUE(seen.empty()) << "the fake printed nothing";
+        waits.set_output_sink(nullptr);
+        waits.synchronize(0);
+        EXPECT_FALSE(session.unsynchronized_launches());
     }
 }
 

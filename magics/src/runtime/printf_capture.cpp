@@ -24,9 +24,15 @@ namespace xcuda
             }();
             return fd;
         }
+
+        std::mutex& capture_turns()
+        {
+            static std::mutex turns;
+            return turns;
+        }
     }
 
-    printf_capture::printf_capture()
+    printf_capture::printf_capture() : m_turn(capture_turns())
     {
         int file = capture_file();
         if (file < 0)
@@ -54,6 +60,10 @@ namespace xcuda
     {
         if (m_saved < 0)
         {
+            if (m_turn.owns_lock())
+            {
+                m_turn.unlock();
+            }
             return {};
         }
         std::fflush(stdout);
@@ -79,6 +89,7 @@ namespace xcuda
             text += "\n[xcuda: could not empty the printf capture file]\n";
         }
         ::lseek(file, 0, SEEK_SET);
+        m_turn.unlock();
         return text;
     }
 }

@@ -7,8 +7,13 @@
 // is pointed at an in-memory file, and what was written is handed back as a string.
 //
 // Threading: file descriptor 1 is process-wide; anything another thread writes to it during the
-// window is captured too (and shown in the cell). One capture at a time (the GIL holder's waits).
+// window is captured too (and shown in the cell). One capture at a time in the process: a capture holds
+// a process-wide mutex from its start to finish(), so threads waiting at once (the waits release the
+// GIL) take turns. Without it a second capture saved the first one's redirection as "stdout" and put it
+// back at its end: the process' stdout was lost for good (tests/cpp/test_launch_call.cpp, the test of
+// threads waiting at once). A capture spans only the synchronising call after the work is done.
 
+#include <mutex>
 #include <string>
 
 namespace xcuda
@@ -27,6 +32,7 @@ namespace xcuda
         std::string finish();
 
     private:
+        std::unique_lock<std::mutex> m_turn;  // the process' one capture at a time
         int m_saved = -1;
     };
 }

@@ -11,8 +11,10 @@
 // Threading: the waits may be called from several threads at once (each makes its device's context
 // current on its own thread); the per-device idle events are made under their own mutex. The setters
 // (set_interrupt_check, set_output_sink) are for one thread while no other waits, as before this class
-// was split out of cuda_session; note_printf_module is called as modules load and unload.
+// was split out of cuda_session; note_printf_module is called as modules load and unload, on any thread
+// (an atomic count).
 
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -57,8 +59,11 @@ namespace xcuda
         // Receives device printf output, captured from file descriptor 1 around waits while a loaded
         // module uses printf. Without a sink the output goes to the process' stdout as usual.
         void set_output_sink(std::function<void(const std::string&)> sink) { m_output_sink = std::move(sink); }
-        void note_printf_module(int delta) noexcept { m_printf_modules += delta; }
-        bool capturing_printf() const noexcept { return m_printf_modules > 0 && m_output_sink != nullptr; }
+        void note_printf_module(int delta) noexcept { m_printf_modules.fetch_add(delta, std::memory_order_relaxed); }
+        bool capturing_printf() const noexcept
+        {
+            return m_printf_modules.load(std::memory_order_relaxed) > 0 && m_output_sink != nullptr;
+        }
 
         // The session closes device `ordinal`, its context current: its idle event is destroyed.
         void release(int ordinal) noexcept;
@@ -84,7 +89,7 @@ namespace xcuda
         int m_interrupted_device = -1;
         std::function<bool()> m_interrupt_check;
         std::function<void(const std::string&)> m_output_sink;
-        int m_printf_modules = 0;
+        std::atomic<int> m_printf_modules{0};  // modules load and unload on any thread
         std::mutex m_idle_mutex;
         std::vector<CUevent> m_idle_events;  // by ordinal (m_idle_mutex)
     };
