@@ -3,10 +3,12 @@
 // under test are in runtime/host_registration_cache.hpp: whole inner pages only, an entry holds its
 // owner until it is unregistered, nothing in use is unregistered, the limits, and the policies.
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -340,8 +342,10 @@ namespace xcuda
         ::setenv("XCUDA_PAGEABLE", "staged", 1);
         ::setenv("XCUDA_STAGING_THREADS", "6", 1);
         ::setenv("XCUDA_STAGING_CHUNK_MB", "16", 1);
+        ::setenv("XCUDA_STAGING_SPIN_US", "0", 1);
         ::setenv("XCUDA_REGISTER_LIMIT_MB", "abc", 1);
         transfer_settings s = transfer_settings::from_environment();
+        ::unsetenv("XCUDA_STAGING_SPIN_US");
         ::unsetenv("XCUDA_PAGEABLE");
         ::unsetenv("XCUDA_STAGING_THREADS");
         ::unsetenv("XCUDA_STAGING_CHUNK_MB");
@@ -349,6 +353,7 @@ namespace xcuda
         EXPECT_EQ(s.pageable, transfer_settings::pageable_mode::staged);
         EXPECT_EQ(s.threads_for(64), 6u);
         EXPECT_EQ(s.chunk_bytes, 16 * MiB);
+        EXPECT_EQ(s.staging_spin_us, 0u);  // 0 is allowed: the copy threads sleep after each copy
         EXPECT_EQ(s.registration_limit, transfer_settings{}.registration_limit);
         EXPECT_NE(s.problem.find("XCUDA_REGISTER_LIMIT_MB='abc'"), std::string::npos) << s.problem;
 
@@ -358,6 +363,13 @@ namespace xcuda
         EXPECT_EQ(defaults.registration_limit, std::size_t(4) << 30);
         EXPECT_EQ(defaults.threads_for(16), 8u);
         EXPECT_EQ(defaults.threads_for(2), 1u);
+        EXPECT_EQ(defaults.staging_spin_us, 200u);
+        ::setenv("XCUDA_STAGING_SPIN_US", "-5", 1);
+        transfer_settings negative = transfer_settings::from_environment();
+        ::unsetenv("XCUDA_STAGING_SPIN_US");
+        EXPECT_EQ(negative.staging_spin_us, 200u);
+        EXPECT_NE(negative.problem.find("XCUDA_STAGING_SPIN_US='-5' is not a whole number (0 or more)"), std::string::npos)
+            << negative.problem;
         ::setenv("XCUDA_STAGING", "0", 1);
         EXPECT_EQ(transfer_settings::from_environment().pageable, transfer_settings::pageable_mode::driver);
         ::unsetenv("XCUDA_STAGING");
@@ -440,6 +452,11 @@ namespace xcuda
 
     namespace
     {
+        // No watching (the threads sleep after each copy), the session's default, and longer than any
+        // gap between these tests' copies (the threads never sleep between them).
+        const std::chrono::microseconds spins[] = {std::chrono::microseconds(0), std::chrono::microseconds(200),
+                                                   std::chrono::microseconds(20000)};
+
         std::vector<unsigned char> pattern(std::size_t bytes, unsigned seed)
         {
             std::vector<unsigned char> data(bytes);
@@ -458,8 +475,9 @@ namespace xcuda
                                      copy_pool::min_parallel, copy_pool::min_parallel + 1, 7 * piece + 13,
                                      (8u << 20) + 3};
         for (std::size_t participants : {1u, 2u, 3u, 8u})
+        for (std::chrono::microseconds spin : spins)
         {
-            copy_pool pool(participants);
+            copy_pool pool(participants, spin);
             EXPECT_EQ(pool.participants(), participants);
             for (std::size_t bytes : sizes)
             {
@@ -480,29 +498,55 @@ namespace xcuda
         // Many short jobs in a row: a thread that wakes late must not take a piece of a newer job with an
         // older job's pointers (that piece of the newer copy would be missing). Five sources and three
         // destinations in turn: a destination never already holds the source it is given next.
-        copy_pool pool(8);
-        const std::size_t bytes = copy_pool::min_parallel + copy_pool::piece_bytes / 2;
-        const std::size_t pieces = (bytes + copy_pool::piece_bytes - 1) / copy_pool::piece_bytes;
-        std::vector<std::vector<unsigned char>> sources;
-        for (unsigned k = 0; k < 5; ++k)
+        for (std::chrono::microseconds spin : spins)
         {
-            sources.push_back(pattern(bytes, k));
+            SCOPED_TRACE("spin " + std::to_string(spin.count()) + " us");
+            copy_pool pool(8, spin);
+            const std::size_t bytes = copy_pool::min_parallel + copy_pool::piece_bytes / 2;
+            const std::size_t pieces = (bytes + copy_pool::piece_bytes - 1) / copy_pool::piece_bytes;
+            std::vector<std::vector<unsigned char>> sources;
+            for (unsigned k = 0; k < 5; ++k)
+            {
+                sources.push_back(pattern(bytes, k));
+            }
+            std::vector<std::vector<unsigned char>> destinations(3, std::vector<unsigned char>(bytes));
+            // Seven threads that never sleep share two cores with the caller on a small machine: fewer jobs.
+            const int jobs = spin.count() > 1000 ? 300 : 2000;
+            for (int job = 0; job < jobs; ++job)
+            {
+                const std::vector<unsigned char>& source = sources[static_cast<std::size_t>(job) % 5];
+                std::vector<unsigned char>& destination = destinations[static_cast<std::size_t>(job) % 3];
+                pool.copy(destination.data(), source.data(), bytes);
+                ASSERT_EQ(std::memcmp(destination.data(), source.data(), bytes), 0) << "job " << job;
+            }
+            EXPECT_EQ(pool.pieces_by_caller() + pool.pieces_by_threads(), static_cast<std::uint64_t>(jobs) * pieces);
         }
-        std::vector<std::vector<unsigned char>> destinations(3, std::vector<unsigned char>(bytes));
-        const int jobs = 2000;
-        for (int job = 0; job < jobs; ++job)
+    }
+
+    TEST(CopyPool, SleepingThreadsAreWokenForTheNextCopy)
+    {
+        // Between these copies the threads have gone to sleep (a pause far longer than the spin), so they
+        // take part only if posting a copy wakes the sleepers. A copy of 16 MiB is 64 pieces: a thread
+        // woken at all takes some of them unless the caller copies all 64 before it runs; on a busy
+        // machine that may happen for a few copies, not for 200.
+        for (std::chrono::microseconds spin : {std::chrono::microseconds(0), std::chrono::microseconds(200)})
         {
-            const std::vector<unsigned char>& source = sources[static_cast<std::size_t>(job) % 5];
-            std::vector<unsigned char>& destination = destinations[static_cast<std::size_t>(job) % 3];
-            pool.copy(destination.data(), source.data(), bytes);
-            ASSERT_EQ(std::memcmp(destination.data(), source.data(), bytes), 0) << "job " << job;
+            SCOPED_TRACE("spin " + std::to_string(spin.count()) + " us");
+            copy_pool pool(4, spin);
+            std::vector<unsigned char> source = pattern(16u << 20, 5), destination(16u << 20);
+            for (int copy = 0; copy < 200 && pool.pieces_by_threads() == 0; ++copy)
+            {
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                pool.copy(destination.data(), source.data(), source.size());
+                ASSERT_EQ(destination, source);
+            }
+            EXPECT_GT(pool.pieces_by_threads(), 0u) << "no copy thread took part in 200 copies: they were never woken";
         }
-        EXPECT_EQ(pool.pieces_by_caller() + pool.pieces_by_threads(), static_cast<std::uint64_t>(jobs) * pieces);
     }
 
     TEST(CopyPool, TheCallerAloneCopiesWhenThereAreNoThreads)
     {
-        copy_pool pool(1);
+        copy_pool pool(1, std::chrono::microseconds(200));
         std::vector<unsigned char> source = pattern(4u << 20, 3), destination(4u << 20);
         pool.copy(destination.data(), source.data(), source.size());
         EXPECT_EQ(destination, source);

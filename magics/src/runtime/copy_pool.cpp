@@ -5,7 +5,19 @@
 
 namespace xcuda
 {
-    copy_pool::copy_pool(std::size_t participants)
+    namespace
+    {
+        inline void cpu_relax() noexcept
+        {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#elif defined(__aarch64__)
+            asm volatile("yield");
+#endif
+        }
+    }
+
+    copy_pool::copy_pool(std::size_t participants, std::chrono::microseconds spin) : m_spin(spin)
     {
         std::size_t threads = participants > 1 ? participants - 1 : 0;
         m_threads.reserve(threads);
@@ -19,12 +31,34 @@ namespace xcuda
     {
         {
             std::lock_guard<std::mutex> lock(m_mutex);
-            m_stop = true;
+            m_stop.store(true, std::memory_order_release);
         }
         m_start.notify_all();
         for (std::thread& thread : m_threads)
         {
             thread.join();
+        }
+    }
+
+    template <class Ready>
+    bool copy_pool::spin_until(Ready ready) const noexcept
+    {
+        if (m_spin.count() <= 0)
+        {
+            return ready();
+        }
+        auto until = std::chrono::steady_clock::now() + m_spin;
+        for (unsigned round = 1;; ++round)
+        {
+            if (ready())
+            {
+                return true;
+            }
+            cpu_relax();
+            if (round % 64 == 0 && std::chrono::steady_clock::now() >= until)
+            {
+                return ready();
+            }
         }
     }
 
@@ -67,16 +101,27 @@ namespace xcuda
         std::uint32_t seen = 0;
         while (true)
         {
+            // A new job, or the stop, seen while spinning needs no wake-up; otherwise sleep until one.
+            bool posted = spin_until([&] {
+                return m_stop.load(std::memory_order_acquire) || m_number.load(std::memory_order_acquire) != seen;
+            });
             job work;
             std::uint32_t number = 0;
             {
                 std::unique_lock<std::mutex> lock(m_mutex);
-                m_start.wait(lock, [&] { return m_stop || m_number != seen; });
-                if (m_stop)
+                if (!posted)
+                {
+                    ++m_sleepers;
+                    m_start.wait(lock, [&] {
+                        return m_stop.load(std::memory_order_relaxed) || m_number.load(std::memory_order_relaxed) != seen;
+                    });
+                    --m_sleepers;
+                }
+                if (m_stop.load(std::memory_order_relaxed))
                 {
                     return;
                 }
-                seen = number = m_number;
+                seen = number = m_number.load(std::memory_order_relaxed);
                 work = m_job;
             }
             std::uint32_t piece = 0;
@@ -102,14 +147,20 @@ namespace xcuda
         work.bytes = bytes;
         work.pieces = static_cast<std::uint32_t>((bytes + piece_bytes - 1) / piece_bytes);
         std::uint32_t number = 0;
+        bool wake = false;
         {
             std::lock_guard<std::mutex> lock(m_mutex);
-            number = ++m_number;
+            number = m_number.load(std::memory_order_relaxed) + 1;
             m_job = work;
             m_done.store(0, std::memory_order_relaxed);
             m_next.store(static_cast<std::uint64_t>(number) << 32, std::memory_order_release);
+            m_number.store(number, std::memory_order_release);
+            wake = m_sleepers > 0;  // a thread counted here waits on m_start; one not yet counted sees the number
         }
-        m_start.notify_all();
+        if (wake)
+        {
+            m_start.notify_all();
+        }
         std::uint32_t piece = 0;
         while (claim(number, work, piece))
         {
@@ -117,7 +168,11 @@ namespace xcuda
             m_by_caller.fetch_add(1, std::memory_order_relaxed);
             finish_piece(work);
         }
-        std::unique_lock<std::mutex> lock(m_mutex);
-        m_finished.wait(lock, [&] { return m_done.load(std::memory_order_acquire) == work.pieces; });
+        auto finished = [&] { return m_done.load(std::memory_order_acquire) == work.pieces; };
+        if (!spin_until(finished))
+        {
+            std::unique_lock<std::mutex> lock(m_mutex);
+            m_finished.wait(lock, finished);
+        }
     }
 }

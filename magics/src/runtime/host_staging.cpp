@@ -262,11 +262,13 @@ namespace xcuda
     void host_staging::ensure_threads()
     {
         unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        std::size_t wanted = std::max<std::size_t>(1, m_session.transfers().settings().threads_for(cores));
-        if (!m_copies || m_copies->participants() != wanted)
+        const transfer_settings& settings = m_session.transfers().settings();
+        std::size_t wanted = std::max<std::size_t>(1, settings.threads_for(cores));
+        std::chrono::microseconds spin(static_cast<long long>(std::min<std::size_t>(settings.staging_spin_us, 1000000)));
+        if (!m_copies || m_copies->participants() != wanted || m_copies->spin() != spin)
         {
             m_copies.reset();
-            m_copies = std::make_unique<copy_pool>(wanted);
+            m_copies = std::make_unique<copy_pool>(wanted, spin);
         }
     }
 

@@ -55,6 +55,7 @@ namespace xcuda
             }
         }
         settings.staging_threads = number("XCUDA_STAGING_THREADS", settings.staging_threads, 1, problem);
+        settings.staging_spin_us = number("XCUDA_STAGING_SPIN_US", settings.staging_spin_us, 1, problem, true);
         settings.chunk_bytes = number("XCUDA_STAGING_CHUNK_MB", settings.chunk_bytes, 1u << 20, problem);
         settings.chunk_count = number("XCUDA_STAGING_BUFFERS", settings.chunk_count, 1, problem);
         settings.registration_limit =

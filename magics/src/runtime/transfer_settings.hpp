@@ -44,6 +44,8 @@ namespace xcuda
         // Host threads filling and emptying the staging buffers (the caller's thread counts as one);
         // 0 chooses min(8, half the machine's cores).
         std::size_t staging_threads = 0;
+        // How long (us) the copy threads watch for the next staged copy before sleeping (runtime/copy_pool).
+        std::size_t staging_spin_us = 200;
         std::size_t chunk_bytes = 8u << 20;  // one staging buffer
         std::size_t chunk_count = 4;         // staging buffers in flight
         // Copies below this go straight to the driver: its own staging is as fast for them.
