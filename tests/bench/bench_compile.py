@@ -51,6 +51,12 @@ the result is the median over 5 processes, run round-robin across the systems to
    - CuPy in-process hit (a second RawKernel of the same source, compiled) and CuPy in a new process with
      a populated CUPY_CACHE_DIR (module load included).
 
+3. Later cold compiles in one process: after a first compile by each (NVRTC warm in both), bare NVRTC,
+   xcuda.compile and a new %%cuda cell in turn, each of a source no earlier compile saw (a comment with
+   a counter), LATER_ROUNDS rounds (fewer for the CCCL cell), median of each. xcuda's compile runs in its
+   compile process (xcuda-compile) and, with a GPU, its time includes the module load; bare NVRTC's only
+   compiles. Goal: xcuda.compile and the %%cuda cell <= 1.05x bare NVRTC.
+
 A system that cannot run (not installed, no GPU, an error) shows "n/a (reason)" and the run goes on.
 Without a GPU the NVRTC rows (bare NVRTC, xcuda cold, the xcuda hits without a module load) still run;
 CuPy and the module-load rows are n/a. The script exits 0.
@@ -95,6 +101,8 @@ WORKER_TIMEOUT_S = 600
 MAGIC_GOAL_MS = 1.0
 DISK_GOAL_MS = 5.0
 COLD_GOAL_VS_CUPY = 1.05
+LATER_GOAL_VS_BARE = 1.05
+LATER_ROUNDS = {"saxpy": 15, "cccl": 3}
 
 RESULT_TAG = "BENCH_COMPILE_RESULT "
 
@@ -434,6 +442,49 @@ class MinimalShell:
         self.magics[name] = function
 
 
+def worker_later(spec):
+    """In one process: bare NVRTC, xcuda.compile and a new %%cuda cell in turn, each of a new source."""
+    import xcuda
+    if spec["session"]:
+        xcuda.zeros(1)
+    bare = bare_nvrtc(spec["via"])
+    source = source_text(spec["source"])
+    options = spec["xcuda_options"] + [f"--include-path={d}" for d in toolkit_include_dirs()]
+    cubin = spec["arch"].startswith("sm_")
+    shell = MinimalShell()
+    xcuda.load_ipython_extension(shell)
+    cell = shell.magics["cuda"]
+    counter = iter(range(10 ** 6))
+
+    def new_source():
+        return source + f"\n// later compile {next(counter)}\n"
+
+    def timed(call):
+        start = time.perf_counter()
+        call()
+        return (time.perf_counter() - start) * 1e3
+
+    # The first compile of each: NVRTC's first-call cost, not what this measures.
+    bare.compile(new_source(), options, cubin)
+    xcuda.compile(new_source(), name="later", arch=spec["arch"], std=STD)
+    cell("", new_source())
+    samples = {"bare": [], "xcuda": [], "cell": [], "compile_ms": []}
+    for _ in range(LATER_ROUNDS[spec["source"]]):
+        text = new_source()
+        samples["bare"].append(timed(lambda: bare.compile(text, options, cubin)))
+        text = new_source()
+        modules = []
+        samples["xcuda"].append(timed(lambda: modules.append(
+            xcuda.compile(text, name="later", arch=spec["arch"], std=STD))))
+        if modules[0].origin != "nvrtc":
+            raise RuntimeError(f"xcuda.compile of a new source has origin '{modules[0].origin}', not 'nvrtc'")
+        samples["compile_ms"].append(modules[0].compile_ms)
+        text = new_source()
+        samples["cell"].append(timed(lambda: cell("", text)))
+    return {key: statistics.median(values) for key, values in samples.items()} | {
+        "rounds": LATER_ROUNDS[spec["source"]], "via": bare.label}
+
+
 def worker_cupy_memory(spec):
     cp = cupy_ready()
     cupy_compile(cp, spec)
@@ -441,7 +492,7 @@ def worker_cupy_memory(spec):
 
 
 WORKERS = {"info": worker_info, "bare_cold": worker_bare_cold, "xcuda": worker_xcuda, "cupy": worker_cupy,
-           "xcuda_memory": worker_xcuda_memory, "cupy_memory": worker_cupy_memory}
+           "xcuda_memory": worker_xcuda_memory, "cupy_memory": worker_cupy_memory, "later": worker_later}
 
 
 def run_worker(spec):
@@ -592,6 +643,12 @@ def measure(info, gpu, gpu_reason, folder):
         else:
             results["memory", source] = spawn(dict(spec, task="xcuda_memory", session=session),
                                               {"XCUDA_CACHE_DIR": fresh("memory")})
+        if xcuda_reason or unavailable(info, "bare", gpu_reason):
+            results["later", source] = NA(xcuda_reason or unavailable(info, "bare", gpu_reason))
+        else:
+            print(f"later cold compiles of {SOURCES[source][0]} in one process ...", flush=True)
+            results["later", source] = spawn(dict(spec, task="later", session=session, via=info.get("bare_via")),
+                                             {"XCUDA_CACHE": "0"})
         if cupy_reason:
             results["cupy memory", source] = NA(cupy_reason)
         else:
@@ -687,6 +744,28 @@ def hit_table(results):
                            "ratio to CuPy's hit of the same kind", "goal"], rows)
 
 
+def later_table(results):
+    rows = []
+    for source, (label, _) in SOURCES.items():
+        entry = results["later", source]
+        if isinstance(entry, dict) and "error" in entry:
+            entry = NA(entry["error"])
+        if isinstance(entry, NA):
+            rows.append((label, "bare NVRTC, xcuda.compile, %%cuda", "n/a", str(entry), "", "", ""))
+            continue
+        bare = entry["bare"]
+        measure_text = f"one process, {entry['rounds']} rounds in turn, median"
+        for system, value, extra, goal in (
+                (f"bare NVRTC ({entry['via']}), the baseline", bare, "", ""),
+                ("xcuda.compile of a new source", entry["xcuda"], f"{entry['compile_ms']:.1f} ms",
+                 goal_ratio(entry["xcuda"], bare, LATER_GOAL_VS_BARE, "bare NVRTC")),
+                ("%%cuda of a new cell (the %%cuda function from load_ipython_extension, called directly)",
+                 entry["cell"], "", goal_ratio(entry["cell"], bare, LATER_GOAL_VS_BARE, "bare NVRTC"))):
+            rows.append((label, system, measure_text, fmt_ms(value), extra, ratio(value, bare), goal))
+    return markdown_table(["source", "system", "measure", "value", "xcuda's compile_ms", "ratio to bare NVRTC",
+                           "goal"], rows)
+
+
 def disk_hit_parts(label, entry):
     """Where a disk hit's time goes: the driver's module load, and whether NVRTC was loaded at all."""
     if not isinstance(entry, Samples) or entry.error:
@@ -752,9 +831,14 @@ def main():
                  "restarted. The CuPy ratio compares like with like (in-process with in-process, disk with "
                  "disk)."),
     }
+    notes["later"] = ("After a first compile by each system in the same process, each compile is of a source no "
+                      "earlier compile saw (a numbered comment at its end), the systems in turn. xcuda's compile runs "
+                      "in its compile process; with a GPU its time includes the module load. The goal allows 5% "
+                      "over bare NVRTC.")
     cold, libraries = cold_table(results, info)
     for title, table, note in (("Cold compile in a new process", cold, notes["cold"] + " " + libraries),
-                               ("Compile cache hits", hit_table(results), notes["hits"])):
+                               ("Compile cache hits", hit_table(results), notes["hits"]),
+                               ("Later cold compiles in one process", later_table(results), notes["later"])):
         show_section(sections, f"## {title}\n\n{table}\n\n{note}")
     write_report(options.out, sections)
     return 0

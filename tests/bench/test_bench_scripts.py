@@ -28,6 +28,20 @@ def test_the_compile_benchmarks_cuda_row_runs_without_ipython():
     assert "saxpy" in shell.user_ns
 
 
+def test_the_later_compile_table_holds_xcuda_and_the_cell_to_bare_nvrtc_within_5_percent():
+    results = {("later", "saxpy"): {"bare": 20.0, "xcuda": 20.8, "cell": 22.0, "compile_ms": 19.5, "rounds": 15,
+                                    "via": "ctypes libnvrtc"},
+               ("later", "cccl"): {"error": "worker exited 1: boom"}}
+    table = bench_compile.later_table(results)
+    xcuda_row = next(line for line in table.splitlines() if "xcuda.compile of a new source" in line)
+    assert "| 20.8 ms |" in xcuda_row and "| 19.5 ms |" in xcuda_row and "met (1.04x, margin +0.01x)" in xcuda_row
+    cell_row = next(line for line in table.splitlines() if "%%cuda of a new cell" in line)
+    assert "1.10x" in cell_row and "missed (1.10x, margin -0.05x)" in cell_row
+    assert "15 rounds in turn" in xcuda_row
+    cccl = next(line for line in table.splitlines() if line.startswith("| cccl_kernel.cu"))
+    assert "n/a (worker exited 1: boom)" in cccl
+
+
 def graph_results(replay_host_us):
     return {
         "C++ cuLaunchKernel x 100": (300.0, 450.0),
