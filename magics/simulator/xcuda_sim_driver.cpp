@@ -3,7 +3,7 @@
 //
 // It implements the entry points of xcuda's driver table (magics/src/driver/cuda_driver.hpp) under the
 // versioned names the headers map them to (cuMemAlloc -> cuMemAlloc_v2), as the test double
-// tests/fake_driver/fake_libcuda.cpp does; everything above the table is xcuda's own code, unchanged.
+// tests/fake_driver does; everything above the table is xcuda's own code, unchanged.
 // Device memory is host memory recorded in one sim_memory; cuModuleLoadData parses PTX (and refuses a
 // CUBIN); cuLaunchKernel runs the grid at once, its blocks on XCUDA_SIM_THREADS host threads, and
 // returns when it is done (streams are synchronous, events are host clock readings). A launch that fails keeps its description, which cuGetErrorString returns
