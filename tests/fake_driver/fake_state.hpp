@@ -1,6 +1,7 @@
 // A stand-in for libcuda.so.1 on machines without a GPU: a test double of the driver API, so that the
-// host-side logic of xcuda's transfers and CUDA graphs runs in CPU tests (tests/test_fake_driver.py,
-// which points XCUDA_LIBCUDA at this library in a child process). Not a GPU emulator.
+// host-side logic of xcuda's transfers and CUDA graphs runs in CPU tests (tests/runtime/test_graphs_transfers.py,
+// test_launch_features.py, test_concurrent_launches.py, which point XCUDA_LIBCUDA at this library in a child
+// process, and the C++ tests of the launch path). Not a GPU emulator.
 //
 // What it models, and nothing more:
 //   - one device (sm_90) with its primary context; device memory is host memory (so copies are memcpy);
