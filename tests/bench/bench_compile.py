@@ -53,7 +53,8 @@ the result is the median over 5 processes, run round-robin across the systems to
 
 3. Later cold compiles in one process: after a first compile by each (NVRTC warm in both), bare NVRTC,
    xcuda.compile and a new %%cuda cell in turn, each of a source no earlier compile saw (a comment with
-   a counter), LATER_ROUNDS rounds (fewer for the CCCL cell), median of each. xcuda's compile runs in its
+   a counter), LATER_ROUNDS rounds (fewer for the CCCL cell), median of each; bare NVRTC through ctypes on
+   the toolkit's libnvrtc.so.13, the library xcuda loads. xcuda's compile runs in its
    compile process (xcuda-compile) and, with a GPU, its time includes the module load; bare NVRTC's only
    compiles. Goal: xcuda.compile and the %%cuda cell <= 1.05x bare NVRTC.
 
@@ -102,7 +103,8 @@ MAGIC_GOAL_MS = 1.0
 DISK_GOAL_MS = 5.0
 COLD_GOAL_VS_CUPY = 1.05
 LATER_GOAL_VS_BARE = 1.05
-LATER_ROUNDS = {"saxpy": 15, "cccl": 3}
+LATER_ROUNDS = {"saxpy": 15, "cccl": 5}
+LATER_COUNTER = iter(range(10 ** 9))  # numbers the later compiles' sources: each is new to the process
 
 RESULT_TAG = "BENCH_COMPILE_RESULT "
 
@@ -454,10 +456,8 @@ def worker_later(spec):
     shell = MinimalShell()
     xcuda.load_ipython_extension(shell)
     cell = shell.magics["cuda"]
-    counter = iter(range(10 ** 6))
-
     def new_source():
-        return source + f"\n// later compile {next(counter)}\n"
+        return source + f"\n// later compile {next(LATER_COUNTER)}\n"
 
     def timed(call):
         start = time.perf_counter()
@@ -647,7 +647,9 @@ def measure(info, gpu, gpu_reason, folder):
             results["later", source] = NA(xcuda_reason or unavailable(info, "bare", gpu_reason))
         else:
             print(f"later cold compiles of {SOURCES[source][0]} in one process ...", flush=True)
-            results["later", source] = spawn(dict(spec, task="later", session=session, via=info.get("bare_via")),
+            # Bare NVRTC through ctypes on the toolkit's libnvrtc.so.13, the library xcuda loads (cuda.bindings
+            # may load a pip wheel's NVRTC, another build): the same compiler on both sides.
+            results["later", source] = spawn(dict(spec, task="later", session=session, via="ctypes"),
                                              {"XCUDA_CACHE": "0"})
         if cupy_reason:
             results["cupy memory", source] = NA(cupy_reason)
