@@ -264,7 +264,7 @@ namespace xcuda
         unsigned cores = std::max(1u, std::thread::hardware_concurrency());
         const transfer_settings& settings = m_session.transfers().settings();
         std::size_t wanted = std::max<std::size_t>(1, settings.threads_for(cores));
-        std::chrono::microseconds spin(static_cast<long long>(std::min<std::size_t>(settings.staging_spin_us, 1000000)));
+        std::chrono::microseconds spin = settings.staging_spin();
         if (!m_copies || m_copies->participants() != wanted || m_copies->spin() != spin)
         {
             m_copies.reset();

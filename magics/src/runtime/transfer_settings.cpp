@@ -101,6 +101,11 @@ namespace xcuda
         return std::min<std::size_t>(8, std::max<std::size_t>(1, cores / 2));
     }
 
+    std::chrono::microseconds transfer_settings::staging_spin() const noexcept
+    {
+        return std::chrono::microseconds(static_cast<long long>(std::min<std::size_t>(staging_spin_us, 1000000)));
+    }
+
     transfer_settings transfer_settings::with(const changes& c) const
     {
         auto positive = [](const std::optional<long long>& value, const char* name, std::size_t current) {

@@ -23,6 +23,7 @@
 //
 // A plain value: copied into each transfer, no thread safety of its own.
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -67,6 +68,8 @@ namespace xcuda
         static pageable_mode parse_mode(const std::string& name);
         // The staging threads to run: staging_threads, or the default for `cores`.
         std::size_t threads_for(unsigned cores) const noexcept;
+        // How long the copy threads watch for the next staged copy: staging_spin_us, at most 1 s.
+        std::chrono::microseconds staging_spin() const noexcept;
 
         // What xcuda.transfer_options(...) was given: a value left out leaves its setting as it is.
         struct changes
