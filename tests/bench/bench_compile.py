@@ -456,13 +456,15 @@ def worker_later(spec):
     shell = MinimalShell()
     xcuda.load_ipython_extension(shell)
     cell = shell.magics["cuda"]
+
     def new_source():
         return source + f"\n// later compile {next(LATER_COUNTER)}\n"
 
     def timed(call):
+        """(what call() returned, its wall time in ms)"""
         start = time.perf_counter()
-        call()
-        return (time.perf_counter() - start) * 1e3
+        returned = call()
+        return returned, (time.perf_counter() - start) * 1e3
 
     # The first compile of each: NVRTC's first-call cost, not what this measures.
     bare.compile(new_source(), options, cubin)
@@ -471,16 +473,15 @@ def worker_later(spec):
     samples = {"bare": [], "xcuda": [], "cell": [], "compile_ms": []}
     for _ in range(LATER_ROUNDS[spec["source"]]):
         text = new_source()
-        samples["bare"].append(timed(lambda: bare.compile(text, options, cubin)))
+        samples["bare"].append(timed(lambda: bare.compile(text, options, cubin))[1])
         text = new_source()
-        modules = []
-        samples["xcuda"].append(timed(lambda: modules.append(
-            xcuda.compile(text, name="later", arch=spec["arch"], std=STD))))
-        if modules[0].origin != "nvrtc":
-            raise RuntimeError(f"xcuda.compile of a new source has origin '{modules[0].origin}', not 'nvrtc'")
-        samples["compile_ms"].append(modules[0].compile_ms)
+        module, ms = timed(lambda: xcuda.compile(text, name="later", arch=spec["arch"], std=STD))
+        if module.origin != "nvrtc":
+            raise RuntimeError(f"xcuda.compile of a new source has origin '{module.origin}', not 'nvrtc'")
+        samples["xcuda"].append(ms)
+        samples["compile_ms"].append(module.compile_ms)
         text = new_source()
-        samples["cell"].append(timed(lambda: cell("", text)))
+        samples["cell"].append(timed(lambda: cell("", text))[1])
     return {key: statistics.median(values) for key, values in samples.items()} | {
         "rounds": LATER_ROUNDS[spec["source"]], "via": bare.label}
 
@@ -643,8 +644,9 @@ def measure(info, gpu, gpu_reason, folder):
         else:
             results["memory", source] = spawn(dict(spec, task="xcuda_memory", session=session),
                                               {"XCUDA_CACHE_DIR": fresh("memory")})
-        if xcuda_reason or unavailable(info, "bare", gpu_reason):
-            results["later", source] = NA(xcuda_reason or unavailable(info, "bare", gpu_reason))
+        later_reason = xcuda_reason or unavailable(info, "bare", gpu_reason)
+        if later_reason:
+            results["later", source] = NA(later_reason)
         else:
             print(f"later cold compiles of {SOURCES[source][0]} in one process ...", flush=True)
             # Bare NVRTC through ctypes on the toolkit's libnvrtc.so.13, the library xcuda loads (cuda.bindings
