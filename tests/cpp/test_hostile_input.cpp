@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <dirent.h>
 #include <fcntl.h>
 #include <future>
 #include <string>
@@ -310,6 +311,102 @@ TEST(disk_cache, a_stale_temporary_file_is_evicted_and_a_fresh_one_kept)
     cache.store("live", small_result("ptx"));  // a store runs the eviction
     EXPECT_NE(::access(stale.c_str(), F_OK), 0) << "the stale temporary file is still there";
     EXPECT_EQ(::access(fresh.c_str(), F_OK), 0) << "a temporary file being written was removed";
+    std::system(("rm -rf " + folder).c_str());
+}
+
+namespace
+{
+    // The bytes of the folder's entries (what the cap counts).
+    std::uint64_t entry_bytes(const std::string& folder)
+    {
+        std::uint64_t total = 0;
+        if (DIR* dir = ::opendir(folder.c_str()))
+        {
+            while (dirent* item = ::readdir(dir))
+            {
+                std::string name = item->d_name;
+                struct stat st;
+                if (name.size() > 4 && name.compare(name.size() - 4, 4, ".xcc") == 0 &&
+                    ::stat((folder + "/" + name).c_str(), &st) == 0)
+                {
+                    total += static_cast<std::uint64_t>(st.st_size);
+                }
+            }
+            ::closedir(dir);
+        }
+        return total;
+    }
+
+    // Keys of one length, so every entry below has the same size.
+    std::string numbered_key(char owner, std::uint64_t number)
+    {
+        char key[32];
+        std::snprintf(key, sizeof key, "%c%09llu", owner, static_cast<unsigned long long>(number));
+        return key;
+    }
+
+    const compile_result& kilobyte_result()
+    {
+        static const compile_result result = small_result(std::string(1000, 'p'));
+        return result;
+    }
+}
+
+TEST(disk_cache, a_store_lists_the_folder_only_when_the_cap_or_a_32nd_of_it_is_reached)
+{
+    // Listing the folder and stat-ing every entry at every store costs a full cache more than a compile.
+    std::string folder = fresh_folder();
+    const std::uint64_t cap = 32 * 8192;
+    disk_cache cache(folder + "/cache", cap, true);
+    ASSERT_TRUE(cache.enabled());
+    const std::uint64_t entry = disk_cache::serialize(numbered_key('a', 0), kilobyte_result()).size();
+    std::uint64_t next = 0;
+    cache.store(numbered_key('a', next++), kilobyte_result());
+    EXPECT_EQ(cache.listings(), 1u);  // the process' first store lists
+    // A 32nd of the cap (8192 bytes) stored since: the next listing, not before.
+    const std::uint64_t per_listing = (cap / 32 + entry - 1) / entry;
+    for (std::uint64_t i = 1; i < per_listing; ++i)
+    {
+        cache.store(numbered_key('a', next++), kilobyte_result());
+    }
+    EXPECT_EQ(cache.listings(), 1u);
+    cache.store(numbered_key('a', next++), kilobyte_result());
+    EXPECT_EQ(cache.listings(), 2u);
+    // Past the cap: the entries stay within it after every store, and the folder is listed about once
+    // per 32nd of the cap stored, not at every store.
+    const std::uint64_t stores = 3 * cap / entry;
+    for (std::uint64_t i = 0; i < stores; ++i)
+    {
+        cache.store(numbered_key('a', next++), kilobyte_result());
+        ASSERT_LE(entry_bytes(folder + "/cache"), cap) << "after store " << i;
+    }
+    EXPECT_LE(cache.listings(), 2 + stores / (per_listing - 1) + 1);
+    EXPECT_GE(cache.listings(), 2 + stores / (per_listing + 1));
+    std::system(("rm -rf " + folder).c_str());
+}
+
+TEST(disk_cache, what_another_process_stores_is_evicted_within_a_32nd_of_the_cap)
+{
+    // Two caches on one folder stand for two kernels: `mine` listed it while it was nearly empty, then
+    // `other` filled it to the cap. `mine` sees that at the latest once it has stored a 32nd of the cap.
+    std::string folder = fresh_folder();
+    const std::uint64_t cap = 32 * 8192;
+    disk_cache mine(folder + "/cache", cap, true);
+    disk_cache other(folder + "/cache", cap, true);
+    mine.store(numbered_key('m', 0), kilobyte_result());
+    const std::uint64_t entry = disk_cache::serialize(numbered_key('o', 0), kilobyte_result()).size();
+    for (std::uint64_t i = 0; entry_bytes(folder + "/cache") + entry <= cap; ++i)
+    {
+        other.store(numbered_key('o', i), kilobyte_result());
+    }
+    const std::uint64_t per_listing = (cap / 32 + entry - 1) / entry;
+    for (std::uint64_t i = 1; i <= per_listing; ++i)
+    {
+        mine.store(numbered_key('m', i), kilobyte_result());
+        ASSERT_LE(entry_bytes(folder + "/cache"), cap + cap / 32 + entry) << "after my store " << i;
+    }
+    EXPECT_LE(entry_bytes(folder + "/cache"), cap);
+    EXPECT_EQ(mine.listings(), 2u);
     std::system(("rm -rf " + folder).c_str());
 }
 

@@ -305,10 +305,32 @@ namespace xcuda
             ::unlink(temporary.c_str());
             return;
         }
-        evict();
+        account(bytes.size());
     }
 
-    void disk_cache::evict() const
+    void disk_cache::account(std::uint64_t stored) const
+    {
+        listing_state& state = *m_listing;
+        std::lock_guard<std::mutex> lock(state.mutex);  // one listing at a time in this process
+        state.stored_since += stored;
+        if (state.listed && state.listed_total + state.stored_since <= m_capacity &&
+            state.stored_since < m_capacity / 32)
+        {
+            return;
+        }
+        state.listed_total = evict();
+        state.listed = true;
+        state.stored_since = 0;
+        ++state.listings;
+    }
+
+    std::uint64_t disk_cache::listings() const
+    {
+        std::lock_guard<std::mutex> lock(m_listing->mutex);
+        return m_listing->listings;
+    }
+
+    std::uint64_t disk_cache::evict() const
     {
         struct entry
         {
@@ -321,7 +343,7 @@ namespace xcuda
         DIR* dir = ::opendir(m_directory.c_str());
         if (!dir)
         {
-            return;
+            return 0;
         }
         while (dirent* item = ::readdir(dir))
         {
@@ -355,12 +377,14 @@ namespace xcuda
         ::closedir(dir);
         if (total <= m_capacity)
         {
-            return;
+            return total;
         }
         std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) { return a.used < b.used; });
+        // Down to a 32nd below the cap: a full cache then takes that many bytes of stores before it lists again.
+        const std::uint64_t low_water = m_capacity - m_capacity / 32;
         for (const auto& e : entries)
         {
-            if (total <= m_capacity)
+            if (total <= low_water)
             {
                 break;
             }
@@ -369,5 +393,6 @@ namespace xcuda
                 total -= e.size;
             }
         }
+        return total;
     }
 }

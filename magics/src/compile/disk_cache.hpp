@@ -22,10 +22,20 @@
 // rule (a link, another owner, a second hard link, writable by others), and a folder that fails it turns
 // the cache off (trust_problem() says why): see base/private_files. Writes go to a temporary file in the same
 // folder, then rename() over the entry: readers see a whole old entry or a whole new one, and two
-// processes storing the same entry at once are safe. Thread-safe: no shared state besides the files.
+// processes storing the same entry at once are safe.
+//
+// Eviction lists the folder and stats every entry, which for a full cache of small entries (a 1 GiB cache
+// holds tens of thousands) costs more than the compile it follows. So a store lists the folder only when
+// this process has not yet, when the bytes it has stored since its last listing would take the last
+// listed total past the cap, or when it has stored a 32nd of the cap since its last listing (what other
+// processes store is seen then: each process sharing the folder may take it past the cap by at most a
+// 32nd of it before it evicts). An eviction goes down to a 32nd below the cap, so a full cache lists its
+// folder once per 32nd of the cap stored, not at every store. Thread-safe: the listing's bookkeeping is under a mutex, shared by copies
+// of this object; otherwise no shared state besides the files.
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -66,12 +76,28 @@ namespace xcuda
         // Null when the bytes are not a valid entry for key.
         static std::shared_ptr<const compile_result> deserialize(const std::string& bytes, const std::string& key);
 
+        // How often this object (and its copies) has listed the folder to evict: for tests.
+        std::uint64_t listings() const;
+
     private:
-        void evict() const;
+        // The bytes of a store just made: lists the folder and evicts when the rule above says so.
+        void account(std::uint64_t stored) const;
+        // Lists the folder, evicts the least recently used entries past the cap; returns the bytes left.
+        std::uint64_t evict() const;
+
+        struct listing_state
+        {
+            std::mutex mutex;
+            bool listed = false;
+            std::uint64_t listed_total = 0;    // the entries' bytes after the last listing's evictions
+            std::uint64_t stored_since = 0;    // bytes this process stored after it
+            std::uint64_t listings = 0;
+        };
 
         std::string m_directory;
         std::uint64_t m_capacity;
         bool m_enabled;
         std::string m_trust_problem;
+        std::shared_ptr<listing_state> m_listing = std::make_shared<listing_state>();
     };
 }
