@@ -49,15 +49,54 @@ namespace xcuda::python
 
             PyObject* cached(PyObject* key) const
             {
-                const py::object* launcher = launchers.find([key](const py::object& k) {
-                    int same = k.ptr() == key ? 1 : PyObject_RichCompareBool(k.ptr(), key, Py_EQ);
-                    if (same < 0)
-                    {
-                        PyErr_Clear();  // an uncomparable key: the full path reports it
-                    }
-                    return same == 1;
-                });
+                const py::object* launcher =
+                    launchers.find([key](const py::object& k) { return same_launch_key(k.ptr(), key, 0); });
                 return launcher ? launcher->ptr() : nullptr;
+            }
+
+            // a == b as Python's == says. A loop's key is a new tuple of the same ints every call: tuples
+            // (grid and block, or their own tuples of up to 3) and ints are compared here by value, without
+            // tuple_richcompare's generic path (half of the cached lookup's cost); anything else, such as
+            // a numpy integer or a stream object, by PyObject_RichCompareBool.
+            static bool same_launch_key(PyObject* a, PyObject* b, int depth)
+            {
+                if (a == b)
+                {
+                    return true;
+                }
+                if (PyLong_CheckExact(a) && PyLong_CheckExact(b))
+                {
+                    int overflow_a = 0;
+                    int overflow_b = 0;
+                    long long x = PyLong_AsLongLongAndOverflow(a, &overflow_a);
+                    long long y = PyLong_AsLongLongAndOverflow(b, &overflow_b);
+                    if (overflow_a == 0 && overflow_b == 0)
+                    {
+                        return x == y;  // (-1 is a value here: AndOverflow sets no error for an exact int)
+                    }
+                }
+                else if (depth < 2 && PyTuple_CheckExact(a) && PyTuple_CheckExact(b))
+                {
+                    Py_ssize_t size = PyTuple_GET_SIZE(a);
+                    if (size != PyTuple_GET_SIZE(b))
+                    {
+                        return false;
+                    }
+                    for (Py_ssize_t i = 0; i < size; ++i)
+                    {
+                        if (!same_launch_key(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i), depth + 1))
+                        {
+                            return false;
+                        }
+                    }
+                    return true;
+                }
+                int same = PyObject_RichCompareBool(a, b, Py_EQ);
+                if (same < 0)
+                {
+                    PyErr_Clear();  // an uncomparable key: the full path reports it
+                }
+                return same == 1;
             }
         };
 

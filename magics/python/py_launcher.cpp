@@ -299,14 +299,48 @@ namespace xcuda::python
             {"signature", get_signature, nullptr, "The kernel's C++ signature.", nullptr},
             {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+        // An int, or an object with __index__, as a long long; false past 64 bits (`negative` says which way).
+        bool index_value(py::handle value, long long& result, bool& negative)
+        {
+            py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+            if (!index)
+            {
+                throw py::error_already_set();
+            }
+            int overflow = 0;
+            result = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+            negative = overflow < 0;
+            return overflow == 0;
+        }
+
         unsigned dimension(py::handle value, const char* what, int axis)
         {
             if (!PyLong_Check(value.ptr()) && !PyIndex_Check(value.ptr()))
             {
                 launch_configuration::dimension_not_int(what, axis, type_name(value));
             }
-            return launch_configuration::dimension(
-                py::cast<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()))), what, axis);
+            long long number = 0;
+            bool negative = false;
+            if (!index_value(value, number, negative))
+            {
+                launch_configuration::dimension_out_of_range(what, axis, py::repr(value).cast<std::string>(), negative);
+            }
+            return launch_configuration::dimension(number, what, axis);
+        }
+
+        unsigned shared_mem_bytes(py::handle value)
+        {
+            if (!PyLong_Check(value.ptr()) && !PyIndex_Check(value.ptr()))
+            {
+                launch_configuration::shared_mem_not_int(type_name(value));
+            }
+            long long bytes = 0;
+            bool negative = false;
+            if (!index_value(value, bytes, negative))
+            {
+                launch_configuration::shared_mem_out_of_range(py::repr(value).cast<std::string>());
+            }
+            return launch_configuration::shared_mem(bytes);
         }
 
         std::array<unsigned, 3> dims_from(py::handle value, const char* what)
@@ -342,7 +376,7 @@ namespace xcuda::python
         {
             stream_from_object(stream_object);  // a bad stream fails here, not at the call
         }
-        dims.shared_mem = items.size() > 3 ? launch_configuration::shared_mem(items[3].cast<long long>()) : 0;
+        dims.shared_mem = items.size() > 3 ? shared_mem_bytes(items[3]) : 0;
     }
 
     py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object)

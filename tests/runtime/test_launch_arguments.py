@@ -85,6 +85,10 @@ def test_read_only_arrays_cannot_be_written_by_the_kernel(module):
         ((1,), TypeError, "2 to 4 values"),
         ((1, 32, "stream"), TypeError, "a stream must be"),
         ((1, 32, None, -1), ValueError, "shared_mem"),
+        ((2**64, 32), ValueError, r"grid x = 18446744073709551616 is larger than any device allows"),
+        ((1, (32, -2**70)), ValueError, r"block y must be at least 1, got -1180591620717411303424"),
+        ((1, 32, None, 2**70), ValueError, r"shared_mem must be between 0 and 2\*\*32-1 bytes, got 1180591620717411303424"),
+        ((1, 32, None, "64"), TypeError, "shared_mem must be an int"),
     ],
 )
 def test_bad_launch_configurations_are_refused(module, config, error, fragment):
@@ -99,6 +103,25 @@ def test_calling_a_kernel_without_a_configuration_explains_how(module):
 
 def test_the_launcher_for_a_configuration_is_reused(module):
     assert module.saxpy[4, 256] is module.saxpy[4, 256]
+
+
+def test_the_cached_launcher_is_found_by_value_and_never_for_another_configuration(module):
+    # A loop's key is a new tuple of new ints every call (no constant folding, ints above the small-int
+    # cache): found by value. One element off, a tuple for an int, an int past 64 bits: another launcher.
+    first = module.saxpy[int("70000"), 256]
+    assert module.saxpy[int("70000"), 256] is first
+    assert module.saxpy[np.int64(70000), 256] is first  # == holds for a numpy integer too
+    other = module.saxpy[int("70001"), 256]
+    assert other is not first and other.grid == (70001, 1, 1)
+    assert module.saxpy[int("70000"), 128].block == (128, 1, 1)
+    assert module.saxpy[(int("70000"),), 256] is not first  # (70000,) is not 70000 as a key
+    with pytest.raises(ValueError, match="larger than any device allows"):
+        module.saxpy[2**64 + 70000, 256]  # not the cached 70000: compared past 64 bits
+    nested = module.saxpy[(int("300"), 2), (16, 16)]
+    assert module.saxpy[(int("300"), 2), (16, 16)] is nested
+    assert module.saxpy[(int("300"), 3), (16, 16)].grid == (300, 3, 1)
+    assert module.saxpy[(int("300"), 2), (16, 8)].block == (16, 8, 1)
+    assert module.saxpy[int("70000"), 256].grid == (70000, 1, 1)
     assert module.saxpy.forall(1000, 256).grid == (4, 1, 1)
     assert xcuda.grid_for(1000, 256) == 4
 

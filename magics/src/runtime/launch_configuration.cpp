@@ -29,6 +29,17 @@ namespace xcuda
         throw argument_type_error(std::string(what) + " " + axes[axis] + " must be an int, got " + type);
     }
 
+    void launch_configuration::dimension_out_of_range(const char* what, int axis, const std::string& text,
+                                                      bool negative)
+    {
+        if (negative)
+        {
+            throw argument_value_error(std::string(what) + " " + axes[axis] + " must be at least 1, got " + text);
+        }
+        throw argument_value_error(std::string(what) + " " + axes[axis] + " = " + text +
+                                   " is larger than any device allows");
+    }
+
     void launch_configuration::check_dimension_count(const char* what, std::size_t count)
     {
         if (count < 1 || count > 3)
@@ -60,6 +71,16 @@ namespace xcuda
             throw argument_value_error("shared_mem must be between 0 and 2**32-1 bytes, got " + std::to_string(bytes));
         }
         return static_cast<unsigned>(bytes);
+    }
+
+    void launch_configuration::shared_mem_not_int(const std::string& type)
+    {
+        throw argument_type_error("shared_mem must be an int (bytes), got " + type);
+    }
+
+    void launch_configuration::shared_mem_out_of_range(const std::string& text)
+    {
+        throw argument_value_error("shared_mem must be between 0 and 2**32-1 bytes, got " + text);
     }
 
     long long launch_configuration::grid_for(long long n, long long block)

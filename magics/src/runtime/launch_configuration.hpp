@@ -20,6 +20,9 @@ namespace xcuda
         static unsigned dimension(long long value, const char* what, int axis);
         // An axis given as something other than an int (type: the Python type's name).
         [[noreturn]] static void dimension_not_int(const char* what, int axis, const std::string& type);
+        // An axis given as an int past 64 bits (text: its repr; negative: below zero).
+        [[noreturn]] static void dimension_out_of_range(const char* what, int axis, const std::string& text,
+                                                        bool negative);
         // A tuple of grid or block values must have 1 to 3 of them; throws otherwise.
         static void check_dimension_count(const char* what, std::size_t count);
 
@@ -28,6 +31,9 @@ namespace xcuda
         static void check_key_size(std::size_t size);
         // Dynamic shared memory: 0 to 2**32-1 bytes.
         static unsigned shared_mem(long long bytes);
+        // shared_mem given as something other than an int (type), or as an int past 64 bits (text).
+        [[noreturn]] static void shared_mem_not_int(const std::string& type);
+        [[noreturn]] static void shared_mem_out_of_range(const std::string& text);
 
         // Blocks of `block` threads that cover n elements, for xcuda.grid_for and Kernel.forall (whose
         // message names the values).
