@@ -1,7 +1,7 @@
 """The C++ unit tests built with AddressSanitizer and UndefinedBehaviorSanitizer (issue 28: the seeded fuzz
 runs of the signature reader, the views' parsers and the simulator, under ASan+UBSan in CI).
 
-`.ci/setup --tests` builds them into build/sanitize (RelWithDebInfo, -fsanitize=address,undefined,
+`.ci/setup --tests` builds them into build/sanitize (-O1 -g1, -fsanitize=address,undefined,
 -fno-sanitize-recover=undefined). Each binary runs whole, once: any sanitizer report (a heap overflow, a use
 after free, a leak at exit, undefined behaviour such as a signed overflow or a null pointer given to memcpy)
 fails its item with the report. Found and fixed when this came in: memset and memcpy of null pointers in the
