@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <future>
 #include <string>
+#include <thread>
+#include <vector>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -407,6 +409,39 @@ TEST(disk_cache, what_another_process_stores_is_evicted_within_a_32nd_of_the_cap
     }
     EXPECT_LE(entry_bytes(folder + "/cache"), cap);
     EXPECT_EQ(mine.listings(), 2u);
+    std::system(("rm -rf " + folder).c_str());
+}
+
+TEST(disk_cache, stores_from_several_threads_keep_the_folder_within_the_cap)
+{
+    // Compiles on several threads store at once, into one cache and into copies of it (the compiler's
+    // and the session's): the listing's bookkeeping is shared, so the folder ends within the cap and every
+    // listing is counted by each copy alike.
+    std::string folder = fresh_folder();
+    const std::uint64_t cap = 32 * 8192;
+    disk_cache cache(folder + "/cache", cap, true);
+    const std::uint64_t entry = disk_cache::serialize(numbered_key('t', 0), kilobyte_result()).size();
+    const std::uint64_t per_thread = 2 * cap / entry / 8 + 1;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < 8; ++t)
+    {
+        threads.emplace_back([&, t] {
+            disk_cache copy = cache;  // a copy shares the bookkeeping
+            for (std::uint64_t i = 0; i < per_thread; ++i)
+            {
+                (t % 2 ? copy : cache).store(numbered_key(static_cast<char>('a' + t), i), kilobyte_result());
+            }
+        });
+    }
+    for (std::thread& thread : threads)
+    {
+        thread.join();
+    }
+    EXPECT_LE(entry_bytes(folder + "/cache"), cap);
+    disk_cache copy = cache;
+    EXPECT_EQ(copy.listings(), cache.listings());
+    EXPECT_GE(cache.listings(), 2u);                      // the first store, and the cap crossed
+    EXPECT_LE(cache.listings(), 8 * per_thread / 2);      // not one a store
     std::system(("rm -rf " + folder).c_str());
 }
 

@@ -30,8 +30,8 @@
 // listed total past the cap, or when it has stored a 32nd of the cap since its last listing (what other
 // processes store is seen then: each process sharing the folder may take it past the cap by at most a
 // 32nd of it before it evicts). An eviction goes down to a 32nd below the cap, so a full cache lists its
-// folder once per 32nd of the cap stored, not at every store. Thread-safe: the listing's bookkeeping is under a mutex, shared by copies
-// of this object; otherwise no shared state besides the files.
+// folder once per 32nd of the cap stored, not at every store. Thread-safe: the listing's bookkeeping is
+// under a mutex, shared by copies of this object; otherwise no shared state besides the files.
 
 #include <cstdint>
 #include <memory>
