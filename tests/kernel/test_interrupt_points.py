@@ -17,16 +17,25 @@ from jupyter_client.manager import start_new_kernel
 
 from conftest import BUILD, execute_asking_again, interrupted_reply, text_of
 
-SOURCES = 200
-# A fresh source each, so that each is a disk hit (and a module load) in a new process.
+DELAYS = (0.05, 0.3, 0.8)
+PER_ROUND = 100
+SOURCES = PER_ROUND * len(DELAYS)
+# A fresh source each, so that each is a disk hit (and a module load) in a new process; each interrupted
+# round has sources of its own, so that every round starts with disk hits.
 SOURCE = 'extern "C" __global__ void k{i}(float* x, int n) {{ int j = threadIdx.x; if (j < n) x[j] = {i}.0f; }}\n'
 SETUP = "import numpy as np, xcuda\nbig = np.arange(6 * 1024 * 1024, dtype=np.float32)  # 24 MiB: staged copies"
-LOOP = f"""
+# The round's sources again and again for a minute: how long one pass takes depends on the machine (a
+# fast one ran 200 copies in under 0.8 s, so that the interrupt came after the cell had ended), but only a
+# lost interrupt lets the cell end by itself.
+LOOP = """
+import time
 i = -1
-for i in range({SOURCES}):
-    m = xcuda.compile({SOURCE!r}.format(i=i), name=f"hit{{i}}")  # a disk hit, and its module loaded
-    d = xcuda.to_device(big)
-    d.copy_to_host(out=big)
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    for i in range({first}, {first} + {per_round}):
+        m = xcuda.compile({source!r}.format(i=i), name=f"hit{{i}}")  # a disk hit, and its module loaded
+        d = xcuda.to_device(big)
+        d.copy_to_host(out=big)
 """
 
 
@@ -61,17 +70,18 @@ def test_interrupts_during_disk_hits_module_loads_and_staged_copies_end_the_cell
             assert reply["status"] == "ok", reply
         reply, _ = execute_asking_again(client, SETUP)
         assert reply["status"] == "ok", reply
-        # The loop takes seconds; the interrupts come early in it, at several moments.
+        # The interrupts come early in the loop, at several moments.
         stopped_at = []
-        for delay in (0.05, 0.3, 0.8):
-            reply = interrupted_reply(manager, client, LOOP, delay)
+        for round_, delay in enumerate(DELAYS):
+            loop = LOOP.format(first=round_ * PER_ROUND, per_round=PER_ROUND, source=SOURCE)
+            reply = interrupted_reply(manager, client, loop, delay)
             assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", (delay, reply)
             assert manager.is_alive()
             reply, messages = execute_asking_again(client, f"print('alive after {delay}: at', i)")
             assert reply["status"] == "ok" and f"alive after {delay}: at" in text_of(messages), (delay, reply)
             stopped_at.append(int(text_of(messages).split("at")[-1]))
-        # Each interrupt came inside the loop, not before or after it.
-        assert all(0 <= at < SOURCES - 1 for at in stopped_at), stopped_at
+        # Each interrupt came inside its round's loop, not before it.
+        assert all(r * PER_ROUND <= at < (r + 1) * PER_ROUND for r, at in enumerate(stopped_at)), stopped_at
         # Nothing half-done is left: the cache answers from disk, copies are exact, the staging works on.
         check = ("import numpy as np, xcuda\n"
                  f"m = xcuda.compile({SOURCE!r}.format(i={SOURCES - 1}), name='last')\n"
