@@ -2,8 +2,8 @@
 
 NVRTC installs its own SIGINT handler while it compiles, and that handler ends the process; xcuda runs
 NVRTC in a child process (compile_process) that an interrupt stops. The cell below (48 CUB block sorts) takes
-about 5 s to compile on this machine; the interrupts come at several moments of its first second (a margin of five for faster machines). No GPU
-needed.
+about 5 s to compile on this machine; the interrupts come at several moments of its first second (a margin
+of five for faster machines). No GPU needed.
 """
 import os
 import uuid
