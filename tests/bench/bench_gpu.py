@@ -55,6 +55,7 @@ every row n/a, and exits 0.
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import statistics
@@ -274,8 +275,8 @@ def goal_below_peers(value, peers):
 
 # ---- the measurements -------------------------------------------------------------------------------
 
-def launch_group(sys_, baseline):
-    """Rows of the launch host-cost table."""
+def launch_results(sys_, baseline):
+    """{(system, 1 or 16): host us per launch, or NA}: the launch host-cost measurements of one process."""
     xcuda, cupy, torch, driver, core = (sys_[k][0] for k in ("xcuda", "cupy", "torch", "driver", "core"))
     reason = {k: v[1] for k, v in sys_.items()}
     n, grid = LAUNCH_N, LAUNCH_N // BLOCK
@@ -450,7 +451,12 @@ def launch_group(sys_, baseline):
         results["PyTorch torch.add (reference)", 1] = attempt(check, lambda: launch_cost_us(torch_loop, torch.cuda.synchronize))
     else:
         results["PyTorch torch.add (reference)", 1] = NA(reason["torch"])
+    return results
 
+
+def launch_group(sys_, baseline):
+    """Rows of the launch host-cost table."""
+    results = launch_results(sys_, baseline)
     rows = []
     for (system, args), value in results.items():
         base = results["C++ cuLaunchKernel", args]
@@ -861,6 +867,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a prebuilt launch_baseline executable (default: build it with nvcc)")
     parser.add_argument("--out", help="also write the tables (markdown) to this file")
+    parser.add_argument("--launch-json", help="measure only the launch host costs and write them to this file as "
+                        "JSON (one round of tests/bench/launch_rounds.py)")
     options = parser.parse_args()
 
     gpu, gpu_reason = probe_gpu()
@@ -885,6 +893,12 @@ def main():
             baseline = run_baseline(path)
 
     systems = load_systems(gpu, gpu_reason)
+    if options.launch_json:
+        results = launch_results(systems, baseline)
+        Path(options.launch_json).write_text(json.dumps(
+            [{"system": system, "arguments": args, "us": value if measured(value) else None,
+              "why": None if measured(value) else value.reason} for (system, args), value in results.items()]))
+        return 0
     now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     header = [
         "# xcuda GPU benchmark",

@@ -16,6 +16,7 @@ import bench_common  # noqa: E402
 import bench_compile  # noqa: E402
 import bench_graphs  # noqa: E402
 import bench_transfers  # noqa: E402
+import launch_rounds  # noqa: E402
 
 
 def test_the_compile_benchmarks_cuda_row_runs_without_ipython():
@@ -112,3 +113,34 @@ def test_the_baseline_reader_says_why_there_is_no_value(tmp_path, mode):
     assert isinstance(missing, bench_common.NA) and "no baseline at" in str(missing)
     assert str(bench_common.baseline_value(missing, "copy_h2d_pinned_gbs")) == str(missing)
     assert "printed no x" in str(bench_common.baseline_value({"y": 1.0}, "x"))
+
+
+def launch_round(xcuda_us, core_us, torch_us=5.0):
+    return {("C++ cuLaunchKernel", 1): 4.0, ("xcuda kernel[g, b](...)", 1): xcuda_us,
+            ("xcuda launcher hoisted", 1): 1.0, ("cuda.core launch", 1): core_us,
+            ("cuda.bindings cuLaunchKernel", 1): 3.9, ("CuPy RawKernel", 1): None,
+            ("PyTorch torch.add (reference)", 1): torch_us,
+            ("C++ cuLaunchKernel", 16): 4.0, ("xcuda kernel[g, b](...)", 16): 4.5, ("cuda.core launch", 16): 5.0}
+
+
+def test_the_launch_rounds_verdicts_come_from_the_medians_and_count_the_rounds_won():
+    # xcuda 3.8, 3.7, 4.1 us: median 3.8 <= 1.0x C++ (4.0) and below cuda.bindings (3.9), the fastest peer;
+    # round 3 (4.1) loses to it. The hoisted launcher (1.0 us) is xcuda's own row, never a peer it must beat.
+    pinned = [launch_round(3.8, 4.5), launch_round(3.7, 4.5), launch_round(4.1, 4.5)]
+    # Unpinned, PyTorch's add is the fastest peer (3.0 us): below every peer missed.
+    unpinned = [launch_round(3.8, 4.5, torch_us=3.0)] * 3
+    table, verdicts = launch_rounds.report({"pinned": pinned, "unpinned": unpinned},
+                                           {("CuPy RawKernel", 1): "CuPy not installed"}, 3)
+    pinned_saxpy = next(v for v in verdicts if v.startswith("pinned, SAXPY"))
+    assert "<= 1.0x C++: met" in pinned_saxpy
+    assert "< every Python peer by the medians: met (fastest cuda.bindings cuLaunchKernel 3.90 us, -3%)" in pinned_saxpy
+    assert "below it in 2 of 3 rounds" in pinned_saxpy
+    unpinned_saxpy = next(v for v in verdicts if v.startswith("unpinned, SAXPY"))
+    assert "missed (fastest PyTorch torch.add (reference) 3.00 us, +27%)" in unpinned_saxpy
+    # 16 + 16: 4.5 against 4.0 is 1.12x, above the 1.1x goal.
+    many = next(v for v in verdicts if v.startswith("pinned, 16"))
+    assert "<= 1.1x C++: missed" in many
+    row = next(line for line in table.splitlines() if line.startswith("| pinned | xcuda kernel[g, b](...) | 1 |"))
+    assert "| 3.80 (3.70-4.10) | 0.95x |" in row
+    cupy = next(line for line in table.splitlines() if "| pinned | CuPy RawKernel" in line)
+    assert "n/a (CuPy not installed)" in cupy
