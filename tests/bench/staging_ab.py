@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Pageable copies of the tutorial's arrays in alternating processes: one build, several settings.
+"""Pageable copies of the tutorial's arrays in alternating processes: builds and settings side by side.
 
-    python3 tests/bench/staging_ab.py BUILD [--rounds 5] [--env XCUDA_STAGING_SPIN_US=0,200] [--imports none,torch]
+    python3 tests/bench/staging_ab.py BUILD [BUILD ...] [--rounds 5] [--env XCUDA_STAGING_SPIN_US=0,200]
+                                      [--imports none,torch]
 
-For each round, one fresh process per variant (every --env value, times every --imports entry), in turn:
-each process measures, with the `xcuda` module of BUILD/python (n = 2^24 float32, 64 MiB an array):
-  - one call `saxpy[g, b](a, x, y, out, n)` with new numpy arrays every run (made, every page touched,
-    outside the timer; `auto` stages a new array's first copy), median of 10 after 2;
+For each round, one fresh process per variant (every BUILD, times every --env value, times every --imports
+entry), in turn: each process measures, with the `xcuda` module of BUILD/python (n = 2^24 float32, 64 MiB
+an array):
+  - one call `saxpy[g, b](a, x, y, out, n)` with new numpy arrays every run (made outside the timer: x and
+    y copies of the inputs, out from np.zeros_like, which writes every page; `auto` stages a new array's
+    first copy), median of 10 after 2;
+  - the same with out from np.empty_like (never written: the copy back takes its first-touch faults, as
+    `out = np.zeros(n)` (calloc) or `np.empty` do);
+  - copy_to_host of 64 MiB into a new np.empty array, pageable='staged';
   - the same call with the same arrays every run, pageable='staged' (every copy staged), median of 10;
   - the same call from page-locked arrays (xcuda.empty_pinned, `xcuda.Out(out)`): the bus limit as seen
     from this process, the row the others are divided by;
@@ -79,13 +85,18 @@ def child(build, library):
     def fresh():
         return hx.copy(), hy.copy(), np.zeros_like(hx)
 
+    def fresh_untouched():
+        return hx.copy(), hy.copy(), np.empty_like(hx)
+
     def fresh_call(x, y, o):
         saxpy[grid, BLOCK](A, x, y, o, N)
 
-    x, y, o = fresh()
-    fresh_call(x, y, o)
-    check(o, "fresh arrays")
-    rows["one call, new arrays every run (auto)"] = median_ms(fresh_call, fresh)
+    for what, make in (("one call, new arrays every run (auto)", fresh),
+                       ("one call, new arrays every run, out never written (auto)", fresh_untouched)):
+        x, y, o = make()
+        fresh_call(x, y, o)
+        check(o, what)
+        rows[what] = median_ms(fresh_call, make)
 
     defaults = xcuda.transfer_options()
     xcuda.transfer_options(pageable="staged")
@@ -97,6 +108,10 @@ def child(build, library):
         device = xcuda.empty(N, np.float32)
         rows["copy_from 64 MiB, staged"] = median_ms(lambda: device.copy_from(hx))
         rows["copy_to_host 64 MiB, staged"] = median_ms(lambda: device.copy_to_host(out=out))
+        device.copy_from(hx)
+        rows["copy_to_host 64 MiB into a new np.empty, staged"] = median_ms(
+            lambda o: device.copy_to_host(out=o), lambda: (np.empty_like(hx),))
+        rows["copy_from a new 64 MiB copy, staged"] = median_ms(lambda h: device.copy_from(h), lambda: (hx.copy(),))
     finally:
         xcuda.transfer_options(pageable=defaults["pageable"])
 
@@ -111,16 +126,17 @@ def child(build, library):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("build")
+    parser.add_argument("build", nargs="+", help="build folders (their python/ holds the xcuda module)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--env", action="append", default=[], help="NAME=V1,V2,...: a variant per value")
     parser.add_argument("--imports", default="none", help="none,torch,cupy: a variant per entry")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child is not None:
-        return child(options.build, options.child)
+        return child(options.build[0], options.child)
 
-    axes = [[("import", name) for name in options.imports.split(",")]]
+    axes = [[("build", build) for build in options.build]] if len(options.build) > 1 else []
+    axes.append([("import", name) for name in options.imports.split(",")])
     for entry in options.env:
         name, _, values = entry.partition("=")
         if not name or not values:
@@ -132,13 +148,16 @@ def main():
         for variant in variants:
             env = dict(os.environ)
             library = "none"
+            build = options.build[0]
             for key, value in variant:
                 if key == "import":
                     library = value
+                elif key == "build":
+                    build = value
                 else:
                     env[key] = value
             label = " ".join(f"{k}={v}" for k, v in variant)
-            ran = subprocess.run([sys.executable, __file__, options.build, "--child", library], env=env,
+            ran = subprocess.run([sys.executable, __file__, build, "--child", library], env=env,
                                  capture_output=True, text=True, timeout=300)
             line = next((l for l in ran.stdout.splitlines() if l.startswith(TAG)), None)
             if line is None:
