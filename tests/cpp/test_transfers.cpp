@@ -3,7 +3,9 @@
 // under test are in runtime/host_registration_cache.hpp: whole inner pages only, an entry holds its
 // owner until it is unregistered, nothing in use is unregistered, the limits, and the policies.
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -11,6 +13,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include <gtest/gtest.h>
 
@@ -493,6 +497,229 @@ namespace xcuda
         }
     }
 
+    TEST(CopyPool, PiecesLieOnTheDestinationsBoundariesAndCoverTheCopyOnce)
+    {
+        const std::uintptr_t page = copy_pool::page_bytes;
+        const std::size_t piece = copy_pool::piece_bytes;
+        // Destinations at a 2 MiB page's start, just after it, mid-piece, and just before the next page.
+        for (copy_pool::order claims : {copy_pool::order::by_address, copy_pool::order::across_pages})
+        for (std::uintptr_t start : {64 * page, 64 * page + 1, 64 * page + 4096 + 16, 65 * page - 1, 65 * page - piece})
+        for (std::size_t bytes : {std::size_t(1), piece - 1, piece + 1, std::size_t(page), page + 3,
+                                  std::size_t(8u << 20), (8u << 20) + piece / 2, std::size_t(5 * page - 7)})
+        {
+            SCOPED_TRACE(std::string(claims == copy_pool::order::by_address ? "by address" : "across pages") +
+                         ", destination page offset " + std::to_string(start % page) + ", " + std::to_string(bytes) +
+                         " bytes");
+            copy_pool::layout cut = copy_pool::cut(reinterpret_cast<void*>(start), bytes, claims);
+            ASSERT_EQ(cut.slots, claims == copy_pool::order::by_address ? cut.pieces
+                                                                         : cut.pages * copy_pool::pieces_per_page);
+            EXPECT_EQ(cut.pages, (start + bytes - 1) / page - start / page + 1);
+            std::vector<std::pair<std::size_t, std::size_t>> ranges;
+            for (std::uint32_t slot = 0; slot < cut.slots + 3; ++slot)
+            {
+                std::size_t offset = 0;
+                std::size_t length = 0;
+                if (!copy_pool::slot_range(cut, slot, offset, length))
+                {
+                    continue;
+                }
+                ASSERT_LT(slot, cut.slots);
+                ASSERT_GT(length, 0u);
+                // Within one 256 KiB block of the destination's addresses.
+                EXPECT_EQ((start + offset) / piece, (start + offset + length - 1) / piece) << "slot " << slot;
+                ranges.emplace_back(offset, length);
+            }
+            EXPECT_EQ(ranges.size(), cut.pieces);
+            std::sort(ranges.begin(), ranges.end());
+            std::size_t covered = 0;
+            for (const auto& range : ranges)
+            {
+                ASSERT_EQ(range.first, covered) << "a gap or an overlap";
+                covered += range.second;
+            }
+            EXPECT_EQ(covered, bytes);
+        }
+    }
+
+    TEST(CopyPool, ClaimsTakeOnePieceOfEachPageInTurn)
+    {
+        // 8 MiB into a page-aligned destination: four pages; the first four claims start the four pages,
+        // the next four take each page's second piece.
+        const std::uintptr_t page = copy_pool::page_bytes;
+        copy_pool::layout cut = copy_pool::cut(reinterpret_cast<void*>(100 * page), 4 * page,
+                                               copy_pool::order::across_pages);
+        ASSERT_EQ(cut.pages, 4u);
+        const std::size_t expected[] = {0, page, 2 * page, 3 * page, copy_pool::piece_bytes,
+                                        page + copy_pool::piece_bytes, 2 * page + copy_pool::piece_bytes};
+        for (std::uint32_t slot = 0; slot < 7; ++slot)
+        {
+            std::size_t offset = 0;
+            std::size_t length = 0;
+            ASSERT_TRUE(copy_pool::slot_range(cut, slot, offset, length));
+            EXPECT_EQ(offset, expected[slot]) << "slot " << slot;
+            EXPECT_EQ(length, copy_pool::piece_bytes);
+        }
+        // Unaligned: the first claims still fall on different pages (the first page's piece is its first).
+        copy_pool::layout shifted = copy_pool::cut(reinterpret_cast<void*>(100 * page + 12345), 4 * page,
+                                                   copy_pool::order::across_pages);
+        ASSERT_EQ(shifted.pages, 5u);
+        std::vector<std::uintptr_t> pages;
+        for (std::uint32_t slot = 0; slot < shifted.pages; ++slot)
+        {
+            std::size_t offset = 0;
+            std::size_t length = 0;
+            if (copy_pool::slot_range(shifted, slot, offset, length))
+            {
+                pages.push_back((100 * page + 12345 + offset) / page);
+            }
+        }
+        std::sort(pages.begin(), pages.end());
+        EXPECT_EQ(std::unique(pages.begin(), pages.end()), pages.end()) << "two early claims on one page";
+        EXPECT_GE(pages.size(), 4u);
+        // By address, the claims go piece after piece (the first one up to the next 256 KiB boundary).
+        copy_pool::layout in_order = copy_pool::cut(reinterpret_cast<void*>(100 * page + 12345), 4 * page,
+                                                    copy_pool::order::by_address);
+        std::size_t next = 0;
+        for (std::uint32_t slot = 0; slot < in_order.slots; ++slot)
+        {
+            std::size_t offset = 0;
+            std::size_t length = 0;
+            ASSERT_TRUE(copy_pool::slot_range(in_order, slot, offset, length)) << "slot " << slot;
+            EXPECT_EQ(offset, next) << "slot " << slot;
+            next = offset + length;
+        }
+        EXPECT_EQ(next, 4 * page);
+        EXPECT_EQ(in_order.slots, 33u);  // 12345 bytes into a piece: 32 pieces' worth spread over 33
+    }
+
+    TEST(CopyPool, CopiesIntoEveryPositionOfAPage)
+    {
+        // Real copies whose first and last pages are partial, into a 2 MiB-aligned buffer.
+        const std::size_t page = copy_pool::page_bytes;
+        const std::size_t bytes = 5 * page + 3;
+        void* raw = std::aligned_alloc(page, 8 * page);
+        ASSERT_NE(raw, nullptr);
+        std::unique_ptr<void, void (*)(void*)> owned(raw, std::free);
+        unsigned char* aligned = static_cast<unsigned char*>(raw);
+        std::vector<unsigned char> source = pattern(bytes, 11);
+        copy_pool pool(8, std::chrono::microseconds(200));
+        for (copy_pool::order claims : {copy_pool::order::by_address, copy_pool::order::across_pages})
+        for (std::size_t shift : {std::size_t(0), std::size_t(1), copy_pool::piece_bytes - 1, page - 4096, page - 1})
+        {
+            SCOPED_TRACE(claims == copy_pool::order::by_address ? "by address" : "across pages");
+            std::memset(aligned, 0xee, 8 * page);
+            pool.copy(aligned + shift, source.data(), bytes, claims);
+            EXPECT_EQ(std::memcmp(aligned + shift, source.data(), bytes), 0) << "shift " << shift;
+            EXPECT_EQ(aligned[shift + bytes], 0xee) << "shift " << shift;
+            if (shift)
+            {
+                EXPECT_EQ(aligned[shift - 1], 0xee) << "shift " << shift;
+            }
+        }
+    }
+
+    namespace
+    {
+        // The VmFlags line of /proc/self/smaps for the mapping that holds `address` ("" if none).
+        std::string mapping_flags(const void* address)
+        {
+            std::FILE* smaps = std::fopen("/proc/self/smaps", "r");
+            if (!smaps)
+            {
+                return "";
+            }
+            char line[512];
+            bool inside = false;
+            std::string flags;
+            auto at = reinterpret_cast<std::uintptr_t>(address);
+            while (std::fgets(line, sizeof line, smaps))
+            {
+                unsigned long begin = 0;
+                unsigned long end = 0;
+                if (std::sscanf(line, "%lx-%lx ", &begin, &end) == 2 && std::strchr(line, ':') != line)
+                {
+                    inside = begin <= at && at < end;
+                }
+                else if (inside && std::strncmp(line, "VmFlags:", 8) == 0)
+                {
+                    flags = line;
+                    break;
+                }
+            }
+            std::fclose(smaps);
+            return flags;
+        }
+
+        struct mapping
+        {
+            explicit mapping(std::size_t bytes) : bytes(bytes)
+            {
+                void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                data = p == MAP_FAILED ? nullptr : static_cast<unsigned char*>(p);
+            }
+            ~mapping()
+            {
+                if (data)
+                {
+                    ::munmap(data, bytes);
+                }
+            }
+            std::size_t bytes;
+            unsigned char* data = nullptr;
+        };
+    }
+
+    TEST(CopyPool, NeverWrittenMemoryIsToldFromWrittenMemory)
+    {
+        const std::size_t bytes = 16u << 20;
+        mapping fresh(bytes);
+        ASSERT_NE(fresh.data, nullptr);
+        EXPECT_TRUE(copy_pool::never_written(fresh.data + 100, bytes - 200));
+        // Written at the start, around the middle (a megabyte: some page near it is sampled) or at the end.
+        mapping started(bytes);
+        started.data[0] = 1;
+        EXPECT_FALSE(copy_pool::never_written(started.data, bytes));
+        mapping middle(bytes);
+        std::memset(middle.data + bytes / 2 - (512u << 10), 1, 1u << 20);
+        EXPECT_FALSE(copy_pool::never_written(middle.data, bytes));
+        mapping ended(bytes);
+        ended.data[bytes - 1] = 1;
+        EXPECT_FALSE(copy_pool::never_written(ended.data, bytes));
+        // Written all over (what np.zeros_like gives), a range inside one page, and memory no mapping holds.
+        std::vector<unsigned char> written(bytes, 1);
+        EXPECT_FALSE(copy_pool::never_written(written.data(), bytes));
+        EXPECT_FALSE(copy_pool::never_written(fresh.data + 10, 100));
+        EXPECT_FALSE(copy_pool::never_written(reinterpret_cast<void*>(std::uintptr_t(4096)), bytes));
+        // The test itself looked without writing: still never written.
+        EXPECT_TRUE(copy_pool::never_written(fresh.data, bytes));
+    }
+
+    TEST(CopyPool, HugePagesAreAllowedOnTheWholePagesOfANeverWrittenDestination)
+    {
+        std::FILE* thp = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+        if (!thp)
+        {
+            GTEST_SKIP() << "this kernel has no transparent huge pages (no /sys/kernel/mm/transparent_hugepage)";
+        }
+        std::fclose(thp);
+        const std::size_t page = copy_pool::page_bytes;
+        mapping fresh(8 * page);
+        ASSERT_NE(fresh.data, nullptr);
+        unsigned char* aligned = reinterpret_cast<unsigned char*>(
+            (reinterpret_cast<std::uintptr_t>(fresh.data) + page - 1) & ~(page - 1));
+        EXPECT_EQ(mapping_flags(aligned + page).find(" hg"), std::string::npos) << mapping_flags(aligned + page);
+        // From 100 bytes into one 2 MiB page to 100 bytes into the fourth after it: the three whole pages
+        // between get the flag, the partial ones at either end do not.
+        copy_pool::allow_huge_pages(aligned + 100, 4 * page);
+        EXPECT_NE(mapping_flags(aligned + page).find(" hg"), std::string::npos) << mapping_flags(aligned + page);
+        EXPECT_NE(mapping_flags(aligned + 3 * page + 1).find(" hg"), std::string::npos);
+        EXPECT_EQ(mapping_flags(aligned).find(" hg"), std::string::npos) << mapping_flags(aligned);
+        EXPECT_EQ(mapping_flags(aligned + 4 * page).find(" hg"), std::string::npos);
+        // The data is untouched and reads as zeros.
+        EXPECT_TRUE(copy_pool::never_written(aligned + page, page));
+        EXPECT_EQ(aligned[page + 5], 0u);
+    }
+
     TEST(CopyPool, EveryPieceOfEveryJobIsCopiedOnceIntoThatJobsDestination)
     {
         // Many short jobs in a row: a thread that wakes late must not take a piece of a newer job with an
@@ -503,7 +730,6 @@ namespace xcuda
             SCOPED_TRACE("spin " + std::to_string(spin.count()) + " us");
             copy_pool pool(8, spin);
             const std::size_t bytes = copy_pool::min_parallel + copy_pool::piece_bytes / 2;
-            const std::size_t pieces = (bytes + copy_pool::piece_bytes - 1) / copy_pool::piece_bytes;
             std::vector<std::vector<unsigned char>> sources;
             for (unsigned k = 0; k < 5; ++k)
             {
@@ -512,14 +738,16 @@ namespace xcuda
             std::vector<std::vector<unsigned char>> destinations(3, std::vector<unsigned char>(bytes));
             // Seven threads that never sleep share two cores with the caller on a small machine: fewer jobs.
             const int jobs = spin.count() > 1000 ? 300 : 2000;
+            std::uint64_t pieces = 0;
             for (int job = 0; job < jobs; ++job)
             {
                 const std::vector<unsigned char>& source = sources[static_cast<std::size_t>(job) % 5];
                 std::vector<unsigned char>& destination = destinations[static_cast<std::size_t>(job) % 3];
                 pool.copy(destination.data(), source.data(), bytes);
                 ASSERT_EQ(std::memcmp(destination.data(), source.data(), bytes), 0) << "job " << job;
+                pieces += copy_pool::cut(destination.data(), bytes, copy_pool::order::by_address).pieces;
             }
-            EXPECT_EQ(pool.pieces_by_caller() + pool.pieces_by_threads(), static_cast<std::uint64_t>(jobs) * pieces);
+            EXPECT_EQ(pool.pieces_by_caller() + pool.pieces_by_threads(), pieces);
         }
     }
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace xcuda
 {
     namespace
@@ -62,34 +65,80 @@ namespace xcuda
         }
     }
 
-    bool copy_pool::claim(std::uint32_t number, const job& work, std::uint32_t& piece) noexcept
+    copy_pool::layout copy_pool::cut(const void* destination, std::size_t bytes, order claims) noexcept
+    {
+        layout pieces;
+        pieces.claims = claims;
+        pieces.destination = reinterpret_cast<std::uintptr_t>(destination);
+        pieces.bytes = bytes;
+        if (bytes == 0)
+        {
+            return pieces;
+        }
+        std::uintptr_t base = pieces.destination & ~static_cast<std::uintptr_t>(page_bytes - 1);
+        pieces.first = (pieces.destination - base) / piece_bytes;
+        pieces.last = (pieces.destination + bytes - 1 - base) / piece_bytes;
+        pieces.pages = static_cast<std::uint32_t>(pieces.last / pieces_per_page + 1);
+        pieces.pieces = static_cast<std::uint32_t>(pieces.last - pieces.first + 1);
+        pieces.slots = claims == order::across_pages ? static_cast<std::uint32_t>(pieces.pages * pieces_per_page)
+                                                     : pieces.pieces;
+        return pieces;
+    }
+
+    bool copy_pool::slot_range(const layout& cut, std::uint32_t slot, std::size_t& offset, std::size_t& length) noexcept
+    {
+        if (slot >= cut.slots)
+        {
+            return false;
+        }
+        std::size_t piece = cut.claims == order::by_address
+                                ? cut.first + slot
+                                : static_cast<std::size_t>(slot % cut.pages) * pieces_per_page + slot / cut.pages;
+        if (piece < cut.first || piece > cut.last)
+        {
+            return false;  // before the copy's start in its first page, or after its end in the last
+        }
+        std::size_t lead = cut.destination % page_bytes;  // the first page's bytes before the copy
+        std::size_t begin = std::max(piece * piece_bytes, lead) - lead;
+        std::size_t end = std::min((piece + 1) * piece_bytes - lead, cut.bytes);
+        offset = begin;
+        length = end - begin;
+        return true;
+    }
+
+    bool copy_pool::claim(std::uint32_t number, const job& work, std::uint32_t& slot) noexcept
     {
         std::uint64_t next = m_next.load(std::memory_order_acquire);
         while (true)
         {
             if (static_cast<std::uint32_t>(next >> 32) != number ||
-                static_cast<std::uint32_t>(next) >= work.pieces)
+                static_cast<std::uint32_t>(next) >= work.parts.slots)
             {
-                return false;  // another job's counter, or every piece of this one taken
+                return false;  // another job's counter, or every slot of this one taken
             }
             if (m_next.compare_exchange_weak(next, next + 1, std::memory_order_acq_rel, std::memory_order_acquire))
             {
-                piece = static_cast<std::uint32_t>(next);
+                slot = static_cast<std::uint32_t>(next);
                 return true;
             }
         }
     }
 
-    void copy_pool::copy_piece(const job& work, std::uint32_t piece) noexcept
+    bool copy_pool::copy_slot(const job& work, std::uint32_t slot) noexcept
     {
-        std::size_t offset = static_cast<std::size_t>(piece) * piece_bytes;
-        std::size_t length = std::min(piece_bytes, work.bytes - offset);
+        std::size_t offset = 0;
+        std::size_t length = 0;
+        if (!slot_range(work.parts, slot, offset, length))
+        {
+            return false;
+        }
         std::memcpy(work.destination + offset, work.source + offset, length);
+        return true;
     }
 
     void copy_pool::finish_piece(const job& work)
     {
-        if (m_done.fetch_add(1, std::memory_order_acq_rel) + 1 == work.pieces)
+        if (m_done.fetch_add(1, std::memory_order_acq_rel) + 1 == work.parts.pieces)
         {
             std::lock_guard<std::mutex> lock(m_mutex);  // the caller checks m_done under it: no lost wake-up
             m_finished.notify_one();
@@ -124,17 +173,19 @@ namespace xcuda
                 seen = number = m_number.load(std::memory_order_relaxed);
                 work = m_job;
             }
-            std::uint32_t piece = 0;
-            while (claim(number, work, piece))
+            std::uint32_t slot = 0;
+            while (claim(number, work, slot))
             {
-                copy_piece(work, piece);
-                m_by_threads.fetch_add(1, std::memory_order_relaxed);
-                finish_piece(work);
+                if (copy_slot(work, slot))
+                {
+                    m_by_threads.fetch_add(1, std::memory_order_relaxed);
+                    finish_piece(work);
+                }
             }
         }
     }
 
-    void copy_pool::copy(void* destination, const void* source, std::size_t bytes)
+    void copy_pool::copy(void* destination, const void* source, std::size_t bytes, order claims)
     {
         if (m_threads.empty() || bytes < min_parallel)
         {
@@ -144,8 +195,7 @@ namespace xcuda
         job work;
         work.destination = static_cast<char*>(destination);
         work.source = static_cast<const char*>(source);
-        work.bytes = bytes;
-        work.pieces = static_cast<std::uint32_t>((bytes + piece_bytes - 1) / piece_bytes);
+        work.parts = cut(destination, bytes, claims);
         std::uint32_t number = 0;
         bool wake = false;
         {
@@ -161,18 +211,67 @@ namespace xcuda
         {
             m_start.notify_all();
         }
-        std::uint32_t piece = 0;
-        while (claim(number, work, piece))
+        std::uint32_t slot = 0;
+        while (claim(number, work, slot))
         {
-            copy_piece(work, piece);
-            m_by_caller.fetch_add(1, std::memory_order_relaxed);
-            finish_piece(work);
+            if (copy_slot(work, slot))
+            {
+                m_by_caller.fetch_add(1, std::memory_order_relaxed);
+                finish_piece(work);
+            }
         }
-        auto finished = [&] { return m_done.load(std::memory_order_acquire) == work.pieces; };
+        auto finished = [&] { return m_done.load(std::memory_order_acquire) == work.parts.pieces; };
         if (!spin_until(finished))
         {
             std::unique_lock<std::mutex> lock(m_mutex);
             m_finished.wait(lock, finished);
         }
+    }
+
+        // Whether a staged copy's destination looks never written (np.empty, np.zeros: untouched
+        // pages, each faulting on the copy threads' first write): none of five pages spread over it is
+        // resident (mincore). Memory mincore cannot tell about counts as written: the copy goes as before.
+    bool copy_pool::never_written(const void* destination, std::size_t bytes) noexcept
+    {
+#if defined(__linux__)
+        long size = ::sysconf(_SC_PAGESIZE);
+        const std::uintptr_t page = size > 0 ? static_cast<std::uintptr_t>(size) : 4096;
+        std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(destination) + page - 1) & ~(page - 1);
+        std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(destination) + bytes) & ~(page - 1);
+        if (end <= begin)
+        {
+            return false;
+        }
+        std::uintptr_t pages = (end - begin) / page;
+        for (std::uintptr_t sample = 0; sample < 5; ++sample)
+        {
+            unsigned char resident = 0;
+            void* at = reinterpret_cast<void*>(begin + (pages - 1) * sample / 4 * page);
+            if (::mincore(at, page, &resident) != 0 || (resident & 1))
+            {
+                return false;  // written, or memory mincore cannot tell about: as written
+            }
+        }
+        return true;
+#else
+        (void)destination;
+        (void)bytes;
+        return false;
+#endif
+    }
+
+    void copy_pool::allow_huge_pages(void* destination, std::size_t bytes) noexcept
+    {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(destination) + page_bytes - 1) & ~(page_bytes - 1);
+        std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(destination) + bytes) & ~(page_bytes - 1);
+        if (end > begin)
+        {
+            ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // an error changes nothing
+        }
+#else
+        (void)destination;
+        (void)bytes;
+#endif
     }
 }

@@ -357,6 +357,13 @@ namespace xcuda
         std::size_t chunk = m_buffer_bytes;
         std::size_t count = m_buffers.size();
         std::size_t chunks = (bytes + chunk - 1) / chunk;
+        // A destination never written takes its first-touch faults in these copies (copy_pool.hpp says how).
+        bool fresh = copy_pool::never_written(to, bytes);
+        if (fresh)
+        {
+            copy_pool::allow_huge_pages(to, bytes);
+        }
+        copy_pool::order claims = fresh ? copy_pool::order::across_pages : copy_pool::order::by_address;
         auto issue = [&](std::size_t k) {
             std::size_t b = k % count;
             std::size_t offset = k * chunk;
@@ -375,7 +382,7 @@ namespace xcuda
             std::size_t offset = k * chunk;
             std::size_t length = std::min(chunk, bytes - offset);
             check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            m_copies->copy(to + offset, m_buffers[b], length);
+            m_copies->copy(to + offset, m_buffers[b], length, claims);
             if (k + count < chunks)
             {
                 issue(k + count);
