@@ -80,8 +80,12 @@ namespace xcuda
         pieces.last = (pieces.destination + bytes - 1 - base) / piece_bytes;
         pieces.pages = static_cast<std::uint32_t>(pieces.last / pieces_per_page + 1);
         pieces.pieces = static_cast<std::uint32_t>(pieces.last - pieces.first + 1);
-        pieces.slots = claims == order::across_pages ? static_cast<std::uint32_t>(pieces.pages * pieces_per_page)
-                                                     : pieces.pieces;
+        pieces.slots = static_cast<std::uint32_t>(pieces.pages * pieces_per_page);
+        if (claims == order::by_address)
+        {
+            // As before the order across pages was added: pieces counted from the copy's start.
+            pieces.pieces = pieces.slots = static_cast<std::uint32_t>((bytes + piece_bytes - 1) / piece_bytes);
+        }
         return pieces;
     }
 
@@ -91,9 +95,13 @@ namespace xcuda
         {
             return false;
         }
-        std::size_t piece = cut.claims == order::by_address
-                                ? cut.first + slot
-                                : static_cast<std::size_t>(slot % cut.pages) * pieces_per_page + slot / cut.pages;
+        if (cut.claims == order::by_address)
+        {
+            offset = static_cast<std::size_t>(slot) * piece_bytes;
+            length = std::min(piece_bytes, cut.bytes - offset);
+            return true;
+        }
+        std::size_t piece = static_cast<std::size_t>(slot % cut.pages) * pieces_per_page + slot / cut.pages;
         if (piece < cut.first || piece > cut.last)
         {
             return false;  // before the copy's start in its first page, or after its end in the last

@@ -14,9 +14,9 @@
 // (a futex call each, and tens of microseconds on a virtual machine), and the caller posts a copy
 // without waking anyone when no thread sleeps. spin = 0 sleeps at once.
 //
-// Pieces lie on the destination's 256 KiB boundaries (the first and last shorter) and are claimed in
-// address order, or, for a destination never written before (`order::across_pages`), across its 2 MiB
-// pages in turn: claim k takes the (k / pages)-th piece of page k % pages. Such a destination (np.empty,
+// Pieces of 256 KiB are claimed in address order from the copy's start (the last one shorter), or, for
+// a destination never written before (`order::across_pages`), lie on the destination's 256 KiB
+// boundaries and are claimed across its 2 MiB pages in turn: claim k takes the (k / pages)-th piece of page k % pages. Such a destination (np.empty,
 // np.zeros) takes a page fault on first touch, and with transparent huge pages one fault zeroes a whole
 // 2 MiB page while every other thread that touches it waits: claims in address order put all the
 // threads on one page at a time (64 MiB copied out in 7.7 ms on the lent H200), claims across the pages
@@ -41,7 +41,8 @@ namespace xcuda
     class copy_pool
     {
     public:
-        // Pieces of this size (the first and last shorter); copies below min_parallel bytes the caller makes alone.
+        // Pieces of this size (the last one shorter; across pages, the first too); copies below min_parallel
+        // bytes the caller makes alone.
         static constexpr std::size_t piece_bytes = 256u << 10;
         static constexpr std::size_t page_bytes = 2u << 20;  // the claims' turn: one piece of each such page
         static constexpr std::size_t pieces_per_page = page_bytes / piece_bytes;
@@ -59,8 +60,8 @@ namespace xcuda
             order claims = order::by_address;
             std::uintptr_t destination = 0;
             std::size_t bytes = 0;
-            std::size_t first = 0;      // the first piece's number, counted from the first page's start
-            std::size_t last = 0;       // the last piece's
+            std::size_t first = 0;      // across pages: the first piece's number, from the first page's start
+            std::size_t last = 0;       // across pages: the last piece's
             std::uint32_t pages = 0;    // 2 MiB pages of the destination the copy touches
             std::uint32_t slots = 0;    // pages x pieces_per_page
             std::uint32_t pieces = 0;   // last - first + 1
