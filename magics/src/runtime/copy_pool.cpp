@@ -79,13 +79,14 @@ namespace xcuda
         pieces.first = (pieces.destination - base) / piece_bytes;
         pieces.last = (pieces.destination + bytes - 1 - base) / piece_bytes;
         pieces.pages = static_cast<std::uint32_t>(pieces.last / pieces_per_page + 1);
-        pieces.pieces = static_cast<std::uint32_t>(pieces.last - pieces.first + 1);
-        pieces.slots = static_cast<std::uint32_t>(pieces.pages * pieces_per_page);
         if (claims == order::by_address)
         {
-            // As before the order across pages was added: pieces counted from the copy's start.
+            // Pieces counted from the copy's start, one slot each.
             pieces.pieces = pieces.slots = static_cast<std::uint32_t>((bytes + piece_bytes - 1) / piece_bytes);
+            return pieces;
         }
+        pieces.pieces = static_cast<std::uint32_t>(pieces.last - pieces.first + 1);
+        pieces.slots = static_cast<std::uint32_t>(pieces.pages * pieces_per_page);
         return pieces;
     }
 
@@ -236,9 +237,6 @@ namespace xcuda
         }
     }
 
-        // Whether a staged copy's destination looks never written (np.empty, np.zeros: untouched
-        // pages, each faulting on the copy threads' first write): none of five pages spread over it is
-        // resident (mincore). Memory mincore cannot tell about counts as written: the copy goes as before.
     bool copy_pool::never_written(const void* destination, std::size_t bytes) noexcept
     {
 #if defined(__linux__)

@@ -16,13 +16,13 @@
 //
 // Pieces of 256 KiB are claimed in address order from the copy's start (the last one shorter), or, for
 // a destination never written before (`order::across_pages`), lie on the destination's 256 KiB
-// boundaries and are claimed across its 2 MiB pages in turn: claim k takes the (k / pages)-th piece of page k % pages. Such a destination (np.empty,
-// np.zeros) takes a page fault on first touch, and with transparent huge pages one fault zeroes a whole
-// 2 MiB page while every other thread that touches it waits: claims in address order put all the
-// threads on one page at a time (64 MiB copied out in 7.7 ms on the lent H200), claims across the pages
-// fault different pages side by side (2.5 ms with allow_huge_pages below). Into memory already
-// written, address order is kept: across the pages measured slower there in the product (staged
-// copies 1.10x in alternating processes).
+// boundaries and are claimed across its 2 MiB pages in turn: claim k takes the (k / pages)-th piece of
+// page k % pages. Such a destination (np.empty, np.zeros) takes a page fault on first touch, and with
+// transparent huge pages one fault zeroes a whole 2 MiB page while every other thread that touches it
+// waits: claims in address order put all the threads on one page at a time (64 MiB copied out in 7.7 ms
+// on the lent H200), claims across the pages fault different pages side by side (2.5 ms with
+// allow_huge_pages below). Into memory already written, address order is kept: across the pages
+// measured slower there in the product (staged copies 1.10x in alternating processes).
 //
 // Pure (no driver), so its rules are tested without a GPU (tests/cpp/test_transfers.cpp).
 // Threading: one copy at a time (the caller's own lock: host_staging holds its transfer mutex).
@@ -63,8 +63,8 @@ namespace xcuda
             std::size_t first = 0;      // across pages: the first piece's number, from the first page's start
             std::size_t last = 0;       // across pages: the last piece's
             std::uint32_t pages = 0;    // 2 MiB pages of the destination the copy touches
-            std::uint32_t slots = 0;    // pages x pieces_per_page
-            std::uint32_t pieces = 0;   // last - first + 1
+            std::uint32_t slots = 0;    // across pages: pages x pieces_per_page; by address: pieces
+            std::uint32_t pieces = 0;   // the non-empty slots
         };
         static layout cut(const void* destination, std::size_t bytes, order claims) noexcept;
         // The bytes [offset, offset + length) of the copy that slot `slot` holds; false for an empty slot.
@@ -77,8 +77,8 @@ namespace xcuda
         // For a destination never written: transparent huge pages allowed on its whole 2 MiB pages
         // (MADV_HUGEPAGE; the kernel's default "madvise" mode grants them only on request), so that its
         // first-touch faults are one per 2 MiB page, which the claims across the pages take side by side:
-        // 64 MiB copied out of the staging buffers into a new np.empty in 7.6 ms before, 4.9 ms after
-        // (staging_ab.py, the lent H200). Only the flag changes, never the data; the kernel ignores it
+        // 64 MiB copied out of the staging buffers into a new np.empty in 7.6-7.7 ms before, 4.9-5.2 ms
+        // after (staging_ab.py, the lent H200). Only the flag changes, never the data; the kernel ignores it
         // where huge pages are off, and an error (memory that is not anonymous, an old kernel) is
         // ignored. Memory already written is not given it (khugepaged would collapse it behind the copy).
         static void allow_huge_pages(void* destination, std::size_t bytes) noexcept;
