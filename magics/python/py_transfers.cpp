@@ -159,7 +159,7 @@ may be used again: every copy has finished when the call that made it returns.)"
         m.def("transfer_stats", &transfer_stats,
               "The settings, and for the current device the copies made by each route and the registration "
               "cache's counts (entries, bytes, hits, registrations, unregistrations, failures, staged_first_use, "
-              "evictions, abandoned).");
+              "staged_same_use: the copy back of an array one launch also copied in, evictions, abandoned).");
         m.def("release_host_registrations",
               [] {
                   refuse_while_capturing(graph_refusal::release_host_registrations);

@@ -225,6 +225,114 @@ namespace xcuda
         EXPECT_EQ(cache.stats().staged_first_use, 2u);
     }
 
+    TEST(RegistrationCache, OneCallsCopyInAndBackAreOneUse)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log);
+        block memory(16 * MiB);
+        auto owner = std::make_shared<test_owner>(&destroyed);
+        // A launch copies the array in and back: one use, both staged.
+        std::uint64_t first_call = cache.begin_use();
+        EXPECT_FALSE(cache.acquire(memory.data, 8 * MiB, owner, policy::second_use, first_call));
+        EXPECT_FALSE(cache.acquire(memory.data, 8 * MiB, owner, policy::second_use, first_call));
+        EXPECT_TRUE(log.registered.empty()) << "a new array was registered for its copy back";
+        EXPECT_EQ(cache.stats().staged_same_use, 1u);
+        // The next launch with the same array is its second use: registered, and the copy back hits.
+        std::uint64_t second_call = cache.begin_use();
+        EXPECT_NE(second_call, first_call);
+        EXPECT_NE(second_call, 0u);
+        auto copy_in = cache.acquire(memory.data, 8 * MiB, owner, policy::second_use, second_call);
+        ASSERT_TRUE(copy_in);
+        EXPECT_TRUE(cache.acquire(memory.data, 8 * MiB, owner, policy::second_use, second_call));
+        EXPECT_EQ(log.registered.size(), 1u);
+        EXPECT_EQ(cache.stats().hits, 1u);
+        // Copies without a token are each a use of their own (copy_from, then copy_to_host).
+        block other(16 * MiB);
+        auto second_owner = std::make_shared<test_owner>(&destroyed);
+        EXPECT_FALSE(cache.acquire(other.data, 8 * MiB, second_owner, policy::second_use));
+        EXPECT_TRUE(cache.acquire(other.data, 8 * MiB, second_owner, policy::second_use));
+    }
+
+    TEST(RegistrationCache, NewArraysEveryCallAreNeverRegistered)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log);
+        block memory(64 * MiB);
+        // The tutorial with new arrays every call: x and y copied in, out copied in and back, then dropped;
+        // the allocator hands out the same addresses again.
+        for (int call = 0; call < 6; ++call)
+        {
+            std::vector<std::shared_ptr<test_owner>> owners;
+            std::uint64_t use = cache.begin_use();
+            for (int array = 0; array < 3; ++array)
+            {
+                // Each a new object (a reused identity is the same-array case, tested above).
+                auto id = reinterpret_cast<const void*>(std::uintptr_t(0x1000 + call * 16 + array));
+                owners.push_back(std::make_shared<test_owner>(&destroyed, id));
+                cache.acquire(memory.data + array * 16 * MiB, 8 * MiB, owners.back(), policy::second_use, use).reset();
+            }
+            cache.acquire(memory.data + 32 * MiB, 8 * MiB, owners.back(), policy::second_use, use).reset();
+            for (auto& owner : owners)
+            {
+                owner->gone = true;
+            }
+            cache.sweep();
+        }
+        EXPECT_TRUE(log.registered.empty()) << log.registered.size() << " registrations for arrays used once";
+        EXPECT_EQ(cache.stats().staged_same_use, 6u);
+    }
+
+    TEST(RegistrationCache, CallsOnSeveralThreadsEachHaveTheirOwnUse)
+    {
+        calls log;
+        int destroyed = 0;
+        auto cache = make_cache(log, 256 * MiB, 64);
+        constexpr int threads = 8;
+        block memory(threads * 16 * MiB);
+        std::vector<std::shared_ptr<test_owner>> owners;
+        for (int t = 0; t < threads; ++t)
+        {
+            owners.push_back(std::make_shared<test_owner>(&destroyed));
+        }
+        std::vector<std::vector<std::uint64_t>> tokens(threads);
+        std::vector<int> registered_at(threads, -1);
+        std::vector<std::thread> workers;
+        for (int t = 0; t < threads; ++t)
+        {
+            workers.emplace_back([&, t] {
+                char* mine = memory.data + t * 16 * MiB;
+                for (int call = 0; call < 20; ++call)
+                {
+                    std::uint64_t use = cache.begin_use();
+                    tokens[t].push_back(use);
+                    auto in = cache.acquire(mine, 8 * MiB, owners[t], policy::second_use, use);
+                    auto back = cache.acquire(mine, 8 * MiB, owners[t], policy::second_use, use);
+                    if (in && registered_at[t] < 0)
+                    {
+                        registered_at[t] = call;
+                    }
+                    EXPECT_EQ(bool(in), bool(back)) << "thread " << t << ", call " << call;
+                }
+            });
+        }
+        for (auto& worker : workers)
+        {
+            worker.join();
+        }
+        std::vector<std::uint64_t> all;
+        for (int t = 0; t < threads; ++t)
+        {
+            EXPECT_EQ(registered_at[t], 1) << "thread " << t << ": its array's second call registers it";
+            all.insert(all.end(), tokens[t].begin(), tokens[t].end());
+        }
+        std::sort(all.begin(), all.end());
+        EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "two calls were given one token";
+        EXPECT_EQ(log.registered.size(), std::size_t(threads));
+        EXPECT_EQ(cache.stats().staged_same_use, std::size_t(threads));
+    }
+
     TEST(RegistrationCache, SecondUseStopsRegisteringARangeWhoseArraysAreUsedOnce)
     {
         calls log;
@@ -445,7 +553,8 @@ namespace xcuda
         };
         EXPECT_EQ(names(report.copies), "staged registered page_locked driver");
         EXPECT_EQ(names(report.registrations),
-                  "entries bytes hits registrations unregistrations failures staged_first_use evictions abandoned");
+                  "entries bytes hits registrations unregistrations failures staged_first_use staged_same_use evictions "
+                  "abandoned");
         EXPECT_EQ(names(report.temporaries), "entries bytes hits misses evictions");
         transfer_report::counters copies = transfer_report::copies_of(1, 2, 3, 4);
         EXPECT_EQ(copies[2].second, 3u);

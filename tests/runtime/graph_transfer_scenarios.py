@@ -205,6 +205,29 @@ def a_new_array_each_time_is_not_registered_each_time():
     check_no_violation()
 
 
+def a_launch_copying_a_new_array_in_and_back_does_not_register_it():
+    start()
+    kept = []  # every array stays alive: no address or identity is reused, so only the call's own copies count
+    for i in range(4):
+        x, y = random(N, seed=20 + i), random(N, seed=30 + i)
+        out = np.zeros(N, np.float32)  # copied in and back by the launch: one use
+        module.saxpy[GRID, BLOCK](2.0, x, y, out, N)
+        np.testing.assert_array_equal(out, np.float32(2.0) * x + y)
+        kept.append((x, y, out))
+    s = stats()
+    assert s["registrations"]["registrations"] == 0, s
+    assert s["copies"]["registered"] == 0 and s["copies"]["staged"] == 16, s
+    assert s["registrations"]["staged_same_use"] == 4, s
+    # The same arrays in the next launch: their second use, registered, and out's copy back hits.
+    x, y, out = kept[0]
+    module.saxpy[GRID, BLOCK](3.0, x, y, out, N)
+    np.testing.assert_array_equal(out, np.float32(3.0) * x + y)
+    s = stats()
+    assert s["registrations"]["registrations"] == 3 and s["copies"]["registered"] == 4, s
+    assert s["registrations"]["hits"] == 1, s
+    check_no_violation()
+
+
 def per_copy_registrations_end_with_the_call():
     start(XCUDA_PAGEABLE="per-copy")
     x, y = random(N, seed=7), random(N, seed=8)

@@ -184,6 +184,19 @@ namespace xcuda
         });
     }
 
+    bool host_registration_cache::same_use(const std::vector<range>& ring, const range& r) noexcept
+    {
+        return std::any_of(ring.begin(), ring.end(), [&](const range& seen) {
+            return seen.begin == r.begin && seen.end == r.end && seen.identity == r.identity && seen.use == r.use;
+        });
+    }
+
+    std::uint64_t host_registration_cache::begin_use() noexcept
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return ++m_uses;
+    }
+
     void host_registration_cache::remember(std::vector<range>& ring, const range& r) noexcept
     {
         ring.erase(std::remove_if(ring.begin(), ring.end(),
@@ -197,7 +210,8 @@ namespace xcuda
     }
 
     host_registration_cache::lease host_registration_cache::acquire(const void* address, std::size_t bytes,
-                                                                    std::shared_ptr<host_memory_owner> owner, policy how)
+                                                                    std::shared_ptr<host_memory_owner> owner, policy how,
+                                                                    std::uint64_t use)
     {
         char* first = nullptr;
         char* last = nullptr;
@@ -226,7 +240,7 @@ namespace xcuda
             result.m_bytes = inner;
             return result;
         }
-        range r{first, last, owner ? owner->identity() : nullptr};
+        range r{first, last, owner ? owner->identity() : nullptr, use};
         if (remembered(m_refused, r, false))
         {
             return result;
@@ -250,6 +264,12 @@ namespace xcuda
             {
                 remember(m_seen, r);
                 ++m_stats.staged_first_use;
+                return result;
+            }
+            if (use != 0 && same_use(m_seen, r))
+            {
+                // The same call's copy again (the copy back of its copy in): still its first use.
+                ++m_stats.staged_same_use;
                 return result;
             }
             m_seen.erase(std::remove_if(m_seen.begin(), m_seen.end(),

@@ -20,7 +20,9 @@
 // An entry in use by a copy that has not completed (a lease is alive) is never unregistered.
 //
 // Policies (chosen per acquire): cached registers at the first copy and keeps it; second_use stages the
-// first copy of a range and registers from the second (same range, same owner object); a range whose
+// first copy of a range and registers from the second (same range, same owner object, another use: the
+// copies of one launch, an array's copy in and its copy back, are one use, told by the token begin_use()
+// gives the call; a copy without a token is a use of its own); a range whose
 // registration went unused (its owner was abandoned with no second copy) is not registered again by
 // second_use for a while, so a loop allocating a new array each time never pays for registrations;
 // per_copy registers for one copy and unregisters when its lease ends.
@@ -82,6 +84,7 @@ namespace xcuda
             std::size_t unregistrations = 0;
             std::size_t failures = 0;       // registrations the driver refused
             std::size_t staged_first_use = 0;  // second_use: first copies of a range, left to staging
+            std::size_t staged_same_use = 0;   // second_use: further copies of a range in its first use
             std::size_t evictions = 0;      // unregistered for the limits
             std::size_t abandoned = 0;      // unregistered because their array went away
             std::size_t entries = 0;
@@ -124,7 +127,11 @@ namespace xcuda
         // The whole pages of [address, address + bytes) registered for a copy, or an empty lease when the
         // copy should be staged (policy, a range too small, a refusal, the limits). owner may be null: then
         // nothing can be kept (cached and second_use stage, per_copy registers for this copy only).
-        lease acquire(const void* address, std::size_t bytes, std::shared_ptr<host_memory_owner> owner, policy how);
+        // use: a token from begin_use() shared by the copies of one call (0: this copy is a use of its own).
+        lease acquire(const void* address, std::size_t bytes, std::shared_ptr<host_memory_owner> owner, policy how,
+                      std::uint64_t use = 0);
+        // A new token for the copies of one call (never 0).
+        std::uint64_t begin_use() noexcept;
         // Whether the whole pages of [address, address + bytes) lie in one registered range of this cache.
         bool contains(const void* address, std::size_t bytes) const;
         // Whether any byte of [address, address + bytes) lies in a registered range of this cache.
@@ -157,6 +164,7 @@ namespace xcuda
             char* begin = nullptr;
             char* end = nullptr;
             const void* identity = nullptr;
+            std::uint64_t use = 0;  // m_seen: the token of the first use (0: none)
         };
 
         // Each of these runs with the mutex held; owners dropped go to `dropped` (released unlocked).
@@ -169,6 +177,8 @@ namespace xcuda
         void end_lease(char* key) noexcept;
         static bool remembered(const std::vector<range>& ring, const range& r, bool match_identity) noexcept;
         static void remember(std::vector<range>& ring, const range& r) noexcept;
+        // Whether ring holds r with the same identity and use token.
+        static bool same_use(const std::vector<range>& ring, const range& r) noexcept;
 
         hooks m_hooks;
         limits m_limits;
@@ -176,6 +186,7 @@ namespace xcuda
         std::map<char*, entry> m_entries;  // by first byte; ranges never overlap
         std::size_t m_bytes = 0;
         std::uint64_t m_clock = 0;
+        std::uint64_t m_uses = 0;  // begin_use()'s last token
         std::vector<range> m_seen;     // second_use: first copies, not registered
         std::vector<range> m_unused;   // registrations abandoned without a second copy
         std::vector<range> m_refused;  // ranges the driver refused: not tried again

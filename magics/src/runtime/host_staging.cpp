@@ -102,7 +102,7 @@ namespace xcuda
 
     host_staging::route host_staging::choose(const void* host, std::size_t bytes,
                                              const std::shared_ptr<host_memory_owner>& owner,
-                                             host_registration_cache::lease& lease)
+                                             pending_copies* pending, host_registration_cache::lease& lease)
     {
         using mode = transfer_settings::pageable_mode;
         using policy = host_registration_cache::policy;
@@ -119,7 +119,20 @@ namespace xcuda
         switch (m_session.transfers().settings().pageable)
         {
         case mode::driver: return route::driver;
-        case mode::automatic: lease = m_registrations.acquire(host, bytes, owner, policy::second_use); break;
+        case mode::automatic:
+        {
+            std::uint64_t use = 0;
+            if (pending)
+            {
+                if (pending->use == 0)
+                {
+                    pending->use = m_registrations.begin_use();
+                }
+                use = pending->use;
+            }
+            lease = m_registrations.acquire(host, bytes, owner, policy::second_use, use);
+            break;
+        }
         case mode::registered: lease = m_registrations.acquire(host, bytes, owner, policy::cached); break;
         case mode::per_copy: lease = m_registrations.acquire(host, bytes, owner, policy::per_copy); break;
         case mode::staged:
@@ -150,7 +163,7 @@ namespace xcuda
         prepare();
         const cuda_driver& driver = cuda_driver::get();
         host_registration_cache::lease lease;
-        route chosen = choose(source, bytes, owner, lease);
+        route chosen = choose(source, bytes, owner, pending, lease);
         {
             std::lock_guard<std::mutex> counted(m_counts_mutex);
             ++(chosen == route::staged ? m_counts.staged : chosen == route::registered ? m_counts.registered
@@ -189,7 +202,7 @@ namespace xcuda
             }
             if (pending)
             {
-                pending->push_back(std::move(lease));
+                pending->leases.push_back(std::move(lease));
             }
             else
             {
@@ -208,7 +221,7 @@ namespace xcuda
         prepare();
         const cuda_driver& driver = cuda_driver::get();
         host_registration_cache::lease lease;
-        route chosen = choose(destination, bytes, owner, lease);
+        route chosen = choose(destination, bytes, owner, pending, lease);
         {
             std::lock_guard<std::mutex> counted(m_counts_mutex);
             ++(chosen == route::staged ? m_counts.staged : chosen == route::registered ? m_counts.registered
@@ -247,7 +260,7 @@ namespace xcuda
             }
             if (pending)
             {
-                pending->push_back(std::move(lease));
+                pending->leases.push_back(std::move(lease));
             }
             else
             {

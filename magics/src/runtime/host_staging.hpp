@@ -33,8 +33,23 @@
 
 namespace xcuda
 {
-    // Registrations a queued copy still reads or writes: kept until the caller has waited on its stream.
-    using pending_copies = std::vector<host_registration_cache::lease>;
+    // What the copies of one call share: the registrations a queued copy still reads or writes, kept until
+    // the caller has waited on its stream, and the call's use token for the registration cache (so that an
+    // array's copy in and its copy back by one launch count as one use of it: `auto` registers an array
+    // from its second use, never a new array that one call copies both ways).
+    struct pending_copies
+    {
+        std::vector<host_registration_cache::lease> leases;
+        std::uint64_t use = 0;  // given at the call's first copy that asks the cache; 0: none yet
+
+        bool empty() const noexcept { return leases.empty(); }
+        // The copies have completed: the registrations may go; the next call is another use.
+        void clear() noexcept
+        {
+            leases.clear();
+            use = 0;
+        }
+    };
 
     class host_staging : public session_resource
     {
@@ -90,8 +105,9 @@ namespace xcuda
             driver
         };
         // Which route a copy of [host, host + bytes) takes, with its lease for the registered one.
+        // pending: the call's copies (its use token), or null for a copy that is a use of its own.
         route choose(const void* host, std::size_t bytes, const std::shared_ptr<host_memory_owner>& owner,
-                     host_registration_cache::lease& lease);
+                     pending_copies* pending, host_registration_cache::lease& lease);
         // The context current, the resource registered with the session, the cache's limits set.
         void prepare();
         void ensure_buffers();

@@ -87,6 +87,7 @@ namespace xcuda
             return;
         }
         session.make_current();
+        m_pending.use = 0;  // this call is a new use of its arrays (their copy in and back count as one)
         temporary_cache& kept = session.transfers().temporaries();
         for (host_array& array : m_host)
         {

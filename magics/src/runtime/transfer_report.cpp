@@ -32,6 +32,7 @@ namespace xcuda
                                 {"unregistrations", cache.unregistrations},
                                 {"failures", cache.failures},
                                 {"staged_first_use", cache.staged_first_use},
+                                {"staged_same_use", cache.staged_same_use},
                                 {"evictions", cache.evictions},
                                 {"abandoned", cache.abandoned}};
         temporary_cache::statistics kept = session.transfers().temporaries().stats();
