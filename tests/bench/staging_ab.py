@@ -5,7 +5,7 @@
                                       [--imports none,torch]
 
 For each round, one fresh process per variant (every BUILD, times every --env value, times every --imports
-entry), in turn: each process measures, with the `xcuda` module of BUILD/python (n = 2^24 float32, 64 MiB
+entry), in turn, every other round in the opposite order: each process measures, with the `xcuda` module of BUILD/python (n = 2^24 float32, 64 MiB
 an array):
   - one call `saxpy[g, b](a, x, y, out, n)` with new numpy arrays every run (made outside the timer: x and
     y copies of the inputs, out from np.zeros_like, which writes every page; `auto` stages a new array's
@@ -145,7 +145,8 @@ def main():
     variants = list(itertools.product(*axes))
     results = {}
     for round_number in range(options.rounds):
-        for variant in variants:
+        # Every other round in the opposite order: no variant always runs first (or just after another).
+        for variant in (variants if round_number % 2 == 0 else variants[::-1]):
             env = dict(os.environ)
             library = "none"
             build = options.build[0]
