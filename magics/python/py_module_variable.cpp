@@ -67,7 +67,7 @@ namespace xcuda::python
             self.module->write_global(self.variable(), host.data(), self.nbytes());
         }
 
-        py::dict cuda_array_interface(const py_module_variable& self)
+        py::dict variable_array_interface(const py_module_variable& self)
         {
             cuda_module::global_region region = self.module->global(self.variable());
             py::dtype dtype = py::dtype::from_args(self.dtype);
@@ -144,7 +144,7 @@ makes one of: a list, a number) into the variable on every device the module is 
                      return dtype.is_none() ? py::object(value) : py::object(value.attr("astype")(dtype));
                  },
                  py::arg("dtype") = py::none(), py::arg("copy") = py::none())
-            .def_property_readonly("__cuda_array_interface__", &cuda_array_interface,
+            .def_property_readonly("__cuda_array_interface__", &variable_array_interface,
                                    "CUDA Array Interface (v3) of the variable on the current device.")
             .def_property_readonly("ptr", [](const py_module_variable& self) { return self.module->global(self.variable()).pointer; },
                                    "The device address on the current device (cudaGetSymbolAddress); loads the module.")
