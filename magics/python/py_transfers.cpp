@@ -157,7 +157,8 @@ next launch (XCUDA_TEMPORARY_CACHE_MB, default 1024; 0 keeps none; see release_c
 Changing pageable releases what is registered. Nothing here changes what an array holds or when it
 may be used again: every copy has finished when the call that made it returns.)");
         m.def("transfer_stats", &transfer_stats,
-              "The settings, and for the current device the copies made by each route and the registration "
+              "The settings, and for the current device the copies made by each route (zero_chunks: staging chunks "
+              "to the device found all zero, set there instead of copied) and the registration "
               "cache's counts (entries, bytes, hits, registrations, unregistrations, failures, staged_first_use, "
               "staged_same_use: the copy back of an array one launch also copied in, evictions, abandoned).");
         m.def("release_host_registrations",

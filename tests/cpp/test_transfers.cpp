@@ -551,7 +551,7 @@ namespace xcuda
             }
             return text;
         };
-        EXPECT_EQ(names(report.copies), "staged registered page_locked driver");
+        EXPECT_EQ(names(report.copies), "staged registered page_locked driver zero_chunks");
         EXPECT_EQ(names(report.registrations),
                   "entries bytes hits registrations unregistrations failures staged_first_use staged_same_use evictions "
                   "abandoned");
@@ -602,6 +602,63 @@ namespace xcuda
                 EXPECT_EQ(destination[bytes + 1], 0xee) << bytes << " bytes, " << participants << " participants";
                 EXPECT_EQ(std::memcmp(destination.data() + 1, source.data() + 1, bytes), 0)
                     << bytes << " bytes, " << participants << " participants";
+            }
+        }
+    }
+
+    TEST(CopyPool, AllZeroFindsAnyNonZeroByte)
+    {
+        std::vector<unsigned char> data(1001, 0);  // one byte past the longest range
+        for (std::size_t start : {0u, 1u, 7u, 63u})
+        for (std::size_t bytes : {0u, 1u, 63u, 64u, 65u, 127u, 128u, 500u, 1000u - 63u})
+        {
+            ASSERT_LT(start + bytes, data.size());
+            EXPECT_TRUE(copy_pool::all_zero(data.data() + start, bytes)) << start << " + " << bytes;
+            for (std::size_t at = 0; at < bytes; ++at)
+            {
+                data[start + at] = 0x80;
+                EXPECT_FALSE(copy_pool::all_zero(data.data() + start, bytes)) << "byte " << at << " of " << start
+                                                                                << " + " << bytes;
+                data[start + at] = 0;
+            }
+            // A byte just outside the range is not read as part of it.
+            if (start > 0)
+            {
+                data[start - 1] = 1;
+            }
+            data[start + bytes] = 1;
+            EXPECT_TRUE(copy_pool::all_zero(data.data() + start, bytes)) << start << " + " << bytes;
+            std::fill(data.begin(), data.end(), 0);
+        }
+    }
+
+    TEST(CopyPool, CopyUnlessZeroWritesNothingForZerosAndEverythingOtherwise)
+    {
+        const std::size_t piece = copy_pool::piece_bytes;
+        const std::size_t sizes[] = {1, piece - 1, copy_pool::min_parallel - 1, copy_pool::min_parallel + 1,
+                                     7 * piece + 13, (8u << 20) + 3};
+        for (std::size_t participants : {1u, 3u, 8u})
+        for (std::chrono::microseconds spin : spins)
+        {
+            copy_pool pool(participants, spin);
+            for (std::size_t bytes : sizes)
+            {
+                SCOPED_TRACE(std::to_string(participants) + " participants, " + std::to_string(bytes) + " bytes");
+                std::vector<unsigned char> source(bytes, 0);
+                std::vector<unsigned char> destination(bytes, 0xab);
+                EXPECT_TRUE(pool.copy_unless_zero(destination.data(), source.data(), bytes));
+                EXPECT_TRUE(std::all_of(destination.begin(), destination.end(), [](unsigned char c) { return c == 0xab; }))
+                    << "a zero source wrote its destination";
+                // One byte of data in the middle (and, next, in the last byte): every byte is copied, the
+                // zero pieces as zeros over what the destination held.
+                for (std::size_t at : {bytes / 2, bytes - 1})
+                {
+                    std::fill(destination.begin(), destination.end(), 0xab);
+                    source[at] = 7;
+                    EXPECT_FALSE(pool.copy_unless_zero(destination.data(), source.data(), bytes));
+                    EXPECT_TRUE(destination == source) << "data at byte " << at;
+                    source[at] = 0;
+                }
             }
         }
     }

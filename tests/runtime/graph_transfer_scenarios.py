@@ -228,6 +228,31 @@ def a_launch_copying_a_new_array_in_and_back_does_not_register_it():
     check_no_violation()
 
 
+def a_zero_array_is_set_on_the_device_not_copied():
+    start(XCUDA_PAGEABLE="staged")
+    x, y = random(N, seed=40), random(N, seed=41)
+    out = np.zeros(N, np.float32)  # copied in (the kernel may read it): all zero, set on the device
+    module.saxpy[GRID, BLOCK](2.0, x, y, out, N)
+    np.testing.assert_array_equal(out, np.float32(2.0) * x + y)
+    chunks = stats()["copies"]["zero_chunks"]
+    assert chunks > 0, stats()
+    # Zeros but for one value in the last chunk, and one in the first: read by the kernel, so every
+    # byte must arrive (a chunk with data is copied whole, its zero pieces as zeros).
+    for where in (N - 1, 0, N // 2 + 1):
+        data = np.zeros(N, np.float32)
+        data[where] = 5.0
+        module.chain_step[GRID, BLOCK](data, 2.0, N)  # x = x * 2 + 1
+        expected = np.ones(N, np.float32)
+        expected[where] = 11.0
+        np.testing.assert_array_equal(data, expected)
+    # A device buffer filled with other values, then a zero array copied into it: zeros arrive.
+    device = xcuda.to_device(random(N, seed=42))
+    device.copy_from(np.zeros(N, np.float32))
+    assert not device.copy_to_host().any()
+    assert stats()["copies"]["zero_chunks"] > chunks
+    check_no_violation()
+
+
 def per_copy_registrations_end_with_the_call():
     start(XCUDA_PAGEABLE="per-copy")
     x, y = random(N, seed=7), random(N, seed=8)

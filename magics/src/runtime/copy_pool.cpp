@@ -141,7 +141,35 @@ namespace xcuda
         {
             return false;
         }
+        if (work.skip_zero && all_zero(work.source + offset, length))
+        {
+            m_zero_slot[slot].store(true, std::memory_order_relaxed);  // published by finish_piece's release
+            m_zero_pieces.fetch_add(1, std::memory_order_relaxed);
+            return true;
+        }
         std::memcpy(work.destination + offset, work.source + offset, length);
+        return true;
+    }
+
+    bool copy_pool::all_zero(const void* data, std::size_t bytes) noexcept
+    {
+        const unsigned char* at = static_cast<const unsigned char*>(data);
+        for (; bytes >= 64; bytes -= 64, at += 64)
+        {
+            std::uint64_t words[8];
+            std::memcpy(words, at, sizeof words);
+            if ((words[0] | words[1] | words[2] | words[3] | words[4] | words[5] | words[6] | words[7]) != 0)
+            {
+                return false;
+            }
+        }
+        for (; bytes > 0; --bytes, ++at)
+        {
+            if (*at != 0)
+            {
+                return false;
+            }
+        }
         return true;
     }
 
@@ -205,6 +233,54 @@ namespace xcuda
         work.destination = static_cast<char*>(destination);
         work.source = static_cast<const char*>(source);
         work.parts = cut(destination, bytes, claims);
+        run(work);
+    }
+
+    bool copy_pool::copy_unless_zero(void* destination, const void* source, std::size_t bytes)
+    {
+        if (m_threads.empty() || bytes < min_parallel)
+        {
+            if (all_zero(source, bytes))
+            {
+                return true;
+            }
+            std::memcpy(destination, source, bytes);
+            return false;
+        }
+        job work;
+        work.destination = static_cast<char*>(destination);
+        work.source = static_cast<const char*>(source);
+        work.parts = cut(destination, bytes, order::by_address);
+        work.skip_zero = true;
+        if (m_zero_slot.size() < work.parts.slots)
+        {
+            m_zero_slot = std::vector<std::atomic<bool>>(work.parts.slots);  // no thread works on a job now
+        }
+        for (std::uint32_t slot = 0; slot < work.parts.slots; ++slot)
+        {
+            m_zero_slot[slot].store(false, std::memory_order_relaxed);
+        }
+        m_zero_pieces.store(0, std::memory_order_relaxed);
+        run(work);  // posting the job under the mutex publishes the flags' reset to the threads
+        if (m_zero_pieces.load(std::memory_order_relaxed) == work.parts.pieces)
+        {
+            return true;
+        }
+        // Some data: the pieces found zero are written as zeros, so destination holds the whole source.
+        for (std::uint32_t slot = 0; slot < work.parts.slots; ++slot)
+        {
+            std::size_t offset = 0;
+            std::size_t length = 0;
+            if (m_zero_slot[slot].load(std::memory_order_relaxed) && slot_range(work.parts, slot, offset, length))
+            {
+                std::memset(work.destination + offset, 0, length);
+            }
+        }
+        return false;
+    }
+
+    void copy_pool::run(const job& work)
+    {
         std::uint32_t number = 0;
         bool wake = false;
         {

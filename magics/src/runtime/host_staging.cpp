@@ -356,7 +356,15 @@ namespace xcuda
             std::size_t length = std::min(chunk, bytes - offset);
             // The buffer's previous DMA must be done before it is refilled.
             check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            m_copies->copy(m_buffers[b], from + offset, length);
+            if (m_copies->copy_unless_zero(m_buffers[b], from + offset, length))
+            {
+                // Every byte zero (an output made by np.zeros_like, copied in as the kernel may read it):
+                // set on the device, nothing over the bus; the buffer was not written.
+                check(driver.cuMemsetD8Async(destination + offset, 0, length, stream), "cuMemsetD8Async");
+                std::lock_guard<std::mutex> counted(m_counts_mutex);
+                ++m_counts.zero_chunks;
+                continue;
+            }
             check(driver.cuMemcpyHtoDAsync(destination + offset, m_buffers[b], length, stream), "cuMemcpyHtoDAsync");
             check(driver.cuEventRecord(m_events[b], stream), "cuEventRecord");
         }

@@ -83,6 +83,7 @@ namespace xcuda
             std::size_t registered = 0;
             std::size_t page_locked = 0;
             std::size_t driver = 0;
+            std::size_t zero_chunks = 0;  // staging chunks to the device found all zero: set there, not copied
         };
         route_counts routes() const;
 

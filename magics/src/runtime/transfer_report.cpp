@@ -25,6 +25,7 @@ namespace xcuda
         transfer_report report;
         report.device = session.device_ordinal();
         report.copies = copies_of(routes.staged, routes.registered, routes.page_locked, routes.driver);
+        report.copies.emplace_back("zero_chunks", routes.zero_chunks);  // staged chunks set on the device
         report.registrations = {{"entries", cache.entries},
                                 {"bytes", cache.bytes},
                                 {"hits", cache.hits},
