@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <unordered_map>
 
 #include "host_staging.hpp"
 #include "temporary_cache.hpp"
@@ -26,11 +27,77 @@ namespace xcuda::python
 {
     namespace
     {
+        // Which array an owner stands for, across copies: a serial per live object. An object's address
+        // (its id) is not enough: a loop that makes a new array each time gets the freed one's id and
+        // buffer address back, and `auto` took the new array for the old one's second use and registered
+        // it (measured with the fake driver: 8 registrations in 12 calls with new arrays). So the serial is
+        // kept with a weak reference to the object (numpy arrays have them): the same serial only while
+        // that object lives. An object without weak references gets a new serial each time (never taken
+        // for the same array: staged). Called with the GIL held (it guards the table).
+        std::uintptr_t object_serial(PyObject* object)
+        {
+            struct seen
+            {
+                PyObject* weak = nullptr;
+                std::uintptr_t serial = 0;
+            };
+            static std::unordered_map<PyObject*, seen> table;
+            static std::uintptr_t next = 0;
+            constexpr std::size_t limit = 256;
+            auto alive = [](const std::pair<PyObject* const, seen>& entry) {
+#if PY_VERSION_HEX >= 0x030D0000
+                PyObject* referent = nullptr;
+                bool same = PyWeakref_GetRef(entry.second.weak, &referent) == 1 && referent == entry.first;
+                Py_XDECREF(referent);
+                return same;
+#else
+                return PyWeakref_GetObject(entry.second.weak) == entry.first;
+#endif
+            };
+            auto found = table.find(object);
+            if (found != table.end())
+            {
+                if (alive(*found))
+                {
+                    return found->second.serial;
+                }
+                Py_DECREF(found->second.weak);
+                table.erase(found);
+            }
+            PyObject* weak = PyWeakref_NewRef(object, nullptr);
+            if (!weak)
+            {
+                PyErr_Clear();
+                return ++next;
+            }
+            if (table.size() >= limit)
+            {
+                for (auto it = table.begin(); it != table.end();)
+                {
+                    if (alive(*it))
+                    {
+                        ++it;
+                        continue;
+                    }
+                    Py_DECREF(it->second.weak);
+                    it = table.erase(it);
+                }
+                if (table.size() >= limit)
+                {
+                    Py_DECREF(weak);
+                    return ++next;  // 256 large arrays alive and copied: this one is not remembered
+                }
+            }
+            table.emplace(object, seen{weak, ++next});
+            return next;
+        }
+
         class python_memory_owner : public host_memory_owner
         {
         public:
             explicit python_memory_owner(py::handle owner)
                 : m_object(owner.inc_ref().ptr())
+                , m_serial(object_serial(m_object))
             {
             }
             ~python_memory_owner() override
@@ -42,10 +109,11 @@ namespace xcuda::python
                 }
             }
             bool abandoned() const noexcept override { return Py_REFCNT(m_object) <= 1; }
-            const void* identity() const noexcept override { return m_object; }
+            const void* identity() const noexcept override { return reinterpret_cast<const void*>(m_serial); }
 
         private:
             PyObject* m_object;
+            std::uintptr_t m_serial;
         };
 
         py::dict settings_dict(const transfer_settings& s)

@@ -220,11 +220,30 @@ def a_launch_copying_a_new_array_in_and_back_does_not_register_it():
     assert s["registrations"]["staged_same_use"] == 4, s
     # The same arrays in the next launch: their second use, registered, and out's copy back hits.
     x, y, out = kept[0]
-    module.saxpy[GRID, BLOCK](3.0, x, y, out, N)
-    np.testing.assert_array_equal(out, np.float32(3.0) * x + y)
+    module.saxpy[GRID, BLOCK](4.0, x, y, out, N)  # a power of two: exact with or without a fused multiply-add
+    np.testing.assert_array_equal(out, np.float32(4.0) * x + y)
     s = stats()
     assert s["registrations"]["registrations"] == 3 and s["copies"]["registered"] == 4, s
     assert s["registrations"]["hits"] == 1, s
+    check_no_violation()
+
+
+def new_arrays_at_a_freed_arrays_address_and_id_are_not_registered():
+    start()
+    x0, y0 = random(N, seed=50), random(N, seed=51)
+    reused = 0
+    seen = set()
+    for i in range(10):
+        x, y, out = x0.copy(), y0.copy(), np.zeros_like(x0)  # new arrays; the allocator and CPython reuse
+        key = (x.ctypes.data, id(x))                           # the freed ones' addresses and ids
+        reused += key in seen
+        seen.add(key)
+        module.saxpy[GRID, BLOCK](2.0, x, y, out, N)
+        np.testing.assert_array_equal(out, np.float32(2.0) * x0 + y0)
+        del x, y, out
+    s = stats()
+    assert s["registrations"]["registrations"] == 0, (s, reused)
+    assert s["copies"]["registered"] == 0, s
     check_no_violation()
 
 
