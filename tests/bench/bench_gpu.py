@@ -23,8 +23,9 @@ What is measured
    16 pointers (xcuda, cuda.core, cuda.bindings, CuPy, C++). The loops run in functions whose objects are
    locals (default arguments), the same for every system; the Python peers' return values are not
    checked inside the timed loop.
-   Goal: xcuda <= 1.3x C++ and faster than every Python peer (PyTorch, a different operation, is shown
-   for reference and is not a peer).
+   Goal (issue 27): xcuda <= 1.0x C++ for SAXPY and <= 1.1x for 16 + 16, and faster than every Python
+   peer (PyTorch, a different operation, is shown for reference and is not a peer). One process' figure
+   moves by a fifth between runs: the goal is judged by launch_rounds.py's medians over rounds.
 2. SAXPY kernel time at n = 2^24 (grid 65536, block 256): CUDA events around each launch, median of 100
    after 10 warm-up launches: xcuda `saxpy.time`, xcuda with xcuda.Event around each launch, CuPy
    RawKernel of the same source, C++. Bandwidth counts x, y and out (12 bytes per element). The copy
@@ -105,7 +106,7 @@ E2E_REPEAT, E2E_WARMUP = 20, 3
 SAXPY_BYTES_PER_ELEMENT = 12  # x and y read, out written
 COPY_BYTES = 6 * BIG_N  # read + written = 12 * BIG_N, the traffic of SAXPY at BIG_N
 
-LAUNCH_GOAL_VS_CPP = 1.3
+LAUNCH_GOAL_VS_CPP = {1: 1.0, 16: 1.1}  # by the kernel's argument count: SAXPY, 16 scalars + 16 pointers
 KERNEL_GOAL_VS_CUPY = 1.03
 KERNEL_GOAL_OF_CEILING = 0.80
 E2E_GOAL_VS_CPP = 1.10
@@ -464,7 +465,7 @@ def launch_group(sys_, baseline):
         if system.startswith("xcuda"):
             peers = {s: v for (s, a), v in results.items()
                      if a == args and not s.startswith(("xcuda", "C++", "PyTorch"))}
-            goal = goal_ratio(value, base, LAUNCH_GOAL_VS_CPP, "C++") + "; " + goal_below_peers(value, peers)
+            goal = goal_ratio(value, base, LAUNCH_GOAL_VS_CPP[args], "C++") + "; " + goal_below_peers(value, peers)
         measure = "host us per launch, SAXPY n=4096" if args == 1 else "host us per launch, 16 scalars + 16 pointers"
         rows.append((args, system, measure, fmt(value, "us"), ratio(value, base), goal))
     rows.sort(key=lambda row: row[0])
