@@ -247,6 +247,34 @@ def new_arrays_at_a_freed_arrays_address_and_id_are_not_registered():
     check_no_violation()
 
 
+def threads_with_new_and_kept_arrays_register_only_the_kept_ones():
+    start()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from thread_runs import run_in_threads  # tests/thread_runs.py
+    threads = 4
+    kept = {}
+
+    def work(thread):
+        x0, y0 = random(N, seed=60 + thread), random(N, seed=70 + thread)
+        a = np.float32(2 ** (thread % 3))  # a power of two: exact with or without a fused multiply-add
+        for call in range(5):  # new arrays every call: never registered, whoever gets whose id back
+            x, y, out = x0.copy(), y0.copy(), np.zeros_like(x0)
+            module.saxpy[GRID, BLOCK](a, x, y, out, N)
+            np.testing.assert_array_equal(out, a * x0 + y0, err_msg=f"thread {thread}, call {call}")
+            del x, y, out
+        x, y, out = x0.copy(), y0.copy(), np.zeros_like(x0)
+        kept[thread] = (x, y, out)
+        for call in range(2):  # the same arrays twice: registered at the second call
+            module.saxpy[GRID, BLOCK](a, x, y, out, N)
+            np.testing.assert_array_equal(out, a * x0 + y0, err_msg=f"thread {thread}, kept, call {call}")
+
+    run_in_threads(work, threads)
+    s = stats()
+    assert s["registrations"]["registrations"] == 3 * threads, s
+    assert s["registrations"]["entries"] == 3 * threads, s
+    check_no_violation()
+
+
 def a_zero_array_is_set_on_the_device_not_copied():
     start(XCUDA_PAGEABLE="staged")
     x, y = random(N, seed=40), random(N, seed=41)
