@@ -177,17 +177,12 @@ namespace xcuda
         return true;
     }
 
-    bool host_registration_cache::remembered(const std::vector<range>& ring, const range& r, bool match_identity) noexcept
+    bool host_registration_cache::remembered(const std::vector<range>& ring, const range& r, match how) noexcept
     {
         return std::any_of(ring.begin(), ring.end(), [&](const range& seen) {
-            return seen.begin == r.begin && seen.end == r.end && (!match_identity || seen.identity == r.identity);
-        });
-    }
-
-    bool host_registration_cache::same_use(const std::vector<range>& ring, const range& r) noexcept
-    {
-        return std::any_of(ring.begin(), ring.end(), [&](const range& seen) {
-            return seen.begin == r.begin && seen.end == r.end && seen.identity == r.identity && seen.use == r.use;
+            return seen.begin == r.begin && seen.end == r.end &&
+                   (how == match::range || seen.identity == r.identity) &&
+                   (how != match::same_use || seen.use == r.use);
         });
     }
 
@@ -241,7 +236,7 @@ namespace xcuda
             return result;
         }
         range r{first, last, owner ? owner->identity() : nullptr, use};
-        if (remembered(m_refused, r, false))
+        if (remembered(m_refused, r, match::range))
         {
             return result;
         }
@@ -256,17 +251,17 @@ namespace xcuda
             }
             break;
         case policy::second_use:
-            if (!owner || remembered(m_unused, r, false))
+            if (!owner || remembered(m_unused, r, match::range))
             {
                 return result;
             }
-            if (!remembered(m_seen, r, true))
+            if (!remembered(m_seen, r, match::array))
             {
                 remember(m_seen, r);
                 ++m_stats.staged_first_use;
                 return result;
             }
-            if (use != 0 && same_use(m_seen, r))
+            if (use != 0 && remembered(m_seen, r, match::same_use))
             {
                 // The same call's copy again (the copy back of its copy in): still its first use.
                 ++m_stats.staged_same_use;

@@ -175,10 +175,15 @@ namespace xcuda
         // false if it cannot.
         bool make_room(std::size_t bytes, std::size_t entries, std::vector<std::shared_ptr<host_memory_owner>>& dropped);
         void end_lease(char* key) noexcept;
-        static bool remembered(const std::vector<range>& ring, const range& r, bool match_identity) noexcept;
+        // What remembered() compares besides the range: nothing, the owner's identity, or that and the use token.
+        enum class match
+        {
+            range,
+            array,
+            same_use
+        };
+        static bool remembered(const std::vector<range>& ring, const range& r, match how) noexcept;
         static void remember(std::vector<range>& ring, const range& r) noexcept;
-        // Whether ring holds r with the same identity and use token.
-        static bool same_use(const std::vector<range>& ring, const range& r) noexcept;
 
         hooks m_hooks;
         limits m_limits;
