@@ -319,6 +319,28 @@ the devices have a peer path) or "staged" (through page-locked host memory). met
         m.def("driver_available", [] { return process_session().try_ensure(); },
               "True when a driver and a GPU can be used; never raises.");
         m.def("nvrtc_version", [] { return nvrtc_compiler::version(); }, "NVRTC's (major, minor).");
+        m.def("compile_process",
+              [] {
+                  compiler::process_info where = state().compiler.where_compiles();
+                  py::dict d;
+                  d["mode"] = where.mode;
+                  d["program"] = where.program.empty() ? py::object(py::none()) : py::cast(where.program);
+                  d["pid"] = where.pid > 0 ? py::cast(where.pid) : py::object(py::none());
+                  d["starts"] = where.starts;
+                  return d;
+              },
+              R"(Where NVRTC compiles run; never raises.
+
+Returns
+-------
+dict
+    ``mode``: "worker" (the long-lived helper xcuda-compile beside the module: the normal case),
+    "fork" (no xcuda-compile was found beside the module: a fork of this process per compile, which
+    pays NVRTC's first-call cost every time and is slow in a large process) or "in-process"
+    (XCUDA_COMPILE_PROCESS=0); ``program``: xcuda-compile's path or None; ``pid``: the worker's
+    process id while it runs, else None; ``starts``: how many workers this process started (1 once
+    it compiled; more when one was interrupted, crashed or was killed, each start paying NVRTC's
+    first call again).)");
         m.def("nvrtc_library",
               [] {
                   py::dict d;

@@ -483,7 +483,21 @@ def worker_later(spec):
         text = new_source()
         samples["cell"].append(timed(lambda: cell("", text))[1])
     return {key: statistics.median(values) for key, values in samples.items()} | {
-        "rounds": LATER_ROUNDS[spec["source"]], "via": bare.label}
+        "rounds": LATER_ROUNDS[spec["source"]], "via": bare.label, "compile_process": compile_process_text(xcuda)}
+
+
+def compile_process_text(xcuda):
+    """Where xcuda's compiles ran (xcuda.compile_process()): a fork per compile pays NVRTC's first call every
+    time, so a row measured that way says so."""
+    where = getattr(xcuda, "compile_process", None)
+    if where is None:
+        return "not reported by this build"
+    where = where()
+    if where["mode"] == "worker":
+        return (f"xcuda-compile ({where['program']}, {'running' if where['pid'] else 'not running'}, "
+                f"{where.get('starts', '?')} worker start(s) in the process)")
+    return {"fork": "a fork per compile (no xcuda-compile beside the module)",
+            "in-process": "this process (XCUDA_COMPILE_PROCESS=0)"}.get(where["mode"], where["mode"])
 
 
 def worker_cupy_memory(spec):
@@ -835,10 +849,12 @@ def main():
                  "restarted. The CuPy ratio compares like with like (in-process with in-process, disk with "
                  "disk)."),
     }
+    where = sorted({entry["compile_process"] for key, entry in results.items()
+                    if key[0] == "later" and isinstance(entry, dict) and "compile_process" in entry})
     notes["later"] = ("After a first compile by each system in the same process, each compile is of a source no "
                       "earlier compile saw (a numbered comment at its end), the systems in turn. xcuda's compile runs "
                       "in its compile process; with a GPU its time includes the module load. The goal allows 5% "
-                      "over bare NVRTC.")
+                      "over bare NVRTC. xcuda's compiles ran in: " + ("; ".join(where) or "n/a") + ".")
     cold, libraries = cold_table(results, info)
     for title, table, note in (("Cold compile in a new process", cold, notes["cold"] + " " + libraries),
                                ("Compile cache hits", hit_table(results), notes["hits"]),

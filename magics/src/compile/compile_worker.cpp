@@ -187,6 +187,7 @@ namespace xcuda
             throw nvrtc_error("posix_spawn", spawned, "could not start " + m_program + ": " + std::strerror(spawned));
         }
         m_pid = pid;
+        m_starts.fetch_add(1, std::memory_order_relaxed);
         m_requests = requests[1];
         m_results = results[0];
     }

@@ -14,6 +14,7 @@
 //
 // Thread-safe: one request at a time (a mutex); no Python state, callers release the GIL.
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -37,6 +38,11 @@ namespace xcuda
         compile_worker& operator=(const compile_worker&) = delete;
 
         const std::string& program() const noexcept { return m_program; }
+        // The worker's process id while one runs, else -1 (none started yet, or it died or was stopped).
+        // Does not wait for a compile in progress.
+        pid_t pid() const noexcept { return m_pid.load(std::memory_order_relaxed); }
+        // How many workers this object started (1 after the first compile; more after a crash or a kill).
+        int starts() const noexcept { return m_starts.load(std::memory_order_relaxed); }
 
         // Starts the worker if it is not running (it warms NVRTC up while the caller goes on).
         void start();
@@ -67,7 +73,8 @@ namespace xcuda
 
         std::string m_program;
         std::mutex m_mutex;
-        pid_t m_pid = -1;
+        std::atomic<pid_t> m_pid{-1};  // written under m_mutex; pid() reads it without
+        std::atomic<int> m_starts{0};
         int m_requests = -1;  // we write
         int m_results = -1;   // we read
     };

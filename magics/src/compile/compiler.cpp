@@ -41,6 +41,19 @@ namespace xcuda
         }
     }
 
+    compiler::process_info compiler::where_compiles()
+    {
+        if (!m_isolated)
+        {
+            return {"in-process", "", -1};
+        }
+        if (!m_worker)
+        {
+            return {"fork", "", -1};
+        }
+        return {"worker", m_worker->program(), static_cast<long>(m_worker->pid()), m_worker->starts()};
+    }
+
     compiler::output compiler::compile(const compile_recipe& recipe)
     {
         const std::string& source = recipe.source;

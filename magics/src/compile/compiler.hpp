@@ -60,6 +60,18 @@ namespace xcuda
         // Starts the worker now, so that it is warm by the first compile (errors wait for that compile).
         void start_worker() noexcept;
 
+        // Where the next NVRTC compile runs: mode "worker" (xcuda-compile, its path in program; pid while it
+        // runs, else -1), "fork" (a fork of this process per compile: no xcuda-compile was found beside the
+        // module) or "in-process" (XCUDA_COMPILE_PROCESS=0). A benchmark or a slow compile can say which.
+        struct process_info
+        {
+            std::string mode;
+            std::string program;
+            long pid = -1;
+            int starts = 0;  // workers started in this process (more than 1: one died or was stopped)
+        };
+        process_info where_compiles();
+
     private:
         compile_cache m_memory;
         disk_cache m_disk;

@@ -271,12 +271,17 @@ namespace xcuda
                                     array.device >= 0 ? std::to_string(array.device) : "released"});
         }
         r.tables.push_back(buffers);
-        text_table cache{"Compile cache", {"entries", "hits", "misses", "on disk"}, {}, ""};
+        text_table cache{"Compile cache", {"entries", "hits", "misses", "on disk", "NVRTC runs in"}, {}, ""};
         compile_cache& c = compiler.memory();
         disk_cache& disk = compiler.disk();
         const char* home = std::getenv("HOME");
+        compiler::process_info where = compiler.where_compiles();
+        std::string runs_in = where.mode == "fork" ? "a fork per compile (no xcuda-compile beside the module)"
+                              : where.mode == "in-process" ? "this process (XCUDA_COMPILE_PROCESS=0)"
+                              : where.pid > 0 ? "xcuda-compile (pid " + std::to_string(where.pid) + ")"
+                                              : "xcuda-compile (not started)";
         cache.rows.push_back({std::to_string(c.size()), std::to_string(c.hits()), std::to_string(c.misses()),
-                              disk.enabled() ? home_relative(disk.directory(), home ? home : "") : "off"});
+                              disk.enabled() ? home_relative(disk.directory(), home ? home : "") : "off", runs_in});
         r.tables.push_back(cache);
         return r;
     }
