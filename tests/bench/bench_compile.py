@@ -52,8 +52,11 @@ the result is the median over 5 processes, run round-robin across the systems to
      a populated CUPY_CACHE_DIR (module load included).
 
 3. Later cold compiles in one process: after a first compile by each (NVRTC warm in both), bare NVRTC,
-   xcuda.compile and a new %%cuda cell in turn, each of a source no earlier compile saw (a comment with
-   a counter), LATER_ROUNDS rounds (fewer for the CCCL cell), median of each; bare NVRTC through ctypes on
+   xcuda.compile and a new %%cuda cell in turn (every other round in the opposite order), each of a source
+   no earlier compile saw (a comment with a counter), LATER_ROUNDS rounds (fewer for the CCCL cell), median
+   of each, in one process unpinned and in another pinned to one CPU (CPU 3, as launch_rounds.py; the compile
+   process inherits it, so both sides compile on one core: unpinned, the two processes may run on cores of
+   different speed on a shared host, seen as 0.86x to 1.18x in four runs on the H200 host); bare NVRTC through ctypes on
    the toolkit's libnvrtc.so.13, the library xcuda loads. xcuda's compile runs in its
    compile process (xcuda-compile) and, with a GPU, its time includes the module load; bare NVRTC's only
    compiles. Goal: xcuda.compile and the %%cuda cell <= 1.05x bare NVRTC.
@@ -103,7 +106,7 @@ MAGIC_GOAL_MS = 1.0
 DISK_GOAL_MS = 5.0
 COLD_GOAL_VS_CUPY = 1.05
 LATER_GOAL_VS_BARE = 1.05
-LATER_ROUNDS = {"saxpy": 15, "cccl": 5}
+LATER_ROUNDS = {"saxpy": 25, "cccl": 5}
 LATER_COUNTER = iter(range(10 ** 9))  # numbers the later compiles' sources: each is new to the process
 
 RESULT_TAG = "BENCH_COMPILE_RESULT "
@@ -445,7 +448,11 @@ class MinimalShell:
 
 
 def worker_later(spec):
-    """In one process: bare NVRTC, xcuda.compile and a new %%cuda cell in turn, each of a new source."""
+    """In one process: bare NVRTC, xcuda.compile and a new %%cuda cell in turn, each of a new source.
+    spec["pin"]: a CPU to pin the process to first; xcuda-compile, started by the first compile, inherits it,
+    so that both sides compile on the same core."""
+    if spec.get("pin") is not None:
+        os.sched_setaffinity(0, {spec["pin"]})
     import xcuda
     if spec["session"]:
         xcuda.zeros(1)
@@ -471,19 +478,30 @@ def worker_later(spec):
     xcuda.compile(new_source(), name="later", arch=spec["arch"], std=STD)
     cell("", new_source())
     samples = {"bare": [], "xcuda": [], "cell": [], "compile_ms": []}
-    for _ in range(LATER_ROUNDS[spec["source"]]):
+
+    def run_bare():
         text = new_source()
         samples["bare"].append(timed(lambda: bare.compile(text, options, cubin))[1])
+
+    def run_xcuda():
         text = new_source()
         module, ms = timed(lambda: xcuda.compile(text, name="later", arch=spec["arch"], std=STD))
         if module.origin != "nvrtc":
             raise RuntimeError(f"xcuda.compile of a new source has origin '{module.origin}', not 'nvrtc'")
         samples["xcuda"].append(ms)
         samples["compile_ms"].append(module.compile_ms)
+
+    def run_cell():
         text = new_source()
         samples["cell"].append(timed(lambda: cell("", text))[1])
+
+    for round_number in range(LATER_ROUNDS[spec["source"]]):
+        # Every other round in the opposite order, so that no system always follows the same one.
+        for run in ((run_bare, run_xcuda, run_cell) if round_number % 2 == 0 else (run_cell, run_xcuda, run_bare)):
+            run()
     return {key: statistics.median(values) for key, values in samples.items()} | {
-        "rounds": LATER_ROUNDS[spec["source"]], "via": bare.label, "compile_process": compile_process_text(xcuda)}
+        "rounds": LATER_ROUNDS[spec["source"]], "via": bare.label, "compile_process": compile_process_text(xcuda),
+        "pin": spec.get("pin")}
 
 
 def compile_process_text(xcuda):
@@ -667,6 +685,12 @@ def measure(info, gpu, gpu_reason, folder):
             # may load a pip wheel's NVRTC, another build): the same compiler on both sides.
             results["later", source] = spawn(dict(spec, task="later", session=session, via="ctypes"),
                                              {"XCUDA_CACHE": "0"})
+            # The same pinned to one CPU: the compile process then runs on the caller's core (unpinned, the
+            # two processes may land on cores of different speed on a shared host).
+            pin = later_pin()
+            results["later pinned", source] = (
+                spawn(dict(spec, task="later", session=session, via="ctypes", pin=pin), {"XCUDA_CACHE": "0"})
+                if pin is not None else NA("no CPU to pin to (os.sched_setaffinity is missing)"))
         if cupy_reason:
             results["cupy memory", source] = NA(cupy_reason)
         else:
@@ -762,26 +786,38 @@ def hit_table(results):
                            "ratio to CuPy's hit of the same kind", "goal"], rows)
 
 
+def later_pin():
+    """The CPU the pinned later compiles run on (CPU 3 where allowed, as launch_rounds.py), or None."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    return 3 if 3 in allowed else allowed[-1]
+
+
 def later_table(results):
     rows = []
     for source, (label, _) in SOURCES.items():
-        entry = results["later", source]
-        if isinstance(entry, dict) and "error" in entry:
-            entry = NA(entry["error"])
-        if isinstance(entry, NA):
-            rows.append((label, "bare NVRTC, xcuda.compile, %%cuda", "n/a", str(entry), "", "", ""))
-            continue
-        bare = entry["bare"]
-        measure_text = f"one process, {entry['rounds']} rounds in turn, median"
-        for system, value, extra, goal in (
+        for key in ("later", "later pinned"):
+            rows.extend(later_rows(label, results.get((key, source), NA("not run"))))
+    return markdown_table(["source", "system", "measure", "value", "xcuda's compile_ms", "ratio to bare NVRTC",
+                           "goal"], rows)
+
+
+def later_rows(label, entry):
+    if isinstance(entry, dict) and "error" in entry:
+        entry = NA(entry["error"])
+    if isinstance(entry, NA):
+        return [(label, "bare NVRTC, xcuda.compile, %%cuda", "n/a", str(entry), "", "", "")]
+    bare = entry["bare"]
+    pinned = f", pinned to CPU {entry['pin']} (the compile process too)" if entry.get("pin") is not None else ""
+    measure_text = f"one process{pinned}, {entry['rounds']} rounds in turn, median"
+    return [(label, system, measure_text, fmt_ms(value), extra, ratio(value, bare), goal)
+            for system, value, extra, goal in (
                 (f"bare NVRTC ({entry['via']}), the baseline", bare, "", ""),
                 ("xcuda.compile of a new source", entry["xcuda"], f"{entry['compile_ms']:.1f} ms",
                  goal_ratio(entry["xcuda"], bare, LATER_GOAL_VS_BARE, "bare NVRTC")),
                 ("%%cuda of a new cell (the %%cuda function from load_ipython_extension, called directly)",
-                 entry["cell"], "", goal_ratio(entry["cell"], bare, LATER_GOAL_VS_BARE, "bare NVRTC"))):
-            rows.append((label, system, measure_text, fmt_ms(value), extra, ratio(value, bare), goal))
-    return markdown_table(["source", "system", "measure", "value", "xcuda's compile_ms", "ratio to bare NVRTC",
-                           "goal"], rows)
+                 entry["cell"], "", goal_ratio(entry["cell"], bare, LATER_GOAL_VS_BARE, "bare NVRTC")))]
 
 
 def disk_hit_parts(label, entry):
@@ -850,9 +886,10 @@ def main():
                  "disk)."),
     }
     where = sorted({entry["compile_process"] for key, entry in results.items()
-                    if key[0] == "later" and isinstance(entry, dict) and "compile_process" in entry})
+                    if key[0].startswith("later") and isinstance(entry, dict) and "compile_process" in entry})
     notes["later"] = ("After a first compile by each system in the same process, each compile is of a source no "
-                      "earlier compile saw (a numbered comment at its end), the systems in turn. xcuda's compile runs "
+                      "earlier compile saw (a numbered comment at its end), the systems in turn (every other round in the opposite "
+                      "order). xcuda's compile runs "
                       "in its compile process; with a GPU its time includes the module load. The goal allows 5% "
                       "over bare NVRTC. xcuda's compiles ran in: " + ("; ".join(where) or "n/a") + ".")
     cold, libraries = cold_table(results, info)
