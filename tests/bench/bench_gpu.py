@@ -864,6 +864,34 @@ def versions(systems):
     return ", ".join(parts)
 
 
+def process_state(systems):
+    """The threads of this process by name and the CPUs each may run on (/proc/self/task), and xcuda's
+    transfer settings: a staged copy's speed depends on its copy threads having cores to run on."""
+    groups = {}
+    try:
+        for task in os.listdir("/proc/self/task"):
+            try:
+                name = Path(f"/proc/self/task/{task}/comm").read_text().strip()
+                status = Path(f"/proc/self/task/{task}/status").read_text()
+            except OSError:
+                continue  # the thread ended meanwhile
+            cpus = next((line.split(":", 1)[1].strip() for line in status.splitlines()
+                         if line.startswith("Cpus_allowed_list:")), "?")
+            groups[name, cpus] = groups.get((name, cpus), 0) + 1
+    except OSError as error:
+        return f"- threads: n/a ({short_error(error)})"
+    lines = [f"- threads: {sum(groups.values())}; by name and allowed CPUs: " +
+             "; ".join(f"{count} x {name!r} on CPUs {cpus}" for (name, cpus), count in sorted(groups.items()))]
+    xcuda = systems.get("xcuda", (None, None))[0]
+    if xcuda is not None:
+        try:
+            settings = xcuda.transfer_options()
+            lines.append("- xcuda.transfer_options(): " + ", ".join(f"{key}={value}" for key, value in settings.items()))
+        except Exception as error:  # a report line, never a failure of the benchmark
+            lines.append(f"- xcuda.transfer_options(): n/a ({short_error(error)})")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a prebuilt launch_baseline executable (default: build it with nvcc)")
@@ -917,6 +945,7 @@ def main():
                          ("CUDA Python tutorial end to end, n = 2^24, pageable numpy arrays", e2e_group)):
         table = group(systems, baseline)
         show_section(sections, f"## {title}\n\n{table}")
+    show_section(sections, "## This process after the tables\n\n" + process_state(systems))
     write_report(options.out, sections)
     return 0
 

@@ -41,6 +41,12 @@ def test_the_later_compile_table_holds_xcuda_and_the_cell_to_bare_nvrtc_within_5
     assert "15 rounds in turn" in xcuda_row
     cccl = next(line for line in table.splitlines() if line.startswith("| cccl_kernel.cu"))
     assert "n/a (worker exited 1: boom)" in cccl
+    # The pinned run is a second set of rows, saying the CPU; a source without one says it was not run.
+    results["later pinned", "saxpy"] = dict(results["later", "saxpy"], xcuda=22.0, pin=3)
+    table = bench_compile.later_table(results)
+    pinned = [line for line in table.splitlines() if "pinned to CPU 3 (the compile process too)" in line]
+    assert len(pinned) == 3 and "missed (1.10x, margin -0.05x)" in pinned[1], pinned
+    assert sum("| cccl_kernel.cu" in line and "n/a (not run)" in line for line in table.splitlines()) == 1
 
 
 def graph_results(replay_host_us):
