@@ -179,10 +179,32 @@ namespace xcuda
         std::string text = report.text();
         EXPECT_NE(text.find("no modules: run a %%cuda cell"), std::string::npos) << text;
         EXPECT_NE(text.find("no device arrays in the namespace"), std::string::npos) << text;
-        EXPECT_TRUE(has_row(report.tables[2], {"0", "0", "0", "off"}));
+        // No worker program was given to this compiler: a fork per compile, unless XCUDA_COMPILE_PROCESS=0.
+        std::string runs_in = s.compile.where_compiles().mode == "in-process"
+                                  ? "this process (XCUDA_COMPILE_PROCESS=0)"
+                                  : "a fork per compile (no xcuda-compile beside the module)";
+        EXPECT_EQ(report.tables[2].columns.back(), "NVRTC runs in");
+        EXPECT_TRUE(has_row(report.tables[2], {"0", "0", "0", "off", runs_in})) << text;
         std::string html = report.html();
         EXPECT_EQ(html.rfind("<div class=\"xcuda-report\">", 0), 0u) << html;
         EXPECT_EQ(html.substr(html.size() - 6), "</div>");
+    }
+
+    TEST(session_report, status_names_the_compile_worker_before_it_starts)
+    {
+        core_state s;
+        s.compile.set_worker_program("/nowhere/xcuda-compile");  // never started: the report only reads
+        compiler::process_info where = s.compile.where_compiles();
+        if (where.mode == "in-process")
+        {
+            GTEST_SKIP() << "XCUDA_COMPILE_PROCESS=0 is set: no worker is used";
+        }
+        EXPECT_EQ(where.mode, "worker");
+        EXPECT_EQ(where.program, "/nowhere/xcuda-compile");
+        EXPECT_EQ(where.pid, -1);
+        EXPECT_EQ(where.starts, 0);
+        session_report report = session_report::status(s.registry, s.compile, {});
+        EXPECT_EQ(report.tables[2].rows.at(0).back(), "xcuda-compile (not started)");
     }
 
     TEST(session_report, status_lists_named_arrays_but_not_ipython_history)
