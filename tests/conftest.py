@@ -60,6 +60,11 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 sys.path.insert(0, str(BUILD / "python"))
 
 # The tests' own disk compile cache, emptied per run, so that no test reads ~/.cache/xcuda.
+# A kernel NVRTC's optimiser takes many seconds on (800 dependent sinf steps: 2000 took 35 s on a 2-core
+# machine): for tests that need a compile still running (an interrupt, a kill, a question asked meanwhile).
+SLOW_SOURCE = ("extern \"C\" __global__ void slow(float* x) {\n    float a = x[threadIdx.x];\n"
+               + "".join(f"    a = a * 1.0001f + sinf(a + {i}.5f);\n" for i in range(800))
+               + "    x[threadIdx.x] = a;\n}\n")
 TEST_CACHE = BUILD / "test-compile-cache"
 if TEST_CACHE.exists():
     import shutil

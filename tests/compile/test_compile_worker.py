@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import xcuda
+from conftest import SLOW_SOURCE
 
 MODULE_DIR = os.path.dirname(xcuda.__file__)
 
@@ -108,9 +109,7 @@ THREADS_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     import xcuda
 
-    slow = ('extern "C" __global__ void slow(float* x) {\\n    float a = x[threadIdx.x];\\n'
-            + "".join(f"    a = a * 1.0001f + sinf(a + {i}.5f);\\n" for i in range(800))
-            + "    x[threadIdx.x] = a;\\n}\\n")
+    slow = sys.argv[2]  # conftest.SLOW_SOURCE: a compile of many seconds
     seen, errors, compiled = [], [], []
 
     def compiles(tag):
@@ -145,15 +144,15 @@ THREADS_SCRIPT = textwrap.dedent("""
     still_compiling = long_compile.is_alive()
     long_compile.join()
     print(len(errors), errors[:1], len(compiled), set(compiled), len(seen),
-          all(mode == "worker" and got in (None, pid) and starts in (0, 1) for mode, got, starts in seen), during["pid"] == pid,
-          still_compiling)
+          all(mode == "worker" and got in (None, pid) and starts in (0, 1) for mode, got, starts in seen),
+          during["pid"] == pid, still_compiling)
 """)
 
 
 def test_compile_process_from_several_threads_while_they_compile():
     environment = dict(os.environ, XCUDA_CACHE="0")
     environment.pop("XCUDA_COMPILE_PROCESS", None)
-    ran = subprocess.run([sys.executable, "-c", THREADS_SCRIPT, os.path.dirname(MODULE_DIR)], capture_output=True,
-                         text=True, env=environment, timeout=300)
+    ran = subprocess.run([sys.executable, "-c", THREADS_SCRIPT, os.path.dirname(MODULE_DIR), SLOW_SOURCE],
+                         capture_output=True, text=True, env=environment, timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == ["0", "[]", "12", "{'nvrtc'}", "1200", "True", "True", "True"], ran.stdout

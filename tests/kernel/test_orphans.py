@@ -10,12 +10,9 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import start_new_kernel
 
-from conftest import BUILD
+from conftest import BUILD, SLOW_SOURCE
 
-# NVRTC's optimiser takes many seconds on this (800 dependent sinf steps: 2000 took 35 s on a 2-core machine).
-SLOW_CELL = ("%%cuda\nextern \"C\" __global__ void slow(float* x) {\n    float a = x[threadIdx.x];\n"
-             + "".join(f"    a = a * 1.0001f + sinf(a + {i}.5f);\n" for i in range(800))
-             + "    x[threadIdx.x] = a;\n}\n")
+SLOW_CELL = "%%cuda\n" + SLOW_SOURCE
 
 
 def children_of(pid):

@@ -41,7 +41,7 @@ namespace xcuda
         }
     }
 
-    compiler::process_info compiler::where_compiles()
+    compiler::process_info compiler::where_compiles() const
     {
         if (!m_isolated)
         {

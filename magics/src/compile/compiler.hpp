@@ -70,7 +70,7 @@ namespace xcuda
             long pid = -1;
             int starts = 0;  // workers started in this process (more than 1: one died or was stopped)
         };
-        process_info where_compiles();
+        process_info where_compiles() const;
 
     private:
         compile_cache m_memory;
