@@ -226,7 +226,9 @@ Changing pageable releases what is registered. Nothing here changes what an arra
 may be used again: every copy has finished when the call that made it returns.)");
         m.def("transfer_stats", &transfer_stats,
               "The settings, and for the current device the copies made by each route (zero_chunks: staging chunks "
-              "to the device found all zero, set there instead of copied) and the registration "
+              "to the device found all zero, set there instead of copied; known_zero_pieces: pieces to the device "
+              "known zero before their copy, not read; prepared and scanned: launch outputs faulted in, or read "
+              "for zeros, while the inputs were copied in) and the registration "
               "cache's counts (entries, bytes, hits, registrations, unregistrations, failures, staged_first_use, "
               "staged_same_use: the copy back of an array one launch also copied in, evictions, abandoned).");
         m.def("release_host_registrations",

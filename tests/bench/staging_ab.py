@@ -11,7 +11,7 @@ an array):
     y copies of the inputs, out from np.zeros_like, which writes every page; `auto` stages a new array's
     first copy), median of 10 after 2;
   - the same with out from np.empty_like (never written: the copy back takes its first-touch faults, as
-    `out = np.zeros(n)` (calloc) or `np.empty` do);
+    `out = np.zeros(n)` (calloc) or `np.empty` do), and with out from np.zeros (notebooks/01's);
   - copy_to_host of 64 MiB into a new np.empty array, pageable='staged';
   - the same call with the same arrays every run, pageable='staged' (every copy staged), median of 10;
   - the same call from page-locked arrays (xcuda.empty_pinned, `xcuda.Out(out)`): the bus limit as seen
@@ -88,11 +88,15 @@ def child(build, library):
     def fresh_untouched():
         return hx.copy(), hy.copy(), np.empty_like(hx)
 
+    def fresh_calloc():
+        return hx.copy(), hy.copy(), np.zeros(N, np.float32)
+
     def fresh_call(x, y, o):
         saxpy[grid, BLOCK](A, x, y, o, N)
 
     for what, make in (("one call, new arrays every run (auto)", fresh),
-                       ("one call, new arrays every run, out never written (auto)", fresh_untouched)):
+                       ("one call, new arrays every run, out never written (auto)", fresh_untouched),
+                       ("one call, new arrays every run, out from np.zeros (calloc: the notebook's)", fresh_calloc)):
         x, y, o = make()
         fresh_call(x, y, o)
         check(o, what)

@@ -14,7 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -25,6 +27,8 @@
 #include "transfer_settings.hpp"
 #include "cuda_session.hpp"
 #include "copy_pool.hpp"
+#include "host_pages.hpp"
+#include "page_preparer.hpp"
 
 namespace xcuda
 {
@@ -551,7 +555,7 @@ namespace xcuda
             }
             return text;
         };
-        EXPECT_EQ(names(report.copies), "staged registered page_locked driver zero_chunks");
+        EXPECT_EQ(names(report.copies), "staged registered page_locked driver zero_chunks known_zero_pieces prepared scanned");
         EXPECT_EQ(names(report.registrations),
                   "entries bytes hits registrations unregistrations failures staged_first_use staged_same_use evictions "
                   "abandoned");
@@ -892,6 +896,254 @@ namespace xcuda
         // The data is untouched and reads as zeros.
         EXPECT_TRUE(copy_pool::never_written(aligned + page, page));
         EXPECT_EQ(aligned[page + 5], 0u);
+    }
+
+    // ---- host_pages and page_preparer: memory never touched, and faulting destinations in ahead -------
+
+    namespace
+    {
+        // Whether the page holding `address` is in memory (mincore), without touching it.
+        bool resident(const void* address)
+        {
+            const std::uintptr_t page = host_pages::page_size();
+            unsigned char in = 0;
+            void* start = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(address) & ~(page - 1));
+            return ::mincore(start, page, &in) == 0 && (in & 1);
+        }
+    }
+
+    TEST(HostPages, PiecesInPagesNeverTouchedAreKnownZeroAndEveryOtherPieceIsRead)
+    {
+        const std::size_t piece = copy_pool::piece_bytes;
+        const std::size_t bytes = 16 * piece;
+        mapping fresh(bytes + 2 * piece);
+        ASSERT_NE(fresh.data, nullptr);
+        unsigned char* data = fresh.data + 100;  // not on a page boundary, like calloc's data after its header
+        std::vector<bool> pieces = host_pages::untouched_pieces(data, bytes, piece);
+        ASSERT_EQ(pieces.size(), 16u) << "a private anonymous mapping can be told";
+        EXPECT_TRUE(std::all_of(pieces.begin(), pieces.end(), [](bool b) { return b; }));
+        // A byte written in a page of piece 5, one read in a page of piece 9 (the zero page mapped: present),
+        // one written in the page the first piece shares with the bytes before the range: those pieces are
+        // read, no other.
+        data[5 * piece + 2 * host_pages::page_size()] = 1;
+        volatile unsigned char sink = data[9 * piece + 3 * host_pages::page_size()];
+        (void)sink;
+        fresh.data[0] = 1;
+        pieces = host_pages::untouched_pieces(data, bytes, piece);
+        ASSERT_EQ(pieces.size(), 16u);
+        for (std::size_t k = 0; k < pieces.size(); ++k)
+        {
+            EXPECT_EQ(pieces[k], k != 0 && k != 5 && k != 9) << "piece " << k;
+        }
+        // The last piece shorter; a byte written in the page the range ends in, past its end, counts too.
+        mapping tail(4 * piece);
+        ASSERT_NE(tail.data, nullptr);
+        pieces = host_pages::untouched_pieces(tail.data, 2 * piece + 10, piece);
+        ASSERT_EQ(pieces.size(), 3u);
+        EXPECT_TRUE(pieces[2]);
+        tail.data[2 * piece + 100] = 1;
+        pieces = host_pages::untouched_pieces(tail.data, 2 * piece + 10, piece);
+        EXPECT_TRUE(pieces[0] && pieces[1] && !pieces[2]);
+        // Looking touched nothing.
+        EXPECT_FALSE(resident(fresh.data + 12 * piece));
+        // A piece size that is not a whole number of pages, and an empty range: nothing can be told.
+        EXPECT_TRUE(host_pages::untouched_pieces(data, bytes, piece + 1).empty());
+        EXPECT_TRUE(host_pages::untouched_pieces(data, 0, piece).empty());
+    }
+
+    TEST(HostPages, MemoryWithAFileOrSharedBehindItIsNeverTakenForZero)
+    {
+        const std::size_t bytes = 4u << 20;
+        // A file of non-zero bytes mapped privately (np.memmap's mode 'c'), its pages not yet faulted in
+        // this mapping: they hold the file's bytes, not zeros.
+        char path[] = "/tmp/xcuda-host-pages-XXXXXX";
+        int fd = ::mkstemp(path);
+        ASSERT_GE(fd, 0);
+        ::unlink(path);
+        std::vector<unsigned char> ones(bytes, 1);
+        ASSERT_EQ(::write(fd, ones.data(), bytes), static_cast<ssize_t>(bytes));
+        void* file = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        ::close(fd);
+        ASSERT_NE(file, MAP_FAILED);
+        EXPECT_FALSE(host_pages::private_anonymous(file, bytes));
+        EXPECT_TRUE(host_pages::untouched_pieces(file, bytes, copy_pool::piece_bytes).empty());
+        ::munmap(file, bytes);
+        // Shared anonymous memory (another process may have written it).
+        void* shared = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ASSERT_NE(shared, MAP_FAILED);
+        EXPECT_FALSE(host_pages::private_anonymous(shared, bytes));
+        EXPECT_TRUE(host_pages::untouched_pieces(shared, bytes, copy_pool::piece_bytes).empty());
+        ::munmap(shared, bytes);
+        // A range running past its mapping into memory no mapping holds.
+        mapping fresh(bytes);
+        ASSERT_NE(fresh.data, nullptr);
+        EXPECT_TRUE(host_pages::private_anonymous(fresh.data, bytes));
+        ::munmap(fresh.data + bytes / 2, bytes / 2);
+        EXPECT_FALSE(host_pages::private_anonymous(fresh.data, bytes));
+        fresh.bytes = bytes / 2;
+    }
+
+    TEST(HostPages, PopulatingForWriteBringsThePagesInAndKeepsTheirBytes)
+    {
+        const std::size_t page = host_pages::page_size();
+        const std::size_t bytes = 64 * page;
+        mapping fresh(bytes);
+        ASSERT_NE(fresh.data, nullptr);
+        fresh.data[10 * page + 7] = 42;
+        if (!host_pages::populate_for_write(fresh.data + 1, bytes - 2, false))
+        {
+            GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14+)";
+        }
+        // The whole pages inside the range are in; the partial first and last are not brought in.
+        EXPECT_FALSE(resident(fresh.data));
+        EXPECT_TRUE(resident(fresh.data + page));
+        EXPECT_TRUE(resident(fresh.data + 40 * page));
+        EXPECT_FALSE(resident(fresh.data + bytes - 1));
+        EXPECT_EQ(fresh.data[10 * page + 7], 42);
+        EXPECT_TRUE(copy_pool::all_zero(fresh.data + page, 9 * page));
+        EXPECT_TRUE(copy_pool::all_zero(fresh.data + 10 * page + 8, 20 * page));
+        // Faulted in for writing: no longer untouched.
+        std::vector<bool> pieces = host_pages::untouched_pieces(fresh.data, bytes, copy_pool::piece_bytes);
+        ASSERT_FALSE(pieces.empty());
+        EXPECT_FALSE(pieces[0]);
+    }
+
+    TEST(PagePreparer, EveryRangeStartedFromSeveralThreadsIsFaultedInOnceItsTicketIsDone)
+    {
+        mapping probe(host_pages::page_size() * 4);
+        ASSERT_NE(probe.data, nullptr);
+        if (!host_pages::populate_for_write(probe.data, host_pages::page_size() * 4, false))
+        {
+            GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14+)";
+        }
+        for (bool huge : {false, true})
+        {
+            page_preparer preparer(3, huge);
+            EXPECT_EQ(preparer.threads(), 3u);
+            const std::size_t bytes = (13u << 20) + 12345;  // a part of about 4 MiB a thread, the last one longer
+            std::vector<std::unique_ptr<mapping>> ranges;
+            for (int i = 0; i < 8; ++i)
+            {
+                ranges.push_back(std::make_unique<mapping>(bytes + 4096));
+                ASSERT_NE(ranges.back()->data, nullptr);
+            }
+            std::vector<std::thread> threads;
+            for (int t = 0; t < 4; ++t)
+            {
+                threads.emplace_back([&, t] {
+                    for (int i = t; i < 8; i += 4)
+                    {
+                        unsigned char* data = ranges[i]->data + 100;
+                        auto ticket = preparer.start(data, bytes);
+                        ticket->wait();
+                        EXPECT_TRUE(ticket->done());
+                        const std::size_t page = host_pages::page_size();
+                        for (std::size_t at = page; at + page < bytes; at += 64 * page)
+                        {
+                            EXPECT_TRUE(resident(data + at)) << "range " << i << " byte " << at << (huge ? " huge" : "");
+                        }
+                        EXPECT_TRUE(resident(data + bytes - page - 200)) << "the last part of range " << i;
+                        EXPECT_TRUE(copy_pool::all_zero(data, bytes));
+                    }
+                });
+            }
+            for (std::thread& thread : threads)
+            {
+                thread.join();
+            }
+            EXPECT_EQ(preparer.parts_done(), 8u * 3u) << "13 MiB: a part for each of the 3 threads";
+        }
+        // A range too short for a part of its own is one part; an empty one has none and is done at once.
+        page_preparer preparer(4, false);
+        mapping small(1u << 20);
+        ASSERT_NE(small.data, nullptr);
+        preparer.start(small.data, 1u << 20)->wait();
+        EXPECT_TRUE(resident(small.data + 4096));
+        EXPECT_EQ(preparer.parts_done(), 1u);
+        EXPECT_TRUE(preparer.start(small.data, 0)->done());
+    }
+
+    TEST(PagePreparer, ScansFromSeveralThreadsFindEveryZeroPiece)
+    {
+        const std::size_t piece = copy_pool::piece_bytes;
+        page_preparer preparer(3, false);
+        const std::size_t bytes = 57 * piece + 1000;  // the last piece shorter
+        std::vector<std::vector<unsigned char>> ranges;
+        for (int i = 0; i < 8; ++i)
+        {
+            ranges.emplace_back(bytes + 64, 0);
+        }
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+        {
+            threads.emplace_back([&, t] {
+                for (int i = t; i < 8; i += 4)
+                {
+                    unsigned char* data = ranges[i].data() + 3;  // not aligned
+                    // A byte of data in every (i + 2)-th piece, at its start, middle or last byte in turn,
+                    // and in the last (short) piece's last byte for odd i.
+                    std::vector<bool> expected((bytes + piece - 1) / piece, true);
+                    for (std::size_t k = 0; k < expected.size(); k += i + 2)
+                    {
+                        std::size_t length = std::min(piece, bytes - k * piece);
+                        std::size_t at = (k % 3 == 0) ? 0 : (k % 3 == 1) ? length / 2 : length - 1;
+                        data[k * piece + at] = 1;
+                        expected[k] = false;
+                    }
+                    if (i % 2)
+                    {
+                        data[bytes - 1] = 1;
+                        expected.back() = false;
+                    }
+                    auto ticket = preparer.start_scan(data, bytes, piece);
+                    EXPECT_EQ(ticket->zero_pieces(), expected) << "range " << i;
+                    EXPECT_TRUE(ticket->done());
+                }
+            });
+        }
+        for (std::thread& thread : threads)
+        {
+            thread.join();
+        }
+        EXPECT_EQ(preparer.parts_done(), 8u * 3u) << "about 14 MiB: a part for each of the 3 threads";
+        // A range shorter than a part a thread: one part; an empty range: no piece, done at once.
+        std::vector<unsigned char> small(piece + 5, 0);
+        EXPECT_EQ(preparer.start_scan(small.data(), small.size(), piece)->zero_pieces(), std::vector<bool>(2, true));
+        auto none = preparer.start_scan(small.data(), 0, piece);
+        EXPECT_TRUE(none->done());
+        EXPECT_TRUE(none->zero_pieces().empty());
+    }
+
+    TEST(CopyPool, PiecesKnownZeroAreNeverRead)
+    {
+        // The pieces said to be zero are made unreadable: a read of one would end the test with a fault.
+        const std::size_t piece = copy_pool::piece_bytes;
+        for (std::size_t participants : {1u, 3u, 8u})
+        for (std::size_t bytes : {3 * piece + 100, 16 * piece, 2 * piece})
+        {
+            SCOPED_TRACE(std::to_string(participants) + " participants, " + std::to_string(bytes) + " bytes");
+            copy_pool pool(participants, std::chrono::microseconds(200));
+            mapping source(bytes + piece);
+            ASSERT_NE(source.data, nullptr);
+            const std::size_t pieces = (bytes + piece - 1) / piece;
+            std::vector<bool> known(pieces, false);
+            for (std::size_t k = 1; k < pieces; k += 2)
+            {
+                known[k] = true;
+                ASSERT_EQ(::mprotect(source.data + k * piece, piece, PROT_NONE), 0);
+            }
+            std::vector<unsigned char> destination(bytes, 0xab);
+            // All zero elsewhere too: nothing written.
+            EXPECT_TRUE(pool.copy_unless_zero(destination.data(), source.data, bytes, &known));
+            EXPECT_TRUE(std::all_of(destination.begin(), destination.end(), [](unsigned char c) { return c == 0xab; }));
+            // Data in the first piece: it arrives, and the known pieces arrive as zeros, unread.
+            source.data[7] = 9;
+            EXPECT_FALSE(pool.copy_unless_zero(destination.data(), source.data, bytes, &known));
+            EXPECT_EQ(destination[7], 9);
+            destination[7] = 0;
+            EXPECT_TRUE(std::all_of(destination.begin(), destination.end(), [](unsigned char c) { return c == 0; }));
+            ::mprotect(source.data, bytes + piece, PROT_READ | PROT_WRITE);
+        }
     }
 
     TEST(CopyPool, EveryPieceOfEveryJobIsCopiedOnceIntoThatJobsDestination)

@@ -33,6 +33,9 @@ N = 3 * (1 << 20) + 12345
 BLOCK = 256
 GRID = (N + BLOCK - 1) // BLOCK
 MODES = ("auto", "registered", "per-copy", "staged", "driver")
+# Above glibc's largest mmap threshold (32 MiB), so that np.zeros is a new mapping every time, as the
+# tutorial's 64 MiB arrays are; smaller ones may come from the heap, written before.
+NEW_N = 10 * (1 << 20) + 12345
 
 xcuda = None
 module = None
@@ -298,6 +301,123 @@ def a_zero_array_is_set_on_the_device_not_copied():
     assert not device.copy_to_host().any()
     assert stats()["copies"]["zero_chunks"] > chunks
     check_no_violation()
+
+
+def check_new_zero_outputs(prepare):
+    """The tutorial's call with a new np.zeros output every time: the output's pages never touched are set
+    to zero on the device without being read, its pages are faulted in while the inputs are copied in (but
+    with XCUDA_STAGING_PREPARE=off), and every result is right; pages with data in them are read, and so is
+    memory with a file behind it (np.memmap), whose pages not yet faulted in hold the file's bytes."""
+    start(XCUDA_PAGEABLE="auto", XCUDA_STAGING_PREPARE=prepare)
+    n, grid = NEW_N, (NEW_N + BLOCK - 1) // BLOCK
+    x, y = random(n, seed=50), random(n, seed=51)
+    expected = np.float32(2.0) * x + y
+    for call in range(3):
+        out = np.zeros(n, np.float32)
+        module.saxpy[grid, BLOCK](2.0, x, y, out, n)
+        np.testing.assert_array_equal(out, expected, err_msg=f"call {call}")
+        del out
+    copies = stats()["copies"]
+    pieces = (n * 4) // (256 << 10)
+    assert copies["known_zero_pieces"] >= 3 * (pieces - 1), copies  # all but the allocator's first page's piece
+    assert copies["zero_chunks"] >= 3, copies
+    assert copies["prepared"] == (0 if prepare == "off" else 3), copies
+    # Data written into two pages of a new zero array before the call, read by the kernel: it arrives.
+    # (Pages away from the five copy_pool::never_written samples, so that the array still looks new and
+    # its pages never touched are not read.)
+    data = np.zeros(n, np.float32)
+    data[3 * n // 8] = 5.0
+    data[5 * n // 8 + 1] = 6.0
+    before = stats()["copies"]
+    module.chain_step[grid, BLOCK](data, 2.0, n)  # x = x * 2 + 1
+    expected_chain = np.ones(n, np.float32)
+    expected_chain[3 * n // 8], expected_chain[5 * n // 8 + 1] = 11.0, 13.0
+    np.testing.assert_array_equal(data, expected_chain)
+    after = stats()["copies"]
+    assert after["known_zero_pieces"] - before["known_zero_pieces"] == pieces - 2, (before, after)
+    # A file of 3.0s mapped copy-on-write (private, as a new array's pages, but with the file behind them),
+    # and shared anonymous memory written through another mapping of it: neither is taken for zeros.
+    import mmap
+    import tempfile
+    before = stats()["copies"]["known_zero_pieces"]
+    with tempfile.NamedTemporaryFile(suffix=".f32") as file:
+        np.full(n, 3.0, np.float32).tofile(file.name)
+        mapped = np.memmap(file.name, dtype=np.float32, mode="c", shape=(n,))
+        module.chain_step[grid, BLOCK](mapped, 2.0, n)
+        assert (mapped == 7.0).all(), "a file mapping's pages were taken for zeros"
+        del mapped
+    shared = mmap.mmap(-1, n * 4, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+    view = np.frombuffer(shared, np.float32)
+    module.chain_step[grid, BLOCK](view, 2.0, n)
+    assert (view == 1.0).all()
+    assert stats()["copies"]["known_zero_pieces"] == before, stats()
+    del view
+    # Private anonymous memory of its own (no allocator's header): every piece untouched.
+    private = mmap.mmap(-1, n * 4, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    view = np.frombuffer(private, np.float32)
+    module.chain_step[grid, BLOCK](view, 2.0, n)
+    assert (view == 1.0).all()
+    assert stats()["copies"]["known_zero_pieces"] == before + pieces + 1, stats()
+    del view
+    check_no_violation()
+
+
+def new_zero_outputs_are_faulted_in_ahead_and_not_read():
+    check_new_zero_outputs("pages")
+
+
+def new_zero_outputs_with_huge_pages_ahead():
+    check_new_zero_outputs("huge")
+
+
+def new_zero_outputs_without_faulting_in_ahead():
+    check_new_zero_outputs("off")
+
+
+def new_zero_outputs_read_as_before_when_told():
+    start(XCUDA_PAGEABLE="staged", XCUDA_STAGING_UNTOUCHED="0")
+    x, y = random(NEW_N, seed=52), random(NEW_N, seed=53)
+    out = np.zeros(NEW_N, np.float32)
+    module.saxpy[(NEW_N + BLOCK - 1) // BLOCK, BLOCK](2.0, x, y, out, NEW_N)
+    np.testing.assert_array_equal(out, np.float32(2.0) * x + y)
+    copies = stats()["copies"]
+    assert copies["known_zero_pieces"] == 0 and copies["zero_chunks"] > 0 and copies["prepared"] == 1, copies
+
+
+def check_written_zero_outputs(scan):
+    """The call with a new np.zeros_like output every time (numpy writes its pages): the output, copied in
+    and back, is read for zero pieces ahead of its copy in on the preparer's threads (but with
+    XCUDA_STAGING_SCAN=0), its zero pieces are set on the device, and data anywhere in it arrives."""
+    start(XCUDA_PAGEABLE="auto", XCUDA_STAGING_SCAN=scan)
+    n, grid = NEW_N, (NEW_N + BLOCK - 1) // BLOCK
+    pieces = -(-n * 4 // (256 << 10))
+    x, y = random(n, seed=60), random(n, seed=61)
+    for call in range(3):
+        out = np.zeros_like(x)
+        module.saxpy[grid, BLOCK](2.0, x, y, out, n)
+        np.testing.assert_array_equal(out, np.float32(2.0) * x + y, err_msg=f"call {call}")
+    copies = stats()["copies"]
+    assert copies["scanned"] == (3 if scan == "1" else 0), copies
+    assert copies["known_zero_pieces"] == (3 * pieces if scan == "1" else 0), copies
+    assert copies["zero_chunks"] >= 3, copies
+    # Data in the first, a middle and the last piece of a written zero array: each arrives.
+    for where in (0, n // 2 + 3, n - 1):
+        data = np.zeros_like(x)
+        data[where] = 5.0
+        module.chain_step[grid, BLOCK](data, 2.0, n)  # x = x * 2 + 1
+        expected = np.ones(n, np.float32)
+        expected[where] = 11.0
+        np.testing.assert_array_equal(data, expected, err_msg=f"data at {where}")
+    assert stats()["copies"]["known_zero_pieces"] == copies["known_zero_pieces"] + (3 * (pieces - 1) if scan == "1" else 0)
+    check_no_violation()
+
+
+def written_zero_outputs_are_read_ahead_for_zeros():
+    check_written_zero_outputs("1")
+
+
+def written_zero_outputs_read_in_their_copy_when_told():
+    check_written_zero_outputs("0")
 
 
 def per_copy_registrations_end_with_the_call():
@@ -592,7 +712,7 @@ FAKE_ONLY = {"running_out_of_device_memory_frees_the_kept_temporaries"}
 SCENARIOS = {name: function for name, function in globals().items()
              if callable(function) and function.__module__ == __name__ and "_" in name
              and name not in ("start", "fake_counter", "check_no_violation", "random", "raises", "stats", "chain",
-                             "temporaries")}
+                             "temporaries", "check_new_zero_outputs", "check_written_zero_outputs")}
 GPU_SCENARIOS = {name: function for name, function in SCENARIOS.items() if name not in FAKE_ONLY}
 
 

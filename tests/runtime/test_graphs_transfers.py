@@ -96,7 +96,8 @@ def test_transfer_options_check_their_values_and_report_the_settings():
                 changed["staging_buffers"], changed["registration_limit_mb"]) == ("staged", 3, 16, 6, 256)
         stats = xcuda.transfer_stats()
         assert stats["pageable"] == "staged" and set(stats["copies"]) == {"staged", "registered", "page_locked", "driver",
-                                                                           "zero_chunks"}
+                                                                           "zero_chunks", "known_zero_pieces", "scanned",
+                                                                           "prepared"}
         assert "hits" in stats["registrations"]
     finally:
         xcuda.transfer_options(pageable=defaults["pageable"], staging_threads=defaults["staging_threads"],

@@ -141,7 +141,7 @@ namespace xcuda
         {
             return false;
         }
-        if (work.skip_zero && all_zero(work.source + offset, length))
+        if (work.skip_zero && ((work.known_zero && (*work.known_zero)[slot]) || all_zero(work.source + offset, length)))
         {
             m_zero_slot[slot].store(true, std::memory_order_relaxed);  // published by finish_piece's release
             m_zero_pieces.fetch_add(1, std::memory_order_relaxed);
@@ -236,15 +236,41 @@ namespace xcuda
         run(work);
     }
 
-    bool copy_pool::copy_unless_zero(void* destination, const void* source, std::size_t bytes)
+    bool copy_pool::copy_unless_zero(void* destination, const void* source, std::size_t bytes,
+                                     const std::vector<bool>* known_zero)
     {
+        const std::size_t pieces = (bytes + piece_bytes - 1) / piece_bytes;
+        if (known_zero && known_zero->size() != pieces)
+        {
+            known_zero = nullptr;  // not this copy's pieces: read them
+        }
         if (m_threads.empty() || bytes < min_parallel)
         {
-            if (all_zero(source, bytes))
+            bool zero = true;
+            for (std::size_t k = 0; k < pieces && zero; ++k)
+            {
+                std::size_t offset = k * piece_bytes;
+                zero = (known_zero && (*known_zero)[k]) ||
+                       all_zero(static_cast<const char*>(source) + offset, std::min(piece_bytes, bytes - offset));
+            }
+            if (zero)
             {
                 return true;
             }
-            std::memcpy(destination, source, bytes);
+            for (std::size_t k = 0; k < pieces; ++k)
+            {
+                std::size_t offset = k * piece_bytes;
+                std::size_t length = std::min(piece_bytes, bytes - offset);
+                if (known_zero && (*known_zero)[k])
+                {
+                    std::memset(static_cast<char*>(destination) + offset, 0, length);  // not read
+                }
+                else
+                {
+                    std::memcpy(static_cast<char*>(destination) + offset, static_cast<const char*>(source) + offset,
+                                length);
+                }
+            }
             return false;
         }
         job work;
@@ -252,6 +278,7 @@ namespace xcuda
         work.source = static_cast<const char*>(source);
         work.parts = cut(destination, bytes, order::by_address);
         work.skip_zero = true;
+        work.known_zero = known_zero;
         if (m_zero_slot.size() < work.parts.slots)
         {
             m_zero_slot = std::vector<std::atomic<bool>>(work.parts.slots);  // no thread works on a job now

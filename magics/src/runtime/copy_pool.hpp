@@ -28,7 +28,8 @@
 // `out = np.zeros_like(x)`, copied in before the launch because the kernel may read it): each piece is
 // read before it is written, and one found all zero is not written; when every piece is zero nothing is
 // written and the caller sets the device memory instead of moving the bytes over the bus. The scan stops
-// at a piece's first non-zero 64 bytes, so other data costs a few loads a piece.
+// at a piece's first non-zero 64 bytes, so other data costs a few loads a piece; pieces the caller knows
+// to be zero (pages never touched: host_pages) are not read at all.
 //
 // Pure (no driver), so its rules are tested without a GPU (tests/cpp/test_transfers.cpp).
 // Threading: one copy at a time (the caller's own lock: host_staging holds its transfer mutex).
@@ -101,8 +102,11 @@ namespace xcuda
         // memcpy(destination, source, bytes); returns when all of it is copied.
         void copy(void* destination, const void* source, std::size_t bytes, order claims = order::by_address);
         // True when every byte of source is zero: then nothing of destination was written. Otherwise
-        // destination holds the whole source (as copy()) and it returns false.
-        bool copy_unless_zero(void* destination, const void* source, std::size_t bytes);
+        // destination holds the whole source (as copy()) and it returns false. known_zero, when given,
+        // says for each piece of piece_bytes from source (the last one shorter) whether it is known to
+        // read as zero (host_pages::untouched_pieces): such a piece is taken as zero without being read.
+        bool copy_unless_zero(void* destination, const void* source, std::size_t bytes,
+                              const std::vector<bool>* known_zero = nullptr);
         // Whether [data, data + bytes) holds only zero bytes (reads up to the first 64 bytes that are not).
         static bool all_zero(const void* data, std::size_t bytes) noexcept;
         // How many pieces the caller itself copied, over all copies (for tests and counters).
@@ -116,6 +120,7 @@ namespace xcuda
             const char* source = nullptr;
             layout parts;
             bool skip_zero = false;  // copy_unless_zero: a piece found all zero is marked, not written
+            const std::vector<bool>* known_zero = nullptr;  // copy_unless_zero: pieces zero without a read
         };
         // Posts the job to the threads, copies with them, returns when every piece is done.
         void run(const job& work);

@@ -216,6 +216,20 @@ namespace xcuda
         check(cuda_driver::get().cuMemcpyDtoHAsync(destination, source, nbytes, stream), "cuMemcpyDtoHAsync");
     }
 
+    void device_buffer::prepare_copy_to_host(void* destination, std::size_t nbytes, bool copied_in,
+                                             pending_copies& pending)
+    {
+        if (nbytes == 0 || nbytes > m_size)
+        {
+            return;  // the copy itself says what is wrong
+        }
+        host_staging& staging = m_session.transfers().staging(m_device);
+        if (staging.handles(nbytes))
+        {
+            staging.prepare_destination(destination, nbytes, copied_in, pending);
+        }
+    }
+
     void device_buffer::fill_zero(CUstream stream)
     {
         if (m_size == 0)

@@ -74,6 +74,9 @@ namespace xcuda
                                std::shared_ptr<host_memory_owner> owner = nullptr, pending_copies* pending = nullptr);
         void copy_to_host_on(CUstream stream, void* destination, std::size_t nbytes,
                              std::shared_ptr<host_memory_owner> owner = nullptr, pending_copies* pending = nullptr);
+        // Before the copies in of a launch that copies into destination after it: lets the device's
+        // host_staging fault a new destination's pages in meanwhile (host_staging::prepare_destination).
+        void prepare_copy_to_host(void* destination, std::size_t nbytes, bool copied_in, pending_copies& pending);
 
         // Copies bytes from source into destination, on any devices, after earlier work on both.
         // method: "" (choose), "device" (same device), "peer" (cuMemcpyPeer: NVLink or PCIe peer

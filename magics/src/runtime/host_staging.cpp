@@ -9,6 +9,7 @@
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
+#include "host_pages.hpp"
 #include "pinned_memory.hpp"
 #include "transfer_settings.hpp"
 
@@ -210,7 +211,28 @@ namespace xcuda
             }
             return;
         }
-        case route::staged: staged_to_device(destination, from, bytes, stream); return;
+        case route::staged:
+        {
+            // Pieces known zero are set on the device, not read: those in pages never touched, and for a
+            // destination of the call's copy back what prepare_destination found (the pages never touched
+            // before its pages were faulted in, or the zero pieces its scan ahead read).
+            std::vector<bool> known_zero;
+            const pending_copies::prepared_destination* known = pending ? pending->find(source, bytes) : nullptr;
+            if (known && known->scan)
+            {
+                known_zero = known->scan->zero_pieces();  // waits for the scan
+            }
+            else if (known)
+            {
+                known_zero = known->untouched;
+            }
+            else if (m_session.transfers().settings().skip_untouched && copy_pool::never_written(source, bytes))
+            {
+                known_zero = host_pages::untouched_pieces(source, bytes, copy_pool::piece_bytes);
+            }
+            staged_to_device(destination, from, bytes, stream, known_zero);
+            return;
+        }
         }
     }
 
@@ -268,8 +290,72 @@ namespace xcuda
             }
             return;
         }
-        case route::staged: staged_to_host(to, source, bytes, stream); return;
+        case route::staged:
+            if (const pending_copies::prepared_destination* prepared = pending ? pending->find(destination, bytes) : nullptr)
+            {
+                if (prepared->ticket)
+                {
+                    prepared->ticket->wait();  // its pages faulted in (started before the copies in)
+                }
+            }
+            staged_to_host(to, source, bytes, stream);
+            return;
         }
+    }
+
+    void host_staging::prepare_destination(void* destination, std::size_t bytes, bool copied_in,
+                                           pending_copies& pending)
+    {
+        using mode = transfer_settings::pageable_mode;
+        std::lock_guard<std::mutex> lock(m_transfer);
+        const transfer_settings& settings = m_session.transfers().settings();
+        // Only where the copy back would be staged: registering faults the pages in itself, and page-locked
+        // memory is never new (never_written below).
+        if (!handles(bytes) || !settings.problem.empty() ||
+            (settings.pageable != mode::automatic && settings.pageable != mode::staged) ||
+            pending.find(destination, bytes) || m_registrations.overlaps(destination, bytes))
+        {
+            return;
+        }
+        bool fresh = copy_pool::never_written(destination, bytes);
+        bool fault_in = fresh && settings.prepare != transfer_settings::prepare_mode::off;
+        bool scan = !fresh && copied_in && settings.scan_ahead;
+        if (!fresh && !scan)
+        {
+            return;
+        }
+        if (fault_in || scan)
+        {
+            bool huge = settings.prepare == transfer_settings::prepare_mode::huge;
+            if (!m_preparer || m_preparer->huge() != huge)
+            {
+                m_preparer.reset();  // its destructor finishes the parts queued
+                // A few threads beside the copy threads (min(8, cores / 2)): the copies in run meanwhile.
+                unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+                m_preparer = std::make_unique<page_preparer>(std::clamp(cores / 4u, 1u, 4u), huge);
+            }
+        }
+        pending_copies::prepared_destination prepared;
+        prepared.data = static_cast<const char*>(destination);
+        prepared.bytes = bytes;
+        if (fresh && copied_in && settings.skip_untouched)
+        {
+            prepared.untouched = host_pages::untouched_pieces(destination, bytes, copy_pool::piece_bytes);
+        }
+        if (fault_in)
+        {
+            prepared.ticket = m_preparer->start(destination, bytes);
+        }
+        if (scan)
+        {
+            prepared.scan = m_preparer->start_scan(destination, bytes, copy_pool::piece_bytes);
+        }
+        {
+            std::lock_guard<std::mutex> counted(m_counts_mutex);
+            m_counts.prepared += fault_in ? 1 : 0;
+            m_counts.scanned += scan ? 1 : 0;
+        }
+        pending.prepared.push_back(std::move(prepared));
     }
 
     void host_staging::ensure_threads()
@@ -343,20 +429,42 @@ namespace xcuda
         m_buffer_generation = m_generation;
     }
 
-    void host_staging::staged_to_device(CUdeviceptr destination, const char* from, std::size_t bytes, CUstream stream)
+    void host_staging::staged_to_device(CUdeviceptr destination, const char* from, std::size_t bytes, CUstream stream,
+                                        const std::vector<bool>& known_zero)
     {
         ensure_buffers();
         ensure_threads();
         const cuda_driver& driver = cuda_driver::get();
         std::size_t chunk = m_buffer_bytes;
         std::size_t count = m_buffers.size();
+        const std::size_t piece = copy_pool::piece_bytes;
+        // The pieces known zero, chunk by chunk (a chunk is a whole number of pieces: staging_chunk_mb).
+        bool known = !known_zero.empty() && chunk % piece == 0 && known_zero.size() == (bytes + piece - 1) / piece;
+        std::vector<bool> chunk_zero;
         for (std::size_t offset = 0, k = 0; offset < bytes; offset += chunk, ++k)
         {
             std::size_t b = k % count;
             std::size_t length = std::min(chunk, bytes - offset);
+            std::size_t zero_pieces = 0;
+            if (known)
+            {
+                auto first = known_zero.begin() + static_cast<std::ptrdiff_t>(offset / piece);
+                chunk_zero.assign(first, first + static_cast<std::ptrdiff_t>((length + piece - 1) / piece));
+                zero_pieces = static_cast<std::size_t>(std::count(chunk_zero.begin(), chunk_zero.end(), true));
+                std::lock_guard<std::mutex> counted(m_counts_mutex);
+                m_counts.known_zero_pieces += zero_pieces;
+            }
+            if (known && zero_pieces == chunk_zero.size())
+            {
+                // All of it known zero: set without a read, and no buffer to wait for.
+                check(driver.cuMemsetD8Async(destination + offset, 0, length, stream), "cuMemsetD8Async");
+                std::lock_guard<std::mutex> counted(m_counts_mutex);
+                ++m_counts.zero_chunks;
+                continue;
+            }
             // The buffer's previous DMA must be done before it is refilled.
             check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            if (m_copies->copy_unless_zero(m_buffers[b], from + offset, length))
+            if (m_copies->copy_unless_zero(m_buffers[b], from + offset, length, known ? &chunk_zero : nullptr))
             {
                 // Every byte zero (an output made by np.zeros_like, copied in as the kernel may read it):
                 // set on the device, nothing over the bus; the buffer was not written.

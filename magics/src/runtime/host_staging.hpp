@@ -30,6 +30,7 @@
 #include "copy_pool.hpp"
 #include "cuda_session.hpp"
 #include "host_registration_cache.hpp"
+#include "page_preparer.hpp"
 
 namespace xcuda
 {
@@ -37,15 +38,55 @@ namespace xcuda
     // the caller has waited on its stream, and the call's use token for the registration cache (so that an
     // array's copy in and its copy back by one launch count as one use of it: `auto` registers an array
     // from its second use, never a new array that one call copies both ways).
+    //
+    // And what host_staging::prepare_destination started for the call's copy-back destinations: for one
+    // never written, the pieces that lay in pages never touched (a copy in of the same array takes them as
+    // zero without reading them, as they were before the pages were faulted in) and the page_preparer's
+    // ticket for faulting its pages in, which the copy back waits for; for one written and copied in too,
+    // the ticket of the scan for its zero pieces, which its copy in waits for.
     struct pending_copies
     {
+        struct prepared_destination
+        {
+            const char* data = nullptr;
+            std::size_t bytes = 0;
+            std::vector<bool> untouched;  // per copy_pool::piece_bytes from data; empty: not known
+            std::shared_ptr<const page_preparer::ticket> ticket;  // null: not faulted in ahead
+            std::shared_ptr<const page_preparer::ticket> scan;    // its zero pieces read ahead; null: none
+        };
+
         std::vector<host_registration_cache::lease> leases;
+        std::vector<prepared_destination> prepared;
         std::uint64_t use = 0;  // given at the call's first copy that asks the cache; 0: none yet
 
-        bool empty() const noexcept { return leases.empty(); }
-        // The copies have completed: the registrations may go; the next call is another use.
+        bool empty() const noexcept { return leases.empty() && prepared.empty(); }
+        // What prepare_destination recorded for exactly this range, or null.
+        const prepared_destination* find(const void* data, std::size_t bytes) const noexcept
+        {
+            for (const prepared_destination& p : prepared)
+            {
+                if (p.data == data && p.bytes == bytes)
+                {
+                    return &p;
+                }
+            }
+            return nullptr;
+        }
+        // The copies have completed: the registrations may go (the faulting in ahead is waited for, so that
+        // no thread works on the call's memory after it returns); the next call is another use.
         void clear() noexcept
         {
+            for (const prepared_destination& p : prepared)
+            {
+                for (const auto& work : {p.ticket, p.scan})
+                {
+                    if (work)
+                    {
+                        work->wait();
+                    }
+                }
+            }
+            prepared.clear();
             leases.clear();
             use = 0;
         }
@@ -74,6 +115,14 @@ namespace xcuda
         void to_host(void* destination, CUdeviceptr source, std::size_t bytes, CUstream stream,
                      std::shared_ptr<host_memory_owner> owner = nullptr, pending_copies* pending = nullptr);
 
+        // Before a launch's copies in, for the destination of one of its copies back (`copied_in`: the
+        // launch copies it in too), when the copy would be staged: for memory that looks never written
+        // (copy_pool::never_written), records in *pending which pieces lie in pages never touched (when
+        // copied in and the settings' skip_untouched) and starts faulting its pages in on the page_preparer's
+        // threads (the settings' prepare mode); for other memory copied in too, starts the scan of its zero
+        // pieces there (the settings' scan_ahead). Does nothing for a small copy.
+        void prepare_destination(void* destination, std::size_t bytes, bool copied_in, pending_copies& pending);
+
         // The registrations kept for this device.
         host_registration_cache& registrations() noexcept { return m_registrations; }
         // Copies made by each route since the start ("staged", "registered", "page-locked", "driver").
@@ -84,6 +133,9 @@ namespace xcuda
             std::size_t page_locked = 0;
             std::size_t driver = 0;
             std::size_t zero_chunks = 0;  // staging chunks to the device found all zero: set there, not copied
+            std::size_t known_zero_pieces = 0;  // pieces to the device known zero before the copy: not read
+            std::size_t prepared = 0;           // copy-back destinations faulted in ahead (page_preparer)
+            std::size_t scanned = 0;            // copy-back destinations copied in too, read ahead for zeros
         };
         route_counts routes() const;
 
@@ -116,7 +168,9 @@ namespace xcuda
         void stop_threads() noexcept;
         // Waits until the work queued on stream so far is done (an event: exact, no polling).
         void wait_for(CUstream stream);
-        void staged_to_device(CUdeviceptr destination, const char* source, std::size_t bytes, CUstream stream);
+        // known_zero: per copy_pool::piece_bytes of source, the pieces known to be zero (may be empty).
+        void staged_to_device(CUdeviceptr destination, const char* source, std::size_t bytes, CUstream stream,
+                              const std::vector<bool>& known_zero);
         void staged_to_host(char* destination, CUdeviceptr source, std::size_t bytes, CUstream stream);
 
         cuda_session& m_session;
@@ -136,5 +190,7 @@ namespace xcuda
 
         // The copy threads and the caller fill and empty the staging buffers (started at the first staged copy).
         std::unique_ptr<copy_pool> m_copies;
+        // The threads that fault copy-back destinations in ahead (started at the first such destination).
+        std::unique_ptr<page_preparer> m_preparer;
     };
 }

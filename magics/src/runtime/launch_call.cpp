@@ -93,6 +93,14 @@ namespace xcuda
         {
             array.device = kept.take(array.bytes);
             array.device->set_label(std::move(array.label));
+            if (array.copy_out && array.bytes > 0)
+            {
+                // A new destination's pages are faulted in while the copies in below and the kernel run.
+                array.device->prepare_copy_to_host(array.data, array.bytes, array.copy_in, m_pending);
+            }
+        }
+        for (host_array& array : m_host)
+        {
             if (array.copy_in && array.bytes > 0)
             {
                 array.device->copy_from_host_on(m_stream, array.data, array.bytes, array.owner, &m_pending);

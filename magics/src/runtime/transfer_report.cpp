@@ -26,6 +26,9 @@ namespace xcuda
         report.device = session.device_ordinal();
         report.copies = copies_of(routes.staged, routes.registered, routes.page_locked, routes.driver);
         report.copies.emplace_back("zero_chunks", routes.zero_chunks);  // staged chunks set on the device
+        report.copies.emplace_back("known_zero_pieces", routes.known_zero_pieces);  // zero without a read
+        report.copies.emplace_back("prepared", routes.prepared);  // copy-back destinations faulted in ahead
+        report.copies.emplace_back("scanned", routes.scanned);    // copy-back destinations read ahead for zeros
         report.registrations = {{"entries", cache.entries},
                                 {"bytes", cache.bytes},
                                 {"hits", cache.hits},

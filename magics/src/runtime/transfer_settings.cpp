@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <utility>
 
 #include "errors.hpp"
 
@@ -62,6 +63,41 @@ namespace xcuda
             number("XCUDA_REGISTER_LIMIT_MB", settings.registration_limit, 1u << 20, problem);
         settings.temporary_cache_limit =
             number("XCUDA_TEMPORARY_CACHE_MB", settings.temporary_cache_limit, 1u << 20, problem, true);
+        for (auto [name, flag] : {std::pair<const char*, bool*>{"XCUDA_STAGING_UNTOUCHED", &settings.skip_untouched},
+                                  std::pair<const char*, bool*>{"XCUDA_STAGING_SCAN", &settings.scan_ahead}})
+        {
+            const char* text = std::getenv(name);
+            if (text && *text)
+            {
+                std::string value(text);
+                if (value == "0" || value == "1")
+                {
+                    *flag = value == "1";
+                }
+                else
+                {
+                    problem = std::string(name) + "='" + value + "' is not 0 or 1";
+                }
+            }
+        }
+        const char* prepare = std::getenv("XCUDA_STAGING_PREPARE");
+        if (prepare && *prepare)
+        {
+            std::string value(prepare);
+            bool known = false;
+            for (prepare_mode mode : {prepare_mode::off, prepare_mode::pages, prepare_mode::huge})
+            {
+                if (value == prepare_name(mode))
+                {
+                    settings.prepare = mode;
+                    known = true;
+                }
+            }
+            if (!known)
+            {
+                problem = "XCUDA_STAGING_PREPARE='" + value + "' is not off, pages or huge";
+            }
+        }
         return settings;
     }
 
@@ -76,6 +112,17 @@ namespace xcuda
         case pageable_mode::driver: return "driver";
         }
         return "auto";
+    }
+
+    const char* transfer_settings::prepare_name(prepare_mode mode) noexcept
+    {
+        switch (mode)
+        {
+        case prepare_mode::off: return "off";
+        case prepare_mode::pages: return "pages";
+        case prepare_mode::huge: return "huge";
+        }
+        return "pages";
     }
 
     transfer_settings::pageable_mode transfer_settings::parse_mode(const std::string& name)

@@ -18,7 +18,15 @@
 // Environment: XCUDA_PAGEABLE (auto, registered, per-copy, staged, driver; XCUDA_STAGING=0 means
 // driver, as before), XCUDA_STAGING_THREADS, XCUDA_STAGING_CHUNK_MB, XCUDA_STAGING_BUFFERS,
 // XCUDA_REGISTER_LIMIT_MB (bytes the cache may keep registered), XCUDA_TEMPORARY_CACHE_MB (device
-// bytes of launch temporaries kept for the next launch; 0 keeps none). A malformed value keeps the default
+// bytes of launch temporaries kept for the next launch; 0 keeps none), and two settings of the staging's
+// handling of memory never touched (runtime/host_pages), for measuring them side by side:
+// XCUDA_STAGING_UNTOUCHED (1: pieces of a copy in that lie in pages never touched are set to zero on
+// the device without being read; 0: read like any memory) and XCUDA_STAGING_PREPARE (pages: a launch's
+// copy-back destinations never written are faulted in by page_preparer's threads while the copies in
+// and the kernel run; huge: the same with transparent huge pages allowed on them first; off: the copy
+// back takes the faults), and XCUDA_STAGING_SCAN (1: a copy-back destination with data in its pages that
+// the launch copies in too is read for zero pieces on those threads ahead of its copy in; 0: its copy in
+// reads it). A malformed value keeps the default
 // and is remembered in `problem`: the first pageable copy raises it (usage_error), not the import.
 //
 // A plain value: copied into each transfer, no thread safety of its own.
@@ -57,6 +65,16 @@ namespace xcuda
         // Device bytes of finished launches' numpy-argument buffers kept for the next launch
         // (runtime/temporary_cache); 0 keeps none.
         std::size_t temporary_cache_limit = std::size_t(1) << 30;
+        // Memory never touched (see above).
+        enum class prepare_mode
+        {
+            off,
+            pages,
+            huge
+        };
+        bool skip_untouched = true;
+        bool scan_ahead = true;
+        prepare_mode prepare = prepare_mode::pages;
         // What was wrong with the environment's values ("" when nothing was).
         std::string problem;
 
@@ -66,6 +84,8 @@ namespace xcuda
         static const char* mode_name(pageable_mode mode) noexcept;
         // The mode of a name above; throws usage_error naming the choices otherwise.
         static pageable_mode parse_mode(const std::string& name);
+        // "off", "pages", "huge".
+        static const char* prepare_name(prepare_mode mode) noexcept;
         // The staging threads to run: staging_threads, or the default for `cores`.
         std::size_t threads_for(unsigned cores) const noexcept;
         // How long the copy threads watch for the next staged copy: staging_spin_us, at most 1 s.
