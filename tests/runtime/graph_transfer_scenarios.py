@@ -318,8 +318,9 @@ def check_new_zero_outputs(prepare):
         np.testing.assert_array_equal(out, expected, err_msg=f"call {call}")
         del out
     copies = stats()["copies"]
-    pieces = (n * 4) // (256 << 10)
-    assert copies["known_zero_pieces"] >= 3 * (pieces - 1), copies  # all but the allocator's first page's piece
+    pieces = -(-n * 4 // (256 << 10))  # the last one shorter
+    # All but the pieces of the page the allocator wrote its header into (one, or 8 in a 2 MiB huge page).
+    assert copies["known_zero_pieces"] >= 3 * (pieces - 8), copies
     assert copies["zero_chunks"] >= 3, copies
     assert copies["prepared"] == (0 if prepare == "off" else 3), copies
     # Data written into two pages of a new zero array before the call, read by the kernel: it arrives.
@@ -334,7 +335,11 @@ def check_new_zero_outputs(prepare):
     expected_chain[3 * n // 8], expected_chain[5 * n // 8 + 1] = 11.0, 13.0
     np.testing.assert_array_equal(data, expected_chain)
     after = stats()["copies"]
-    assert after["known_zero_pieces"] - before["known_zero_pieces"] == pieces - 2, (before, after)
+    # Every piece of a touched page is read (the two written and the allocator's header page): a 4 KiB page
+    # lies in one piece, a 2 MiB huge page (numpy 2 asks for them on large arrays) in 8; every other piece is
+    # known zero.
+    known = after["known_zero_pieces"] - before["known_zero_pieces"]
+    assert pieces - 3 * 8 <= known <= pieces - 3, (pieces, before, after)
     # A file of 3.0s mapped copy-on-write (private, as a new array's pages, but with the file behind them),
     # and shared anonymous memory written through another mapping of it: neither is taken for zeros.
     import mmap
@@ -357,7 +362,7 @@ def check_new_zero_outputs(prepare):
     view = np.frombuffer(private, np.float32)
     module.chain_step[grid, BLOCK](view, 2.0, n)
     assert (view == 1.0).all()
-    assert stats()["copies"]["known_zero_pieces"] == before + pieces + 1, stats()
+    assert stats()["copies"]["known_zero_pieces"] == before + pieces, stats()
     del view
     check_no_violation()
 
