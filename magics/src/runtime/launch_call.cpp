@@ -95,7 +95,8 @@ namespace xcuda
             array.device->set_label(std::move(array.label));
             if (array.copy_out && array.bytes > 0)
             {
-                // A new destination's pages are faulted in while the copies in below and the kernel run.
+                // Made ready while the copies in below and the kernel run: a new destination's pages faulted
+                // in, a written one copied in too read for its zero pieces (host_staging::prepare_destination).
                 array.device->prepare_copy_to_host(array.data, array.bytes, array.copy_in, m_pending);
             }
         }
