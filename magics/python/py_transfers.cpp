@@ -228,7 +228,8 @@ may be used again: every copy has finished when the call that made it returns.)"
               "The settings, and for the current device the copies made by each route (zero_chunks: staging chunks "
               "to the device found all zero, set there instead of copied; known_zero_pieces: pieces to the device "
               "known zero before their copy, not read; prepared and scanned: launch outputs faulted in, or read "
-              "for zeros, while the inputs were copied in) and the registration "
+              "for zeros, while the inputs were copied in; scan_unread_pieces: pieces such a read had not reached when "
+              "the copy in came, read by the copy threads instead) and the registration "
               "cache's counts (entries, bytes, hits, registrations, unregistrations, failures, staged_first_use, "
               "staged_same_use: the copy back of an array one launch also copied in, evictions, abandoned).");
         m.def("release_host_registrations",

@@ -9,7 +9,8 @@ entry), in turn, every other round in the opposite order: each process measures,
 an array):
   - one call `saxpy[g, b](a, x, y, out, n)` with new numpy arrays every run (made outside the timer: x and
     y copies of the inputs, out from np.zeros_like, which writes every page; `auto` stages a new array's
-    first copy), median of 10 after 2;
+    first copy), median of 10 after 2; and how many of out's 256 pieces its scan ahead had not read when its
+    copy in came, per call (transfer_stats' scan_unread_pieces: a count, in the ms column);
   - the same with out from np.empty_like (never written: the copy back takes its first-touch faults, as
     `out = np.zeros(n)` (calloc) or `np.empty` do), and with out from np.zeros (notebooks/01's);
   - copy_to_host of 64 MiB into a new np.empty array, pageable='staged';
@@ -94,6 +95,7 @@ def child(build, library):
     def fresh_call(x, y, o):
         saxpy[grid, BLOCK](A, x, y, o, N)
 
+    unread_before = xcuda.transfer_stats()["copies"].get("scan_unread_pieces", 0)
     for what, make in (("one call, new arrays every run (auto)", fresh),
                        ("one call, new arrays every run, out never written (auto)", fresh_untouched),
                        ("one call, new arrays every run, out from np.zeros (calloc: the notebook's)", fresh_calloc)):
@@ -101,6 +103,11 @@ def child(build, library):
         fresh_call(x, y, o)
         check(o, what)
         rows[what] = median_ms(fresh_call, make)
+        if make is fresh:
+            # Of out's 256 pieces per call, those its scan ahead had not read when its copy in came (a count).
+            unread = xcuda.transfer_stats()["copies"].get("scan_unread_pieces", 0) - unread_before
+            calls = 1 + 2 + 10  # the check, the warm-ups, the timed runs
+            rows["out's pieces the scan had not read, per call (a count, not ms)"] = unread / calls
 
     defaults = xcuda.transfer_options()
     xcuda.transfer_options(pageable="staged")

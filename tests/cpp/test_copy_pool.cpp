@@ -576,6 +576,80 @@ namespace xcuda
         EXPECT_TRUE(none->zero_pieces().empty());
     }
 
+    TEST(PagePreparer, TakingAScanEarlyGivesOnlyPiecesReadAndFoundZeroAndStopsIt)
+    {
+        // Ranges with data in every third piece, scanned while other threads take each scan at once, half-way
+        // or after it is done: every piece taken as zero is zero, the pieces unread are counted, and the
+        // ticket still completes (its threads leave the range). Taken after the scan is done: the whole answer.
+        const std::size_t piece = copy_pool::piece_bytes;
+        const std::size_t bytes = 96 * piece + 77;
+        const std::size_t pieces = (bytes + piece - 1) / piece;
+        page_preparer preparer(4, false);
+        std::vector<std::vector<unsigned char>> ranges(8, std::vector<unsigned char>(bytes, 0));
+        std::vector<std::vector<bool>> zero(8, std::vector<bool>(pieces, true));
+        for (std::size_t i = 0; i < ranges.size(); ++i)
+        {
+            for (std::size_t k = i % 3; k < pieces; k += 3)
+            {
+                ranges[i][std::min(bytes - 1, k * piece + (i * 4099) % piece)] = 9;
+                zero[i][k] = false;
+            }
+        }
+        std::atomic<std::size_t> unread_total{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+        {
+            threads.emplace_back([&, t] {
+                for (std::size_t i = static_cast<std::size_t>(t); i < ranges.size(); i += 4)
+                {
+                    auto ticket = preparer.start_scan(ranges[i].data(), bytes, piece);
+                    if (i >= 4)
+                    {
+                        std::this_thread::yield();  // the second round: taken a little later
+                    }
+                    std::size_t unread = pieces + 1;
+                    std::vector<bool> taken = ticket->take(unread);
+                    ASSERT_EQ(taken.size(), pieces);
+                    ASSERT_LE(unread, pieces);
+                    std::size_t known = 0;
+                    for (std::size_t k = 0; k < pieces; ++k)
+                    {
+                        if (taken[k])
+                        {
+                            EXPECT_TRUE(zero[i][k]) << "range " << i << ": piece " << k << " has data, taken as zero";
+                            ++known;
+                        }
+                    }
+                    EXPECT_LE(known + unread, pieces);
+                    unread_total += unread;
+                    ticket->wait();  // returns: the threads stopped or finished
+                    EXPECT_TRUE(ticket->done());
+                    // Taken again once done: nothing read since the stop is lost, nothing unread is made up.
+                    std::size_t again = 0;
+                    std::vector<bool> later = ticket->take(again);
+                    EXPECT_LE(again, unread);
+                    for (std::size_t k = 0; k < pieces; ++k)
+                    {
+                        EXPECT_TRUE(!later[k] || zero[i][k]) << "range " << i << ", piece " << k;
+                        EXPECT_TRUE(!taken[k] || later[k]) << "range " << i << ", piece " << k << " forgotten";
+                    }
+                }
+            });
+        }
+        for (std::thread& thread : threads)
+        {
+            thread.join();
+        }
+        // After the scan is done, take() is the whole answer, like zero_pieces().
+        auto finished = preparer.start_scan(ranges[1].data(), bytes, piece);
+        finished->wait();
+        std::size_t unread = 99;
+        EXPECT_EQ(finished->take(unread), zero[1]);
+        EXPECT_EQ(unread, 0u);
+        EXPECT_EQ(finished->zero_pieces(), zero[1]);
+        std::printf("pieces unread when taken at once, over 8 scans: %zu of %zu\n", unread_total.load(), 8 * pieces);
+    }
+
     TEST(CopyPool, PiecesKnownZeroAreNeverRead)
     {
         // The pieces said to be zero are made unreadable: a read of one would end the test with a fault.

@@ -551,7 +551,7 @@ namespace xcuda
             }
             return text;
         };
-        EXPECT_EQ(names(report.copies), "staged registered page_locked driver zero_chunks known_zero_pieces prepared scanned");
+        EXPECT_EQ(names(report.copies), "staged registered page_locked driver zero_chunks known_zero_pieces prepared scanned scan_unread_pieces");
         EXPECT_EQ(names(report.registrations),
                   "entries bytes hits registrations unregistrations failures staged_first_use staged_same_use evictions "
                   "abandoned");

@@ -389,11 +389,12 @@ def new_zero_outputs_read_as_before_when_told():
     assert copies["known_zero_pieces"] == 0 and copies["zero_chunks"] > 0 and copies["prepared"] == 1, copies
 
 
-def check_written_zero_outputs(scan):
+def check_written_zero_outputs(scan, wait="0"):
     """The call with a new np.zeros_like output every time (numpy writes its pages): the output, copied in
     and back, is read for zero pieces ahead of its copy in on the preparer's threads (but with
-    XCUDA_STAGING_SCAN=0), its zero pieces are set on the device, and data anywhere in it arrives."""
-    start(XCUDA_PAGEABLE="auto", XCUDA_STAGING_SCAN=scan)
+    XCUDA_STAGING_SCAN=0), its zero pieces are set on the device, and data anywhere in it arrives. The copy
+    in takes what that read found so far (with XCUDA_STAGING_SCAN_WAIT=1 it waits for all of it)."""
+    start(XCUDA_PAGEABLE="auto", XCUDA_STAGING_SCAN=scan, XCUDA_STAGING_SCAN_WAIT=wait)
     n, grid = NEW_N, (NEW_N + BLOCK - 1) // BLOCK
     pieces = -(-n * 4 // (256 << 10))
     x, y = random(n, seed=60), random(n, seed=61)
@@ -403,7 +404,11 @@ def check_written_zero_outputs(scan):
         np.testing.assert_array_equal(out, np.float32(2.0) * x + y, err_msg=f"call {call}")
     copies = stats()["copies"]
     assert copies["scanned"] == (3 if scan == "1" else 0), copies
-    assert copies["known_zero_pieces"] == (3 * pieces if scan == "1" else 0), copies
+    # Every piece is zero: known zero by the scan, or not yet read by it when the copy in came (then read
+    # by the copy threads).
+    assert copies["known_zero_pieces"] + copies["scan_unread_pieces"] == (3 * pieces if scan == "1" else 0), copies
+    if wait == "1":
+        assert copies["scan_unread_pieces"] == 0, copies
     assert copies["zero_chunks"] >= 3, copies
     # Data in the first, a middle and the last piece of a written zero array: each arrives.
     for where in (0, n // 2 + 3, n - 1):
@@ -413,7 +418,14 @@ def check_written_zero_outputs(scan):
         expected = np.ones(n, np.float32)
         expected[where] = 11.0
         np.testing.assert_array_equal(data, expected, err_msg=f"data at {where}")
-    assert stats()["copies"]["known_zero_pieces"] == copies["known_zero_pieces"] + (3 * (pieces - 1) if scan == "1" else 0)
+    after = stats()["copies"]
+    known = after["known_zero_pieces"] - copies["known_zero_pieces"]
+    unread = after["scan_unread_pieces"] - copies["scan_unread_pieces"]
+    if scan == "1":
+        # Each array has one piece with data: never known zero; unread pieces may be that one or zero ones.
+        assert known <= 3 * (pieces - 1) and 3 * (pieces - 1) <= known + unread <= 3 * pieces, (known, unread, pieces)
+    else:
+        assert known == 0 and unread == 0, (known, unread)
     check_no_violation()
 
 
@@ -423,6 +435,10 @@ def written_zero_outputs_are_read_ahead_for_zeros():
 
 def written_zero_outputs_read_in_their_copy_when_told():
     check_written_zero_outputs("0")
+
+
+def written_zero_outputs_wait_for_the_whole_read_when_told():
+    check_written_zero_outputs("1", wait="1")
 
 
 def per_copy_registrations_end_with_the_call():

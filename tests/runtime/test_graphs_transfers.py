@@ -97,7 +97,7 @@ def test_transfer_options_check_their_values_and_report_the_settings():
         stats = xcuda.transfer_stats()
         assert stats["pageable"] == "staged" and set(stats["copies"]) == {"staged", "registered", "page_locked", "driver",
                                                                            "zero_chunks", "known_zero_pieces", "scanned",
-                                                                           "prepared"}
+                                                                           "prepared", "scan_unread_pieces"}
         assert "hits" in stats["registrations"]
     finally:
         xcuda.transfer_options(pageable=defaults["pageable"], staging_threads=defaults["staging_threads"],

@@ -215,12 +215,20 @@ namespace xcuda
         {
             // Pieces known zero are set on the device, not read: those in pages never touched, and for a
             // destination of the call's copy back what prepare_destination found (the pages never touched
-            // before its pages were faulted in, or the zero pieces its scan ahead read).
+            // before its pages were faulted in, or the zero pieces its scan ahead has read).
             std::vector<bool> known_zero;
             const pending_copies::prepared_destination* known = pending ? pending->find(source, bytes) : nullptr;
-            if (known && known->scan)
+            if (known && known->scan && m_session.transfers().settings().scan_wait)
             {
-                known_zero = known->scan->zero_pieces();  // waits for the scan
+                known_zero = known->scan->zero_pieces();  // waits for the whole scan
+            }
+            else if (known && known->scan)
+            {
+                // What the scan found so far; it stops, and the copy threads read the pieces it had not.
+                std::size_t unread = 0;
+                known_zero = known->scan->take(unread);
+                std::lock_guard<std::mutex> counted(m_counts_mutex);
+                m_counts.scan_unread_pieces += unread;
             }
             else if (known)
             {

@@ -43,7 +43,8 @@ namespace xcuda
     // never written, the pieces that lay in pages never touched (a copy in of the same array takes them as
     // zero without reading them, as they were before the pages were faulted in) and the page_preparer's
     // ticket for faulting its pages in, which the copy back waits for; for one written and copied in too,
-    // the ticket of the scan for its zero pieces, which its copy in waits for.
+    // the ticket of the scan for its zero pieces, whose answer so far its copy in takes (or waits for the
+    // whole of, with the settings' scan_wait).
     struct pending_copies
     {
         struct prepared_destination
@@ -136,6 +137,7 @@ namespace xcuda
             std::size_t known_zero_pieces = 0;  // pieces to the device known zero before the copy: not read
             std::size_t prepared = 0;           // copy-back destinations faulted in ahead (page_preparer)
             std::size_t scanned = 0;            // copy-back destinations copied in too, read ahead for zeros
+            std::size_t scan_unread_pieces = 0; // pieces such a scan had not read when the copy in took it
         };
         route_counts routes() const;
 

@@ -22,8 +22,27 @@ namespace xcuda
 
     std::vector<bool> page_preparer::ticket::zero_pieces() const
     {
-        wait();  // the parts' writes are published by finish_part's lock
-        return std::vector<bool>(m_zero.begin(), m_zero.end());
+        wait();
+        std::vector<bool> zero(m_pieces);
+        for (std::size_t k = 0; k < m_pieces; ++k)
+        {
+            zero[k] = m_state[k].load(std::memory_order_acquire) == zero_piece;
+        }
+        return zero;
+    }
+
+    std::vector<bool> page_preparer::ticket::take(std::size_t& unread) const
+    {
+        m_stop.store(true, std::memory_order_relaxed);
+        std::vector<bool> zero(m_pieces);
+        unread = 0;
+        for (std::size_t k = 0; k < m_pieces; ++k)
+        {
+            unsigned char state = m_state[k].load(std::memory_order_acquire);
+            zero[k] = state == zero_piece;
+            unread += state == unread_piece ? 1 : 0;
+        }
+        return zero;
     }
 
     void page_preparer::ticket::finish_part() noexcept
@@ -121,7 +140,12 @@ namespace xcuda
         {
             return owner;
         }
-        owner->m_zero.assign((bytes + piece - 1) / piece, 0);
+        owner->m_pieces = (bytes + piece - 1) / piece;
+        owner->m_state = std::make_unique<std::atomic<unsigned char>[]>(owner->m_pieces);
+        for (std::size_t k = 0; k < owner->m_pieces; ++k)
+        {
+            owner->m_state[k].store(ticket::unread_piece, std::memory_order_relaxed);  // published by queue's lock
+        }
         char* begin = const_cast<char*>(static_cast<const char*>(data));  // only read
         std::vector<part> parts = cut(begin, bytes, reinterpret_cast<std::uintptr_t>(begin), piece);
         for (part& p : parts)
@@ -161,8 +185,14 @@ namespace xcuda
             {
                 for (std::size_t offset = 0, k = work.first_piece; offset < work.bytes; offset += work.piece, ++k)
                 {
+                    if (work.owner->m_stop.load(std::memory_order_relaxed))
+                    {
+                        break;  // the copy in took what was known: it reads the rest itself
+                    }
                     std::size_t length = std::min(work.piece, work.bytes - offset);
-                    work.owner->m_zero[k] = copy_pool::all_zero(work.data + offset, length) ? 1 : 0;
+                    bool zero = copy_pool::all_zero(work.data + offset, length);
+                    work.owner->m_state[k].store(zero ? ticket::zero_piece : ticket::data_piece,
+                                                 std::memory_order_release);
                 }
             }
             {

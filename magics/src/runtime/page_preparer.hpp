@@ -12,7 +12,9 @@
 //                      staging to find its zero pieces (copy_pool::copy_unless_zero: np.zeros_like's output is
 //                      set on the device instead of crossing the bus), which costs the copy threads a read of
 //                      the whole array after the other arrays' copies. Here the pieces are read ahead, and the
-//                      copy in takes those found zero without reading them again. Only reads.
+//                      copy in takes those found zero without reading them again. Only reads. When the copy
+//                      in comes before the scan is done, it takes what is known (ticket::take): the scan
+//                      stops, and the copy threads read the pieces it had not, rather than wait for it.
 //
 // A range is cut into a part a thread (fewer where it has less than min_part a thread), the parts ending on
 // 2 MiB boundaries (scans: on piece boundaries), which the threads take in turn; start() and start_scan()
@@ -20,6 +22,7 @@
 // tickets' calls from any thread; the threads start with the object and are joined by its destructor,
 // after the parts queued are done.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -42,15 +45,28 @@ namespace xcuda
             bool done() const noexcept;
             // A scan's answer, once done: for each piece, whether it holds only zero bytes (empty for a fault-in).
             std::vector<bool> zero_pieces() const;
+            // A scan's answer so far, without waiting: the pieces read and found zero; the scan stops (its
+            // threads read no further piece; wait() still returns only once they have left the range).
+            // `unread`: the pieces it had not read (false in the answer, as pieces with data are).
+            std::vector<bool> take(std::size_t& unread) const;
 
         private:
             friend class page_preparer;
             void finish_part() noexcept;
+            enum : unsigned char
+            {
+                unread_piece = 0,
+                zero_piece = 1,
+                data_piece = 2
+            };
 
             mutable std::mutex m_mutex;
             mutable std::condition_variable m_done;
             std::size_t m_remaining = 0;            // under m_mutex
-            std::vector<unsigned char> m_zero;      // a scan's, one byte a piece (each written by one thread)
+            // A scan's, one a piece, each written once by the thread that read it (release; take() acquires).
+            std::unique_ptr<std::atomic<unsigned char>[]> m_state;
+            std::size_t m_pieces = 0;
+            mutable std::atomic<bool> m_stop{false};  // take() was called: read no further piece
         };
 
         static constexpr std::size_t min_part = 4u << 20;

@@ -29,6 +29,7 @@ namespace xcuda
         report.copies.emplace_back("known_zero_pieces", routes.known_zero_pieces);  // zero without a read
         report.copies.emplace_back("prepared", routes.prepared);  // copy-back destinations faulted in ahead
         report.copies.emplace_back("scanned", routes.scanned);    // copy-back destinations read ahead for zeros
+        report.copies.emplace_back("scan_unread_pieces", routes.scan_unread_pieces);  // left to the copy in
         report.registrations = {{"entries", cache.entries},
                                 {"bytes", cache.bytes},
                                 {"hits", cache.hits},

@@ -29,7 +29,8 @@ namespace xcuda
         static counters copies_of(std::size_t staged, std::size_t registered, std::size_t page_locked, std::size_t driver);
 
         int device = 0;
-        counters copies;         // staged, registered, page_locked, driver, zero_chunks, known_zero_pieces, prepared, scanned
+        counters copies;         // staged, registered, page_locked, driver, zero_chunks, known_zero_pieces, prepared, scanned,
+                                 // scan_unread_pieces
         counters registrations;  // entries, bytes, hits, registrations, unregistrations, failures, ...
         counters temporaries;    // entries, bytes, hits, misses, evictions
     };

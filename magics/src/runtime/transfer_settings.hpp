@@ -26,7 +26,8 @@
 // and the kernel run; huge: the same with transparent huge pages allowed on them first; off: the copy
 // back takes the faults), and XCUDA_STAGING_SCAN (1: a copy-back destination with data in its pages that
 // the launch copies in too is read for zero pieces on those threads ahead of its copy in; 0: its copy in
-// reads it). A malformed value keeps the default
+// reads it) and XCUDA_STAGING_SCAN_WAIT (0: a copy in that comes before that scan is done takes the pieces
+// found so far and reads the rest itself; 1: it waits for the whole scan). A malformed value keeps the default
 // and is remembered in `problem`: the first pageable copy raises it (usage_error), not the import.
 //
 // A plain value: copied into each transfer, no thread safety of its own.
@@ -74,6 +75,7 @@ namespace xcuda
         };
         bool skip_untouched = true;
         bool scan_ahead = true;
+        bool scan_wait = false;
         prepare_mode prepare = prepare_mode::pages;
         // What was wrong with the environment's values ("" when nothing was).
         std::string problem;
