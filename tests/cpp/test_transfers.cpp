@@ -473,8 +473,11 @@ namespace xcuda
         EXPECT_TRUE(defaults.problem.empty());
         EXPECT_EQ(defaults.chunk_bytes, 8 * MiB);
         EXPECT_EQ(defaults.registration_limit, std::size_t(4) << 30);
-        EXPECT_EQ(defaults.threads_for(16), 8u);
+        EXPECT_EQ(defaults.threads_for(16), 12u);  // three quarters of the cores
+        EXPECT_EQ(defaults.threads_for(64), 12u);  // at most 12
+        EXPECT_EQ(defaults.threads_for(8), 6u);
         EXPECT_EQ(defaults.threads_for(2), 1u);
+        EXPECT_EQ(defaults.threads_for(1), 1u);
         EXPECT_EQ(defaults.staging_spin_us, 200u);
         ::setenv("XCUDA_STAGING_SPIN_US", "-5", 1);
         transfer_settings negative = transfer_settings::from_environment();

@@ -146,7 +146,7 @@ namespace xcuda
         {
             return staging_threads;
         }
-        return std::min<std::size_t>(8, std::max<std::size_t>(1, cores / 2));
+        return std::min<std::size_t>(12, std::max<std::size_t>(1, cores * 3 / 4));
     }
 
     std::chrono::microseconds transfer_settings::staging_spin() const noexcept
