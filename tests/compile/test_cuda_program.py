@@ -181,6 +181,11 @@ def test_option_mistakes_are_usage_errors(shell):
         shell.run_cell_magic("cuda_program", "--sanitize --tool nothing", HOST_ONLY)
     with pytest.raises(UsageError, match=r"the cell is empty"):
         shell.run_cell_magic("cuda_program", "", "\n")
+    # nvcc options that would build something else than the program the magic runs (pasted compile lines).
+    with pytest.raises(UsageError, match=r"nvcc's -o names the output file, which %%cuda_program chooses itself"):
+        shell.run_cell_magic("cuda_program", "-O2 -o saxpy", HOST_ONLY)
+    with pytest.raises(UsageError, match=r"nvcc's -c makes no program for %%cuda_program to run"):
+        shell.run_cell_magic("cuda_program", "-c", HOST_ONLY)
 
 
 @pytest.mark.gpu

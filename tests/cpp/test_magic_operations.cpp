@@ -79,6 +79,32 @@ namespace xcuda
         EXPECT_EQ(cell.nvcc_options(), (std::vector<std::string>{"-arch=sm_90", "-O3"}));
     }
 
+    TEST(program_cell, nvcc_options_that_name_the_output_or_make_no_program_are_usage_errors)
+    {
+        const char* main = "int main() {}";
+        for (const char* line : {"-o prog", "-o=prog", "--output-file prog", "--output-file=prog -O3"})
+        {
+            std::string problem = xcuda_tests::message_of<usage_error>([&] { program_cell::parse(line, main); });
+            EXPECT_NE(problem.find("%%cuda_program"), std::string::npos) << line << ": " << problem;
+            EXPECT_NE(problem.find("names the output file, which %%cuda_program chooses itself"), std::string::npos)
+                << line << ": " << problem;
+        }
+        for (const char* line : {"-c", "-ptx", "--cubin", "-run", "-dc", "--device-link", "-E"})
+        {
+            std::string problem = xcuda_tests::message_of<usage_error>([&] { program_cell::parse(line, main); });
+            EXPECT_NE(problem.find("nvcc's " + std::string(line) + " makes no program for %%cuda_program to run"),
+                      std::string::npos) << problem;
+        }
+        // Options that only look alike still go to nvcc; -o as the program's argument after '--args' too.
+        program_cell cell = program_cell::parse("-odir=/tmp -rdc=true -O3 --args \"-o out.txt\"", main);
+        EXPECT_EQ(cell.nvcc_options(), (std::vector<std::string>{"-odir=/tmp", "-rdc=true", "-O3"}));
+        EXPECT_EQ(cell.program_arguments(), (std::vector<std::string>{"-o", "out.txt"}));
+        // After a bare '--' every word goes to nvcc, and is checked the same way.
+        EXPECT_NE(xcuda_tests::message_of<usage_error>([&] { program_cell::parse("-- -G -o prog", main); })
+                      .find("nvcc's -o names the output file"),
+                  std::string::npos);
+    }
+
     TEST(program_cell, options_that_do_not_go_together_are_usage_errors)
     {
         const char* main = "int main() {}";

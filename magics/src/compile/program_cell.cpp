@@ -25,11 +25,35 @@ namespace xcuda
                 .trailing_as(magic_arguments::trailing::words, "ARG: the program's arguments")
                 .pass_unknown([](const std::string& word) { return !word.empty() && word[0] == '-'; }, "nvcc")
                 .epilog("Other options starting with '-' (-O3, -lcublas, -std=c++20, -G) and every word\n"
-                        "after a bare '--' go to nvcc. nvcc is found at $CUDA_HOME/bin/nvcc,\n"
+                        "after a bare '--' go to nvcc, but for those that name the output file or make no\n"
+                        "program to run (-o, -c, -ptx, -cubin, -run, ...). nvcc is found at $CUDA_HOME/bin/nvcc,\n"
                         "/usr/local/cuda/bin/nvcc or on PATH; kernels alone need no nvcc: use %%cuda.");
             return a;
         }();
         return declared;
+    }
+
+    const char* program_cell::taken_nvcc_option(const std::string& option) noexcept
+    {
+        std::string name = option.substr(0, option.find('='));
+        if (name == "-o" || name == "--output-file")
+        {
+            return "names the output file, which %%cuda_program chooses itself (it builds the program in a folder "
+                   "of its own and runs it from there): leave it out";
+        }
+        static const char* const no_program[] = {"-c",     "--compile", "-E",    "--preprocess", "-ptx", "--ptx",
+                                                 "-cubin", "--cubin",   "-fatbin", "--fatbin",   "-lib", "--lib",
+                                                 "-dc",    "--device-c", "-dw",  "--device-w",   "-dlink", "--device-link",
+                                                 "-run",   "--run",     "-M",    "-MM",          "--generate-dependencies"};
+        for (const char* taken : no_program)
+        {
+            if (name == taken)
+            {
+                return "makes no program for %%cuda_program to run (or runs it itself): leave it out; for the PTX "
+                       "or SASS of kernels, compile them with %%cuda and use xcuda's views";
+            }
+        }
+        return nullptr;
     }
 
     program_cell program_cell::parse(const std::string& line, const std::string& cell)
@@ -57,6 +81,13 @@ namespace xcuda
         if (p.has("--arch"))
         {
             c.m_nvcc_options.push_back("-arch=" + p.value("--arch"));
+        }
+        for (const std::string& option : p.passed)
+        {
+            if (const char* why = taken_nvcc_option(option))
+            {
+                throw usage_error(declared.problem("nvcc's " + option.substr(0, option.find('=')) + " " + why));
+            }
         }
         c.m_nvcc_options.insert(c.m_nvcc_options.end(), p.passed.begin(), p.passed.end());
         if (p.has("--profile") && p.has("--sanitize"))

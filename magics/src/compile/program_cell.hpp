@@ -27,6 +27,9 @@ namespace xcuda
 
         // Reads the line for the cell (help set: nothing else was checked).
         static program_cell parse(const std::string& line, const std::string& cell);
+        // For an option the line passes on to nvcc: why %%cuda_program cannot take it (it names the output
+        // file, or makes no program to run: -o, -c, -ptx, -run, ...), or null when nvcc may have it.
+        static const char* taken_nvcc_option(const std::string& option) noexcept;
 
         bool help() const noexcept { return m_help; }
         const std::vector<std::string>& program_arguments() const noexcept { return m_arguments; }
