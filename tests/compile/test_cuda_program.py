@@ -47,6 +47,18 @@ def test_nvcc_options_pass_through(shell, capsys):
 
 
 @needs_nvcc
+def test_a_pasted_compile_line_gives_nvcc_its_option_values_and_the_program_its_arguments(shell, capsys, tmp_path):
+    (tmp_path / "greeting.h").write_text('#define GREETING "from the header"\n')
+    source = ('#include <cstdio>\n#include "greeting.h"\n'
+              'int main(int argc, char** argv) {\n  printf("%s\\n", GREETING);\n'
+              '  for (int i = 1; i < argc; ++i) printf("[%s]\\n", argv[i]);\n  return 0;\n}\n')
+    # -I and its folder as two words, as in a compile line; 42 is the program's.
+    shell.run_cell_magic("cuda_program", f"-I {tmp_path} -O2 42", source)
+    out, _ = capsys.readouterr()
+    assert "from the header\n[42]\n" in out, out
+
+
+@needs_nvcc
 def test_a_non_zero_exit_status_is_a_program_error(shell, capsys):
     with pytest.raises(xcuda.ProgramError, match=r"the program exited with status 7") as caught:
         shell.run_cell_magic("cuda_program", "", "#include <cstdio>\nint main() { printf(\"bye\\n\"); return 7; }\n")

@@ -105,6 +105,25 @@ namespace xcuda
                   std::string::npos);
     }
 
+    TEST(program_cell, an_nvcc_option_written_alone_takes_the_next_word_as_its_value)
+    {
+        // A pasted compile line: the values of -I, -Xcompiler, --maxrregcount go to nvcc, not to the program.
+        program_cell cell = program_cell::parse("-I include -Xcompiler -fopenmp --maxrregcount 32 -O3 100 out.txt",
+                                                "int main() {}");
+        EXPECT_EQ(cell.nvcc_options(),
+                  (std::vector<std::string>{"-I", "include", "-Xcompiler", "-fopenmp", "--maxrregcount", "32", "-O3"}));
+        EXPECT_EQ(cell.program_arguments(), (std::vector<std::string>{"100", "out.txt"}));
+        // Joined values, flags and the magic's own options are as before: the word after a flag is the program's.
+        program_cell joined = program_cell::parse("-Iinclude -I=more -G 7 --arch sm_90", "int main() {}");
+        EXPECT_EQ(joined.nvcc_options(), (std::vector<std::string>{"-arch=sm_90", "-Iinclude", "-I=more", "-G"}));
+        EXPECT_EQ(joined.program_arguments(), (std::vector<std::string>{"7"}));
+        // A value-taking option right before one of the magic's options does not swallow it.
+        program_cell own = program_cell::parse("-I --arch sm_90", "int main() {}");
+        EXPECT_EQ(own.nvcc_options(), (std::vector<std::string>{"-arch=sm_90", "-I"}));
+        EXPECT_TRUE(program_cell::nvcc_option_takes_value("--include-path"));
+        EXPECT_FALSE(program_cell::nvcc_option_takes_value("-G"));
+    }
+
     TEST(program_cell, options_that_do_not_go_together_are_usage_errors)
     {
         const char* main = "int main() {}";

@@ -48,10 +48,12 @@ namespace xcuda
         return *this;
     }
 
-    magic_arguments& magic_arguments::pass_unknown(std::function<bool(const std::string&)> accepts, std::string what)
+    magic_arguments& magic_arguments::pass_unknown(std::function<bool(const std::string&)> accepts, std::string what,
+                                                   std::function<bool(const std::string&)> takes_value)
     {
         m_accepts = std::move(accepts);
         m_passed_to = std::move(what);
+        m_takes_value = std::move(takes_value);
         return *this;
     }
 
@@ -268,6 +270,11 @@ namespace xcuda
                     if (m_accepts && m_accepts(w))
                     {
                         result.passed.push_back(w);
+                        if (m_takes_value && m_takes_value(w) && i + 1 < words.size() && words[i + 1].text != "--" &&
+                            !find(words[i + 1].text))
+                        {
+                            result.passed.push_back(words[++i].text);  // its value, as the tool reads it
+                        }
                         continue;
                     }
                     std::string near = suggestion(w);

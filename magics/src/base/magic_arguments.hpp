@@ -62,8 +62,11 @@ namespace xcuda
         magic_arguments& epilog(std::string text);
         // Unknown words that start with '-' go to `passed` when accepts(word) is true (%%cuda hands
         // NVRTC's own options through); otherwise they are refused, with a did-you-mean. After a
-        // bare "--" every word is passed, when an acceptor is set.
-        magic_arguments& pass_unknown(std::function<bool(const std::string&)> accepts, std::string what);
+        // bare "--" every word is passed, when an acceptor is set. takes_value(word), when given, says
+        // which passed options take the next word as their value (nvcc's -I include): that word is passed
+        // with it, unless it is "--" or one of this magic's own options.
+        magic_arguments& pass_unknown(std::function<bool(const std::string&)> accepts, std::string what,
+                                      std::function<bool(const std::string&)> takes_value = {});
 
         // Throws usage_error: "<magic>: <problem> (see <magic> -h)".
         parsed parse(const std::string& line) const;
@@ -98,6 +101,7 @@ namespace xcuda
         trailing m_trailing = trailing::none;
         std::string m_trailing_hint;
         std::function<bool(const std::string&)> m_accepts;
+        std::function<bool(const std::string&)> m_takes_value;
         std::string m_passed_to;
     };
 }

@@ -23,14 +23,37 @@ namespace xcuda
                 .add({{"--tool"}, "TOOL", "compute-sanitizer's tool for --sanitize: memcheck, racecheck,\n"
                                           "initcheck or synccheck"})
                 .trailing_as(magic_arguments::trailing::words, "ARG: the program's arguments")
-                .pass_unknown([](const std::string& word) { return !word.empty() && word[0] == '-'; }, "nvcc")
-                .epilog("Other options starting with '-' (-O3, -lcublas, -std=c++20, -G) and every word\n"
+                .pass_unknown([](const std::string& word) { return !word.empty() && word[0] == '-'; }, "nvcc",
+                              &program_cell::nvcc_option_takes_value)
+                .epilog("Other options starting with '-' (-O3, -lcublas, -std=c++20, -G, -I include) and every word\n"
                         "after a bare '--' go to nvcc, but for those that name the output file or make no\n"
                         "program to run (-o, -c, -ptx, -cubin, -run, ...). nvcc is found at $CUDA_HOME/bin/nvcc,\n"
                         "/usr/local/cuda/bin/nvcc or on PATH; kernels alone need no nvcc: use %%cuda.");
             return a;
         }();
         return declared;
+    }
+
+    bool program_cell::nvcc_option_takes_value(const std::string& option) noexcept
+    {
+        // nvcc's options whose value may be the next word (nvcc --help, CUDA 13): short and long names.
+        static const char* const with_value[] = {
+            "-I", "--include-path", "-isystem", "--system-include", "-L", "--library-path", "-l", "--library",
+            "-D", "--define-macro", "-U", "--undefine-macro", "-include", "--pre-include", "-Xcompiler",
+            "--compiler-options", "-Xlinker", "--linker-options", "-Xptxas", "--ptxas-options", "-Xnvlink",
+            "--nvlink-options", "-maxrregcount", "--maxrregcount", "-gencode", "--generate-code", "-code",
+            "--gpu-code", "-ccbin", "--compiler-bindir", "-x", "--x", "-std", "--std", "-odir", "--output-directory",
+            "-rdc", "--relocatable-device-code", "-t", "--threads", "-ftz", "--ftz", "-prec-div", "--prec-div",
+            "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad", "-diag-suppress", "--diag-suppress", "-keep-dir",
+            "--keep-dir", "-optf", "--options-file", "-Werror", "-default-stream", "--default-stream"};
+        for (const char* name : with_value)
+        {
+            if (option == name)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     const char* program_cell::taken_nvcc_option(const std::string& option) noexcept

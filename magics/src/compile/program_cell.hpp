@@ -30,6 +30,9 @@ namespace xcuda
         // For an option the line passes on to nvcc: why %%cuda_program cannot take it (it names the output
         // file, or makes no program to run: -o, -c, -ptx, -run, ...), or null when nvcc may have it.
         static const char* taken_nvcc_option(const std::string& option) noexcept;
+        // Whether an nvcc option written alone (-I, -Xcompiler, --maxrregcount, ...) takes the next word of the
+        // line as its value: that word goes to nvcc with it, not to the program.
+        static bool nvcc_option_takes_value(const std::string& option) noexcept;
 
         bool help() const noexcept { return m_help; }
         const std::vector<std::string>& program_arguments() const noexcept { return m_arguments; }
