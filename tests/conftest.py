@@ -4,13 +4,16 @@ The tests never need xcuda installed system-wide: JUPYTER_PATH points at the bui
 (build/share/jupyter/kernels/xcuda) and sys.path at its Python module (build/python). Set
 XCUDA_BUILD_DIR to test another build folder.
 """
+import atexit
 import ctypes
 import json
 import os
 import queue
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,6 +21,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
+
+# IPython's profile and history for the tests' shells and the kernels they start: a folder of this run's, never
+# the user's ~/.ipython. Shells in this process and kernels in others writing one history.sqlite at once
+# corrupt it: IPython sets it aside as history-corrupt-<time>.sqlite, and the shells' exit handlers then fail
+# with "attempt to write a readonly database". Removed at exit, after IPython's own exit handlers (atexit
+# runs them in the reverse order of registration). A test that needs a fresh one still sets its own.
+_IPYTHON_DIR = tempfile.mkdtemp(prefix="xcuda-tests-ipython-")
+os.environ["IPYTHONDIR"] = _IPYTHON_DIR
+atexit.register(shutil.rmtree, _IPYTHON_DIR, True)
 
 
 
