@@ -24,9 +24,10 @@ BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 
 # IPython's profile and history for the tests' shells and the kernels they start: a folder of this run's, never
 # the user's ~/.ipython. Shells in this process and kernels in others writing one history.sqlite at once
-# corrupt it: IPython sets it aside as history-corrupt-<time>.sqlite, and the shells' exit handlers then fail
-# with "attempt to write a readonly database". Removed at exit, after IPython's own exit handlers (atexit
-# runs them in the reverse order of registration). A test that needs a fresh one still sets its own.
+# corrupt it: IPython sets it aside as history-corrupt-<time>.sqlite (the shells' exit handlers' "attempt to
+# write a readonly database" at the end of a run comes from that, now in this folder). Removed at exit, after
+# IPython's own exit handlers (atexit runs them in the reverse order of registration). A test that needs a
+# fresh one still sets its own.
 _IPYTHON_DIR = tempfile.mkdtemp(prefix="xcuda-tests-ipython-")
 os.environ["IPYTHONDIR"] = _IPYTHON_DIR
 atexit.register(shutil.rmtree, _IPYTHON_DIR, True)
