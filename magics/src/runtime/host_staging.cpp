@@ -338,7 +338,8 @@ namespace xcuda
             if (!m_preparer || m_preparer->huge() != huge)
             {
                 m_preparer.reset();  // its destructor finishes the parts queued
-                // A few threads beside the copy threads (three quarters of the cores): the copies in run meanwhile.
+                // Threads of its own (a quarter of the cores, at most 4) beside the copy threads (three quarters):
+                // the copies in run meanwhile.
                 unsigned cores = std::max(1u, std::thread::hardware_concurrency());
                 m_preparer = std::make_unique<page_preparer>(std::clamp(cores / 4u, 1u, 4u), huge);
             }
