@@ -450,7 +450,7 @@ TEST(ReplayOptions, UnknownKeywordsAreRefusedWithWhatTheCallTakes)
 
 namespace
 {
-    const char* saxpy_source =
+    const char* replay_saxpy_source =
         "extern \"C\" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n"
         "{ size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }\n";
 
@@ -467,7 +467,7 @@ namespace
         {
             compile_options options;
             options.arch = "sm_90";
-            auto module = registry.build("replay_tests", compile_recipe{saxpy_source, options, {}}).module;
+            auto module = registry.build("replay_tests", compile_recipe{replay_saxpy_source, options, {}}).module;
             kernel = std::make_shared<cuda_kernel>(module, module->signatures().front());
             char folder[] = "/tmp/xcuda-operations-test-XXXXXX";
             tools_folder = ::mkdtemp(folder);
@@ -487,7 +487,7 @@ namespace
             call.pass_host_array(2, y.data(), 256, true, false, nullptr, "y");
             call.pass_host_array(3, out.data(), 256, false, true, nullptr, "out");
             call.arguments().store_unsigned(4, 64);
-            return std::make_unique<launch_replayer>(call, false, saxpy_source, keep);
+            return std::make_unique<launch_replayer>(call, false, replay_saxpy_source, keep);
         }
 
         // An executable script in the tools' folder; returns its path.
@@ -540,7 +540,7 @@ TEST(LaunchReplayerRun, TheBundleIsWrittenWithTheCellAndRemovedAfterwards)
         auto replayer = f.replayer(false);
         folder = replayer->folder();
         EXPECT_TRUE(exists(folder + "/cell"));
-        EXPECT_EQ(file_text(folder + "/cell"), saxpy_source);
+        EXPECT_EQ(file_text(folder + "/cell"), replay_saxpy_source);
         EXPECT_NE(replayer->description().find("saxpy"), std::string::npos) << replayer->description();
     }
     EXPECT_FALSE(exists(folder));
@@ -565,7 +565,7 @@ TEST(LaunchReplayerRun, SanitizeRunsTheToolOnTheReplayAndReadsItsReport)
                   replayer->folder() + "\n");
     EXPECT_EQ(r.status, 3);
     EXPECT_EQ(r.report.errors, 2);
-    EXPECT_EQ(r.source, saxpy_source);
+    EXPECT_EQ(r.source, replay_saxpy_source);
     EXPECT_EQ(r.launch, replayer->description());
     EXPECT_EQ(r.folder, replayer->folder());
     replay_bundle::remove_folder(replayer->folder());
@@ -589,7 +589,7 @@ TEST(LaunchReplayerRun, ProfileReadsNcusPagesAndTheLinesOfTheCell)
     profile_result r = replayer->profile(tools, options, [] { return false; });
     EXPECT_FALSE(r.profile.kernel.empty());
     EXPECT_EQ(r.ncu_log, "profiled\n");
-    EXPECT_EQ(r.source, saxpy_source);
+    EXPECT_EQ(r.source, replay_saxpy_source);
     EXPECT_TRUE(r.folder.empty());
     EXPECT_NE(r.profile.lines_note, "source-level figures were not asked for");
     options.source = false;
