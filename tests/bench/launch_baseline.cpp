@@ -37,6 +37,20 @@
 //                        (cuStreamBeginCapture on a non-blocking stream) and instantiated once
 // The eager and the replayed chains' results are checked against the host computation.
 //
+// `launch_baseline variants` (goal 1 of issue 27: is some driver call cheaper than the loop above?) times,
+// in interleaved batches in one process (25 rounds, each variant's 1000 launches a batch, median per
+// launch in microseconds), SAXPY n = 4096 launched as:
+//   variant_kernel_params_us        cuLaunchKernel, kernelParams, the legacy default stream (launch_us's loop)
+//   variant_param_buffer_us         cuLaunchKernel with `extra` = CU_LAUNCH_PARAM_BUFFER_POINTER (one packed buffer)
+//   variant_ctx_get_current_us      cuCtxGetCurrent before each cuLaunchKernel (what xcuda's launch adds)
+//   variant_stream_legacy_us        the CU_STREAM_LEGACY handle instead of 0
+//   variant_stream_blocking_us      a stream made with CU_STREAM_DEFAULT
+//   variant_stream_non_blocking_us  a stream made with CU_STREAM_NON_BLOCKING
+//   variant_stream_per_thread_us    CU_STREAM_PER_THREAD
+//   variant_launch_ex_us            cuLaunchKernelEx, no attributes, the legacy default stream
+// and `many` (16 scalars + 16 pointers): variant16_kernel_params_us, variant16_param_buffer_us. Each variant's
+// result is checked once before it is timed (the packed buffers follow the parameters' natural alignment).
+//
 // Output: one `key value` line per result, for bench_gpu.py to parse. Every CUresult and nvrtcResult
 // is checked; a failure prints the call, the error name and its description and exits 1.
 //
@@ -53,6 +67,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -391,12 +406,186 @@ namespace
     }
 }
 
+namespace
+{
+    // Parameters packed as the kernel's parameter space lays them out: each at the next multiple of its
+    // alignment (here its size), for cuLaunchKernel's CU_LAUNCH_PARAM_BUFFER_POINTER.
+    struct packed_parameters
+    {
+        alignas(16) unsigned char bytes[256] = {};
+        std::size_t size = 0;
+
+        template <class T>
+        void add(const T& value)
+        {
+            size = (size + alignof(T) - 1) / alignof(T) * alignof(T);
+            if (size + sizeof(T) > sizeof bytes)
+            {
+                fail("packed_parameters: more than 256 bytes of parameters");
+            }
+            std::memcpy(bytes + size, &value, sizeof(T));
+            size += sizeof(T);
+        }
+    };
+
+    void measure_launch_variants(CUfunction saxpy, CUfunction many)
+    {
+        const unsigned block = 256;
+        std::size_t n = 4096;
+        std::size_t bytes = n * sizeof(float);
+        unsigned grid = blocks_for(n, block);
+        float a = 2.0f;
+        std::vector<float> hx(n), hy(n), hout(n);
+        fill(hx.data(), n, 1);
+        fill(hy.data(), n, 2);
+        CUdeviceptr x = 0, y = 0, out = 0;
+        CHECK(cuMemAlloc(&x, bytes));
+        CHECK(cuMemAlloc(&y, bytes));
+        CHECK(cuMemAlloc(&out, bytes));
+        CHECK(cuMemcpyHtoD(x, hx.data(), bytes));
+        CHECK(cuMemcpyHtoD(y, hy.data(), bytes));
+        void* args[] = {&a, &x, &y, &out, &n};
+        packed_parameters packed;
+        packed.add(a);
+        packed.add(x);
+        packed.add(y);
+        packed.add(out);
+        packed.add(n);
+        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed.bytes, CU_LAUNCH_PARAM_BUFFER_SIZE, &packed.size,
+                         CU_LAUNCH_PARAM_END};
+        CUstream blocking = nullptr;
+        CUstream non_blocking = nullptr;
+        CHECK(cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+        CHECK(cuStreamCreate(&non_blocking, CU_STREAM_NON_BLOCKING));
+        CUlaunchConfig config = {};
+        config.gridDimX = grid;
+        config.gridDimY = config.gridDimZ = 1;
+        config.blockDimX = block;
+        config.blockDimY = config.blockDimZ = 1;
+        auto on = [&](CUstream stream) {
+            CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr));
+        };
+
+        // many: as in main's launch16_us, p15[0] = the sum of the scalars and of p0..p14's first elements.
+        float scalars[16];
+        CUdeviceptr pointers[16];
+        void* many_args[32];
+        packed_parameters many_packed;
+        float expected = 0;
+        for (int k = 0; k < 16; ++k)
+        {
+            scalars[k] = static_cast<float>(k + 1);
+            expected += scalars[k];
+            CHECK(cuMemAlloc(&pointers[k], bytes));
+            std::vector<float> values(n, k < 15 ? 100.0f * (k + 1) : 0.0f);
+            expected += k < 15 ? values[0] : 0.0f;
+            CHECK(cuMemcpyHtoD(pointers[k], values.data(), bytes));
+            many_args[k] = &scalars[k];
+            many_args[16 + k] = &pointers[k];
+        }
+        for (float scalar : scalars)
+        {
+            many_packed.add(scalar);
+        }
+        for (CUdeviceptr pointer : pointers)
+        {
+            many_packed.add(pointer);
+        }
+        void* many_extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, many_packed.bytes, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                              &many_packed.size, CU_LAUNCH_PARAM_END};
+
+        struct variant
+        {
+            const char* key;
+            std::function<void()> launch;
+            bool is_many;
+        };
+        std::vector<variant> variants = {
+            {"variant_kernel_params_us", [&] { on(nullptr); }, false},
+            {"variant_param_buffer_us",
+             [&] { CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, nullptr, nullptr, extra)); }, false},
+            {"variant_ctx_get_current_us",
+             [&] {
+                 CUcontext current = nullptr;
+                 CHECK(cuCtxGetCurrent(&current));
+                 on(nullptr);
+             },
+             false},
+            {"variant_stream_legacy_us", [&] { on(CU_STREAM_LEGACY); }, false},
+            {"variant_stream_blocking_us", [&] { on(blocking); }, false},
+            {"variant_stream_non_blocking_us", [&] { on(non_blocking); }, false},
+            {"variant_stream_per_thread_us", [&] { on(CU_STREAM_PER_THREAD); }, false},
+            {"variant_launch_ex_us", [&] { CHECK(cuLaunchKernelEx(&config, saxpy, args, nullptr)); }, false},
+            {"variant16_kernel_params_us",
+             [&] { CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, many_args, nullptr)); }, true},
+            {"variant16_param_buffer_us",
+             [&] { CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, nullptr, many_extra)); }, true},
+        };
+        for (const variant& v : variants)  // each one's result checked, then a warm-up batch
+        {
+            if (v.is_many)
+            {
+                CHECK(cuMemsetD8(pointers[15], 0, sizeof(float)));
+                v.launch();
+                CHECK(cuCtxSynchronize());
+                float result = 0;
+                CHECK(cuMemcpyDtoH(&result, pointers[15], sizeof result));
+                if (result != expected)
+                {
+                    fail(std::string(v.key) + ": wrong result " + std::to_string(result) + " instead of " +
+                         std::to_string(expected));
+                }
+            }
+            else
+            {
+                CHECK(cuMemsetD8(out, 0, bytes));
+                v.launch();
+                CHECK(cuCtxSynchronize());
+                CHECK(cuMemcpyDtoH(hout.data(), out, bytes));
+                check_saxpy(v.key, a, hx.data(), hy.data(), hout.data(), n);
+            }
+            for (int i = 0; i < 1000; ++i)
+            {
+                v.launch();
+            }
+            CHECK(cuCtxSynchronize());
+        }
+        std::vector<std::vector<double>> per_launch_us(variants.size());
+        for (int round = 0; round < 25; ++round)
+        {
+            for (std::size_t k = 0; k < variants.size(); ++k)
+            {
+                auto start = clock_type::now();
+                for (int i = 0; i < 1000; ++i)
+                {
+                    variants[k].launch();
+                }
+                per_launch_us[k].push_back(seconds_since(start) * 1e6 / 1000);
+                CHECK(cuCtxSynchronize());
+            }
+        }
+        for (std::size_t k = 0; k < variants.size(); ++k)
+        {
+            std::printf("%s %.3f\n", variants[k].key, median(per_launch_us[k]));
+        }
+        CHECK(cuStreamDestroy(blocking));
+        CHECK(cuStreamDestroy(non_blocking));
+        for (CUdeviceptr pointer : pointers)
+        {
+            CHECK(cuMemFree(pointer));
+        }
+        CHECK(cuMemFree(x));
+        CHECK(cuMemFree(y));
+        CHECK(cuMemFree(out));
+    }
+}
+
 int main(int argc, char** argv)
 {
     std::string mode = argc > 1 ? argv[1] : "";
-    if (!mode.empty() && mode != "transfers" && mode != "graphs")
+    if (!mode.empty() && mode != "transfers" && mode != "graphs" && mode != "variants")
     {
-        fail("unknown mode '" + mode + "' (none, transfers or graphs)");
+        fail("unknown mode '" + mode + "' (none, transfers, graphs or variants)");
     }
     CHECK(cuInit(0));
     CUdevice device = 0;
@@ -423,11 +612,15 @@ int main(int argc, char** argv)
     CUfunction many = nullptr;
     CHECK(cuModuleGetFunction(&saxpy, module, "saxpy"));
     CHECK(cuModuleGetFunction(&many, module, "many"));
-    if (mode == "transfers" || mode == "graphs")
+    if (mode == "transfers" || mode == "graphs" || mode == "variants")
     {
         if (mode == "transfers")
         {
             measure_transfers();
+        }
+        else if (mode == "variants")
+        {
+            measure_launch_variants(saxpy, many);
         }
         else
         {
