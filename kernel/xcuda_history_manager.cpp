@@ -44,7 +44,20 @@ namespace xcuda
 
     xcuda_history_manager::xcuda_history_manager(const xcuda_interpreter& interpreter)
         : m_interpreter(interpreter)
+        , m_shell_thread(std::this_thread::get_id())
+        , m_off_thread_reply{{"status", "error"},
+                             {"ename", "BadRequest"},
+                             {"evalue", "history_request is answered on the shell channel, not the control channel "
+                                        "(IPython's history database belongs to the shell's thread): send it on the "
+                                        "shell channel"},
+                             {"traceback", nl::json::array()},
+                             {"history", nl::json::array()}}
     {
+    }
+
+    const nl::json* xcuda_history_manager::refuse_off_shell_thread() const
+    {
+        return std::this_thread::get_id() == m_shell_thread ? nullptr : &m_off_thread_reply;
     }
 
     void xcuda_history_manager::configure_impl()
@@ -58,6 +71,10 @@ namespace xcuda
 
     nl::json xcuda_history_manager::get_tail_impl(int n, bool raw, bool output) const
     {
+        if (const nl::json* refused = refuse_off_shell_thread())
+        {
+            return *refused;
+        }
         py::gil_scoped_acquire acquire;
         try
         {
@@ -73,6 +90,10 @@ namespace xcuda
 
     nl::json xcuda_history_manager::get_range_impl(int session, int start, int stop, bool raw, bool output) const
     {
+        if (const nl::json* refused = refuse_off_shell_thread())
+        {
+            return *refused;
+        }
         py::gil_scoped_acquire acquire;
         try
         {
@@ -88,6 +109,10 @@ namespace xcuda
     nl::json xcuda_history_manager::search_impl(const std::string& pattern, bool raw, bool output, int n,
                                                 bool unique) const
     {
+        if (const nl::json* refused = refuse_off_shell_thread())
+        {
+            return *refused;
+        }
         py::gil_scoped_acquire acquire;
         try
         {

@@ -2,6 +2,7 @@
 #define XCUDA_HISTORY_MANAGER_HPP
 
 #include <string>
+#include <thread>
 
 #include "nlohmann/json.hpp"
 #include "xeus/xhistory_manager.hpp"
@@ -18,7 +19,12 @@ namespace xcuda
      * lack the output, every line numbered 1), and IPython already records each cell in run_cell.
      *
      * Ownership: refers to the interpreter, which owns the shell; both live as long as the kernel.
-     * Threading: called on the shell thread with the GIL not held; every request acquires it.
+     * Threading: called with the GIL not held; every request acquires it. IPython's history database is a
+     * sqlite connection of the shell thread (the main thread, which makes this object), and sqlite refuses
+     * its use from another thread with an error that IPython takes for a corrupt file: it renames the user's
+     * history.sqlite to history-corrupt-<time>.sqlite and starts an empty one (three times, then it keeps no
+     * history at all). A history_request that comes on the control channel runs on xeus' control thread: it
+     * is answered with an error saying to send it on the shell channel, and IPython is not asked.
      */
     class xcuda_history_manager : public xeus::xhistory_manager
     {
@@ -34,7 +40,12 @@ namespace xcuda
         nl::json get_range_impl(int session, int start, int stop, bool raw, bool output) const override;
         nl::json search_impl(const std::string& pattern, bool raw, bool output, int n, bool unique) const override;
 
+        // The error reply to a request made on another thread than the shell's, or null on the shell's.
+        const nl::json* refuse_off_shell_thread() const;
+
         const xcuda_interpreter& m_interpreter;
+        std::thread::id m_shell_thread;
+        nl::json m_off_thread_reply;
     };
 }
 

@@ -240,6 +240,35 @@ def test_display_metadata_with_datetimes_is_published_as_iso_text(tmp_path):
         km.shutdown_kernel()
 
 
+def test_a_history_request_on_the_control_channel_is_refused_and_leaves_the_history_file_alone(tmp_path):
+    # IPython's history database belongs to the shell's thread; asked on the control thread, sqlite refused it
+    # and IPython renamed the user's history.sqlite to history-corrupt-<time>.sqlite (test_hostile_wire's
+    # fuzzing did so twice a run).
+    km, kc = start_kernel(tmp_path)
+    try:
+        for code in ("first = 1", "second = 2"):
+            assert run_cell(kc, code)[0]["status"] == "ok"
+        for kind, extra in (("tail", {"n": 5}), ("range", {"session": 0, "start": 1, "stop": 3}),
+                            ("search", {"pattern": "*", "n": 5})):
+            msg = kc.session.msg("history_request", dict(hist_access_type=kind, raw=True, output=False, **extra))
+            kc.control_channel.send(msg)
+            reply = kc.get_control_msg(timeout=TIMEOUT)
+            assert reply["parent_header"]["msg_id"] == msg["header"]["msg_id"]
+            assert reply["content"]["status"] == "error", reply["content"]
+            assert reply["content"]["ename"] == "BadRequest"
+            assert "shell channel" in reply["content"]["evalue"]
+        profile = tmp_path / "profile_default"
+        assert sorted(p.name for p in profile.glob("history*.sqlite")) == ["history.sqlite"]
+        # The shell channel's history still has both cells.
+        kc.history(hist_access_type="tail", n=5, raw=True, output=False)
+        reply = kc.get_shell_msg(timeout=TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert [row[2] for row in reply["content"]["history"]][-2:] == ["first = 1", "second = 2"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel()
+
+
 def test_atexit_handlers_run_when_the_kernel_is_shut_down(tmp_path):
     # As in ipykernel: an ipyparallel.Cluster started in a notebook stops its engines from one.
     marker = tmp_path / "atexit-marker"
