@@ -23,14 +23,26 @@ REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 
 # IPython's profile and history for the tests' shells and the kernels they start: a folder of this run's, never
-# the user's ~/.ipython. Shells in this process and kernels in others writing one history.sqlite at once
-# corrupt it: IPython sets it aside as history-corrupt-<time>.sqlite (the shells' exit handlers' "attempt to
-# write a readonly database" at the end of a run comes from that, now in this folder). Removed at exit, after
-# IPython's own exit handlers (atexit runs them in the reverse order of registration). A test that needs a
-# fresh one still sets its own.
+# the user's ~/.ipython. Removed at exit, after IPython's own exit handlers (atexit runs them in the reverse
+# order of registration). A test that needs a fresh one still sets its own.
 _IPYTHON_DIR = tempfile.mkdtemp(prefix="xcuda-tests-ipython-")
 os.environ["IPYTHONDIR"] = _IPYTHON_DIR
 atexit.register(shutil.rmtree, _IPYTHON_DIR, True)
+
+# The shells of this process (InteractiveShell.instance(), a new one for each test module) keep their history
+# in memory, not in the folder's history.sqlite. With a file, the kernels and child processes of the run
+# opening it while a dozen shells here held it open made IPython take it for corrupt and set it aside (twice
+# in a full run: history-corrupt.sqlite and history-corrupt-<time>.sqlite); each shell opened before that
+# then failed in its exit handler with "attempt to write a readonly database" (8 tracebacks at the end of
+# every full run). Nothing here reads a shell's history back from a file. The default of the trait that names
+# the file, for this process only: InteractiveShell.instance() takes no configuration. (The GPU host's own
+# Python has no IPython: nothing to set there.)
+try:
+    from IPython.core.history import HistoryAccessor
+except ImportError:
+    HistoryAccessor = None
+if HistoryAccessor is not None:
+    HistoryAccessor.class_traits()["hist_file"].default_value = ":memory:"
 
 
 
