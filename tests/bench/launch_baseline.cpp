@@ -408,6 +408,54 @@ namespace
 
 namespace
 {
+    // The arguments of `many` (16 scalars + 16 pointers to n floats each): s_k = k + 1, p_k (k < 15) filled with
+    // 100 * (k + 1), p15 the output; a launch writes p15[0] = the sum of the scalars and of p0..p14's first
+    // elements. args is what cuLaunchKernel takes (it points into the object: not copyable).
+    struct many_arguments
+    {
+        float scalars[16];
+        CUdeviceptr pointers[16];
+        void* args[32];
+        float expected = 0;
+
+        explicit many_arguments(std::size_t n)
+        {
+            std::size_t bytes = n * sizeof(float);
+            for (int k = 0; k < 16; ++k)
+            {
+                scalars[k] = static_cast<float>(k + 1);
+                expected += scalars[k];
+                CHECK(cuMemAlloc(&pointers[k], bytes));
+                std::vector<float> values(n, k < 15 ? 100.0f * (k + 1) : 0.0f);
+                expected += k < 15 ? values[0] : 0.0f;
+                CHECK(cuMemcpyHtoD(pointers[k], values.data(), bytes));
+                args[k] = &scalars[k];
+                args[16 + k] = &pointers[k];
+            }
+        }
+        many_arguments(const many_arguments&) = delete;
+        many_arguments& operator=(const many_arguments&) = delete;
+
+        // After a launch: p15[0] must hold the expected sum.
+        void verify(const std::string& what) const
+        {
+            float result = 0;
+            CHECK(cuMemcpyDtoH(&result, pointers[15], sizeof result));
+            if (result != expected)
+            {
+                fail(what + ": wrong result " + std::to_string(result) + " instead of " + std::to_string(expected));
+            }
+        }
+
+        void release()
+        {
+            for (CUdeviceptr pointer : pointers)
+            {
+                CHECK(cuMemFree(pointer));
+            }
+        }
+    };
+
     // Parameters packed as the kernel's parameter space lays them out: each at the next multiple of its
     // alignment (here its size), for cuLaunchKernel's CU_LAUNCH_PARAM_BUFFER_POINTER.
     struct packed_parameters
@@ -466,28 +514,13 @@ namespace
             CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr));
         };
 
-        // many: as in main's launch16_us, p15[0] = the sum of the scalars and of p0..p14's first elements.
-        float scalars[16];
-        CUdeviceptr pointers[16];
-        void* many_args[32];
+        many_arguments m(n);
         packed_parameters many_packed;
-        float expected = 0;
-        for (int k = 0; k < 16; ++k)
-        {
-            scalars[k] = static_cast<float>(k + 1);
-            expected += scalars[k];
-            CHECK(cuMemAlloc(&pointers[k], bytes));
-            std::vector<float> values(n, k < 15 ? 100.0f * (k + 1) : 0.0f);
-            expected += k < 15 ? values[0] : 0.0f;
-            CHECK(cuMemcpyHtoD(pointers[k], values.data(), bytes));
-            many_args[k] = &scalars[k];
-            many_args[16 + k] = &pointers[k];
-        }
-        for (float scalar : scalars)
+        for (float scalar : m.scalars)
         {
             many_packed.add(scalar);
         }
-        for (CUdeviceptr pointer : pointers)
+        for (CUdeviceptr pointer : m.pointers)
         {
             many_packed.add(pointer);
         }
@@ -517,7 +550,7 @@ namespace
             {"variant_stream_per_thread_us", [&] { on(CU_STREAM_PER_THREAD); }, false},
             {"variant_launch_ex_us", [&] { CHECK(cuLaunchKernelEx(&config, saxpy, args, nullptr)); }, false},
             {"variant16_kernel_params_us",
-             [&] { CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, many_args, nullptr)); }, true},
+             [&] { CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, m.args, nullptr)); }, true},
             {"variant16_param_buffer_us",
              [&] { CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, nullptr, many_extra)); }, true},
         };
@@ -525,16 +558,10 @@ namespace
         {
             if (v.is_many)
             {
-                CHECK(cuMemsetD8(pointers[15], 0, sizeof(float)));
+                CHECK(cuMemsetD8(m.pointers[15], 0, sizeof(float)));
                 v.launch();
                 CHECK(cuCtxSynchronize());
-                float result = 0;
-                CHECK(cuMemcpyDtoH(&result, pointers[15], sizeof result));
-                if (result != expected)
-                {
-                    fail(std::string(v.key) + ": wrong result " + std::to_string(result) + " instead of " +
-                         std::to_string(expected));
-                }
+                m.verify(v.key);
             }
             else
             {
@@ -570,10 +597,7 @@ namespace
         }
         CHECK(cuStreamDestroy(blocking));
         CHECK(cuStreamDestroy(non_blocking));
-        for (CUdeviceptr pointer : pointers)
-        {
-            CHECK(cuMemFree(pointer));
-        }
+        m.release();
         CHECK(cuMemFree(x));
         CHECK(cuMemFree(y));
         CHECK(cuMemFree(out));
@@ -658,36 +682,13 @@ int main(int argc, char** argv)
                         CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr));
                     }));
 
-        // many: s_k = k + 1, p_k (k < 15) filled with 100 * (k + 1); p15[0] = their sum.
-        float scalars[16];
-        CUdeviceptr pointers[16];
-        void* many_args[32];
-        float expected = 0;
-        for (int k = 0; k < 16; ++k)
-        {
-            scalars[k] = static_cast<float>(k + 1);
-            expected += scalars[k];
-            CHECK(cuMemAlloc(&pointers[k], bytes));
-            std::vector<float> values(n, k < 15 ? 100.0f * (k + 1) : 0.0f);
-            expected += k < 15 ? values[0] : 0.0f;
-            CHECK(cuMemcpyHtoD(pointers[k], values.data(), bytes));
-            many_args[k] = &scalars[k];
-            many_args[16 + k] = &pointers[k];
-        }
-        CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, many_args, nullptr));
-        float result = 0;
-        CHECK(cuMemcpyDtoH(&result, pointers[15], sizeof result));
-        if (result != expected)
-        {
-            fail("many: wrong result " + std::to_string(result) + " instead of " + std::to_string(expected));
-        }
+        many_arguments m(n);
+        CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, m.args, nullptr));
+        m.verify("many");
         std::printf("launch16_us %.3f\n", launch_cost_us([&] {
-                        CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, many_args, nullptr));
+                        CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, m.args, nullptr));
                     }));
-        for (CUdeviceptr pointer : pointers)
-        {
-            CHECK(cuMemFree(pointer));
-        }
+        m.release();
         CHECK(cuMemFree(x));
         CHECK(cuMemFree(y));
         CHECK(cuMemFree(out));
