@@ -408,6 +408,47 @@ namespace
 
 namespace
 {
+    // SAXPY's arguments at n (a = 2, x and y random on the host and copied to the device, out on the device);
+    // args is what cuLaunchKernel takes (it points into the object: not copyable).
+    struct saxpy_arguments
+    {
+        float a = 2.0f;
+        std::size_t n;
+        std::vector<float> hx, hy, hout;
+        CUdeviceptr x = 0, y = 0, out = 0;
+        void* args[5];
+
+        explicit saxpy_arguments(std::size_t count) : n(count), hx(count), hy(count), hout(count)
+        {
+            std::size_t bytes = n * sizeof(float);
+            fill(hx.data(), n, 1);
+            fill(hy.data(), n, 2);
+            CHECK(cuMemAlloc(&x, bytes));
+            CHECK(cuMemAlloc(&y, bytes));
+            CHECK(cuMemAlloc(&out, bytes));
+            CHECK(cuMemcpyHtoD(x, hx.data(), bytes));
+            CHECK(cuMemcpyHtoD(y, hy.data(), bytes));
+            void* pointers[] = {&a, &x, &y, &out, &n};
+            std::copy(pointers, pointers + 5, args);
+        }
+        saxpy_arguments(const saxpy_arguments&) = delete;
+        saxpy_arguments& operator=(const saxpy_arguments&) = delete;
+
+        // After a launch: out must hold a * x + y.
+        void verify(const char* what)
+        {
+            CHECK(cuMemcpyDtoH(hout.data(), out, n * sizeof(float)));
+            check_saxpy(what, a, hx.data(), hy.data(), hout.data(), n);
+        }
+
+        void release()
+        {
+            CHECK(cuMemFree(x));
+            CHECK(cuMemFree(y));
+            CHECK(cuMemFree(out));
+        }
+    };
+
     // The arguments of `many` (16 scalars + 16 pointers to n floats each): s_k = k + 1, p_k (k < 15) filled with
     // 100 * (k + 1), p15 the output; a launch writes p15[0] = the sum of the scalars and of p0..p14's first
     // elements. args is what cuLaunchKernel takes (it points into the object: not copyable).
@@ -480,25 +521,15 @@ namespace
     {
         const unsigned block = 256;
         std::size_t n = 4096;
-        std::size_t bytes = n * sizeof(float);
         unsigned grid = blocks_for(n, block);
-        float a = 2.0f;
-        std::vector<float> hx(n), hy(n), hout(n);
-        fill(hx.data(), n, 1);
-        fill(hy.data(), n, 2);
-        CUdeviceptr x = 0, y = 0, out = 0;
-        CHECK(cuMemAlloc(&x, bytes));
-        CHECK(cuMemAlloc(&y, bytes));
-        CHECK(cuMemAlloc(&out, bytes));
-        CHECK(cuMemcpyHtoD(x, hx.data(), bytes));
-        CHECK(cuMemcpyHtoD(y, hy.data(), bytes));
-        void* args[] = {&a, &x, &y, &out, &n};
+        saxpy_arguments s(n);
+        void** args = s.args;
         packed_parameters packed;
-        packed.add(a);
-        packed.add(x);
-        packed.add(y);
-        packed.add(out);
-        packed.add(n);
+        packed.add(s.a);
+        packed.add(s.x);
+        packed.add(s.y);
+        packed.add(s.out);
+        packed.add(s.n);
         void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed.bytes, CU_LAUNCH_PARAM_BUFFER_SIZE, &packed.size,
                          CU_LAUNCH_PARAM_END};
         CUstream blocking = nullptr;
@@ -565,11 +596,10 @@ namespace
             }
             else
             {
-                CHECK(cuMemsetD8(out, 0, bytes));
+                CHECK(cuMemsetD8(s.out, 0, n * sizeof(float)));
                 v.launch();
                 CHECK(cuCtxSynchronize());
-                CHECK(cuMemcpyDtoH(hout.data(), out, bytes));
-                check_saxpy(v.key, a, hx.data(), hy.data(), hout.data(), n);
+                s.verify(v.key);
             }
             for (int i = 0; i < 1000; ++i)
             {
@@ -598,9 +628,7 @@ namespace
         CHECK(cuStreamDestroy(blocking));
         CHECK(cuStreamDestroy(non_blocking));
         m.release();
-        CHECK(cuMemFree(x));
-        CHECK(cuMemFree(y));
-        CHECK(cuMemFree(out));
+        s.release();
     }
 }
 
@@ -663,21 +691,11 @@ int main(int argc, char** argv)
     // ---- launch host cost -------------------------------------------------------------------------
     {
         std::size_t n = 4096;
-        std::size_t bytes = n * sizeof(float);
-        std::vector<float> hx(n), hy(n), hout(n);
-        fill(hx.data(), n, 1);
-        fill(hy.data(), n, 2);
-        CUdeviceptr x = 0, y = 0, out = 0;
-        CHECK(cuMemAlloc(&x, bytes));
-        CHECK(cuMemAlloc(&y, bytes));
-        CHECK(cuMemAlloc(&out, bytes));
-        CHECK(cuMemcpyHtoD(x, hx.data(), bytes));
-        CHECK(cuMemcpyHtoD(y, hy.data(), bytes));
-        void* args[] = {&a, &x, &y, &out, &n};
+        saxpy_arguments s(n);
+        void** args = s.args;
         unsigned grid = blocks_for(n, block);
         CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr));
-        CHECK(cuMemcpyDtoH(hout.data(), out, bytes));
-        check_saxpy("saxpy n=4096", a, hx.data(), hy.data(), hout.data(), n);
+        s.verify("saxpy n=4096");
         std::printf("launch_us %.3f\n", launch_cost_us([&] {
                         CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, nullptr, args, nullptr));
                     }));
@@ -689,9 +707,7 @@ int main(int argc, char** argv)
                         CHECK(cuLaunchKernel(many, grid, 1, 1, block, 1, 1, 0, nullptr, m.args, nullptr));
                     }));
         m.release();
-        CHECK(cuMemFree(x));
-        CHECK(cuMemFree(y));
-        CHECK(cuMemFree(out));
+        s.release();
     }
 
     // ---- SAXPY at n = 2^24: kernel time, copy ceiling, tutorial end to end -------------------------
