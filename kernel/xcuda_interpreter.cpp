@@ -85,6 +85,7 @@ namespace xcuda
         buffer_standard_streams();
         install_ask_exit();
         publish_datetimes_as_text();
+        share_history_connection();
         // A kernel started with SIGINT ignored (by a server launched with `&` from a script) inherits
         // that, and Python then installs no handler: interrupts would do nothing. Interrupting a cell
         // is the kernel's contract, so take SIGINT back (interrupt_guard still confines it to cells).
@@ -146,6 +147,28 @@ namespace xcuda
             }
         });
         m_ipython_shell.attr("ask_exit") = py::module_::import("types").attr("MethodType")(ask_exit, m_ipython_shell);
+    }
+
+    // IPython's history database is a sqlite connection made on the main thread (the shell's), and sqlite3
+    // refuses it on any other thread with an error IPython takes for a corrupt file: it renames the user's
+    // history.sqlite to history-corrupt-<time>.sqlite and starts an empty one. Code a client runs on the control
+    // channel runs on xeus' control thread: `%history -g x` there did exactly that (and stopped the history
+    // saving thread: "History will not be written to the database"). So the connection is opened again,
+    // usable from any thread (sqlite serialises its use; the GIL serialises IPython's). A history_request on
+    // the control channel is still refused (xcuda_history_manager). An in-memory history stays as it is.
+    // Needs the GIL.
+    void xcuda_interpreter::share_history_connection()
+    {
+        py::object manager = m_ipython_shell.attr("history_manager");
+        if (manager.is_none() || !manager.attr("enabled").cast<bool>() ||
+            py::str(manager.attr("hist_file")).cast<std::string>() == ":memory:")
+        {
+            return;
+        }
+        py::dict options(manager.attr("connection_options"));
+        options["check_same_thread"] = false;
+        manager.attr("connection_options") = options;
+        manager.attr("init_db")();
     }
 
     // xeus-python turns display data and metadata into JSON with pybind11_json, which knows no datetime:

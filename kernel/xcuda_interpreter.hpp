@@ -66,6 +66,7 @@ namespace xcuda
         void buffer_standard_streams();
         void install_ask_exit();
         void publish_datetimes_as_text();
+        void share_history_connection();
         void load_xcuda_extension();
         nl::json corrected_error_reply(const nl::json& base_reply);
         nl::json reply_with_unreported_failure(nl::json base_reply);

@@ -240,10 +240,10 @@ def test_display_metadata_with_datetimes_is_published_as_iso_text(tmp_path):
         km.shutdown_kernel()
 
 
-def test_a_history_request_on_the_control_channel_is_refused_and_leaves_the_history_file_alone(tmp_path):
-    # IPython's history database belongs to the shell's thread; asked on the control thread, sqlite refused it
-    # and IPython renamed the user's history.sqlite to history-corrupt-<time>.sqlite (test_hostile_wire's
-    # fuzzing did so twice a run).
+def test_history_on_the_control_channel_leaves_the_history_file_alone(tmp_path):
+    # IPython's history database was a connection of the shell's thread; used on the control thread, sqlite
+    # refused it and IPython renamed the user's history.sqlite to history-corrupt-<time>.sqlite (test_hostile_wire's
+    # fuzzing did so twice a run). A history_request there is refused; code run there (%history -g) works.
     km, kc = start_kernel(tmp_path)
     try:
         for code in ("first = 1", "second = 2"):
@@ -257,6 +257,12 @@ def test_a_history_request_on_the_control_channel_is_refused_and_leaves_the_hist
             assert reply["content"]["status"] == "error", reply["content"]
             assert reply["content"]["ename"] == "BadRequest"
             assert "shell channel" in reply["content"]["evalue"]
+        # Code run on the control channel runs on the control thread too: %history -g reads the database there.
+        msg = kc.session.msg("execute_request", dict(code="%history -g first", silent=False, store_history=False,
+                                                     user_expressions={}, allow_stdin=False))
+        kc.control_channel.send(msg)
+        reply = kc.get_control_msg(timeout=TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
         profile = tmp_path / "profile_default"
         assert sorted(p.name for p in profile.glob("history*.sqlite")) == ["history.sqlite"]
         # The shell channel's history still has both cells.
