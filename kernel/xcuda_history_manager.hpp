@@ -19,12 +19,14 @@ namespace xcuda
      * lack the output, every line numbered 1), and IPython already records each cell in run_cell.
      *
      * Ownership: refers to the interpreter, which owns the shell; both live as long as the kernel.
-     * Threading: called with the GIL not held; every request acquires it. IPython's history database is a
-     * sqlite connection of the shell thread (the main thread, which makes this object), and sqlite refuses
-     * its use from another thread with an error that IPython takes for a corrupt file: it renames the user's
-     * history.sqlite to history-corrupt-<time>.sqlite and starts an empty one (three times, then it keeps no
-     * history at all). A history_request that comes on the control channel runs on xeus' control thread: it
-     * is answered with an error saying to send it on the shell channel, and IPython is not asked.
+     * Threading: called with the GIL not held; every request acquires it. IPython's history database was a
+     * sqlite connection of the shell thread (the main thread, which makes this object), and sqlite refused
+     * its use from another thread with an error that IPython takes for a corrupt file: it renamed the user's
+     * history.sqlite to history-corrupt-<time>.sqlite and started an empty one. The interpreter now opens it
+     * for any thread (xcuda_interpreter::share_history_connection), for code run on the control channel; a
+     * history_request that comes on the control channel (no client sends one there) is still answered with an
+     * error saying to send it on the shell channel, and IPython is not asked: its query writes the shell's
+     * input cache out, which the shell thread does too.
      */
     class xcuda_history_manager : public xeus::xhistory_manager
     {

@@ -263,13 +263,23 @@ def test_history_on_the_control_channel_leaves_the_history_file_alone(tmp_path):
         kc.control_channel.send(msg)
         reply = kc.get_control_msg(timeout=TIMEOUT)
         assert reply["content"]["status"] == "ok", reply["content"]
+        # And while the shell thread runs a cell that stores its own history: both threads at once.
+        running = kc.execute("import time\nfor k in range(30):\n    get_ipython().history_manager.writeout_cache()\n"
+                             "    time.sleep(0.02)", store_history=True)
+        for _ in range(5):
+            kc.control_channel.send(kc.session.msg("execute_request", dict(
+                code="%history -g first", silent=False, store_history=False, user_expressions={}, allow_stdin=False)))
+            assert kc.get_control_msg(timeout=TIMEOUT)["content"]["status"] == "ok"
+        reply = kc.get_shell_msg(timeout=TIMEOUT)
+        assert reply["parent_header"]["msg_id"] == running and reply["content"]["status"] == "ok", reply["content"]
         profile = tmp_path / "profile_default"
         assert sorted(p.name for p in profile.glob("history*.sqlite")) == ["history.sqlite"]
-        # The shell channel's history still has both cells.
+        # The shell channel's history still has the cells, the one that ran beside the control thread's last.
         kc.history(hist_access_type="tail", n=5, raw=True, output=False)
         reply = kc.get_shell_msg(timeout=TIMEOUT)
         assert reply["content"]["status"] == "ok", reply["content"]
-        assert [row[2] for row in reply["content"]["history"]][-2:] == ["first = 1", "second = 2"]
+        inputs = [row[2] for row in reply["content"]["history"]]
+        assert inputs[-3:-1] == ["first = 1", "second = 2"] and inputs[-1].startswith("import time"), inputs
     finally:
         kc.stop_channels()
         km.shutdown_kernel()
