@@ -2,6 +2,7 @@
 
 #include "out_stream_py.hpp"  // generated from kernel/python/out_stream.py
 
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -165,10 +166,22 @@ namespace xcuda
         {
             return;
         }
-        py::dict options(manager.attr("connection_options"));
+        py::object before = manager.attr("connection_options");
+        py::dict options;
+        options.attr("update")(before);
         options["check_same_thread"] = false;
-        manager.attr("connection_options") = options;
-        manager.attr("init_db")();
+        try
+        {
+            manager.attr("connection_options") = options;
+            manager.attr("init_db")();
+        }
+        catch (py::error_already_set& error)
+        {
+            // The kernel starts anyway, with the connection IPython made (usable on the shell thread only).
+            manager.attr("connection_options") = before;
+            std::fprintf(stderr, "xcuda: IPython's history database was not reopened for every thread (%s)\n",
+                         error.what());
+        }
     }
 
     // xeus-python turns display data and metadata into JSON with pybind11_json, which knows no datetime:
