@@ -30,11 +30,11 @@ os.environ["IPYTHONDIR"] = _IPYTHON_DIR
 atexit.register(shutil.rmtree, _IPYTHON_DIR, True)
 
 # The shells of this process (InteractiveShell.instance(), a new one for each test module) keep their history
-# in memory, not in the folder's history.sqlite. With a file, the kernels and child processes of the run
-# opening it while a dozen shells here held it open made IPython take it for corrupt and set it aside (twice
-# in a full run: history-corrupt.sqlite and history-corrupt-<time>.sqlite); each shell opened before that
-# then failed in its exit handler with "attempt to write a readonly database" (8 tracebacks at the end of
-# every full run). Nothing here reads a shell's history back from a file. The default of the trait that names
+# in memory, not in the folder's history.sqlite that the run's kernels share. When a kernel set that file
+# aside (the control-channel history bug, fixed in kernel/: test_hostile_wire's fuzzing did it twice a run),
+# each shell here that had it open failed in its exit handler with "attempt to write a readonly database" (8
+# tracebacks at the end of every full run); in memory, no shell of this process depends on what the kernels
+# do to the file. Nothing here reads a shell's history back from a file. The default of the trait that names
 # the file, for this process only: InteractiveShell.instance() takes no configuration. (The GPU host's own
 # Python has no IPython: nothing to set there.)
 try:
@@ -43,7 +43,6 @@ except ImportError:
     HistoryAccessor = None
 if HistoryAccessor is not None:
     HistoryAccessor.class_traits()["hist_file"].default_value = ":memory:"
-
 
 
 def _relocated_kernelspec():
