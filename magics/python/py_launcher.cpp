@@ -428,8 +428,38 @@ namespace xcuda::python
         return py::cast(std::move(timing));
     }
 
+    namespace
+    {
+        py::dict launch_options(py::object arguments)
+        {
+            if (!arguments.is_none())
+            {
+                if (!py::isinstance<py::str>(arguments))
+                {
+                    throw usage_error("launch_options(arguments=...) takes 'pointers' or 'buffer', not a " +
+                                      std::string(Py_TYPE(arguments.ptr())->tp_name));
+                }
+                cuda_kernel::set_passing(cuda_kernel::parse_passing(arguments.cast<std::string>()));
+            }
+            py::dict d;
+            d["arguments"] = cuda_kernel::passing_name(cuda_kernel::passing());
+            return d;
+        }
+    }
+
     void register_launcher(py::module_& m)
     {
+        m.def("launch_options", &launch_options, py::kw_only(), py::arg("arguments") = py::none(),
+              R"(How launches hand their arguments to the driver; returns the settings (a dict).
+
+With no arguments it only reports. arguments chooses the way (XCUDA_LAUNCH_ARGUMENTS sets it at start):
+  'pointers'  one pointer per parameter (cuLaunchKernel's kernelParams), as CuPy and cuda.core pass them
+  'buffer'    the values packed in one buffer laid out as the compiled kernel lays out its parameters
+              (CU_LAUNCH_PARAM_BUFFER_POINTER); a kernel whose layout the driver does not report, and a
+              cooperative launch, still pass pointers
+The kernel receives the same values either way; tests/bench/bench_gpu.py measures both. It applies to the
+launches that start after the call, from every thread.)");
+
         launcher_type.tp_name = "xcuda.Launcher";
         launcher_type.tp_basicsize = sizeof(launcher_object);
         launcher_type.tp_dealloc = launcher_dealloc;

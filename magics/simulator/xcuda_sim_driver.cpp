@@ -720,7 +720,15 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
                 bytes = *static_cast<std::size_t*>(extra[i + 1]);
             }
         }
-        std::memcpy(packed.data(), buffer, std::min(bytes, packed.size()));
+        // The driver takes a buffer of exactly the kernel's parameter bytes, laid out as the kernel
+        // lays them out (cuFuncGetParamInfo's offsets).
+        if (!buffer || bytes != entry.param_bytes)
+        {
+            return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel of " + entry.name + " with a parameter buffer of " +
+                                                        std::to_string(buffer ? bytes : 0) + " bytes; its parameters are " +
+                                                        std::to_string(entry.param_bytes) + " bytes");
+        }
+        std::memcpy(packed.data(), buffer, bytes);
     }
     else if (!entry.params.empty())
     {

@@ -329,6 +329,21 @@ def launch_results(sys_, baseline):
                 many[grid, block](*args)
 
         results["xcuda kernel[g, b](...)", 16] = attempt(check_many, lambda: launch_cost_us(many_loop, xcuda.synchronize))
+
+        # The same two loops with the arguments handed to the driver as one buffer laid out as the kernel
+        # lays out its parameters (xcuda.launch_options(arguments='buffer'), CU_LAUNCH_PARAM_BUFFER_POINTER)
+        # instead of one pointer each; measured after the rows above, so read them against the spread of
+        # the two in-loop SAXPY rows. check() runs first in this way too: the same results.
+        way = xcuda.launch_options()["arguments"]
+        other = "pointers" if way == "buffer" else "buffer"
+        xcuda.launch_options(arguments=other)
+        try:
+            results[f"xcuda kernel[g, b](...), arguments as {other}", 1] = attempt(
+                check, lambda: launch_cost_us(in_loop, xcuda.synchronize))
+            results[f"xcuda kernel[g, b](...), arguments as {other}", 16] = attempt(
+                check_many, lambda: launch_cost_us(many_loop, xcuda.synchronize))
+        finally:
+            xcuda.launch_options(arguments=way)
     else:
         for key in (("xcuda kernel[g, b](...)", 1), ("xcuda launcher hoisted", 1), ("xcuda kernel[g, b](...)", 16)):
             results[key] = NA(reason["xcuda"])

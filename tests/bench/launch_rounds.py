@@ -27,6 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CPP = "C++ cuLaunchKernel"
 XCUDA = "xcuda kernel[g, b](...)"
+# bench_gpu.py's rows of the other way of passing arguments (xcuda.launch_options): judged by the same goals.
+OTHER_WAY = XCUDA + ", arguments as "
 GOALS = {1: 1.0, 16: 1.1}
 # Rows that are xcuda's own variants or the baseline, not peers.
 NOT_PEERS = ("xcuda", "C++")
@@ -48,10 +50,10 @@ def one_round(baseline, pinned, core):
         {(row["system"], row["arguments"]): row["why"] for row in rows if row["us"] is None}
 
 
-def below_peers(values, args):
-    """(xcuda below every measured peer, the fastest peer's name, its value) within one set of values."""
+def below_peers(values, args, system=XCUDA):
+    """(system below every measured peer, the fastest peer's name, its value) within one set of values."""
     peers = {s: v for (s, a), v in values.items() if a == args and v is not None and not s.startswith(NOT_PEERS)}
-    mine = values.get((XCUDA, args))
+    mine = values.get((system, args))
     if mine is None or not peers:
         return None, None, None
     name, best = min(peers.items(), key=lambda item: item[1])
@@ -77,17 +79,18 @@ def report(rounds_by_pinning, reasons, rounds):
                 continue
             ratio = f"{medians[key] / cpp:.2f}x" if cpp else ""
             goal = ""
-            if system == XCUDA:
+            if system == XCUDA or system.startswith(OTHER_WAY):
                 limit = GOALS[args]
                 met = cpp is not None and medians[key] <= limit * cpp
                 goal = f"<= {limit:.1f}x C++: {'met' if met else 'missed'}"
-                below, name, best = below_peers(medians, args)
-                wins = sum(1 for values in per_round if below_peers(values, args)[0])
+                below, name, best = below_peers(medians, args, system)
+                wins = sum(1 for values in per_round if below_peers(values, args, system)[0])
                 if below is not None:
                     goal += (f"; < every Python peer by the medians: {'met' if below else 'missed'} (fastest "
                              f"{name} {best:.2f} us, {(medians[key] / best - 1) * 100:+.0f}%); below it in "
                              f"{wins} of {len(per_round)} rounds")
-                verdicts.append(f"{pinning}, {'SAXPY' if args == 1 else '16 scalars + 16 pointers'}: {goal}")
+                way = f" ({system[len(OTHER_WAY):]})" if system.startswith(OTHER_WAY) else ""
+                verdicts.append(f"{pinning}, {'SAXPY' if args == 1 else '16 scalars + 16 pointers'}{way}: {goal}")
             lines.append(f"| {pinning} | {system} | {args} | {medians[key]:.2f} ({min(samples):.2f}-{max(samples):.2f}) "
                          f"| {ratio} | {goal} |")
     return "\n".join(lines), verdicts

@@ -150,3 +150,21 @@ def test_the_launch_rounds_verdicts_come_from_the_medians_and_count_the_rounds_w
     assert "| 3.80 (3.70-4.10) | 0.95x |" in row
     cupy = next(line for line in table.splitlines() if "| pinned | CuPy RawKernel" in line)
     assert "n/a (CuPy not installed)" in cupy
+
+
+def test_the_other_way_of_passing_arguments_gets_its_own_verdict_and_is_no_peer():
+    rounds = []
+    for xcuda_us, buffer_us in ((3.8, 3.5), (3.7, 3.4), (4.1, 4.2)):
+        values = launch_round(xcuda_us, 4.5)
+        values["xcuda kernel[g, b](...), arguments as buffer", 1] = buffer_us
+        values["xcuda kernel[g, b](...), arguments as buffer", 16] = 4.3
+        rounds.append(values)
+    table, verdicts = launch_rounds.report({"pinned": rounds}, {}, 3)
+    mine = next(v for v in verdicts if v.startswith("pinned, SAXPY:"))
+    # The buffer row (3.5 us) is faster than xcuda's own row but is not a peer it must beat.
+    assert "fastest cuda.bindings cuLaunchKernel 3.90 us" in mine
+    buffer = next(v for v in verdicts if v.startswith("pinned, SAXPY (buffer):"))
+    assert "<= 1.0x C++: met" in buffer and "below it in 2 of 3 rounds" in buffer and "-10%" in buffer
+    many = next(v for v in verdicts if v.startswith("pinned, 16 scalars + 16 pointers (buffer):"))
+    assert "<= 1.1x C++: met" in many  # 4.3 against 4.0: 1.075x
+    assert "| pinned | xcuda kernel[g, b](...), arguments as buffer | 1 | 3.50 (3.40-4.20) | 0.88x |" in table

@@ -3,6 +3,7 @@
 // needs a GPU.
 
 #include <cstring>
+#include <new>
 
 #include <gtest/gtest.h>
 
@@ -176,6 +177,68 @@ namespace xcuda
         EXPECT_EQ(stored<int>(block, 1), 7);
         argument_block unknown(plan);
         EXPECT_THROW(unknown.store_bytes(0, values, sizeof values), argument_type_error);
+    }
+
+    TEST(launch_plan, a_packed_plan_puts_each_slot_at_the_kernels_own_offset)
+    {
+        launch_plan plan = plan_for(saxpy_source);  // float a, const float* x, const float* y, float* out, size_t n
+        EXPECT_FALSE(plan.packed());
+        std::unique_ptr<launch_plan> packed = plan.packed_at({0, 8, 16, 24, 32});
+        ASSERT_NE(packed, nullptr);
+        EXPECT_TRUE(packed->packed());
+        EXPECT_TRUE(packed->has_offsets({0, 8, 16, 24, 32}));
+        EXPECT_FALSE(plan.has_offsets({0, 8, 16, 24, 32}));
+        EXPECT_EQ(packed->block_bytes(), 40u);  // the end of the last parameter, as the driver counts them
+        EXPECT_TRUE(packed->has_gaps());        // 4 bytes after the float
+        EXPECT_EQ(plan.block_bytes(), 80u);     // the plan a call may still hold is unchanged
+
+        // Made where every byte held 0xab before, so that padding left as it was shows.
+        alignas(argument_block) unsigned char storage[sizeof(argument_block)];
+        std::memset(storage, 0xab, sizeof storage);
+        std::unique_ptr<argument_block, void (*)(argument_block*)> made(new (storage) argument_block(*packed),
+                                                                       [](argument_block* b) { b->~argument_block(); });
+        argument_block& block = *made;
+        ASSERT_EQ(block.data(), block.pointers()[0]);
+        EXPECT_EQ(block.bytes(), 40u);
+        block.store_float(0, 2.5);
+        block.store_pointer(1, 0x1111);
+        block.store_pointer(2, 0x2222);
+        block.store_pointer(3, 0x3333);
+        block.store_unsigned(4, 4096);
+        const auto* bytes = static_cast<const unsigned char*>(block.data());
+        float a = 0;
+        std::uint64_t pointer = 0, n = 0;
+        std::memcpy(&a, bytes, 4);
+        std::memcpy(&pointer, bytes + 16, 8);
+        std::memcpy(&n, bytes + 32, 8);
+        EXPECT_EQ(a, 2.5f);
+        EXPECT_EQ(pointer, 0x2222u);
+        EXPECT_EQ(n, 4096u);
+        for (int padding = 4; padding < 8; ++padding)
+        {
+            EXPECT_EQ(bytes[padding], 0) << "padding byte " << padding;  // the driver copies it: defined
+        }
+    }
+
+    TEST(launch_plan, offsets_that_do_not_fit_the_sizes_make_no_packed_plan)
+    {
+        launch_plan plan = plan_for(saxpy_source);
+        EXPECT_EQ(plan.packed_at({0, 8, 16, 24}), nullptr);         // one parameter short
+        EXPECT_EQ(plan.packed_at({0, 4, 16, 24, 32}), nullptr);     // a pointer at a 4-byte offset
+        EXPECT_EQ(plan.packed_at({0, 8, 12, 24, 32}), nullptr);     // y overlaps x
+        EXPECT_EQ(plan.packed_at({0, 8, 16, 24, 32760}), nullptr);  // past the driver's 32,764 bytes
+        EXPECT_NE(plan.packed_at({32, 0, 8, 16, 24}), nullptr);     // any order, as long as they fit
+        launch_plan dense = plan_for("extern \"C\" __global__ void k(double* p, int a, int b) {}");
+        std::unique_ptr<launch_plan> packed = dense.packed_at({0, 8, 12});
+        ASSERT_NE(packed, nullptr);
+        EXPECT_FALSE(packed->has_gaps());
+        EXPECT_EQ(packed->block_bytes(), 16u);
+        launch_plan unknown = plan_for("template <class T> struct box { T v[3]; };\ntemplate <> struct box<int> { int x; };\n"
+                                       "extern \"C\" __global__ void k(box<double> b, int n) {}");
+        EXPECT_EQ(unknown.packed_at({0, 24}), nullptr);  // a size still unknown: with_driver_sizes first
+        std::unique_ptr<launch_plan> refined = unknown.with_driver_sizes({24, 4});
+        ASSERT_NE(refined, nullptr);
+        EXPECT_NE(refined->packed_at({0, 24}), nullptr);
     }
 
     TEST(argument_block, two_blocks_of_one_plan_hold_their_own_values)

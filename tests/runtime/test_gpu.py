@@ -448,3 +448,108 @@ def test_a_cub_block_reduction_from_a_cuda_cell_sums_correctly():
     module.block_sum[51, 128](values, sums, n)
     expected = np.add.reduceat(values.astype(np.float64), np.arange(0, n, 128))
     np.testing.assert_allclose(sums, expected, rtol=1e-5)
+
+
+PACKED = r"""
+#include <cuda_fp16.h>
+struct odd { char c; double d; short s; };  // 24 bytes: padding inside and at its end
+extern "C" __global__ void packed_echo(signed char a, odd o, __half h, short s, double* floats, long long* ints,
+                                       float4 v, unsigned char last)
+{
+    ints[0] = a; ints[1] = o.c; ints[2] = o.s; ints[3] = s; ints[4] = last;
+    floats[0] = o.d; floats[1] = __half2float(h); floats[2] = v.x + 10 * v.y + 100 * v.z + 1000 * v.w;
+}
+"""
+
+
+def packed_echo_holds(kernel, seed):
+    """One launch of packed_echo (or a copy of it) with values from seed; the kernel's reading of every parameter checked.
+
+    Its parameters sit at 0, 8, 32, 34, 40, 48, 64 and 80 (81 bytes, gaps after a, after s and before v):
+    a buffer laid out any other way, or of another size, gives other values or a refused launch."""
+    import struct
+
+    rng = np.random.default_rng(seed)
+    a, c, s_in, s, last = (int(v) for v in (rng.integers(-128, 128), rng.integers(-128, 128),
+                                            rng.integers(-30000, 30000), rng.integers(-30000, 30000),
+                                            rng.integers(0, 256)))
+    d = float(rng.integers(1, 1000)) / 8
+    v = rng.integers(0, 10, 4).astype(np.float32)
+    ints = np.full(5, -999, np.int64)
+    floats = np.full(3, np.nan)
+    kernel[1, 1](a, struct.pack("<b7xdh6x", c, d, s_in), 0.25 * (seed % 8), s, floats, ints,
+                             v.tobytes(), last)
+    assert list(ints) == [a, c, s_in, s, last], (seed, list(ints))
+    assert list(floats) == [d, 0.25 * (seed % 8), float(v[0] + 10 * v[1] + 100 * v[2] + 1000 * v[3])], (seed, floats)
+
+
+def test_arguments_passed_as_one_buffer_reach_the_kernel_as_pointers_do():
+    module = xcuda.compile(PACKED, name="gpu_packed")
+    before = xcuda.launch_options()["arguments"]
+    try:
+        for mode in ("pointers", "buffer", "pointers", "buffer"):
+            assert xcuda.launch_options(arguments=mode) == {"arguments": mode}
+            for seed in range(3):
+                packed_echo_holds(module.packed_echo, seed)
+        # The first launch of a kernel in buffer mode is laid out by the driver's offsets too.
+        fresh = xcuda.compile(PACKED.replace("packed_echo", "packed_echo_fresh"), name="gpu_packed_fresh")
+        packed_echo_holds(fresh.packed_echo_fresh, 7)
+        # SAXPY from numpy arrays (the copies in and back around a buffer launch) and device arrays.
+        n = 5000
+        x, y = random(n, seed=21), random(n, seed=22)
+        out = np.full(n, np.nan, np.float32)
+        module_saxpy = xcuda.compile(SOURCE, name="gpu_packed_saxpy").saxpy
+        module_saxpy.forall(n)(2.5, x, y, out, n)
+        np.testing.assert_allclose(out, 2.5 * x + y, rtol=1e-6)
+        dout = xcuda.zeros(n, np.float32)
+        module_saxpy.forall(n)(np.float32(-1.0), xcuda.to_device(x), xcuda.to_device(y), dout, n)
+        np.testing.assert_allclose(dout.copy_to_host(), y - x, rtol=1e-6)
+    finally:
+        xcuda.launch_options(arguments=before)
+
+
+def test_launches_from_several_threads_stay_right_while_another_thread_switches_the_way_arguments_pass():
+    from thread_runs import run_in_threads
+
+    kernel = xcuda.compile(PACKED.replace("packed_echo", "packed_echo_threads"), name="gpu_packed_threads").packed_echo_threads
+    before = xcuda.launch_options()["arguments"]
+
+    def work(index):
+        for round_ in range(12):
+            if index < 2:  # two threads switching, out of step
+                xcuda.launch_options(arguments=("buffer", "pointers")[(round_ + index) % 2])
+            else:
+                packed_echo_holds(kernel, index * 100 + round_)
+
+    try:
+        run_in_threads(work, 5)
+    finally:
+        xcuda.launch_options(arguments=before)
+
+
+def test_xcuda_launch_arguments_chooses_the_way_at_start_and_a_bad_value_is_named_at_the_first_launch():
+    script = textwrap.dedent("""
+        import numpy as np, xcuda
+        m = xcuda.compile('extern "C" __global__ void one(int* out, int v) { out[0] = v; }', name="env_way")
+        print("way", xcuda.launch_options()["arguments"])
+        out = np.zeros(1, np.int32)
+        try:
+            m.one[1, 1](out, 5)
+            print("launched", out[0])
+        except ValueError as error:
+            print("refused", error)
+            print(xcuda.launch_options(arguments="pointers"))
+            m.one[1, 1](out, 6)
+            print("launched", out[0])
+    """)
+    seen = {}
+    for value in ("buffer", "pointers", "stack"):
+        env = dict(os.environ, XCUDA_LAUNCH_ARGUMENTS=value)
+        ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        seen[value] = ran.stdout
+    assert "way buffer\nlaunched 5" in seen["buffer"], seen["buffer"]
+    assert "way pointers\nlaunched 5" in seen["pointers"], seen["pointers"]
+    refused = seen["stack"]
+    assert "way pointers\nrefused XCUDA_LAUNCH_ARGUMENTS: 'stack' is not a way of passing launch arguments" in refused
+    assert "'pointers'" in refused and "'buffer'" in refused and "launched 6" in refused, refused

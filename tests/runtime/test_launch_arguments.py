@@ -178,3 +178,21 @@ def test_a_dlpack_array_on_the_host_is_refused_with_the_reason(module):
     x = np.zeros(4, np.float32)
     with pytest.raises(TypeError, match=r"'x' \(const float\*\): the array passed through DLPack is not in CUDA device memory"):
         module.saxpy[1, 32](2.0, HostDLPack(x), x, x, 4)
+
+
+def test_launch_options_reports_the_way_and_refuses_any_other():
+    before = xcuda.launch_options()
+    assert set(before) == {"arguments"} and before["arguments"] in ("pointers", "buffer")
+    try:
+        assert xcuda.launch_options(arguments="buffer") == {"arguments": "buffer"}
+        assert xcuda.launch_options() == {"arguments": "buffer"}
+        with pytest.raises(ValueError, match=r"'stack' is not a way of passing launch arguments: 'pointers' .* 'buffer'"):
+            xcuda.launch_options(arguments="stack")
+        with pytest.raises(ValueError, match=r"takes 'pointers' or 'buffer', not a int"):
+            xcuda.launch_options(arguments=1)
+        with pytest.raises(ValueError, match=r"'xxxxx.*\.\.\.' is not a way"):
+            xcuda.launch_options(arguments="x" * 100000)  # a long value is cut in the message
+        assert xcuda.launch_options() == {"arguments": "buffer"}  # a refused value changes nothing
+        assert xcuda.launch_options(arguments="pointers") == {"arguments": "pointers"}
+    finally:
+        xcuda.launch_options(arguments=before["arguments"])

@@ -99,8 +99,13 @@ namespace xcuda
             m_heap_pointers.reset(new void*[count]);
             m_pointers = m_heap_pointers.get();
         }
-        // Not zeroed: every slot is stored before a launch (a call must give every argument, and a
-        // conversion that fails ends the call), so nothing of a block is read unwritten.
+        // Slots are not zeroed: every slot is stored before a launch (a call must give every argument, and
+        // a conversion that fails ends the call). A packed block's padding is, since the driver copies
+        // the whole buffer (nothing on the device reads it, but no byte of it is left undefined).
+        if (plan.has_gaps())
+        {
+            std::memset(m_data, 0, bytes);
+        }
         for (std::size_t i = 0; i < count; ++i)
         {
             m_pointers[i] = m_data + plan.slots()[i].offset;

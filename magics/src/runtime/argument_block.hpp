@@ -36,6 +36,10 @@ namespace xcuda
         // What cuLaunchKernel (and a graph's kernel node) takes.
         void** pointers() const noexcept { return m_pointers; }
         void* slot(std::size_t index) const noexcept { return m_pointers[index]; }
+        // The block itself: for a packed plan, the one buffer cuLaunchKernel takes whole
+        // (CU_LAUNCH_PARAM_BUFFER_POINTER, with bytes() as CU_LAUNCH_PARAM_BUFFER_SIZE).
+        void* data() const noexcept { return m_data; }
+        std::size_t bytes() const noexcept { return m_plan->block_bytes(); }
 
         // Range-checked stores of a number into parameter `index`'s slot.
         void store_signed(std::size_t index, long long value);

@@ -1,14 +1,82 @@
 #include "cuda_kernel.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
+#include "argument_block.hpp"
 #include "cuda_driver.hpp"
 #include "errors.hpp"
 #include "function_attribute.hpp"
 
 namespace xcuda
 {
+    namespace
+    {
+        // XCUDA_LAUNCH_ARGUMENTS' value when it named neither way; empty when it was fine, or once a call
+        // chose the way (written before main, then only cleared through the flag).
+        std::string& passing_problem()
+        {
+            static std::string problem;
+            return problem;
+        }
+        std::atomic<bool> g_passing_problem{false};
+    }
+
+    argument_passing cuda_kernel::initial_passing() noexcept
+    {
+        const char* text = std::getenv("XCUDA_LAUNCH_ARGUMENTS");
+        if (!text || !*text)
+        {
+            return argument_passing::pointers;
+        }
+        try
+        {
+            return parse_passing(text);
+        }
+        catch (const std::exception& e)
+        {
+            passing_problem() = std::string("XCUDA_LAUNCH_ARGUMENTS: ") + e.what() +
+                                "; unset it or set it to one of them and start again, or call "
+                                "xcuda.launch_options(arguments='pointers')";
+            g_passing_problem.store(true);
+            return argument_passing::pointers;
+        }
+    }
+
+    void cuda_kernel::set_passing(argument_passing mode) noexcept
+    {
+        s_passing.store(mode, std::memory_order_relaxed);
+        g_passing_problem.store(false);
+    }
+
+    const char* cuda_kernel::passing_name(argument_passing mode) noexcept
+    {
+        return mode == argument_passing::buffer ? "buffer" : "pointers";
+    }
+
+    argument_passing cuda_kernel::parse_passing(const std::string& text)
+    {
+        for (argument_passing mode : {argument_passing::pointers, argument_passing::buffer})
+        {
+            if (text == passing_name(mode))
+            {
+                return mode;
+            }
+        }
+        throw usage_error("'" + text.substr(0, 40) + (text.size() > 40 ? "...'" : "'") +
+                          " is not a way of passing launch arguments: 'pointers' (one pointer per parameter) "
+                          "or 'buffer' (the parameters packed in one buffer)");
+    }
+
+    void cuda_kernel::check_passing_setting()
+    {
+        if (g_passing_problem.load())
+        {
+            throw usage_error(passing_problem());
+        }
+    }
+
     cuda_kernel::cuda_kernel(std::shared_ptr<cuda_module> module, kernel_signature signature)
         : m_module(std::move(module))
         , m_signature(std::move(signature))
@@ -86,11 +154,6 @@ namespace xcuda
                                   "launch module['" + name + "<float>']");
     }
 
-    bool cuda_kernel::plan_needs_driver() const noexcept
-    {
-        return plan().has_unknown_sizes();
-    }
-
     void cuda_kernel::prepare_if_possible() noexcept
     {
         if (!m_module->session().active() || m_signature.is_template())
@@ -118,7 +181,7 @@ namespace xcuda
         // would fail, and a failing call is an error in compute-sanitizer's report of the user's
         // program. A count that differs from the declaration is the parser's mistake; the plan
         // says so (a list of that many sizes makes with_driver_sizes name both counts).
-        const launch_plan& current = plan();
+        const launch_plan& current = *m_plan.load(std::memory_order_acquire);
         int in_binary = launch_plan::ptx_parameter_count(m_module->compiled().ptx, m_symbol);
         std::size_t declared = current.arity();
         if (in_binary >= 0 && static_cast<std::size_t>(in_binary) != declared)
@@ -126,6 +189,7 @@ namespace xcuda
             current.with_driver_sizes(std::vector<std::size_t>(static_cast<std::size_t>(in_binary), 0));
         }
         std::vector<std::size_t> sizes;
+        std::vector<std::size_t> offsets;
         for (std::size_t index = 0; index < declared; ++index)
         {
             std::size_t offset = 0;
@@ -135,12 +199,24 @@ namespace xcuda
                 break;  // fewer parameters than declared: with_driver_sizes says so
             }
             sizes.push_back(size);
+            offsets.push_back(offset);
         }
         std::unique_ptr<launch_plan> refined = current.with_driver_sizes(sizes);
         if (refined)
         {
             m_plans.push_back(std::move(refined));
             m_plan.store(m_plans.back().get(), std::memory_order_release);
+        }
+        // The same layout on every device and generation (it is the PTX's): made once, made again only if
+        // the driver ever says otherwise. None when the offsets do not fit the sizes: launches pass pointers.
+        const launch_plan* packed = m_packed.load(std::memory_order_acquire);
+        if (!packed || !packed->has_offsets(offsets))
+        {
+            if (std::unique_ptr<launch_plan> laid_out = m_plan.load(std::memory_order_acquire)->packed_at(offsets))
+            {
+                m_plans.push_back(std::move(laid_out));
+                m_packed.store(m_plans.back().get(), std::memory_order_release);
+            }
         }
     }
 
@@ -165,6 +241,7 @@ namespace xcuda
             }
         }
         refuse_if_template();
+        check_passing_setting();
         CUfunction function = m_module->function(m_symbol);  // creates the context if needed
         per_device d;
         d.ordinal = static_cast<int>(ordinal);
@@ -337,7 +414,7 @@ namespace xcuda
         return result;
     }
 
-    void cuda_kernel::launch(const launch_dims& dims, CUstream stream, void** arguments)
+    void cuda_kernel::launch(const launch_dims& dims, CUstream stream, const argument_block& arguments)
     {
         per_device d = prepared();
         cuda_session& session = m_module->session();
@@ -358,15 +435,28 @@ namespace xcuda
             }
             check_cooperative_grid(d, dims);
             check(driver.cuLaunchCooperativeKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
-                                                   dims.block[1], dims.block[2], dims.shared_mem, stream, arguments),
+                                                   dims.block[1], dims.block[2], dims.shared_mem, stream, arguments.pointers()),
                   "cuLaunchCooperativeKernel");
             session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
             return;
         }
-        check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
-                                                dims.block[1], dims.block[2], dims.shared_mem, stream, arguments,
-                                                nullptr),
-              "cuLaunchKernel");
+        if (arguments.plan().packed() && arguments.bytes() > 0)
+        {
+            std::size_t bytes = arguments.bytes();
+            void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, arguments.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes,
+                             CU_LAUNCH_PARAM_END};
+            check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2],
+                                                    dims.block[0], dims.block[1], dims.block[2], dims.shared_mem,
+                                                    stream, nullptr, extra),
+                  "cuLaunchKernel");
+        }
+        else
+        {
+            check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2],
+                                                    dims.block[0], dims.block[1], dims.block[2], dims.shared_mem,
+                                                    stream, arguments.pointers(), nullptr),
+                  "cuLaunchKernel");
+        }
         session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
     }
 

@@ -26,6 +26,20 @@
 
 namespace xcuda
 {
+    class argument_block;
+
+    // How a launch hands its argument values to the driver: one pointer per parameter (kernelParams, what
+    // the C++ loop, CuPy and cuda.core do) or the whole block as one buffer laid out as the compiled kernel
+    // lays out its parameters (CU_LAUNCH_PARAM_BUFFER_POINTER; a kernel whose layout the driver cannot
+    // tell, or a cooperative launch, still passes pointers). The same values arrive either way;
+    // tests/bench/bench_gpu.py measures both in one process. Process-wide: XCUDA_LAUNCH_ARGUMENTS at start,
+    // xcuda.launch_options(arguments=...) later; a launch reads it once, so threads may change it at any time.
+    enum class argument_passing : int
+    {
+        pointers,
+        buffer
+    };
+
     struct occupancy_report
     {
         int block = 0;
@@ -47,15 +61,57 @@ namespace xcuda
         const kernel_signature& signature() const noexcept { return m_signature; }
         const std::shared_ptr<cuda_module>& module() const noexcept { return m_module; }
         const std::string& symbol() const noexcept { return m_symbol; }
-        // The current plan. A reference stays valid as long as the kernel.
-        const launch_plan& plan() const noexcept { return *m_plan.load(std::memory_order_acquire); }
+        // The plan a launch lays its block out by: the packed one when arguments pass as one buffer and the
+        // driver told the kernel's layout, else the current plan. A reference stays valid as long as the kernel.
+        const launch_plan& plan() const noexcept
+        {
+            if (passing() == argument_passing::buffer)
+            {
+                if (const launch_plan* packed = m_packed.load(std::memory_order_acquire))
+                {
+                    return *packed;
+                }
+            }
+            return *m_plan.load(std::memory_order_acquire);
+        }
+
+        // The process-wide way of passing arguments (argument_passing).
+        static argument_passing passing() noexcept { return s_passing.load(std::memory_order_relaxed); }
+        static void set_passing(argument_passing mode) noexcept;
+        // "pointers" or "buffer"; parse_passing raises usage_error naming both for anything else.
+        static const char* passing_name(argument_passing mode) noexcept;
+        static argument_passing parse_passing(const std::string& text);
+        // Raises usage_error when XCUDA_LAUNCH_ARGUMENTS held neither name at start and no call has set the
+        // way since (every first launch of a kernel says so; nothing else refuses).
+        static void check_passing_setting();
         // Raises argument_type_error saying how to instantiate it when the kernel is a template, and
         // naming the parameter and why when the reader refused a parameter's type (kernel_parameter::refusal).
         void refuse_if_template() const;
-        // Whether a by-value parameter's size is still unknown (the driver tells it at the first load).
-        bool plan_needs_driver() const noexcept;
+        // The plan a new launch lays its argument block out by (plan()), the function prepared first when
+        // the plan still waits for the driver: a by-value parameter's size unknown, or arguments passing as
+        // one buffer and the kernel's layout not known yet (the driver tells both at the first load). Not
+        // prepared when no session is active there, or when preparing fails (the launch then says why).
+        const launch_plan& plan_for_launch()
+        {
+            const launch_plan* current = m_plan.load(std::memory_order_acquire);
+            if (passing() == argument_passing::buffer)
+            {
+                if (const launch_plan* packed = m_packed.load(std::memory_order_acquire))
+                {
+                    return *packed;
+                }
+                prepare_if_possible();
+                return plan();
+            }
+            if (current->has_unknown_sizes())
+            {
+                prepare_if_possible();
+                return plan();
+            }
+            return *current;
+        }
         // Prepares the function on the current device when a session is active there (the plan then has
-        // the driver's sizes); does nothing otherwise, or when preparing fails (the launch says why).
+        // the driver's sizes and layout); does nothing otherwise, or when preparing fails.
         void prepare_if_possible() noexcept;
 
         // Loads the module on the current device if needed and returns the function; first use per
@@ -63,8 +119,8 @@ namespace xcuda
         CUfunction function();
 
         // Validates dims against the device and this function, then cuLaunchKernel on stream with the
-        // arguments (an argument_block's pointers, laid out by plan()).
-        void launch(const launch_dims& dims, CUstream stream, void** arguments);
+        // arguments: the block whole when its plan is packed, else its pointers.
+        void launch(const launch_dims& dims, CUstream stream, const argument_block& arguments);
         // What a CUDA graph's kernel node needs to launch it as launch() would: the function on the
         // current device, dims checked against the device and the function, and the arguments (the
         // driver copies the values when it is given them).
@@ -127,7 +183,8 @@ namespace xcuda
         per_device prepared();
         // Makes entry the one the hot path finds (m_mutex held).
         void publish(const per_device& entry);
-        // The driver's parameter sizes checked against the plan; a plan with sizes it lacked swapped in.
+        // The driver's parameter sizes checked against the plan; a plan with sizes it lacked swapped in, and
+        // the packed plan made from the driver's offsets (m_mutex held).
         void check_parameter_sizes(CUfunction function);
 
         std::shared_ptr<cuda_module> m_module;
@@ -136,6 +193,9 @@ namespace xcuda
         std::string m_symbol;
         std::vector<std::unique_ptr<const launch_plan>> m_plans;  // every plan made (m_mutex)
         std::atomic<const launch_plan*> m_plan{nullptr};          // the newest of them
+        std::atomic<const launch_plan*> m_packed{nullptr};        // laid out as the driver said, once it has
+        static argument_passing initial_passing() noexcept;       // XCUDA_LAUNCH_ARGUMENTS, or pointers
+        inline static std::atomic<argument_passing> s_passing{initial_passing()};
         mutable std::mutex m_mutex;
         std::vector<per_device> m_devices;  // indexed by device ordinal (m_mutex)
         // set_attribute's requests, applied at every prepare (m_mutex).

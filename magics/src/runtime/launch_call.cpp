@@ -8,24 +8,11 @@
 
 namespace xcuda
 {
-    namespace
-    {
-        // The kernel's plan, prepared first when it still waits for the driver's sizes and a GPU is there.
-        const launch_plan& plan_for(cuda_kernel& kernel)
-        {
-            if (kernel.plan_needs_driver())
-            {
-                kernel.prepare_if_possible();
-            }
-            return kernel.plan();
-        }
-    }
-
     launch_call::launch_call(cuda_kernel& kernel, const launch_dims& dims, CUstream stream)
         : m_kernel(kernel)
         , m_dims(dims)
         , m_stream(stream)
-        , m_arguments(plan_for(kernel))
+        , m_arguments(kernel.plan_for_launch())
     {
     }
 
@@ -158,7 +145,7 @@ namespace xcuda
         try
         {
             begin();
-            m_kernel.launch(m_dims, m_stream, m_arguments.pointers());
+            m_kernel.launch(m_dims, m_stream, m_arguments);
             complete();
         }
         catch (...)
@@ -176,7 +163,7 @@ namespace xcuda
             begin();
             event_timer timer(m_kernel.module()->session());
             std::vector<double> samples = timer.time(
-                m_stream, [&] { m_kernel.launch(m_dims, m_stream, m_arguments.pointers()); }, repeat, warmup);
+                m_stream, [&] { m_kernel.launch(m_dims, m_stream, m_arguments); }, repeat, warmup);
             complete();
             return samples;
         }

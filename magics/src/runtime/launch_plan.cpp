@@ -1,5 +1,6 @@
 #include "launch_plan.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "cuda_session.hpp"
@@ -48,6 +49,8 @@ namespace xcuda
         // pointer, so the block's layout need not match the kernel's parameter layout.
         std::size_t offset = 0;
         m_unknown_sizes = false;
+        m_packed = false;
+        m_gaps = false;
         for (auto& slot : m_slots)
         {
             m_unknown_sizes = m_unknown_sizes || slot.size == 0;
@@ -91,6 +94,62 @@ namespace xcuda
             refined->layout();
         }
         return refined;
+    }
+
+    std::unique_ptr<launch_plan> launch_plan::packed_at(const std::vector<std::size_t>& offsets) const
+    {
+        // The driver's limit on a kernel's parameters since CUDA 12.1 (4,096 bytes before it).
+        constexpr std::size_t most_parameter_bytes = 32764;
+        if (offsets.size() != m_slots.size() || m_unknown_sizes)
+        {
+            return nullptr;
+        }
+        std::vector<std::size_t> order(m_slots.size());
+        for (std::size_t i = 0; i < order.size(); ++i)
+        {
+            order[i] = i;
+        }
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return offsets[a] < offsets[b]; });
+        std::size_t end = 0;
+        std::size_t covered = 0;
+        for (std::size_t i : order)
+        {
+            std::size_t size = m_slots[i].size;
+            // A scalar or pointer sits at a multiple of its size; a by-value struct at least at its
+            // smallest member's (its alignment is not known here).
+            std::size_t alignment = m_slots[i].cls == parameter_class::opaque ? 1 : size;
+            if (size == 0 || offsets[i] < end || offsets[i] % alignment != 0 || offsets[i] + size > most_parameter_bytes)
+            {
+                return nullptr;
+            }
+            end = offsets[i] + size;
+            covered += size;
+        }
+        auto packed = std::make_unique<launch_plan>(*this);
+        for (std::size_t i = 0; i < offsets.size(); ++i)
+        {
+            packed->m_slots[i].offset = offsets[i];
+        }
+        packed->m_block_bytes = end;
+        packed->m_packed = true;
+        packed->m_gaps = covered != end;
+        return packed;
+    }
+
+    bool launch_plan::has_offsets(const std::vector<std::size_t>& offsets) const noexcept
+    {
+        if (offsets.size() != m_slots.size())
+        {
+            return false;
+        }
+        for (std::size_t i = 0; i < offsets.size(); ++i)
+        {
+            if (m_slots[i].offset != offsets[i])
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     int launch_plan::ptx_parameter_count(const std::string& ptx, const std::string& symbol)

@@ -64,8 +64,23 @@ namespace xcuda
         std::size_t arity() const noexcept { return m_slots.size(); }
         // Whether a by-value parameter's size is unknown (the driver tells it: with_driver_sizes).
         bool has_unknown_sizes() const noexcept { return m_unknown_sizes; }
-        // Bytes of an argument block: every slot at a 16-byte aligned offset.
+        // Bytes of an argument block: every slot at a 16-byte aligned offset, or, for a packed plan, the
+        // kernel's own parameter bytes (the end of its last parameter).
         std::size_t block_bytes() const noexcept { return m_block_bytes; }
+
+        // The plan laid out as the compiled kernel lays out its parameters (`offsets`: what
+        // cuFuncGetParamInfo reports for each), so that a block of it is the one buffer cuLaunchKernel
+        // can take whole (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of one pointer per parameter. Null when a
+        // size is unknown, the count differs, or the offsets do not fit the sizes (two parameters
+        // overlapping, one not aligned to its own size, or the end past the driver's 32,764 bytes).
+        std::unique_ptr<launch_plan> packed_at(const std::vector<std::size_t>& offsets) const;
+        // Whether the slots sit at the kernel's own offsets (packed_at made it).
+        bool packed() const noexcept { return m_packed; }
+        // Whether a packed block has bytes no slot covers (alignment padding): a block zeroes them, since
+        // the driver copies the buffer whole.
+        bool has_gaps() const noexcept { return m_gaps; }
+        // Whether the slots sit at exactly these offsets.
+        bool has_offsets(const std::vector<std::size_t>& offsets) const noexcept;
 
         // The number of parameters of `.entry symbol(...)` in PTX text, or -1 when the entry is not
         // there. How many parameters the compiled kernel has, asked without a failing driver call
@@ -88,6 +103,8 @@ namespace xcuda
         std::vector<parameter_slot> m_slots;
         std::size_t m_block_bytes = 0;
         bool m_unknown_sizes = false;
+        bool m_packed = false;
+        bool m_gaps = false;
         int m_line = 0;  // the kernel's line in its cell, for errors about its declaration
         void layout();
     };
