@@ -369,6 +369,7 @@ namespace xcuda::python
         const launch_plan& plan = call.plan();
         argument_block& block = call.arguments();
         const std::vector<parameter_slot>& slots = plan.slots();
+        const slot_kind* kinds = plan.kinds();
         kernel.refuse_if_template();
         if (nargs != slots.size())
         {
@@ -383,7 +384,7 @@ namespace xcuda::python
         for (std::size_t i = 0; i < nargs; ++i)
         {
             PyObject* object = args[i];
-            switch (slots[i].cls)
+            switch (kinds[i].cls)
             {
             case parameter_class::scalar: convert_scalar(block, i, object); break;
             case parameter_class::opaque: convert_opaque(block, i, object, kernel.signature().parameters[i]); break;
@@ -391,7 +392,7 @@ namespace xcuda::python
                 if (Py_TYPE(object) == array_type)
                 {
                     const device_array& array = unchecked_instance<device_array>(object);
-                    if (array.kind != slots[i].kind)
+                    if (array.kind != kinds[i].kind)
                     {
                         check_element_kind(plan, i, array.kind, array.dtype, "a DeviceArray");
                     }
@@ -424,7 +425,7 @@ namespace xcuda::python
         for (std::size_t i = 0; i < nargs; ++i)
         {
             PyObject* object = args[i];
-            if (slots[i].cls != parameter_class::pointer || Py_TYPE(object) == array_type || object == Py_None)
+            if (kinds[i].cls != parameter_class::pointer || Py_TYPE(object) == array_type || object == Py_None)
             {
                 continue;
             }

@@ -105,6 +105,31 @@ namespace xcuda
         EXPECT_NO_THROW(block.store_signed(1, 255));
     }
 
+    TEST(launch_plan, the_32_and_64_bit_integer_stores_take_their_whole_range_and_nothing_past_it)
+    {
+        launch_plan plan = plan_for("extern \"C\" __global__ void k(int a, unsigned b, long long c, unsigned long long d) {}");
+        argument_block block(plan);
+        block.store_signed(0, INT32_MIN);
+        EXPECT_EQ(stored<std::int32_t>(block, 0), INT32_MIN);
+        block.store_signed(0, INT32_MAX);
+        EXPECT_EQ(stored<std::int32_t>(block, 0), INT32_MAX);
+        EXPECT_THROW(block.store_signed(0, INT32_MIN - 1LL), argument_value_error);
+        EXPECT_THROW(block.store_signed(0, INT32_MAX + 1LL), argument_value_error);
+        block.store_signed(1, 0);
+        EXPECT_EQ(stored<std::uint32_t>(block, 1), 0u);
+        block.store_signed(1, UINT32_MAX);
+        EXPECT_EQ(stored<std::uint32_t>(block, 1), UINT32_MAX);
+        EXPECT_THROW(block.store_signed(1, -1), argument_value_error);
+        EXPECT_THROW(block.store_signed(1, UINT32_MAX + 1LL), argument_value_error);
+        block.store_signed(2, INT64_MIN);
+        EXPECT_EQ(stored<std::int64_t>(block, 2), INT64_MIN);
+        block.store_signed(3, INT64_MAX);
+        EXPECT_EQ(stored<std::uint64_t>(block, 3), static_cast<std::uint64_t>(INT64_MAX));
+        block.store_unsigned(3, UINT64_MAX);
+        EXPECT_EQ(stored<std::uint64_t>(block, 3), UINT64_MAX);
+        EXPECT_THROW(block.store_signed(3, -1), argument_value_error);
+    }
+
     TEST(launch_plan, floats_convert_to_the_declared_precision)
     {
         launch_plan plan = plan_for("extern \"C\" __global__ void k(float a, double b, __half c, __nv_bfloat16 d) {}");

@@ -76,9 +76,12 @@ namespace xcuda
 
     argument_block::argument_block(const launch_plan& plan)
         : m_plan(&plan)
+        , m_offsets(plan.offsets())
+        , m_kinds(plan.kinds())
+        , m_count(plan.arity())
     {
         std::size_t bytes = plan.block_bytes();
-        std::size_t count = plan.arity();
+        std::size_t count = m_count;
         if (bytes <= sizeof m_inline)
         {
             m_data = m_inline;
@@ -106,14 +109,37 @@ namespace xcuda
         {
             std::memset(m_data, 0, bytes);
         }
-        for (std::size_t i = 0; i < count; ++i)
-        {
-            m_pointers[i] = m_data + plan.slots()[i].offset;
-        }
     }
 
     void argument_block::store_signed(std::size_t index, long long value)
     {
+        // The launch path's common cases first: a value that fits a 64- or 32-bit integer parameter.
+        switch (m_kinds[index].kind)
+        {
+        case scalar_kind::i64: put(this->slot(index), static_cast<std::int64_t>(value)); return;
+        case scalar_kind::u64:
+            if (value >= 0)
+            {
+                put(this->slot(index), static_cast<std::uint64_t>(value));
+                return;
+            }
+            break;
+        case scalar_kind::i32:
+            if (value >= INT32_MIN && value <= INT32_MAX)
+            {
+                put(this->slot(index), static_cast<std::int32_t>(value));
+                return;
+            }
+            break;
+        case scalar_kind::u32:
+            if (value >= 0 && value <= static_cast<long long>(UINT32_MAX))
+            {
+                put(this->slot(index), static_cast<std::uint32_t>(value));
+                return;
+            }
+            break;
+        default: break;
+        }
         const parameter_slot& slot = m_plan->slots()[index];
         if (is_floating(slot.kind))
         {

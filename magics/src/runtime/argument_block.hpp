@@ -33,9 +33,21 @@ namespace xcuda
         argument_block& operator=(const argument_block&) = delete;
 
         const launch_plan& plan() const noexcept { return *m_plan; }
-        // What cuLaunchKernel (and a graph's kernel node) takes.
-        void** pointers() const noexcept { return m_pointers; }
-        void* slot(std::size_t index) const noexcept { return m_pointers[index]; }
+        // What cuLaunchKernel's kernelParams (and a graph's kernel node) takes: one pointer per slot, made
+        // when asked (a launch passing the block as one buffer never asks).
+        void** pointers() const noexcept
+        {
+            // Locals, so that the compiler sees the stores cannot change what the loop reads.
+            void** out = m_pointers;
+            unsigned char* data = m_data;
+            const std::size_t* offsets = m_offsets;
+            for (std::size_t i = 0, n = m_count; i < n; ++i)
+            {
+                out[i] = data + offsets[i];
+            }
+            return out;
+        }
+        void* slot(std::size_t index) const noexcept { return m_data + m_offsets[index]; }
         // The block itself: for a packed plan, the one buffer cuLaunchKernel takes whole
         // (CU_LAUNCH_PARAM_BUFFER_POINTER, with bytes() as CU_LAUNCH_PARAM_BUFFER_SIZE).
         void* data() const noexcept { return m_data; }
@@ -47,7 +59,7 @@ namespace xcuda
         void store_float(std::size_t index, double value)
         {
             // The launch path's common case inline: a float32 parameter given a value it can hold.
-            if (m_plan->slots()[index].kind == scalar_kind::f32 && std::fabs(value) <= FLT_MAX)
+            if (m_kinds[index].kind == scalar_kind::f32 && std::fabs(value) <= FLT_MAX)
             {
                 float single = static_cast<float>(value);
                 std::memcpy(slot(index), &single, sizeof single);
@@ -67,8 +79,11 @@ namespace xcuda
         void store_float_checked(std::size_t index, double value);
         static constexpr std::size_t inline_parameters = 48;
         const launch_plan* m_plan;
+        const std::size_t* m_offsets;  // the plan's
+        const slot_kind* m_kinds;      // the plan's
+        std::size_t m_count;
         alignas(16) unsigned char m_inline[512];
-        void* m_inline_pointers[inline_parameters];
+        mutable void* m_inline_pointers[inline_parameters];
         std::unique_ptr<unsigned char[]> m_heap;
         std::unique_ptr<void*[]> m_heap_pointers;
         unsigned char* m_data = nullptr;

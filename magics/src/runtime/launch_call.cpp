@@ -21,14 +21,9 @@ namespace xcuda
         settle();
     }
 
-    void launch_call::pass_device_memory(std::size_t index, std::uint64_t address, std::size_t bytes)
+    void launch_call::record_extent(std::size_t index, std::uint64_t address, std::size_t bytes)
     {
-        m_arguments.store_pointer(index, address);
-        m_array_bytes += bytes;
-        if (m_for_replay)
-        {
-            m_extents.push_back({index, address, bytes, nullptr, true});
-        }
+        m_extents.push_back({index, address, bytes, nullptr, true});
     }
 
     void launch_call::pass_host_array(std::size_t index, void* data, std::size_t bytes, bool copy_in, bool copy_out,

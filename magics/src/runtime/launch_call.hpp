@@ -81,7 +81,15 @@ namespace xcuda
 
         // Device memory for pointer parameter `index` (a DeviceArray, a CUDA Array Interface or DLPack
         // array): its address and bytes (counted for bandwidth figures and recorded for a replay).
-        void pass_device_memory(std::size_t index, std::uint64_t address, std::size_t bytes);
+        void pass_device_memory(std::size_t index, std::uint64_t address, std::size_t bytes)
+        {
+            m_arguments.store_pointer(index, address);
+            m_array_bytes += bytes;
+            if (m_for_replay)
+            {
+                record_extent(index, address, bytes);
+            }
+        }
         // Host memory for pointer parameter `index`, copied to a device buffer of the call's own before
         // the launch (copy_in) and back after it (copy_out). The memory must stay valid until run()
         // returns; `owner` (may be null) keeps it allocated while the registration cache holds it.
@@ -108,6 +116,8 @@ namespace xcuda
         CUDA_KERNEL_NODE_PARAMS node_params();
 
     private:
+        // A device-memory argument kept for a replay (pass_device_memory when record_for_replay).
+        void record_extent(std::size_t index, std::uint64_t address, std::size_t bytes);
         struct host_array
         {
             std::size_t index = 0;

@@ -59,6 +59,20 @@ namespace xcuda
             offset += (size + 15) / 16 * 16;
         }
         m_block_bytes = offset;
+        index_slots();
+    }
+
+    void launch_plan::index_slots()
+    {
+        m_kinds.clear();
+        m_offsets.clear();
+        m_kinds.reserve(m_slots.size());
+        m_offsets.reserve(m_slots.size());
+        for (const parameter_slot& slot : m_slots)
+        {
+            m_kinds.push_back({slot.cls, slot.kind, slot.is_const});
+            m_offsets.push_back(slot.offset);
+        }
     }
 
     std::unique_ptr<launch_plan> launch_plan::with_driver_sizes(const std::vector<std::size_t>& sizes) const
@@ -130,6 +144,7 @@ namespace xcuda
         {
             packed->m_slots[i].offset = offsets[i];
         }
+        packed->index_slots();
         packed->m_block_bytes = end;
         packed->m_packed = true;
         packed->m_gaps = covered != end;

@@ -39,6 +39,15 @@ namespace xcuda
         std::string type;
     };
 
+    // What the launch path reads of each slot for every argument, kept apart from the names and types
+    // (parameter_slot) so that a launch's pass over its arguments reads 3 bytes per parameter.
+    struct slot_kind
+    {
+        parameter_class cls = parameter_class::opaque;
+        scalar_kind kind = scalar_kind::unknown;
+        bool is_const = false;
+    };
+
     struct launch_dims
     {
         std::array<unsigned, 3> grid{1, 1, 1};
@@ -61,6 +70,10 @@ namespace xcuda
         std::unique_ptr<launch_plan> with_driver_sizes(const std::vector<std::size_t>& sizes) const;
 
         const std::vector<parameter_slot>& slots() const noexcept { return m_slots; }
+        // The slots' classes and kinds, and their offsets, each one array in parameter order (the launch
+        // path's copies of slots()' fields).
+        const slot_kind* kinds() const noexcept { return m_kinds.data(); }
+        const std::size_t* offsets() const noexcept { return m_offsets.data(); }
         std::size_t arity() const noexcept { return m_slots.size(); }
         // Whether a by-value parameter's size is unknown (the driver tells it: with_driver_sizes).
         bool has_unknown_sizes() const noexcept { return m_unknown_sizes; }
@@ -105,7 +118,10 @@ namespace xcuda
         bool m_unknown_sizes = false;
         bool m_packed = false;
         bool m_gaps = false;
+        std::vector<slot_kind> m_kinds;
+        std::vector<std::size_t> m_offsets;
         int m_line = 0;  // the kernel's line in its cell, for errors about its declaration
         void layout();
+        void index_slots();  // kinds() and offsets() from m_slots
     };
 }
