@@ -111,7 +111,9 @@ namespace xcuda::python
         py::dtype dtype;
         scalar_kind kind = scalar_kind::unknown;
 
-        std::size_t size() const;
+        // Elements: a 1-D array's (the launch path's common case) without the loop over the shape.
+        std::size_t size() const { return shape.size() == 1 ? static_cast<std::size_t>(shape[0]) : size_of_shape(); }
+        std::size_t size_of_shape() const;
         std::size_t nbytes() const { return size() * static_cast<std::size_t>(dtype.itemsize()); }
         std::uint64_t pointer() const { return buffer->pointer(); }
     };

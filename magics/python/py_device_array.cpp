@@ -212,7 +212,7 @@ namespace xcuda::python
         }
     }
 
-    std::size_t device_array::size() const
+    std::size_t device_array::size_of_shape() const
     {
         return std::accumulate(shape.begin(), shape.end(), std::size_t{1},
                                [](std::size_t a, py::ssize_t b) { return a * static_cast<std::size_t>(b); });

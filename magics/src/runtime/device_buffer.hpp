@@ -20,7 +20,7 @@
 
 namespace xcuda
 {
-    class device_buffer : public session_resource
+    class device_buffer final : public session_resource
     {
     public:
         // Allocates nbytes on the session's current device (0 is allowed and allocates nothing); raises
