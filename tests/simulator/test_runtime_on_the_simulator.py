@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent.parent
 
 CANNOT = {
@@ -26,10 +28,14 @@ CANNOT = {
 }
 
 
-def test_the_runtimes_gpu_tests_pass_on_the_simulator_but_those_it_cannot_mean(build_dir):
+@pytest.mark.parametrize("arguments", ["pointers", "buffer"])
+def test_the_runtimes_gpu_tests_pass_on_the_simulator_but_those_it_cannot_mean(build_dir, arguments):
+    """Once with each way of passing launch arguments (XCUDA_LAUNCH_ARGUMENTS): every launch of those tests,
+    scalars of each width, by-value structs, templates and CUB included, also as one packed buffer."""
     env = dict(os.environ)
     env.pop("XCUDA_LIBCUDA", None)
     env["XCUDA_DEVICE"] = "simulator"
+    env["XCUDA_LAUNCH_ARGUMENTS"] = arguments
     env["XCUDA_BUILD_DIR"] = str(build_dir)
     target = "tests/runtime/test_gpu.py"
     deselect = [arg for name in CANNOT for arg in ("--deselect", f"{target}::{name}")]
