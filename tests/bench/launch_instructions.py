@@ -2,6 +2,7 @@
 fake driver: the launch path's and the cell path's own cost on any machine, with no GPU and no timing noise.
 
     python3 tests/bench/launch_instructions.py BUILD [BUILD ...]   # e.g. build /work/build-base
+    XCUDA_LAUNCH_ARGUMENTS=buffer python3 tests/bench/launch_instructions.py BUILD   # arguments as one buffer
 
 For each build folder (its python/ module) it runs, in a child process under callgrind, a loop of
 `kernel[g, b](...)` launches twice (LOW and HIGH launches; the difference removes start-up and compile),
@@ -84,7 +85,11 @@ def counts(out_file):
 def per_launch(build, fake, which, scratch):
     per = 10 if which == "cell" else 1  # the child runs count / 10 cells
     results = []
+    # XCUDA_FAKE_PARAM_INFO: the fake reports its known kernels' layouts (saxpy's and many's), which the
+    # buffer way (XCUDA_LAUNCH_ARGUMENTS=buffer, passed through) needs; with pointers it only adds the
+    # first launch's check.
     env = dict(os.environ, XCUDA_LIBCUDA=str(fake), PYTHONPATH=str(Path(build) / "python"), PYTHONHASHSEED="0",
+               XCUDA_FAKE_PARAM_INFO="1",
                XCUDA_CACHE_DIR=str(Path(scratch) / f"cache-{Path(build).name}-{which}"))
     # Once outside callgrind, to fill the disk cache: the counted runs then both load the module from it,
     # with no compile to wait for (a wait's polling would count differently in each run).

@@ -194,16 +194,16 @@ namespace xcuda
         EXPECT_EQ(call.array_bytes(), 24u);
     }
 
-    TEST(launch_call, threads_launching_one_kernel_at_once_each_get_their_own_results)
+    // `threads` threads launching saxpy `launches` times each at once, each with its own values: every
+    // result checked.
+    void expect_threads_get_their_own_results(int threads, int launches)
     {
-        constexpr int threads = 4;
-        constexpr int launches = 200;
         constexpr std::size_t n = 4096;
         std::vector<std::string> failures(threads);
         std::vector<std::thread> running;
         for (int t = 0; t < threads; ++t)
         {
-            running.emplace_back([t, &failures] {
+            running.emplace_back([t, launches, &failures] {
                 std::vector<float> x(n), y(n), out(n);
                 for (std::size_t i = 0; i < n; ++i)
                 {
@@ -243,6 +243,11 @@ namespace xcuda
         {
             EXPECT_EQ(failures[t], "") << "thread " << t;
         }
+    }
+
+    TEST(launch_call, threads_launching_one_kernel_at_once_each_get_their_own_results)
+    {
+        expect_threads_get_their_own_results(4, 200);
     }
 }
 
@@ -463,6 +468,76 @@ namespace xcuda
     }
 }
 
+namespace xcuda
+{
+    namespace
+    {
+        long fake_counter(const char* name)
+        {
+            return reinterpret_cast<long (*)(const char*)>(fake_symbol("xcuda_fake_counter"))(name);
+        }
+
+        // Puts the way of passing arguments back however a test leaves.
+        struct passing_restored
+        {
+            argument_passing before = cuda_kernel::passing();
+            ~passing_restored() { cuda_kernel::set_passing(before); }
+        };
+    }
+
+    TEST(launch_call, arguments_passed_as_one_buffer_sit_at_the_offsets_the_driver_reports)
+    {
+        // This program's fake reports the known kernels' layouts (XCUDA_FAKE_PARAM_INFO=1, set in main):
+        // saxpy's float, three pointers and size_t at 0, 8, 16, 24, 32.
+        passing_restored restore;
+        cuda_kernel::set_passing(argument_passing::buffer);
+        long before = fake_counter("buffer_launches");
+        std::vector<float> x{1, 2, 3, 4}, y{10, 20, 30, 40}, out(4, -1.0f);
+        saxpy_on_host(2.0f, x, y, out);
+        EXPECT_EQ(out, (std::vector<float>{12, 24, 36, 48}));
+        EXPECT_EQ(fake_counter("buffer_launches"), before + 1);
+        const launch_plan& packed = state().saxpy->plan();
+        ASSERT_TRUE(packed.packed());
+        EXPECT_TRUE(packed.has_offsets({0, 8, 16, 24, 32}));
+        EXPECT_EQ(packed.block_bytes(), 40u);
+
+        cuda_kernel::set_passing(argument_passing::pointers);
+        EXPECT_FALSE(state().saxpy->plan().packed());
+        saxpy_on_host(3.0f, x, y, out);
+        EXPECT_EQ(out, (std::vector<float>{13, 26, 39, 52}));
+        EXPECT_EQ(fake_counter("buffer_launches"), before + 1);  // pointers again
+
+        cuda_kernel::set_passing(argument_passing::buffer);
+        long threads_before = fake_counter("buffer_launches");
+        expect_threads_get_their_own_results(4, 50);
+        EXPECT_EQ(fake_counter("buffer_launches"), threads_before + 200);
+    }
+
+    TEST(launch_call, a_kernel_whose_layout_the_driver_does_not_report_passes_pointers_in_buffer_mode)
+    {
+        // The fake reports no layout for a kernel it does not know (CUDA_ERROR_NOT_SUPPORTED at parameter 0):
+        // nothing is checked against it, no packed plan is made, and launches pass pointers.
+        passing_restored restore;
+        cuda_kernel::set_passing(argument_passing::buffer);
+        compile_options options;
+        options.arch = "sm_90";
+        std::shared_ptr<cuda_module> module =
+            state().registry.build("unknown_layout", compile_recipe{"extern \"C\" __global__ void unknown(float* x, int n) {}\n",
+                                                                   options, {}}).module;
+        cuda_kernel kernel(module, module->signatures().at(0));
+        long before = fake_counter("buffer_launches");
+        long launches = fake_counter("launches");
+        std::vector<float> x(8, 1.0f);
+        launch_call call(kernel, dims_for(x.size()), nullptr);
+        call.pass_host_array(0, x.data(), x.size() * sizeof(float), true, true, nullptr, "x");
+        call.arguments().store_signed(1, 8);
+        EXPECT_NO_THROW(call.run());
+        EXPECT_EQ(fake_counter("launches"), launches + 1);
+        EXPECT_EQ(fake_counter("buffer_launches"), before);
+        EXPECT_FALSE(kernel.plan().packed());
+    }
+}
+
 int main(int argc, char** argv)
 {
     // Before any driver call: this program runs against the fake driver only, the one built with it
@@ -480,6 +555,7 @@ int main(int argc, char** argv)
         }
     }
     setenv("XCUDA_LIBCUDA", fake.c_str(), 1);
+    setenv("XCUDA_FAKE_PARAM_INFO", "1", 1);  // the known kernels' layouts, for the buffer way's test
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }

@@ -24,7 +24,8 @@ extern "C" long xcuda_fake_counter(const char* name)
          : which == "staged_copies" ? g_count.staged_copies : which == "registered_copies" ? g_count.registered_copies
          : which == "pageable_copies" ? g_count.pageable_copies : which == "allocations" ? g_count.allocations
          : which == "device_bytes" ? g_count.device_bytes : which == "attribute_sets" ? g_count.attribute_sets
-         : which == "cooperative_launches" ? g_count.cooperative_launches : -1;
+         : which == "cooperative_launches" ? g_count.cooperative_launches
+         : which == "buffer_launches" ? g_count.buffer_launches : -1;
 }
 
 CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }

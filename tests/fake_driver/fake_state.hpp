@@ -73,6 +73,7 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
         long device_bytes = 0;     // device memory allocated now
         long attribute_sets = 0;   // cuFuncSetAttribute successes
         long cooperative_launches = 0;  // cuLaunchCooperativeKernel successes
+        long buffer_launches = 0;  // cuLaunchKernel given its parameters as one buffer (extra)
     };
     extern counters g_count;
 
@@ -113,6 +114,12 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
     void run_kernel(const function& f, unsigned threads, const std::vector<std::vector<char>>& params);
     // A launch's parameters, copied by the sizes of a known kernel's parameters.
     std::vector<std::vector<char>> copy_params(const function& f, void** params);
+    // The same from cuLaunchKernel's kernelParams, or from its extra (one buffer at the offsets
+    // cuFuncGetParamInfo reports, of exactly their end's size); false when extra is malformed or its
+    // buffer is not that size (the launch is then CUDA_ERROR_INVALID_VALUE).
+    bool launch_params(const function& f, void** params, void** extra, std::vector<std::vector<char>>& out);
+    // A known kernel's parameter offsets: each at a multiple of its size, as the PTX lays them out.
+    std::vector<std::size_t> param_offsets(const function& f);
 
     // ---- streams and graphs ----
     struct node

@@ -196,6 +196,12 @@ namespace xcuda
             std::size_t size = 0;
             if (driver.cuFuncGetParamInfo(function, index, &offset, &size) != CUDA_SUCCESS)
             {
+                if (index == 0)
+                {
+                    // The driver tells nothing of this function's parameters (the count, if it differs,
+                    // was checked against the PTX above): nothing to check, and launches pass pointers.
+                    return;
+                }
                 break;  // fewer parameters than declared: with_driver_sizes says so
             }
             sizes.push_back(size);
