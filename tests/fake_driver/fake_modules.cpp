@@ -1,8 +1,10 @@
 // The fake's modules and kernels: a loaded module finds its __constant__/__device__ variables in the image
 // (a CUBIN's symbol table or the PTX) for cuModuleGetGlobal; functions keep the attributes
 // cuFuncSetAttribute sets; a launch runs a known kernel's host implementation (saxpy, chain_step, fill,
-// many) at once, or on a capturing stream is recorded as a graph node; a cooperative grid larger than can
-// be resident is refused; the occupancy queries answer fixed numbers.
+// many) at once, or on a capturing stream is recorded as a graph node, its parameters given as pointers or,
+// with XCUDA_FAKE_PARAM_INFO=1 (which also makes cuFuncGetParamInfo report the known kernels' layouts), as
+// one buffer; a cooperative grid larger than can be resident is refused; the occupancy queries answer
+// fixed numbers.
 
 #include "fake_state.hpp"
 
