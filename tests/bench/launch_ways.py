@@ -19,6 +19,8 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("build")
 parser.add_argument("--rounds", type=int, default=7)
 options = parser.parse_args()
+if options.rounds < 1:
+    parser.error("--rounds must be at least 1")
 sys.path.insert(0, options.build + "/python")
 import numpy as np  # noqa: E402
 import xcuda  # noqa: E402
