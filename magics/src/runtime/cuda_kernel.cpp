@@ -446,23 +446,15 @@ namespace xcuda
             session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
             return;
         }
-        if (arguments.plan().packed() && arguments.bytes() > 0)
-        {
-            std::size_t bytes = arguments.bytes();
-            void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, arguments.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes,
-                             CU_LAUNCH_PARAM_END};
-            check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2],
-                                                    dims.block[0], dims.block[1], dims.block[2], dims.shared_mem,
-                                                    stream, nullptr, extra),
-                  "cuLaunchKernel");
-        }
-        else
-        {
-            check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2],
-                                                    dims.block[0], dims.block[1], dims.block[2], dims.shared_mem,
-                                                    stream, arguments.pointers(), nullptr),
-                  "cuLaunchKernel");
-        }
+        // A packed block goes whole (CU_LAUNCH_PARAM_BUFFER_POINTER), any other as one pointer per slot.
+        std::size_t bytes = arguments.bytes();
+        bool whole = arguments.plan().packed() && bytes > 0;
+        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, arguments.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes,
+                         CU_LAUNCH_PARAM_END};
+        check(cuda_driver::get().cuLaunchKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
+                                                dims.block[1], dims.block[2], dims.shared_mem, stream,
+                                                whole ? nullptr : arguments.pointers(), whole ? extra : nullptr),
+              "cuLaunchKernel");
         session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
     }
 
