@@ -1,6 +1,8 @@
 """The benchmark scripts' own logic, on the CPU: their tables' arithmetic and verdicts, the compile
 benchmark's %%cuda row without IPython (the GPU host has none), and the assembly of RESULTS.md.
 No timing is asserted: the inputs are made-up figures, the outputs what the tables must say of them."""
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -168,3 +170,22 @@ def test_the_other_way_of_passing_arguments_gets_its_own_verdict_and_is_no_peer(
     many = next(v for v in verdicts if v.startswith("pinned, 16 scalars + 16 pointers (buffer):"))
     assert "<= 1.1x C++: met" in many  # 4.3 against 4.0: 1.075x
     assert "| pinned | xcuda kernel[g, b](...), arguments as buffer | 1 | 3.50 (3.40-4.20) | 0.88x |" in table
+
+
+def test_the_launch_floor_runs_its_three_ways_against_the_fake_driver_and_checks_them(build_dir, tmp_path):
+    """launch_floor.py builds its C helper, launches saxpy and many the three ways through the fake driver
+    (which runs them on the host), checks every way's result and prints each way's row."""
+    library = build_dir / "lib" / "libxcuda_fake_cuda.so"
+    assert library.exists(), f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON"
+    env = dict(os.environ, XCUDA_LIBCUDA=str(library))
+    env.pop("XCUDA_DEVICE", None)
+    command = [sys.executable, str(BENCH / "launch_floor.py"), str(build_dir), "--rounds", "1",
+               "--floor-dir", str(tmp_path)]
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    rows = [line for line in ran.stdout.splitlines() if line.startswith("| SAXPY |") or line.startswith("| 16 + 16 |")]
+    assert [row.split(" | ")[1] for row in rows] == ["C loop", "Python floor", "xcuda"] * 2
+    assert all(row.split(" | ")[3] == "1.000x" for row in rows if "| C loop |" in row)
+    assert all(row.rstrip(" |").endswith("x") for row in rows if "| xcuda |" in row)
+    refused = subprocess.run(command[:3] + ["--rounds", "0"], capture_output=True, text=True, timeout=60, env=env)
+    assert refused.returncode == 2 and "--rounds must be at least 1" in refused.stderr
