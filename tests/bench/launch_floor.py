@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How far xcuda's launch is from the cheapest launch a Python call can make, in one process.
 
-    python3 tests/bench/launch_floor.py BUILD [--rounds 7] [--floor-dir DIR]
+    python3 tests/bench/launch_floor.py BUILD [--rounds 7] [--floor-dir DIR] [--out FILE]
 
 Three ways of launching the same kernel (SAXPY n = 4096 from DeviceArrays, and 16 float scalars + 16
 DeviceArrays), timed in turn in each round (the order rotated every round), each as the median of 25
@@ -18,7 +18,8 @@ All three launch the kernel loaded from xcuda's own cubin into xcuda's context, 
 first. The table gives each way's median over the rounds (min-max), its ratio to the C loop, and xcuda's
 ratio to the Python floor: the part of the launch cost that is xcuda's binding and core, against the part
 that any Python call pays. A benchmark, not a test: it asserts nothing; a difference inside the spread of
-the rounds is "level with".
+the rounds is "level with". --out FILE appends the table to FILE under a heading that says which CPUs the
+process could run on (run_gpu.sh runs it pinned with `taskset -c 3` and not, into launch_floor.md).
 
 The helper extension is built with `cc` into --floor-dir (default: a folder in the system's temporary
 folder) unless it is there already; it needs Python's headers and cuda.h (CUDA_HOME, default
@@ -83,6 +84,7 @@ def main():
     parser.add_argument("build", help="a build folder (its python/ holds the xcuda module)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--floor-dir", default=os.path.join(tempfile.gettempdir(), "xcuda-launch-floor"))
+    parser.add_argument("--out", help="append the table to this markdown file")
     options = parser.parse_args()
     if options.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -169,10 +171,10 @@ def main():
                 shown.append(f"{what} {way} {value:.3f}")
         print(f"round {number + 1}: " + ", ".join(shown) + " us", flush=True)
 
-    print()
-    print(f"| launch | way | us per launch (median of {options.rounds} rounds, min-max) | ratio to the C loop | "
-          f"xcuda / Python floor |")
-    print("|---|---|---|---|---|")
+    cpus = sorted(os.sched_getaffinity(0))
+    where = f"pinned to CPU {cpus[0]}" if len(cpus) == 1 else f"unpinned ({len(cpus)} CPUs)"
+    lines = [f"| launch | way | us per launch, {where} (median of {options.rounds} rounds, min-max) | "
+             f"ratio to the C loop | xcuda / Python floor |", "|---|---|---|---|---|"]
     for what in loops:
         base = statistics.median(results[what, "C loop"])
         floor_us = statistics.median(results[what, "Python floor"])
@@ -180,9 +182,15 @@ def main():
             values = results[what, way]
             median = statistics.median(values)
             over = f"{median / floor_us:.3f}x" if way == "xcuda" else ""
-            print(f"| {what} | {way} | {median:.3f} ({min(values):.3f}-{max(values):.3f}) | {median / base:.3f}x "
-                  f"| {over} |")
-
+            lines.append(f"| {what} | {way} | {median:.3f} ({min(values):.3f}-{max(values):.3f}) | "
+                         f"{median / base:.3f}x | {over} |")
+    table = "\n".join(lines)
+    print()
+    print(table)
+    if options.out:
+        with open(options.out, "a") as out:
+            out.write(f"## launch_floor.py, {where}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
+                      f"{table}\n\n")
 
 if __name__ == "__main__":
     main()

@@ -18,7 +18,9 @@
 #    not, each round in new processes: the medians issue 27's goal 1 is judged by      -> $OUT/launch_rounds.md
 # 9. launch_baseline variants: C++ launches of SAXPY and 16 + 16 through other driver calls (the parameters as one
 #    buffer, cuLaunchKernelEx, other streams) beside the plain loop, pinned and not  -> $OUT/launch_variants.txt
-# 10. the gpu-marked tests of CUDA graphs and transfers (tests/runtime/test_graphs_transfers.py -m gpu), when pytest
+# 10. launch_floor.py: xcuda's launch against the cheapest launch a Python call can make and the C loop, in one
+#    process, pinned and not                                                         -> $OUT/launch_floor.md
+# 11. the gpu-marked tests of CUDA graphs and transfers (tests/runtime/test_graphs_transfers.py -m gpu), when pytest
 #    is there                                                                        -> $OUT/gpu_tests.log
 # Then tests/bench/assemble_results.py $OUT writes tests/bench/RESULTS.md's GPU tables from these files.
 #
@@ -26,8 +28,8 @@
 # nothing; a failing step is reported and the others still run (the exit status says whether any failed).
 # About 8 minutes on the lent nvidia-h200 (16 cores): the build 1-2, bench_compile 2, the rounds 2, the others 2-3.
 # Environment: OUT (output folder, default /tmp), CUDA_HOME (default: nvcc's toolkit, else /usr/local/cuda),
-# JOBS (build parallelism, default 16), LAUNCH_ROUNDS (step 8, default 5), STEPS (the steps 3-10 to run, default
-# "gpu compile transfers graphs multigpu rounds variants tests").
+# JOBS (build parallelism, default 16), LAUNCH_ROUNDS (step 8, default 5), STEPS (the steps 3-11 to run, default
+# "gpu compile transfers graphs multigpu rounds variants floor tests").
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 
@@ -36,7 +38,7 @@ python=$(command -v python3)
 cuda_home=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")}
 nvcc=$cuda_home/bin/nvcc
 out_dir=${OUT:-/tmp}
-steps=" ${STEPS:-gpu compile transfers graphs multigpu rounds variants tests} "
+steps=" ${STEPS:-gpu compile transfers graphs multigpu rounds variants floor tests} "
 mkdir -p "$out_dir"
 status=0
 started=$(date +%s)
@@ -77,6 +79,10 @@ step rounds "$python" tests/bench/launch_rounds.py --baseline "$baseline" --roun
     --out "$out_dir/launch_rounds.md"
 step variants bash -c "set -o pipefail; { echo '# pinned (taskset -c 3)'; taskset -c 3 \"$baseline\" variants; echo '# unpinned'; \
     \"$baseline\" variants; } | tee \"$out_dir/launch_variants.txt\""
+rm -f "$out_dir/launch_floor.md"
+step floor bash -c "taskset -c 3 \"$python\" tests/bench/launch_floor.py build-host --floor-dir build-host/bench/floor \
+    --out \"$out_dir/launch_floor.md\" && \"$python\" tests/bench/launch_floor.py build-host \
+    --floor-dir build-host/bench/floor --out \"$out_dir/launch_floor.md\""
 if "$python" -c "import pytest" 2>/dev/null; then
   # The scenarios in child processes on the GPU; the fake-driver ones need the test build, not made here.
   step tests bash -c "\"$python\" -m pytest tests/runtime/test_graphs_transfers.py -m gpu -v -ra -p no:cacheprovider \

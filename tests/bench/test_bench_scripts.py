@@ -179,13 +179,16 @@ def test_the_launch_floor_runs_its_three_ways_against_the_fake_driver_and_checks
     assert library.exists(), f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON"
     env = dict(os.environ, XCUDA_LIBCUDA=str(library))
     env.pop("XCUDA_DEVICE", None)
+    table = tmp_path / "launch_floor.md"
     command = [sys.executable, str(BENCH / "launch_floor.py"), str(build_dir), "--rounds", "1",
-               "--floor-dir", str(tmp_path)]
+               "--floor-dir", str(tmp_path), "--out", str(table)]
     ran = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     rows = [line for line in ran.stdout.splitlines() if line.startswith("| SAXPY |") or line.startswith("| 16 + 16 |")]
     assert [row.split(" | ")[1] for row in rows] == ["C loop", "Python floor", "xcuda"] * 2
     assert all(row.split(" | ")[3] == "1.000x" for row in rows if "| C loop |" in row)
     assert all(row.rstrip(" |").endswith("x") for row in rows if "| xcuda |" in row)
+    written = table.read_text()
+    assert written.startswith("## launch_floor.py, ") and "\n".join(rows) in written
     refused = subprocess.run(command[:3] + ["--rounds", "0"], capture_output=True, text=True, timeout=60, env=env)
     assert refused.returncode == 2 and "--rounds must be at least 1" in refused.stderr
