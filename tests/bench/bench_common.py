@@ -64,6 +64,19 @@ def median_wall_ms(run, repeat, warmup=0):
     return statistics.median(samples)
 
 
+def us_per_launch(batch, synchronize, batches=25, per_batch=1000):
+    """Median over `batches` of the host time of `batch()` (which makes `per_batch` asynchronous launches)
+    divided by `per_batch`, in us; `synchronize()` before each batch and after the last, outside the timer."""
+    samples = []
+    for _ in range(batches):
+        synchronize()
+        start = time.perf_counter()
+        batch()
+        samples.append((time.perf_counter() - start) / per_batch * 1e6)
+    synchronize()
+    return statistics.median(samples)
+
+
 def probe_gpu():
     """(info dict, None) when device 0 is usable, else (None, reason)."""
     try:

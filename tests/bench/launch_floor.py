@@ -40,6 +40,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_common import us_per_launch  # noqa: E402
+
 SAXPY = r'''extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
 { size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }'''
 MANY = ('extern "C" __global__ void many(' + ", ".join(f"float s{k}" for k in range(16)) + ", " +
@@ -150,23 +153,13 @@ def main():
         if pointers[15].copy_to_host()[0] != expected_many:
             raise SystemExit(f"launch_floor.py: {way}: the 16 + 16 kernel's result is wrong")
 
-    def us_per_launch(loop):
-        samples = []
-        for _ in range(25):
-            xcuda.synchronize()
-            start = time.perf_counter()
-            loop()
-            samples.append((time.perf_counter() - start) / 1000 * 1e6)
-        xcuda.synchronize()
-        return statistics.median(samples)
-
     results = {(what, way): [] for what in loops for way in WAYS}
     for number in range(options.rounds):
         order = WAYS[number % 3:] + WAYS[:number % 3]
         shown = []
         for what in loops:
             for way in order:
-                value = us_per_launch(loops[what][way])
+                value = us_per_launch(loops[what][way], xcuda.synchronize)
                 results[what, way].append(value)
                 shown.append(f"{what} {way} {value:.3f}")
         print(f"round {number + 1}: " + ", ".join(shown) + " us", flush=True)

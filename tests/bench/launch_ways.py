@@ -13,7 +13,7 @@ difference inside the spread of the rounds is "level with".
 import argparse
 import statistics
 import sys
-import time
+from pathlib import Path
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("build")
@@ -22,7 +22,9 @@ options = parser.parse_args()
 if options.rounds < 1:
     parser.error("--rounds must be at least 1")
 sys.path.insert(0, options.build + "/python")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
+from bench_common import us_per_launch  # noqa: E402
 import xcuda  # noqa: E402
 
 SAXPY = r'''extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -58,17 +60,6 @@ def many_loop(k=many, args=args16):
         k[16, 256](*args)
 
 
-def us_per_launch(loop):
-    samples = []
-    for _ in range(25):
-        xcuda.synchronize()
-        start = time.perf_counter()
-        loop()
-        samples.append((time.perf_counter() - start) / 1000 * 1e6)
-    xcuda.synchronize()
-    return statistics.median(samples)
-
-
 for way in ("pointers", "buffer"):
     check(way)
 results = {(way, what): [] for way in ("pointers", "buffer") for what in ("SAXPY", "16 + 16")}
@@ -78,7 +69,7 @@ for number in range(options.rounds):
     for way in ways:
         xcuda.launch_options(arguments=way)
         for what, loop in (("SAXPY", saxpy_loop), ("16 + 16", many_loop)):
-            value = us_per_launch(loop)
+            value = us_per_launch(loop, xcuda.synchronize)
             results[way, what].append(value)
             shown.append(f"{way} {what} {value:.3f}")
     print(f"round {number + 1}: " + ", ".join(shown) + " us", flush=True)
