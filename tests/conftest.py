@@ -142,6 +142,16 @@ def build_dir():
     return BUILD
 
 
+@pytest.fixture(params=["buffer", "pointers"])
+def launch_arguments_env(request):
+    """The environment of a child process that passes launch arguments one way or the other against the fake
+    driver: the buffer way needs XCUDA_FAKE_PARAM_INFO=1, with which the fake reports its known kernels' layouts
+    (without it every launch would pass pointers; cooperative launches pass pointers either way)."""
+    if request.param == "buffer":
+        return {"XCUDA_LAUNCH_ARGUMENTS": "buffer", "XCUDA_FAKE_PARAM_INFO": "1"}
+    return {}
+
+
 def execute_code(client, code, timeout=60):
     """Runs code through a jupyter_client; returns the reply's content and the request's iopub messages."""
     msg_id = client.execute(code)

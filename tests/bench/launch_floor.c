@@ -106,13 +106,13 @@ static PyObject* loop(PyObject* module, PyObject* args)
         PyErr_SetString(PyExc_ValueError, "count must be between 0 and 100,000,000");
         return NULL;
     }
-    PyObject* index = PyCFunction_GET_SELF(which);
-    if (!PyCFunction_Check(which) || index == NULL || !PyLong_Check(index))
+    /* Only a launcher of this module: checked before its self is read (any other object's layout differs). */
+    if (!PyCFunction_Check(which) || PyCFunction_GET_FUNCTION(which) != (PyCFunction)(void (*)(void))launch)
     {
         PyErr_SetString(PyExc_TypeError, "loop takes a launcher made by make_launcher");
         return NULL;
     }
-    launcher* l = launcher_of(index);
+    launcher* l = launcher_of(PyCFunction_GET_SELF(which));
     if (l == NULL)
     {
         return NULL;

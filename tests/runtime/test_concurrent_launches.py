@@ -30,18 +30,13 @@ def run_scenario(name, build_dir, environment):
     assert f"scenario held: {name}" in ran.stdout
 
 
-# The fake reports its known kernels' layouts with XCUDA_FAKE_PARAM_INFO=1, which passing the arguments as
-# one buffer needs (without it every launch would pass pointers).
-WAYS = {"pointers": {}, "buffer": {"XCUDA_LAUNCH_ARGUMENTS": "buffer", "XCUDA_FAKE_PARAM_INFO": "1"}}
-
-
-@pytest.mark.parametrize("arguments", sorted(WAYS))
+# Each scenario once with each way of passing launch arguments (the launch_arguments_env fixture).
 @pytest.mark.parametrize("name", NAMES)
-def test_threads_launching_at_once_each_get_their_own_results_fake_driver(name, arguments, build_dir):
+def test_threads_launching_at_once_each_get_their_own_results_fake_driver(name, launch_arguments_env, build_dir):
     library = build_dir / "lib" / "libxcuda_fake_cuda.so"
     if not library.exists():
         pytest.fail(f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON")
-    run_scenario(name, build_dir, {"XCUDA_LIBCUDA": str(library), **WAYS[arguments]})
+    run_scenario(name, build_dir, {"XCUDA_LIBCUDA": str(library), **launch_arguments_env})
 
 
 @pytest.mark.gpu

@@ -25,19 +25,14 @@ sys.path.insert(0, str(HERE))
 import launch_feature_scenarios  # noqa: E402
 
 
-# Each scenario once with each way of passing launch arguments; the fake reports its known kernels' layouts
-# with XCUDA_FAKE_PARAM_INFO=1, which the buffer way needs (cooperative launches still pass pointers).
-WAYS = {"pointers": {}, "buffer": {"XCUDA_LAUNCH_ARGUMENTS": "buffer", "XCUDA_FAKE_PARAM_INFO": "1"}}
-
-
-@pytest.mark.parametrize("arguments", sorted(WAYS))
+# Each scenario once with each way of passing launch arguments (the launch_arguments_env fixture).
 @pytest.mark.parametrize("name", sorted(launch_feature_scenarios.SCENARIOS))
-def test_scenario_against_the_fake_driver(name, arguments, build_dir):
+def test_scenario_against_the_fake_driver(name, launch_arguments_env, build_dir):
     library = build_dir / "lib" / "libxcuda_fake_cuda.so"
     assert library.exists(), f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON"
     env = dict(os.environ)
     env.pop("XCUDA_DEVICE", None)
-    env.update(WAYS[arguments])
+    env.update(launch_arguments_env)
     env["XCUDA_LIBCUDA"] = str(library)
     env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
     ran = subprocess.run([sys.executable, str(SCRIPT), name], capture_output=True, text=True, timeout=300, env=env)
