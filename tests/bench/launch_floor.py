@@ -181,8 +181,8 @@ def main():
     print()
     print(table)
     if options.out:
-        with open(options.out, "a") as out:
-            out.write(f"## launch_floor.py, {where}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
+        with open(options.out, "a") as report:
+            report.write(f"## launch_floor.py, {where}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
                       f"{table}\n\n")
 
 if __name__ == "__main__":
