@@ -15,23 +15,25 @@ Load the magics into any IPython with %load_ext xcuda (the xcuda Jupyter kernel 
 Importing the module never touches the CUDA driver: the session starts at the first GPU operation.)";
     m.attr("__version__") = "0.1.0";
     using namespace xcuda::python;
+    // The notebook's core state, handed to each part that needs it. Never destroyed: see notebook_session.
+    xcuda::notebook_session& notebook = *new xcuda::notebook_session();
     register_errors(m);
-    register_device_array(m);
-    register_streams(m);
+    register_device_array(m, notebook);
+    register_streams(m, notebook);
     register_transfers(m);
-    register_transfers_options(m);
+    register_transfers_options(m, notebook);
     register_launcher(m);
-    register_graphs(m);
+    register_graphs(m, notebook);
     register_views(m);
-    register_kernels(m);
+    register_kernels(m, notebook);
     register_module_variables(m);
-    register_session(m);
-    register_placement(m);
-    register_bench(m);
+    register_session(m, notebook);
+    register_placement(m, notebook);
+    register_bench(m, notebook);
     register_replay(m);
-    register_magics(m);
+    register_magics(m, notebook);
     // Called by xcuda/__init__.py once the package is complete: an ipyparallel engine takes its place on
     // its host when it imports xcuda (%px import xcuda or %px %load_ext xcuda), before any GPU operation,
     // so the slot can choose its device.
-    m.def("_join_host_if_engine", &join_host_if_engine);
+    m.def("_join_host_if_engine", [&notebook] { join_host_if_engine(notebook); });
 }

@@ -250,7 +250,7 @@ namespace xcuda::python
             py::array original = py::reinterpret_borrow<py::array>(object);
             py::array host = py::module_::import("numpy").attr("ascontiguousarray")(original);
             auto bytes = static_cast<std::size_t>(host.nbytes());
-            std::shared_ptr<host_memory_owner> owner = call.for_replay() ? nullptr : memory_owner(host, original);
+            std::shared_ptr<host_memory_owner> owner = call.for_replay() ? nullptr : memory_owner(call.kernel().module()->session(), host, original);
             // A const T* parameter's array may be read-only: the call never writes it (copy_out is false).
             void* data = const_cast<void*>(host.data());
             std::string label = call.for_replay() ? std::string()
@@ -297,7 +297,8 @@ namespace xcuda::python
                 if (producer != call.stream() && producer != reinterpret_cast<CUstream>(1) &&
                     producer != reinterpret_cast<CUstream>(2))
                 {
-                    refuse_while_capturing(plan.describe(index) + ", an array whose producer works on another stream",
+                    refuse_while_capturing(call.kernel().module()->session(),
+                                           plan.describe(index) + ", an array whose producer works on another stream",
                                            "its use would wait for that stream now; synchronize the producer before "
                                            "the `with xcuda.graph()` block");
                     call.wait_for(producer);
@@ -378,7 +379,7 @@ namespace xcuda::python
         // Pass 1: scalars, and the type of every pointer argument. Device arrays (the common case) are
         // complete here.
         bool needs_second_pass = false;
-        cuda_session& session = process_session();
+        const cuda_session& session = kernel.module()->session();
         const int current_device = session.device_ordinal();
         PyTypeObject* array_type = device_array_type();
         for (std::size_t i = 0; i < nargs; ++i)
@@ -434,7 +435,7 @@ namespace xcuda::python
                 const host_transfer& transfer = unchecked_instance<host_transfer>(object);
                 if (!call.for_replay())
                 {
-                    refuse_host_argument(plan.describe(i), std::string("xcuda.") + transfer.kind + " of a numpy array");
+                    refuse_host_argument(call, plan.describe(i), std::string("xcuda.") + transfer.kind + " of a numpy array");
                 }
                 bind_numpy(call, i, transfer.array.ptr(), transfer.copy_in, transfer.copy_out, objects);
             }
@@ -442,7 +443,7 @@ namespace xcuda::python
             {
                 if (!call.for_replay())
                 {
-                    refuse_host_argument(plan.describe(i), "a numpy array");
+                    refuse_host_argument(call, plan.describe(i), "a numpy array");
                 }
                 bind_numpy(call, i, object, true, !slots[i].is_const, objects);
             }
@@ -456,7 +457,7 @@ namespace xcuda::python
             }
             else
             {
-                refuse_host_argument(plan.describe(i), "an array with only __dlpack__ (its import waits for the "
+                refuse_host_argument(call, plan.describe(i), "an array with only __dlpack__ (its import waits for the "
                                      "producer's stream; give its __cuda_array_interface__ view instead)");
                 bind_dlpack(call, i, object);
             }

@@ -1,8 +1,9 @@
 // xcuda.bench, xcuda.BenchResult and xcuda.peak_bandwidth. The sweep, its checks and its table are the
-// core's (operations/bench_sweep, bench_result); here the Python arguments are read, make_args and the
+// core's (frontend/bench_sweep, bench_result); here the Python arguments are read, make_args and the
 // timer called for each size (Kernel.time, so a sweep measures what %cuda_timeit measures), and the plot
-// made: a matplotlib Figure without pyplot (no global figure list, no backend, nothing shown twice by an
-// inline backend), shown in a BenchResult's HTML as a PNG.
+// made by xcuda/plots.py: a matplotlib Figure without pyplot (no global figure list, no backend, nothing
+// shown twice by an inline backend), shown in a BenchResult's HTML as a PNG. The progress bar is drawn by
+// xcuda/progress.py; this file imports neither IPython nor matplotlib.
 //
 // Test hooks: bench(..., _timer=f) times with f(grid, block, *args, repeat=, warmup=, nbytes=) instead
 // of kernel.time, and %cuda_bench calls xcuda.bench looked up at call time; with them the sweep, the
@@ -20,54 +21,30 @@ namespace xcuda::python
     namespace
     {
         // GB/s of the device-to-device copy ceiling (runtime/bandwidth_probe), measured once a session.
-        double measured_peak_gbs(bool refresh)
+        double measured_peak_gbs(notebook_session& notebook, bool refresh)
         {
-            refuse_while_capturing("xcuda.peak_bandwidth()", "it times copies with CUDA events; call it outside the "
+            refuse_while_capturing(notebook.session, "xcuda.peak_bandwidth()", "it times copies with CUDA events; call it outside the "
                                    "`with xcuda.graph()` block");
-            bandwidth_probe& probe = state().probe;
+            bandwidth_probe& probe = notebook.probe;
             py::gil_scoped_release release;
             return probe.measure(refresh);
         }
 
-        // The progress bar of a sweep on screen; what it says and when is the core's (progress_meter). Shown
-        // through IPython's display/update_display where the shell has a rich display publisher (a notebook
-        // kernel), with '\r' on sys.stderr when that is a terminal, else nowhere. Holds Python objects.
+        // The progress bar of a sweep: what it says and when is the core's (progress_meter); xcuda/progress.py
+        // draws it (a notebook's display, a terminal's line, or nowhere: then open_progress gives None).
         class progress_bar
         {
         public:
             progress_bar(bool enabled, std::string label, std::size_t total) : m_meter(std::move(label), total)
             {
-                if (!enabled)
-                    return;
-                py::object shell = py::none();
-                try
-                {
-                    shell = py::module_::import("IPython").attr("get_ipython")();
-                }
-                catch (py::error_already_set&)
-                {
-                    // IPython not importable: no notebook, so a terminal at most.
-                }
-                if (!shell.is_none() && py::hasattr(shell, "display_pub") &&
-                    !py::type::handle_of(shell.attr("display_pub"))
-                         .is(py::module_::import("IPython.core.displaypub").attr("DisplayPublisher")))
-                {
-                    m_mode = mode::display;
-                    return;
-                }
-                py::object stream = py::module_::import("sys").attr("stderr");
-                if (!stream.is_none() && py::hasattr(stream, "isatty") && stream.attr("isatty")().cast<bool>())
-                {
-                    m_mode = mode::text;
-                    m_stream = stream;
-                }
+                m_view = py::module_::import("xcuda.progress").attr("open_progress")(enabled);
             }
 
             // After size number `done` (1-based), n, has been timed.
             void step(std::size_t done, long long n)
             {
                 std::optional<std::string> text;
-                if (m_mode != mode::none && (text = m_meter.step(done, n)))
+                if (!m_view.is_none() && (text = m_meter.step(done, n)))
                     show(*text, done);
             }
 
@@ -78,41 +55,18 @@ namespace xcuda::python
                 if (!text)
                     return;
                 show(*text, done);
-                if (m_mode == mode::text)
-                {
-                    m_stream.attr("write")("\n");
-                    m_stream.attr("flush")();
-                }
+                m_view.attr("end")();
             }
 
         private:
-            enum class mode { none, display, text };
-
             void show(const std::string& text, std::size_t done)
             {
-                if (m_mode == mode::display)
-                {
-                    py::dict bundle;
-                    bundle["text/plain"] = text;
-                    bundle["text/html"] = m_meter.html(text, done);
-                    if (!m_meter.shown())
-                        m_handle = py::module_::import("IPython.display")
-                                       .attr("display")(bundle, py::arg("raw") = true, py::arg("display_id") = true);
-                    else
-                        m_handle.attr("update")(bundle, py::arg("raw") = true);
-                }
-                else
-                {
-                    m_stream.attr("write")(m_meter.overwrite(text));
-                    m_stream.attr("flush")();
-                }
+                m_view.attr("show")(text, m_meter.html(text, done), m_meter.overwrite(text));
                 m_meter.mark_shown();
             }
 
             progress_meter m_meter;
-            mode m_mode = mode::none;
-            py::object m_handle;  // IPython DisplayHandle (display mode)
-            py::object m_stream;  // sys.stderr (text mode)
+            py::object m_view;  // an xcuda.progress.Progress, or None
         };
 
         // Achieved GB/s against n, with the peaks as lines (xcuda/plots.py).
@@ -180,11 +134,11 @@ namespace xcuda::python
             return sizes;
         }
 
-        py::object bench(py::object kernel, py::object sizes_object, py::object make_args, int block,
+        py::object bench(notebook_session& notebook, py::object kernel, py::object sizes_object, py::object make_args, int block,
                          py::object bytes_per_element, int repeat, int warmup, py::object peak, bool plot,
                          bool progress, py::object timer)
         {
-            refuse_while_capturing("xcuda.bench", "it times launches with CUDA events; run it outside the `with "
+            refuse_while_capturing(notebook.session, "xcuda.bench", "it times launches with CUDA events; run it outside the `with "
                                    "xcuda.graph()` block");
             // Everything that can be checked before any GPU work is, so a mistake costs no sweep.
             py::module_ xcuda_module = py::module_::import("xcuda");
@@ -202,11 +156,7 @@ namespace xcuda::python
             bench_sweep::check(chosen);
             if (plot)
             {
-                try
-                {
-                    py::module_::import("matplotlib.figure");
-                }
-                catch (py::error_already_set&)
+                if (!py::module_::import("xcuda.plots").attr("matplotlib_available")().cast<bool>())
                 {
                     PyErr_SetString(PyExc_ImportError, bench_sweep::matplotlib_missing());
                     throw py::error_already_set();
@@ -214,7 +164,7 @@ namespace xcuda::python
             }
             std::string name = kernel.attr("name").cast<std::string>();
             // CudaUnavailableError here without a GPU, when the peak is to be measured.
-            bench_sweep sweep(name, sizes, chosen, [] { return measured_peak_gbs(false); });
+            bench_sweep sweep(name, sizes, chosen, [&notebook] { return measured_peak_gbs(notebook, false); });
             if (timer.is_none())
             {
                 timer = kernel.attr("time");
@@ -250,11 +200,11 @@ namespace xcuda::python
                 throw;
             }
             bar.finish("", sweep.done());
-            return py::cast(sweep.finish(process_session()));
+            return py::cast(sweep.finish(notebook.session));
         }
     }
 
-    void register_bench(py::module_& m)
+    void register_bench(py::module_& m, notebook_session& notebook)
     {
         py::class_<bench_result>(m, "BenchResult", R"(A size sweep of one kernel: what xcuda.bench and %cuda_bench return.
 
@@ -294,14 +244,21 @@ matplotlib.figure.Figure
             .def("__repr__", &bench_result::text)
             .def("_repr_html_", &html);
 
-        m.def("peak_bandwidth", &measured_peak_gbs, py::arg("refresh") = false,
+        m.def("peak_bandwidth", [&notebook](bool refresh) { return measured_peak_gbs(notebook, refresh); },
+              py::arg("refresh") = false,
               R"(The device's measured peak memory bandwidth in GB/s.
 
 A device-to-device copy between two buffers of up to 512 MiB, timed with CUDA events (the fastest of 10
 after 2 untimed copies), counting bytes read plus bytes written. Measured once per session and
 device; refresh=True measures again. Raises CudaUnavailableError without a driver or GPU.)");
 
-        m.def("bench", &bench, py::arg("kernel"), py::arg("sizes"), py::arg("make_args"), py::kw_only(),
+        m.def("bench",
+              [&notebook](py::object kernel, py::object sizes, py::object make_args, int block, py::object bytes_per_element,
+                          int repeat, int warmup, py::object peak, bool plot, bool progress, py::object timer) {
+                  return bench(notebook, kernel, sizes, make_args, block, bytes_per_element, repeat, warmup, peak, plot,
+                               progress, timer);
+              },
+              py::arg("kernel"), py::arg("sizes"), py::arg("make_args"), py::kw_only(),
               py::arg("block") = 256, py::arg("bytes_per_element") = py::none(), py::arg("repeat") = 20,
               py::arg("warmup") = 3, py::arg("peak") = py::none(), py::arg("plot") = true, py::arg("progress") = true,
               py::arg("_timer") = py::none(),

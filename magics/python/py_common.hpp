@@ -33,6 +33,7 @@
 #include "launch_plan.hpp"
 #include "magic_arguments.hpp"
 #include "module_registry.hpp"
+#include "notebook_session.hpp"
 #include "nvrtc_compiler.hpp"
 #include "text.hpp"
 
@@ -70,27 +71,10 @@ namespace xcuda::python
     {
         return py::str(object).cast<std::string>();
     }
-    // ---- the process' CUDA state (py_session.cpp) ----
-    // The one CUDA session, compiler, module registry and bandwidth probe of the process. The Python
-    // module owns them: made at the first use (reading the environment only: no driver is touched),
-    // closed by xcuda._shutdown, and never destroyed (the xeus kernel ends with std::exit, after which
-    // no driver call may run). The binding layer reaches them here and hands them to the core.
-    struct process_state
-    {
-        cuda_session session;
-        class compiler compiler;
-        module_registry registry{session, compiler};
-        bandwidth_probe probe{session};
-        // This engine's place on its host: the registry is joined only when the process is an
-        // ipyparallel engine (py_placement.cpp).
-        engine_placement placement{session};
-        // The graph whose `with xcuda.graph()` block is open, or null (py_graph.cpp).
-        cuda_graph* capture = nullptr;
-        // True while graph.update converts arguments (host arrays are refused then, as in a capture).
-        bool updating_graph = false;
-    };
-    process_state& state();
-    inline cuda_session& process_session() { return state().session; }
+    // ---- the notebook's core state ----
+    // The binding makes one notebook_session (frontend/notebook_session.hpp) when the module is imported
+    // and hands it to each register_* below; each keeps it for its functions. Objects that are given a
+    // session later (a Graph, a Launcher) take it from whatever made them; nothing reaches for a global.
 
     // ---- errors (py_errors.cpp) ----
     void register_errors(py::module_& m);
@@ -117,7 +101,7 @@ namespace xcuda::python
         std::size_t nbytes() const { return size() * static_cast<std::size_t>(dtype.itemsize()); }
         std::uint64_t pointer() const { return buffer->pointer(); }
     };
-    void register_device_array(py::module_& m);
+    void register_device_array(py::module_& m, notebook_session& notebook);
     // The scalar kind of a numpy dtype (unknown for structured, object, bfloat16 ...).
     scalar_kind kind_of_dtype(const py::dtype& dtype);
     // The numpy dtype matching a scalar kind, or None.
@@ -132,10 +116,12 @@ namespace xcuda::python
     PyTypeObject* device_array_type();
 
     // ---- streams and events (py_stream.cpp) ----
-    void register_streams(py::module_& m);
+    void register_streams(py::module_& m, notebook_session& notebook);
     // A CUstream from None (the session's default stream), xcuda.Stream, an int handle, or an object
     // with __cuda_stream__ (cuda.core), .ptr (CuPy) or .cuda_stream (PyTorch).
-    CUstream stream_from_object(py::handle object);
+    // Inside a `with xcuda.graph()` block of this thread, None is the graph's stream and another stream is
+    // refused (session.captures()).
+    CUstream stream_from_object(const cuda_session& session, py::handle object);
 
     // ---- argument conversion (py_arguments.cpp) ----
     // The Python objects one call needs alive beside its launch_call (the core's transaction): the
@@ -174,28 +160,33 @@ namespace xcuda::python
     // xcuda.In, xcuda.Out, xcuda.InOut.
     void register_transfers(py::module_& m);
     // xcuda.transfer_options, transfer_stats, release_host_registrations (py_transfers.cpp).
-    void register_transfers_options(py::module_& m);
+    void register_transfers_options(py::module_& m, notebook_session& notebook);
     // What keeps a numpy buffer allocated while it is registered in place: null when host is not the
     // caller's own array (a contiguous copy made for one call) or is below the size that is ever
     // registered, else a reference to the array that owns the buffer. GIL held.
-    std::shared_ptr<host_memory_owner> memory_owner(const py::array& host, py::handle original);
+    std::shared_ptr<host_memory_owner> memory_owner(const cuda_session& session, const py::array& host, py::handle original);
 
     // ---- CUDA graphs (py_graph.cpp) ----
-    void register_graphs(py::module_& m);
-    // The graph whose `with xcuda.graph()` block is open, or null.
-    cuda_graph* capturing_graph() noexcept;
-    // Raises GraphCaptureError ("<what> cannot be captured in a CUDA graph: <instead>") while a block is open.
-    void refuse_while_capturing(const std::string& what, const std::string& instead);
+    void register_graphs(py::module_& m, notebook_session& notebook);
+    // A capture belongs to its stream, as in CUDA (runtime/capture_registry): the refusals below apply to
+    // the thread that opened a `with xcuda.graph()` block; another thread's work on another stream goes on.
+    // The graph whose `with xcuda.graph()` block this thread opened, or null.
+    inline cuda_graph* capturing_graph(const cuda_session& session) noexcept { return session.captures().of_this_thread(); }
+    // Raises GraphCaptureError ("<what> cannot be captured in a CUDA graph: <instead>") while this thread has a
+    // block open.
+    void refuse_while_capturing(const cuda_session& session, const std::string& what, const std::string& instead);
     // The same for one of the core's named refusals (cuda_graph::refusal).
     using graph_refusal = cuda_graph::refusal_kind;
-    void refuse_while_capturing(graph_refusal kind);
+    void refuse_while_capturing(const cuda_session& session, graph_refusal kind);
     // Raises GraphCaptureError for a host array passed as a launch argument (parameter: plan.describe's
-    // text) while a block is open or graph.update binds arguments.
-    void refuse_host_argument(const std::string& parameter, const std::string& what);
-    // After a launch on the capturing graph's stream: records its node and keeps args alive with it.
-    void note_captured_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
+    // text) while this thread has a block open, graph.update binds arguments on it, or the launch's stream
+    // is capturing.
+    void refuse_host_argument(const launch_call& call, const std::string& parameter, const std::string& what);
+    // After a launch on a capturing stream (from any thread): records its node in that graph and keeps args
+    // alive with it.
+    void note_captured_launch(cuda_graph& graph, const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
                               PyObject* const* args, std::size_t nargs);
-    // While a block is open: captures a copy between device and page-locked host (or raises
+    // While this thread has a block open: captures a copy between device and page-locked host (or raises
     // GraphCaptureError for pageable memory), or between two device arrays of the graph's device;
     // returns false (nothing done) when no block is open.
     bool capture_host_copy(const device_array& device, const py::array& host, bool to_device);
@@ -204,7 +195,7 @@ namespace xcuda::python
     // ---- launchers (py_launcher.cpp) ----
     void register_launcher(py::module_& m);
     // Parses kernel[grid, block(, stream(, shared_mem))] into dims and a stream.
-    void parse_launch_key(py::handle key, launch_dims& dims, py::object& stream_object);
+    void parse_launch_key(const cuda_session& session, py::handle key, launch_dims& dims, py::object& stream_object);
     // A new Launcher. It owns a reference to the C++ kernel, not to the Kernel object, so a Kernel
     // caching its last Launcher makes no reference cycle.
     py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object);
@@ -213,7 +204,7 @@ namespace xcuda::python
                            int repeat, int warmup, py::object nbytes);
 
     // ---- kernels and modules (py_kernel.cpp) ----
-    void register_kernels(py::module_& m);
+    void register_kernels(py::module_& m, notebook_session& notebook);
     // ---- module variables and raw addresses (py_module_variable.cpp) ----
     void register_module_variables(py::module_& m);
     // xcuda.ModuleVariable for the variable `name` of module (KeyError listing the known ones).
@@ -226,29 +217,29 @@ namespace xcuda::python
     py::object wrap_module(const std::shared_ptr<cuda_module>& module);
 
     // ---- session: info, status, compile, shutdown (py_session.cpp) ----
-    void register_session(py::module_& m);
+    void register_session(py::module_& m, notebook_session& notebook);
     // Ctrl-C / Kernel > Interrupt, asked by the core's waits with the GIL released (it takes the GIL).
     bool python_interrupted();
 
     // ---- placement: device choice, ipyparallel engines on a host (py_placement.cpp) ----
-    void register_placement(py::module_& m);
+    void register_placement(py::module_& m, notebook_session& notebook);
     // Joins this host's engine registry when the process is an ipyparallel engine (idempotent).
-    void join_host_if_engine();
+    void join_host_if_engine(notebook_session& notebook);
     // What xcuda.device_choice() returns: ordinal, source, reason, engine, host_slot, registry,
     // gpu_uuid, shared_with.
-    py::dict device_choice_report();
+    py::dict device_choice_report(notebook_session& notebook);
     // Compiles (through the cache and the module registry), loads the module when a GPU session is
     // active, and returns the Python Module. Releases the GIL while NVRTC runs.
     // headers: the header cells to compile with (a module's own, for a variant or a recovery); null: the
     // session's header cells the source includes.
     // compile_module's build, for a caller that wraps the module after looking at it (%%cuda).
-    std::shared_ptr<cuda_module> build_module(const std::string& source, const std::string& name, compile_options options,
+    std::shared_ptr<cuda_module> build_module(notebook_session& notebook, const std::string& source, const std::string& name, compile_options options,
                                               const std::map<std::string, std::string>* headers = nullptr);
-    py::object compile_module(const std::string& source, const std::string& name, compile_options options,
+    py::object compile_module(notebook_session& notebook, const std::string& source, const std::string& name, compile_options options,
                               const std::map<std::string, std::string>* headers = nullptr);
 
     // ---- one launch replayed under ncu and compute-sanitizer (py_replay.cpp, py_replay_results.cpp) ----
-    // (profile_options, sanitize_options, profile_result and sanitizer_result are the core's: operations/.)
+    // (profile_options, sanitize_options, profile_result and sanitizer_result are the core's: frontend/.)
     // Launcher.profile / Kernel.profile; raises ToolNotFoundError, CudaUnavailableError, ToolError.
     py::object profile_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
                               py::handle stream_object, py::args args, const profile_options& options);
@@ -276,8 +267,8 @@ namespace xcuda::python
     py::object compare_kernels(cuda_kernel& left, cuda_kernel& right, bool sass);
 
     // ---- size sweeps: xcuda.bench, BenchResult, peak_bandwidth (py_bench.cpp) ----
-    void register_bench(py::module_& m);
+    void register_bench(py::module_& m, notebook_session& notebook);
 
     // ---- the core's side of the IPython magics (py_magics.cpp; the magics are xcuda/magics.py) ----
-    void register_magics(py::module_& m);
+    void register_magics(py::module_& m, notebook_session& notebook);
 }

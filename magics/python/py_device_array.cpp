@@ -51,14 +51,14 @@ namespace xcuda::python
             return dtype;
         }
 
-        device_array make_array(const std::vector<py::ssize_t>& shape, const py::dtype& dtype)
+        device_array make_array(cuda_session& session, const std::vector<py::ssize_t>& shape, const py::dtype& dtype)
         {
             plain(dtype);
             device_array array;
             array.shape = shape;
             array.dtype = dtype;
             array.kind = kind_of_dtype(dtype);
-            array.buffer = device_buffer::allocate(process_session(), array.nbytes());
+            array.buffer = device_buffer::allocate(session, array.nbytes());
             return array;
         }
 
@@ -68,13 +68,13 @@ namespace xcuda::python
             return numpy.attr("ascontiguousarray")(object, py::arg("dtype") = dtype);
         }
 
-        device_array to_device(py::handle object, py::object dtype)
+        device_array to_device(cuda_session& session, py::handle object, py::object dtype)
         {
             if (Py_TYPE(object.ptr()) == g_device_array_type && dtype.is_none())
             {
                 // A device array already: a device-to-device copy.
                 const device_array& source = unchecked_instance<device_array>(object.ptr());
-                device_array copy = make_array(source.shape, source.dtype);
+                device_array copy = make_array(session, source.shape, source.dtype);
                 if (capture_device_copy(copy, source))
                 {
                     return copy;
@@ -83,24 +83,24 @@ namespace xcuda::python
                 device_buffer::copy(*copy.buffer, *source.buffer, copy.nbytes(), "", false);
                 return copy;
             }
-            refuse_while_capturing(graph_refusal::to_device_of_host_data);
+            refuse_while_capturing(session, graph_refusal::to_device_of_host_data);
             py::array host = contiguous(object, dtype);
             std::vector<py::ssize_t> shape(host.shape(), host.shape() + host.ndim());
-            device_array array = make_array(shape, host.dtype());
-            std::shared_ptr<host_memory_owner> owner = memory_owner(host, object);
+            device_array array = make_array(session, shape, host.dtype());
+            std::shared_ptr<host_memory_owner> owner = memory_owner(session, host, object);
             py::gil_scoped_release release;
             array.buffer->copy_from_host(host.data(), array.nbytes(), 0, std::move(owner));
             return array;
         }
 
         // A numpy array whose memory is page-locked: the array owns the pinned_memory through a capsule.
-        py::array empty_pinned(py::handle shape, py::object dtype_like)
+        py::array empty_pinned(cuda_session& session, py::handle shape, py::object dtype_like)
         {
             py::dtype dtype = py::dtype::from_args(dtype_like);
             std::vector<py::ssize_t> extents = shape_from(shape);
             std::size_t bytes = array_layout(std::vector<std::int64_t>(extents.begin(), extents.end()),
                                              static_cast<std::size_t>(dtype.itemsize())).nbytes();
-            auto* owner = new std::shared_ptr<pinned_memory>(pinned_memory::allocate(process_session(), bytes));
+            auto* owner = new std::shared_ptr<pinned_memory>(pinned_memory::allocate(session, bytes));
             py::capsule base(owner, [](void* pointer) { delete static_cast<std::shared_ptr<pinned_memory>*>(pointer); });
             return py::array(dtype, extents, (*owner)->data(), base);
         }
@@ -110,7 +110,7 @@ namespace xcuda::python
             py::array host;
             if (out.is_none())
             {
-                refuse_while_capturing(graph_refusal::copy_to_new_host_array);
+                refuse_while_capturing(array.buffer->session(), graph_refusal::copy_to_new_host_array);
                 host = py::array(array.dtype, array.shape);
             }
             else
@@ -126,7 +126,7 @@ namespace xcuda::python
                 return host;
             }
             // Work queued on the default stream (launches) finishes before a synchronous copy returns.
-            std::shared_ptr<host_memory_owner> owner = memory_owner(host, host);
+            std::shared_ptr<host_memory_owner> owner = memory_owner(array.buffer->session(), host, host);
             py::gil_scoped_release release;
             array.buffer->copy_to_host(host.mutable_data(), array.nbytes(), 0, std::move(owner));
             return host;
@@ -147,15 +147,15 @@ namespace xcuda::python
             }
             py::array host = contiguous(object, array.dtype);
             layout_of(array).check_host_source(static_cast<std::size_t>(host.size()));
-            if (capturing_graph() && host.ptr() != object.ptr())
+            if (host.ptr() != object.ptr())
             {
-                refuse_while_capturing(graph_refusal::copy_from_converted);
+                refuse_while_capturing(array.buffer->session(), graph_refusal::copy_from_converted);
             }
             if (capture_host_copy(array, host, true))
             {
                 return;
             }
-            std::shared_ptr<host_memory_owner> owner = memory_owner(host, object);
+            std::shared_ptr<host_memory_owner> owner = memory_owner(array.buffer->session(), host, object);
             py::gil_scoped_release release;
             array.buffer->copy_from_host(host.data(), array.nbytes(), 0, std::move(owner));
         }
@@ -282,7 +282,7 @@ namespace xcuda::python
         return g_device_array_type;
     }
 
-    void register_device_array(py::module_& m)
+    void register_device_array(py::module_& m, notebook_session& notebook)
     {
         py::class_<device_array> cls(m, "DeviceArray", R"(A typed, C-contiguous array in device memory.
 
@@ -325,7 +325,7 @@ numpy.ndarray
                  R"(Copy into this array: from a host array (anything numpy.asarray takes) with the same number of elements, or from a DeviceArray of the same size in bytes (on the device).)")
             .def("__array__",
                  [](const device_array& a, py::object dtype, py::object /*copy*/) {
-                     refuse_while_capturing(graph_refusal::asarray);
+                     refuse_while_capturing(a.buffer->session(), graph_refusal::asarray);
                      py::array host = copy_to_host(a, py::none());
                      return dtype.is_none() ? py::object(host) : host.attr("astype")(dtype);
                  },
@@ -356,7 +356,8 @@ itemsizes (its bytes must divide by the new itemsize); no copy, keeps d's memory
         register_dlpack(cls);
         g_device_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 
-        m.def("to_device", &to_device, py::arg("array"), py::arg("dtype") = py::none(),
+        m.def("to_device",
+              [&notebook](py::handle object, py::object dtype) { return to_device(notebook.session, object, dtype); }, py::arg("array"), py::arg("dtype") = py::none(),
               R"(Copy a host array to the device.
 
 Parameters
@@ -369,38 +370,42 @@ dtype : numpy dtype, optional
 Returns
 -------
 DeviceArray)");
-        m.def("empty_pinned", &empty_pinned, py::arg("shape"), py::arg("dtype") = "float32",
+        m.def("empty_pinned",
+              [&notebook](py::handle shape, py::object dtype) { return empty_pinned(notebook.session, shape, dtype); },
+              py::arg("shape"), py::arg("dtype") = "float32",
               R"(A numpy array in page-locked host memory: copies to and from the device run at the bus's full
 speed. Freed when the array goes; it stays valid (no longer page-locked) if the session closes first.)");
         m.def("zeros_pinned",
-              [](py::handle shape, py::object dtype) {
-                  py::array array = empty_pinned(shape, dtype);
+              [&notebook](py::handle shape, py::object dtype) {
+                  py::array array = empty_pinned(notebook.session, shape, dtype);
                   std::memset(array.mutable_data(), 0, static_cast<std::size_t>(array.nbytes()));
                   return array;
               },
               py::arg("shape"), py::arg("dtype") = "float32", "A zero-filled numpy array in page-locked host memory.");
         m.def("empty",
-              [](py::handle shape, py::object dtype) { return make_array(shape_from(shape), py::dtype::from_args(dtype)); },
+              [&notebook](py::handle shape, py::object dtype) {
+                  return make_array(notebook.session, shape_from(shape), py::dtype::from_args(dtype));
+              },
               py::arg("shape"), py::arg("dtype") = "float32",
               "Allocate an uninitialised DeviceArray of the given shape and dtype (default float32).");
         m.def("zeros",
-              [](py::handle shape, py::object dtype) {
-                  device_array array = make_array(shape_from(shape), py::dtype::from_args(dtype));
-                  array.buffer->fill_zero(process_session().stream());
+              [&notebook](py::handle shape, py::object dtype) {
+                  device_array array = make_array(notebook.session, shape_from(shape), py::dtype::from_args(dtype));
+                  array.buffer->fill_zero(notebook.session.stream());
                   return array;
               },
               py::arg("shape"), py::arg("dtype") = "float32",
               "Allocate a zero-filled DeviceArray of the given shape and dtype (default float32).");
         m.def("empty_like",
-              [](py::handle like) {
-                  return make_array(shape_from(like.attr("shape")), py::dtype::from_args(like.attr("dtype")));
+              [&notebook](py::handle like) {
+                  return make_array(notebook.session, shape_from(like.attr("shape")), py::dtype::from_args(like.attr("dtype")));
               },
               py::arg("array"), "An uninitialised DeviceArray with the shape and dtype of `array`.");
         m.def("zeros_like",
-              [](py::handle like) {
+              [&notebook](py::handle like) {
                   device_array array =
-                      make_array(shape_from(like.attr("shape")), py::dtype::from_args(like.attr("dtype")));
-                  array.buffer->fill_zero(process_session().stream());
+                      make_array(notebook.session, shape_from(like.attr("shape")), py::dtype::from_args(like.attr("dtype")));
+                  array.buffer->fill_zero(notebook.session.stream());
                   return array;
               },
               py::arg("array"), "A zero-filled DeviceArray with the shape and dtype of `array`.");

@@ -39,7 +39,7 @@ namespace xcuda::python
                                         wanted.empty() ? 0 : wanted[1].cast<int>());
             if (!stream.is_none())
             {
-                dlpack_tensor::order_for_consumer(process_session(), stream.cast<long long>());
+                dlpack_tensor::order_for_consumer(array.buffer->session(), stream.cast<long long>());
             }
             std::uint64_t data = array.size() ? array.pointer() : 0;
             DLDataType type = dlpack_tensor::type_of_numpy(array.dtype.kind(), array.dtype.itemsize(), str_of(array.dtype));

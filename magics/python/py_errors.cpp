@@ -41,22 +41,8 @@ namespace xcuda::python
 
         PyObject* type(const std::string& name) { return exception_types.at(name); }
 
-        // The user's namespace: IPython's when a shell runs, else __main__'s.
-        py::dict user_namespace()
-        {
-            try
-            {
-                py::object shell = py::module_::import("IPython").attr("get_ipython")();
-                if (!shell.is_none())
-                {
-                    return shell.attr("user_ns");
-                }
-            }
-            catch (const py::error_already_set&)
-            {
-            }
-            return py::module_::import("__main__").attr("__dict__");
-        }
+        // The user's namespace: IPython's when a shell runs, else __main__'s (xcuda/shell.py asks IPython).
+        py::dict user_namespace() { return py::module_::import("xcuda.shell").attr("user_namespace")(); }
 
         // The lost buffers (base/lost_buffers) named by the user's variables that view them.
         lost_buffers name_lost_buffers(const kernel_fault& fault)

@@ -16,8 +16,10 @@
 //
 // Ownership: a Graph owns its cuda_graph (made when its block opens: that needs the GPU), which keeps
 // the Python arguments of every captured node (cuda_graph::keep, so the device memory a replay uses
-// stays alive); `update` replaces a node's. Threading: GIL held throughout; one capture is open at a
-// time per process (state().capture).
+// stays alive); `update` replaces a node's. Threading: GIL held throughout. A capture belongs to its
+// stream, as in CUDA (runtime/capture_registry): each thread may have one block open, launches on a
+// graph's stream are captured from whichever thread makes them, and the refusals above are the thread's
+// that opened the block; another thread's work on another stream runs as usual.
 
 #include "py_common.hpp"
 
@@ -28,23 +30,23 @@ namespace xcuda::python
 {
     namespace
     {
-        // A Graph object: its cuda_graph, made when its block opens (that needs the GPU), is
-        // state().capture while the block is open.
+        // A Graph object: its cuda_graph, made when its block opens (that needs the GPU), is in the
+        // session's capture registry while the block is open.
         struct graph_object
         {
+            cuda_session* session;
             std::unique_ptr<cuda_graph> graph;
 
-            graph_object() = default;
+            explicit graph_object(cuda_session& owner) : session(&owner) {}
             graph_object(graph_object&&) = default;
             ~graph_object()
             {
-                if (graph && state().capture == graph.get())  // dropped with its block open: the capture ends
+                if (graph && session->captures().close(graph.get()))  // dropped with its block open: the capture ends
                 {
-                    state().capture = nullptr;
                     graph->discard_capture();
                 }
             }
-            bool open() const { return graph && state().capture == graph.get(); }
+            bool open() const { return graph && session->captures().is_open(graph.get()); }
         };
 
         // What a node's replays read and write, kept by the graph; dropped with the GIL.
@@ -83,10 +85,11 @@ namespace xcuda::python
 
         void enter(graph_object& self)
         {
-            cuda_graph::check_can_open(state().capture != nullptr, self.graph != nullptr);
-            self.graph = std::make_unique<cuda_graph>(process_session());
+            capture_registry& captures = self.session->captures();
+            cuda_graph::check_can_open(captures.of_this_thread() != nullptr, self.graph != nullptr);
+            self.graph = std::make_unique<cuda_graph>(*self.session);
             self.graph->begin_capture();
-            state().capture = self.graph.get();
+            captures.open(self.graph.get(), self.graph->raw_stream());
         }
 
         bool exit(graph_object& self, py::handle type)
@@ -95,7 +98,7 @@ namespace xcuda::python
             {
                 return false;
             }
-            state().capture = nullptr;
+            self.session->captures().close(self.graph.get());
             if (!type.is_none())
             {
                 self.graph->discard_capture();
@@ -109,7 +112,7 @@ namespace xcuda::python
         void launch_graph(graph_object& self, py::object stream)
         {
             cuda_graph::check_replayable(self.graph.get());
-            CUstream handle = stream.is_none() ? process_session().stream() : stream_from_object(stream);
+            CUstream handle = stream.is_none() ? self.session->stream() : stream_from_object(*self.session, stream);
             self.graph->launch(handle);
         }
 
@@ -133,17 +136,10 @@ namespace xcuda::python
             }
             launch_call call(*kernel, dims, self.graph->raw_stream());
             call_objects objects;
-            state().updating_graph = true;
-            try
             {
+                capture_registry::updating updating(self.session->captures());
                 bind_argument_tuple(call, args, objects);
             }
-            catch (...)
-            {
-                state().updating_graph = false;
-                throw;
-            }
-            state().updating_graph = false;
             self.graph->update_kernel(index, call);
             self.graph->keep(index, kept(py::tuple(args)));
         }
@@ -173,52 +169,47 @@ namespace xcuda::python
         }
     }
 
-    cuda_graph* capturing_graph() noexcept
+    void refuse_while_capturing(const cuda_session& session, const std::string& what, const std::string& instead)
     {
-        return state().capture;
-    }
-
-    void refuse_while_capturing(const std::string& what, const std::string& instead)
-    {
-        if (state().capture)
+        if (capturing_graph(session))
         {
             cuda_graph::refuse(what, instead);
         }
     }
 
-    void refuse_while_capturing(graph_refusal kind)
+    void refuse_while_capturing(const cuda_session& session, graph_refusal kind)
     {
-        if (state().capture)
+        if (capturing_graph(session))
         {
             auto [what, instead] = cuda_graph::refusal(kind);
             cuda_graph::refuse(what, instead);
         }
     }
 
-    void refuse_host_argument(const std::string& parameter, const std::string& what)
+    void refuse_host_argument(const launch_call& call, const std::string& parameter, const std::string& what)
     {
-        if (state().capture || state().updating_graph)
+        const capture_registry& captures = call.kernel().module()->session().captures();
+        if (captures.of_this_thread() || captures.updating_on_this_thread() || captures.on_stream(call.stream()))
         {
             cuda_graph::refuse_host_argument(parameter, what);
         }
     }
 
-    void note_captured_launch(const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
+    void note_captured_launch(cuda_graph& graph, const std::shared_ptr<cuda_kernel>& kernel, const launch_dims& dims,
                               PyObject* const* args, std::size_t nargs)
     {
-        cuda_graph* graph = state().capture;
-        graph->note_kernel(kernel, dims);
+        graph.note_kernel(kernel, dims);
         py::tuple arguments(nargs);
         for (std::size_t i = 0; i < nargs; ++i)
         {
             arguments[i] = py::reinterpret_borrow<py::object>(args[i]);
         }
-        graph->keep_for_last(kept(std::move(arguments)));
+        graph.keep_for_last(kept(std::move(arguments)));
     }
 
     bool capture_host_copy(const device_array& device, const py::array& host, bool to_device)
     {
-        cuda_graph* graph = state().capture;
+        cuda_graph* graph = capturing_graph(device.buffer->session());
         if (!graph)
         {
             return false;
@@ -231,7 +222,7 @@ namespace xcuda::python
 
     bool capture_device_copy(device_array& destination, const device_array& source)
     {
-        cuda_graph* graph = state().capture;
+        cuda_graph* graph = capturing_graph(destination.buffer->session());
         if (!graph)
         {
             return false;
@@ -241,7 +232,7 @@ namespace xcuda::python
         return true;
     }
 
-    void register_graphs(py::module_& m)
+    void register_graphs(py::module_& m, notebook_session& notebook)
     {
         py::class_<graph_object>(m, "Graph", R"(A CUDA graph: launches and copies captured once, replayed with g.launch().
 
@@ -256,7 +247,7 @@ DeviceArray and page-locked numpy memory (xcuda.empty_pinned). What a graph cann
 GraphCaptureError inside the block: synchronize, np.asarray(d), numpy arrays as launch arguments,
 copies of pageable numpy arrays, timing, launches on another stream. Allocations (xcuda.empty,
 zeros) run once, when the block runs.)")
-            .def(py::init([] { return new graph_object(); }))
+            .def(py::init([&notebook] { return new graph_object(notebook.session); }))
             .def("__enter__",
                  [](py::object self) {
                      enter(self.cast<graph_object&>());
@@ -295,7 +286,7 @@ PyTorch...): numpy arrays raise GraphCaptureError.)")
                  "Free the graph now (its device resources, and the arguments it kept alive).")
             .def("__repr__", [](const graph_object& self) { return cuda_graph::summary(self.graph.get()); });
 
-        m.def("graph", [] { return graph_object(); },
+        m.def("graph", [&notebook] { return graph_object(notebook.session); },
               R"(A new Graph; use it as `with xcuda.graph() as g:` to capture launches and copies, then g.launch().)");
     }
 }

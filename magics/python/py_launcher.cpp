@@ -72,18 +72,17 @@ namespace xcuda::python
                     throw py::error_already_set();
                 }
             }
-            CUstream stream = stream_from_object(self->stream_object);
+            const cuda_session& session = self->kernel->module()->session();
+            CUstream stream = stream_from_object(session, self->stream_object);
             launch_call call(*self->kernel, self->dims, stream);
             call_objects objects;
             bind_arguments(call, args, nargs, objects);
             run_call(call, objects);
-            if (stream != nullptr)  // the default stream (the hot path) is never a graph's capture stream
+            // A launch on a capturing stream, from whichever thread, is that graph's node (the default stream,
+            // the hot path, never captures: on_stream answers at once).
+            if (cuda_graph* capture = session.captures().on_stream(stream))
             {
-                cuda_graph* capture = capturing_graph();
-                if (capture && stream == capture->raw_stream())
-                {
-                    note_captured_launch(self->owner, self->dims, args, nargs);
-                }
+                note_captured_launch(*capture, self->owner, self->dims, args, nargs);
             }
             if (!self->kernel->module()->fallback_note().empty())
             {
@@ -361,7 +360,7 @@ namespace xcuda::python
         }
     }
 
-    void parse_launch_key(py::handle key, launch_dims& dims, py::object& stream_object)
+    void parse_launch_key(const cuda_session& session, py::handle key, launch_dims& dims, py::object& stream_object)
     {
         if (!py::isinstance<py::tuple>(key))
         {
@@ -374,7 +373,7 @@ namespace xcuda::python
         stream_object = items.size() > 2 ? py::reinterpret_borrow<py::object>(items[2]) : py::none();
         if (!stream_object.is_none())
         {
-            stream_from_object(stream_object);  // a bad stream fails here, not at the call
+            stream_from_object(session, stream_object);  // a bad stream fails here, not at the call
         }
         dims.shared_mem = items.size() > 3 ? shared_mem_bytes(items[3]) : 0;
     }
@@ -407,9 +406,10 @@ namespace xcuda::python
                            int repeat, int warmup, py::object nbytes)
     {
         launch_configuration::check_timing(repeat, warmup);
-        refuse_while_capturing("timing a launch", "it waits for CUDA events; time g.launch() after the `with "
+        const cuda_session& session = kernel.module()->session();
+        refuse_while_capturing(session, "timing a launch", "it waits for CUDA events; time g.launch() after the `with "
                                "xcuda.graph()` block instead");
-        CUstream stream = stream_from_object(stream_object);
+        CUstream stream = stream_from_object(session, stream_object);
         launch_call call(kernel, dims, stream);
         call_objects objects;
         bind_argument_tuple(call, args, objects);

@@ -1,9 +1,9 @@
 // The core's side of xcuda's IPython magics: the submodule xcuda._core._magic_core, which xcuda/magics.py
 // (the magics themselves, load_ipython_extension, the shell's namespace, displays, warnings and prints)
 // calls. Each function here reads a magic's line with the core's one parser (base/magic_arguments) or runs
-// what the magic asks of the core (operations/cuda_cell, compile/program_cell, runtime/header_cell,
-// base/help_transform, operations/launch_magic_options); a usage_error becomes IPython's UsageError, which
-// IPython shows as one line.
+// what the magic asks of the core (frontend/cuda_cell, compile/program_cell, runtime/header_cell,
+// base/help_transform, frontend/launch_magic_options); a usage_error becomes _magic_core.MagicUsageError,
+// which magics.py raises as IPython's UsageError (IPython shows it as one line): no IPython here.
 
 #include "py_common.hpp"
 
@@ -24,7 +24,11 @@ namespace xcuda::python
 {
     namespace
     {
-        // f(), with a usage_error it throws raised as IPython's UsageError.
+        // _magic_core.MagicUsageError: a magic's line is wrong (magics.py raises it as IPython's UsageError).
+        // Made by register_magics, before any function here can run.
+        PyObject* magic_usage_error = nullptr;
+
+        // f(), with a usage_error it throws raised as MagicUsageError.
         template <class F>
         auto checked_usage(F f) -> decltype(f())
         {
@@ -34,8 +38,7 @@ namespace xcuda::python
             }
             catch (const usage_error& e)
             {
-                py::object usage_error_type = py::module_::import("IPython.core.error").attr("UsageError");
-                PyErr_SetString(usage_error_type.ptr(), e.what());
+                PyErr_SetString(magic_usage_error, e.what());
                 throw py::error_already_set();
             }
         }
@@ -52,13 +55,14 @@ namespace xcuda::python
         // %%cuda: compiles the cell; a compile error's messages go to show(html, text, diagnostics) before
         // CompileError is raised. Returns (module, warnings, the views of the NVRTC warnings located in the
         // cell or None, else the rest of the log for stderr).
-        py::tuple build_cuda_cell(const std::string& cell, const cuda_cell_options& options, py::object show)
+        py::tuple build_cuda_cell(notebook_session& notebook, const std::string& cell, const cuda_cell_options& options,
+                                  py::object show)
         {
             checked_usage([&] { cuda_cell::check_source(cell); });
             std::shared_ptr<cuda_module> built;
             try
             {
-                built = build_module(cell, options.name, options.compile);
+                built = build_module(notebook, cell, options.name, options.compile);
             }
             catch (const compile_error& error)
             {
@@ -149,9 +153,14 @@ namespace xcuda::python
         }
     }
 
-    void register_magics(py::module_& m)
+    void register_magics(py::module_& m, notebook_session& notebook)
     {
         py::module_ core = m.def_submodule("_magic_core", "The core's side of xcuda's magics (xcuda/magics.py).");
+        magic_usage_error = PyErr_NewExceptionWithDoc(
+            "xcuda._core._magic_core.MagicUsageError",
+            "A magic's line is wrong: magics.py raises it as IPython's UsageError, which IPython shows as one line.",
+            PyExc_ValueError, nullptr);
+        core.attr("MagicUsageError") = py::handle(magic_usage_error);
         py::class_<cuda_cell_options>(core, "CudaCellOptions", "The options of a %%cuda line, as magics.py reads them.")
             .def_readonly("name", &cuda_cell_options::name)
             .def_readonly("show_ptx", &cuda_cell_options::show_ptx)
@@ -159,7 +168,9 @@ namespace xcuda::python
             .def_readonly("help", &cuda_cell_options::help);
         core.def("cuda_options", [](const std::string& line) { return checked_usage([&] { return cuda_cell_arguments::parse(line); }); });
         core.def("cuda_usage", [] { return cuda_cell_arguments::usage(); });
-        core.def("build_cuda_cell", &build_cuda_cell);
+        core.def("build_cuda_cell", [&notebook](const std::string& cell, const cuda_cell_options& options, py::object show) {
+            return build_cuda_cell(notebook, cell, options, std::move(show));
+        });
         core.def("reserved_name", &cuda_cell::reserved_name);
         core.def("reserved_name_problem", &cuda_cell::reserved_name_problem);
         core.def("unbound_warning", [](const std::string& what, const std::string& name) {
@@ -170,8 +181,8 @@ namespace xcuda::python
         });
         core.def("sass_unavailable_warning", &cuda_cell::sass_unavailable_warning);
         core.def("header_usage", [] { return header_cell::arguments().usage(); });
-        core.def("run_header_cell", [](const std::string& line, const std::string& cell) {
-            return checked_usage([&] { return header_cell::run(state().registry, line, cell); });
+        core.def("run_header_cell", [&notebook](const std::string& line, const std::string& cell) {
+            return checked_usage([&] { return header_cell::run(notebook.registry, line, cell); });
         });
         core.def("program_usage", [] { return program_cell::arguments().usage(); });
         core.def("run_program_cell", &run_program_cell);
@@ -192,6 +203,6 @@ namespace xcuda::python
             return std::string(launch_magic_line::not_a_launcher(launch_declaration(magic), callee).what());
         });
         // The compile worker (xcuda-compile) starts at %load_ext and warms NVRTC while the first cell is written.
-        core.def("start_compile_worker", [] { state().compiler.start_worker(); });
+        core.def("start_compile_worker", [&notebook] { notebook.compiler.start_worker(); });
     }
 }

@@ -28,9 +28,9 @@ namespace xcuda::python
         }
 
         // The session's context hook: records device `ordinal` and warns when other engines use its GPU.
-        void record_gpu(int ordinal)
+        void record_gpu(engine_placement& placement, int ordinal)
         {
-            std::string message = state().placement.record_gpu(ordinal);
+            std::string message = placement.record_gpu(ordinal);
             if (!message.empty())
             {
                 py::gil_scoped_acquire acquire;
@@ -45,14 +45,14 @@ namespace xcuda::python
         }
     }
 
-    void join_host_if_engine()
+    void join_host_if_engine(notebook_session& notebook)
     {
         py::object label = py::module_::import("xcuda.parallel").attr("engine_label")();
-        if (label.is_none() || state().placement.joined())
+        if (label.is_none() || notebook.placement.joined())
         {
             return;
         }
-        std::string failure = state().placement.join(label.cast<std::string>(), host_registry::default_directory(),
+        std::string failure = notebook.placement.join(label.cast<std::string>(), host_registry::default_directory(),
                                                      [](const std::string& message) { warn(sharing_warning_type, message); });
         if (!failure.empty())
         {
@@ -60,9 +60,9 @@ namespace xcuda::python
         }
     }
 
-    py::dict device_choice_report()
+    py::dict device_choice_report(notebook_session& notebook)
     {
-        engine_placement::report r = state().placement.choice_report();
+        engine_placement::report r = notebook.placement.choice_report();
         py::dict report;
         report["ordinal"] = none_or(r.ordinal);
         report["source"] = r.source;
@@ -75,16 +75,17 @@ namespace xcuda::python
         return report;
     }
 
-    void register_placement(py::module_& m)
+    void register_placement(py::module_& m, notebook_session& notebook)
     {
         sharing_warning_type = PyErr_NewExceptionWithDoc(
             "xcuda.DeviceSharingWarning",
             "Two xcuda engines of one host use one GPU: they share its memory and compute.", PyExc_UserWarning,
             nullptr);
         m.attr("DeviceSharingWarning") = py::handle(sharing_warning_type);
-        process_session().set_context_hook(record_gpu);
+        engine_placement& placement = notebook.placement;
+        notebook.session.set_context_hook([&placement](int ordinal) { record_gpu(placement, ordinal); });
 
-        m.def("device_choice", &device_choice_report,
+        m.def("device_choice", [&notebook] { return device_choice_report(notebook); },
               R"(Which device this process computes on, and why.
 
 Returns
@@ -111,7 +112,7 @@ dict
 
 A local rank or slot is taken modulo the device count once the driver has told it; without a
 driver it is shown as it is.)");
-        m.def("_join_host", &join_host_if_engine,
+        m.def("_join_host", [&notebook] { join_host_if_engine(notebook); },
               "Join this host's engine registry when this process is an ipyparallel engine (done at import "
               "and at %load_ext xcuda; calling it again does nothing).");
     }

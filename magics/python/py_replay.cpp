@@ -1,5 +1,5 @@
 // Launcher.profile, Launcher.sanitize and Launcher.replay_bundle: the Python side of one launch replayed
-// in a child process under ncu or compute-sanitizer (operations/launch_replayer.hpp says why and how).
+// in a child process under ncu or compute-sanitizer (frontend/launch_replayer.hpp says why and how).
 // Here: the Python arguments bound as for a launch (in replay mode), the GIL released while the core
 // writes the bundle and runs the tools, and Ctrl-C passed to the tools' waits.
 
@@ -31,13 +31,13 @@ namespace xcuda::python
         void prepare(std::optional<launch_replayer>& replayer, cuda_kernel& kernel, const launch_dims& dims,
                      py::handle stream_object, py::args args, bool keep, bool need_gpu = true)
         {
-            cuda_session& session = process_session();
+            cuda_session& session = kernel.module()->session();
             bool gpu = need_gpu || session.try_ensure();
             if (gpu)
             {
                 session.ensure();  // CudaUnavailableError without a GPU, before any work
             }
-            launch_call call(kernel, dims, gpu ? stream_from_object(stream_object) : nullptr);
+            launch_call call(kernel, dims, gpu ? stream_from_object(session, stream_object) : nullptr);
             call.record_for_replay();
             call_objects objects;
             bind_argument_tuple(call, args, objects);

@@ -11,11 +11,11 @@ namespace xcuda::python
     namespace
     {
         // A CUstream from a stream object (not None): see stream_from_object.
-        CUstream resolve_stream(py::handle object)
+        CUstream resolve_stream(const cuda_session& session, py::handle object)
         {
             if (py::isinstance<cuda_stream>(object))
             {
-                return object.cast<const cuda_stream&>().handle_on(process_session().device_ordinal());
+                return object.cast<const cuda_stream&>().handle_on(session.device_ordinal());
             }
             if (PyLong_Check(object.ptr()))
             {
@@ -50,16 +50,15 @@ namespace xcuda::python
         }
     }
 
-    CUstream stream_from_object(py::handle object)
+    CUstream stream_from_object(const cuda_session& session, py::handle object)
     {
-        process_state& current = state();  // one look-up: this is on the launch path
-        cuda_graph* capture = current.capture;
+        cuda_graph* capture = session.captures().of_this_thread();  // no lock while no capture is open
         if (object.is_none())
         {
-            // Inside `with xcuda.graph()`, work that names no stream is captured on the graph's stream.
-            return capture ? capture->raw_stream() : current.session.stream();
+            // Inside this thread's `with xcuda.graph()`, work that names no stream is captured on the graph's stream.
+            return capture ? capture->raw_stream() : session.stream();
         }
-        CUstream stream = resolve_stream(object);
+        CUstream stream = resolve_stream(session, object);
         if (capture)
         {
             capture->require_own_stream(stream);
@@ -67,16 +66,21 @@ namespace xcuda::python
         return stream;
     }
 
-    void register_streams(py::module_& m)
+    void register_streams(py::module_& m, notebook_session& notebook)
     {
         py::class_<cuda_stream>(m, "Stream", R"(A CUDA stream in the session's context.
 
 Launch on it with kernel[grid, block, stream](...). It is ordered with the default stream, like
 CuPy's and PyTorch's ordinary streams.)")
-            .def(py::init([] { return new cuda_stream(process_session()); }))
+            .def(py::init([&notebook] { return new cuda_stream(notebook.session); }))
             .def("synchronize",
-                 [](cuda_stream& s) {
-                     refuse_while_capturing(graph_refusal::stream_synchronize);
+                 [&notebook](cuda_stream& s) {
+                     refuse_while_capturing(notebook.session, graph_refusal::stream_synchronize);
+                     if (notebook.session.captures().on_stream(s.handle()))  // another thread's graph captures it
+                     {
+                         auto [what, instead] = cuda_graph::refusal(graph_refusal::stream_synchronize);
+                         cuda_graph::refuse(what, instead);
+                     }
                      py::gil_scoped_release release;
                      s.synchronize();
                  },
@@ -95,30 +99,30 @@ CuPy's and PyTorch's ordinary streams.)")
     start, end = xcuda.Event(), xcuda.Event()
     start.record(); saxpy[g, b](a, x, y, out, n); end.record()
     end.synchronize(); print(start.elapsed_time(end), "ms"))")
-            .def(py::init([](bool timing) { return new cuda_event(process_session(), timing); }), py::arg("timing") = true)
+            .def(py::init([&notebook](bool timing) { return new cuda_event(notebook.session, timing); }), py::arg("timing") = true)
             .def("record",
-                 [](cuda_event& e, py::object s) { e.record(stream_from_object(s)); },
+                 [&notebook](cuda_event& e, py::object s) { e.record(stream_from_object(notebook.session, s)); },
                  py::arg("stream") = py::none(), "Record the event on a stream (default: the default stream).")
             .def("synchronize",
-                 [](cuda_event& e) {
-                     refuse_while_capturing(graph_refusal::event_synchronize);
+                 [&notebook](cuda_event& e) {
+                     refuse_while_capturing(notebook.session, graph_refusal::event_synchronize);
                      py::gil_scoped_release release;
                      e.synchronize();
                  },
                  "Wait until the work recorded before the event has finished.")
             .def("query", &cuda_event::query, "True when the work recorded before the event has finished.")
             .def("elapsed_time",
-                 [](cuda_event& start, cuda_event& end) {
-                     refuse_while_capturing(graph_refusal::elapsed_time);
+                 [&notebook](cuda_event& start, cuda_event& end) {
+                     refuse_while_capturing(notebook.session, graph_refusal::elapsed_time);
                      py::gil_scoped_release release;
                      return start.elapsed_ms(end);
                  },
                  py::arg("end"), "Milliseconds from this event to `end` (waits for `end`).");
 
         m.def("synchronize",
-              [](py::object device) {
-                  refuse_while_capturing(graph_refusal::synchronize);
-                  cuda_session& session = process_session();
+              [&notebook](py::object device) {
+                  cuda_session& session = notebook.session;
+                  refuse_while_capturing(session, graph_refusal::synchronize);
                   int ordinal = device.is_none() ? session.device_ordinal() : device.cast<int>();
                   session.make_current(ordinal);
                   py::gil_scoped_release release;

@@ -136,11 +136,10 @@ namespace xcuda::python
             return value.is_none() ? std::nullopt : std::optional<long long>(value.cast<long long>());
         }
 
-        py::dict transfer_options(py::object pageable, py::object threads, py::object chunk_mb, py::object buffers,
+        py::dict transfer_options(cuda_session& session, py::object pageable, py::object threads, py::object chunk_mb, py::object buffers,
                                   py::object limit_mb, py::object entries, py::object temporary_mb)
         {
-            refuse_while_capturing(graph_refusal::transfer_options);
-            cuda_session& session = process_session();
+            refuse_while_capturing(session, graph_refusal::transfer_options);
             transfer_settings::changes changes;
             if (!pageable.is_none())
             {
@@ -156,9 +155,8 @@ namespace xcuda::python
             return settings_dict(session.transfers().settings());
         }
 
-        py::dict transfer_stats()
+        py::dict transfer_stats(cuda_session& session)
         {
-            cuda_session& session = process_session();
             py::dict d = settings_dict(session.transfers().settings());
             transfer_report report = transfer_report::of(session);
             d["device"] = report.device;
@@ -177,13 +175,13 @@ namespace xcuda::python
         }
     }
 
-    std::shared_ptr<host_memory_owner> memory_owner(const py::array& host, py::handle original)
+    std::shared_ptr<host_memory_owner> memory_owner(const cuda_session& session, const py::array& host, py::handle original)
     {
         if (host.ptr() != original.ptr())
         {
             return nullptr;  // a contiguous copy made for this call: gone after it, never worth keeping
         }
-        if (static_cast<std::size_t>(host.nbytes()) < process_session().transfers().settings().threshold)
+        if (static_cast<std::size_t>(host.nbytes()) < session.transfers().settings().threshold)
         {
             return nullptr;  // the driver copies it directly: nothing is registered, nothing to keep
         }
@@ -203,9 +201,15 @@ namespace xcuda::python
         return std::make_shared<python_memory_owner>(object);
     }
 
-    void register_transfers_options(py::module_& m)
+    void register_transfers_options(py::module_& m, notebook_session& notebook)
     {
-        m.def("transfer_options", &transfer_options, py::kw_only(), py::arg("pageable") = py::none(),
+        cuda_session& session = notebook.session;
+        m.def("transfer_options",
+              [&session](py::object pageable, py::object threads, py::object chunk_mb, py::object buffers,
+                         py::object limit_mb, py::object entries, py::object temporary_mb) {
+                  return transfer_options(session, pageable, threads, chunk_mb, buffers, limit_mb, entries, temporary_mb);
+              },
+              py::kw_only(), py::arg("pageable") = py::none(),
               py::arg("staging_threads") = py::none(), py::arg("staging_chunk_mb") = py::none(),
               py::arg("staging_buffers") = py::none(), py::arg("registration_limit_mb") = py::none(),
               py::arg("registration_entries") = py::none(), py::arg("temporary_cache_mb") = py::none(),
@@ -224,7 +228,7 @@ temporary_cache_mb: device memory that finished launches' numpy-argument buffers
 next launch (XCUDA_TEMPORARY_CACHE_MB, default 1024; 0 keeps none; see release_cached_temporaries).
 Changing pageable releases what is registered. Nothing here changes what an array holds or when it
 may be used again: every copy has finished when the call that made it returns.)");
-        m.def("transfer_stats", &transfer_stats,
+        m.def("transfer_stats", [&session] { return transfer_stats(session); },
               "The settings, and for the current device the copies made by each route (zero_chunks: staging chunks "
               "to the device found all zero, set there instead of copied; known_zero_pieces: pieces to the device "
               "known zero before their copy, not read; prepared and scanned: launch outputs faulted in, or read "
@@ -233,16 +237,16 @@ may be used again: every copy has finished when the call that made it returns.)"
               "cache's counts (entries, bytes, hits, registrations, unregistrations, failures, staged_first_use, "
               "staged_same_use: the copy back of an array one launch also copied in, evictions, abandoned).");
         m.def("release_host_registrations",
-              [] {
-                  refuse_while_capturing(graph_refusal::release_host_registrations);
+              [&session] {
+                  refuse_while_capturing(session, graph_refusal::release_host_registrations);
                   py::gil_scoped_release release;
-                  process_session().transfers().release_host_registrations();
+                  session.transfers().release_host_registrations();
               },
               "Unregister every numpy buffer page-locked in place on the current device and let the arrays go.");
         m.def("release_cached_temporaries",
-              [] {
-                  refuse_while_capturing(graph_refusal::release_cached_temporaries);
-                  return process_session().transfers().temporaries().release_all();
+              [&session] {
+                  refuse_while_capturing(session, graph_refusal::release_cached_temporaries);
+                  return session.transfers().temporaries().release_all();
               },
               R"(Free the device buffers that finished launches' numpy arguments left for the next launch.
 

@@ -1,6 +1,6 @@
 // The teaching views: PTX and SASS as highlighted HTML (str subclasses, so the raw text is the object
 // itself), the source-to-PTX/SASS line map, and side-by-side comparisons of two compiles. The views are
-// the core's (operations/kernel_views); here they become Python objects, the disassembly without the GIL.
+// the core's (frontend/kernel_views); here they become Python objects, the disassembly without the GIL.
 
 #include "py_common.hpp"
 

@@ -1,4 +1,4 @@
-// operations/bench_sweep: what xcuda.bench refuses before any GPU work (the kernel, make_args, sizes),
+// frontend/bench_sweep: what xcuda.bench refuses before any GPU work (the kernel, make_args, sizes),
 // with the messages the binding used to write (TypeError in Python: argument_type_error here).
 
 #include <gtest/gtest.h>

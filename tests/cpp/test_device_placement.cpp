@@ -1,4 +1,4 @@
-// operations/session_report's device_placement: the engine placement's report (what
+// frontend/session_report's device_placement: the engine placement's report (what
 // xcuda.device_choice() shows) as the rows of %cuda_info read it.
 
 #include <gtest/gtest.h>

@@ -13,6 +13,7 @@ import ctypes
 import gc
 import os
 import sys
+import threading
 import weakref
 
 import numpy as np
@@ -569,6 +570,82 @@ def what_a_graph_cannot_hold_raises_inside_the_block():
         pass
     assert g2.state == "failed"
     raises(xcuda.GraphCaptureError, "captures once", lambda: g2.__enter__())
+
+
+def a_capture_belongs_to_its_stream_across_threads():
+    """As in CUDA, a capture is its stream's: while the main thread's `with xcuda.graph()` block is open,
+    other threads' launches on their own streams and on the default stream run at once (never captured, never
+    refused), a launch another thread puts on the graph's own stream is captured, and a second thread may
+    capture its own graph on its own stream at the same time."""
+    start()
+    n = 4096
+    grid = (n + BLOCK - 1) // BLOCK
+    mine = xcuda.zeros(n, np.float32)
+    workers = 4
+    theirs = [xcuda.zeros(n, np.float32) for _ in range(workers)]
+    defaults = [xcuda.zeros(n, np.float32) for _ in range(workers)]
+    other_graph_array = xcuda.zeros(n, np.float32)
+    opened = threading.Event()
+    problems = []
+    other_graph = {}
+
+    def worker(index):
+        try:
+            opened.wait(30)
+            stream = xcuda.Stream()
+            for _ in range(20):
+                module.chain_step[grid, BLOCK, stream](theirs[index], 1.0, n)  # +1 each
+                module.chain_step[grid, BLOCK](defaults[index], 1.0, n)        # the default stream
+            stream.synchronize()
+            if index == 0:
+                with xcuda.graph() as own:  # a capture of this thread's own, on its own stream
+                    for _ in range(3):
+                        module.chain_step[grid, BLOCK](other_graph_array, 1.0, n)
+                other_graph["graph"] = own
+        except BaseException as error:  # noqa: B902 (reported by the main thread)
+            problems.append(f"worker {index}: {type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=worker, args=(index,)) for index in range(workers)]
+    for thread in threads:
+        thread.start()
+    with xcuda.graph() as g:
+        for _ in range(5):
+            module.chain_step[grid, BLOCK](mine, 2.0, n)
+        opened.set()
+        for thread in threads:
+            thread.join(60)
+        # Another thread's launch on this graph's own stream (named through cuda.core's stream protocol) is
+        # this graph's node.
+        class GraphStream:
+            def __cuda_stream__(self):
+                return (0, g.stream)
+
+        def launch_on_graph_stream():
+            try:
+                module.chain_step[grid, BLOCK, GraphStream()](mine, 2.0, n)
+            except BaseException as error:  # noqa: B902 (reported below)
+                problems.append(f"on the graph's stream: {type(error).__name__}: {error}")
+
+        on_graph_stream = threading.Thread(target=launch_on_graph_stream)
+        on_graph_stream.start()
+        on_graph_stream.join(60)
+    assert not problems, problems
+    assert len(g) == 6, ("only the main thread's 5 launches and the one on its stream", g.nodes)
+    np.testing.assert_array_equal(mine.copy_to_host(), np.zeros(n, np.float32),
+                                  err_msg="captured launches ran in the block")
+    for index in range(workers):
+        np.testing.assert_array_equal(theirs[index].copy_to_host(), np.full(n, 20.0, np.float32),
+                                      err_msg=f"worker {index}'s launches on its own stream")
+        np.testing.assert_array_equal(defaults[index].copy_to_host(), np.full(n, 20.0, np.float32),
+                                      err_msg=f"worker {index}'s launches on the default stream")
+    own = other_graph["graph"]
+    assert len(own) == 3 and own.state == "ready", own.nodes
+    np.testing.assert_array_equal(other_graph_array.copy_to_host(), np.zeros(n, np.float32))
+    g.launch()
+    own.launch()
+    xcuda.synchronize()
+    np.testing.assert_array_equal(mine.copy_to_host(), chain(np.zeros(n, np.float32), 2.0, 6))
+    np.testing.assert_array_equal(other_graph_array.copy_to_host(), np.full(n, 3.0, np.float32))
 
 
 def copies_with_page_locked_memory_are_captured():

@@ -10,8 +10,8 @@ They are real IPython magics (shell.register_magic_function), so IPython splits 
 (xcuda/magic_lines.py), the line magics' by IPython. The same registration serves the xcuda kernel and
 `%load_ext xcuda` in any IPython (ipykernel included).
 
-What each magic does is the core's (operations/cuda_cell, compile/program_cell, runtime/header_cell,
-base/help_transform, operations/launch_magic_options), reached through xcuda._core._magic_core
+What each magic does is the core's (frontend/cuda_cell, compile/program_cell, runtime/header_cell,
+base/help_transform, frontend/launch_magic_options), reached through xcuda._core._magic_core
 (py_magics.cpp); here the shell's namespace, displays, warnings and prints, and the Python of the launch
 magics' lines, evaluated in the user's namespace.
 """
@@ -46,6 +46,22 @@ def _usage_error(message):
     from IPython.core.error import UsageError
 
     return UsageError(message)
+
+
+class _UsageErrors:
+    """Inside it, the core's MagicUsageError (a magic's line is wrong) is raised as IPython's UsageError, which
+    IPython shows as one line. A `with` block, not a wrapper function: the magics' warnings count their frames."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if kind is not None and issubclass(kind, _ops.MagicUsageError):
+            raise _usage_error(str(error)) from None
+        return False
+
+
+_usage_errors = _UsageErrors()
 
 
 def _show_diagnostics(html, text, diagnostics):
@@ -164,9 +180,10 @@ def _plain_magic(magic, description, show):
     """A line magic without options of its own: runs show(line) unless the line asks for help (or is wrong)."""
 
     def run(line):
-        if _ops.plain_asks_help(magic, description, line):
-            print(_ops.plain_usage(magic, description))
-            return
+        with _usage_errors:
+            if _ops.plain_asks_help(magic, description, line):
+                print(_ops.plain_usage(magic, description))
+                return
         show(line)
 
     return _named(run, magic[1:], _ops.plain_usage(magic, description))
@@ -199,15 +216,18 @@ def _register(shell):
     from .magic_lines import cell_magic  # the cell magics' lines are expanded by xcuda, under a limit
 
     def cuda(line, cell):
-        _cuda_cell(shell, line, cell)
+        with _usage_errors:
+            _cuda_cell(shell, line, cell)
 
     def cuda_header(line, cell):
-        print(_ops.run_header_cell(line, cell))
+        with _usage_errors:
+            print(_ops.run_header_cell(line, cell))
 
     def cuda_program(line, cell):
         # The core reads the line and runs the program, its output going to the cell's streams.
-        if not _ops.run_program_cell(line, cell):
-            print(_ops.program_usage())
+        with _usage_errors:
+            if not _ops.run_program_cell(line, cell):
+                print(_ops.program_usage())
 
     for function, usage in ((cuda, _ops.cuda_usage()), (cuda_header, _ops.header_usage()),
                             (cuda_program, _ops.program_usage())):
@@ -218,9 +238,15 @@ def _register(shell):
     shell.register_magic_function(
         _plain_magic("%cuda_status", _ops.status_description, lambda line: _display(_package().status(shell.user_ns))),
         "line", "cuda_status")
+    def launch_magic(name):
+        def magic(line):
+            with _usage_errors:
+                return _launch_magic(shell, name, line)
+
+        return magic
+
     for name in ("cuda_timeit", "cuda_bench", "cuda_profile", "cuda_sanitize"):
-        magic = lambda line, name=name: _launch_magic(shell, name, line)  # noqa: E731
-        shell.register_magic_function(_named(magic, name, _ops.launch_usage(name)), "line", name)
+        shell.register_magic_function(_named(launch_magic(name), name, _ops.launch_usage(name)), "line", name)
     _add_help_transform(shell)
     # %cuda_recover and the end-of-cell hook (device printf flush, replacement after a fault) are Python:
     # they pickle the namespace and exec the process (xcuda/recovery.py).

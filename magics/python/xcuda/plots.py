@@ -18,6 +18,15 @@ def _figure(ax, size):
     return figure, figure.add_subplot()
 
 
+def matplotlib_available():
+    """Whether matplotlib can be imported (xcuda.bench(plot=True) refuses to start a sweep without it)."""
+    try:
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def png_base64(figure, dpi):
     """The figure as a base64 PNG, for an <img> in HTML."""
     buffer = io.BytesIO()

@@ -55,6 +55,7 @@
 
 #include <cuda.h>
 
+#include "capture_registry.hpp"
 #include "device_choice.hpp"
 #include "launch_history.hpp"
 #include "session_resources.hpp"
@@ -222,6 +223,9 @@ namespace xcuda
         const session_resources& resources() const noexcept { return m_resources; }
         session_waits& waits() noexcept { return m_waits; }
         const session_waits& waits() const noexcept { return m_waits; }
+        // Which of the session's streams capture into a CUDA graph, and which thread opened each capture.
+        capture_registry& captures() noexcept { return m_captures; }
+        const capture_registry& captures() const noexcept { return m_captures; }
 
         cuda_session(const cuda_session&) = delete;
         cuda_session& operator=(const cuda_session&) = delete;
@@ -273,6 +277,7 @@ namespace xcuda
         std::string m_lost;
         launch_history m_history;
         session_waits m_waits{*this, m_history};
+        capture_registry m_captures;
     };
 
     // Inline: every launch asks it of each device array it passes.

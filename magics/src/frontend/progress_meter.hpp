@@ -2,7 +2,7 @@
 // What the progress bar of a long sweep (xcuda.bench, %cuda_bench) says and when: it appears after
 // the first size, for sweeps of more than 4 sizes or once a sweep has run longer than 1 s, so a failing
 // first launch leaves nothing on screen; its last state says how the sweep ended. Where it is shown
-// (IPython's display, a terminal's '\r') is the caller's: the binding's progress_bar.
+// (IPython's display, a terminal's '\r') is Python's: xcuda/progress.py draws what this says.
 //
 // Threading: one thread (the sweep's).
 
