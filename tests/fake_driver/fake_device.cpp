@@ -1,4 +1,4 @@
-// The fake's device and what is not memory, modules or streams: cuInit, the one device (sm_90, 4 SMs) and
+// The fake's device and what belongs to no other part: cuInit, the one device (sm_90, 4 SMs) and
 // its attributes, its primary context and the current context, peer access (none), the driver version
 // (XCUDA_FAKE_DRIVER_VERSION), error names, NVRTC's private-table query, and xcuda_fake_counter, which
 // the tests read the counters through.

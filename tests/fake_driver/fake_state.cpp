@@ -1,7 +1,7 @@
 // The state the fake driver's files share (fake_state.hpp): the one lock every entry point takes, the
 // counters xcuda_fake_counter reads, the ranges of memory the driver knows (device allocations, page-locked
-// and registered host memory) with the check that device memory is used inside an allocation, and the
-// streams with their capture state.
+// and registered host memory) with the check that device memory is used inside an allocation, the
+// streams with their capture state, and what the waits answer (xcuda_fake_set_busy, xcuda_fake_print_at_sync).
 
 #include "fake_state.hpp"
 
@@ -78,5 +78,18 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
     {
         stream* s = as_stream(handle);
         s->captured->nodes.push_back(n);
+    }
+
+    bool g_busy = false;       // (g_mutex)
+    std::string g_sync_print;  // (g_mutex)
+
+    void print_at_sync()
+    {
+        if (!g_sync_print.empty())
+        {
+            std::fputs(g_sync_print.c_str(), stdout);
+            std::fflush(stdout);
+            g_sync_print.clear();
+        }
     }
 }

@@ -26,12 +26,16 @@
 // xcuda's table, the few calls tests/bench/launch_baseline.cpp adds, so that its transfers and graphs
 // modes can be checked here too (LD_LIBRARY_PATH at a folder with libcuda.so.1 -> this library).
 //
-// The library's sources, by what they fake (each opens with a paragraph on its part):
-//   fake_state.hpp/.cpp  the state they share: the lock, the counters, the known ranges of memory, streams;
+// The library's sources, one for each part of the driver API it fakes (each opens with a paragraph on its part):
+//   fake_state.hpp/.cpp  the state they share: the lock, the counters, the known ranges of memory, streams
+//                        with their capture state, what the waits answer;
 //   fake_device.cpp      initialisation, the device, its context, the driver version, error names, counters;
 //   fake_memory.cpp      device memory, page-locked and registered host memory, copies, memsets, pointers;
-//   fake_modules.cpp     modules, their variables, functions and their attributes, launches, occupancy;
-//   fake_streams.cpp     streams, events, stream capture and graphs, the waits.
+//   fake_modules.cpp     modules, their variables, functions and their attributes;
+//   fake_launches.cpp    the known kernels, launches (cooperative ones too), parameter layouts, occupancy;
+//   fake_streams.cpp     streams, synchronising the context, and the waits' controls;
+//   fake_events.cpp      events;
+//   fake_graphs.cpp      stream capture and graphs.
 // What they share lives in namespace xcuda_fake, hidden (visibility): the library exports the driver's entry
 // points and the xcuda_fake_* controls only. What one file uses alone stays in its anonymous namespace, under
 // a name no other file uses (the unity build compiles them as one translation unit).
@@ -110,7 +114,9 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
         std::map<int, int> attributes;   // what cuFuncSetAttribute set
     };
 
-    // Runs a known kernel on the host (fake_modules.cpp); any other does nothing.
+    // A known kernel's parameter sizes (saxpy, chain_step, fill, many; fake_launches.cpp), {} for any other.
+    std::vector<std::size_t> known_sizes(const std::string& name);
+    // Runs a known kernel on the host; any other does nothing.
     void run_kernel(const function& f, unsigned threads, const std::vector<std::vector<char>>& params);
     // A launch's parameters, copied by the sizes of a known kernel's parameters.
     std::vector<std::vector<char>> copy_params(const function& f, void** params);
@@ -159,4 +165,10 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
     stream* as_stream(CUstream handle);
     bool capturing(CUstream handle);
     void record(CUstream handle, node* n);
+
+    // ---- waits ----
+    extern bool g_busy;               // stream and event queries answer CUDA_ERROR_NOT_READY (xcuda_fake_set_busy)
+    extern std::string g_sync_print;  // written to stdout by the next synchronising call (xcuda_fake_print_at_sync)
+    // At a synchronising call, with g_mutex held: what xcuda_fake_print_at_sync asked for, once.
+    void print_at_sync();
 }

@@ -1,8 +1,8 @@
-// The fake's streams, events, stream capture and graphs: work runs at once, so streams and events have
-// nothing to wait for, except where xcuda_fake_set_busy makes their queries answer CUDA_ERROR_NOT_READY; a
-// synchronising call prints what xcuda_fake_print_at_sync asked for; synchronising a capturing stream or
-// the context fails and invalidates the capture; captured graphs replay their nodes in order, and kernel
-// nodes take new parameters.
+// The fake's streams and the waits on them: work runs at once, so a stream has nothing to wait for, except
+// where xcuda_fake_set_busy makes its queries answer CUDA_ERROR_NOT_READY; a synchronising call (of a stream,
+// the context, or an event: fake_events.cpp) prints what xcuda_fake_print_at_sync asked for; synchronising or
+// querying a capturing stream, or synchronising the context while any stream captures, fails and
+// invalidates the capture (the capture itself: fake_graphs.cpp).
 
 #include "fake_state.hpp"
 
@@ -10,18 +10,6 @@ using namespace xcuda_fake;
 
 namespace
 {
-    void run(const node& n)
-    {
-        if (n.is_kernel)
-        {
-            run_kernel(*n.f, n.threads, n.params);
-        }
-        else
-        {
-            std::memmove(n.destination, n.source, n.bytes);
-        }
-    }
-
     CUresult refuse_while_any_capture()
     {
         bool refused = false;
@@ -34,20 +22,6 @@ namespace
             }
         }
         return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
-    }
-
-    bool g_busy = false;       // queries answer CUDA_ERROR_NOT_READY (g_mutex)
-    std::string g_sync_print;  // written to stdout by the next synchronising call (g_mutex)
-
-    // At a synchronising call, with g_mutex held: what xcuda_fake_print_at_sync asked for, once.
-    void print_at_sync()
-    {
-        if (!g_sync_print.empty())
-        {
-            std::fputs(g_sync_print.c_str(), stdout);
-            std::fflush(stdout);
-            g_sync_print.clear();
-        }
     }
 }
 
@@ -118,167 +92,3 @@ CUresult CUDAAPI cuStreamQuery(CUstream handle)
     return g_busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }
-CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int)
-{
-    *event = reinterpret_cast<CUevent>(new char[1]);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuEventDestroy(CUevent event)
-{
-    delete[] reinterpret_cast<char*>(event);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
-CUresult CUDAAPI cuEventSynchronize(CUevent)
-{
-    lock held(g_mutex);
-    print_at_sync();
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuEventQuery(CUevent)
-{
-    lock held(g_mutex);
-    return g_busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent, CUevent)
-{
-    *ms = 0.01f;
-    return CUDA_SUCCESS;
-}
-
-// ---- stream capture and graphs ----
-CUresult CUDAAPI cuStreamBeginCapture(CUstream handle, CUstreamCaptureMode)
-{
-    lock held(g_mutex);
-    stream* s = as_stream(handle);
-    if (!s)
-    {
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy stream cannot be captured
-    }
-    s->capturing = true;
-    s->invalidated = false;
-    s->captured = new graph;
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuStreamIsCapturing(CUstream handle, CUstreamCaptureStatus* status)
-{
-    lock held(g_mutex);
-    stream* s = as_stream(handle);
-    *status = !s || !s->capturing ? CU_STREAM_CAPTURE_STATUS_NONE
-              : s->invalidated    ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
-                                  : CU_STREAM_CAPTURE_STATUS_ACTIVE;
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream handle, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* g,
-                                        const CUgraphNode** dependencies, const CUgraphEdgeData** edges,
-                                        size_t* count)
-{
-    lock held(g_mutex);
-    stream* s = as_stream(handle);
-    cuStreamIsCapturing(handle, status);
-    if (id)
-    {
-        *id = 1;
-    }
-    if (g)
-    {
-        *g = s && s->captured ? reinterpret_cast<CUgraph>(s->captured) : nullptr;
-    }
-    if (edges)
-    {
-        *edges = nullptr;
-    }
-    bool any = s && s->captured && !s->captured->nodes.empty();
-    if (dependencies)
-    {
-        *dependencies = any ? reinterpret_cast<const CUgraphNode*>(&s->captured->nodes.back()) : nullptr;
-    }
-    if (count)
-    {
-        *count = any ? 1 : 0;
-    }
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuStreamEndCapture(CUstream handle, CUgraph* result)
-{
-    lock held(g_mutex);
-    stream* s = as_stream(handle);
-    if (!s || !s->capturing)
-    {
-        return CUDA_ERROR_ILLEGAL_STATE;
-    }
-    s->capturing = false;
-    if (s->invalidated)
-    {
-        delete s->captured;
-        s->captured = nullptr;
-        *result = nullptr;
-        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-    }
-    *result = reinterpret_cast<CUgraph>(s->captured);
-    s->captured = nullptr;
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuGraphInstantiate(CUgraphExec* exec, CUgraph handle, unsigned long long)
-{
-    lock held(g_mutex);
-    auto* g = reinterpret_cast<graph*>(handle);
-    auto* e = new graph_exec;
-    for (node* n : g->nodes)
-    {
-        e->originals.push_back(n);
-        e->nodes.push_back(*n);
-    }
-    *exec = reinterpret_cast<CUgraphExec>(e);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuGraphLaunch(CUgraphExec handle, CUstream s)
-{
-    lock held(g_mutex);
-    if (capturing(s))
-    {
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    }
-    ++g_count.graph_launches;
-    for (const node& n : reinterpret_cast<graph_exec*>(handle)->nodes)
-    {
-        run(n);
-    }
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec handle, CUgraphNode target,
-                                                const CUDA_KERNEL_NODE_PARAMS* params)
-{
-    lock held(g_mutex);
-    auto* e = reinterpret_cast<graph_exec*>(handle);
-    for (std::size_t i = 0; i < e->originals.size(); ++i)
-    {
-        if (reinterpret_cast<CUgraphNode>(e->originals[i]) == target)
-        {
-            node& n = e->nodes[i];
-            if (!n.is_kernel || reinterpret_cast<function*>(params->func)->name != n.f->name)
-            {
-                return CUDA_ERROR_INVALID_VALUE;
-            }
-            n.f = reinterpret_cast<function*>(params->func);
-            n.threads = params->gridDimX * params->gridDimY * params->gridDimZ * params->blockDimX *
-                        params->blockDimY * params->blockDimZ;
-            n.params = copy_params(*n.f, params->kernelParams);
-            ++g_count.node_updates;
-            return CUDA_SUCCESS;
-        }
-    }
-    return CUDA_ERROR_INVALID_VALUE;
-}
-CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec handle)
-{
-    lock held(g_mutex);
-    delete reinterpret_cast<graph_exec*>(handle);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuGraphDestroy(CUgraph handle)
-{
-    lock held(g_mutex);
-    delete reinterpret_cast<graph*>(handle);
-    return CUDA_SUCCESS;
-}

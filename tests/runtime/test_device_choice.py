@@ -3,7 +3,7 @@
 
 Each environment runs in a fresh Python process (the session reads the environment once, when the
 module is imported), without the launcher variables of the machine running the tests. The choice
-logic itself is unit-tested in tests/cpp/test_placement.cpp; these check what a user sees.
+logic itself is unit-tested in tests/cpp/runtime/test_placement.cpp; these check what a user sees.
 """
 import os
 import re

@@ -4,7 +4,7 @@ Each scenario of tests/simulator_scenarios.py runs in a child process with XCUDA
 XCUDA_LIBCUDA unset, and PYTHONPATH at the build's python folder, where libxcuda-sim.so sits beside the
 module: the driver layer opens the simulator instead of libcuda.so.1, and everything above it (compile,
 module load from PTX, argument packing, copies, launch, copy-back, the fault report) is xcuda's real code.
-The instruction families themselves are tested in C++ (tests/cpp/test_simulator.cpp, xcuda_simulator_tests).
+The instruction families themselves are tested in C++ (tests/cpp/simulator/test_simulator.cpp, xcuda_simulator_tests).
 """
 import os
 import shutil

@@ -31,7 +31,7 @@
 // at a piece's first non-zero 64 bytes, so other data costs a few loads a piece; pieces the caller knows
 // to be zero (pages never touched: host_pages) are not read at all.
 //
-// Pure (no driver), so its rules are tested without a GPU (tests/cpp/test_transfers.cpp).
+// Pure (no driver), so its rules are tested without a GPU (tests/cpp/runtime/test_copy_pool.cpp).
 // Threading: one copy at a time (the caller's own lock: host_staging holds its transfer mutex).
 
 #include <atomic>

@@ -17,7 +17,7 @@
 // "touched": it is read as before, and so is every piece with a byte in a page that holds anything (the
 // allocator's header in the first page of a calloc'd block).
 //
-// Pure (no driver): tests/cpp/test_transfers.cpp tests it on mappings of its own. Threading: no state;
+// Pure (no driver): tests/cpp/runtime/test_copy_pool.cpp tests it on mappings of its own. Threading: no state;
 // callable from any thread.
 
 #include <cstddef>

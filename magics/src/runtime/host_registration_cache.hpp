@@ -2,7 +2,7 @@
 // Which ranges of pageable host memory (numpy arrays) are page-locked in place for the DMA
 // (cuMemHostRegister), kept for the next copy of the same memory: the bookkeeping of the "registered"
 // way of runtime/transfer_settings. Pure: the driver calls come in as hooks, so the rules below are
-// tested without a GPU (tests/cpp/test_transfers.cpp).
+// tested without a GPU (tests/cpp/runtime/test_transfers.cpp).
 //
 // What is registered: the whole pages inside the copied range, never a page shared with a neighbour
 // (two arrays on one page would make the second registration fail, and another allocation's page

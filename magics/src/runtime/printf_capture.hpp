@@ -10,7 +10,7 @@
 // window is captured too (and shown in the cell). One capture at a time in the process: a capture holds
 // a process-wide mutex from its start to finish(), so threads waiting at once (the waits release the
 // GIL) take turns. Without it a second capture saved the first one's redirection as "stdout" and put it
-// back at its end: the process' stdout was lost for good (tests/cpp/test_launch_call.cpp, the test of
+// back at its end: the process' stdout was lost for good (tests/cpp/runtime/test_launch_call.cpp, the test of
 // threads waiting at once). A capture spans only the synchronising call after the work is done.
 
 #include <mutex>

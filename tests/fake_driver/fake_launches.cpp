@@ -1,0 +1,252 @@
+// The fake's kernels and launches: a launch runs a known kernel's host implementation (saxpy, chain_step,
+// fill, many) at once, or on a capturing stream is recorded as a graph node (fake_graphs.cpp), its
+// parameters given as pointers or, with XCUDA_FAKE_PARAM_INFO=1 (which also makes cuFuncGetParamInfo report
+// the known kernels' layouts), as one buffer; a launch asking for more dynamic shared memory than its
+// function allows fails; a cooperative grid larger than can be resident is refused; the occupancy queries
+// answer fixed numbers.
+
+#include "fake_state.hpp"
+
+using namespace xcuda_fake;
+
+namespace
+{
+    template <class T>
+    T arg(const std::vector<std::vector<char>>& params, std::size_t i)
+    {
+        T value;
+        std::memcpy(&value, params[i].data(), sizeof value);
+        return value;
+    }
+}
+
+namespace xcuda_fake __attribute__((visibility("hidden")))
+{
+    std::vector<std::size_t> known_sizes(const std::string& name)
+    {
+        if (name == "saxpy")
+        {
+            return {4, 8, 8, 8, 8};  // float a, const float* x, const float* y, float* out, size_t n
+        }
+        if (name == "chain_step")
+        {
+            return {8, 4, 4};  // float* x, float a, unsigned n: x[i] = x[i] * a + 1
+        }
+        if (name == "fill")
+        {
+            return {8, 4, 4};  // float* x, float value, unsigned n
+        }
+        if (name == "many")
+        {
+            // tests/bench's 16 float scalars and 16 pointers: p15[0] = the scalars + p0[0] .. p14[0]
+            std::vector<std::size_t> sizes(16, 4);
+            sizes.resize(32, 8);
+            return sizes;
+        }
+        return {};
+    }
+
+    void run_kernel(const function& f, unsigned threads, const std::vector<std::vector<char>>& params)
+    {
+        ++g_count.launches;
+        if (f.name == "saxpy")
+        {
+            float a = arg<float>(params, 0);
+            auto* x = arg<const float*>(params, 1);
+            auto* y = arg<const float*>(params, 2);
+            auto* out = arg<float*>(params, 3);
+            auto n = arg<std::size_t>(params, 4);
+            std::size_t touched = std::min<std::size_t>(n, threads) * sizeof(float);
+            if (!device_span_ok(x, touched, "saxpy's x") || !device_span_ok(y, touched, "saxpy's y") ||
+                !device_span_ok(out, touched, "saxpy's out"))
+            {
+                return;
+            }
+            for (std::size_t i = 0; i < n && i < threads; ++i)
+            {
+                out[i] = a * x[i] + y[i];
+            }
+        }
+        else if (f.name == "many")
+        {
+            float sum = 0;
+            for (std::size_t k = 0; k < 16; ++k)
+            {
+                sum += arg<float>(params, k);
+            }
+            for (std::size_t k = 16; k < 31; ++k)
+            {
+                sum += arg<const float*>(params, k)[0];
+            }
+            if (threads > 0)
+            {
+                arg<float*>(params, 31)[0] = sum;
+            }
+        }
+        else if (f.name == "chain_step" || f.name == "fill")
+        {
+            auto* x = arg<float*>(params, 0);
+            float a = arg<float>(params, 1);
+            auto n = arg<unsigned>(params, 2);
+            if (!device_span_ok(x, std::min(n, threads) * sizeof(float), f.name.c_str()))
+            {
+                return;
+            }
+            for (unsigned i = 0; i < n && i < threads; ++i)
+            {
+                x[i] = f.name == "fill" ? a : x[i] * a + 1.0f;
+            }
+        }
+    }
+
+    std::vector<std::vector<char>> copy_params(const function& f, void** params)
+    {
+        std::vector<std::vector<char>> copied;
+        for (std::size_t i = 0; params && i < f.sizes.size(); ++i)
+        {
+            const char* value = static_cast<const char*>(params[i]);
+            copied.emplace_back(value, value + f.sizes[i]);
+        }
+        return copied;
+    }
+
+    std::vector<std::size_t> param_offsets(const function& f)
+    {
+        std::vector<std::size_t> offsets;
+        std::size_t end = 0;
+        for (std::size_t size : f.sizes)
+        {
+            end = (end + size - 1) / size * size;
+            offsets.push_back(end);
+            end += size;
+        }
+        return offsets;
+    }
+
+    bool launch_params(const function& f, void** params, void** extra, std::vector<std::vector<char>>& out)
+    {
+        if (params || !extra)
+        {
+            out = copy_params(f, params);
+            return !(params && extra);  // both at once: the driver refuses
+        }
+        const char* buffer = nullptr;
+        std::size_t bytes = 0;
+        for (std::size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
+        {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            {
+                buffer = static_cast<const char*>(extra[i + 1]);
+            }
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            {
+                bytes = *static_cast<const std::size_t*>(extra[i + 1]);
+            }
+            else
+            {
+                return false;
+            }
+        }
+        std::vector<std::size_t> offsets = param_offsets(f);
+        std::size_t end = offsets.empty() ? 0 : offsets.back() + f.sizes.back();
+        if (!buffer || bytes != end)
+        {
+            std::fprintf(stderr, "xcuda fake driver: cuLaunchKernel of %s with a parameter buffer of %zu bytes; its "
+                                 "parameters are %zu bytes\n", f.name.c_str(), buffer ? bytes : 0, end);
+            return false;
+        }
+        out.clear();
+        for (std::size_t i = 0; i < offsets.size(); ++i)
+        {
+            out.emplace_back(buffer + offsets[i], buffer + offsets[i] + f.sizes[i]);
+        }
+        ++g_count.buffer_launches;
+        return true;
+    }
+}
+
+namespace
+{
+    // A launch asking for more dynamic shared memory than the function's limit fails, as on a GPU.
+    bool shared_fits(const function& f, unsigned shared)
+    {
+        auto set = f.attributes.find(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+        int limit = set != f.attributes.end() ? set->second : 49152;
+        return shared <= static_cast<unsigned>(limit);
+    }
+}
+CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void** params,
+                                void** extra)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    std::vector<std::vector<char>> values;
+    if (!shared_fits(*f, shared) || !launch_params(*f, params, extra, values))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    unsigned threads = gx * gy * gz * bx * by * bz;
+    if (capturing(s))
+    {
+        record(s, new node{true, f, threads, std::move(values), nullptr, nullptr, 0});
+        return CUDA_SUCCESS;
+    }
+    run_kernel(*f, threads, values);
+    return CUDA_SUCCESS;
+}
+// The known kernels' parameter layout (param_offsets), only with XCUDA_FAKE_PARAM_INFO=1: the fake knows
+// no other kernel's parameters, and tests give kernels of those names other signatures. Otherwise, or for
+// another kernel, CUDA_ERROR_NOT_SUPPORTED: a driver that reports no layout (xcuda then checks nothing and
+// passes pointers).
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* offset, size_t* size)
+{
+    lock held(g_mutex);
+    const char* enabled = std::getenv("XCUDA_FAKE_PARAM_INFO");
+    auto* f = reinterpret_cast<function*>(handle);
+    if (!enabled || std::string(enabled) != "1" || f->sizes.empty())
+    {
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (index >= f->sizes.size())
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *offset = param_offsets(*f)[index];
+    *size = f->sizes[index];
+    return CUDA_SUCCESS;
+}
+// A grid of more blocks than can be resident at once (k_blocks_per_sm x k_multiprocessors) is refused.
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz,
+                                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                                           CUstream s, void** params)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    if (!shared_fits(*f, shared))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (static_cast<unsigned long long>(gx) * gy * gz > static_cast<unsigned long long>(k_blocks_per_sm) * k_multiprocessors)
+    {
+        return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+    if (capturing(s))
+    {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    ++g_count.cooperative_launches;
+    run_kernel(*f, gx * gy * gz * bx * by * bz, copy_params(*f, params));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int, size_t)
+{
+    *blocks = k_blocks_per_sm;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunction, CUoccupancyB2DSize, size_t, int)
+{
+    *grid = 32;
+    *block = 256;
+    return CUDA_SUCCESS;
+}
