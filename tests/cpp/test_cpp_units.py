@@ -2,7 +2,7 @@
 failure names the C++ test: xcuda_core_tests (signature parser, launch plans and argument blocks,
 options, diagnostics, compile cache, NVRTC, views), xcuda_launch_tests (the launch transaction
 against the fake driver) and xcuda_simulator_tests (the PTX simulator's instruction families). Their sources
-lie in a folder per layer of magics/src (base/, signature/, compile/, runtime/, views/, operations/,
+lie in a folder per layer of magics/src (base/, signature/, compile/, runtime/, views/, frontend/,
 simulator/; tests/README.md); the programs are found by name in the build's bin/.
 
 Each binary runs once (a session fixture, with --gtest_output=json); each item reads its own result.

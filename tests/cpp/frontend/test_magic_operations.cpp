@@ -1,9 +1,9 @@
 // Tests of what the magics and xcuda's functions do once their Python arguments are core values:
-// the session's reports (operations/session_report), %%cuda_program's line and tool command
+// the session's reports (frontend/session_report), %%cuda_program's line and tool command
 // (compile/program_cell), %%cuda_header (runtime/header_cell), the help transform's text
 // (base/help_transform), a kernel fault's lost buffers in words (base/lost_buffers), what a %%cuda cell
-// decides (operations/cuda_cell), a cell's build (operations/cell_build), the session functions
-// (operations/session_control) and `with xcuda.device(n)` (operations/device_scope). None needs a GPU;
+// decides (frontend/cuda_cell), a cell's build (frontend/cell_build), the session functions
+// (frontend/session_control) and `with xcuda.device(n)` (frontend/device_scope). None needs a GPU;
 // the tests that build compile with NVRTC for compute_75.
 
 #include "expect_error.hpp"
