@@ -1,12 +1,17 @@
 """Helpers the GPU benchmark scripts share: result cells that may be "n/a (reason)", a row's check and
 measurement, the median wall time of a call, ratios and goal verdicts, markdown tables, the printed
-report and its --out file, a look at the GPU through the driver without xcuda, and the C++ baseline
-(tests/bench/launch_baseline.cpp: built with nvcc, run in one of its modes, its `key value` lines read)."""
+report and its --out file, a look at the GPU through the driver without xcuda, the C++ baseline
+(tests/bench/launch_baseline.cpp: built with nvcc, run in one of its modes, its `key value` lines read), and
+the rows of results.json, written atomically with --results and checked against its schema."""
 import ctypes
+import json
 import os
+import platform
+import re
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -204,3 +209,299 @@ def baseline_value(baseline, key):
     if not isinstance(baseline, dict):
         return baseline
     return baseline.get(key, NA(f"baseline printed no {key}"))
+
+
+# ---- results.json: the current figures of every benchmark --------------------------------------------
+#
+# tests/bench/results.json holds one entry per benchmark table (the latest run of each) and
+# tests/bench/assemble_results.py makes RESULTS.md from it. A script writes its entries only when asked
+# (--results [PATH]; without a path, the committed file): the tests run the scripts in small modes and
+# must not rewrite it. SCHEMA below is written into the file and says what each field means;
+# validate_results() holds a file to it.
+
+RESULTS_JSON = HERE / "results.json"
+SCHEMA = {
+    "version": 1,
+    "file": {
+        "schema": "this description",
+        "benchmarks": "one entry per benchmark table, in the order RESULTS.md shows them",
+    },
+    "benchmark": {
+        "name": "a short key, unique in the file: a script replaces the entry of that name",
+        "title": "the table's heading",
+        "script": "the script under tests/bench that writes this entry, or null for a measurement made by hand",
+        "command": "how it was run",
+        "machine": "where it ran (host, CPUs)",
+        "device": "the GPU with its driver, or what stood in for one (none, the fake driver, the PTX simulator)",
+        "gpu_host": "true when measured on the lent GPU host",
+        "date": "when it ran, YYYY-MM-DD HH:MM UTC",
+        "commit": "the tree measured (a commit, '+' when it had uncommitted changes), or null when unknown",
+        "note": "optional: how to read the table, in a sentence or two",
+        "rows": "the measurements: a list of rows",
+    },
+    "row": {
+        "name": "what was measured (the system and the case)",
+        "value": "a number, or null when it could not be measured (the note says why)",
+        "unit": "the value's unit",
+        "baseline": "the name of the row of the same table that ratio divides by, or null",
+        "ratio": "value / the baseline row's value (a number), or null",
+        "goal": "null, or OP LIMIT[x| UNIT] (OP one of <=, >=, <, >): a limit ending in x bounds the ratio "
+                "(the value when the row has no baseline and its unit is x); one with a unit bounds the value",
+        "met": "whether the goal holds (null: no goal, or not measured)",
+        "note": "optional: the spread, the rounds, or why there is no value",
+    },
+}
+GOAL = re.compile(r"^(<=|>=|<|>) (-?\d+(?:\.\d+)?)(x| \S.*)$")
+
+
+def parse_goal(goal):
+    """(operator, limit, unit) of a goal's text; unit "x" for a bound on the ratio. ValueError when malformed."""
+    match = GOAL.match(goal or "")
+    if not match:
+        raise ValueError(f"goal {goal!r} is not OP LIMIT[x| UNIT]")
+    return match.group(1), float(match.group(2)), match.group(3).strip()
+
+
+def goal_margin(row):
+    """(margin, unit) of a row's goal: positive is room left, negative the amount missed by; None without a
+    goal or a measured value. unit is "x" for a bound on the ratio."""
+    if not row.get("goal"):
+        return None
+    op, limit, unit = parse_goal(row["goal"])
+    measured_value = row["ratio"] if unit == "x" and row.get("baseline") is not None else row["value"]
+    if measured_value is None:
+        return None
+    return (limit - measured_value if op.startswith("<") else measured_value - limit), unit
+
+
+def holds(op, margin):
+    return margin >= 0 if op in ("<=", ">=") else margin > 0
+
+
+def result_row(name, value, unit, baseline=None, base=None, goal=None, note=None):
+    """A row of results.json. value and base may be NA (then null, and the reason goes into the note); base is
+    the value of the baseline row, whose name is `baseline`; goal is its text ("<= 1.10x", "< 5 ms")."""
+    why = [str(v) for v in (value, base) if isinstance(v, NA)]
+    value = float(value) if measured(value) and value is not None else None
+    base = float(base) if measured(base) and base is not None else None
+    row = {"name": name, "value": value, "unit": unit, "baseline": baseline,
+           "ratio": value / base if value is not None and base else None, "goal": goal, "met": None}
+    margin = goal_margin(row)
+    if margin is not None:
+        row["met"] = holds(parse_goal(goal)[0], margin[0])
+    notes = [text for text in [note] + why[:1] if text]
+    if notes:
+        row["note"] = "; ".join(notes)
+    return row
+
+
+def git_commit():
+    """The tree measured: $XCUDA_BENCH_COMMIT (for a copy without git), else git's short commit with '+'
+    when tracked files have changed, else None."""
+    if os.environ.get("XCUDA_BENCH_COMMIT"):
+        return os.environ["XCUDA_BENCH_COMMIT"]
+    try:
+        commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=30)
+        changed = subprocess.run(["git", "-C", str(HERE), "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if commit.returncode != 0:
+        return None
+    return commit.stdout.strip() + ("+" if changed.returncode == 0 and changed.stdout.strip() else "")
+
+
+def command_line(argv=None):
+    """How this script was run, as a command from the repository root: its --out and --results left out."""
+    argv = list(sys.argv if argv is None else argv)
+    words, skip = [], False
+    for word in argv[1:]:
+        if skip and not (skip == "optional" and word.startswith("-")):  # the option's value
+            skip = False
+            continue
+        skip = {"--out": "required", "--results": "optional"}.get(word, False)
+        if not skip and not word.startswith(("--out=", "--results=")):
+            words.append(word)
+    try:
+        script = str(Path(argv[0]).resolve().relative_to(HERE.parent.parent))
+    except ValueError:
+        script = argv[0]
+    return " ".join(["python3", script] + words)
+
+
+def machine_text():
+    return f"{platform.node()}, {os.cpu_count()} CPUs"
+
+
+def device_text(gpu, otherwise):
+    """probe_gpu()'s device in words, or `otherwise` (what stood in for a GPU) when there was none."""
+    return f"{gpu['name']} ({gpu['arch']}), driver CUDA {gpu['driver']}" if gpu else otherwise
+
+
+def benchmark_entry(name, title, rows, device, gpu_host, script=None, command=None, note=None):
+    """One benchmark's entry of results.json, measured now on this machine."""
+    entry = {"name": name, "title": title,
+             "script": script or str(Path(sys.argv[0]).resolve().relative_to(HERE.parent.parent)),
+             "command": command or command_line(), "machine": machine_text(), "device": device,
+             "gpu_host": bool(gpu_host), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+             "commit": git_commit(), "rows": rows}
+    if note:
+        entry["note"] = note
+    return entry
+
+
+def add_results_option(parser):
+    parser.add_argument("--results", nargs="?", const=str(RESULTS_JSON), metavar="PATH",
+                        help="write this run's tables into PATH (results.json's format; without PATH the "
+                             "repository's tests/bench/results.json), replacing their earlier entries")
+
+
+def dumps_results(data):
+    """results.json's text: one line per row, so that a change of figures is a change of lines."""
+    benchmarks = []
+    for entry in data["benchmarks"]:
+        fields = [f"   {json.dumps(key)}: {json.dumps(value)}" for key, value in entry.items() if key != "rows"]
+        rows = ",\n".join(f"    {json.dumps(row)}" for row in entry["rows"])
+        benchmarks.append("  {\n" + ",\n".join(fields) + ',\n   "rows": [\n' + rows + "\n   ]\n  }")
+    schema = json.dumps(data["schema"], indent=1).replace("\n", "\n ")
+    return '{\n "schema": ' + schema + ',\n "benchmarks": [\n' + ",\n".join(benchmarks) + "\n ]\n}\n"
+
+
+def read_results(path):
+    path = Path(path)
+    if not path.exists():
+        return {"schema": SCHEMA, "benchmarks": []}
+    return json.loads(path.read_text())
+
+
+def update_results(path, *entries):
+    """Replace (or add, at the end) each entry of the benchmark of its name in the results file at `path`,
+    atomically: the file is read, changed, written to a temporary file beside it and renamed over it, so a
+    reader sees the whole old file or the whole new one. An entry that does not hold to SCHEMA is refused
+    (ValueError) before anything is written."""
+    path = Path(path)
+    data = read_results(path)
+    data["schema"] = SCHEMA
+    for entry in entries:
+        names = [b["name"] for b in data["benchmarks"]]
+        if entry["name"] in names:
+            data["benchmarks"][names.index(entry["name"])] = entry
+        else:
+            data["benchmarks"].append(entry)
+    problems = validate_results(data)
+    if problems:
+        raise ValueError(f"not written to {path}: " + "; ".join(problems))
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(dumps_results(data))
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    print(f"results of {', '.join(e['name'] for e in entries)} written to {path}")
+
+
+def write_results(option, *entries):
+    """With --results (option not None): update_results there."""
+    if option:
+        update_results(option, *entries)
+
+
+BENCHMARK_TYPES = {"name": str, "title": str, "script": (str, type(None)), "command": str, "machine": str,
+                   "device": str, "gpu_host": bool, "date": str, "commit": (str, type(None)), "rows": list}
+ROW_TYPES = {"name": str, "value": (int, float, type(None)), "unit": str, "baseline": (str, type(None)),
+             "ratio": (int, float, type(None)), "goal": (str, type(None)), "met": (bool, type(None))}
+
+
+def close(a, b):
+    """Equal up to the rounding of figures written with two or three decimals."""
+    return abs(a - b) <= max(0.006, 0.006 * abs(b))
+
+
+def validate_row(where, row, by_name):
+    problems = []
+    missing = [k for k in ROW_TYPES if k not in row]
+    extra = [k for k in row if k not in ROW_TYPES and k != "note"]
+    if missing or extra:
+        return [f"{where}: fields missing {missing}, unknown {extra}"]
+    wrong = [k for k, kind in ROW_TYPES.items()
+             if not isinstance(row[k], kind) or (k in ("value", "ratio") and isinstance(row[k], bool))]
+    if wrong or not isinstance(row.get("note", ""), str):
+        return [f"{where}: wrong types of {wrong or ['note']}"]
+    if row["value"] is None and not row.get("note"):
+        problems.append(f"{where}: no value and no note saying why")
+    if row["baseline"] is not None:
+        base = by_name.get(row["baseline"])
+        if base is None:
+            problems.append(f"{where}: baseline {row['baseline']!r} is no row of this table")
+        elif base.get("unit") != row["unit"]:
+            problems.append(f"{where}: unit {row['unit']!r}, its baseline's {base.get('unit')!r}")
+        elif row["ratio"] is not None and isinstance(base.get("value"), (int, float)) and base["value"] and \
+                row["value"] is not None and not close(row["ratio"], row["value"] / base["value"]):
+            problems.append(f"{where}: ratio {row['ratio']} is not {row['value']} / {base['value']}")
+    elif row["ratio"] is not None:
+        problems.append(f"{where}: a ratio without a baseline")
+    if row["ratio"] is not None and row["value"] is None:
+        problems.append(f"{where}: a ratio without a value")
+    if row["goal"] is None:
+        if row["met"] is not None:
+            problems.append(f"{where}: met without a goal")
+        return problems
+    try:
+        op, limit, unit = parse_goal(row["goal"])
+    except ValueError as error:
+        return problems + [f"{where}: {error}"]
+    if unit == "x" and row["baseline"] is None and row["unit"] != "x":
+        problems.append(f"{where}: goal {row['goal']!r} bounds a ratio, and the row has no baseline")
+    if unit != "x" and unit != row["unit"]:
+        problems.append(f"{where}: goal {row['goal']!r} is in another unit than the value ({row['unit']})")
+    margin = goal_margin(row)
+    if margin is None:
+        if row["met"] is not None:
+            problems.append(f"{where}: met is {row['met']} with nothing measured")
+    elif row["met"] is None:
+        problems.append(f"{where}: a measured row with a goal needs met true or false")
+    elif row["met"] != holds(op, margin[0]) and not close(margin[0] + limit, limit):
+        problems.append(f"{where}: met is {row['met']}, but the margin is {margin[0]:+.3f}")
+    return problems
+
+
+def validate_results(data):
+    """What is wrong with a results file's content against SCHEMA, as a list of sentences ([] when nothing)."""
+    if not isinstance(data, dict) or set(data) != {"schema", "benchmarks"} or not isinstance(data["benchmarks"], list):
+        return ["the file is not an object of exactly 'schema' and 'benchmarks' (a list)"]
+    problems = [] if data["schema"] == SCHEMA else ["its schema is not bench_common.SCHEMA"]
+    seen = set()
+    for index, entry in enumerate(data["benchmarks"]):
+        where = f"benchmark {index} ({entry.get('name', '?') if isinstance(entry, dict) else '?'})"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: not an object")
+            continue
+        missing = [k for k in BENCHMARK_TYPES if k not in entry]
+        extra = [k for k in entry if k not in BENCHMARK_TYPES and k != "note"]
+        wrong = [k for k, kind in BENCHMARK_TYPES.items() if k in entry and not isinstance(entry[k], kind)]
+        if missing or extra or wrong:
+            problems.append(f"{where}: fields missing {missing}, unknown {extra}, of a wrong type {wrong}")
+            continue
+        if entry["name"] in seen:
+            problems.append(f"{where}: a second benchmark of that name")
+        seen.add(entry["name"])
+        if not re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$", entry["date"]):
+            problems.append(f"{where}: date {entry['date']!r} is not YYYY-MM-DD HH:MM UTC")
+        if not entry["rows"]:
+            problems.append(f"{where}: no rows")
+        by_name, pairs = {}, set()
+        for row in entry["rows"]:
+            if isinstance(row, dict) and isinstance(row.get("name"), str):
+                by_name.setdefault(row["name"], row)
+        for number, row in enumerate(entry["rows"]):
+            row_where = f"{where}, row {number + 1}"
+            if not isinstance(row, dict):
+                problems.append(f"{row_where}: not an object")
+                continue
+            problems += validate_row(f"{row_where} ({row.get('name')})", row, by_name)
+            pair = (row.get("name"), row.get("baseline"))
+            if pair in pairs:
+                problems.append(f"{row_where}: a second row {pair[0]!r} against {pair[1]!r}")
+            pairs.add(pair)
+    return problems

@@ -1,5 +1,5 @@
-"""The benchmark scripts' own logic, on the CPU: their tables' arithmetic and verdicts, the compile
-benchmark's %%cuda row without IPython (the GPU host has none), and the assembly of RESULTS.md.
+"""The benchmark scripts' own logic, on the CPU: their tables' arithmetic and verdicts, and the compile
+benchmark's %%cuda row without IPython (the GPU host has none). results.json and RESULTS.md: test_results_file.py.
 No timing is asserted: the inputs are made-up figures, the outputs what the tables must say of them."""
 import os
 import subprocess
@@ -13,7 +13,6 @@ import xcuda
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-import assemble_results  # noqa: E402
 import bench_common  # noqa: E402
 import bench_compile  # noqa: E402
 import bench_graphs  # noqa: E402
@@ -90,29 +89,6 @@ def test_the_transfer_table_asks_40_gbs_each_way_and_compares_with_the_bus():
     assert "missed (H2D 45.0, D2H 39.0)" in bench_transfers.table(baseline, transfer_rows(45.0, 39.0), "")
     without = bench_transfers.table(bench_common.NA("no GPU"), transfer_rows(bench_common.NA("no GPU"), 1.0), "")
     assert ">= 40 GB/s each way: n/a" in without and "n/a (no GPU)" in without
-
-
-def test_assembling_results_fills_each_marked_block_and_leaves_the_rest(tmp_path):
-    results = tmp_path / "RESULTS.md"
-    results.write_text("# Results\n\n## GPU\n\n<!-- from bench_gpu.md -->\nold table\n<!-- end bench_gpu.md -->\n\n"
-                       "Notes written by hand.\n\n<!-- from bench_graphs.md -->\nold\n<!-- end bench_graphs.md -->\n"
-                       "<!-- from gpu_tests.log -->\n<!-- end gpu_tests.log -->\n")
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "bench_gpu.md").write_text("# xcuda GPU benchmark\n\n- date: today\n\n## Launch\n\n| a | b |\n|---|---|\n")
-    (out / "gpu_tests.log").write_text("collecting\ntests/x.py::test_a PASSED [ 50%]\ntests/x.py::test_b FAILED [100%]\n"
-                                       "noise\n===== 1 failed, 1 passed in 3.2s =====\n")
-    text, filled, missing = assemble_results.assemble(results.read_text(), out)
-    assert filled == ["bench_gpu.md", "gpu_tests.log"] and missing == ["bench_graphs.md"]
-    assert "### xcuda GPU benchmark\n\n- date: today\n\n#### Launch" in text and "old table" not in text
-    assert "Notes written by hand." in text and "<!-- from bench_graphs.md -->\nold\n" in text
-    assert "test_a PASSED" in text and "1 failed, 1 passed" in text and "noise" not in text
-    assert text.count("<!-- end bench_gpu.md -->") == 1
-
-
-def test_the_demoted_headings_leave_code_blocks_alone():
-    text = assemble_results.demote("# title\n```\n# a comment in code\n```\n## part")
-    assert text == "### title\n```\n# a comment in code\n```\n#### part"
 
 
 @pytest.mark.parametrize("mode", [None, "transfers", "graphs"])
