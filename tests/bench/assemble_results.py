@@ -35,11 +35,9 @@ machine; the others on the development machine, without a GPU."""
 
 
 def number(value):
-    """A figure as the table shows it: four significant digits, thousands grouped."""
-    if float(value).is_integer() and abs(value) >= 1000:
-        return f"{int(value):,}"
+    """A figure as the table shows it: four significant digits (whole numbers from 1,000), thousands grouped."""
     if abs(value) >= 1000:
-        return f"{value:,.1f}"
+        return f"{value:,.0f}"
     return f"{value:.4g}"
 
 

@@ -281,18 +281,35 @@ def holds(op, margin):
 def result_row(name, value, unit, baseline=None, base=None, goal=None, note=None):
     """A row of results.json. value and base may be NA (then null, and the reason goes into the note); base is
     the value of the baseline row, whose name is `baseline`; goal is its text ("<= 1.10x", "< 5 ms")."""
-    why = [str(v) for v in (value, base) if isinstance(v, NA)]
+    why = [str(value)] if isinstance(value, NA) else \
+        [f"no ratio: {base.reason}"] if isinstance(base, NA) and baseline is not None else []
     value = float(value) if measured(value) and value is not None else None
     base = float(base) if measured(base) and base is not None else None
     row = {"name": name, "value": value, "unit": unit, "baseline": baseline,
-           "ratio": value / base if value is not None and base else None, "goal": goal, "met": None}
+           "ratio": value / base if baseline is not None and value is not None and base else None, "goal": goal,
+           "met": None}
     margin = goal_margin(row)
     if margin is not None:
         row["met"] = holds(parse_goal(goal)[0], margin[0])
-    notes = [text for text in [note] + why[:1] if text]
+    notes = [text for text in [note] + why if text]
     if notes:
         row["note"] = "; ".join(notes)
     return row
+
+
+def fastest(values):
+    """(name, value) of the smallest measured value of {name: value, NA or None}, or None when none was."""
+    timed = {name: value for name, value in values.items() if value is not None and measured(value)}
+    return min(timed.items(), key=lambda item: item[1]) if timed else None
+
+
+def below_peers_row(name, value, unit, peers, suffix=""):
+    """The row that holds `value` below every peer: its ratio to the fastest measured peer (whose row is named
+    that peer's name + suffix) bounded by < 1.00x; None when no peer was measured."""
+    best = fastest(peers)
+    if best is None:
+        return None
+    return result_row(name, value, unit, best[0] + suffix, best[1], "< 1.00x", "the fastest Python peer")
 
 
 def git_commit():

@@ -85,8 +85,9 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import (NA, goal_ratio, markdown_table, measured, median_wall_ms, probe_gpu, ratio,  # noqa: E402
-                          short_error, show_section, write_report)
+from bench_common import (NA, add_results_option, benchmark_entry, device_text, goal_ratio,  # noqa: E402
+                          markdown_table, measured, median_wall_ms, probe_gpu, ratio, result_row, short_error,
+                          show_section, write_report, write_results)
 
 SAXPY_SRC = (
     'extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n) '
@@ -708,7 +709,8 @@ def spread_of(entry):
 
 
 def cold_table(results, info):
-    rows = []
+    """The cold-compile table, the libraries each system mapped, and the table's rows for results.json."""
+    rows, records = [], []
     libraries = {}  # system -> the libnvrtc files its processes mapped
     for source, (label, _) in SOURCES.items():
         bare = median_of(results["cold bare", source])
@@ -726,6 +728,7 @@ def cold_table(results, info):
             if key == "bare ctypes" and isinstance(entry, NA):
                 continue  # only shown beside the cuda.bindings baseline
             value = median_of(entry)
+            records += cold_records(label, key, system, value, spread_of(entry), extra, bare, cupy, systems)
             if goal is None:
                 goal = goal_ratio(value, cupy, COLD_GOAL_VS_CUPY, "CuPy")
             rows.append((label, system, fmt_ms(value), spread_of(entry), extra, ratio(value, bare), ratio(value, cupy),
@@ -739,11 +742,25 @@ def cold_table(results, info):
     table = markdown_table(["source", "system", f"median of {PROCESSES} processes", "min to max (ms)",
                             "xcuda's compile_ms", "ratio to bare NVRTC", "ratio to CuPy", "goal"], rows)
     used = "; ".join(f"{system}: {', '.join(paths)}" for system, paths in libraries.items())
-    return table, f"libnvrtc mapped by each system's processes: {used or 'n/a'}."
+    return table, f"libnvrtc mapped by each system's processes: {used or 'n/a'}.", records
+
+
+def cold_records(label, key, system, value, spread, extra, bare, cupy, systems):
+    """One system's cold compile as rows of results.json: against bare NVRTC, and xcuda's against CuPy too."""
+    names = {k: f"{label}, {text}" for k, text, _, _ in systems}
+    note = "; ".join(part for part in (f"{spread} ms" if spread != "n/a" else None,
+                                       f"its compile_ms {extra}" if extra and extra != "n/a" else None) if part) or None
+    if key == "bare":
+        return [result_row(names["bare"], value, "ms", note=note)]
+    records = [result_row(names[key], value, "ms", names["bare"], bare, note=note)]
+    if key == "xcuda":
+        records.append(result_row(names[key], value, "ms", names["cupy"], cupy, f"<= {COLD_GOAL_VS_CUPY:.2f}x"))
+    return records
 
 
 def hit_table(results):
-    rows = []
+    """The cache-hit table, and its rows for results.json."""
+    rows, records = [], []
     for source, (label, _) in SOURCES.items():
         cold_xcuda = median_of(results["cold xcuda", source])
         cold_cupy = median_of(results["cold cupy", source])
@@ -780,10 +797,25 @@ def hit_table(results):
                  cupy_disk, cold_cupy, cupy_disk, "")):
             speedup = f"{cold / value:.0f}x" if measured(value) and measured(cold) and value else "n/a"
             rows.append((label, system, measure_text, fmt_ms(value), speedup, ratio(value, peer), goal))
+            parts = []
             if system.startswith("xcuda.compile, disk hit"):
-                rows.extend(disk_hit_parts(label, results["disk loaded" if "module load" in system else "disk", source]))
+                parts = disk_hit_parts(label, results["disk loaded" if "module load" in system else "disk", source])
+                rows.extend(parts)
+            records.append(hit_record(label, system, value, peer, goal, speedup, parts))
     return markdown_table(["source", "system", "measure", "value", "speed-up over the same system's cold compile",
-                           "ratio to CuPy's hit of the same kind", "goal"], rows)
+                           "ratio to CuPy's hit of the same kind", "goal"], rows), records
+
+
+def hit_record(label, system, value, peer, goal, speedup, parts):
+    """One cache-hit row of results.json: against CuPy's hit of the same kind, the goal in ms, the disk hit's
+    parts (the driver's module load, whether NVRTC was loaded) in its note."""
+    system = system.split(" (")[0] if system.startswith("%%cuda") else system
+    kind = "CuPy RawKernel, disk hit incl. module load" if "disk" in system else "CuPy RawKernel again, in-process hit"
+    compared = not system.startswith("CuPy") and "no session" not in system
+    note = "; ".join([f"{speedup} its cold compile"] * (speedup != "n/a") +
+                     [f"{part[1].strip()}: {part[3]}" for part in parts]) or None
+    return result_row(f"{label}, {system}", value, "ms", f"{label}, {kind}" if compared else None,
+                      peer if compared else None, goal.split(":")[0] if goal else None, note)
 
 
 def later_pin():
@@ -820,6 +852,28 @@ def later_rows(label, entry):
                  entry["cell"], "", goal_ratio(entry["cell"], bare, LATER_GOAL_VS_BARE, "bare NVRTC")))]
 
 
+def later_records(results):
+    """The later compiles as rows of results.json, each against bare NVRTC of its set, held to LATER_GOAL_VS_BARE."""
+    records = []
+    for source, (label, _) in SOURCES.items():
+        for key in ("later", "later pinned"):
+            entry = results.get((key, source), NA("not run"))
+            entry = NA(entry["error"]) if isinstance(entry, dict) and "error" in entry else entry
+            prefix = f"{label}, pinned to CPU {entry['pin']}, " if isinstance(entry, dict) and entry.get("pin") is not None \
+                else f"{label}, pinned, " if key == "later pinned" else f"{label}, "
+            base = prefix + "bare NVRTC (ctypes libnvrtc), the baseline"
+            bare = entry if isinstance(entry, NA) else entry["bare"]
+            rounds = "" if isinstance(entry, NA) else f"{entry['rounds']} rounds in turn, median"
+            records += [result_row(base, bare, "ms", note=rounds or None)]
+            for system, field, note in (("xcuda.compile of a new source", "xcuda", "compile_ms"),
+                                        ("%%cuda of a new cell", "cell", None)):
+                value = entry if isinstance(entry, NA) else entry[field]
+                note = None if isinstance(entry, NA) or not note else f"its compile_ms {entry[note]:.1f} ms"
+                records.append(result_row(prefix + system, value, "ms", base, bare, f"<= {LATER_GOAL_VS_BARE:.2f}x",
+                                          note))
+    return records
+
+
 def disk_hit_parts(label, entry):
     """Where a disk hit's time goes: the driver's module load, and whether NVRTC was loaded at all."""
     if not isinstance(entry, Samples) or entry.error:
@@ -839,6 +893,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the tables (markdown) to this file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    add_results_option(parser)
     options = parser.parse_args()
     if options.worker:
         return run_worker(json.loads(options.worker))
@@ -892,12 +947,26 @@ def main():
                       "order). xcuda's compile runs "
                       "in its compile process; with a GPU its time includes the module load. The goal allows 5% "
                       "over bare NVRTC. xcuda's compiles ran in: " + ("; ".join(where) or "n/a") + ".")
-    cold, libraries = cold_table(results, info)
+    cold, libraries, cold_rows = cold_table(results, info)
+    hits, hit_rows = hit_table(results)
     for title, table, note in (("Cold compile in a new process", cold, notes["cold"] + " " + libraries),
-                               ("Compile cache hits", hit_table(results), notes["hits"]),
+                               ("Compile cache hits", hits, notes["hits"]),
                                ("Later cold compiles in one process", later_table(results), notes["later"])):
         show_section(sections, f"## {title}\n\n{table}\n\n{note}")
     write_report(options.out, sections)
+    device, versions = device_text(gpu, "none"), f"NVRTC {', '.join(n for n in nvrtc if n) or 'n/a'}; target " \
+        f"{info.get('arch', 'n/a')}. "
+    write_results(options.results, *(benchmark_entry(name, title, rows, device, gpu is not None, note=versions + note)
+                                      for name, title, rows, note in (
+        ("compile-cold", f"Cold compile in a new process, median of {PROCESSES} processes", cold_rows,
+         "Each value is the compile call in a fresh process with empty caches (NVRTC's first-call cost in, process "
+         "start out); with a GPU every system starts CUDA first, and xcuda's and CuPy's calls include the module load."),
+        ("compile-hits", f"Compile cache hits: in memory (median of {HITS}) and on disk (a new process, median of "
+         f"{PROCESSES})", hit_rows, "The ratio compares like with like: CuPy's hit of the same kind; Nx is the "
+         "speed-up over the same system's cold compile."),
+        ("compile-later", "Later cold compiles in one process: each a source no compile saw before",
+         later_records(results), "The systems in turn, every other round in the opposite order; xcuda's compile runs "
+         "in its compile process and includes the module load. Pinned: the compile process too."))))
     return 0
 
 

@@ -55,7 +55,8 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(HERE))
-from bench_common import NA, attempt, markdown_table, measured, probe_gpu, short_error, show_section, write_report  # noqa: E402
+from bench_common import (NA, add_results_option, attempt, benchmark_entry, device_text, markdown_table,  # noqa: E402
+                          measured, probe_gpu, result_row, short_error, show_section, write_report, write_results)
 
 SAXPY = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -187,6 +188,12 @@ def resident(bench, configurations, options):
 
         result = NA(bench.reason) if bench.reason else attempt(check, measure)
         results.append(result)
+        first = f"{configurations[0].label}: SAXPY on resident data, client wall per call"
+        bench.records.append(result_row(
+            f"{config.label}: SAXPY on resident data, client wall per call", result[0] if measured(result) else result,
+            "ms", None if config is configurations[0] else first,
+            results[0][0] if measured(results[0]) else results[0],
+            note=f"the slowest engine {result[1]:.2f} ms" if measured(result) else None))
         per_engine = bench.n // len(config.engines)
         if measured(result):
             wall, engine = result
@@ -204,7 +211,12 @@ def resident(bench, configurations, options):
             speedups.append([name, f"{wall_ratio:.2f}x", f"{engine_ratio:.2f}x", bench.goal(wall_ratio)])
         else:
             missing = result if not measured(result) else base
+            wall_ratio = engine_ratio = missing
             speedups.append([name, str(missing), "n/a", bench.goal(None)])
+        bench.records.append(result_row(
+            f"{name}: speed-up, client wall", wall_ratio, "x", goal=None if bench.shared else f">= {SPEEDUP_GOAL:.2f}x",
+            note="; ".join(n for n in (f"the engines' own: {engine_ratio:.2f}x" if measured(engine_ratio) else None,
+                                       f"no goal: {bench.shared}" if bench.shared else None) if n) or None))
     table = markdown_table(["configuration", "engines", "n per engine", "client wall per call (ms)",
                             "slowest engine per call (ms)", "per launch (ms)", "GB/s (all engines)"], rows)
     ratios = markdown_table(["speed-up, resident data", "client wall", "engines' own",
@@ -219,6 +231,7 @@ def round_trips(bench, configurations):
         value = attempt(None, lambda config=config: median_of(
             lambda: _timed_ms(lambda: config.apply(_engine_nothing)), 20, 3))
         rows.append([config.label, f"{value:.2f}" if measured(value) else str(value)])
+        bench.records.append(result_row(f"an empty apply to {config.label}: round trip", value, "ms"))
     return markdown_table(["empty apply to", "median round trip (ms)"], rows)
 
 
@@ -246,6 +259,9 @@ def end_to_end(bench, configurations):
             result = attempt(lambda run=run: None if np.allclose(run(), bench.expected, rtol=1e-6, atol=1e-6)
                              else "the gathered out differs from numpy", measure)
         results.append(result)
+        bench.records.append(result_row(f"scatter x, y + 1 launch + gather out, {config.label}", result, "ms",
+                                        None if config is configurations[0] else
+                                        f"scatter x, y + 1 launch + gather out, {configurations[0].label}", results[0]))
         rows.append([config.label, f"{result:.0f}" if measured(result) else str(result),
                      f"{results[0] / result:.2f}x" if measured(result) and measured(results[0]) else "n/a"])
     return markdown_table(["scatter x, y + 1 launch + gather out", "median wall (ms)", "speed-up against one engine"],
@@ -258,6 +274,7 @@ class Bench:
         self.reason = reason  # why nothing can be timed, or None
         self.xcuda = xcuda
         self.shared = None  # why the engines share GPUs, or None
+        self.records = []  # the tables' rows for results.json
         rng = np.random.default_rng(18)
         self.x = rng.random(n, dtype=np.float32)
         self.y = rng.random(n, dtype=np.float32)
@@ -291,6 +308,7 @@ def main():
     parser.add_argument("--launches", type=int, default=100, help="launches per timed call (default 100)")
     parser.add_argument("--repeat", type=int, default=10, help="timed calls per configuration (default 10)")
     parser.add_argument("--out", help="also write the tables (markdown) to this file")
+    add_results_option(parser)
     options = parser.parse_args()
     try:
         import ipyparallel as ipp
@@ -355,6 +373,11 @@ def main():
                 cluster.stop_cluster_sync()
     print(f"(measured in {time.perf_counter() - started:.0f} s)")
     write_report(options.out, sections)
+    write_results(options.results, benchmark_entry(
+        "engines", f"SAXPY on ipyparallel engines, one engine against {options.engines}", bench.records,
+        device_text(gpu, "none"), gpu is not None,
+        note=f"n = 2^{int(np.log2(n))} float32; one call = {options.launches} launches and a synchronize on each "
+             f"engine, median of {options.repeat} calls after {WARMUP}."))
     return 0
 
 

@@ -72,8 +72,9 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import (NA, attempt, build_baseline, goal_ratio, markdown_table, measured, median_wall_ms,  # noqa: E402
-                          probe_gpu, ratio, run_baseline, short_error, show_section, write_report)
+from bench_common import (NA, add_results_option, attempt, below_peers_row, benchmark_entry,  # noqa: E402
+                          build_baseline, device_text, goal_ratio, markdown_table, measured, median_wall_ms, probe_gpu,
+                          ratio, result_row, run_baseline, short_error, show_section, write_report, write_results)
 
 SAXPY_SRC = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -471,20 +472,32 @@ def launch_results(sys_, baseline):
 
 
 def launch_group(sys_, baseline):
-    """Rows of the launch host-cost table."""
+    """The launch host-cost table, and its rows for results.json."""
     results = launch_results(sys_, baseline)
-    rows = []
+    rows, records = [], []
     for (system, args), value in results.items():
         base = results["C++ cuLaunchKernel", args]
         goal = ""
+        suffix = ", SAXPY" if args == 1 else ", 16 + 16"
+        cpp = "C++ cuLaunchKernel" + suffix
         if system.startswith("xcuda"):
             peers = {s: v for (s, a), v in results.items()
                      if a == args and not s.startswith(("xcuda", "C++", "PyTorch"))}
             goal = goal_ratio(value, base, LAUNCH_GOAL_VS_CPP[args], "C++") + "; " + goal_below_peers(value, peers)
+            records.append((args, result_row(system + suffix, value, "us", cpp, base,
+                                             f"<= {LAUNCH_GOAL_VS_CPP[args]:.2f}x")))
+            peer_row = below_peers_row(system + suffix, value, "us", peers, suffix)
+            records += [(args, peer_row)] if peer_row else []
+        elif system.startswith("C++"):
+            records.append((args, result_row(system + suffix, value, "us")))
+        else:
+            records.append((args, result_row(system + suffix, value, "us", cpp, base)))
         measure = "host us per launch, SAXPY n=4096" if args == 1 else "host us per launch, 16 scalars + 16 pointers"
         rows.append((args, system, measure, fmt(value, "us"), ratio(value, base), goal))
     rows.sort(key=lambda row: row[0])
-    return markdown_table(["system", "measure", "value", "ratio to C++", "goal"], [row[1:] for row in rows])
+    records.sort(key=lambda record: record[0])
+    return (markdown_table(["system", "measure", "value", "ratio to C++", "goal"], [row[1:] for row in rows]),
+            [record for _, record in records])
 
 
 def kernel_group(sys_, baseline):
@@ -553,6 +566,7 @@ def kernel_group(sys_, baseline):
     ceiling = max(measured_copies) if measured_copies else NA("no copy measured")
     cupy_us = times["CuPy RawKernel"]
     rows = []
+    records = kernel_records(times, copies, traffic)
     for system, us in times.items():
         gbs = traffic / (us * 1e-6) / 1e9 if measured(us) else us
         of_ceiling = f"{gbs / ceiling * 100:.1f}%" if measured(gbs) and measured(ceiling) else "n/a"
@@ -573,7 +587,32 @@ def kernel_group(sys_, baseline):
         rows.append((system, f"copy of {COPY_BYTES} bytes (ceiling; read + written counted)", copy_time,
                      fmt(gbs, "GB/s", 0) if measured(gbs) else "n/a", "", of_ceiling, ""))
     return markdown_table(["system", "measure", "value", "GB/s (12 B/element)", "ratio to CuPy",
-                           "% of copy ceiling", "goal"], rows)
+                           "% of copy ceiling", "goal"], rows), records
+
+
+def kernel_records(times, copies, traffic):
+    """The SAXPY kernel table's rows for results.json: each time against CuPy's, then each bandwidth against
+    the copy ceiling (the faster copy)."""
+    records = []
+    for system, us in times.items():
+        if system == "CuPy RawKernel":
+            records.append(result_row(system, us, "us"))
+        else:
+            goal = f"<= {KERNEL_GOAL_VS_CUPY:.2f}x" if system.startswith("xcuda") else None
+            records.append(result_row(system, us, "us", "CuPy RawKernel", times["CuPy RawKernel"], goal))
+    timed = {system: gbs for system, gbs in copies.items() if measured(gbs)}
+    top = max(timed, key=timed.get) if timed else next(iter(copies))  # none measured: the first stands for it
+    ceiling_name, ceiling = f"{top}, copy (the ceiling)", copies[top]
+    for system, gbs in sorted(copies.items(), key=lambda item: item[0] != top):
+        if system == top:
+            records.append(result_row(ceiling_name, gbs, "GB/s", note=f"{COPY_BYTES} bytes copied, read + written counted"))
+        else:
+            records.append(result_row(f"{system}, copy", gbs, "GB/s", ceiling_name, ceiling))
+    for system, us in times.items():
+        gbs = traffic / (us * 1e-6) / 1e9 if measured(us) else us
+        goal = f">= {KERNEL_GOAL_OF_CEILING:.2f}x" if system.startswith("xcuda") else None
+        records.append(result_row(f"{system}, bandwidth", gbs, "GB/s", ceiling_name, ceiling, goal))
+    return records
 
 
 def e2e_group(sys_, baseline):
@@ -693,19 +732,22 @@ def e2e_group(sys_, baseline):
         results["CuPy asarray / RawKernel / asnumpy (reference)"] = NA(sys_["cupy"][1])
 
     base = results["C++ pageable (malloc)"]
-    pinned_base = results["C++ page-locked (cuMemAllocHost)"]
-    rows = []
+    pinned = "C++ page-locked (cuMemAllocHost)"
+    pinned_base = results[pinned]
+    rows, records = [], []
     for system, ms in results.items():
         # Every xcuda row from pageable numpy arrays is held to the bus limit (C++ from page-locked
         # memory, within 1.5x); the page-locked xcuda rows to the same C++ steps within 1.1x.
-        goal = ""
+        goal = limit = None
         if system.startswith("xcuda"):
             limit = E2E_GOAL_VS_CPP if "page-locked" in system else PAGEABLE_GOAL_VS_PINNED_CPP
             goal = goal_ratio(ms, pinned_base, limit, "C++ page-locked")
         rows.append((system, "H2D x, y + SAXPY n=2^24 + D2H out, host ms", fmt(ms, "ms"), ratio(ms, base),
-                     ratio(ms, pinned_base), goal))
+                     ratio(ms, pinned_base), goal or ""))
+        records.append(result_row(system, ms, "ms") if system == pinned else
+                       result_row(system, ms, "ms", pinned, pinned_base, limit and f"<= {limit:.2f}x"))
     return markdown_table(["system", "measure", "value", "ratio to C++ pageable", "ratio to C++ page-locked", "goal"],
-                          rows)
+                          rows), records
 
 
 # The ways of xcuda.transfer_options(pageable=...) measured side by side, with the staging knobs each
@@ -913,6 +955,7 @@ def main():
     parser.add_argument("--out", help="also write the tables (markdown) to this file")
     parser.add_argument("--launch-json", help="measure only the launch host costs and write them to this file as "
                         "JSON (one round of tests/bench/launch_rounds.py)")
+    add_results_option(parser)
     options = parser.parse_args()
 
     gpu, gpu_reason = probe_gpu()
@@ -953,16 +996,39 @@ def main():
         f"- host: {platform.node()}, {versions(systems)}",
         f"- C++ baseline: {'ran' if isinstance(baseline, dict) else baseline}",
     ]
-    sections = []
+    sections, entries = [], []
     show_section(sections, "\n".join(header))
     for title, group in (("Launch host cost (median of 25 batches of 1000 async launches)", launch_group),
                          ("SAXPY kernel time, n = 2^24 (grid 65536, block 256)", kernel_group),
                          ("CUDA Python tutorial end to end, n = 2^24, pageable numpy arrays", e2e_group)):
-        table = group(systems, baseline)
+        table, rows = group(systems, baseline)
         show_section(sections, f"## {title}\n\n{table}")
+        entries.append(results_entry(group, rows, gpu, systems))
     show_section(sections, "## This process after the tables\n\n" + process_state(systems))
     write_report(options.out, sections)
+    write_results(options.results, *entries)
     return 0
+
+
+# The tables' entries in results.json: (name, title, note).
+RESULTS_TABLES = {
+    launch_group: ("gpu-launch", "Launch host cost: SAXPY n = 4096 and 16 scalars + 16 pointers, median of 25 "
+                   "batches of 1000 async launches", "One process' figures move by a fifth between runs: goal 1 is "
+                   "judged by launch-rounds' medians."),
+    kernel_group: ("gpu-saxpy-kernel", "SAXPY kernel time, n = 2^24, median of 100 by CUDA events",
+                   "Bandwidth counts x, y and out (12 bytes an element); the ceiling is a device-to-device copy of "
+                   "6n bytes, read and written counted."),
+    e2e_group: ("gpu-tutorial", "The CUDA Python tutorial end to end, n = 2^24, from pageable numpy arrays: H2D x, "
+                "y, SAXPY, D2H out, host ms, median of 20", "Every xcuda row from pageable arrays is held to C++ from "
+                "page-locked memory (the bus limit) within 1.5x, the page-locked rows within 1.1x; the pageable='...' "
+                "rows are the ways of xcuda.transfer_options."),
+}
+
+
+def results_entry(group, rows, gpu, systems):
+    name, title, note = RESULTS_TABLES[group]
+    return benchmark_entry(name, title, rows, device_text(gpu, "none"), gpu is not None,
+                           note=f"{versions(systems)}. {note}")
 
 
 if __name__ == "__main__":

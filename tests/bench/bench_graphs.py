@@ -42,8 +42,9 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(HERE))
-from bench_common import (NA, attempt, baseline_for, baseline_value, markdown_table, measured, probe_gpu,  # noqa: E402
-                          short_error, show_section, write_report)
+from bench_common import (NA, add_results_option, attempt, baseline_for, baseline_value,  # noqa: E402
+                          benchmark_entry, device_text, markdown_table, measured, probe_gpu, result_row, short_error,
+                          show_section, write_report, write_results)
 
 SOURCE = r"""
 extern "C" __global__ void chain_step(float* x, float a, unsigned n)
@@ -228,10 +229,31 @@ def table(results, baseline):
                            "wall us per chain (incl. synchronize)", "goal"], rows)
 
 
+def results_rows(results):
+    """The table as rows of results.json: host us per kernel (per update) against eager xcuda's, the wall time of a
+    chain in the note; the replay held to REPLAY_GOAL."""
+    eager = "xcuda step[g, b](x, a, n) x 100"
+    eager_per_kernel = results[eager][0] / CHAIN if measured(results[eager]) else results[eager]
+    records = []
+    for system, value in results.items():
+        if not measured(value):
+            records.append(result_row(system, value, "us"))
+            continue
+        host, wall = value
+        per_update = "update" in system
+        note = "per update; no wall time (an update queues no work)" if per_update else \
+            f"wall per chain {wall:.1f} us" if measured(wall) else None
+        goal = f"<= {REPLAY_GOAL:.2f}x" if system == "xcuda g.launch() of the chain" else None
+        records.append(result_row(system, host if per_update else host / CHAIN, "us",
+                                  None if system == eager else eager, eager_per_kernel, goal, note))
+    return records
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a prebuilt launch_baseline executable (default: build it with nvcc)")
     parser.add_argument("--out", help="also write the table (markdown) to this file")
+    add_results_option(parser)
     options = parser.parse_args()
     gpu, gpu_reason = probe_gpu()
     if gpu_reason:
@@ -268,6 +290,11 @@ def main():
     show_section(sections, "\n".join(header))
     show_section(sections, "## A chain of 100 small kernels: eager against replayed\n\n" + table(results, baseline))
     write_report(options.out, sections)
+    write_results(options.results, benchmark_entry(
+        "graphs", f"CUDA graphs: a chain of {CHAIN} small kernels eager and replayed, host us per kernel",
+        results_rows(results), device_text(gpu, "none"), gpu is not None,
+        note=f"{CHAIN} launches of chain_step, n = {N}, grid {GRID}, block {BLOCK}; median of {SAMPLES} chains after "
+             f"{WARMUP}."))
     return 0
 
 

@@ -56,6 +56,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
+sys.path.insert(0, str(HERE))
+from bench_common import (NA, add_results_option, benchmark_entry, device_text, probe_gpu, result_row,  # noqa: E402
+                          write_results)
 
 
 def shown_path(path):
@@ -265,54 +268,8 @@ def median_text(values):
     return (statistics.median(values), f"{statistics.median(values):.2f} ms") if values else (None, "n/a")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--starts", type=int, default=5, help="kernel starts per kernel (default 5)")
-    parser.add_argument("--out", help="also write the table (markdown) to this file")
-    parser.add_argument("--nvrtc-child", help=argparse.SUPPRESS)
-    options = parser.parse_args()
-    if options.nvrtc_child:
-        nvrtc_child(json.loads(options.nvrtc_child))
-        return 0
-
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(
-        [str(BUILD / "share" / "jupyter")] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p])
-    try:
-        import jupyter_client  # noqa: F401
-    except ImportError:
-        print(f"bench_kernel.py needs jupyter_client and ipykernel; {sys.executable} has no jupyter_client "
-              "(run it with /usr/bin/python3 on Debian)")
-        return 2
-
-    skip_xcuda = xcuda_kernelspec()
-    if skip_xcuda:
-        print(f"xcuda rows skipped: {skip_xcuda}\n", flush=True)
-    nvrtc_options, options_from = xcuda_compile_options()
-    nvrtc = {"cold_ms": [], "warm_ms": []}
-
-    keys = ("startup", "round_trip", "cell_cold", "compile_cold", "cell_warm", "compile_warm", "cell_cached",
-            "print_seconds", "print_messages")
-    samples = {"xcuda": {k: [] for k in keys}, "python3": {k: [] for k in keys}}
-    failures = {}
-    kernels = ["python3"] + ([] if skip_xcuda else ["xcuda"])
-    for start in range(options.starts):
-        for name in (kernels if start % 2 == 0 else kernels[::-1]):
-            if name in failures:
-                continue
-            print(f"start {start + 1}/{options.starts}: {name}", flush=True)
-            try:
-                one_start(name, samples[name])
-                if name == "xcuda":
-                    bare = bare_nvrtc(nvrtc_options)
-                    if isinstance(bare, str):
-                        nvrtc = bare
-                    elif isinstance(nvrtc, dict):
-                        nvrtc["cold_ms"].append(bare["cold_ms"])
-                        nvrtc["warm_ms"].append(bare["warm_ms"])
-            except Exception as error:  # report the kernel as n/a and go on with the other one
-                failures[name] = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"[:160]
-                print(f"  {name} failed: {failures[name]}", flush=True)
-
+def table_rows(samples, failures, skip_xcuda, nvrtc, n_starts):
+    """The table's rows (text cells) and, from the same figures, its rows for results.json."""
     def cell(name, key):
         if name == "xcuda" and skip_xcuda:
             return None, f"n/a ({skip_xcuda})"
@@ -336,7 +293,6 @@ def main():
                 f"({value:.2f} ms, margin {OVERHEAD_GOAL_MS - value:+.2f} ms)")
 
     rows = []
-    n_starts = options.starts
     for key, label in (("startup", f"startup to first kernel_info reply (median of {n_starts})"),
                        ("round_trip", f"`1+1` execute round trip (median of {ROUND_TRIPS} x {n_starts})")):
         (xv, xt), (pv, pt) = cell("xcuda", key), cell("python3", key)
@@ -393,6 +349,98 @@ def main():
          cached_text, "", "", under_goal(cached)),
         ("  of which above the `1+1` round trip", fmt(minus(cached, round_trip)), "", "", ""),
     ]
+    return rows, results_rows(cell, print_cell, nvrtc_cold, nvrtc_warm, minus)
+
+
+def results_rows(cell, print_cell, nvrtc_cold, nvrtc_warm, minus):
+    """The figures of the table as rows of results.json: xcuda's against ipykernel's, the %%cuda overheads held to
+    OVERHEAD_GOAL_MS."""
+    records = []
+    for key, label in (("startup", "startup to the first kernel_info reply"), ("round_trip", "`1+1` execute round trip")):
+        ipykernel, xcuda = cell("python3", key)[0], cell("xcuda", key)[0]
+        records.append(figure_row(f"{label}, ipykernel", ipykernel, "ms"))
+        records.append(figure_row(f"{label}, xcuda", xcuda, "ms", f"{label}, ipykernel", ipykernel, "<= 1.00x"))
+    label = f"print loop of {PRINT_LINES:,} lines, to reply and idle"
+    rate = {name: PRINT_LINES / seconds if seconds else None
+            for name, seconds in (("ipykernel", print_cell("python3", "print_seconds")),
+                                  ("xcuda", print_cell("xcuda", "print_seconds")))}
+    records.append(figure_row(f"{label}, ipykernel", rate["ipykernel"], "lines/s"))
+    records.append(figure_row(f"{label}, xcuda", rate["xcuda"], "lines/s", f"{label}, ipykernel", rate["ipykernel"],
+                       note="every line received, in order"))
+    cold, warm, cached = (cell("xcuda", key)[0] for key in ("cell_cold", "cell_warm", "cell_cached"))
+    compile_cold, compile_warm, round_trip = (cell("xcuda", key)[0] for key in ("compile_cold", "compile_warm",
+                                                                                 "round_trip"))
+    goal = f"< {OVERHEAD_GOAL_MS:g} ms"
+    records += [figure_row("%%cuda SAXPY, first cell of the kernel (cold NVRTC), round trip", cold, "ms"),
+                figure_row("bare NVRTC, first compile of a process (ctypes)", nvrtc_cold, "ms"),
+                figure_row("xcuda's own compile_ms of that cell", compile_cold, "ms", note="a cross-check"),
+                figure_row("%%cuda overhead above NVRTC, cold", minus(cold, nvrtc_cold), "ms", goal=goal),
+                figure_row("%%cuda SAXPY, new cell (warm NVRTC), round trip", warm, "ms"),
+                figure_row("bare NVRTC, warm (ctypes)", nvrtc_warm, "ms"),
+                figure_row("xcuda's own compile_ms of those cells", compile_warm, "ms", note="a cross-check"),
+                figure_row("%%cuda overhead above NVRTC, warm", minus(warm, nvrtc_warm), "ms", goal=goal),
+                figure_row("%%cuda overhead above the same cells' compile_ms", minus(warm, compile_warm), "ms", goal=goal),
+                figure_row("%%cuda SAXPY, unchanged cell (compile cache hit), round trip", cached, "ms", goal=goal),
+                figure_row("the unchanged cell above the `1+1` round trip", minus(cached, round_trip), "ms")]
+    return records
+
+
+def figure_row(name, value, unit, baseline=None, base=None, goal=None, note=None):
+    """result_row with None (not measured) as NA: a row without a value says so."""
+    return result_row(name, NA("not measured") if value is None else value, unit, baseline,
+                      NA("not measured") if base is None and baseline else base, goal, note)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--starts", type=int, default=5, help="kernel starts per kernel (default 5)")
+    parser.add_argument("--out", help="also write the table (markdown) to this file")
+    add_results_option(parser)
+    parser.add_argument("--nvrtc-child", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.nvrtc_child:
+        nvrtc_child(json.loads(options.nvrtc_child))
+        return 0
+
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        [str(BUILD / "share" / "jupyter")] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p])
+    try:
+        import jupyter_client  # noqa: F401
+    except ImportError:
+        print(f"bench_kernel.py needs jupyter_client and ipykernel; {sys.executable} has no jupyter_client "
+              "(run it with /usr/bin/python3 on Debian)")
+        return 2
+
+    skip_xcuda = xcuda_kernelspec()
+    if skip_xcuda:
+        print(f"xcuda rows skipped: {skip_xcuda}\n", flush=True)
+    nvrtc_options, options_from = xcuda_compile_options()
+    nvrtc = {"cold_ms": [], "warm_ms": []}
+
+    keys = ("startup", "round_trip", "cell_cold", "compile_cold", "cell_warm", "compile_warm", "cell_cached",
+            "print_seconds", "print_messages")
+    samples = {"xcuda": {k: [] for k in keys}, "python3": {k: [] for k in keys}}
+    failures = {}
+    kernels = ["python3"] + ([] if skip_xcuda else ["xcuda"])
+    for start in range(options.starts):
+        for name in (kernels if start % 2 == 0 else kernels[::-1]):
+            if name in failures:
+                continue
+            print(f"start {start + 1}/{options.starts}: {name}", flush=True)
+            try:
+                one_start(name, samples[name])
+                if name == "xcuda":
+                    bare = bare_nvrtc(nvrtc_options)
+                    if isinstance(bare, str):
+                        nvrtc = bare
+                    elif isinstance(nvrtc, dict):
+                        nvrtc["cold_ms"].append(bare["cold_ms"])
+                        nvrtc["warm_ms"].append(bare["warm_ms"])
+            except Exception as error:  # report the kernel as n/a and go on with the other one
+                failures[name] = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"[:160]
+                print(f"  {name} failed: {failures[name]}", flush=True)
+
+    rows, records = table_rows(samples, failures, skip_xcuda, nvrtc, options.starts)
     header = [
         "# xcuda kernel benchmark (CPU side)",
         "",
@@ -408,6 +456,12 @@ def main():
     if options.out:
         Path(options.out).write_text(text)
         print(f"table written to {options.out}")
+    gpu, _ = probe_gpu()
+    write_results(options.results, benchmark_entry(
+        "kernel-cpu", "The kernel against ipykernel: start-up, round trip, print loop, %%cuda above NVRTC", records,
+        device_text(gpu, f"none ({' '.join(nvrtc_options[:1])})"), gpu is not None,
+        note=f"Python {sys.version.split()[0]}, jupyter_client {jupyter_client.__version__}; medians over "
+             f"{options.starts} starts of each kernel."))
     return 0
 
 

@@ -59,7 +59,8 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(HERE))
-from bench_common import (NA, attempt, markdown_table, measured, median_wall_ms, probe_gpu, ratio,  # noqa: E402
+from bench_common import (NA, add_results_option, attempt, benchmark_entry, markdown_table, measured,  # noqa: E402
+                          median_wall_ms, probe_gpu, ratio, result_row, write_results,
                           short_error, show_section, write_report)
 
 SOURCE = r"""
@@ -100,6 +101,11 @@ def fmt(value, unit, digits=3):
 
 def gbs(nbytes, ms):
     return f"{nbytes / (ms * 1e-3) / 1e9:.0f}" if measured(ms) and ms else "n/a"
+
+
+def rate(nbytes, ms, where=""):
+    """The GB/s of a measured time, for a row's note; None when it was not measured."""
+    return f"{gbs(nbytes, ms)} GB/s{where}" if measured(ms) and ms else None
 
 
 def goal_at_least(speedup, limit):
@@ -154,6 +160,7 @@ class Part:
 class Bench:
     def __init__(self, n, reason):
         self.n = n
+        self.records = []  # the tables' rows for results.json
         self.reason = reason  # why nothing can be timed, or None
         self.multi_reason = reason
         self.xcuda = None
@@ -329,6 +336,15 @@ class Bench:
 
     def resident_table(self, rows):
         nbytes = BYTES_PER_ELEMENT * self.n
+        (a_wall, a), (a_events, events), (one, one_ms), (b_wall, b), (b_events, b_events_ms) = \
+            ((label, ms) for label, ms, _, _ in rows)
+        limit = SPEEDUP_GOAL_PER_DEVICE * max(self.count, 2)
+        self.records += [result_row(a_wall, a, "ms", note=rate(nbytes, a)),
+                         result_row(a_events, events, "ms", note=rate(nbytes, events)),
+                         result_row(one, one_ms, "ms", a_wall, a, note=rate(nbytes, one_ms)),
+                         result_row(b_wall, b, "ms", a_wall, a, note=rate(nbytes, b)),
+                         result_row("(b) against (a): speed-up, wall", speedup(a, b), "x", goal=f">= {limit:.2f}x"),
+                         result_row(b_events, b_events_ms, "ms", a_events, events, note=rate(nbytes, b_events_ms))]
         return markdown_table(["run", "median", "GB/s (12 B/element)", "speed-up against (a)", "goal"],
                               [(label, fmt(ms, "ms"), gbs(nbytes, ms), ratio_text, goal)
                                for label, ms, ratio_text, goal in rows])
@@ -398,6 +414,9 @@ class Bench:
 
     def e2e_table(self, rows):
         nbytes = BYTES_PER_ELEMENT * self.n
+        base, base_ms = rows[0][:2]
+        self.records += [result_row(f"end to end, {label}", ms, "ms", None if label == base else f"end to end, {base}",
+                                    base_ms, note=rate(nbytes, ms, " over the bus")) for label, ms, _ in rows]
         return markdown_table(["run", "median", "GB/s over the bus (12 B/element)", "speed-up vs one device"],
                               [(label, fmt(ms, "ms"), gbs(nbytes, ms), ratio_text) for label, ms, ratio_text in rows])
 
@@ -460,9 +479,13 @@ class Bench:
             rows.append((label, source, target, ms, used.get("method", "")))
         return self.copy_table(rows)
 
-    @staticmethod
-    def copy_table(rows):
+    def copy_table(self, rows):
         staged = {(a, b): ms for label, a, b, ms, _ in rows if label.endswith("method='staged'")}
+        names = {(a, b): f"xcuda.copy {label}" for label, a, b, ms, _ in rows if label.endswith("method='staged'")}
+        self.records += [result_row(f"xcuda.copy {label}", ms, "ms",
+                                    None if a == b or label.endswith("'staged'") else names[a, b], staged.get((a, b)),
+                                    note="; ".join(n for n in (method, rate(COPY_BYTES, ms)) if n) or None)
+                         for label, a, b, ms, method in rows]
         return markdown_table(
             ["xcuda.copy of 256 MiB", "method used", "median", "GB/s (bytes copied)", "speed-up against staged, same direction"],
             [(label, method or "n/a", fmt(ms, "ms"), gbs(COPY_BYTES, ms), ratio(staged[a, b], ms) if a != b else "")
@@ -481,6 +504,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log2n", type=int, default=28, help="n = 2^LOG2N elements (default 28)")
     parser.add_argument("--out", help="also write the tables (markdown) to this file")
+    add_results_option(parser)
     options = parser.parse_args()
     n = 1 << options.log2n
 
@@ -526,6 +550,11 @@ def main():
         show_section(sections, f"## {title}\n\n{table}")
     print(f"(measured in {time.perf_counter() - started:.0f} s)")
     write_report(options.out, sections)
+    write_results(options.results, benchmark_entry(
+        "multigpu", f"Two GPUs: SAXPY n = 2^{options.log2n} split across the devices, end to end, and "
+        f"{COPY_BYTES >> 20} MiB copies between them", bench.records,
+        f"{listed}; peer access: {peer}; driver CUDA {gpu['driver']}" if gpu else "none", gpu is not None,
+        note=f"{versions()}; block {BLOCK}."))
     return 0
 
 

@@ -26,6 +26,11 @@ import numpy as np  # noqa: E402
 
 import xcuda  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import add_results_option, benchmark_entry, result_row, write_results  # noqa: E402
+
+GOAL_PER_CORE = 100  # M simulated thread-instructions a second on one host thread (issue 24)
+
 SAXPY = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
 { size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }
@@ -91,6 +96,7 @@ def main():
     parser.add_argument("--n", type=int, default=1 << 20)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="the pool measured beside one thread (default: the cores)")
+    add_results_option(parser)
     args = parser.parse_args()
     if "simulator" not in str(xcuda.info()):
         sys.exit("bench_simulator: xcuda is not on the simulator (XCUDA_DEVICE=simulator, libxcuda-sim.so in build/python)")
@@ -154,6 +160,19 @@ def main():
     for name, threads, instructions, seconds, rate, numpy_s, ratio in rows:
         print(f"{name:38} {threads:7d} {instructions:13.0f} {seconds * 1e3:9.1f} {rate / 1e6:17.1f} {numpy_s * 1e3:9.2f} "
               f"{ratio:9.0f}x")
+    write_results(args.results, benchmark_entry(
+        "simulator", f"The PTX simulator: simulated thread-instructions per second, n = {n} threads",
+        results_rows(rows), "the PTX simulator (libxcuda-sim.so)", False,
+        note=f"256 threads a block, median of {args.repeat}; each kernel's result checked against numpy's first. "
+             f"Issue 24's goal: {GOAL_PER_CORE} M a second on one core."))
+
+
+def results_rows(rows):
+    """The table as rows of results.json: the rate of each kernel and pool, the one-thread rows held to the goal."""
+    return [result_row(f"{name}, {threads} host thread{'s' if threads > 1 else ''}", rate / 1e6, "M thread-instr/s",
+                       goal=f">= {GOAL_PER_CORE} M thread-instr/s" if threads == 1 else None,
+                       note=f"{seconds * 1e3:.1f} ms a launch; numpy {numpy_s * 1e3:.2f} ms ({ratio:.0f}x faster)")
+            for name, threads, instructions, seconds, rate, numpy_s, ratio in rows]
 
 if __name__ == "__main__":
     main()

@@ -42,8 +42,9 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(HERE))
-from bench_common import (NA, attempt, baseline_for, baseline_value, markdown_table, measured, probe_gpu,  # noqa: E402
-                          short_error, show_section, write_report)
+from bench_common import (NA, add_results_option, attempt, baseline_for, baseline_value,  # noqa: E402
+                          benchmark_entry, device_text, markdown_table, measured, probe_gpu, result_row, short_error,
+                          show_section, write_report, write_results)
 
 BYTES = 1 << 28
 N = BYTES // 4
@@ -176,10 +177,37 @@ def table(baseline, rows, default_label):
                            "D2H of bus ceiling", "registrations made", "goal"], lines) + registration
 
 
+BASELINES = (("C++ cuMemcpy, cuMemAllocHost memory (the bus ceiling)", "pinned"),
+             ("C++ cuMemcpy, malloc'ed memory", "pageable"),
+             ("C++ cuMemcpy, malloc'ed memory registered once", "registered"))
+
+
+def results_rows(baseline, rows, default_label):
+    """The table as rows of results.json: each way and direction against the bus ceiling of that direction,
+    xcuda's held to GOAL_GBS; a new array's figure and the registrations in the note."""
+    ceiling = {direction: (f"{BASELINES[0][0]}, {direction}", baseline_value(baseline, f"copy_{direction.lower()}_pinned_gbs"))
+               for direction in ("H2D", "D2H")}
+    records = []
+    for name, key in BASELINES:
+        for direction in ("H2D", "D2H"):
+            value = baseline_value(baseline, f"copy_{direction.lower()}_{key}_gbs")
+            records.append(result_row(f"{name}, {direction}", value, "GB/s") if key == "pinned" else
+                           result_row(f"{name}, {direction}", value, "GB/s", *ceiling[direction]))
+    for name, (h2d, d2h, fresh_h2d, fresh_d2h, made) in rows.items():
+        for direction, value, fresh in (("H2D", h2d, fresh_h2d), ("D2H", d2h, fresh_d2h)):
+            notes = [f"a new array: {fresh:.1f} GB/s" if measured(fresh) else None]
+            if direction == "H2D" and isinstance(made, int):
+                notes += [f"{made} registrations made", "the default" if name == default_label else None]
+            records.append(result_row(f"{name}, {direction}", value, "GB/s", *ceiling[direction],
+                                      f">= {GOAL_GBS:.0f} GB/s", "; ".join(n for n in notes if n) or None))
+    return records
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a prebuilt launch_baseline executable (default: build it with nvcc)")
     parser.add_argument("--out", help="also write the table (markdown) to this file")
+    add_results_option(parser)
     options = parser.parse_args()
     gpu, gpu_reason = probe_gpu()
     if gpu_reason:
@@ -222,6 +250,11 @@ def main():
     show_section(sections, "## A 256 MiB numpy array to and from the device, by way of copying\n\n" +
                  table(baseline, rows, default_label))
     write_report(options.out, sections)
+    write_results(options.results, benchmark_entry(
+        "transfers", "Pageable transfers: a 256 MiB numpy array to and from the device, by way of copying",
+        results_rows(baseline, rows, default_label), device_text(gpu, "none"), gpu is not None,
+        note=f"The same array again: median of {REPEAT} after {WARMUP} warm-up copies; a new array: median of "
+             f"{FRESH_REPEAT}."))
     return 0
 
 

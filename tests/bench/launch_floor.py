@@ -41,7 +41,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_common import us_per_launch  # noqa: E402
+from bench_common import (add_results_option, benchmark_entry, command_line, device_text, probe_gpu,  # noqa: E402
+                          result_row, us_per_launch, write_results)
 
 SAXPY = r'''extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
 { size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + y[i]; }'''
@@ -82,12 +83,46 @@ def load_floor(path):
     return module
 
 
+def results_rows(results, rounds):
+    """The medians as rows of results.json: each way against the C loop, and xcuda against the Python floor."""
+    rows = []
+    for what in dict.fromkeys(what for what, _ in results):
+        c_loop = statistics.median(results[what, "C loop"])
+        for way in WAYS:
+            values = results[what, way]
+            note = f"{min(values):.3f}-{max(values):.3f} over {rounds} rounds"
+            rows.append(result_row(f"{what}, {way}", statistics.median(values), "us",
+                                   None if way == "C loop" else f"{what}, C loop", c_loop, note=note))
+        rows.append(result_row(f"{what}, xcuda", statistics.median(results[what, "xcuda"]), "us",
+                               f"{what}, Python floor", statistics.median(results[what, "Python floor"]),
+                               note="xcuda's own part of the launch"))
+    return rows
+
+
+def write_floor_results(option, results, rounds, where):
+    """With --results: the table as the entry of its pinning (run_gpu.sh runs the script pinned and not)."""
+    if not option:
+        return
+    pinning = "pinned" if where.startswith("pinned") else "unpinned"
+    gpu, _ = probe_gpu()
+    device = device_text(gpu, f"the driver at {os.environ['XCUDA_LIBCUDA']}" if os.environ.get("XCUDA_LIBCUDA")
+                         else "none")
+    write_results(option, benchmark_entry(
+        f"launch-floor-{pinning}", f"xcuda's launch against the C loop and the Python floor, {where}: us per launch, "
+        f"median of {rounds} rounds", results_rows(results, rounds), device, gpu is not None,
+        command=("taskset -c " + where.split()[-1] + " " if pinning == "pinned" else "") + command_line(),
+        note="In one process, in turn: cuLaunchKernel 1000 times from C, a Python loop calling a C function that "
+             "takes the same arguments and launches with arguments packed beforehand (the floor), and xcuda's "
+             "kernel[g, b](...)."))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build", help="a build folder (its python/ holds the xcuda module)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--floor-dir", default=os.path.join(tempfile.gettempdir(), "xcuda-launch-floor"))
     parser.add_argument("--out", help="append the table to this markdown file")
+    add_results_option(parser)
     options = parser.parse_args()
     if options.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -184,6 +219,7 @@ def main():
         with open(options.out, "a") as report:
             report.write(f"## launch_floor.py, {where}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
                       f"{table}\n\n")
+    write_floor_results(options.results, results, options.rounds, where)
 
 if __name__ == "__main__":
     main()

@@ -13,11 +13,14 @@ re-run in a plain IPython shell (LOW / 10 and HIGH / 10 times: magic_ab.py's mea
 core, and the fake driver's cheap calls (cuCtxGetCurrent). The fake driver is the first build's
 lib/libxcuda_fake_cuda.so for every build (so every build calls the same one).
 
-Prints a markdown table: instructions per launch and the ratio to the first build. Instruction counts
+Prints a markdown table: instructions per launch and the ratio to the first build (with --results [PATH] also
+into results.json, as the entry launch-instructions, or launch-instructions-buffer with
+XCUDA_LAUNCH_ARGUMENTS=buffer; give --results after the builds). Instruction counts
 predict time only roughly (cache misses and branch mispredictions are not in them): the GPU host's
 launch benchmark in alternating processes is the measure of time; this one says where the instructions
 went and whether a change removed some.
 """
+import argparse
 import os
 import re
 import shutil
@@ -25,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import add_results_option, benchmark_entry, result_row, write_results  # noqa: E402
 
 LOW, HIGH = 2000, 12000
 
@@ -107,12 +113,26 @@ def per_launch(build, fake, which, scratch):
     return ((total_high - total_low) - (launch_high - launch_low)) / ((HIGH - LOW) / per)
 
 
+def results_rows(rows, names):
+    """The counts as rows of results.json, each build's against the first build's."""
+    records = []
+    for index, what, unit in ((1, "SAXPY", "instructions per launch"), (2, "16 + 16", "instructions per launch"),
+                              (3, "unchanged %%cuda cell", "instructions per cell")):
+        first = f"{what}, {names[0]}"
+        records.append(result_row(first, round(rows[0][index]), unit))
+        records += [result_row(f"{what}, {name}", round(row[index]), unit, first, round(rows[0][index]))
+                    for name, row in zip(names[1:], rows[1:])]
+    return records
+
+
 def main(argv):
-    if not argv:
-        raise SystemExit(__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("builds", nargs="+", help="build folders (their python/ modules)")
+    add_results_option(parser)
+    options = parser.parse_args(argv)
     if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind); nothing was measured")
-    builds = [Path(b).resolve() for b in argv]
+    builds = [Path(b).resolve() for b in options.builds]
     fake = builds[0] / "lib" / "libxcuda_fake_cuda.so"
     if not fake.exists():
         raise SystemExit(f"{fake} does not exist: configure the first build with -DXCUDA_BUILD_TESTS=ON")
@@ -127,6 +147,13 @@ def main(argv):
     for build, saxpy, many, cell in rows:
         print(f"| {build} | {saxpy:,.0f} | {saxpy / rows[0][1]:.2f}x | {many:,.0f} | {many / rows[0][2]:.2f}x | "
               f"{cell:,.0f} | {cell / rows[0][3]:.2f}x |")
+    buffer = os.environ.get("XCUDA_LAUNCH_ARGUMENTS") == "buffer"
+    write_results(options.results, benchmark_entry(
+        "launch-instructions" + ("-buffer" if buffer else ""),
+        "Host instructions per launch and per unchanged %%cuda cell" + (", arguments as one buffer" if buffer else "")
+        + ": callgrind against the fake driver, its cuLaunchKernel left out",
+        results_rows(rows, options.builds), f"the fake driver (lib/{fake.name})",
+        False, note="The ratio is to the first build named; instruction counts predict time only roughly."))
 
 
 if __name__ == "__main__":

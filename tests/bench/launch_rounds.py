@@ -25,6 +25,10 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_common import (add_results_option, benchmark_entry, below_peers_row, device_text, probe_gpu,  # noqa: E402
+                          result_row, write_results)
+
 CPP = "C++ cuLaunchKernel"
 XCUDA = "xcuda kernel[g, b](...)"
 # bench_gpu.py's rows of the other way of passing arguments (xcuda.launch_options): judged by the same goals.
@@ -60,16 +64,55 @@ def below_peers(values, args, system=XCUDA):
     return mine < best, name, best
 
 
+def medians_of(per_round):
+    """{(system, arguments): the median over the rounds, None when no round measured it}, in the rounds' order."""
+    keys = list(dict.fromkeys(key for values in per_round for key in values))
+    medians = {}
+    for key in keys:
+        samples = [values[key] for values in per_round if values.get(key) is not None]
+        medians[key] = statistics.median(samples) if samples else None
+    return medians
+
+
+def judged(system):
+    return system == XCUDA or system.startswith(OTHER_WAY)
+
+
+def results_rows(rounds_by_pinning, reasons, rounds):
+    """The medians as rows of results.json: each against the C++ loop of its pinning, and xcuda's own rows against
+    GOALS and against the fastest Python peer."""
+    rows = []
+    for pinning, per_round in rounds_by_pinning.items():
+        medians = medians_of(per_round)
+        for (system, args), median in medians.items():
+            what = "SAXPY" if args == 1 else "16 + 16"
+            name, cpp = f"{pinning}, {system}, {what}", f"{pinning}, {CPP}, {what}"
+            samples = [values[system, args] for values in per_round if values.get((system, args)) is not None]
+            note = (f"{min(samples):.2f}-{max(samples):.2f} over {rounds} rounds" if samples else
+                    f"n/a ({reasons.get((system, args), 'not measured')})")
+            if system == CPP:
+                rows.append(result_row(name, median, "us", note=note))
+                continue
+            goal = f"<= {GOALS[args]:.2f}x" if judged(system) else None
+            rows.append(result_row(name, median, "us", cpp, medians.get((CPP, args)), goal, note))
+            if judged(system):
+                peers = {s: v for (s, a), v in medians.items() if a == args and not s.startswith(NOT_PEERS)}
+                peer = below_peers_row(name, median, "us", {f"{pinning}, {s}": v for s, v in peers.items()},
+                                       f", {what}")
+                if peer:
+                    wins = sum(1 for values in per_round if below_peers(values, args, system)[0])
+                    peer["note"] += f"; below it in {wins} of {len(per_round)} rounds"
+                    rows.append(peer)
+    return rows
+
+
 def report(rounds_by_pinning, reasons, rounds):
     lines = [f"| pinning | system | arguments | median us (min-max, {rounds} rounds) | ratio to C++ | goal |",
              "|---|---|---|---|---|---|"]
     verdicts = []
     for pinning, per_round in rounds_by_pinning.items():
-        keys = list(dict.fromkeys(key for values in per_round for key in values))
-        medians = {}
-        for key in keys:
-            samples = [values[key] for values in per_round if values.get(key) is not None]
-            medians[key] = statistics.median(samples) if samples else None
+        medians = medians_of(per_round)
+        keys = list(medians)
         for key in keys:
             system, args = key
             cpp = medians.get((CPP, args))
@@ -79,7 +122,7 @@ def report(rounds_by_pinning, reasons, rounds):
                 continue
             ratio = f"{medians[key] / cpp:.2f}x" if cpp else ""
             goal = ""
-            if system == XCUDA or system.startswith(OTHER_WAY):
+            if judged(system):
                 limit = GOALS[args]
                 met = cpp is not None and medians[key] <= limit * cpp
                 goal = f"<= {limit:.1f}x C++: {'met' if met else 'missed'}"
@@ -102,6 +145,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--core", type=int, default=3, help="the core the pinned processes run on")
     parser.add_argument("--out", help="also write the table (markdown) to this file")
+    add_results_option(parser)
     options = parser.parse_args()
     if options.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -129,6 +173,13 @@ def main():
     print(text)
     if options.out:
         Path(options.out).write_text(text)
+    gpu, _ = probe_gpu()
+    write_results(options.results, benchmark_entry(
+        "launch-rounds", f"Launch host cost over {options.rounds} alternating rounds, pinned (taskset -c "
+        f"{options.core}) and not: medians", results_rows(rounds_by_pinning, reasons, options.rounds),
+        device_text(gpu, "none"), gpu is not None,
+        note="Each round runs bench_gpu.py's launch rows in new processes, pinned and not, the order swapped every "
+             "round; issue 27's goal 1 is judged by these medians."))
     return 0
 
 

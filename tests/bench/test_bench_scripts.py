@@ -1,6 +1,7 @@
 """The benchmark scripts' own logic, on the CPU: their tables' arithmetic and verdicts, and the compile
 benchmark's %%cuda row without IPython (the GPU host has none). results.json and RESULTS.md: test_results_file.py.
 No timing is asserted: the inputs are made-up figures, the outputs what the tables must say of them."""
+import json
 import os
 import subprocess
 import sys
@@ -130,6 +131,41 @@ def test_the_launch_rounds_verdicts_come_from_the_medians_and_count_the_rounds_w
     assert "n/a (CuPy not installed)" in cupy
 
 
+def test_the_launch_rounds_rows_for_results_json_hold_the_same_verdicts():
+    pinned = [launch_round(3.8, 4.5), launch_round(3.7, 4.5), launch_round(4.1, 4.5)]
+    rows = launch_rounds.results_rows({"pinned": pinned}, {("CuPy RawKernel", 1): "CuPy not installed"}, 3)
+    assert bench_common.validate_results(as_results(rows)) == []
+    mine = [row for row in rows if row["name"] == "pinned, xcuda kernel[g, b](...), SAXPY"]
+    assert [(row["baseline"], row["goal"], row["met"]) for row in mine] == [
+        ("pinned, C++ cuLaunchKernel, SAXPY", "<= 1.00x", True),
+        ("pinned, cuda.bindings cuLaunchKernel, SAXPY", "< 1.00x", True)]
+    assert mine[0]["note"] == "3.70-4.10 over 3 rounds" and "below it in 2 of 3 rounds" in mine[1]["note"]
+    many = next(row for row in rows if row["name"] == "pinned, xcuda kernel[g, b](...), 16 + 16")
+    assert many["ratio"] == pytest.approx(1.125) and many["met"] is False
+    cupy = next(row for row in rows if row["name"] == "pinned, CuPy RawKernel, SAXPY")
+    assert cupy["value"] is None and cupy["note"] == "n/a (CuPy not installed)"
+
+
+def as_results(rows):
+    return {"schema": bench_common.SCHEMA, "benchmarks": [
+        {"name": "t", "title": "t", "script": None, "command": "c", "machine": "m", "device": "d", "gpu_host": False,
+         "date": "2026-12-06 10:00 UTC", "commit": None, "rows": rows}]}
+
+
+def test_the_graph_and_transfer_rows_for_results_json_hold_the_tables_goals():
+    rows = bench_graphs.results_rows(graph_results(100.0))
+    assert bench_common.validate_results(as_results(rows)) == []
+    replay = next(row for row in rows if row["name"] == "xcuda g.launch() of the chain")
+    assert replay["value"] == pytest.approx(1.0) and replay["ratio"] == pytest.approx(0.25) and replay["met"] is True
+    baseline = {"copy_h2d_pinned_gbs": 50.0, "copy_d2h_pinned_gbs": 52.0, "copy_h2d_pageable_gbs": 7.5,
+                "copy_d2h_pageable_gbs": 8.0, "copy_h2d_registered_gbs": 49.0, "copy_d2h_registered_gbs": 51.0}
+    rows = bench_transfers.results_rows(baseline, transfer_rows(45.0, 39.0), "xcuda, pageable='auto'")
+    assert bench_common.validate_results(as_results(rows)) == []
+    verdicts = {row["name"]: row["met"] for row in rows if row["goal"]}
+    assert verdicts["xcuda, pageable='auto', H2D"] is True and verdicts["xcuda, pageable='auto', D2H"] is False
+    assert "2 registrations made; the default" in rows[6]["note"]
+
+
 def test_the_other_way_of_passing_arguments_gets_its_own_verdict_and_is_no_peer():
     rounds = []
     for xcuda_us, buffer_us in ((3.8, 3.5), (3.7, 3.4), (4.1, 4.2)):
@@ -155,11 +191,18 @@ def test_the_launch_floor_runs_its_three_ways_against_the_fake_driver_and_checks
     assert library.exists(), f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON"
     env = dict(os.environ, XCUDA_LIBCUDA=str(library))
     env.pop("XCUDA_DEVICE", None)
-    table = tmp_path / "launch_floor.md"
+    table, results = tmp_path / "launch_floor.md", tmp_path / "results.json"
+    committed = (BENCH / "results.json").read_text()
     command = [sys.executable, str(BENCH / "launch_floor.py"), str(build_dir), "--rounds", "1",
                "--floor-dir", str(tmp_path), "--out", str(table)]
-    ran = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    ran = subprocess.run(command + ["--results", str(results)], capture_output=True, text=True, timeout=300, env=env)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert (BENCH / "results.json").read_text() == committed, "a test run rewrote the committed results.json"
+    entry = json.loads(results.read_text())["benchmarks"][0]
+    assert entry["name"] in ("launch-floor-pinned", "launch-floor-unpinned") and not entry["gpu_host"]
+    assert [row["name"] for row in entry["rows"][:4]] == ["SAXPY, C loop", "SAXPY, Python floor", "SAXPY, xcuda",
+                                                          "SAXPY, xcuda"]
+    assert entry["rows"][3]["baseline"] == "SAXPY, Python floor" and "--results" not in entry["command"]
     rows = [line for line in ran.stdout.splitlines() if line.startswith("| SAXPY |") or line.startswith("| 16 + 16 |")]
     assert [row.split(" | ")[1] for row in rows] == ["C loop", "Python floor", "xcuda"] * 2
     assert all(row.split(" | ")[3] == "1.000x" for row in rows if "| C loop |" in row)

@@ -40,6 +40,15 @@ def test_results_json_is_written_one_row_a_line(committed):
     assert (BENCH / "results.json").read_text() == bench_common.dumps_results(committed)
 
 
+def test_every_table_names_its_script_and_the_script_writes_results(committed):
+    for entry in committed["benchmarks"]:
+        if entry["script"] is None:
+            continue
+        script = BENCH.parent.parent / entry["script"]
+        assert script.is_file(), f"{entry['name']}: no {entry['script']}"
+        assert "add_results_option" in script.read_text(), f"{entry['script']} does not write results.json"
+
+
 def row(name, value, **fields):
     return dict({"name": name, "value": value, "unit": "us", "baseline": None, "ratio": None, "goal": None,
                  "met": None}, **fields)
