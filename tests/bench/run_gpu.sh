@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU benchmark in one command, run from the repository root on a GPU host:
 #
-#     tests/bench/run_gpu.sh          # tables on stdout and in ${OUT:-/tmp}/bench_*.md
+#     tests/bench/run_gpu.sh          # tables on stdout, in ${OUT:-/tmp}/bench_*.md and ${OUT:-/tmp}/results.json
 #
 # 1. builds the `xcuda` Python module against this host's python3 (no kernel, no C++ tests) in build-host/;
 # 2. builds the C++ driver-API baseline (tests/bench/launch_baseline.cpp) with nvcc into build-host/bench/;
@@ -22,12 +22,15 @@
 #    process, pinned and not                                                         -> $OUT/launch_floor.md
 # 11. the gpu-marked tests of CUDA graphs and transfers (tests/runtime/test_graphs_transfers.py -m gpu), when pytest
 #    is there                                                                        -> $OUT/gpu_tests.log
-# Then tests/bench/assemble_results.py $OUT writes tests/bench/RESULTS.md's GPU tables from these files.
+# Steps 3-8 and 10 also write their tables into $OUT/results.json (--results: an earlier run's file there is
+# updated, not replaced, so give each run a new OUT). Then, in the checkout the run's files came back to, `python3 tests/bench/assemble_results.py --merge
+# $OUT/results.json` takes them into tests/bench/results.json and writes tests/bench/RESULTS.md from it.
 #
 # A benchmark only: each script prints ratios against baselines measured in the same run and asserts
 # nothing; a failing step is reported and the others still run (the exit status says whether any failed).
 # About 8 minutes on the lent nvidia-h200 (16 cores): the build 1-2, bench_compile 2, the rounds 2, the others 2-3.
-# Environment: OUT (output folder, default /tmp), CUDA_HOME (default: nvcc's toolkit, else /usr/local/cuda),
+# Environment: OUT (output folder, default /tmp), XCUDA_BENCH_COMMIT (the commit the entries name, where the copy
+# of the tree has no git; docs/environment.md), CUDA_HOME (default: nvcc's toolkit, else /usr/local/cuda),
 # JOBS (build parallelism, default 16), LAUNCH_ROUNDS (step 8, default 5), STEPS (the steps 3-11 to run, default
 # "gpu compile transfers graphs multigpu rounds variants floor tests").
 set -uo pipefail
@@ -70,19 +73,22 @@ elapsed
 
 export XCUDA_BUILD_DIR=build-host
 baseline=build-host/bench/launch_baseline
-step gpu "$python" tests/bench/bench_gpu.py --baseline "$baseline" --out "$out_dir/bench_gpu.md"
-step compile "$python" tests/bench/bench_compile.py --out "$out_dir/bench_compile.md"
-step transfers "$python" tests/bench/bench_transfers.py --baseline "$baseline" --out "$out_dir/bench_transfers.md"
-step graphs "$python" tests/bench/bench_graphs.py --baseline "$baseline" --out "$out_dir/bench_graphs.md"
-step multigpu "$python" tests/bench/bench_multigpu.py --out "$out_dir/bench_multigpu.md"
+results=$out_dir/results.json
+step gpu "$python" tests/bench/bench_gpu.py --baseline "$baseline" --out "$out_dir/bench_gpu.md" --results "$results"
+step compile "$python" tests/bench/bench_compile.py --out "$out_dir/bench_compile.md" --results "$results"
+step transfers "$python" tests/bench/bench_transfers.py --baseline "$baseline" --out "$out_dir/bench_transfers.md" \
+    --results "$results"
+step graphs "$python" tests/bench/bench_graphs.py --baseline "$baseline" --out "$out_dir/bench_graphs.md" \
+    --results "$results"
+step multigpu "$python" tests/bench/bench_multigpu.py --out "$out_dir/bench_multigpu.md" --results "$results"
 step rounds "$python" tests/bench/launch_rounds.py --baseline "$baseline" --rounds "${LAUNCH_ROUNDS:-5}" \
-    --out "$out_dir/launch_rounds.md"
+    --out "$out_dir/launch_rounds.md" --results "$results"
 step variants bash -c "set -o pipefail; { echo '# pinned (taskset -c 3)'; taskset -c 3 \"$baseline\" variants; echo '# unpinned'; \
     \"$baseline\" variants; } | tee \"$out_dir/launch_variants.txt\""
 rm -f "$out_dir/launch_floor.md"
 step floor bash -c "taskset -c 3 \"$python\" tests/bench/launch_floor.py build-host --floor-dir build-host/bench/floor \
-    --out \"$out_dir/launch_floor.md\" && \"$python\" tests/bench/launch_floor.py build-host \
-    --floor-dir build-host/bench/floor --out \"$out_dir/launch_floor.md\""
+    --out \"$out_dir/launch_floor.md\" --results \"$results\" && \"$python\" tests/bench/launch_floor.py build-host \
+    --floor-dir build-host/bench/floor --out \"$out_dir/launch_floor.md\" --results \"$results\""
 if "$python" -c "import pytest" 2>/dev/null; then
   # The scenarios in child processes on the GPU; the fake-driver ones need the test build, not made here.
   step tests bash -c "\"$python\" -m pytest tests/runtime/test_graphs_transfers.py -m gpu -v -ra -p no:cacheprovider \
@@ -90,5 +96,5 @@ if "$python" -c "import pytest" 2>/dev/null; then
 else
   echo "== tests: no pytest in $python; the gpu tests were not run" | tee "$out_dir/gpu_tests.log"
 fi
-echo "== done in $(( $(date +%s) - started )) s; outputs in $out_dir"
+echo "== done in $(( $(date +%s) - started )) s; outputs in $out_dir (the tables for results.json in $results)"
 exit $status
