@@ -13,7 +13,6 @@
 
 #include "declaration_parser.hpp"
 #include "macro_expander.hpp"
-#include "nvrtc_compiler.hpp"
 #include "source_lexer.hpp"
 #include "source_token.hpp"
 
@@ -139,8 +138,7 @@ namespace xcuda
                 }
                 for (const std::string& dir : m_context.include_dirs)
                 {
-                    const auto& toolkit = nvrtc_compiler::toolkit_include_dirs();
-                    if (std::find(toolkit.begin(), toolkit.end(), dir) != toolkit.end())
+                    if (is_toolkit_folder(dir))
                     {
                         continue;  // -I of the toolkit's own folder: its types are built in, its text is not read
                     }
@@ -175,6 +173,16 @@ namespace xcuda
             }
 
             const std::vector<std::string>& files() const { return m_files; }
+
+            bool is_toolkit_folder(const std::string& dir) const
+            {
+                if (!m_context.toolkit_include_dirs)
+                {
+                    return false;
+                }
+                const std::vector<std::string>& toolkit = m_context.toolkit_include_dirs();
+                return std::find(toolkit.begin(), toolkit.end(), dir) != toolkit.end();
+            }
 
             bool was_read(const std::string& name) const override
             {
