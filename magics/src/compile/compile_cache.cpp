@@ -1,5 +1,7 @@
 #include "compile_cache.hpp"
 
+#include "standard_headers.hpp"
+
 namespace xcuda
 {
     std::string compile_cache::make_key(const std::string& source, const compile_options& options,
@@ -21,6 +23,7 @@ namespace xcuda
         };
         auto [major, minor] = nvrtc;
         field("nvrtc " + std::to_string(major) + "." + std::to_string(minor));
+        field("standard headers " + standard_headers::digest());
         field(source);
         for (const auto& option : options.to_nvrtc_options())
         {

@@ -3,7 +3,8 @@
 //
 // The key covers everything that changes the binary: the source, the NVRTC options (arch, std,
 // defines, include dirs, line info, fast math, raw options), the name expressions, the contents of
-// in-memory headers and the NVRTC version. It is kept as the full text, so two different inputs
+// in-memory headers, the NVRTC version and the digest of the standard header stand-ins
+// (standard_headers.hpp). It is kept as the full text, so two different inputs
 // can never share an entry. Least-recently-used entries are dropped past a fixed count.
 // Thread-safe (a mutex), because compiles run with the GIL released.
 

@@ -160,19 +160,16 @@ namespace xcuda
 
     std::string diagnostics::hint_for(const std::string& message, const std::vector<int>& supported_archs)
     {
-        static const char* host_headers[] = {"iostream", "fstream", "sstream", "string\"", "vector\"", "thread",
-                                             "mutex", "cstdio", "stdio.h", "map\"", "memory\""};
+        // The host-only library headers (<iostream>, <vector>, ...) are stand-ins that stop with an #error
+        // saying so (standard_headers.hpp); the hint says what to use instead.
+        if (message.find("is host-only C++: nvcc compiles") != std::string::npos)
+        {
+            return "NVRTC compiles device code only: host headers such as <iostream> or <vector> are not "
+                   "available. Use printf for output, and <cuda/std/...> (libcu++) headers for the standard "
+                   "library in device code.";
+        }
         if (message.find("cannot open source file") != std::string::npos)
         {
-            for (const char* header : host_headers)
-            {
-                if (message.find(header) != std::string::npos)
-                {
-                    return "NVRTC compiles device code only: host headers such as <iostream> or <vector> are not "
-                           "available. Use printf for output, and <cuda/std/...> (libcu++) headers for the standard "
-                           "library in device code.";
-                }
-            }
             // CCCL (CUB, Thrust, libcu++) and the toolkit's own headers: without a toolkit, NVIDIA's wheels
             // hold them (site-packages/nvidia/cu13/include, found beside the wheel's NVRTC).
             for (const char* cccl : {"\"cub/", "\"thrust/", "\"cuda/", "\"nv/"})

@@ -8,6 +8,7 @@
 #include "diagnostics.hpp"
 #include "errors.hpp"
 #include "nvrtc_library.hpp"
+#include "standard_headers.hpp"
 
 namespace xcuda
 {
@@ -111,18 +112,14 @@ namespace xcuda
             header_names.push_back(name.c_str());
             header_sources.push_back(text.c_str());
         }
-        // NVRTC has printf and assert built in for device code but no <stdio.h> or <assert.h>: code
-        // written for nvcc includes them for device printf, so they are given as empty headers (unless
-        // a header cell of that name is the cell's own).
-        static const char* const shims[] = {"stdio.h", "cstdio", "assert.h", "cassert"};
-        static const char* const shim_text = "#pragma once\n// xcuda: NVRTC has printf and assert built in; this header is empty\n";
-        for (const char* shim : shims)
+        // The standard headers NVRTC lacks (standard_headers.hpp), unless a header cell or an include
+        // folder of this compile has one of that name. NVRTC looks in this array before any include
+        // folder, so the stand-ins also come before the toolkit's (its cuda.h declares host functions).
+        const std::map<std::string, std::string> stand_ins = standard_headers::for_compile(options, headers);
+        for (const auto& [name, text] : stand_ins)
         {
-            if (headers.count(shim) == 0)
-            {
-                header_names.push_back(shim);
-                header_sources.push_back(shim_text);
-            }
+            header_names.push_back(name.c_str());
+            header_sources.push_back(text.c_str());
         }
 
         program_ptr program(new nvrtcProgram(nullptr));

@@ -236,6 +236,16 @@ namespace xcuda::cxx
                 {"ptrdiff_t", scalar_kind::i64},   {"intptr_t", scalar_kind::i64},
                 {"uintptr_t", scalar_kind::u64},   {"clock_t", scalar_kind::i64},
                 {"time_t", scalar_kind::i64},      {"__half", scalar_kind::f16},
+                // glibc's <sys/types.h> names (nvcc's host headers, xcuda's standard header stand-ins).
+                {"uint", scalar_kind::u32},        {"ushort", scalar_kind::u16},
+                {"ulong", scalar_kind::u64},
+                // <cstdint>'s least and max types (alike in glibc and CCCL; the fast types are not: glibc's
+                // int_fast16_t is a long, CCCL's under NVRTC an int16_t, so they are left to the layout probe).
+                {"int_least8_t", scalar_kind::i8},   {"uint_least8_t", scalar_kind::u8},
+                {"int_least16_t", scalar_kind::i16}, {"uint_least16_t", scalar_kind::u16},
+                {"int_least32_t", scalar_kind::i32}, {"uint_least32_t", scalar_kind::u32},
+                {"int_least64_t", scalar_kind::i64}, {"uint_least64_t", scalar_kind::u64},
+                {"intmax_t", scalar_kind::i64},      {"uintmax_t", scalar_kind::u64},
                 {"half", scalar_kind::f16},        {"__nv_half", scalar_kind::f16},
                 {"__nv_bfloat16", scalar_kind::bf16}, {"nv_bfloat16", scalar_kind::bf16}};
             auto it = table.find(name);

@@ -16,6 +16,7 @@
 #include "nvrtc_compiler.hpp"
 #include "nvrtc_library.hpp"
 #include "nvrtc_version_memo.hpp"
+#include "standard_headers.hpp"
 
 namespace xcuda
 {
@@ -97,6 +98,54 @@ namespace xcuda
         compile_options d = a;
         d.name_expressions.push_back("scale<float>");
         EXPECT_NE(k, compile_cache::make_key("src", d, {}));
+    }
+
+    TEST(compile_cache, keys_carry_the_digest_of_the_standard_header_stand_ins)
+    {
+        // A changed stand-in changes the binary of every cell that includes it: its digest is in the key.
+        compile_options a;
+        a.arch = "compute_75";
+        const std::string key = compile_cache::make_key({13, 0}, "src", a, {});
+        EXPECT_NE(key.find("standard headers " + standard_headers::digest()), std::string::npos) << key.substr(0, 80);
+        EXPECT_EQ(standard_headers::digest(), standard_headers::digest_of(standard_headers::all()));
+    }
+
+    TEST(standard_headers, the_digest_changes_with_any_stand_ins_text_or_name)
+    {
+        std::vector<standard_header> headers = standard_headers::all();
+        ASSERT_GT(headers.size(), 20u);
+        const std::string original = standard_headers::digest_of(headers);
+        std::string changed = std::string(headers[3].text) + " ";
+        headers[3].text = changed.c_str();
+        EXPECT_NE(original, standard_headers::digest_of(headers));
+        headers = standard_headers::all();
+        headers[5].name = "renamed";
+        EXPECT_NE(original, standard_headers::digest_of(headers));
+    }
+
+    TEST(standard_headers, a_stand_in_is_left_out_where_a_header_cell_or_an_include_folder_has_that_name)
+    {
+        const std::string folder = ::testing::TempDir() + "/xcuda_standard_headers_test";
+        ::mkdir(folder.c_str(), 0700);
+        std::ofstream(folder + "/cmath") << "// the user's own\n";
+        compile_options options;
+        EXPECT_EQ(standard_headers::for_compile(options, {}).count("cmath"), 1u);
+        EXPECT_EQ(standard_headers::for_compile(options, {{"cstdint", "x"}}).count("cstdint"), 0u);
+        for (const std::vector<std::string>& extra : {std::vector<std::string>{"-I" + folder},
+                                                      std::vector<std::string>{"-I", folder},
+                                                      std::vector<std::string>{"--include-path=" + folder}})
+        {
+            compile_options with_folder;
+            with_folder.extra = extra;
+            auto stand_ins = standard_headers::for_compile(with_folder, {});
+            EXPECT_EQ(stand_ins.count("cmath"), 0u) << extra[0];
+            EXPECT_EQ(stand_ins.count("cstdint"), 1u) << extra[0];
+        }
+        compile_options with_dir;
+        with_dir.include_dirs = {folder};
+        EXPECT_EQ(standard_headers::for_compile(with_dir, {}).count("cmath"), 0u);
+        std::remove((folder + "/cmath").c_str());
+        ::rmdir(folder.c_str());
     }
 
     TEST(compile_cache, least_recently_used_entries_are_dropped_past_capacity)

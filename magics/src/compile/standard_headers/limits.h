@@ -1,0 +1,5 @@
+// xcuda stand-in for <limits.h> under NVRTC: CCCL's <cuda/std/climits>, with std:: naming it. A header of
+// this name in a -I folder or a header cell is taken instead of this one.
+#pragma once
+#include "xcuda_std_namespace.h"
+#include <cuda/std/climits>
