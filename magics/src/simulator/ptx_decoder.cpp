@@ -54,6 +54,8 @@ namespace xcuda::sim
             {"bar", opcode::bar}, {"barrier", opcode::bar}, {"membar", opcode::membar}, {"fence", opcode::membar},
             {"shfl", opcode::shfl}, {"vote", opcode::vote}, {"activemask", opcode::activemask},
             {"atom", opcode::atom}, {"red", opcode::red}, {"redux", opcode::redux}, {"match", opcode::match},
+            {"dp4a", opcode::dp4a}, {"dp2a", opcode::dp2a}, {"addc", opcode::add_carry}, {"subc", opcode::sub_carry},
+            {"madc", opcode::mad_carry}, {"nanosleep", opcode::nop},
         };
         auto found = opcodes.find(base);
         if (found == opcodes.end())
@@ -61,7 +63,7 @@ namespace xcuda::sim
             return "the instruction '" + base + "' is not implemented by the simulator";
         }
         in.op = found->second;
-        if (in.op == opcode::membar)
+        if (in.op == opcode::membar || base == "nanosleep")  // nanosleep: a hint, the warp just goes on
         {
             return "";  // one thread runs at a time: every ordering holds
         }
@@ -69,6 +71,7 @@ namespace xcuda::sim
         {
             in.space = state_space::global;
         }
+        in.carry_in = base == "addc" || base == "subc" || base == "madc";
         static const std::set<std::string> ignored = {
             "weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "gpu", "cta", "sys", "nc",
             "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "sync", "aligned", "noftz",
@@ -193,6 +196,25 @@ namespace xcuda::sim
                 in.var = variant::shiftamt;
                 continue;
             }
+            if (in.op == opcode::prmt)
+            {
+                static const std::unordered_map<std::string, variant> modes = {
+                    {"f4e", variant::prmt_f4e}, {"b4e", variant::prmt_b4e}, {"rc8", variant::prmt_rc8},
+                    {"ecl", variant::prmt_ecl}, {"ecr", variant::prmt_ecr}, {"rc16", variant::prmt_rc16},
+                };
+                auto mode = modes.find(m);
+                if (mode != modes.end())
+                {
+                    in.var = mode->second;
+                    continue;
+                }
+            }
+            if (m == "cc" && (in.op == opcode::add || in.op == opcode::sub || in.op == opcode::mad ||
+                              in.op == opcode::add_carry || in.op == opcode::sub_carry || in.op == opcode::mad_carry))
+            {
+                in.carry_out = true;
+                continue;
+            }
             if (m == "ftz")
             {
                 in.ftz = true;
@@ -245,9 +267,39 @@ namespace xcuda::sim
             in.var = shf_direction == "l" ? (shf_mode == "wrap" ? variant::shf_l_wrap : variant::shf_l_clamp)
                                           : (shf_mode == "wrap" ? variant::shf_r_wrap : variant::shf_r_clamp);
         }
+        if (in.carry_out && !in.carry_in)
+        {
+            // add.cc, sub.cc, mad.cc: the carry-writing forms run with the carry family, plain add stays apart
+            in.op = in.op == opcode::add ? opcode::add_carry : in.op == opcode::sub ? opcode::sub_carry : opcode::mad_carry;
+        }
         // What each instruction needs, checked here so that running it never meets a surprise.
         switch (in.op)
         {
+        case opcode::add_carry:
+        case opcode::sub_carry:
+        case opcode::mad_carry:
+            if (in.type.is_float() || (in.type.bits != 32 && in.type.bits != 64) || in.sat ||
+                (in.op == opcode::mad_carry && in.var != variant::lo && in.var != variant::hi) ||
+                (in.op != opcode::mad_carry && in.var != variant::none))
+            {
+                return "'" + text + "' is not an extended-precision (carry) instruction the simulator knows";
+            }
+            break;
+        case opcode::dp4a:
+        case opcode::dp2a:
+            if (types != 2 || in.type.bits != 32 || in.source_type.bits != 32 || in.type.is_float() ||
+                in.source_type.is_float() || (in.op == opcode::dp2a) != (in.var == variant::lo || in.var == variant::hi) ||
+                (in.op == opcode::dp4a && in.var != variant::none) || in.operand_count != 4)
+            {
+                return "'" + text + "' is not a dp4a/dp2a the simulator knows";
+            }
+            break;
+        case opcode::prmt:
+            if (in.type.bits != 32 || in.operand_count != 4)
+            {
+                return "'" + text + "' is not a prmt.b32 the simulator knows";
+            }
+            break;
         case opcode::add:
         case opcode::sub:
         case opcode::mul:

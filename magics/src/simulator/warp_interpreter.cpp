@@ -38,6 +38,7 @@ namespace xcuda::sim
     {
         m_lanes = lanes;
         m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
+        m_carry = 0;
         m_stack.clear();
         m_depth = 0;
         const unsigned* b = m_launch.block;
@@ -69,6 +70,7 @@ namespace xcuda::sim
             set(special_register::lanemask_ge, ~((1u << l) - 1));
             set(special_register::lanemask_gt, l == 31 ? 0u : ~((2u << l) - 1));
             set(special_register::dynamic_smem_size, m_launch.dynamic_shared);
+            set(special_register::envreg, 0);
         }
         push_frame(m_launch.entry, m_live, nullptr);
         m_trace_lane = -1;
@@ -890,6 +892,18 @@ namespace xcuda::sim
         case opcode::atom:
         case opcode::red:
             atomic(in, active);
+            return;
+        case opcode::prmt:
+            permute(in, active);
+            return;
+        case opcode::dp4a:
+        case opcode::dp2a:
+            dot_product(in, active);
+            return;
+        case opcode::add_carry:
+        case opcode::sub_carry:
+        case opcode::mad_carry:
+            carry_arithmetic(in, active);
             return;
         case opcode::membar:
         case opcode::nop:

@@ -168,6 +168,9 @@ namespace xcuda::sim
         void collective(const instruction& in, std::uint32_t active);
         void collective_group(const instruction& in, std::uint32_t members, std::uint64_t* d, std::uint64_t* p, source a);
         void atomic(const instruction& in, std::uint32_t active);
+        void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
+        void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
+        void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
         void address_convert(const instruction& in, std::uint32_t active);
         void move(const instruction& in, std::uint32_t active);
         void call(const instruction& in, std::uint32_t active);
@@ -190,6 +193,7 @@ namespace xcuda::sim
         std::uint64_t m_scratch[5][32];
         std::uintptr_t m_cached_start = 0, m_cached_end = 0;  // the last allocation hit
         const instruction* m_barrier = nullptr;
+        std::uint32_t m_carry = 0;  // each lane's carry flag (CC.CF), bit l for lane l
         int m_trace_lane = -1;  // the traced thread's lane when it is in this warp and block, else -1
     };
 }

@@ -569,25 +569,6 @@ namespace xcuda::sim
             }
             return;
         }
-        case opcode::prmt:  // prmt.b32 d, a, b, c: the default mode
-            XCUDA_SIM_LANES(active)
-            {
-                std::uint64_t bytes8 = (a.p[a.stride * l] & 0xffffffffu) | ((b.p[b.stride * l] & 0xffffffffu) << 32);
-                std::uint32_t selector = static_cast<std::uint32_t>(c.p[c.stride * l]);
-                std::uint32_t r = 0;
-                for (unsigned k = 0; k < 4; ++k)
-                {
-                    unsigned s = (selector >> (4 * k)) & 0xf;
-                    std::uint32_t byte = (bytes8 >> (8 * (s & 7))) & 0xff;
-                    if (s & 8)
-                    {
-                        byte = (byte & 0x80) ? 0xff : 0;
-                    }
-                    r |= byte << (8 * k);
-                }
-                d[l] = r;
-            }
-            return;
         case opcode::selp:
         {
             source p = fetch(in.operands[3], 2);

@@ -282,6 +282,258 @@ extern "C" __global__ void bit_ops(const unsigned* in, unsigned* out)
     }
 }
 
+TEST(simulator_integer_families, prmt_in_every_mode_picks_the_bytes_the_ptx_tables_name)
+{
+    simulated sim(R"(
+extern "C" __global__ void permutes(const unsigned* in, unsigned* out)
+{
+    unsigned a = in[2 * threadIdx.x], b = in[2 * threadIdx.x + 1], s = threadIdx.x, r[7];
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r[0]) : "r"(a), "r"(b), "r"(s * 0x1234567u));
+    asm("prmt.b32.f4e %0, %1, %2, %3;" : "=r"(r[1]) : "r"(a), "r"(b), "r"(s));
+    asm("prmt.b32.b4e %0, %1, %2, %3;" : "=r"(r[2]) : "r"(a), "r"(b), "r"(s));
+    asm("prmt.b32.rc8 %0, %1, %2, %3;" : "=r"(r[3]) : "r"(a), "r"(b), "r"(s));
+    asm("prmt.b32.ecl %0, %1, %2, %3;" : "=r"(r[4]) : "r"(a), "r"(b), "r"(s));
+    asm("prmt.b32.ecr %0, %1, %2, %3;" : "=r"(r[5]) : "r"(a), "r"(b), "r"(s));
+    asm("prmt.b32.rc16 %0, %1, %2, %3;" : "=r"(r[6]) : "r"(a), "r"(b), "r"(s));
+    for (int k = 0; k < 7; ++k) out[7 * threadIdx.x + k] = r[k];
+})");
+    // Bytes 0..7 of b:a are 0x10..0x17 (lane 0) and 0x80 + ... (lane 1, signs set), so each result reads as
+    // the byte numbers the PTX ISA's tables list (d.b3 d.b2 d.b1 d.b0).
+    std::vector<unsigned> in(64), out(7 * 32);
+    for (unsigned i = 0; i < 32; ++i)
+    {
+        unsigned base = (i & 1) ? 0x80u + 0x10u * (i % 7) : 0x10u;
+        in[2 * i] = (base + 0) | (base + 1) << 8 | (base + 2) << 16 | (base + 3) << 24;
+        in[2 * i + 1] = (base + 4) | (base + 5) << 8 | (base + 6) << 16 | (base + 7) << 24;
+    }
+    sim.launch("permutes", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    // The tables, for selector bits 1..0 = 0, 1, 2, 3: result byte k is byte table[s][3 - k] of b:a.
+    const char* tables[6][4] = {
+        {"3210", "4321", "5432", "6543"},  // f4e
+        {"5670", "6701", "7012", "0123"},  // b4e
+        {"0000", "1111", "2222", "3333"},  // rc8
+        {"3210", "3211", "3222", "3333"},  // ecl
+        {"0000", "1110", "2210", "3210"},  // ecr
+        {"1010", "3232", "1010", "3232"},  // rc16
+    };
+    for (unsigned i = 0; i < 32; ++i)
+    {
+        unsigned long long bytes = (static_cast<unsigned long long>(in[2 * i + 1]) << 32) | in[2 * i];
+        auto byte = [&](unsigned n) { return static_cast<unsigned>((bytes >> (8 * n)) & 0xff); };
+        unsigned selector = i * 0x1234567u, expected = 0;
+        for (unsigned k = 0; k < 4; ++k)
+        {
+            unsigned nibble = (selector >> (4 * k)) & 0xf;
+            unsigned value = byte(nibble & 7);
+            expected |= ((nibble & 8) ? ((value & 0x80) ? 0xffu : 0u) : value) << (8 * k);
+        }
+        EXPECT_EQ(out[7 * i], expected) << "default mode, lane " << i;
+        for (unsigned mode = 0; mode < 6; ++mode)
+        {
+            const char* table = tables[mode][i & 3];
+            unsigned want = 0;
+            for (unsigned k = 0; k < 4; ++k)
+            {
+                want |= byte(static_cast<unsigned>(table[3 - k] - '0')) << (8 * k);
+            }
+            EXPECT_EQ(out[7 * i + 1 + mode], want) << "mode " << mode << ", lane " << i;
+        }
+    }
+}
+
+TEST(simulator_integer_families, dp4a_and_dp2a_sum_signed_and_unsigned_byte_products_as_the_host_does)
+{
+    simulated sim(R"(
+extern "C" __global__ void dots(const int* in, int* out)
+{
+    int a = in[3 * threadIdx.x], b = in[3 * threadIdx.x + 1], c = in[3 * threadIdx.x + 2];
+    int* o = out + 6 * threadIdx.x;
+    o[0] = __dp4a(a, b, c);
+    o[1] = (int)__dp4a((unsigned)a, (unsigned)b, (unsigned)c);
+    o[2] = __dp2a_lo(a, b, c);
+    o[3] = __dp2a_hi(a, b, c);
+    o[4] = (int)__dp2a_lo((unsigned)a, (unsigned)b, (unsigned)c);
+    int mixed;
+    asm("dp4a.s32.u32 %0, %1, %2, %3;" : "=r"(mixed) : "r"(a), "r"(b), "r"(c));
+    o[5] = mixed;
+})");
+    std::vector<int> in(3 * 64), out(6 * 64);
+    for (unsigned i = 0; i < in.size(); ++i)
+    {
+        in[i] = static_cast<int>(i * 2654435761u ^ (i << 13));
+    }
+    // lane 0, by hand: bytes (-1, 2, -3, 4) . (5, -6, 7, -8) + 100 = -5 - 12 - 21 - 32 + 100 = 30
+    in[0] = static_cast<int>(0x04fd02ffu);
+    in[1] = static_cast<int>(0xf807fa05u);
+    in[2] = 100;
+    sim.launch("dots", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    auto field = [](int v, unsigned at, unsigned width, bool is_signed) -> long long {
+        unsigned u = (static_cast<unsigned>(v) >> at) & ((1u << width) - 1);
+        return is_signed && (u >> (width - 1)) ? static_cast<long long>(u) - (1ll << width) : u;
+    };
+    for (unsigned i = 0; i < 64; ++i)
+    {
+        int a = in[3 * i], b = in[3 * i + 1], c = in[3 * i + 2];
+        auto dp4a = [&](bool sa, bool sb) {
+            long long sum = static_cast<unsigned>(c);
+            for (unsigned k = 0; k < 4; ++k)
+            {
+                sum += field(a, 8 * k, 8, sa) * field(b, 8 * k, 8, sb);
+            }
+            return static_cast<int>(static_cast<unsigned>(sum));
+        };
+        auto dp2a = [&](bool is_signed, unsigned first) {
+            long long sum = static_cast<unsigned>(c);
+            for (unsigned k = 0; k < 2; ++k)
+            {
+                sum += field(a, 16 * k, 16, is_signed) * field(b, 8 * (first + k), 8, is_signed);
+            }
+            return static_cast<int>(static_cast<unsigned>(sum));
+        };
+        const int* o = out.data() + 6 * i;
+        EXPECT_EQ(o[0], dp4a(true, true)) << i;
+        EXPECT_EQ(o[1], dp4a(false, false)) << i;
+        EXPECT_EQ(o[2], dp2a(true, 0)) << i;
+        EXPECT_EQ(o[3], dp2a(true, 2)) << i;
+        EXPECT_EQ(o[4], dp2a(false, 0)) << i;
+        EXPECT_EQ(o[5], dp4a(true, false)) << i;
+    }
+    EXPECT_EQ(out[0], 30);
+}
+
+TEST(simulator_integer_families, carries_chain_through_128_bit_add_sub_and_multiply)
+{
+    simulated sim(R"(
+extern "C" __global__ void wide(const unsigned long long* in, unsigned long long* out)
+{
+    unsigned i = threadIdx.x;
+    unsigned __int128 x = ((unsigned __int128)in[4 * i + 1] << 64) | in[4 * i];
+    unsigned __int128 y = ((unsigned __int128)in[4 * i + 3] << 64) | in[4 * i + 2];
+    unsigned __int128 r[3] = {x + y, x - y, x * y};
+    for (int k = 0; k < 3; ++k)
+    {
+        out[6 * i + 2 * k] = (unsigned long long)r[k];
+        out[6 * i + 2 * k + 1] = (unsigned long long)(r[k] >> 64);
+    }
+})", {"--device-int128"});
+    EXPECT_NE(sim.ptx.find("add.cc"), std::string::npos) << "NVRTC's 128-bit add should use the carry chain";
+    std::vector<unsigned long long> in(4 * 64), out(6 * 64);
+    for (unsigned i = 0; i < in.size(); ++i)
+    {
+        in[i] = (i % 5 == 0) ? ~0ull - i : 0x9e3779b97f4a7c15ull * (i + 1) ^ (static_cast<unsigned long long>(i) << 60);
+    }
+    in[0] = in[1] = ~0ull;  // lane 0: all ones + 1 carries through every bit
+    in[2] = 1;
+    in[3] = 0;
+    sim.launch("wide", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    for (unsigned i = 0; i < 64; ++i)
+    {
+        unsigned __int128 x = (static_cast<unsigned __int128>(in[4 * i + 1]) << 64) | in[4 * i];
+        unsigned __int128 y = (static_cast<unsigned __int128>(in[4 * i + 3]) << 64) | in[4 * i + 2];
+        unsigned __int128 want[3] = {x + y, x - y, x * y};
+        for (unsigned k = 0; k < 3; ++k)
+        {
+            EXPECT_EQ(out[6 * i + 2 * k], static_cast<unsigned long long>(want[k])) << "lane " << i << " op " << k;
+            EXPECT_EQ(out[6 * i + 2 * k + 1], static_cast<unsigned long long>(want[k] >> 64)) << "lane " << i << " op " << k;
+        }
+    }
+    EXPECT_EQ(out[0], 0u);
+    EXPECT_EQ(out[1], 0u);
+}
+
+TEST(simulator_integer_families, carry_flag_instructions_of_32_bits_from_inline_ptx_match_hand_computed_values)
+{
+    simulated sim(R"(
+extern "C" __global__ void carries(const unsigned* in, unsigned* out)
+{
+    unsigned a = in[2 * threadIdx.x], b = in[2 * threadIdx.x + 1], r[8];
+    // a 64-bit add and subtract of (a:b) and (b:a) as two 32-bit halves each
+    asm("add.cc.u32 %0, %2, %3;\n\taddc.u32 %1, %3, %2;" : "=r"(r[0]), "=r"(r[1]) : "r"(a), "r"(b));
+    asm("sub.cc.u32 %0, %2, %3;\n\tsubc.u32 %1, %3, %2;" : "=r"(r[2]), "=r"(r[3]) : "r"(a), "r"(b));
+    // mad.lo.cc then madc.hi: (a * b) + (b:a), 64 bits
+    asm("mad.lo.cc.u32 %0, %2, %3, %3;\n\tmadc.hi.u32 %1, %2, %3, %2;" : "=r"(r[4]), "=r"(r[5]) : "r"(a), "r"(b));
+    // the carry out of addc.cc feeds a third word
+    asm("add.cc.u32 %0, %3, %4;\n\taddc.cc.u32 %1, %3, %4;\n\taddc.u32 %2, 0, 0;" : "=r"(r[6]), "=r"(r[7]), "=r"(r[0]) : "r"(a), "r"(b));
+    for (int k = 0; k < 8; ++k) out[8 * threadIdx.x + k] = r[k];
+})");
+    std::vector<unsigned> in(2 * 32), out(8 * 32);
+    for (unsigned i = 0; i < in.size(); ++i)
+    {
+        in[i] = i % 3 == 0 ? 0xffffffffu - i : i * 2654435761u;
+    }
+    sim.launch("carries", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    for (unsigned i = 0; i < 32; ++i)
+    {
+        unsigned long long a = in[2 * i], b = in[2 * i + 1];
+        unsigned long long x = (b << 32) | a, y = (a << 32) | b;
+        const unsigned* o = out.data() + 8 * i;
+        unsigned long long sum = x + y, difference = x - y;
+        EXPECT_EQ(o[1], static_cast<unsigned>(sum >> 32)) << i;
+        EXPECT_EQ(o[2], static_cast<unsigned>(difference)) << i;
+        EXPECT_EQ(o[3], static_cast<unsigned>(difference >> 32)) << i;
+        // mad.lo.cc: lo(a*b) + b; madc.hi: hi(a*b) + a + carry
+        unsigned long long low = (a * b & 0xffffffffu) + b;
+        EXPECT_EQ(o[4], static_cast<unsigned>(low)) << i;
+        EXPECT_EQ(o[5], static_cast<unsigned>((a * b >> 32) + a + (low >> 32))) << i;
+        unsigned long long pair = a + b;  // the same sum twice, the second with the first's carry
+        unsigned long long second = a + b + (pair >> 32);
+        EXPECT_EQ(o[6], static_cast<unsigned>(pair)) << i;
+        EXPECT_EQ(o[7], static_cast<unsigned>(second)) << i;
+        EXPECT_EQ(o[0], static_cast<unsigned>(second >> 32)) << i;
+    }
+}
+
+TEST(simulator_integer_families, warp_sz_envregs_dynamic_smem_size_and_nanosleep_read_as_the_simulated_device_defines_them)
+{
+    simulated sim(R"(
+extern "C" __global__ void specials(unsigned* out)
+{
+    extern __shared__ int dynamic[];
+    unsigned warp, env1, env2, smem;
+    asm("mov.u32 %0, WARP_SZ;" : "=r"(warp));
+    asm("mov.u32 %0, %%envreg1;" : "=r"(env1));
+    asm("mov.u32 %0, %%envreg2;" : "=r"(env2));
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(smem));
+    __nanosleep(1000);
+    dynamic[threadIdx.x] = threadIdx.x;
+    out[5 * threadIdx.x + 0] = warp;
+    out[5 * threadIdx.x + 1] = env1 + env2;
+    out[5 * threadIdx.x + 2] = smem;
+    out[5 * threadIdx.x + 3] = warpSize * 1000 + threadIdx.x % warpSize;
+    out[5 * threadIdx.x + 4] = dynamic[threadIdx.x];
+})");
+    EXPECT_NE(sim.ptx.find("nanosleep"), std::string::npos);
+    std::vector<unsigned> out(5 * 48, 7);
+    sim.launch("specials", {1, 1, 1}, {48, 1, 1}, 1000, sim.buffer(out));
+    for (unsigned i = 0; i < 48; ++i)
+    {
+        EXPECT_EQ(out[5 * i + 0], 32u) << i;
+        EXPECT_EQ(out[5 * i + 1], 0u) << i;  // no cooperative grid workspace: the driver's envregs are 0
+        EXPECT_EQ(out[5 * i + 2], 1000u) << i;
+        EXPECT_EQ(out[5 * i + 3], 32000u + i % 32) << i;
+        EXPECT_EQ(out[5 * i + 4], i) << i;
+    }
+}
+
+TEST(simulator_integer_families, reserved_shared_memory_offsets_are_refused_when_the_module_is_read)
+{
+    // cooperative groups keep a scratch area there on sm_80+; the simulator reserves none, so it refuses
+    // rather than hand out an offset that would alias the kernel's own shared variables
+    sim_error::kind kind{};
+    std::string message = error_of([&] {
+        simulated sim(R"(
+extern "C" __global__ void reserved(unsigned* out)
+{
+    unsigned start;
+    asm("mov.u32 %0, %%reserved_smem_offset_1;" : "=r"(start));
+    out[0] = start;
+})");
+    }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::invalid_ptx);
+    EXPECT_NE(message.find("the special register %reserved_smem_offset_1 is not supported by the simulator"), std::string::npos)
+        << message;
+}
+
 TEST(simulator_basics, initialised_constant_and_device_variables_are_read_and_written)
 {
     simulated sim(R"(
@@ -968,7 +1220,7 @@ extern "C" __global__ void spill(int* out, int k)
 TEST(simulator_errors, an_instruction_the_simulator_does_not_implement_is_named_when_it_runs)
 {
     simulated sim(R"(
-extern "C" __global__ void sleepy(int* out) { __nanosleep(100); out[0] = 1; }
+extern "C" __global__ void sleepy(int* out) { asm volatile("pmevent 1;"); out[0] = 1; }
 extern "C" __global__ void fine(int* out) { out[0] = 2; })");
     std::vector<int> out(1, 0);
     sim.launch("fine", {1, 1, 1}, {1, 1, 1}, 0, sim.buffer(out));
@@ -976,7 +1228,7 @@ extern "C" __global__ void fine(int* out) { out[0] = 2; })");
     sim_error::kind kind{};
     std::string message = error_of([&] { sim.launch("sleepy", {1, 1, 1}, {1, 1, 1}, 0, out.data()); }, &kind);
     EXPECT_EQ(kind, sim_error::kind::unsupported);
-    EXPECT_NE(message.find("the instruction 'nanosleep' is not implemented by the simulator"), std::string::npos) << message;
+    EXPECT_NE(message.find("the instruction 'pmevent' is not implemented by the simulator"), std::string::npos) << message;
     EXPECT_NE(message.find("line 2"), std::string::npos) << message;
     EXPECT_EQ(out[0], 2) << "nothing after the refused instruction ran";
 }
