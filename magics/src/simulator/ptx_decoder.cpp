@@ -230,6 +230,15 @@ namespace xcuda::sim
                 in.to = true;
                 continue;
             }
+            if (in.op == opcode::bar && (m == "red" || m == "popc" || m == "and" || m == "or"))
+            {
+                // bar.red.popc.u32, bar.red.and.pred, bar.red.or.pred; checked with the operands below
+                if (m != "red")
+                {
+                    in.var = m == "popc" ? variant::bar_red_popc : m == "and" ? variant::bar_red_and : variant::bar_red_or;
+                }
+                continue;
+            }
             if (m == "warp" && in.op == opcode::bar)
             {
                 in.warp = true;
@@ -324,13 +333,24 @@ namespace xcuda::sim
             {
                 break;
             }
+            if (in.var != variant::none)
+            {
+                // bar.red.op.type d, a{, b}, {!}c: the block's reduction of the predicate c
+                bool popc = in.var == variant::bar_red_popc;
+                if (text.find(".red.") == std::string::npos || (in.operand_count != 3 && in.operand_count != 4) ||
+                    (popc ? in.type.bits != 32 || in.type.is_float() : in.type.kind != 'p'))
+                {
+                    return "'" + text + "' is not a bar.red the simulator knows (bar.red.popc.u32, bar.red.{and,or}.pred)";
+                }
+                break;
+            }
             if (!(text == "bar.sync" || text == "barrier.sync" || text == "barrier.sync.aligned" || text == "bar.sync.aligned"))
             {
-                return "'" + text + "' is not implemented by the simulator (only bar.sync / barrier.sync)";
+                return "'" + text + "' is not implemented by the simulator (bar.sync / barrier.sync, bar.red)";
             }
-            if (in.operand_count != 1)
+            if (in.operand_count != 1 && in.operand_count != 2)
             {
-                return "'" + text + "' with a thread count is not implemented by the simulator";
+                return "'" + text + "' is not a bar.sync the simulator knows (a barrier and an optional thread count)";
             }
             break;
         case opcode::ld:

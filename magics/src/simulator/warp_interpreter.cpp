@@ -777,6 +777,7 @@ namespace xcuda::sim
                                         "every thread of the block takes)");
                 }
                 m_barrier = &in;
+                arrive(in, active);
                 top.pc += 1;
                 return status::at_barrier;
             case opcode::call:
@@ -817,6 +818,60 @@ namespace xcuda::sim
             }
         }
         return status::exited;
+    }
+
+    void warp_interpreter::arrive(const instruction& in, std::uint32_t active)
+    {
+        // bar.sync a{, b}; bar.red.op d, a{, b}, {!}c. The barrier and the count are the same for every
+        // lane (PTX requires it), so the first active lane's are read.
+        const bool reduction = in.var != variant::none;
+        const unsigned first = reduction ? 1 : 0;
+        const unsigned lane = static_cast<unsigned>(__builtin_ctz(active));
+        source id = fetch(in.operands[first], 0);
+        m_arrival.id = static_cast<unsigned>(id.p[id.stride * lane]);
+        if (m_arrival.id > 15)
+        {
+            throw sim_error(sim_error::kind::launch_failed, "kernel '" + m_launch.kernel + "': barrier " +
+                                                                std::to_string(m_arrival.id) +
+                                                                " (a CTA has barriers 0 to 15), at " + where(in));
+        }
+        m_arrival.count = 0;
+        if (in.operand_count == first + (reduction ? 3 : 2))
+        {
+            source count = fetch(in.operands[first + 1], 1);
+            m_arrival.count = static_cast<unsigned>(count.p[count.stride * lane]);
+            if (m_arrival.count == 0 || m_arrival.count % 32 != 0 || m_arrival.count > 1024)
+            {
+                throw sim_error(sim_error::kind::launch_failed,
+                                "kernel '" + m_launch.kernel + "': a barrier's thread count of " +
+                                    std::to_string(m_arrival.count) +
+                                    " (PTX: a multiple of the warp size, 32 to 1024), at " + where(in));
+            }
+        }
+        m_arrival.lanes = active;
+        m_arrival.votes = 0;
+        if (reduction)
+        {
+            const operand& predicate = in.operands[in.operand_count - 1];
+            source p = fetch(predicate, 2);
+            XCUDA_SIM_LANES(active)
+            {
+                m_arrival.votes += (p.p[p.stride * l] & 1) != predicate.negate;
+            }
+        }
+    }
+
+    void warp_interpreter::finish_reduction(unsigned votes, unsigned threads)
+    {
+        const instruction& in = *m_barrier;
+        std::uint64_t* d = destination(in.operands[0]);
+        std::uint64_t value = in.var == variant::bar_red_popc ? votes
+                              : in.var == variant::bar_red_and ? (votes == threads ? 1 : 0)
+                                                               : (votes > 0 ? 1 : 0);
+        XCUDA_SIM_LANES(m_arrival.lanes)
+        {
+            d[l] = value;
+        }
     }
 
     void warp_interpreter::call(const instruction& in, std::uint32_t active)

@@ -741,6 +741,96 @@ extern "C" __global__ void racy(int* out, int sync)
     out[threadIdx.x] = s[63 - threadIdx.x];
 })";
 
+TEST(simulator_barriers, syncthreads_count_and_or_reduce_the_predicate_over_the_whole_block)
+{
+    simulated sim(R"(
+extern "C" __global__ void votes(const int* in, int* out)
+{
+    int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+    int* o = out + 3 * (blockIdx.x * blockDim.x + threadIdx.x);
+    o[0] = __syncthreads_count(v > 0);
+    o[1] = __syncthreads_and(v != 0);
+    o[2] = __syncthreads_or(v < -100);
+})");
+    const unsigned blocks = 4, threads = 160;  // five warps; blocks differ in what holds
+    std::vector<int> in(blocks * threads), out(3 * blocks * threads, -1);
+    for (unsigned i = 0; i < in.size(); ++i)
+    {
+        unsigned b = i / threads;
+        in[i] = b == 0 ? static_cast<int>(i % 7) - 3                    // some positive, some zero
+                : b == 1 ? 1 + static_cast<int>(i % 5)                  // all positive, none zero
+                : b == 2 ? (i % threads == 131 ? -500 : -1)             // one far below -100, in the fifth warp
+                         : static_cast<int>(i * 2654435761u % 400) - 200;
+    }
+    sim.launch("votes", {blocks, 1, 1}, {threads, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    for (unsigned b = 0; b < blocks; ++b)
+    {
+        int count = 0, all = 1, any = 0;
+        for (unsigned t = 0; t < threads; ++t)
+        {
+            int v = in[b * threads + t];
+            count += v > 0;
+            all &= v != 0;
+            any |= v < -100;
+        }
+        for (unsigned t = 0; t < threads; ++t)
+        {
+            const int* o = out.data() + 3 * (b * threads + t);
+            EXPECT_EQ(o[0], count) << "block " << b << " thread " << t;
+            EXPECT_EQ(o[1], all) << "block " << b << " thread " << t;
+            EXPECT_EQ(o[2], any) << "block " << b << " thread " << t;
+        }
+    }
+    // by hand: block 0 counts the i with i % 7 in 4..6: 22 whole cycles (66) and i = 158, 159
+    EXPECT_EQ(out[0], 68);
+}
+
+TEST(simulator_barriers, two_groups_of_warps_sync_on_their_own_named_barriers)
+{
+    // Warps 0-1 exchange through barrier 1 and warps 2-3 through barrier 2 (64 threads each); each group
+    // reads what the other warp of its group wrote. Warps 1 and 3 first meet at barrier 3 and write only
+    // after it, so a barrier 1 or 2 that let its first warp through would have it read zeros.
+    simulated sim(R"(
+extern "C" __global__ void groups(int* out)
+{
+    __shared__ int s[128];
+    unsigned t = threadIdx.x;
+    if ((t / 32) & 1) asm volatile("bar.sync 3, 64;" ::: "memory");
+    s[t] = (int)(t * 3 + 1);
+    if (t < 64) asm volatile("bar.sync 1, 64;" ::: "memory");
+    else asm volatile("barrier.sync 2, 64;" ::: "memory");
+    unsigned partner = t < 64 ? 63 - t : 64 + (127 - t);
+    out[t] = s[partner];
+    __syncthreads();
+    out[128 + t] = s[127 - t];
+})");
+    std::vector<int> out(256, -1);
+    sim.launch("groups", {2, 1, 1}, {128, 1, 1}, 0, sim.buffer(out));
+    for (unsigned t = 0; t < 128; ++t)
+    {
+        unsigned partner = t < 64 ? 63 - t : 64 + (127 - t);
+        EXPECT_EQ(out[t], static_cast<int>(partner * 3 + 1)) << t;
+        EXPECT_EQ(out[128 + t], static_cast<int>((127 - t) * 3 + 1)) << t;
+    }
+}
+
+TEST(simulator_barriers, a_named_barrier_whose_count_is_never_reached_is_reported_instead_of_hanging)
+{
+    simulated sim(R"(
+extern "C" __global__ void stuck(int* out)
+{
+    if (threadIdx.x < 32) asm volatile("bar.sync 3, 96;" ::: "memory");
+    out[threadIdx.x] = 1;
+})");
+    std::vector<int> out(64);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("stuck", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(out)); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::barrier_divergence);
+    EXPECT_NE(message.find("a barrier that can never complete in block (0,0,0)"), std::string::npos) << message;
+    EXPECT_NE(message.find("warp 0 at 'bar.sync 3, 96' in stuck, line 4"), std::string::npos) << message;
+    EXPECT_NE(message.find("(barrier 3, 96 threads)"), std::string::npos) << message;
+}
+
 TEST(simulator_shared_memory, a_read_and_a_write_of_one_shared_word_by_two_warps_without_a_barrier_is_a_race)
 {
     simulated sim(k_racy);
