@@ -64,6 +64,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -279,11 +280,11 @@ def goal_below_peers(value, peers):
 
 def launch_results(sys_, baseline):
     """{(system, 1 or 16): host us per launch, or NA}: the launch host-cost measurements of one process."""
-    xcuda, cupy, torch, driver, core = (sys_[k][0] for k in ("xcuda", "cupy", "torch", "driver", "core"))
-    reason = {k: v[1] for k, v in sys_.items()}
-    n, grid = LAUNCH_N, LAUNCH_N // BLOCK
+    n = LAUNCH_N
     hx, hy, expected = host_data(n)
     scalars, arrays, many_expected = many_host_data(n)
+    data = LaunchData(n, n // BLOCK, hx, hy, expected, scalars, arrays, many_expected)
+    reason = {k: v[1] for k, v in sys_.items()}
     results = {}
 
     def cpp(key):
@@ -292,8 +293,27 @@ def launch_results(sys_, baseline):
 
     results["C++ cuLaunchKernel", 1] = cpp("launch_us")
     results["C++ cuLaunchKernel", 16] = cpp("launch16_us")
+    for measure in (xcuda_launches, core_launches, bindings_launches, cupy_launches, torch_launches):
+        measure(sys_, reason, data, results)
+    return results
 
-    # xcuda
+
+class LaunchData(NamedTuple):
+    """What every system's launches compute on: SAXPY's inputs and result, and the 16-argument kernel's."""
+    n: int
+    grid: int
+    hx: object
+    hy: object
+    expected: object
+    scalars: object
+    arrays: object
+    many_expected: object
+
+
+def xcuda_launches(sys_, reason, data, results):
+    """xcuda's launches into results: kernel[g, b](...), the launcher hoisted, and the other way of passing arguments."""
+    xcuda = sys_["xcuda"][0]
+    n, grid, hx, hy, expected, scalars, arrays, many_expected = data
     if xcuda:
         x, y, out = xcuda.to_device(hx), xcuda.to_device(hy), xcuda.empty(n, np.float32)
         saxpy = sys_["xcuda_saxpy"][0]
@@ -349,7 +369,11 @@ def launch_results(sys_, baseline):
         for key in (("xcuda kernel[g, b](...)", 1), ("xcuda launcher hoisted", 1), ("xcuda kernel[g, b](...)", 16)):
             results[key] = NA(reason["xcuda"])
 
-    # cuda.core
+
+def core_launches(sys_, reason, data, results):
+    """cuda.core's launch into results."""
+    driver, core = (sys_[k][0] for k in ("driver", "core"))
+    n, grid, hx, hy, expected, scalars, arrays, many_expected = data
     if core:
         launch, config = core["launch"], core["LaunchConfig"](grid=grid, block=BLOCK)
         stream, k_saxpy, k_many = core["stream"], core["saxpy"], core["many"]
@@ -380,7 +404,11 @@ def launch_results(sys_, baseline):
     else:
         results["cuda.core launch", 1] = results["cuda.core launch", 16] = NA(reason["core"])
 
-    # cuda.bindings with prepacked kernelParams (the CUDA Python tutorial's way)
+
+def bindings_launches(sys_, reason, data, results):
+    """cuda.bindings' cuLaunchKernel with prepacked kernelParams (the CUDA Python tutorial's way) into results."""
+    driver = sys_["driver"][0]
+    n, grid, hx, hy, expected, scalars, arrays, many_expected = data
     if driver and sys_["bindings"][0]:
         cu, functions = driver.cu, sys_["bindings"][0]
         stream0 = cu.CUstream(0)
@@ -420,7 +448,11 @@ def launch_results(sys_, baseline):
         why = reason["bindings"] or reason["driver"]
         results["cuda.bindings cuLaunchKernel", 1] = results["cuda.bindings cuLaunchKernel", 16] = NA(why)
 
-    # CuPy RawKernel
+
+def cupy_launches(sys_, reason, data, results):
+    """CuPy RawKernel's launches into results."""
+    cupy = sys_["cupy"][0]
+    n, grid, hx, hy, expected, scalars, arrays, many_expected = data
     if cupy:
         cp = cupy["cp"]
         k_saxpy, k_many = cupy["saxpy"], cupy["many"]
@@ -452,7 +484,11 @@ def launch_results(sys_, baseline):
     else:
         results["CuPy RawKernel", 1] = results["CuPy RawKernel", 16] = NA(reason["cupy"])
 
-    # PyTorch, a reference (a different operation, not a peer)
+
+def torch_launches(sys_, reason, data, results):
+    """PyTorch's torch.add into results: a reference (a different operation), not a peer."""
+    torch = sys_["torch"][0]
+    hx, hy, expected = data.hx, data.hy, data.expected
     if torch:
         tx, ty = torch.from_numpy(hx).cuda(), torch.from_numpy(hy).cuda()
         tout = torch.empty_like(tx)
@@ -468,7 +504,6 @@ def launch_results(sys_, baseline):
         results["PyTorch torch.add (reference)", 1] = attempt(check, lambda: launch_cost_us(torch_loop, torch.cuda.synchronize))
     else:
         results["PyTorch torch.add (reference)", 1] = NA(reason["torch"])
-    return results
 
 
 def launch_group(sys_, baseline):

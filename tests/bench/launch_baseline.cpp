@@ -630,65 +630,9 @@ namespace
         m.release();
         s.release();
     }
-}
 
-int main(int argc, char** argv)
-{
-    std::string mode = argc > 1 ? argv[1] : "";
-    if (!mode.empty() && mode != "transfers" && mode != "graphs" && mode != "variants")
-    {
-        fail("unknown mode '" + mode + "' (none, transfers, graphs or variants)");
-    }
-    CHECK(cuInit(0));
-    CUdevice device = 0;
-    CHECK(cuDeviceGet(&device, 0));
-    char name[256] = {};
-    CHECK(cuDeviceGetName(name, sizeof name, device));
-    int major = 0;
-    int minor = 0;
-    CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
-    CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
-    int driver_version = 0;
-    CHECK(cuDriverGetVersion(&driver_version));
-    CUcontext context = nullptr;
-    CHECK(cuDevicePrimaryCtxRetain(&context, device));
-    CHECK(cuCtxSetCurrent(context));
-    std::printf("device %s\n", name);
-    std::printf("arch sm_%d\n", major * 10 + minor);
-    std::printf("driver_version %d\n", driver_version);
-
-    std::string cubin = compile_cubin(major, minor);
-    CUmodule module = nullptr;
-    CHECK(cuModuleLoadData(&module, cubin.data()));
-    CUfunction saxpy = nullptr;
-    CUfunction many = nullptr;
-    CHECK(cuModuleGetFunction(&saxpy, module, "saxpy"));
-    CHECK(cuModuleGetFunction(&many, module, "many"));
-    if (mode == "transfers" || mode == "graphs" || mode == "variants")
-    {
-        if (mode == "transfers")
-        {
-            measure_transfers();
-        }
-        else if (mode == "variants")
-        {
-            measure_launch_variants(saxpy, many);
-        }
-        else
-        {
-            CUfunction step = nullptr;
-            CHECK(cuModuleGetFunction(&step, module, "chain_step"));
-            measure_graphs(step);
-        }
-        CHECK(cuModuleUnload(module));
-        CHECK(cuDevicePrimaryCtxRelease(device));
-        return 0;
-    }
-
-    const unsigned block = 256;
-    float a = 2.0f;
-
-    // ---- launch host cost -------------------------------------------------------------------------
+    // launch_us and launch16_us: the host cost of one cuLaunchKernel of SAXPY and of the 16-argument kernel.
+    void measure_launch_cost(CUfunction saxpy, CUfunction many, unsigned block)
     {
         std::size_t n = 4096;
         saxpy_arguments s(n);
@@ -710,8 +654,10 @@ int main(int argc, char** argv)
         s.release();
     }
 
-    // ---- SAXPY at n = 2^24: kernel time, copy ceiling, tutorial end to end -------------------------
+    // SAXPY at n = 2^24: kernel time, copy ceiling, tutorial end to end (pageable and pinned).
+    void measure_large_saxpy(CUfunction saxpy, unsigned block)
     {
+        float a = 2.0f;
         std::size_t n = std::size_t(1) << 24;
         std::size_t bytes = n * sizeof(float);
         unsigned grid = blocks_for(n, block);
@@ -802,6 +748,64 @@ int main(int argc, char** argv)
         std::free(hy);
         std::free(hout);
     }
+}
+
+int main(int argc, char** argv)
+{
+    std::string mode = argc > 1 ? argv[1] : "";
+    if (!mode.empty() && mode != "transfers" && mode != "graphs" && mode != "variants")
+    {
+        fail("unknown mode '" + mode + "' (none, transfers, graphs or variants)");
+    }
+    CHECK(cuInit(0));
+    CUdevice device = 0;
+    CHECK(cuDeviceGet(&device, 0));
+    char name[256] = {};
+    CHECK(cuDeviceGetName(name, sizeof name, device));
+    int major = 0;
+    int minor = 0;
+    CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
+    CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
+    int driver_version = 0;
+    CHECK(cuDriverGetVersion(&driver_version));
+    CUcontext context = nullptr;
+    CHECK(cuDevicePrimaryCtxRetain(&context, device));
+    CHECK(cuCtxSetCurrent(context));
+    std::printf("device %s\n", name);
+    std::printf("arch sm_%d\n", major * 10 + minor);
+    std::printf("driver_version %d\n", driver_version);
+
+    std::string cubin = compile_cubin(major, minor);
+    CUmodule module = nullptr;
+    CHECK(cuModuleLoadData(&module, cubin.data()));
+    CUfunction saxpy = nullptr;
+    CUfunction many = nullptr;
+    CHECK(cuModuleGetFunction(&saxpy, module, "saxpy"));
+    CHECK(cuModuleGetFunction(&many, module, "many"));
+    if (mode == "transfers" || mode == "graphs" || mode == "variants")
+    {
+        if (mode == "transfers")
+        {
+            measure_transfers();
+        }
+        else if (mode == "variants")
+        {
+            measure_launch_variants(saxpy, many);
+        }
+        else
+        {
+            CUfunction step = nullptr;
+            CHECK(cuModuleGetFunction(&step, module, "chain_step"));
+            measure_graphs(step);
+        }
+        CHECK(cuModuleUnload(module));
+        CHECK(cuDevicePrimaryCtxRelease(device));
+        return 0;
+    }
+
+    const unsigned block = 256;
+    measure_launch_cost(saxpy, many, block);
+    measure_large_saxpy(saxpy, block);
 
     CHECK(cuModuleUnload(module));
     CHECK(cuDevicePrimaryCtxRelease(device));

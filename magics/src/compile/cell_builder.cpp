@@ -10,8 +10,8 @@ namespace xcuda
 {
     parse_context parse_context_of(const compile_recipe& recipe, std::pair<int, int> nvrtc_version)
     {
-        // The header cells, the -I folders and the -D macros; and NVRTC's predefined macros, which the
-        // target, the standard and the options decide.
+        // The header cells, the -I folders (of which the toolkit's own are not read) and the -D macros;
+        // and NVRTC's predefined macros, which the target, the standard and the options decide.
         const compile_options& options = recipe.options;
         parse_context context;
         context.headers = recipe.headers;
@@ -23,6 +23,7 @@ namespace xcuda
         context.relocatable = options.relocatable;
         context.extra = options.extra;
         context.nvrtc_version = nvrtc_version;
+        context.toolkit_include_dirs = &nvrtc_compiler::toolkit_include_dirs;
         return context;
     }
 

@@ -106,51 +106,259 @@ namespace xcuda
         return library;
     }
 
-    void* nvrtc_library::open_candidate(const std::string& file, const std::string& place, int flags,
-                                        std::pair<int, int>& version)
+    // Finding and opening NVRTC, in three parts: the load of one file (dlopen, the check that it is NVRTC 12
+    // or 13, and its symbol table: open_candidate, take), the search of places 3-6 of the header's list
+    // (candidate_search), and the choice among what the search found (choose). load() runs them in order,
+    // after places 1 and 2, which are taken as they are.
+    namespace
     {
-        if (file.find('/') != std::string::npos && !is_file(file))
+        constexpr int open_flags = RTLD_NOW | RTLD_LOCAL;
+
+        // The file the loader opened for handle (links resolved), or `fallback` when it cannot say.
+        std::string opened_file(void* handle, const std::string& fallback)
         {
-            m_tried.push_back(place + ": no " + file);
-            return nullptr;
+            Dl_info info;
+            void* symbol = dlsym(handle, "nvrtcVersion");
+            return symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : fallback;
         }
-        void* handle = dlopen(file.c_str(), flags);
-        if (!handle)
+
+        // The functions of XCUDA_NVRTC_FUNCTIONS that handle lacks, ", "-separated; "" when it has them all.
+        std::string missing_functions(void* handle)
         {
-            const char* why = dlerror();
-            m_tried.push_back(place + ": " + (why ? why : file + " could not be opened"));
-            return nullptr;
-        }
-        std::string missing;
+            std::string missing;
 #define XCUDA_NVRTC_CHECK(name)                                                                         \
     if (!dlsym(handle, XCUDA_STRINGIFY_EXPANDED(name)))                                                 \
     {                                                                                                   \
         missing += std::string(missing.empty() ? "" : ", ") + XCUDA_STRINGIFY_EXPANDED(name);           \
     }
-        XCUDA_NVRTC_FUNCTIONS(XCUDA_NVRTC_CHECK)
+            XCUDA_NVRTC_FUNCTIONS(XCUDA_NVRTC_CHECK)
 #undef XCUDA_NVRTC_CHECK
-        void* version_symbol = dlsym(handle, "nvrtcVersion");
-        Dl_info info;
-        std::string opened = version_symbol && dladdr(version_symbol, &info) && info.dli_fname ? info.dli_fname : file;
-        if (!missing.empty())
-        {
-            m_tried.push_back(place + ": " + opened + " is not NVRTC 12 or 13 (it lacks " + missing + ")");
-            dlclose(handle);
-            return nullptr;
+            return missing;
         }
-        int major = 0;
-        int minor = 0;
-        if (reinterpret_cast<decltype(&::nvrtcVersion)>(version_symbol)(&major, &minor) != NVRTC_SUCCESS ||
-            major < 12 || major > 13)
+
+        // Opens file (a path, or a soname for the loader) if it is NVRTC 12 or 13, and reads its version; the
+        // handle, or nullptr. What came of it is added to `tried` ("<place>: <result>").
+        void* open_candidate(const std::string& file, const std::string& place, std::vector<std::string>& tried,
+                             std::pair<int, int>& version)
         {
-            m_tried.push_back(place + ": " + opened + " is NVRTC " + version_text({major, minor}) +
-                              "; xcuda uses NVRTC 12 or 13");
-            dlclose(handle);
-            return nullptr;
+            if (file.find('/') != std::string::npos && !is_file(file))
+            {
+                tried.push_back(place + ": no " + file);
+                return nullptr;
+            }
+            void* handle = dlopen(file.c_str(), open_flags);
+            if (!handle)
+            {
+                const char* why = dlerror();
+                tried.push_back(place + ": " + (why ? why : file + " could not be opened"));
+                return nullptr;
+            }
+            std::string missing = missing_functions(handle);
+            std::string opened = opened_file(handle, file);
+            if (!missing.empty())
+            {
+                tried.push_back(place + ": " + opened + " is not NVRTC 12 or 13 (it lacks " + missing + ")");
+                dlclose(handle);
+                return nullptr;
+            }
+            int major = 0;
+            int minor = 0;
+            auto nvrtc_version = reinterpret_cast<decltype(&::nvrtcVersion)>(dlsym(handle, "nvrtcVersion"));
+            if (nvrtc_version(&major, &minor) != NVRTC_SUCCESS || major < 12 || major > 13)
+            {
+                tried.push_back(place + ": " + opened + " is NVRTC " + version_text({major, minor}) +
+                                "; xcuda uses NVRTC 12 or 13");
+                dlclose(handle);
+                return nullptr;
+            }
+            version = {major, minor};
+            tried.push_back(place + ": " + opened + " (NVRTC " + version_text(version) + ")");
+            return handle;
         }
-        version = {major, minor};
-        m_tried.push_back(place + ": " + opened + " (NVRTC " + version_text(version) + ")");
-        return handle;
+
+        // One NVRTC the search found, open.
+        struct candidate
+        {
+            void* handle;
+            std::string path;
+            std::pair<int, int> version;
+        };
+
+        // Places 3-6 of the header's list, each looked at in order, every NVRTC 12 or 13 found there opened
+        // (once: a file found again by another way is one candidate). What each place gave goes to `tried`.
+        class candidate_search
+        {
+        public:
+            explicit candidate_search(std::vector<std::string>& tried)
+                : m_tried(tried)
+            {
+            }
+
+            // The NVRTCs found, in the order of the places; the caller closes those it does not take.
+            std::vector<candidate> run()
+            {
+                for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
+                {
+                    std::string root = env(variable);
+                    if (!root.empty())
+                    {
+                        toolkit(std::string("$") + variable, root);
+                    }
+                }
+                // A wheel installed with this module (pip install xcuda nvidia-cuda-nvrtc) before the system's.
+                wheels(site_packages());
+                for (const char* soname : sonames)
+                {
+                    consider(soname, "the loader path (LD_LIBRARY_PATH, ldconfig)");
+                }
+                std::string built = XCUDA_BUILD_CUDA_ROOT;
+                if (!built.empty() && built != "/usr/local/cuda")
+                {
+                    toolkit("the build's toolkit", built);
+                }
+                toolkit("the default toolkit", "/usr/local/cuda");
+                return std::move(m_found);
+            }
+
+        private:
+            void consider(const std::string& file, const std::string& place)
+            {
+                std::pair<int, int> version;
+                void* handle = open_candidate(file, place, m_tried, version);
+                if (!handle)
+                {
+                    return;
+                }
+                std::string opened = opened_file(handle, file);
+                for (const auto& other : m_found)
+                {
+                    if (other.handle == handle)  // the same file by another way: one reference is enough
+                    {
+                        dlclose(handle);
+                        return;
+                    }
+                }
+                m_found.push_back({handle, opened, version});
+            }
+
+            // A toolkit's lib64/, lib/ or targets/*/lib/: the first of them that holds each soname.
+            void toolkit(const std::string& place, const std::string& root)
+            {
+                for (const char* soname : sonames)
+                {
+                    bool any = false;
+                    for (const char* lib : lib_dirs)
+                    {
+                        if (is_file(root + lib + soname))
+                        {
+                            consider(root + lib + soname, place);
+                            any = true;
+                            break;
+                        }
+                    }
+                    if (!any)
+                    {
+                        m_tried.push_back(place + ": no " + soname + " in " + root + "/lib64, lib or targets/*/lib");
+                    }
+                }
+            }
+
+            // NVIDIA's NVRTC wheels in the site-packages folder that holds this module ("" : none).
+            void wheels(const std::string& site)
+            {
+                if (site.empty())
+                {
+                    return;
+                }
+                for (const char* wheel : wheel_dirs)
+                {
+                    for (const char* soname : sonames)
+                    {
+                        if (is_file(site + wheel + soname))
+                        {
+                            consider(site + wheel + soname, "NVIDIA's nvrtc wheel");
+                        }
+                    }
+                }
+                m_tried.push_back(std::string("NVIDIA's nvrtc wheel: looked in ") + site +
+                                  "/nvidia/cu13/lib and nvidia/cuda_nvrtc/lib");
+            }
+
+            std::vector<std::string>& m_tried;
+            std::vector<candidate> m_found;
+        };
+
+        // Which candidate is taken, and why (the reason after "NVRTC 12.9: ").
+        struct nvrtc_choice
+        {
+            const candidate* chosen = nullptr;
+            std::string why;
+        };
+
+        // The newest of found; of equal versions the first.
+        const candidate* newest(const std::vector<candidate>& found)
+        {
+            const candidate* chosen = nullptr;
+            for (const auto& c : found)
+            {
+                chosen = !chosen || c.version > chosen->version ? &c : chosen;
+            }
+            return chosen;
+        }
+
+        // The choice among the NVRTCs found (at least one) for a driver of CUDA `driver` (12040; 0: none):
+        // the newest that fits the driver; then the oldest of the driver's major (newer than the driver: its
+        // CUBINs load by minor version compatibility); then the newest. Without a driver, the newest. Of
+        // equal versions, the first found.
+        nvrtc_choice choose(const std::vector<candidate>& found, int driver)
+        {
+            nvrtc_choice choice;
+            if (driver <= 0)
+            {
+                choice.chosen = newest(found);
+                choice.why = found.size() > 1 ? "the newest found (no driver to match)"
+                                              : "the only one found (no driver to match)";
+                return choice;
+            }
+            const std::pair<int, int> limit{driver / 1000, driver % 1000 / 10};
+            const candidate*& chosen = choice.chosen;
+            for (const auto& c : found)
+            {
+                if (c.version <= limit && (!chosen || c.version > chosen->version))
+                {
+                    chosen = &c;
+                }
+            }
+            choice.why = "the driver supports CUDA " + cuda_text(driver);
+            if (!chosen)
+            {
+                for (const auto& c : found)
+                {
+                    if (c.version.first == limit.first && (!chosen || chosen->version > c.version))
+                    {
+                        chosen = &c;
+                    }
+                }
+                if (chosen)
+                {
+                    choice.why += " (modules load as CUBINs, by minor version compatibility)";
+                }
+            }
+            if (!chosen)
+            {
+                chosen = newest(found);
+                choice.why += ", and no NVRTC " + std::to_string(limit.first) + " was found";
+            }
+            for (const auto& c : found)
+            {
+                if (c.version > chosen->version)
+                {
+                    choice.why += "; NVRTC " + version_text(c.version) + " (" + c.path + ") needs a newer driver";
+                    break;
+                }
+            }
+            return choice;
+        }
     }
 
     void nvrtc_library::take(void* handle, const std::string& opened, std::pair<int, int> version)
@@ -166,42 +374,56 @@ namespace xcuda
 
     void nvrtc_library::load()
     {
-        constexpr int flags = RTLD_NOW | RTLD_LOCAL;
         const int driver = driver_for_choice();
-        auto note_driver = [&] {
-            if (driver > 0 && m_library && m_version.first > driver / 1000)
-            {
-                m_driver_note = "The NVIDIA driver supports CUDA " + cuda_text(driver) + ", older than NVRTC " +
-                                version_text(m_version) + " (" + m_path + "): its modules will not load. To fix, " +
-                                install_12 + " or name a libnvrtc.so.12 with XCUDA_NVRTC, or update the driver to one for CUDA " +
-                                std::to_string(m_version.first) + ".";
-            }
-        };
-
         std::string override_path = env("XCUDA_NVRTC");
         if (!override_path.empty())
         {
-            // Named explicitly: that file or nothing, so that a test (or a user) sees it fail.
-            std::pair<int, int> version;
-            if (void* handle = open_candidate(override_path, "XCUDA_NVRTC", flags, version))
-            {
-                Dl_info info;
-                void* symbol = dlsym(handle, "nvrtcVersion");
-                take(handle, symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : override_path, version);
-                m_reason = "NVRTC " + version_text(version) + ": XCUDA_NVRTC names it";
-                note_driver();
-            }
-            else
-            {
-                std::string why = m_tried.back().substr(std::string("XCUDA_NVRTC: ").size());
-                m_override_problem = "XCUDA_NVRTC=" + override_path + ": " + why +
-                                     ". Name a libnvrtc.so.13 or libnvrtc.so.12 (NVRTC 12.0 or newer), or unset XCUDA_NVRTC to search.";
-            }
-            return;
+            take_named(override_path);
         }
+        else if (!take_already_loaded())
+        {
+            std::vector<candidate> found = candidate_search(m_tried).run();
+            if (found.empty())
+            {
+                return;
+            }
+            nvrtc_choice choice = choose(found, driver);
+            for (const auto& c : found)
+            {
+                if (&c != choice.chosen)
+                {
+                    dlclose(c.handle);
+                }
+            }
+            take(choice.chosen->handle, choice.chosen->path, choice.chosen->version);
+            m_reason = "NVRTC " + version_text(choice.chosen->version) + ": " + choice.why;
+            m_tried.push_back("chosen: " + choice.chosen->path + " (" + m_reason + ")");
+        }
+        note_driver(driver);
+    }
+
+    void nvrtc_library::take_named(const std::string& file)
+    {
+        // Named explicitly: that file or nothing, so that a test (or a user) sees it fail.
+        std::pair<int, int> version;
+        if (void* handle = open_candidate(file, "XCUDA_NVRTC", m_tried, version))
+        {
+            take(handle, opened_file(handle, file), version);
+            m_reason = "NVRTC " + version_text(version) + ": XCUDA_NVRTC names it";
+        }
+        else
+        {
+            std::string why = m_tried.back().substr(std::string("XCUDA_NVRTC: ").size());
+            m_override_problem = "XCUDA_NVRTC=" + file + ": " + why +
+                                 ". Name a libnvrtc.so.13 or libnvrtc.so.12 (NVRTC 12.0 or newer), or unset XCUDA_NVRTC to search.";
+        }
+    }
+
+    bool nvrtc_library::take_already_loaded()
+    {
         for (const char* soname : sonames)
         {
-            void* handle = dlopen(soname, flags | RTLD_NOLOAD);
+            void* handle = dlopen(soname, open_flags | RTLD_NOLOAD);
             if (!handle)
             {
                 dlerror();
@@ -210,168 +432,25 @@ namespace xcuda
             }
             std::pair<int, int> version;
             dlclose(handle);  // the reference RTLD_NOLOAD took; open_candidate takes its own
-            if (void* taken = open_candidate(soname, "already loaded in this process", flags, version))
+            if (void* taken = open_candidate(soname, "already loaded in this process", m_tried, version))
             {
-                Dl_info info;
-                void* symbol = dlsym(taken, "nvrtcVersion");
-                take(taken, symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : soname, version);
+                take(taken, opened_file(taken, soname), version);
                 m_reason = "NVRTC " + version_text(version) + ": already loaded in this process (one copy per process)";
-                note_driver();
-                return;
+                return true;
             }
         }
+        return false;
+    }
 
-        struct candidate
+    void nvrtc_library::note_driver(int driver)
+    {
+        if (driver > 0 && m_library && m_version.first > driver / 1000)
         {
-            void* handle;
-            std::string path;
-            std::pair<int, int> version;
-        };
-        std::vector<candidate> found;
-        auto consider = [&](const std::string& file, const std::string& place) {
-            std::pair<int, int> version;
-            void* handle = open_candidate(file, place, flags, version);
-            if (!handle)
-            {
-                return;
-            }
-            Dl_info info;
-            void* symbol = dlsym(handle, "nvrtcVersion");
-            std::string opened = symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : file;
-            for (const auto& other : found)
-            {
-                if (other.handle == handle)  // the same file by another way: one reference is enough
-                {
-                    dlclose(handle);
-                    return;
-                }
-            }
-            found.push_back({handle, opened, version});
-        };
-        auto toolkit = [&](const std::string& place, const std::string& root) {
-            for (const char* soname : sonames)
-            {
-                bool any = false;
-                for (const char* lib : lib_dirs)
-                {
-                    if (is_file(root + lib + soname))
-                    {
-                        consider(root + lib + soname, place);
-                        any = true;
-                        break;
-                    }
-                }
-                if (!any)
-                {
-                    m_tried.push_back(place + ": no " + soname + " in " + root + "/lib64, lib or targets/*/lib");
-                }
-            }
-        };
-        for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
-        {
-            std::string root = env(variable);
-            if (!root.empty())
-            {
-                toolkit(std::string("$") + variable, root);
-            }
+            m_driver_note = "The NVIDIA driver supports CUDA " + cuda_text(driver) + ", older than NVRTC " +
+                            version_text(m_version) + " (" + m_path + "): its modules will not load. To fix, " +
+                            install_12 + " or name a libnvrtc.so.12 with XCUDA_NVRTC, or update the driver to one for CUDA " +
+                            std::to_string(m_version.first) + ".";
         }
-        // A wheel installed with this module (pip install xcuda nvidia-cuda-nvrtc) before the system's.
-        std::string site = site_packages();
-        if (!site.empty())
-        {
-            for (const char* wheel : wheel_dirs)
-            {
-                for (const char* soname : sonames)
-                {
-                    if (is_file(site + wheel + soname))
-                    {
-                        consider(site + wheel + soname, "NVIDIA's nvrtc wheel");
-                    }
-                }
-            }
-            m_tried.push_back(std::string("NVIDIA's nvrtc wheel: looked in ") + site + "/nvidia/cu13/lib and nvidia/cuda_nvrtc/lib");
-        }
-        for (const char* soname : sonames)
-        {
-            consider(soname, "the loader path (LD_LIBRARY_PATH, ldconfig)");
-        }
-        std::string built = XCUDA_BUILD_CUDA_ROOT;
-        if (!built.empty() && built != "/usr/local/cuda")
-        {
-            toolkit("the build's toolkit", built);
-        }
-        toolkit("the default toolkit", "/usr/local/cuda");
-        if (found.empty())
-        {
-            return;
-        }
-
-        // The choice: the newest that fits the driver; then the oldest of the driver's major (newer
-        // than the driver: its CUBINs load by minor version compatibility); then the newest.
-        auto newer = [](const candidate& a, const candidate& b) { return a.version > b.version; };
-        const candidate* chosen = nullptr;
-        std::string why;
-        if (driver <= 0)
-        {
-            for (const auto& c : found)
-            {
-                chosen = !chosen || newer(c, *chosen) ? &c : chosen;
-            }
-            why = found.size() > 1 ? "the newest found (no driver to match)" : "the only one found (no driver to match)";
-        }
-        else
-        {
-            const std::pair<int, int> limit{driver / 1000, driver % 1000 / 10};
-            for (const auto& c : found)
-            {
-                if (c.version <= limit && (!chosen || newer(c, *chosen)))
-                {
-                    chosen = &c;
-                }
-            }
-            why = "the driver supports CUDA " + cuda_text(driver);
-            if (!chosen)
-            {
-                for (const auto& c : found)
-                {
-                    if (c.version.first == limit.first && (!chosen || newer(*chosen, c)))
-                    {
-                        chosen = &c;
-                    }
-                }
-                if (chosen)
-                {
-                    why += " (modules load as CUBINs, by minor version compatibility)";
-                }
-            }
-            if (!chosen)
-            {
-                for (const auto& c : found)
-                {
-                    chosen = !chosen || newer(c, *chosen) ? &c : chosen;
-                }
-                why += ", and no NVRTC " + std::to_string(limit.first) + " was found";
-            }
-            for (const auto& c : found)
-            {
-                if (c.version > chosen->version)
-                {
-                    why += "; NVRTC " + version_text(c.version) + " (" + c.path + ") needs a newer driver";
-                    break;
-                }
-            }
-        }
-        for (const auto& c : found)
-        {
-            if (&c != chosen)
-            {
-                dlclose(c.handle);
-            }
-        }
-        take(chosen->handle, chosen->path, chosen->version);
-        m_reason = "NVRTC " + version_text(chosen->version) + ": " + why;
-        m_tried.push_back("chosen: " + chosen->path + " (" + m_reason + ")");
-        note_driver();
     }
 
     const nvrtc_library& nvrtc_library::get()

@@ -105,11 +105,16 @@ namespace xcuda
     private:
         nvrtc_library() = default;
         static nvrtc_library& instance();
+        // The search of the list above, the choice and the load (nvrtc_library.cpp says which part is where).
         void load();
-        // Opens file and reads its version; the handle (nullptr when it failed, said in m_tried).
-        void* open_candidate(const std::string& file, const std::string& place, int flags, std::pair<int, int>& version);
-        bool bind(void* handle, std::string& missing);
+        // Place 1: the file XCUDA_NVRTC names, or m_override_problem saying why it is not usable.
+        void take_named(const std::string& file);
+        // Place 2: an NVRTC this process already loaded; false when there is none.
+        bool take_already_loaded();
+        // The symbol table of an opened NVRTC, which becomes the one loaded.
         void take(void* handle, const std::string& opened, std::pair<int, int> version);
+        // m_driver_note, for a driver of CUDA `driver` (12040; 0: none).
+        void note_driver(int driver);
 
         void* m_library = nullptr;
         std::string m_path;

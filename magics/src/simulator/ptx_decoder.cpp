@@ -24,114 +24,108 @@ namespace xcuda::sim
     }
 
 
-    std::string ptx_decoder::decode(const std::string& text, instruction& in)
+    namespace
     {
-        std::vector<std::string> parts;
-        std::size_t start = 0;
-        while (true)
+        // "ld.global.nc.v4.f32" -> {"ld", "global", "nc", "v4", "f32"}.
+        std::vector<std::string> split_at_dots(const std::string& text)
         {
-            std::size_t dot = text.find('.', start);
-            parts.push_back(text.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-            if (dot == std::string::npos)
+            std::vector<std::string> parts;
+            std::size_t start = 0;
+            while (true)
             {
-                break;
+                std::size_t dot = text.find('.', start);
+                parts.push_back(text.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+                if (dot == std::string::npos)
+                {
+                    break;
+                }
+                start = dot + 1;
             }
-            start = dot + 1;
+            return parts;
         }
-        const std::string& base = parts[0];
-        static const std::unordered_map<std::string, opcode> opcodes = {
-            {"ld", opcode::ld}, {"ldu", opcode::ld}, {"st", opcode::st}, {"mov", opcode::mov}, {"cvt", opcode::cvt},
-            {"cvta", opcode::cvta}, {"add", opcode::add}, {"sub", opcode::sub}, {"mul", opcode::mul},
-            {"mad", opcode::mad}, {"fma", opcode::fma}, {"div", opcode::div}, {"rem", opcode::rem},
-            {"min", opcode::min}, {"max", opcode::max}, {"abs", opcode::abs}, {"neg", opcode::neg},
-            {"and", opcode::and_}, {"or", opcode::or_}, {"xor", opcode::xor_}, {"not", opcode::not_},
-            {"cnot", opcode::cnot}, {"shl", opcode::shl}, {"shr", opcode::shr}, {"popc", opcode::popc},
-            {"clz", opcode::clz}, {"brev", opcode::brev}, {"bfe", opcode::bfe}, {"bfi", opcode::bfi},
-            {"prmt", opcode::prmt}, {"shf", opcode::shf}, {"bfind", opcode::bfind}, {"setp", opcode::setp}, {"selp", opcode::selp}, {"copysign", opcode::copysign},
-            {"rcp", opcode::rcp}, {"sqrt", opcode::sqrt}, {"rsqrt", opcode::rsqrt}, {"ex2", opcode::ex2},
-            {"lg2", opcode::lg2}, {"sin", opcode::sin}, {"cos", opcode::cos}, {"tanh", opcode::tanh}, {"testp", opcode::testp}, {"lop3", opcode::lop3}, {"bra", opcode::bra},
-            {"ret", opcode::ret}, {"exit", opcode::exit}, {"call", opcode::call}, {"trap", opcode::trap},
-            {"bar", opcode::bar}, {"barrier", opcode::bar}, {"membar", opcode::membar}, {"fence", opcode::membar},
-            {"shfl", opcode::shfl}, {"vote", opcode::vote}, {"activemask", opcode::activemask},
-            {"atom", opcode::atom}, {"red", opcode::red}, {"redux", opcode::redux}, {"match", opcode::match},
-            {"dp4a", opcode::dp4a}, {"dp2a", opcode::dp2a}, {"addc", opcode::add_carry}, {"subc", opcode::sub_carry},
-            {"madc", opcode::mad_carry}, {"nanosleep", opcode::nop},
-        };
-        auto found = opcodes.find(base);
-        if (found == opcodes.end())
+
+        // The opcode a PTX instruction's base name stands for; false when the simulator has none.
+        bool opcode_named(const std::string& base, opcode& op)
         {
-            return "the instruction '" + base + "' is not implemented by the simulator";
+            static const std::unordered_map<std::string, opcode> opcodes = {
+                {"ld", opcode::ld}, {"ldu", opcode::ld}, {"st", opcode::st}, {"mov", opcode::mov}, {"cvt", opcode::cvt},
+                {"cvta", opcode::cvta}, {"add", opcode::add}, {"sub", opcode::sub}, {"mul", opcode::mul},
+                {"mad", opcode::mad}, {"fma", opcode::fma}, {"div", opcode::div}, {"rem", opcode::rem},
+                {"min", opcode::min}, {"max", opcode::max}, {"abs", opcode::abs}, {"neg", opcode::neg},
+                {"and", opcode::and_}, {"or", opcode::or_}, {"xor", opcode::xor_}, {"not", opcode::not_},
+                {"cnot", opcode::cnot}, {"shl", opcode::shl}, {"shr", opcode::shr}, {"popc", opcode::popc},
+                {"clz", opcode::clz}, {"brev", opcode::brev}, {"bfe", opcode::bfe}, {"bfi", opcode::bfi},
+                {"prmt", opcode::prmt}, {"shf", opcode::shf}, {"bfind", opcode::bfind}, {"setp", opcode::setp}, {"selp", opcode::selp}, {"copysign", opcode::copysign},
+                {"rcp", opcode::rcp}, {"sqrt", opcode::sqrt}, {"rsqrt", opcode::rsqrt}, {"ex2", opcode::ex2},
+                {"lg2", opcode::lg2}, {"sin", opcode::sin}, {"cos", opcode::cos}, {"tanh", opcode::tanh}, {"testp", opcode::testp}, {"lop3", opcode::lop3}, {"bra", opcode::bra},
+                {"ret", opcode::ret}, {"exit", opcode::exit}, {"call", opcode::call}, {"trap", opcode::trap},
+                {"bar", opcode::bar}, {"barrier", opcode::bar}, {"membar", opcode::membar}, {"fence", opcode::membar},
+                {"shfl", opcode::shfl}, {"vote", opcode::vote}, {"activemask", opcode::activemask},
+                {"atom", opcode::atom}, {"red", opcode::red}, {"redux", opcode::redux}, {"match", opcode::match},
+                {"dp4a", opcode::dp4a}, {"dp2a", opcode::dp2a}, {"addc", opcode::add_carry}, {"subc", opcode::sub_carry},
+                {"madc", opcode::mad_carry}, {"nanosleep", opcode::nop},
+            };
+            auto found = opcodes.find(base);
+            if (found == opcodes.end())
+            {
+                return false;
+            }
+            op = found->second;
+            return true;
         }
-        in.op = found->second;
-        if (in.op == opcode::membar || base == "nanosleep")  // nanosleep: a hint, the warp just goes on
+
+        // What the modifiers read so far leave for the checks after them: how many types were named, and
+        // shf's direction (l, r) and mode (wrap, clamp).
+        struct modifier_state
         {
-            return "";  // one thread runs at a time: every ordering holds
-        }
-        if (base == "ldu")
+            int types = 0;
+            std::string shf_direction;
+            std::string shf_mode;
+        };
+
+        // A type modifier: the first is the instruction's type, the second its source type (cvt); .f16 in a
+        // cvt is half precision as storage (arithmetic on .f16 is refused by is_unimplemented_type).
+        bool read_type_modifier(const std::string& m, instruction& in, modifier_state& state)
         {
-            in.space = state_space::global;
-        }
-        in.carry_in = base == "addc" || base == "subc" || base == "madc";
-        static const std::set<std::string> ignored = {
-            "weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "gpu", "cta", "sys", "nc",
-            "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "sync", "aligned", "noftz",
-        };
-        static const std::unordered_map<std::string, compare> compares = {
-            {"eq", compare::eq}, {"ne", compare::ne}, {"lt", compare::lt}, {"le", compare::le},
-            {"gt", compare::gt}, {"ge", compare::ge}, {"lo", compare::lo}, {"ls", compare::ls},
-            {"hi", compare::hi}, {"hs", compare::hs}, {"equ", compare::equ}, {"neu", compare::neu},
-            {"ltu", compare::ltu}, {"leu", compare::leu}, {"gtu", compare::gtu}, {"geu", compare::geu},
-            {"num", compare::num}, {"nan", compare::nan},
-        };
-        static const std::unordered_map<std::string, rounding> roundings = {
-            {"rn", rounding::rn}, {"rz", rounding::rz}, {"rm", rounding::rm}, {"rp", rounding::rp},
-            {"rni", rounding::rni}, {"rzi", rounding::rzi}, {"rmi", rounding::rmi}, {"rpi", rounding::rpi},
-        };
-        static const std::unordered_map<std::string, variant> variants = {
-            {"lo", variant::lo}, {"hi", variant::hi}, {"wide", variant::wide}, {"approx", variant::approx},
-            {"full", variant::full}, {"up", variant::shfl_up}, {"down", variant::shfl_down},
-            {"bfly", variant::shfl_bfly}, {"idx", variant::shfl_idx}, {"all", variant::vote_all},
-            {"any", variant::vote_any}, {"ballot", variant::vote_ballot},
-            {"inc", variant::atom_inc}, {"dec", variant::atom_dec}, {"exch", variant::atom_exch},
-            {"cas", variant::atom_cas},
-        };
-        static const std::unordered_map<std::string, variant> atom_ops = {
-            {"add", variant::atom_add}, {"min", variant::atom_min}, {"max", variant::atom_max},
-            {"and", variant::atom_and}, {"or", variant::atom_or}, {"xor", variant::atom_xor},
-        };
-        int types = 0;
-        std::string shf_direction, shf_mode;
-        for (std::size_t k = 1; k < parts.size(); ++k)
-        {
-            const std::string& m = parts[k];
             ptx_type t;
             if (parse_type_name(m, t))
             {
-                if (types == 0)
+                if (state.types == 0)
                 {
                     in.type = t;
                 }
-                else if (types == 1)
+                else if (state.types == 1)
                 {
                     in.source_type = t;
                 }
-                ++types;
-                continue;
+                ++state.types;
+                return true;
             }
-            if (m == "f16" && in.op == opcode::cvt && types < 2)
+            if (m == "f16" && in.op == opcode::cvt && state.types < 2)
             {
-                // Half precision as storage: conversions only (arithmetic on .f16 is refused below).
-                (types == 0 ? in.type : in.source_type) = ptx_type{'h', 16};
-                ++types;
-                continue;
+                (state.types == 0 ? in.type : in.source_type) = ptx_type{'h', 16};
+                ++state.types;
+                return true;
             }
-            if (m == "f16" || m == "bf16" || m == "f16x2" || m == "bf16x2" || m == "tf32" || m == "e4m3" || m == "e5m2")
-            {
-                return "the type ." + m + " is not implemented by the simulator";
-            }
+            return false;
+        }
+
+        bool is_unimplemented_type(const std::string& m)
+        {
+            return m == "f16" || m == "bf16" || m == "f16x2" || m == "bf16x2" || m == "tf32" || m == "e4m3" || m == "e5m2";
+        }
+
+        // A modifier that changes nothing in a one-thread-at-a-time machine (cache hints, memory order and
+        // scope), or a state space.
+        bool read_memory_modifier(const std::string& m, instruction& in)
+        {
+            static const std::set<std::string> ignored = {
+                "weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "gpu", "cta", "sys", "nc",
+                "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "sync", "aligned", "noftz",
+            };
             if (ignored.count(m) || m.rfind("L1::", 0) == 0 || (m.rfind("L2::", 0) == 0 && m != "L2::cache_hint"))
             {
-                continue;
+                return true;
             }
             if (m == "global" || m == "shared" || m == "shared::cta" || m == "local" || m == "param" || m == "const")
             {
@@ -140,299 +134,424 @@ namespace xcuda::sim
                            : m == "param" ? state_space::param
                            : m == "const" ? state_space::constant
                                           : state_space::shared;
-                continue;
+                return true;
             }
+            return false;
+        }
+
+        // A modifier that says which operation: setp's comparison and combination, an atomic's operation,
+        // the rounding, the variant (mul.hi, shfl.up, vote.any, ...), shf's direction and mode, testp's test,
+        // bfind.shiftamt.
+        bool read_operation_modifier(const std::string& m, instruction& in, modifier_state& state)
+        {
+            static const std::unordered_map<std::string, compare> compares = {
+                {"eq", compare::eq}, {"ne", compare::ne}, {"lt", compare::lt}, {"le", compare::le},
+                {"gt", compare::gt}, {"ge", compare::ge}, {"lo", compare::lo}, {"ls", compare::ls},
+                {"hi", compare::hi}, {"hs", compare::hs}, {"equ", compare::equ}, {"neu", compare::neu},
+                {"ltu", compare::ltu}, {"leu", compare::leu}, {"gtu", compare::gtu}, {"geu", compare::geu},
+                {"num", compare::num}, {"nan", compare::nan},
+            };
+            static const std::unordered_map<std::string, rounding> roundings = {
+                {"rn", rounding::rn}, {"rz", rounding::rz}, {"rm", rounding::rm}, {"rp", rounding::rp},
+                {"rni", rounding::rni}, {"rzi", rounding::rzi}, {"rmi", rounding::rmi}, {"rpi", rounding::rpi},
+            };
+            static const std::unordered_map<std::string, variant> variants = {
+                {"lo", variant::lo}, {"hi", variant::hi}, {"wide", variant::wide}, {"approx", variant::approx},
+                {"full", variant::full}, {"up", variant::shfl_up}, {"down", variant::shfl_down},
+                {"bfly", variant::shfl_bfly}, {"idx", variant::shfl_idx}, {"all", variant::vote_all},
+                {"any", variant::vote_any}, {"ballot", variant::vote_ballot},
+                {"inc", variant::atom_inc}, {"dec", variant::atom_dec}, {"exch", variant::atom_exch},
+                {"cas", variant::atom_cas},
+            };
+            static const std::unordered_map<std::string, variant> atom_ops = {
+                {"add", variant::atom_add}, {"min", variant::atom_min}, {"max", variant::atom_max},
+                {"and", variant::atom_and}, {"or", variant::atom_or}, {"xor", variant::atom_xor},
+            };
+            static const std::unordered_map<std::string, variant> tests = {
+                {"finite", variant::testp_finite}, {"infinite", variant::testp_infinite},
+                {"number", variant::testp_number}, {"notanumber", variant::testp_notanumber},
+                {"normal", variant::testp_normal}, {"subnormal", variant::testp_subnormal},
+            };
             if ((in.op == opcode::setp) && compares.count(m) && in.cmp == compare::none)
             {
                 in.cmp = compares.at(m);
-                continue;
+                return true;
             }
             if (in.op == opcode::setp && (m == "and" || m == "or" || m == "xor"))
             {
                 in.combine = m == "and" ? compare::eq : m == "or" ? compare::ne : compare::lt;
-                continue;
+                return true;
             }
             if ((in.op == opcode::atom || in.op == opcode::red || in.op == opcode::redux) && atom_ops.count(m))
             {
                 in.var = atom_ops.at(m);
-                continue;
+                return true;
             }
             if (roundings.count(m))
             {
                 in.round = roundings.at(m);
-                continue;
+                return true;
             }
             if (variants.count(m) && !(in.op == opcode::bar && m == "sync"))
             {
                 in.var = variants.at(m);
-                continue;
+                return true;
             }
             if (m == "uni" && in.op == opcode::vote)
             {
                 in.var = variant::vote_uni;
-                continue;
+                return true;
             }
             if (in.op == opcode::shf && (m == "l" || m == "r" || m == "wrap" || m == "clamp"))
             {
-                (m == "l" || m == "r" ? shf_direction : shf_mode) = m;
-                continue;
+                (m == "l" || m == "r" ? state.shf_direction : state.shf_mode) = m;
+                return true;
             }
-            if (in.op == opcode::testp)
+            if (in.op == opcode::testp && tests.count(m))
             {
-                static const std::unordered_map<std::string, variant> tests = {
-                    {"finite", variant::testp_finite}, {"infinite", variant::testp_infinite},
-                    {"number", variant::testp_number}, {"notanumber", variant::testp_notanumber},
-                    {"normal", variant::testp_normal}, {"subnormal", variant::testp_subnormal},
-                };
-                auto test = tests.find(m);
-                if (test != tests.end())
-                {
-                    in.var = test->second;
-                    continue;
-                }
+                in.var = tests.at(m);
+                return true;
             }
             if (in.op == opcode::bfind && m == "shiftamt")
             {
                 in.var = variant::shiftamt;
-                continue;
+                return true;
             }
-            if (in.op == opcode::prmt)
+            return false;
+        }
+
+        // A modifier of the integer families and barriers of round 2: prmt's mode, .cc (writes the carry
+        // flag), bar.red's .red and its operation (.popc, .and, .or).
+        bool read_family_modifier(const std::string& m, instruction& in)
+        {
+            static const std::unordered_map<std::string, variant> modes = {
+                {"f4e", variant::prmt_f4e}, {"b4e", variant::prmt_b4e}, {"rc8", variant::prmt_rc8},
+                {"ecl", variant::prmt_ecl}, {"ecr", variant::prmt_ecr}, {"rc16", variant::prmt_rc16},
+            };
+            if (in.op == opcode::prmt && modes.count(m))
             {
-                static const std::unordered_map<std::string, variant> modes = {
-                    {"f4e", variant::prmt_f4e}, {"b4e", variant::prmt_b4e}, {"rc8", variant::prmt_rc8},
-                    {"ecl", variant::prmt_ecl}, {"ecr", variant::prmt_ecr}, {"rc16", variant::prmt_rc16},
-                };
-                auto mode = modes.find(m);
-                if (mode != modes.end())
-                {
-                    in.var = mode->second;
-                    continue;
-                }
+                in.var = modes.at(m);
+                return true;
             }
             if (m == "cc" && (in.op == opcode::add || in.op == opcode::sub || in.op == opcode::mad ||
                               in.op == opcode::add_carry || in.op == opcode::sub_carry || in.op == opcode::mad_carry))
             {
                 in.carry_out = true;
-                continue;
+                return true;
             }
+            if (in.op == opcode::bar && (m == "red" || m == "popc" || m == "and" || m == "or"))
+            {
+                if (m != "red")  // the form is checked with the operands, in check_warp_and_memory
+                {
+                    in.var = m == "popc" ? variant::bar_red_popc : m == "and" ? variant::bar_red_and : variant::bar_red_or;
+                }
+                return true;
+            }
+            return false;
+        }
+
+        // A flag: .ftz, .sat, cvta.to, bar.warp, and the vector width .v2 / .v4.
+        bool read_flag_modifier(const std::string& m, instruction& in)
+        {
             if (m == "ftz")
             {
                 in.ftz = true;
-                continue;
+                return true;
             }
             if (m == "sat")
             {
                 in.sat = true;
-                continue;
+                return true;
             }
             if (m == "to" && in.op == opcode::cvta)
             {
                 in.to = true;
-                continue;
-            }
-            if (in.op == opcode::bar && (m == "red" || m == "popc" || m == "and" || m == "or"))
-            {
-                // bar.red.popc.u32, bar.red.and.pred, bar.red.or.pred; checked with the operands below
-                if (m != "red")
-                {
-                    in.var = m == "popc" ? variant::bar_red_popc : m == "and" ? variant::bar_red_and : variant::bar_red_or;
-                }
-                continue;
+                return true;
             }
             if (m == "warp" && in.op == opcode::bar)
             {
                 in.warp = true;
-                continue;
+                return true;
             }
             if (m == "v2" || m == "v4")
             {
                 in.vector = m == "v2" ? 2 : 4;
+                return true;
+            }
+            return false;
+        }
+
+        // The modifiers taken together: .ftz only on .f32, the forms of testp, lop3, tanh and shf the
+        // simulator knows (shf's variant set from its direction and mode). "" when they fit, else why not.
+        std::string check_modifiers(const std::string& text, instruction& in, const modifier_state& state)
+        {
+            if (in.ftz && !(in.type.is_float() && in.type.bits == 32) && in.op != opcode::setp && in.op != opcode::cvt)
+            {
+                return "'" + text + "': .ftz on a type other than .f32";
+            }
+            if (in.op == opcode::testp && (in.var < variant::testp_finite || !in.type.is_float()))
+            {
+                return "'" + text + "' is not a testp the simulator knows";
+            }
+            if (in.op == opcode::lop3 && (in.type.bits != 32 || in.operand_count != 5))
+            {
+                return "'" + text + "' is not a lop3.b32 the simulator knows";
+            }
+            if (in.op == opcode::tanh && (in.var != variant::approx || !in.type.is_float()))
+            {
+                return "'" + text + "' is not a tanh.approx the simulator knows";
+            }
+            if (in.op == opcode::shf)
+            {
+                if (state.shf_direction.empty() || state.shf_mode.empty() || in.type.bits != 32)
+                {
+                    return "'" + text + "' is not a shf the simulator knows (shf.{l,r}.{wrap,clamp}.b32)";
+                }
+                in.var = state.shf_direction == "l" ? (state.shf_mode == "wrap" ? variant::shf_l_wrap : variant::shf_l_clamp)
+                                                    : (state.shf_mode == "wrap" ? variant::shf_r_wrap : variant::shf_r_clamp);
+            }
+            return "";
+        }
+
+        // What the integer families need: the carry instructions on 32- or 64-bit integers (mad with .lo or
+        // .hi), dp4a/dp2a with two 32-bit integer types, prmt on .b32. "" when it fits, else why not.
+        std::string check_integer_families(const std::string& text, const instruction& in, int types)
+        {
+            switch (in.op)
+            {
+            case opcode::add_carry:
+            case opcode::sub_carry:
+            case opcode::mad_carry:
+                if (in.type.is_float() || (in.type.bits != 32 && in.type.bits != 64) || in.sat ||
+                    (in.op == opcode::mad_carry && in.var != variant::lo && in.var != variant::hi) ||
+                    (in.op != opcode::mad_carry && in.var != variant::none))
+                {
+                    return "'" + text + "' is not an extended-precision (carry) instruction the simulator knows";
+                }
+                break;
+            case opcode::dp4a:
+            case opcode::dp2a:
+                if (types != 2 || in.type.bits != 32 || in.source_type.bits != 32 || in.type.is_float() ||
+                    in.source_type.is_float() || (in.op == opcode::dp2a) != (in.var == variant::lo || in.var == variant::hi) ||
+                    (in.op == opcode::dp4a && in.var != variant::none) || in.operand_count != 4)
+                {
+                    return "'" + text + "' is not a dp4a/dp2a the simulator knows";
+                }
+                break;
+            case opcode::prmt:
+                if (in.type.bits != 32 || in.operand_count != 4)
+                {
+                    return "'" + text + "' is not a prmt.b32 the simulator knows";
+                }
+                break;
+            default:
+                break;
+            }
+            return "";
+        }
+
+        // What the arithmetic and conversions need: the roundings implemented, mad.f32 as fma, an integer
+        // mul/mad's width, cvt's two types. "" when it fits, else why not.
+        std::string check_arithmetic(const std::string& text, instruction& in, int types)
+        {
+            switch (in.op)
+            {
+            case opcode::add:
+            case opcode::sub:
+            case opcode::mul:
+            case opcode::fma:
+            case opcode::mad:
+            case opcode::div:
+                if (in.type.is_float() && in.round != rounding::none && in.round != rounding::rn)
+                {
+                    return "'" + text + "': rounding other than .rn is not implemented by the simulator";
+                }
+                if (in.op == opcode::mad && in.type.is_float())
+                {
+                    in.op = opcode::fma;  // mad.rn.f32 is fma (one rounding) since sm_20
+                }
+                if ((in.op == opcode::mul || in.op == opcode::mad) && !in.type.is_float() && in.var == variant::none)
+                {
+                    return "'" + text + "': an integer mul/mad needs .lo, .hi or .wide";
+                }
+                break;
+            case opcode::cvt:
+                if (types != 2)
+                {
+                    return "'" + text + "' needs two types";
+                }
+                if (in.type.is_float() && !in.source_type.is_float() && in.round != rounding::none && in.round != rounding::rn)
+                {
+                    return "'" + text + "': an integer-to-float conversion rounding other than .rn is not implemented";
+                }
+                if (in.type.is_float() && in.source_type.is_float() && in.type.bits < in.source_type.bits &&
+                    in.round != rounding::rn && in.round != rounding::none &&
+                    !(in.type.bits == 32 && in.source_type.bits == 64 &&
+                      (in.round == rounding::rz || in.round == rounding::rm || in.round == rounding::rp)))
+                {
+                    return "'" + text + "': narrowing a float with rounding other than .rn is not implemented";
+                }
+                break;
+            case opcode::rcp:
+            case opcode::sqrt:
+                if (in.var != variant::approx && in.round != rounding::rn)
+                {
+                    return "'" + text + "': rounding other than .rn is not implemented";
+                }
+                break;
+            default:
+                break;
+            }
+            return "";
+        }
+
+        // What barriers, memory accesses, warp-wide operations, atomics and calls need: the forms the
+        // simulator implements. "" when it fits, else why not.
+        std::string check_warp_and_memory(const std::string& text, const instruction& in)
+        {
+            switch (in.op)
+            {
+            case opcode::bar:
+                if (in.warp)
+                {
+                    break;
+                }
+                if (in.var != variant::none)
+                {
+                    // bar.red.op.type d, a{, b}, {!}c: the block's reduction of the predicate c
+                    bool popc = in.var == variant::bar_red_popc;
+                    if (text.find(".red.") == std::string::npos || (in.operand_count != 3 && in.operand_count != 4) ||
+                        (popc ? in.type.bits != 32 || in.type.is_float() : in.type.kind != 'p'))
+                    {
+                        return "'" + text + "' is not a bar.red the simulator knows (bar.red.popc.u32, bar.red.{and,or}.pred)";
+                    }
+                    break;
+                }
+                if (!(text == "bar.sync" || text == "barrier.sync" || text == "barrier.sync.aligned" || text == "bar.sync.aligned"))
+                {
+                    return "'" + text + "' is not implemented by the simulator (bar.sync / barrier.sync, bar.red)";
+                }
+                if (in.operand_count != 1 && in.operand_count != 2)
+                {
+                    return "'" + text + "' is not a bar.sync the simulator knows (a barrier and an optional thread count)";
+                }
+                break;
+            case opcode::ld:
+            case opcode::st:
+                if (in.operand_count != 2)
+                {
+                    return "'" + text + "' with a cache-policy operand is not implemented by the simulator";
+                }
+                break;
+            case opcode::shfl:
+                if (in.var < variant::shfl_up || in.var > variant::shfl_idx || in.operand_count < 4)
+                {
+                    return "'" + text + "' is not a shfl.sync the simulator knows";
+                }
+                if (text.find("sync") == std::string::npos)
+                {
+                    return "'" + text + "': shfl without .sync (pre-Volta) is not implemented";
+                }
+                break;
+            case opcode::vote:
+                if (in.var < variant::vote_all || in.var > variant::vote_ballot || text.find("sync") == std::string::npos)
+                {
+                    return "'" + text + "' is not a vote.sync the simulator knows";
+                }
+                break;
+            case opcode::atom:
+            case opcode::red:
+                if (in.var < variant::atom_add)
+                {
+                    return "'" + text + "' is not an atomic operation the simulator knows";
+                }
+                if (in.vector != 1 || (in.type.is_float() && in.var != variant::atom_add && in.var != variant::atom_exch))
+                {
+                    return "'" + text + "' is not implemented by the simulator";
+                }
+                break;
+            case opcode::redux:
+                if (in.var < variant::atom_add || in.var > variant::atom_xor || in.var == variant::atom_inc ||
+                    in.var == variant::atom_dec || in.type.bits != 32 || in.type.is_float())
+                {
+                    return "'" + text + "' is not a redux.sync the simulator knows";
+                }
+                break;
+            case opcode::match:
+                if ((in.var != variant::vote_any && in.var != variant::vote_all) || in.type.is_float())
+                {
+                    return "'" + text + "' is not a match.sync the simulator knows";
+                }
+                break;
+            case opcode::call:
+                if (in.callee == -2)
+                {
+                    return "'" + text + "': an indirect call (through a function pointer) is not implemented by the simulator";
+                }
+                break;
+            default:
+                break;
+            }
+            return "";
+        }
+    }
+
+    std::string ptx_decoder::decode(const std::string& text, instruction& in)
+    {
+        std::vector<std::string> parts = split_at_dots(text);
+        const std::string& base = parts[0];
+        if (!opcode_named(base, in.op))
+        {
+            return "the instruction '" + base + "' is not implemented by the simulator";
+        }
+        if (in.op == opcode::membar || base == "nanosleep")
+        {
+            return "";  // one thread runs at a time: every ordering holds; nanosleep is a hint, the warp goes on
+        }
+        in.carry_in = base == "addc" || base == "subc" || base == "madc";
+        if (base == "ldu")
+        {
+            in.space = state_space::global;
+        }
+        // Each modifier is understood, known to change nothing, or refused.
+        modifier_state state;
+        for (std::size_t k = 1; k < parts.size(); ++k)
+        {
+            const std::string& m = parts[k];
+            if (read_type_modifier(m, in, state))
+            {
+                continue;
+            }
+            if (is_unimplemented_type(m))
+            {
+                return "the type ." + m + " is not implemented by the simulator";
+            }
+            if (read_family_modifier(m, in) || read_memory_modifier(m, in) || read_operation_modifier(m, in, state) ||
+                read_flag_modifier(m, in))
+            {
                 continue;
             }
             return "the modifier ." + m + " of '" + text + "' is not implemented by the simulator";
         }
-        if (in.ftz && !(in.type.is_float() && in.type.bits == 32) && in.op != opcode::setp && in.op != opcode::cvt)
-        {
-            return "'" + text + "': .ftz on a type other than .f32";
-        }
-        if (in.op == opcode::testp && (in.var < variant::testp_finite || !in.type.is_float()))
-        {
-            return "'" + text + "' is not a testp the simulator knows";
-        }
-        if (in.op == opcode::lop3 && (in.type.bits != 32 || in.operand_count != 5))
-        {
-            return "'" + text + "' is not a lop3.b32 the simulator knows";
-        }
-        if (in.op == opcode::tanh && (in.var != variant::approx || !in.type.is_float()))
-        {
-            return "'" + text + "' is not a tanh.approx the simulator knows";
-        }
-        if (in.op == opcode::shf)
-        {
-            if (shf_direction.empty() || shf_mode.empty() || in.type.bits != 32)
-            {
-                return "'" + text + "' is not a shf the simulator knows (shf.{l,r}.{wrap,clamp}.b32)";
-            }
-            in.var = shf_direction == "l" ? (shf_mode == "wrap" ? variant::shf_l_wrap : variant::shf_l_clamp)
-                                          : (shf_mode == "wrap" ? variant::shf_r_wrap : variant::shf_r_clamp);
-        }
         if (in.carry_out && !in.carry_in)
         {
-            // add.cc, sub.cc, mad.cc: the carry-writing forms run with the carry family, plain add stays apart
+            // add.cc, sub.cc, mad.cc run with the carry family (warp_integer_operations.cpp): plain add stays apart
             in.op = in.op == opcode::add ? opcode::add_carry : in.op == opcode::sub ? opcode::sub_carry : opcode::mad_carry;
         }
         // What each instruction needs, checked here so that running it never meets a surprise.
-        switch (in.op)
+        std::string refusal = check_modifiers(text, in, state);
+        if (refusal.empty())
         {
-        case opcode::add_carry:
-        case opcode::sub_carry:
-        case opcode::mad_carry:
-            if (in.type.is_float() || (in.type.bits != 32 && in.type.bits != 64) || in.sat ||
-                (in.op == opcode::mad_carry && in.var != variant::lo && in.var != variant::hi) ||
-                (in.op != opcode::mad_carry && in.var != variant::none))
-            {
-                return "'" + text + "' is not an extended-precision (carry) instruction the simulator knows";
-            }
-            break;
-        case opcode::dp4a:
-        case opcode::dp2a:
-            if (types != 2 || in.type.bits != 32 || in.source_type.bits != 32 || in.type.is_float() ||
-                in.source_type.is_float() || (in.op == opcode::dp2a) != (in.var == variant::lo || in.var == variant::hi) ||
-                (in.op == opcode::dp4a && in.var != variant::none) || in.operand_count != 4)
-            {
-                return "'" + text + "' is not a dp4a/dp2a the simulator knows";
-            }
-            break;
-        case opcode::prmt:
-            if (in.type.bits != 32 || in.operand_count != 4)
-            {
-                return "'" + text + "' is not a prmt.b32 the simulator knows";
-            }
-            break;
-        case opcode::add:
-        case opcode::sub:
-        case opcode::mul:
-        case opcode::fma:
-        case opcode::mad:
-        case opcode::div:
-            if (in.type.is_float() && in.round != rounding::none && in.round != rounding::rn)
-            {
-                return "'" + text + "': rounding other than .rn is not implemented by the simulator";
-            }
-            if (in.op == opcode::mad && in.type.is_float())
-            {
-                in.op = opcode::fma;  // mad.rn.f32 is fma (one rounding) since sm_20
-            }
-            if ((in.op == opcode::mul || in.op == opcode::mad) && !in.type.is_float() && in.var == variant::none)
-            {
-                return "'" + text + "': an integer mul/mad needs .lo, .hi or .wide";
-            }
-            break;
-        case opcode::bar:
-            if (in.warp)
-            {
-                break;
-            }
-            if (in.var != variant::none)
-            {
-                // bar.red.op.type d, a{, b}, {!}c: the block's reduction of the predicate c
-                bool popc = in.var == variant::bar_red_popc;
-                if (text.find(".red.") == std::string::npos || (in.operand_count != 3 && in.operand_count != 4) ||
-                    (popc ? in.type.bits != 32 || in.type.is_float() : in.type.kind != 'p'))
-                {
-                    return "'" + text + "' is not a bar.red the simulator knows (bar.red.popc.u32, bar.red.{and,or}.pred)";
-                }
-                break;
-            }
-            if (!(text == "bar.sync" || text == "barrier.sync" || text == "barrier.sync.aligned" || text == "bar.sync.aligned"))
-            {
-                return "'" + text + "' is not implemented by the simulator (bar.sync / barrier.sync, bar.red)";
-            }
-            if (in.operand_count != 1 && in.operand_count != 2)
-            {
-                return "'" + text + "' is not a bar.sync the simulator knows (a barrier and an optional thread count)";
-            }
-            break;
-        case opcode::ld:
-        case opcode::st:
-            if (in.operand_count != 2)
-            {
-                return "'" + text + "' with a cache-policy operand is not implemented by the simulator";
-            }
-            break;
-        case opcode::cvt:
-            if (types != 2)
-            {
-                return "'" + text + "' needs two types";
-            }
-            if (in.type.is_float() && !in.source_type.is_float() && in.round != rounding::none && in.round != rounding::rn)
-            {
-                return "'" + text + "': an integer-to-float conversion rounding other than .rn is not implemented";
-            }
-            if (in.type.is_float() && in.source_type.is_float() && in.type.bits < in.source_type.bits &&
-                in.round != rounding::rn && in.round != rounding::none &&
-                !(in.type.bits == 32 && in.source_type.bits == 64 &&
-                  (in.round == rounding::rz || in.round == rounding::rm || in.round == rounding::rp)))
-            {
-                return "'" + text + "': narrowing a float with rounding other than .rn is not implemented";
-            }
-            break;
-        case opcode::shfl:
-            if (in.var < variant::shfl_up || in.var > variant::shfl_idx || in.operand_count < 4)
-            {
-                return "'" + text + "' is not a shfl.sync the simulator knows";
-            }
-            if (text.find("sync") == std::string::npos)
-            {
-                return "'" + text + "': shfl without .sync (pre-Volta) is not implemented";
-            }
-            break;
-        case opcode::vote:
-            if (in.var < variant::vote_all || in.var > variant::vote_ballot || text.find("sync") == std::string::npos)
-            {
-                return "'" + text + "' is not a vote.sync the simulator knows";
-            }
-            break;
-        case opcode::atom:
-        case opcode::red:
-            if (in.var < variant::atom_add)
-            {
-                return "'" + text + "' is not an atomic operation the simulator knows";
-            }
-            if (in.vector != 1 || (in.type.is_float() && in.var != variant::atom_add && in.var != variant::atom_exch))
-            {
-                return "'" + text + "' is not implemented by the simulator";
-            }
-            break;
-        case opcode::redux:
-            if (in.var < variant::atom_add || in.var > variant::atom_xor || in.var == variant::atom_inc ||
-                in.var == variant::atom_dec || in.type.bits != 32 || in.type.is_float())
-            {
-                return "'" + text + "' is not a redux.sync the simulator knows";
-            }
-            break;
-        case opcode::match:
-            if ((in.var != variant::vote_any && in.var != variant::vote_all) || in.type.is_float())
-            {
-                return "'" + text + "' is not a match.sync the simulator knows";
-            }
-            break;
-        case opcode::call:
-            if (in.callee == -2)
-            {
-                return "'" + text + "': an indirect call (through a function pointer) is not implemented by the simulator";
-            }
-            break;
-        case opcode::rcp:
-        case opcode::sqrt:
-            if (in.var != variant::approx && in.round != rounding::rn)
-            {
-                return "'" + text + "': rounding other than .rn is not implemented";
-            }
-            break;
-        default:
-            break;
+            refusal = check_integer_families(text, in, state.types);
         }
-        return "";
+        if (refusal.empty())
+        {
+            refusal = check_arithmetic(text, in, state.types);
+        }
+        if (refusal.empty())
+        {
+            refusal = check_warp_and_memory(text, in);
+        }
+        return refusal;
     }
 }

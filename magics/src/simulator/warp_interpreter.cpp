@@ -642,6 +642,106 @@ namespace xcuda::sim
         return s;
     }
 
+    // The lanes of `mask` whose guard predicate lets them run the instruction.
+    std::uint32_t warp_interpreter::guarded_lanes(const instruction& in, std::uint32_t mask) const
+    {
+        const std::uint64_t* p = m_registers + static_cast<std::size_t>(in.guard) * 32;
+        std::uint32_t taken = 0;
+        XCUDA_SIM_LANES(mask)
+        {
+            taken |= static_cast<std::uint32_t>((p[l] & 1) != in.guard_negated) << l;
+        }
+        return taken;
+    }
+
+    void warp_interpreter::step_limit_reached(const instruction& in) const
+    {
+        throw sim_error(sim_error::kind::launch_failed,
+                        "kernel '" + m_launch.kernel + "' ran more than " + std::to_string(m_launch.step_limit) +
+                            " warp-instructions and was stopped (an endless loop, or lanes of one warp waiting on each "
+                            "other, which the simulator's reconvergence model cannot run; XCUDA_SIM_MAX_STEPS raises the "
+                            "limit), at " + where(in));
+    }
+
+    // bra: the lanes that take it go to its target, the others on; when they disagree, both sides run one
+    // after the other and join at the branch's reconvergence point.
+    void warp_interpreter::branch(entry& top, const instruction& in, std::uint32_t active)
+    {
+        std::uint32_t target = static_cast<std::uint32_t>(in.operands[0].value);
+        std::uint32_t fall = top.mask & ~active;
+        if (fall == 0)
+        {
+            top.pc = target;
+        }
+        else if (active == 0)
+        {
+            top.pc += 1;
+        }
+        else
+        {
+            std::uint32_t next = top.pc + 1;
+            // A side that goes straight to the kernel's end exits now rather than wait at the join:
+            // with independent thread scheduling it would have, and a __syncthreads() after an early
+            // return must not wait for it.
+            auto exits_at = [&](std::uint32_t pc) {
+                return m_depth == 1 && pc < m_function->code.size() && m_function->code[pc].guard < 0 &&
+                       (m_function->code[pc].op == opcode::ret || m_function->code[pc].op == opcode::exit);
+            };
+            if (exits_at(target) || exits_at(next))
+            {
+                bool taken_exits = exits_at(target);
+                exit_lanes(taken_exits ? active : fall);
+                m_stack.back().pc = taken_exits ? next : target;
+                return;
+            }
+            std::uint32_t join = in.reconverge;
+            if (top.reconverge == join)
+            {
+                top = {next, fall, join};
+            }
+            else
+            {
+                top.pc = join;
+                m_stack.push_back({next, fall, join});
+            }
+            m_stack.push_back({target, active, join});
+        }
+    }
+
+    // ret: the active lanes leave the function (a kernel's ret: they exit).
+    void warp_interpreter::ret(entry& top, std::uint32_t active)
+    {
+        if (active)
+        {
+            std::uint32_t rest = top.mask & ~active;
+            top.pc += 1;
+            if (rest == 0 && m_depth > 1 && m_stack.size() == m_frame->stack_base + 1)
+            {
+                top.mask = 0;
+                settle();
+            }
+            else
+            {
+                return_lanes(active);
+            }
+        }
+        else
+        {
+            top.pc += 1;
+        }
+    }
+
+    void warp_interpreter::barrier_divergence(const instruction& in, std::uint32_t active) const
+    {
+        throw sim_error(sim_error::kind::barrier_divergence,
+                        "kernel '" + m_launch.kernel + "': barrier divergence in block (" +
+                            std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
+                            std::to_string(m_block.ctaid[2]) + "), warp " + std::to_string(m_warp) + ": lanes " +
+                            hex(active) + " reached " + where(in) + " but lanes " + hex(m_live & ~active) +
+                            " of the warp, not exited, did not (a __syncthreads() inside a branch that not "
+                            "every thread of the block takes)");
+    }
+
     warp_interpreter::status warp_interpreter::run()
     {
         while (m_depth > 0 && !m_stack.empty())
@@ -659,24 +759,10 @@ namespace xcuda::sim
                 continue;
             }
             const instruction& in = m_function->code[top.pc];
-            std::uint32_t active = top.mask;
-            if (in.guard >= 0)
-            {
-                const std::uint64_t* p = m_registers + static_cast<std::size_t>(in.guard) * 32;
-                std::uint32_t taken = 0;
-                XCUDA_SIM_LANES(active)
-                {
-                    taken |= static_cast<std::uint32_t>((p[l] & 1) != in.guard_negated) << l;
-                }
-                active = taken;
-            }
+            std::uint32_t active = in.guard >= 0 ? guarded_lanes(in, top.mask) : top.mask;
             if (m_launch.step_limit && ++m_launch.warp_steps > m_launch.step_limit)
             {
-                throw sim_error(sim_error::kind::launch_failed,
-                                "kernel '" + m_launch.kernel + "' ran more than " + std::to_string(m_launch.step_limit) +
-                                    " warp-instructions and was stopped (an endless loop, or lanes of one warp waiting on each "
-                                    "other, which the simulator's reconvergence model cannot run; XCUDA_SIM_MAX_STEPS raises the "
-                                    "limit), at " + where(in));
+                step_limit_reached(in);
             }
             m_launch.thread_instructions += static_cast<unsigned>(__builtin_popcount(active));
             const bool traced = m_trace_lane >= 0 && ((top.mask >> m_trace_lane) & 1);
@@ -687,67 +773,10 @@ namespace xcuda::sim
             switch (in.op)
             {
             case opcode::bra:
-            {
-                std::uint32_t target = static_cast<std::uint32_t>(in.operands[0].value);
-                std::uint32_t fall = top.mask & ~active;
-                if (fall == 0)
-                {
-                    top.pc = target;
-                }
-                else if (active == 0)
-                {
-                    top.pc += 1;
-                }
-                else
-                {
-                    std::uint32_t next = top.pc + 1;
-                    // A side that goes straight to the kernel's end exits now rather than wait at the join:
-                    // with independent thread scheduling it would have, and a __syncthreads() after an early
-                    // return must not wait for it.
-                    auto exits_at = [&](std::uint32_t pc) {
-                        return m_depth == 1 && pc < m_function->code.size() && m_function->code[pc].guard < 0 &&
-                               (m_function->code[pc].op == opcode::ret || m_function->code[pc].op == opcode::exit);
-                    };
-                    if (exits_at(target) || exits_at(next))
-                    {
-                        bool taken_exits = exits_at(target);
-                        exit_lanes(taken_exits ? active : fall);
-                        m_stack.back().pc = taken_exits ? next : target;
-                        continue;
-                    }
-                    std::uint32_t join = in.reconverge;
-                    if (top.reconverge == join)
-                    {
-                        top = {next, fall, join};
-                    }
-                    else
-                    {
-                        top.pc = join;
-                        m_stack.push_back({next, fall, join});
-                    }
-                    m_stack.push_back({target, active, join});
-                }
+                branch(top, in, active);
                 continue;
-            }
             case opcode::ret:
-                if (active)
-                {
-                    std::uint32_t rest = top.mask & ~active;
-                    top.pc += 1;
-                    if (rest == 0 && m_depth > 1 && m_stack.size() == m_frame->stack_base + 1)
-                    {
-                        top.mask = 0;
-                        settle();
-                    }
-                    else
-                    {
-                        return_lanes(active);
-                    }
-                }
-                else
-                {
-                    top.pc += 1;
-                }
+                ret(top, active);
                 continue;
             case opcode::exit:
                 top.pc += 1;
@@ -768,13 +797,7 @@ namespace xcuda::sim
                 }
                 if (active != m_live)
                 {
-                    throw sim_error(sim_error::kind::barrier_divergence,
-                                    "kernel '" + m_launch.kernel + "': barrier divergence in block (" +
-                                        std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
-                                        std::to_string(m_block.ctaid[2]) + "), warp " + std::to_string(m_warp) + ": lanes " +
-                                        hex(active) + " reached " + where(in) + " but lanes " + hex(m_live & ~active) +
-                                        " of the warp, not exited, did not (a __syncthreads() inside a branch that not "
-                                        "every thread of the block takes)");
+                    barrier_divergence(in, active);
                 }
                 m_barrier = &in;
                 arrive(in, active);

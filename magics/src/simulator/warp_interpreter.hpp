@@ -173,10 +173,32 @@ namespace xcuda::sim
         std::string thread_name(unsigned lane) const;
         source member_mask(const instruction& in, const operand& o, std::uint32_t active, const char* what);
 
+        // run()'s parts. On the per-instruction path (inlined): the guard, bra and ret. Off it: the two
+        // errors that end a run.
+        [[gnu::always_inline]] inline std::uint32_t guarded_lanes(const instruction& in, std::uint32_t mask) const;
+        [[gnu::always_inline]] inline void branch(entry& top, const instruction& in, std::uint32_t active);
+        [[gnu::always_inline]] inline void ret(entry& top, std::uint32_t active);
+        [[noreturn]] void step_limit_reached(const instruction& in) const;
+        [[noreturn]] void barrier_divergence(const instruction& in, std::uint32_t active) const;
+
         void execute(const instruction& in, std::uint32_t active);
         void load_store(const instruction& in, std::uint32_t active);
         void convert(const instruction& in, std::uint32_t active);
         void arithmetic(const instruction& in, std::uint32_t active);
+        // arithmetic's instruction families (warp_operations.cpp), given the destination and the operands it
+        // fetched. On the per-instruction path: inlined into arithmetic's switch.
+        [[gnu::always_inline]] inline void add_multiply(const instruction& in, std::uint32_t active, std::uint64_t* d,
+                                                        source a, source b, source c);
+        [[gnu::always_inline]] inline void min_max_sign(const instruction& in, std::uint32_t active, std::uint64_t* d,
+                                                        source a, source b, source c);
+        [[gnu::always_inline]] inline void bitwise_logic(const instruction& in, std::uint32_t active, std::uint64_t* d,
+                                                         source a, source b, source c);
+        [[gnu::always_inline]] inline void shifts(const instruction& in, std::uint32_t active, std::uint64_t* d,
+                                                  source a, source b, source c);
+        [[gnu::always_inline]] inline void bit_fields(const instruction& in, std::uint32_t active, std::uint64_t* d,
+                                                      source a, source b, source c);
+        [[gnu::always_inline]] inline void float_functions(const instruction& in, std::uint32_t active, std::uint64_t* d,
+                                                           source a, source b, source c);
         void compare_set(const instruction& in, std::uint32_t active);
         void shuffle(const instruction& in, std::uint32_t active);
         void vote(const instruction& in, std::uint32_t active);

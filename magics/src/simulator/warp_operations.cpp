@@ -245,6 +245,26 @@ namespace xcuda::sim
             return (h & 0x8000) ? -magnitude : magnitude;
         }
 
+        // A float operand as .ftz reads it: a subnormal flushed to zero.
+        inline float float_operand(float x, bool ftz)
+        {
+            return ftz ? flush(x) : x;
+        }
+
+        // A float result as .ftz and .sat make it: a subnormal flushed to zero, then clamped to [0, 1] (NaN: 0).
+        inline float float_result(float x, bool ftz, bool sat)
+        {
+            if (ftz)
+            {
+                x = flush(x);
+            }
+            if (sat)
+            {
+                x = std::isnan(x) ? 0.0f : std::fmin(std::fmax(x, 0.0f), 1.0f);
+            }
+            return x;
+        }
+
         std::uint64_t read_as(std::uint64_t v, ptx_type t)
         {
             // Normalises a register to its type: sign- or zero-extended to 64 bits.
@@ -261,27 +281,9 @@ namespace xcuda::sim
         }
     }
 
-    void warp_interpreter::arithmetic(const instruction& in, std::uint32_t active)
-    {
-        std::uint64_t* d = destination(in.operands[0]);
-        source a = fetch(in.operands[1], 0);
-        source b = in.operand_count > 2 ? fetch(in.operands[2], 1) : source{a.p, 0};
-        source c = in.operand_count > 3 ? fetch(in.operands[3], 2) : source{a.p, 0};
-        const ptx_type t = in.type;
-        const bool ftz = in.ftz;
-        const bool sat = in.sat;
-        auto finish = [&](float x) {
-            if (ftz)
-            {
-                x = flush(x);
-            }
-            if (sat)
-            {
-                x = std::isnan(x) ? 0.0f : std::fmin(std::fmax(x, 0.0f), 1.0f);
-            }
-            return x;
-        };
-        auto in_f = [&](float x) { return ftz ? flush(x) : x; };
+    // arithmetic() by instruction family: each family a function of its own, inlined into arithmetic's switch
+    // (warp_interpreter.hpp declares them always_inline: this is the per-instruction path). Each is given the
+    // destination and the operands arithmetic fetched; d[l] is written for every active lane l.
 #define A as<T>(a.p[a.stride * l])
 #define B as<T>(b.p[b.stride * l])
 #define C as<T>(c.p[c.stride * l])
@@ -290,10 +292,10 @@ namespace xcuda::sim
     {                                                                                          \
         XCUDA_SIM_LANES(active)                                                                \
         {                                                                                      \
-            float x = in_f(A), y = in_f(B), z = in_f(C);                                       \
+            float x = float_operand(A, ftz), y = float_operand(B, ftz), z = float_operand(C, ftz); \
             (void)y;                                                                           \
             (void)z;                                                                           \
-            d[l] = bits<float>(finish(EXPRESSION));                                            \
+            d[l] = bits<float>(float_result(EXPRESSION, ftz, sat));                            \
         }                                                                                      \
     }                                                                                          \
     else                                                                                       \
@@ -306,6 +308,14 @@ namespace xcuda::sim
             d[l] = bits<T>(EXPRESSION);                                                        \
         }                                                                                      \
     }
+
+    // add, sub, mul (.lo, .hi, .wide), mad, fma, div, rem
+    void warp_interpreter::add_multiply(const instruction& in, std::uint32_t active, std::uint64_t* d, source a, source b,
+                                        source c)
+    {
+        const ptx_type t = in.type;
+        const bool ftz = in.ftz;
+        const bool sat = in.sat;
         switch (in.op)
         {
         case opcode::add:
@@ -377,6 +387,20 @@ namespace xcuda::sim
         case opcode::rem:
             XCUDA_SIM_BY_TYPE(t, if constexpr (!std::is_floating_point_v<T>) { FLOAT_OP(integer_remainder<T>(x, y)); });
             return;
+        default:
+            return;
+        }
+    }
+
+    // min, max, abs, neg, copysign
+    void warp_interpreter::min_max_sign(const instruction& in, std::uint32_t active, std::uint64_t* d, source a, source b,
+                                        source c)
+    {
+        const ptx_type t = in.type;
+        const bool ftz = in.ftz;
+        const bool sat = in.sat;
+        switch (in.op)
+        {
         case opcode::min:
             XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(std::fmin(x, y)); } else {
                 FLOAT_OP(x < y ? x : y);
@@ -400,6 +424,18 @@ namespace xcuda::sim
         case opcode::copysign:  // copysign.f32 d, a, b: b's magnitude, a's sign
             XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(std::copysign(y, x)); });
             return;
+        default:
+            return;
+        }
+    }
+
+    // and, or, xor, not, cnot, lop3, selp
+    void warp_interpreter::bitwise_logic(const instruction& in, std::uint32_t active, std::uint64_t* d, source a, source b,
+                                         source c)
+    {
+        const ptx_type t = in.type;
+        switch (in.op)
+        {
         case opcode::and_:
             XCUDA_SIM_LANES(active) { d[l] = a.p[a.stride * l] & b.p[b.stride * l]; }
             return;
@@ -418,6 +454,48 @@ namespace xcuda::sim
         case opcode::cnot:
             XCUDA_SIM_LANES(active) { d[l] = read_as(a.p[a.stride * l], t) == 0 ? 1 : 0; }
             return;
+        case opcode::lop3:  // lop3.b32 d, a, b, c, lut: each bit of d is lut's bit at (a, b, c)
+        {
+            source e = fetch(in.operands[4], 3);
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint32_t x = static_cast<std::uint32_t>(a.p[a.stride * l]), y = static_cast<std::uint32_t>(b.p[b.stride * l]),
+                              z = static_cast<std::uint32_t>(c.p[c.stride * l]);
+                std::uint32_t lut = static_cast<std::uint32_t>(e.p[e.stride * l]) & 0xff, r = 0;
+                for (unsigned k = 0; k < 8; ++k)
+                {
+                    if ((lut >> k) & 1)
+                    {
+                        r |= ((k & 4) ? x : ~x) & ((k & 2) ? y : ~y) & ((k & 1) ? z : ~z);
+                    }
+                }
+                d[l] = r;
+            }
+            return;
+        }
+        case opcode::selp:
+        {
+            source p = fetch(in.operands[3], 2);
+            std::uint64_t keep = t.bits >= 64 ? ~0ull : (1ull << t.bits) - 1;
+            XCUDA_SIM_LANES(active)
+            {
+                bool chosen = (p.p[p.stride * l] & 1) != in.operands[3].negate;
+                d[l] = (chosen ? a.p[a.stride * l] : b.p[b.stride * l]) & keep;
+            }
+            return;
+        }
+        default:
+            return;
+        }
+    }
+
+    // shl, shr, shf (the funnel shift)
+    void warp_interpreter::shifts(const instruction& in, std::uint32_t active, std::uint64_t* d, source a, source b,
+                                  source c)
+    {
+        const ptx_type t = in.type;
+        switch (in.op)
+        {
         case opcode::shl:
             XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_integral_v<T>) {
                 XCUDA_SIM_LANES(active)
@@ -445,6 +523,29 @@ namespace xcuda::sim
                 }
             });
             return;
+        case opcode::shf:  // funnel shift of b:a (b the high word)
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint64_t pair = (a.p[a.stride * l] & 0xffffffffu) | ((b.p[b.stride * l] & 0xffffffffu) << 32);
+                std::uint32_t n = static_cast<std::uint32_t>(c.p[c.stride * l]);
+                bool wrap = in.var == variant::shf_l_wrap || in.var == variant::shf_r_wrap;
+                n = wrap ? n & 31 : std::min<std::uint32_t>(n, 32);
+                bool left = in.var == variant::shf_l_wrap || in.var == variant::shf_l_clamp;
+                d[l] = left ? static_cast<std::uint32_t>((pair << n) >> 32) : static_cast<std::uint32_t>(pair >> n);
+            }
+            return;
+        default:
+            return;
+        }
+    }
+
+    // popc, clz, brev, bfe, bfi, bfind (prmt: warp_interpreter::permute)
+    void warp_interpreter::bit_fields(const instruction& in, std::uint32_t active, std::uint64_t* d, source a, source b,
+                                      source c)
+    {
+        const ptx_type t = in.type;
+        switch (in.op)
+        {
         case opcode::popc:
             XCUDA_SIM_LANES(active) { d[l] = static_cast<unsigned>(__builtin_popcountll(read_as(a.p[a.stride * l], {'u', t.bits}))); }
             return;
@@ -488,43 +589,22 @@ namespace xcuda::sim
                 d[l] = r;
             }
             return;
-        case opcode::lop3:  // lop3.b32 d, a, b, c, lut: each bit of d is lut's bit at (a, b, c)
+        case opcode::bfi:  // bfi.b32 d, a (insert), b (base), pos, len
         {
             source e = fetch(in.operands[4], 3);
             XCUDA_SIM_LANES(active)
             {
-                std::uint32_t x = static_cast<std::uint32_t>(a.p[a.stride * l]), y = static_cast<std::uint32_t>(b.p[b.stride * l]),
-                              z = static_cast<std::uint32_t>(c.p[c.stride * l]);
-                std::uint32_t lut = static_cast<std::uint32_t>(e.p[e.stride * l]) & 0xff, r = 0;
-                for (unsigned k = 0; k < 8; ++k)
+                std::uint64_t insert = a.p[a.stride * l], base = b.p[b.stride * l];
+                unsigned pos = static_cast<std::uint8_t>(c.p[c.stride * l]);
+                unsigned len = static_cast<std::uint8_t>(e.p[e.stride * l]);
+                for (unsigned k = 0; k < len && pos + k < t.bits; ++k)
                 {
-                    if ((lut >> k) & 1)
-                    {
-                        r |= ((k & 4) ? x : ~x) & ((k & 2) ? y : ~y) & ((k & 1) ? z : ~z);
-                    }
+                    base = (base & ~(1ull << (pos + k))) | (((insert >> k) & 1) << (pos + k));
                 }
-                d[l] = r;
+                d[l] = read_as(base, {'u', t.bits});
             }
             return;
         }
-        case opcode::testp:
-            XCUDA_SIM_LANES(active)
-            {
-                double x = t.bits == 32 ? static_cast<double>(as<float>(a.p[a.stride * l])) : as<double>(a.p[a.stride * l]);
-                int kind = t.bits == 32 ? std::fpclassify(as<float>(a.p[a.stride * l])) : std::fpclassify(x);
-                bool r = false;
-                switch (in.var)
-                {
-                case variant::testp_finite: r = std::isfinite(x); break;
-                case variant::testp_infinite: r = std::isinf(x); break;
-                case variant::testp_number: r = !std::isnan(x); break;
-                case variant::testp_notanumber: r = std::isnan(x); break;
-                case variant::testp_normal: r = kind == FP_NORMAL; break;
-                default: r = kind == FP_SUBNORMAL; break;
-                }
-                d[l] = r;
-            }
-            return;
         case opcode::bfind:  // the most significant bit that is not a sign bit; all ones when none
             XCUDA_SIM_LANES(active)
             {
@@ -542,44 +622,20 @@ namespace xcuda::sim
                 d[l] = position;
             }
             return;
-        case opcode::shf:  // funnel shift of b:a (b the high word)
-            XCUDA_SIM_LANES(active)
-            {
-                std::uint64_t pair = (a.p[a.stride * l] & 0xffffffffu) | ((b.p[b.stride * l] & 0xffffffffu) << 32);
-                std::uint32_t n = static_cast<std::uint32_t>(c.p[c.stride * l]);
-                bool wrap = in.var == variant::shf_l_wrap || in.var == variant::shf_r_wrap;
-                n = wrap ? n & 31 : std::min<std::uint32_t>(n, 32);
-                bool left = in.var == variant::shf_l_wrap || in.var == variant::shf_l_clamp;
-                d[l] = left ? static_cast<std::uint32_t>((pair << n) >> 32) : static_cast<std::uint32_t>(pair >> n);
-            }
-            return;
-        case opcode::bfi:  // bfi.b32 d, a (insert), b (base), pos, len
-        {
-            source e = fetch(in.operands[4], 3);
-            XCUDA_SIM_LANES(active)
-            {
-                std::uint64_t insert = a.p[a.stride * l], base = b.p[b.stride * l];
-                unsigned pos = static_cast<std::uint8_t>(c.p[c.stride * l]);
-                unsigned len = static_cast<std::uint8_t>(e.p[e.stride * l]);
-                for (unsigned k = 0; k < len && pos + k < t.bits; ++k)
-                {
-                    base = (base & ~(1ull << (pos + k))) | (((insert >> k) & 1) << (pos + k));
-                }
-                d[l] = read_as(base, {'u', t.bits});
-            }
+        default:
             return;
         }
-        case opcode::selp:
+    }
+
+    // rcp, sqrt, rsqrt, ex2, lg2, tanh, sin, cos, testp
+    void warp_interpreter::float_functions(const instruction& in, std::uint32_t active, std::uint64_t* d, source a, source b,
+                                           source c)
+    {
+        const ptx_type t = in.type;
+        const bool ftz = in.ftz;
+        const bool sat = in.sat;
+        switch (in.op)
         {
-            source p = fetch(in.operands[3], 2);
-            std::uint64_t keep = t.bits >= 64 ? ~0ull : (1ull << t.bits) - 1;
-            XCUDA_SIM_LANES(active)
-            {
-                bool chosen = (p.p[p.stride * l] & 1) != in.operands[3].negate;
-                d[l] = (chosen ? a.p[a.stride * l] : b.p[b.stride * l]) & keep;
-            }
-            return;
-        }
         case opcode::rcp:
             XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(T(1) / x)); });
             return;
@@ -606,15 +662,95 @@ namespace xcuda::sim
         case opcode::cos:
             XCUDA_SIM_BY_TYPE(t, if constexpr (std::is_floating_point_v<T>) { FLOAT_OP(static_cast<T>(std::cos(static_cast<double>(x)))); });
             return;
+        case opcode::testp:
+            XCUDA_SIM_LANES(active)
+            {
+                double x = t.bits == 32 ? static_cast<double>(as<float>(a.p[a.stride * l])) : as<double>(a.p[a.stride * l]);
+                int kind = t.bits == 32 ? std::fpclassify(as<float>(a.p[a.stride * l])) : std::fpclassify(x);
+                bool r = false;
+                switch (in.var)
+                {
+                case variant::testp_finite: r = std::isfinite(x); break;
+                case variant::testp_infinite: r = std::isinf(x); break;
+                case variant::testp_number: r = !std::isnan(x); break;
+                case variant::testp_notanumber: r = std::isnan(x); break;
+                case variant::testp_normal: r = kind == FP_NORMAL; break;
+                default: r = kind == FP_SUBNORMAL; break;
+                }
+                d[l] = r;
+            }
+            return;
+        default:
+            return;
+        }
+    }
+
+    void warp_interpreter::arithmetic(const instruction& in, std::uint32_t active)
+    {
+        std::uint64_t* d = destination(in.operands[0]);
+        source a = fetch(in.operands[1], 0);
+        source b = in.operand_count > 2 ? fetch(in.operands[2], 1) : source{a.p, 0};
+        source c = in.operand_count > 3 ? fetch(in.operands[3], 2) : source{a.p, 0};
+        switch (in.op)
+        {
+        case opcode::add:
+        case opcode::sub:
+        case opcode::mul:
+        case opcode::mad:
+        case opcode::fma:
+        case opcode::div:
+        case opcode::rem:
+            add_multiply(in, active, d, a, b, c);
+            return;
+        case opcode::min:
+        case opcode::max:
+        case opcode::abs:
+        case opcode::neg:
+        case opcode::copysign:
+            min_max_sign(in, active, d, a, b, c);
+            return;
+        case opcode::and_:
+        case opcode::or_:
+        case opcode::xor_:
+        case opcode::not_:
+        case opcode::cnot:
+        case opcode::lop3:
+        case opcode::selp:
+            bitwise_logic(in, active, d, a, b, c);
+            return;
+        case opcode::shl:
+        case opcode::shr:
+        case opcode::shf:
+            shifts(in, active, d, a, b, c);
+            return;
+        case opcode::popc:
+        case opcode::clz:
+        case opcode::brev:
+        case opcode::bfe:
+        case opcode::bfi:
+        case opcode::bfind:
+            bit_fields(in, active, d, a, b, c);
+            return;
+        case opcode::rcp:
+        case opcode::sqrt:
+        case opcode::rsqrt:
+        case opcode::ex2:
+        case opcode::lg2:
+        case opcode::tanh:
+        case opcode::sin:
+        case opcode::cos:
+        case opcode::testp:
+            float_functions(in, active, d, a, b, c);
+            return;
         default:
             throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': '" + in.text +
                                                               "' is not implemented by the simulator, at " + where(in));
         }
+    }
 #undef A
 #undef B
 #undef C
 #undef FLOAT_OP
-    }
 
     void warp_interpreter::convert(const instruction& in, std::uint32_t active)
     {

@@ -76,7 +76,8 @@ namespace
          pointer("y", "const float*", "float", true, f32), pointer("out", "float*", "float", false, f32),
          value("n", "size_t", u64, 8)}};
 
-    std::vector<signature_case> cases()
+    // The source as typed: comments, line breaks and splices, strings, macros and the preprocessor.
+    std::vector<signature_case> source_text_cases()
     {
         return {
             {"saxpy_is_read_with_kinds_and_pointer_flags",
@@ -90,6 +91,48 @@ namespace
              {{"scale", "scale", false, {}, 6,
                {pointer("data", "float*", "float", false, f32), value("n", "int", i32, 4)}}}},
 
+            {"crlf_line_endings_and_splices_keep_line_numbers",
+             "// one\r\n#define X \\\r\n  1\r\n__global__ void k(int n)\r\n{}\r\n",
+             {{"k", "k", false, {}, 4, {value("n", "int", i32, 4)}}}},
+
+            {"global_inside_comments_and_strings_does_not_count",
+             "// __global__ void a(int);\n/* __global__ void b(int); */\n"
+             "const char* s = \"__global__ void c(int);\";\nconst char* t = \"\\\" __global__ void d(int)\";\n"
+             "char q = '\\'';\nconst char* r = R\"x(__global__ void e(int) )\" )x\";\n__global__ void real_one() {}\n",
+             {{"real_one", "real_one", false, {}, 7, {}}}},
+
+            {"global_at_the_end_of_a_comment_and_string_only_text_finds_nothing",
+             "/* __global__ */ \"__global__\" '_' // __global__",
+             {}},
+
+            {"preprocessor_lines_with_continuations_are_skipped",
+             "#include <cuda_fp16.h>\n#pragma once\n#if defined(__CUDACC_RTC__) \\\n  && 1\n#endif\n"
+             "#define UNUSED(x) \\\n   __global__ void not_a_kernel(x)\n__global__ void k(int n) {}\n",
+             {{"k", "k", false, {}, 8, {value("n", "int", i32, 4)}}}},
+
+            {"if_0_blocks_hide_kernels_and_if_1_else_blocks_are_dropped",
+             "#if 0\n__global__ void hidden(int x) {}\nit's prose, not code\n#endif\n"
+             "#if 1\n__global__ void shown(int x) {}\n#else\n__global__ void other(int x) {}\n#endif\n",
+             {{"shown", "shown", false, {}, 6, {value("x", "int", i32, 4)}}}},
+
+            {"kernel_hidden_behind_object_like_macro_is_found",
+             "#define KERNEL extern \"C\" __global__ void\n#define REAL float\n\n"
+             "KERNEL scale(REAL* x, REAL a) {}\n",
+             {{"scale", "scale", true, {}, 4,
+               {pointer("x", "float*", "float", false, f32), value("a", "float", f32, 4)}}}},
+
+            {"kernel_declared_through_function_like_macro_is_found",
+             "#define DECLARE(name, T) \\\n  __global__ void name(T* x, int n)\n"
+             "#define CAT(a, b) a##b\nDECLARE(fill_f, float) {}\nDECLARE(CAT(fill_, i), int) {}\n",
+             {{"fill_f", "fill_f", false, {}, 4, {pointer("x", "float*", "float", false, f32), value("n", "int", i32, 4)}},
+              {"fill_i", "fill_i", false, {}, 5, {pointer("x", "int*", "int", false, i32), value("n", "int", i32, 4)}}}},
+        };
+    }
+
+    // How a kernel is declared: linkage, attributes, namespaces, templates, declarations and definitions.
+    std::vector<signature_case> kernel_declaration_cases()
+    {
+        return {
             {"extern_c_block_marks_its_kernels_and_extern_cxx_block_unmarks",
              "extern \"C\" {\n__global__ void a(int x) {}\nextern \"C++\" {\n__global__ void b(int x) {}\n}\n"
              "__global__ void c() {}\n}\n__global__ void d() {}\n",
@@ -115,6 +158,60 @@ namespace
               {"k3", "k3", false, {}, 3, {pointer("x", "float*", "float", false, f32)}},
               {"k4", "k4", false, {}, 4, {pointer("x", "float*", "float", false, f32)}}}},
 
+            {"unknown_attribute_macro_before_the_name_is_skipped",
+             "__global__ void MY_BOUNDS(128, 4) k(float* x) {}\n",
+             {{"k", "k", false, {}, 1, {pointer("x", "float*", "float", false, f32)}}}},
+
+            {"namespaces_qualify_the_name",
+             "namespace a { namespace b {\n__global__ void k1() {}\n} \n__global__ void k2() {}\n}\n"
+             "namespace c::d {\n__global__ void k3() {}\n}\nnamespace {\n__global__ void k4() {}\n}\n"
+             "__global__ void k5() {}\n",
+             {{"k1", "a::b::k1", false, {}, 2, {}},
+              {"k2", "a::k2", false, {}, 4, {}},
+              {"k3", "c::d::k3", false, {}, 7, {}},
+              {"k4", "k4", false, {}, 10, {}},
+              {"k5", "k5", false, {}, 12, {}}}},
+
+            {"out_of_line_definition_keeps_its_qualifier",
+             "namespace ns { __global__ void k(int); }\n__global__ void ns::k(int n) {}\n",
+             {{"k", "ns::k", false, {}, 2, {value("n", "int", i32, 4)}}}},
+
+            {"declaration_and_definition_appear_once_with_definition_names",
+             "__global__ void k(float*, int n = 10);\nint helper();\n\n__global__ void k(float* data, int n)\n{}\n",
+             {{"k", "k", false, {}, 4,
+               {pointer("data", "float*", "float", false, f32), value("n", "int", i32, 4, "10")}}}},
+
+            {"overloads_with_different_types_stay_separate",
+             "__global__ void k(float* x);\n__global__ void k(double* x);\n__global__ void k(float* y) {}\n",
+             {{"k", "k", false, {}, 3, {pointer("y", "float*", "float", false, f32)}},
+              {"k", "k", false, {}, 2, {pointer("x", "double*", "double", false, scalar_kind::f64)}}}},
+
+            {"device_and_host_functions_are_ignored",
+             "__device__ float sq(float x) { return x * x; }\nfloat host(int n);\n__host__ __device__ int both();\n"
+             "__global__ void k(float* x) { x[0] = sq(x[0]); }\n",
+             {{"k", "k", false, {}, 4, {pointer("x", "float*", "float", false, f32)}}}},
+
+            {"template_parameters_are_recorded_and_t_has_unknown_kind",
+             "template <typename T, int N = 4>\n__global__ void fill(T* x, T value, int n) {}\n",
+             {{"fill", "fill", false, {"typename T", "int N = 4"}, 2,
+               {pointer("x", "T*", "T", false, u), value("value", "T", u, 0), value("n", "int", i32, 4)}}}},
+
+            {"template_parameter_shadows_alias_of_the_same_name",
+             "typedef float T;\ntemplate <class T> __global__ void k(T v) {}\n__global__ void g(T v) {}\n",
+             {{"k", "k", false, {"class T"}, 2, {value("v", "T", u, 0)}},
+              {"g", "g", false, {}, 3, {value("v", "T", f32, 4)}}}},
+
+            {"explicit_instantiation_is_a_separate_signature_named_as_its_template",
+             "template <typename T>\n__global__ void k(T* x) {}\ntemplate __global__ void k<float>(float*);\n",
+             {{"k", "k", false, {"typename T"}, 2, {pointer("x", "T*", "T", false, u)}},
+              {"k<float>", "k<float>", false, {}, 3, {pointer("x", "float*", "float", false, f32)}}}},
+        };
+    }
+
+    // How a parameter is written: const and restrict, pointer levels, arrays, names, defaults, function pointers.
+    std::vector<signature_case> parameter_cases()
+    {
+        return {
             {"const_in_either_position_and_restrict_spellings_normalize",
              "__global__ void k(float const* a, const float* __restrict__ b, float* __restrict c,\n"
              "                  float* restrict d, const float* const __restrict__ e)\n{}\n",
@@ -152,18 +249,6 @@ namespace
              "__global__ void a(void) {}\n__global__ void b() {}\n__global__ void c( /* nothing */ ) {}\n",
              {{"a", "a", false, {}, 1, {}}, {"b", "b", false, {}, 2, {}}, {"c", "c", false, {}, 3, {}}}},
 
-            {"template_parameters_are_recorded_and_t_has_unknown_kind",
-             "template <typename T, int N = 4>\n__global__ void fill(T* x, T value, int n) {}\n",
-             {{"fill", "fill", false, {"typename T", "int N = 4"}, 2,
-               {pointer("x", "T*", "T", false, u), value("value", "T", u, 0), value("n", "int", i32, 4)}}}},
-
-            {"qualified_standard_names_resolve",
-             "__global__ void k(std::size_t a, ::size_t b, cuda::std::int32_t c, ::std::uint8_t* d) {}\n",
-             {{"k", "k", false, {}, 1,
-               {value("a", "std::size_t", u64, 8), value("b", "::size_t", u64, 8),
-                value("c", "cuda::std::int32_t", i32, 4),
-                pointer("d", "::std::uint8_t*", "::std::uint8_t", false, scalar_kind::u8)}}}},
-
             {"nested_template_arguments_stay_in_one_parameter",
              "__global__ void k(Foo<Bar<int>, 3> f, const Foo<Bar<Baz<float>>, 2>* g, int n) {}\n",
              {{"k", "k", false, {}, 1,
@@ -171,15 +256,23 @@ namespace
                 pointer("g", "const Foo<Bar<Baz<float>>, 2>*", "Foo<Bar<Baz<float>>, 2>", true, u),
                 value("n", "int", i32, 4)}}}},
 
-            {"namespaces_qualify_the_name",
-             "namespace a { namespace b {\n__global__ void k1() {}\n} \n__global__ void k2() {}\n}\n"
-             "namespace c::d {\n__global__ void k3() {}\n}\nnamespace {\n__global__ void k4() {}\n}\n"
-             "__global__ void k5() {}\n",
-             {{"k1", "a::b::k1", false, {}, 2, {}},
-              {"k2", "a::k2", false, {}, 4, {}},
-              {"k3", "c::d::k3", false, {}, 7, {}},
-              {"k4", "k4", false, {}, 10, {}},
-              {"k5", "k5", false, {}, 12, {}}}},
+            {"function_pointer_parameter_is_an_eight_byte_pointer",
+             "__global__ void k(float (*op)(float, float), int n) {}\n",
+             {{"k", "k", false, {}, 1,
+               {{"op", "float (*)(float, float)", "", true, false, u, 8, ""}, value("n", "int", i32, 4)}}}},
+        };
+    }
+
+    // What a parameter's type resolves to: standard names, aliases, integer and float spellings, CUDA types, structs.
+    std::vector<signature_case> parameter_type_cases()
+    {
+        return {
+            {"qualified_standard_names_resolve",
+             "__global__ void k(std::size_t a, ::size_t b, cuda::std::int32_t c, ::std::uint8_t* d) {}\n",
+             {{"k", "k", false, {}, 1,
+               {value("a", "std::size_t", u64, 8), value("b", "::size_t", u64, 8),
+                value("c", "cuda::std::int32_t", i32, 4),
+                pointer("d", "::std::uint8_t*", "::std::uint8_t", false, scalar_kind::u8)}}}},
 
             {"typedef_and_using_aliases_resolve_to_scalar_kinds",
              "typedef float real;\nusing index_t = unsigned int;\ntypedef double dbl, *dbl_ptr;\n"
@@ -232,87 +325,24 @@ namespace
                 value("d", "longlong2", u, 16), value("e", "double3", u, 24), value("f", "char3", u, 3),
                 pointer("g", "float2*", "float2", false, u), value("h", "__half2", u, 4)}}}},
 
-            {"kernel_hidden_behind_object_like_macro_is_found",
-             "#define KERNEL extern \"C\" __global__ void\n#define REAL float\n\n"
-             "KERNEL scale(REAL* x, REAL a) {}\n",
-             {{"scale", "scale", true, {}, 4,
-               {pointer("x", "float*", "float", false, f32), value("a", "float", f32, 4)}}}},
-
-            {"kernel_declared_through_function_like_macro_is_found",
-             "#define DECLARE(name, T) \\\n  __global__ void name(T* x, int n)\n"
-             "#define CAT(a, b) a##b\nDECLARE(fill_f, float) {}\nDECLARE(CAT(fill_, i), int) {}\n",
-             {{"fill_f", "fill_f", false, {}, 4, {pointer("x", "float*", "float", false, f32), value("n", "int", i32, 4)}},
-              {"fill_i", "fill_i", false, {}, 5, {pointer("x", "int*", "int", false, i32), value("n", "int", i32, 4)}}}},
-
-            {"preprocessor_lines_with_continuations_are_skipped",
-             "#include <cuda_fp16.h>\n#pragma once\n#if defined(__CUDACC_RTC__) \\\n  && 1\n#endif\n"
-             "#define UNUSED(x) \\\n   __global__ void not_a_kernel(x)\n__global__ void k(int n) {}\n",
-             {{"k", "k", false, {}, 8, {value("n", "int", i32, 4)}}}},
-
-            {"global_inside_comments_and_strings_does_not_count",
-             "// __global__ void a(int);\n/* __global__ void b(int); */\n"
-             "const char* s = \"__global__ void c(int);\";\nconst char* t = \"\\\" __global__ void d(int)\";\n"
-             "char q = '\\'';\nconst char* r = R\"x(__global__ void e(int) )\" )x\";\n__global__ void real_one() {}\n",
-             {{"real_one", "real_one", false, {}, 7, {}}}},
-
-            {"declaration_and_definition_appear_once_with_definition_names",
-             "__global__ void k(float*, int n = 10);\nint helper();\n\n__global__ void k(float* data, int n)\n{}\n",
-             {{"k", "k", false, {}, 4,
-               {pointer("data", "float*", "float", false, f32), value("n", "int", i32, 4, "10")}}}},
-
-            {"if_0_blocks_hide_kernels_and_if_1_else_blocks_are_dropped",
-             "#if 0\n__global__ void hidden(int x) {}\nit's prose, not code\n#endif\n"
-             "#if 1\n__global__ void shown(int x) {}\n#else\n__global__ void other(int x) {}\n#endif\n",
-             {{"shown", "shown", false, {}, 6, {value("x", "int", i32, 4)}}}},
-
-            {"device_and_host_functions_are_ignored",
-             "__device__ float sq(float x) { return x * x; }\nfloat host(int n);\n__host__ __device__ int both();\n"
-             "__global__ void k(float* x) { x[0] = sq(x[0]); }\n",
-             {{"k", "k", false, {}, 4, {pointer("x", "float*", "float", false, f32)}}}},
-
-            {"explicit_instantiation_is_a_separate_signature_named_as_its_template",
-             "template <typename T>\n__global__ void k(T* x) {}\ntemplate __global__ void k<float>(float*);\n",
-             {{"k", "k", false, {"typename T"}, 2, {pointer("x", "T*", "T", false, u)}},
-              {"k<float>", "k<float>", false, {}, 3, {pointer("x", "float*", "float", false, f32)}}}},
-
-            {"out_of_line_definition_keeps_its_qualifier",
-             "namespace ns { __global__ void k(int); }\n__global__ void ns::k(int n) {}\n",
-             {{"k", "ns::k", false, {}, 2, {value("n", "int", i32, 4)}}}},
-
             {"struct_parameters_have_no_kind_but_their_size",
              "struct Params { float* x; int n; };\n"
              "__global__ void k(const __grid_constant__ Params p, struct Params q, Params* r) {}\n",
              {{"k", "k", false, {}, 2,
                {value("p", "const Params", u, 16), value("q", "struct Params", u, 16),
                 pointer("r", "Params*", "Params", false, u)}}}},
-
-            {"unknown_attribute_macro_before_the_name_is_skipped",
-             "__global__ void MY_BOUNDS(128, 4) k(float* x) {}\n",
-             {{"k", "k", false, {}, 1, {pointer("x", "float*", "float", false, f32)}}}},
-
-            {"template_parameter_shadows_alias_of_the_same_name",
-             "typedef float T;\ntemplate <class T> __global__ void k(T v) {}\n__global__ void g(T v) {}\n",
-             {{"k", "k", false, {"class T"}, 2, {value("v", "T", u, 0)}},
-              {"g", "g", false, {}, 3, {value("v", "T", f32, 4)}}}},
-
-            {"global_at_the_end_of_a_comment_and_string_only_text_finds_nothing",
-             "/* __global__ */ \"__global__\" '_' // __global__",
-             {}},
-
-            {"function_pointer_parameter_is_an_eight_byte_pointer",
-             "__global__ void k(float (*op)(float, float), int n) {}\n",
-             {{"k", "k", false, {}, 1,
-               {{"op", "float (*)(float, float)", "", true, false, u, 8, ""}, value("n", "int", i32, 4)}}}},
-
-            {"crlf_line_endings_and_splices_keep_line_numbers",
-             "// one\r\n#define X \\\r\n  1\r\n__global__ void k(int n)\r\n{}\r\n",
-             {{"k", "k", false, {}, 4, {value("n", "int", i32, 4)}}}},
-
-            {"overloads_with_different_types_stay_separate",
-             "__global__ void k(float* x);\n__global__ void k(double* x);\n__global__ void k(float* y) {}\n",
-             {{"k", "k", false, {}, 3, {pointer("y", "float*", "float", false, f32)}},
-              {"k", "k", false, {}, 2, {pointer("x", "double*", "double", false, scalar_kind::f64)}}}},
         };
+    }
+
+    std::vector<signature_case> cases()
+    {
+        std::vector<signature_case> all;
+        for (auto table : {source_text_cases, kernel_declaration_cases, parameter_cases, parameter_type_cases})
+        {
+            std::vector<signature_case> some = table();
+            all.insert(all.end(), some.begin(), some.end());
+        }
+        return all;
     }
 
     // Readable test names instead of byte dumps when a case fails.

@@ -118,7 +118,7 @@ namespace xcuda
     // sm_90 and compute_90; "" leaves its value unknown), the standard (__cplusplus), --fast-math, the
     // NVRTC version (__CUDACC_VER_MAJOR__, CUDART_VERSION; {0, 0}: unknown) and the raw options (-U,
     // -D, -G, -rdc, ... among them). The toolkit's own headers are not read: the CUDA vector types are
-    // known by name.
+    // known by name, and an -I of a toolkit folder is skipped.
     struct parse_context
     {
         std::map<std::string, std::string> headers;
@@ -130,6 +130,10 @@ namespace xcuda
         bool relocatable = false;
         std::vector<std::string> extra;
         std::pair<int, int> nvrtc_version{0, 0};
+        // The toolkit's include folders, asked for only when a header is searched for in the -I folders
+        // (finding them may load NVRTC). The compile layer gives nvrtc_compiler::toolkit_include_dirs
+        // (parse_context_of); null: no -I folder is the toolkit's.
+        const std::vector<std::string>& (*toolkit_include_dirs)() = nullptr;
     };
 
     // The macros NVRTC defines before the cell for this context, then the -D and -U options in order,

@@ -13,7 +13,6 @@
 
 #include "declaration_parser.hpp"
 #include "macro_expander.hpp"
-#include "nvrtc_compiler.hpp"
 #include "source_lexer.hpp"
 #include "source_token.hpp"
 
@@ -139,8 +138,7 @@ namespace xcuda
                 }
                 for (const std::string& dir : m_context.include_dirs)
                 {
-                    const auto& toolkit = nvrtc_compiler::toolkit_include_dirs();
-                    if (std::find(toolkit.begin(), toolkit.end(), dir) != toolkit.end())
+                    if (is_toolkit_folder(dir))
                     {
                         continue;  // -I of the toolkit's own folder: its types are built in, its text is not read
                     }
@@ -175,6 +173,16 @@ namespace xcuda
             }
 
             const std::vector<std::string>& files() const { return m_files; }
+
+            bool is_toolkit_folder(const std::string& dir) const
+            {
+                if (!m_context.toolkit_include_dirs)
+                {
+                    return false;
+                }
+                const std::vector<std::string>& toolkit = m_context.toolkit_include_dirs();
+                return std::find(toolkit.begin(), toolkit.end(), dir) != toolkit.end();
+            }
 
             bool was_read(const std::string& name) const override
             {
@@ -312,22 +320,24 @@ namespace xcuda
         }
     }
 
-    std::string predefined_macros(const parse_context& context, std::vector<std::string>& unknown)
+    namespace
     {
-        // As NVRTC 13.0 defines them (probed with #pragma message for each option): device code only,
-        // so __CUDA_ARCH__ is always defined, and __NVCC__ never. NULL (0 to NVRTC) is left to the
-        // reader's constant evaluation, so that a default `= NULL` reads as written.
-        std::string text = "#define __CUDACC__ 1\n#define __CUDACC_RTC__ 1\n#define __NVCC_DIAG_PRAGMA_SUPPORT__ 1\n"
-                           "#define __LP64__ 1\n#define __STDC__ 1\n#define __EDG__ 1\n"
-                           "#define __CUDA_RUNTIME_H__\n#define __DRIVER_TYPES_H__\n#define __VECTOR_TYPES_H__\n";
-        auto define = [&text](const std::string& name, const std::string& value) {
-            text += "#define " + name + " " + value + "\n";
-        };
-        // The target: sm_90, sm_90a, compute_90, sm_100f -> 900 / 1000, with the suffix's macros.
-        std::string arch = context.arch;
-        std::size_t digits = arch.find_first_of("0123456789");
-        if (digits != std::string::npos)
+        void add_define(std::string& text, const std::string& name, const std::string& value)
         {
+            text += "#define " + name + " " + value + "\n";
+        }
+
+        // The target: sm_90, sm_90a, compute_90, sm_100f -> 900 / 1000, with the suffix's macros.
+        void arch_macros(const std::string& arch, std::string& text, std::vector<std::string>& unknown)
+        {
+            std::size_t digits = arch.find_first_of("0123456789");
+            if (digits == std::string::npos)
+            {
+                add_define(text, "__CUDA_ARCH__", "0");
+                unknown.push_back("__CUDA_ARCH__");
+                unknown.push_back("__CUDA_ARCH_LIST__");
+                return;
+            }
             std::string number;
             std::size_t k = digits;
             for (; k < arch.size() && std::isdigit(static_cast<unsigned char>(arch[k])); ++k)
@@ -336,172 +346,213 @@ namespace xcuda
             }
             std::string suffix = arch.substr(k);
             std::string value = number + "0";
-            define("__CUDA_ARCH__", value);
-            define("__CUDA_ARCH_LIST__", value);
+            add_define(text, "__CUDA_ARCH__", value);
+            add_define(text, "__CUDA_ARCH_LIST__", value);
             if (suffix == "a" || suffix == "f")
             {
-                define("__CUDA_ARCH_FAMILY_SPECIFIC__", value);
+                add_define(text, "__CUDA_ARCH_FAMILY_SPECIFIC__", value);
             }
             if (suffix == "a")
             {
-                define("__CUDA_ARCH_SPECIFIC__", value);
-                define("__CUDA_ARCH_FEAT_SM" + number + "_ALL", "1");
+                add_define(text, "__CUDA_ARCH_SPECIFIC__", value);
+                add_define(text, "__CUDA_ARCH_FEAT_SM" + number + "_ALL", "1");
             }
         }
-        else
+
+        // NVRTC's version ({0, 0}: unknown) as the compiler's and the runtime API's version macros.
+        void version_macros(std::pair<int, int> version, std::string& text, std::vector<std::string>& unknown)
         {
-            define("__CUDA_ARCH__", "0");
-            unknown.push_back("__CUDA_ARCH__");
-            unknown.push_back("__CUDA_ARCH_LIST__");
-        }
-        auto [major, minor] = context.nvrtc_version;
-        if (major > 0)
-        {
-            define("__CUDACC_VER_MAJOR__", std::to_string(major));
-            define("__CUDACC_VER_MINOR__", std::to_string(minor));
-            define("__CUDA_API_VER_MAJOR__", std::to_string(major));
-            define("__CUDA_API_VER_MINOR__", std::to_string(minor));
-            define("CUDART_VERSION", std::to_string(major * 1000 + minor * 10));
-        }
-        else
-        {
-            for (const char* name : {"__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDA_API_VER_MAJOR__",
-                                     "__CUDA_API_VER_MINOR__", "CUDART_VERSION"})
+            auto [major, minor] = version;
+            if (major > 0)
             {
-                define(name, "0");
-                unknown.push_back(name);
+                add_define(text, "__CUDACC_VER_MAJOR__", std::to_string(major));
+                add_define(text, "__CUDACC_VER_MINOR__", std::to_string(minor));
+                add_define(text, "__CUDA_API_VER_MAJOR__", std::to_string(major));
+                add_define(text, "__CUDA_API_VER_MINOR__", std::to_string(minor));
+                add_define(text, "CUDART_VERSION", std::to_string(major * 1000 + minor * 10));
             }
-        }
-        define("__CUDACC_VER_BUILD__", "0");
-        unknown.push_back("__CUDACC_VER_BUILD__");
-        // __cplusplus: NVRTC 12 and 13 default to C++17.
-        static const std::map<std::string, std::string> standards{
-            {"c++03", "199711L"}, {"c++11", "201103L"}, {"c++14", "201402L"}, {"c++17", "201703L"}, {"c++20", "202002L"}};
-        std::string standard = context.standard;
-        bool fast_math = context.fast_math;
-        bool prec_known = true;
-        std::vector<std::pair<bool, std::string>> options;  // (define?, "N=4" / "N")
-        for (const std::string& d : context.defines)
-        {
-            options.emplace_back(true, d);
-        }
-        bool debug = false, rdc = context.relocatable, ewp = false, int128 = false, float128 = false;
-        for (std::size_t i = 0; i < context.extra.size(); ++i)
-        {
-            const std::string& o = context.extra[i];
-            auto value_of = [&](const std::string& flag, std::string& out) {
-                if (o == flag && i + 1 < context.extra.size())
+            else
+            {
+                for (const char* name : {"__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDA_API_VER_MAJOR__",
+                                         "__CUDA_API_VER_MINOR__", "CUDART_VERSION"})
                 {
-                    out = context.extra[++i];
-                    return true;
+                    add_define(text, name, "0");
+                    unknown.push_back(name);
                 }
-                if (o.rfind(flag + "=", 0) == 0)
+            }
+            add_define(text, "__CUDACC_VER_BUILD__", "0");
+            unknown.push_back("__CUDACC_VER_BUILD__");
+        }
+
+        // What the options of a parse context decide of the predefined macros: the -D and -U options in
+        // their order (the context's defines, then those among the raw options), the standard, the math
+        // options and the flags that each define one macro.
+        struct macro_options
+        {
+            std::vector<std::pair<bool, std::string>> defines;  // (define?, "N=4" / "N")
+            std::string standard;
+            bool fast_math = false;
+            bool prec_known = true;  // false: an -ftz / -prec-div / -prec-sqrt option NVRTC was given
+            bool debug = false, rdc = false, ewp = false, int128 = false, float128 = false;
+        };
+
+        macro_options read_macro_options(const parse_context& context)
+        {
+            macro_options read;
+            read.standard = context.standard;
+            read.fast_math = context.fast_math;
+            read.rdc = context.relocatable;
+            for (const std::string& d : context.defines)
+            {
+                read.defines.emplace_back(true, d);
+            }
+            for (std::size_t i = 0; i < context.extra.size(); ++i)
+            {
+                const std::string& o = context.extra[i];
+                auto value_of = [&](const std::string& flag, std::string& out) {
+                    if (o == flag && i + 1 < context.extra.size())
+                    {
+                        out = context.extra[++i];
+                        return true;
+                    }
+                    if (o.rfind(flag + "=", 0) == 0)
+                    {
+                        out = o.substr(flag.size() + 1);
+                        return true;
+                    }
+                    if (flag.size() == 2 && o.rfind(flag, 0) == 0 && o.size() > 2)
+                    {
+                        out = o.substr(2);
+                        return true;
+                    }
+                    return false;
+                };
+                std::string v;
+                if (value_of("-D", v) || value_of("--define-macro", v))
                 {
-                    out = o.substr(flag.size() + 1);
-                    return true;
+                    read.defines.emplace_back(true, v);
                 }
-                if (flag.size() == 2 && o.rfind(flag, 0) == 0 && o.size() > 2)
+                else if (value_of("-U", v) || value_of("--undefine-macro", v))
                 {
-                    out = o.substr(2);
-                    return true;
+                    read.defines.emplace_back(false, v);
                 }
-                return false;
-            };
-            std::string v;
-            if (value_of("-D", v) || value_of("--define-macro", v))
-            {
-                options.emplace_back(true, v);
+                else if (value_of("--std", v) || value_of("-std", v))
+                {
+                    read.standard = v;
+                }
+                else if (o == "-G" || o == "--device-debug" || o == "-device-debug")
+                {
+                    read.debug = true;
+                }
+                else if (o == "-dc" || o == "--device-c" || o == "-rdc=true" || o == "--relocatable-device-code=true")
+                {
+                    read.rdc = true;
+                }
+                else if (o == "-ewp" || o == "--extensible-whole-program")
+                {
+                    read.ewp = true;
+                }
+                else if (o == "-device-int128" || o == "--device-int128")
+                {
+                    read.int128 = true;
+                }
+                else if (o == "-device-float128" || o == "--device-float128")
+                {
+                    read.float128 = true;
+                }
+                else if (o == "-use_fast_math" || o == "--use_fast_math")
+                {
+                    read.fast_math = true;
+                }
+                else if (o.find("ftz") != std::string::npos || o.find("prec-div") != std::string::npos ||
+                         o.find("prec-sqrt") != std::string::npos || o.find("prec_div") != std::string::npos ||
+                         o.find("prec_sqrt") != std::string::npos)
+                {
+                    read.prec_known = false;
+                }
             }
-            else if (value_of("-U", v) || value_of("--undefine-macro", v))
-            {
-                options.emplace_back(false, v);
-            }
-            else if (value_of("--std", v) || value_of("-std", v))
-            {
-                standard = v;
-            }
-            else if (o == "-G" || o == "--device-debug" || o == "-device-debug")
-            {
-                debug = true;
-            }
-            else if (o == "-dc" || o == "--device-c" || o == "-rdc=true" || o == "--relocatable-device-code=true")
-            {
-                rdc = true;
-            }
-            else if (o == "-ewp" || o == "--extensible-whole-program")
-            {
-                ewp = true;
-            }
-            else if (o == "-device-int128" || o == "--device-int128")
-            {
-                int128 = true;
-            }
-            else if (o == "-device-float128" || o == "--device-float128")
-            {
-                float128 = true;
-            }
-            else if (o == "-use_fast_math" || o == "--use_fast_math")
-            {
-                fast_math = true;
-            }
-            else if (o.find("ftz") != std::string::npos || o.find("prec-div") != std::string::npos ||
-                     o.find("prec-sqrt") != std::string::npos || o.find("prec_div") != std::string::npos ||
-                     o.find("prec_sqrt") != std::string::npos)
-            {
-                prec_known = false;
-            }
+            return read;
         }
-        if (standard.empty() && (major == 12 || major == 13))
+
+        // __cplusplus (NVRTC 12 and 13 default to C++17), the math macros and the one-flag macros.
+        void option_macros(const macro_options& options, int nvrtc_major, std::string& text,
+                           std::vector<std::string>& unknown)
         {
-            standard = "c++17";
-        }
-        auto s = standards.find(standard);
-        if (s != standards.end())
-        {
-            define("__cplusplus", s->second);
-        }
-        else
-        {
-            define("__cplusplus", "0");
-            unknown.push_back("__cplusplus");
-        }
-        define("__USE_FAST_MATH__", fast_math ? "1" : "0");
-        define("__CUDA_PREC_DIV", fast_math ? "0" : "1");
-        define("__CUDA_PREC_SQRT", fast_math ? "0" : "1");
-        define("__CUDA_FTZ", fast_math ? "1" : "0");
-        if (!prec_known)
-        {
-            for (const char* name : {"__CUDA_PREC_DIV", "__CUDA_PREC_SQRT", "__CUDA_FTZ"})
+            static const std::map<std::string, std::string> standards{
+                {"c++03", "199711L"}, {"c++11", "201103L"}, {"c++14", "201402L"}, {"c++17", "201703L"}, {"c++20", "202002L"}};
+            std::string standard = options.standard;
+            if (standard.empty() && (nvrtc_major == 12 || nvrtc_major == 13))
             {
-                unknown.push_back(name);
+                standard = "c++17";
             }
+            auto s = standards.find(standard);
+            if (s != standards.end())
+            {
+                add_define(text, "__cplusplus", s->second);
+            }
+            else
+            {
+                add_define(text, "__cplusplus", "0");
+                unknown.push_back("__cplusplus");
+            }
+            bool fast_math = options.fast_math;
+            add_define(text, "__USE_FAST_MATH__", fast_math ? "1" : "0");
+            add_define(text, "__CUDA_PREC_DIV", fast_math ? "0" : "1");
+            add_define(text, "__CUDA_PREC_SQRT", fast_math ? "0" : "1");
+            add_define(text, "__CUDA_FTZ", fast_math ? "1" : "0");
+            if (!options.prec_known)
+            {
+                for (const char* name : {"__CUDA_PREC_DIV", "__CUDA_PREC_SQRT", "__CUDA_FTZ"})
+                {
+                    unknown.push_back(name);
+                }
+            }
+            if (options.debug) add_define(text, "__CUDACC_DEBUG__", "1");
+            if (options.rdc) add_define(text, "__CUDACC_RDC__", "1");
+            if (options.ewp) add_define(text, "__CUDACC_EWP__", "1");
+            if (options.int128) add_define(text, "__CUDACC_RTC_INT128__", "1");
+            if (options.float128) add_define(text, "__CUDACC_RTC_FLOAT128__", "1");
         }
-        if (debug) define("__CUDACC_DEBUG__", "1");
-        if (rdc) define("__CUDACC_RDC__", "1");
-        if (ewp) define("__CUDACC_EWP__", "1");
-        if (int128) define("__CUDACC_RTC_INT128__", "1");
-        if (float128) define("__CUDACC_RTC_FLOAT128__", "1");
+
         // -D N=4 as NVRTC reads it: "#define N 4" before the cell; -U N: "#undef N", in their order.
-        for (const auto& [is_define, option] : options)
+        void command_line_macros(const std::vector<std::pair<bool, std::string>>& defines, std::string& text)
         {
-            std::size_t equals = option.find('=');
-            std::string name = is_define ? option.substr(0, equals) : option;
-            if (name.empty() || name.find_first_of(" \t\n(") != std::string::npos)
+            for (const auto& [is_define, option] : defines)
             {
-                continue;
+                std::size_t equals = option.find('=');
+                std::string name = is_define ? option.substr(0, equals) : option;
+                if (name.empty() || name.find_first_of(" \t\n(") != std::string::npos)
+                {
+                    continue;
+                }
+                if (!is_define)
+                {
+                    text += "#undef " + name + "\n";
+                    continue;
+                }
+                std::string value = equals == std::string::npos ? "1" : option.substr(equals + 1);
+                if (value.find('\n') != std::string::npos)
+                {
+                    continue;
+                }
+                add_define(text, name, value);
             }
-            if (!is_define)
-            {
-                text += "#undef " + name + "\n";
-                continue;
-            }
-            std::string value = equals == std::string::npos ? "1" : option.substr(equals + 1);
-            if (value.find('\n') != std::string::npos)
-            {
-                continue;
-            }
-            define(name, value);
         }
+    }
+
+    std::string predefined_macros(const parse_context& context, std::vector<std::string>& unknown)
+    {
+        // As NVRTC 13.0 defines them (probed with #pragma message for each option): device code only,
+        // so __CUDA_ARCH__ is always defined, and __NVCC__ never. NULL (0 to NVRTC) is left to the
+        // reader's constant evaluation, so that a default `= NULL` reads as written.
+        std::string text = "#define __CUDACC__ 1\n#define __CUDACC_RTC__ 1\n#define __NVCC_DIAG_PRAGMA_SUPPORT__ 1\n"
+                           "#define __LP64__ 1\n#define __STDC__ 1\n#define __EDG__ 1\n"
+                           "#define __CUDA_RUNTIME_H__\n#define __DRIVER_TYPES_H__\n#define __VECTOR_TYPES_H__\n";
+        arch_macros(context.arch, text, unknown);
+        version_macros(context.nvrtc_version, text, unknown);
+        macro_options options = read_macro_options(context);
+        option_macros(options, context.nvrtc_version.first, text, unknown);
+        command_line_macros(options.defines, text);
         return text;
     }
 

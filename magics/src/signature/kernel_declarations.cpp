@@ -12,33 +12,135 @@
 
 namespace xcuda::cxx
 {
+    namespace
+    {
+        // The '=' that starts a parameter's default value (at bracket depth 0 in [begin, end)), or end.
+        std::size_t default_value_at(const std::vector<token>& toks, std::size_t begin, std::size_t end)
+        {
+            int depth = 0;
+            for (std::size_t i = begin; i < end; ++i)
+            {
+                const token& t = toks[i];
+                if (t.kind != token_kind::punct)
+                {
+                    continue;
+                }
+                if (t.text == "(" || t.text == "[" || t.text == "{" || t.text == "<")
+                {
+                    ++depth;
+                }
+                else if (t.text == ")" || t.text == "]" || t.text == "}" || t.text == ">")
+                {
+                    --depth;
+                }
+                else if (t.text == "=" && depth == 0)
+                {
+                    return i;
+                }
+            }
+            return end;
+        }
+
+        // The element type of a parameter (what its pointer points to, or the value itself): `written` are
+        // the declarator's levels with the first array extent as one more (less that one when `extents`,
+        // the other extents, is not empty), `levels` the whole type's (an alias's first).
+        std::string parameter_element_type(const declarator& d, const resolved_type& r, const std::string& base,
+                                           std::vector<pointer_level> written,
+                                           const std::vector<pointer_level>& levels, const std::string& extents)
+        {
+            if (!extents.empty())
+            {
+                std::string element = spell(false, d.base_volatile, base, written, written.size()) + extents;
+                if (!written.empty())
+                {
+                    written.back() = pointer_level();
+                    element = spell(d.base_const, d.base_volatile, base, written, written.size()) + extents;
+                }
+                return element;
+            }
+            if (!written.empty() || !d.dims.empty())
+            {
+                std::vector<pointer_level> w = d.levels;
+                if (!d.dims.empty())
+                {
+                    w.emplace_back();
+                }
+                return pointee(d.base_const, d.base_volatile, base, w);
+            }
+            if (!levels.empty())
+            {
+                return pointee(r.base_const, false, r.spelling, levels);
+            }
+            return spell(false, d.base_volatile, base, written, 0);
+        }
+
+        // A parameter's type as written, whether it is a pointer, its kind, constness, size, layout and
+        // element type, from its declarator d and its resolved base type r (with `base` its spelling).
+        void type_parameter(const declarator& d, const resolved_type& r, const std::string& base, kernel_parameter& p)
+        {
+            // Arrays decay: the first extent becomes a pointer level, the others stay in the type.
+            std::vector<pointer_level> written = d.levels;
+            std::string extents;
+            if (!d.dims.empty())
+            {
+                written.emplace_back();
+                for (std::size_t i = 1; i < d.dims.size(); ++i)
+                {
+                    extents += "[" + d.dims[i] + "]";
+                }
+            }
+
+            // The whole type: levels of an alias first, then the written ones.
+            bool base_const = d.base_const;
+            std::vector<pointer_level> levels = r.levels;
+            if (!levels.empty())
+            {
+                levels.back().is_const = levels.back().is_const || d.base_const;
+                base_const = r.base_const;
+            }
+            else
+            {
+                base_const = base_const || r.base_const;
+            }
+            levels.insert(levels.end(), written.begin(), written.end());
+
+            if (extents.empty())
+            {
+                p.type = spell(d.base_const, d.base_volatile, base, written, written.size());
+            }
+            else
+            {
+                written.pop_back();
+                p.type = spell(d.base_const, d.base_volatile, base, written, written.size()) + " (*)" + extents;
+            }
+            p.is_pointer = !levels.empty();
+            p.kind = levels.size() <= 1 && extents.empty() ? r.kind : scalar_kind::unknown;
+            if (levels.empty())
+            {
+                p.is_const = base_const;
+            }
+            else if (levels.size() == 1)
+            {
+                p.is_const = base_const;
+            }
+            else
+            {
+                p.is_const = levels[levels.size() - 2].is_const;
+            }
+            p.size = p.is_pointer ? 8 : r.size;
+            if (levels.size() <= 1 && extents.empty())
+            {
+                p.layout = r.layout;
+            }
+            p.element_type = parameter_element_type(d, r, base, written, levels, extents);
+        }
+    }
+
     kernel_parameter declaration_parser::make_parameter(std::size_t begin, std::size_t end,
                                                         const std::string& what) const
     {
         kernel_parameter p;
-        std::size_t equals = end;
-        int depth = 0;
-        for (std::size_t i = begin; i < end; ++i)
-        {
-            const token& t = m_toks[i];
-            if (t.kind != token_kind::punct)
-            {
-                continue;
-            }
-            if (t.text == "(" || t.text == "[" || t.text == "{" || t.text == "<")
-            {
-                ++depth;
-            }
-            else if (t.text == ")" || t.text == "]" || t.text == "}" || t.text == ">")
-            {
-                --depth;
-            }
-            else if (t.text == "=" && depth == 0)
-            {
-                equals = i;
-                break;
-            }
-        }
+        std::size_t equals = default_value_at(m_toks, begin, end);
         if (equals != end)
         {
             if (equals + 1 == end)
@@ -78,88 +180,7 @@ namespace xcuda::cxx
         {
             throw signature_error(line, what + ": a parameter cannot have type void");
         }
-
-        // Arrays decay: the first extent becomes a pointer level, the others stay in the type.
-        std::vector<pointer_level> written = d.levels;
-        std::string extents;
-        if (!d.dims.empty())
-        {
-            written.emplace_back();
-            for (std::size_t i = 1; i < d.dims.size(); ++i)
-            {
-                extents += "[" + d.dims[i] + "]";
-            }
-        }
-
-        // The whole type: levels of an alias first, then the written ones.
-        bool base_const = d.base_const;
-        std::vector<pointer_level> levels = r.levels;
-        if (!levels.empty())
-        {
-            levels.back().is_const = levels.back().is_const || d.base_const;
-            base_const = r.base_const;
-        }
-        else
-        {
-            base_const = base_const || r.base_const;
-        }
-        levels.insert(levels.end(), written.begin(), written.end());
-
-        if (extents.empty())
-        {
-            p.type = spell(d.base_const, d.base_volatile, base, written, written.size());
-        }
-        else
-        {
-            written.pop_back();
-            p.type = spell(d.base_const, d.base_volatile, base, written, written.size()) + " (*)" + extents;
-        }
-        p.is_pointer = !levels.empty();
-        p.kind = levels.size() <= 1 && extents.empty() ? r.kind : scalar_kind::unknown;
-        if (levels.empty())
-        {
-            p.is_const = base_const;
-        }
-        else if (levels.size() == 1)
-        {
-            p.is_const = base_const;
-        }
-        else
-        {
-            p.is_const = levels[levels.size() - 2].is_const;
-        }
-        p.size = p.is_pointer ? 8 : r.size;
-        if (levels.size() <= 1 && extents.empty())
-        {
-            p.layout = r.layout;
-        }
-
-        if (!extents.empty())
-        {
-            p.element_type = spell(false, d.base_volatile, base, written, written.size()) + extents;
-            if (!written.empty())
-            {
-                written.back() = pointer_level();
-                p.element_type = spell(d.base_const, d.base_volatile, base, written, written.size()) + extents;
-            }
-        }
-        else if (!written.empty() || !d.dims.empty())
-        {
-            std::vector<pointer_level> w = d.levels;
-            if (!d.dims.empty())
-            {
-                w.emplace_back();
-            }
-            p.element_type = pointee(d.base_const, d.base_volatile, base, w);
-        }
-        else if (!levels.empty())
-        {
-            p.element_type = pointee(r.base_const, false, r.spelling, levels);
-        }
-        else
-        {
-            p.element_type = spell(false, d.base_volatile, base, written, 0);
-        }
+        type_parameter(d, r, base, p);
 
         if (d.references != 0)
         {
@@ -185,9 +206,25 @@ namespace xcuda::cxx
     {
         found_kernel f;
         kernel_signature& k = f.signature;
-        int global_line = m_toks[global].line;
-        bool template_seen = false;
         m_template_names.clear();
+        read_kernel_prefix(statement, global, k);
+        kernel_name where = find_kernel_name(global, k);
+        name_kernel(where, global, k);
+        read_kernel_parameters(where.open, where.close, k);
+        f.definition = has_body(where.close);
+        f.key = k.qualified_name + "<" + std::to_string(k.template_parameters.size()) + ">(";
+        for (const kernel_parameter& p : k.parameters)
+        {
+            f.key += (p.is_pointer ? p.element_type + (p.is_const ? " const*" : "*") : p.element_type) + ",";
+        }
+        m_template_names.clear();
+        found.push_back(std::move(f));
+        return where.close + 1;
+    }
+
+    void declaration_parser::read_kernel_prefix(std::size_t statement, std::size_t global, kernel_signature& k)
+    {
+        bool template_seen = false;
         for (std::size_t j = statement; j < global; ++j)
         {
             if (is_identifier(m_toks[j], "template") && punct_at(j + 1, "<"))
@@ -209,13 +246,15 @@ namespace xcuda::cxx
                 k.extern_c = k.extern_c || m_toks[j + 1].text == "\"C\"";
             }
         }
+    }
 
-        std::size_t name = npos;
-        std::size_t open = npos;
-        std::size_t close = npos;
+    declaration_parser::kernel_name declaration_parser::find_kernel_name(std::size_t global, kernel_signature& k) const
+    {
+        kernel_name decl;
+        int global_line = m_toks[global].line;
         std::size_t j = global + 1;
         const std::string no_name = "'__global__' is not followed by a function name";
-        while (close == npos)
+        while (decl.close == npos)
         {
             if (j >= m_toks.size())
             {
@@ -252,8 +291,8 @@ namespace xcuda::cxx
                 std::size_t c = match_angle(j + 1, m_toks.size());
                 if (c != npos && punct_at(c + 1, "("))
                 {
-                    name = j;  // an explicit specialization: f<float>(...)
-                    open = c + 1;
+                    decl.name = j;  // an explicit specialization: f<float>(...)
+                    decl.open = c + 1;
                 }
                 else
                 {
@@ -264,8 +303,8 @@ namespace xcuda::cxx
             else if (t.kind == token_kind::identifier && punct_at(j + 1, "(") && builtin_words().count(t.text) == 0
                      && t.text != "const" && t.text != "volatile")
             {
-                name = j;
-                open = j + 1;
+                decl.name = j;
+                decl.open = j + 1;
             }
             else if (is_punct(t, "("))
             {
@@ -276,22 +315,27 @@ namespace xcuda::cxx
                 ++j;
                 continue;
             }
-            close = match(open, m_toks.size(), "the parameter list of '" + m_toks[name].text + "'");
+            decl.close = match(decl.open, m_toks.size(), "the parameter list of '" + m_toks[decl.name].text + "'");
             // MACRO(128) f(...): an attribute macro the source does not define. The real name
             // comes after its parentheses.
-            const token* next = at(close + 1);
+            const token* next = at(decl.close + 1);
             if (next != nullptr && next->kind == token_kind::identifier && !is_trailing_word(next->text)
-                && (punct_at(close + 2, "(") || punct_at(close + 2, "::") || punct_at(close + 2, "<")))
+                && (punct_at(decl.close + 2, "(") || punct_at(decl.close + 2, "::") || punct_at(decl.close + 2, "<")))
             {
-                j = close + 1;
-                close = npos;
+                j = decl.close + 1;
+                decl.close = npos;
             }
         }
+        return decl;
+    }
 
+    void declaration_parser::name_kernel(const kernel_name& where, std::size_t global, kernel_signature& k) const
+    {
+        std::size_t name = where.name;
         k.name = m_toks[name].text;
-        if (open != name + 1)
+        if (where.open != name + 1)
         {
-            k.name += join_canonical(m_toks, name + 1, open);  // f<256>: an explicit instantiation
+            k.name += join_canonical(m_toks, name + 1, where.open);  // f<256>: an explicit instantiation
         }
         k.line = m_toks[name].line;
         std::size_t file = static_cast<std::size_t>(m_toks[name].file);
@@ -322,24 +366,31 @@ namespace xcuda::cxx
         }
         k.qualified_name = (global_scope ? "" : prefix) + qualifier + k.name;
         k.extern_c = k.extern_c || linkage == 1;
+    }
 
+    void declaration_parser::read_kernel_parameters(std::size_t open, std::size_t close, kernel_signature& k) const
+    {
         std::size_t pbegin = open + 1;
         std::size_t pend = close;
-        if (!(pend == pbegin || (pend == pbegin + 1 && is_identifier(m_toks[pbegin], "void"))))
+        if (pend == pbegin || (pend == pbegin + 1 && is_identifier(m_toks[pbegin], "void")))
         {
-            auto parts = split(pbegin, pend, true);
-            for (std::size_t i = 0; i < parts.size(); ++i)
-            {
-                std::string what = "parameter " + std::to_string(i + 1) + " of '" + k.name + "'";
-                if (parts[i].first == parts[i].second)
-                {
-                    std::size_t at_token = parts[i].first < pend ? parts[i].first : pend;
-                    throw signature_error(m_toks[at_token].line, what + " is empty");
-                }
-                k.parameters.push_back(make_parameter(parts[i].first, parts[i].second, what));
-            }
+            return;
         }
+        auto parts = split(pbegin, pend, true);
+        for (std::size_t i = 0; i < parts.size(); ++i)
+        {
+            std::string what = "parameter " + std::to_string(i + 1) + " of '" + k.name + "'";
+            if (parts[i].first == parts[i].second)
+            {
+                std::size_t at_token = parts[i].first < pend ? parts[i].first : pend;
+                throw signature_error(m_toks[at_token].line, what + " is empty");
+            }
+            k.parameters.push_back(make_parameter(parts[i].first, parts[i].second, what));
+        }
+    }
 
+    bool declaration_parser::has_body(std::size_t close) const
+    {
         // A definition has its body after the declarator (and after noexcept, attributes...).
         int depth = 0;
         for (std::size_t i = close + 1; i < m_toks.size(); ++i)
@@ -355,23 +406,14 @@ namespace xcuda::cxx
             }
             else if (depth <= 0 && (is_punct(t, ";") || is_punct(t, "}") || is_identifier(t, "__global__")))
             {
-                break;
+                return false;
             }
             else if (depth <= 0 && is_punct(t, "{"))
             {
-                f.definition = true;
-                break;
+                return true;
             }
         }
-
-        f.key = k.qualified_name + "<" + std::to_string(k.template_parameters.size()) + ">(";
-        for (const kernel_parameter& p : k.parameters)
-        {
-            f.key += (p.is_pointer ? p.element_type + (p.is_const ? " const*" : "*") : p.element_type) + ",";
-        }
-        m_template_names.clear();
-        found.push_back(std::move(f));
-        return close + 1;
+        return false;
     }
 
     bool declaration_parser::is_trailing_word(const std::string& w)

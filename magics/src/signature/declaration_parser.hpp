@@ -110,6 +110,20 @@ namespace xcuda::cxx
         resolved_type resolve(const declarator& d, int line) const;
         kernel_parameter make_parameter(std::size_t begin, std::size_t end, const std::string& what) const;
         std::size_t parse_kernel(std::size_t statement, std::size_t global, std::vector<found_kernel>& found);
+        // parse_kernel's parts: the template header and extern "C" before the __global__ at `global`; the
+        // kernel's name and parameter list after it (attributes and attribute macros skipped); its name,
+        // qualified name, line and file; its parameters; whether a body follows (a definition).
+        struct kernel_name
+        {
+            std::size_t name = npos;
+            std::size_t open = npos;   // its parameter list's '('
+            std::size_t close = npos;  // and ')'
+        };
+        void read_kernel_prefix(std::size_t statement, std::size_t global, kernel_signature& k);
+        kernel_name find_kernel_name(std::size_t global, kernel_signature& k) const;
+        void name_kernel(const kernel_name& where, std::size_t global, kernel_signature& k) const;
+        void read_kernel_parameters(std::size_t open, std::size_t close, kernel_signature& k) const;
+        bool has_body(std::size_t close) const;
         static bool is_trailing_word(const std::string& w);
         // The statement starting at `statement` whose __constant__/__device__/__managed__ is at `at`: a
         // variable definition at namespace scope is recorded; returns where to go on (after its `;`), or
