@@ -168,7 +168,6 @@ namespace xcuda::sim
         }
         std::size_t remaining = m_warps.size();
         ++m_block.epoch;  // a new block: nothing of the last one's accesses races with this one's
-        auto block_name = [&] { return "block (" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")"; };
         while (true)
         {
             // Every warp not done and not waiting runs to its next barrier (or its end).
@@ -192,76 +191,102 @@ namespace xcuda::sim
             {
                 return;
             }
-            // Then each barrier (0..15) whose arrivals are complete releases its warps: every warp that has
-            // not exited for a barrier without a count (__syncthreads), else the count's threads, counted
-            // per warp as the hardware does (bar.sync 1, 64: two warps).
-            bool released = false;
-            for (unsigned id = 0; id < 16; ++id)
+            // Then each barrier whose arrivals are complete releases its warps; none: the block would hang.
+            if (!release_barriers(waiting, remaining))
             {
-                std::size_t arrived = 0, first = 0;
-                unsigned count = 0, votes = 0, threads = 0;
-                for (std::size_t w = 0; w < m_warps.size(); ++w)
-                {
-                    if (waiting[w] && m_warps[w]->arrival().id == id)
-                    {
-                        const warp_interpreter::barrier_arrival& a = m_warps[w]->arrival();
-                        first = arrived++ == 0 ? w : first;
-                        count = std::max(count, a.count);
-                        votes += a.votes;
-                        threads += static_cast<unsigned>(__builtin_popcount(a.lanes));
-                    }
-                }
-                if (arrived == 0 || (count ? arrived * 32 < count : arrived < remaining))
-                {
-                    continue;
-                }
-                for (std::size_t w = 0; w < m_warps.size(); ++w)
-                {
-                    if (!waiting[w] || m_warps[w]->arrival().id != id)
-                    {
-                        continue;
-                    }
-                    const warp_interpreter& one = *m_warps[first];
-                    const warp_interpreter& other = *m_warps[w];
-                    if (count == 0 && other.waiting_at() != one.waiting_at())
-                    {
-                        throw sim_error(sim_error::kind::barrier_divergence,
-                                        "kernel '" + m_launch.kernel + "': barrier divergence in " + block_name() + ": warp " +
-                                            std::to_string(first) + " waits at " + one.where(*one.waiting_at()) +
-                                            " but warp " + std::to_string(w) + " at another barrier, " +
-                                            other.where(*other.waiting_at()) +
-                                            " (__syncthreads() in both sides of a branch that the block's threads take "
-                                            "differently)");
-                    }
-                    if (other.waiting_at()->var != variant::none)
-                    {
-                        m_warps[w]->finish_reduction(votes, threads);
-                    }
-                    waiting[w] = false;
-                }
-                released = true;
-            }
-            if (!released)
-            {
-                // No barrier can complete: on a GPU the block would hang. Name what each barrier waits for.
-                std::string waits;
-                for (std::size_t w = 0; w < m_warps.size(); ++w)
-                {
-                    if (waiting[w])
-                    {
-                        const warp_interpreter& one = *m_warps[w];
-                        waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " at " +
-                                 one.where(*one.waiting_at()) + " (barrier " + std::to_string(one.arrival().id) +
-                                 (one.arrival().count ? ", " + std::to_string(one.arrival().count) + " threads" : ", every thread") +
-                                 ")";
-                    }
-                }
-                throw sim_error(sim_error::kind::barrier_divergence,
-                                "kernel '" + m_launch.kernel + "': a barrier that can never complete in " + block_name() +
-                                    " (on a GPU the block would hang): " + waits + "; " + std::to_string(remaining) +
-                                    (remaining == 1 ? " warp has" : " warps have") + " not exited");
+                never_completes(waiting, remaining);
             }
             ++m_block.epoch;  // a barrier released: a new interval for the race check
         }
+    }
+
+    bool block_executor::release_barriers(std::vector<bool>& waiting, std::size_t remaining)
+    {
+        // Each barrier (0..15) whose arrivals are complete releases its warps: every warp that has not
+        // exited for a barrier without a count (__syncthreads), else the count's threads, counted per warp
+        // as the hardware does (bar.sync 1, 64: two warps). bar.red's result goes to every warp released.
+        bool released = false;
+        unsigned ids = 0;  // the barriers some warp waits at: most launches only ever use barrier 0
+        for (std::size_t w = 0; w < m_warps.size(); ++w)
+        {
+            ids |= waiting[w] ? 1u << m_warps[w]->arrival().id : 0u;
+        }
+        for (unsigned id = 0; ids >> id; ++id)
+        {
+            if (!((ids >> id) & 1))
+            {
+                continue;
+            }
+            std::size_t arrived = 0, first = 0;
+            unsigned count = 0, votes = 0, threads = 0;
+            for (std::size_t w = 0; w < m_warps.size(); ++w)
+            {
+                if (waiting[w] && m_warps[w]->arrival().id == id)
+                {
+                    const warp_interpreter::barrier_arrival& a = m_warps[w]->arrival();
+                    first = arrived++ == 0 ? w : first;
+                    count = std::max(count, a.count);
+                    votes += a.votes;
+                    threads += static_cast<unsigned>(__builtin_popcount(a.lanes));
+                }
+            }
+            if (arrived == 0 || (count ? arrived * 32 < count : arrived < remaining))
+            {
+                continue;
+            }
+            for (std::size_t w = 0; w < m_warps.size(); ++w)
+            {
+                if (!waiting[w] || m_warps[w]->arrival().id != id)
+                {
+                    continue;
+                }
+                const warp_interpreter& one = *m_warps[first];
+                const warp_interpreter& other = *m_warps[w];
+                if (count == 0 && other.waiting_at() != one.waiting_at())
+                {
+                    throw sim_error(sim_error::kind::barrier_divergence,
+                                    "kernel '" + m_launch.kernel + "': barrier divergence in " + block_name() + ": warp " +
+                                        std::to_string(first) + " waits at " + one.where(*one.waiting_at()) +
+                                        " but warp " + std::to_string(w) + " at another barrier, " +
+                                        other.where(*other.waiting_at()) +
+                                        " (__syncthreads() in both sides of a branch that the block's threads take "
+                                        "differently)");
+                }
+                if (other.waiting_at()->var != variant::none)
+                {
+                    m_warps[w]->finish_reduction(votes, threads);
+                }
+                waiting[w] = false;
+            }
+            released = true;
+        }
+        return released;
+    }
+
+    void block_executor::never_completes(const std::vector<bool>& waiting, std::size_t remaining) const
+    {
+        // No barrier can complete: on a GPU the block would hang. Name what each barrier waits for.
+        std::string waits;
+        for (std::size_t w = 0; w < m_warps.size(); ++w)
+        {
+            if (waiting[w])
+            {
+                const warp_interpreter& one = *m_warps[w];
+                waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " at " +
+                         one.where(*one.waiting_at()) + " (barrier " + std::to_string(one.arrival().id) +
+                         (one.arrival().count ? ", " + std::to_string(one.arrival().count) + " threads" : ", every thread") +
+                         ")";
+            }
+        }
+        throw sim_error(sim_error::kind::barrier_divergence,
+                        "kernel '" + m_launch.kernel + "': a barrier that can never complete in " + block_name() +
+                            " (on a GPU the block would hang): " + waits + "; " + std::to_string(remaining) +
+                            (remaining == 1 ? " warp has" : " warps have") + " not exited");
+    }
+
+    std::string block_executor::block_name() const
+    {
+        const unsigned* c = m_block.ctaid;
+        return "block (" + std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]) + ")";
     }
 }
