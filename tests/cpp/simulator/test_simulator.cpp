@@ -341,6 +341,53 @@ extern "C" __global__ void permutes(const unsigned* in, unsigned* out)
     }
 }
 
+TEST(simulator_integer_families, bfe_and_bfi_of_64_bits_extract_sign_extend_and_insert_as_the_host_shifts_do)
+{
+    simulated sim(R"(
+extern "C" __global__ void fields(const unsigned long long* in, const unsigned* where, unsigned long long* out)
+{
+    unsigned long long x = in[threadIdx.x], y = in[63 - threadIdx.x], r[3];
+    unsigned pos = where[2 * threadIdx.x], len = where[2 * threadIdx.x + 1];
+    asm("bfe.s64 %0, %1, %2, %3;" : "=l"(r[0]) : "l"(x), "r"(pos), "r"(len));
+    asm("bfe.u64 %0, %1, %2, %3;" : "=l"(r[1]) : "l"(x), "r"(pos), "r"(len));
+    asm("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r[2]) : "l"(y), "l"(x), "r"(pos), "r"(len));
+    for (int k = 0; k < 3; ++k) out[3 * threadIdx.x + k] = r[k];
+})");
+    std::vector<unsigned long long> in(64), out(3 * 64);
+    std::vector<unsigned> where(2 * 64);
+    for (unsigned i = 0; i < 64; ++i)
+    {
+        in[i] = 0x9e3779b97f4a7c15ull * (i + 1) ^ (static_cast<unsigned long long>(i) << 58);
+        where[2 * i] = (i * 7) % 60;          // pos
+        where[2 * i + 1] = 1 + (i * 5) % 30;  // len: pos + len <= 89, some fields run past bit 63
+    }
+    // by hand: a field that runs past the top takes the sign from bit 63 (PTX: min(pos + len - 1, msb))
+    in[60] = 0x8000000000000000ull;
+    where[2 * 60] = 62;
+    where[2 * 60 + 1] = 10;
+    // len 0: zero for bfe (even signed), base unchanged for bfi
+    where[2 * 61 + 1] = 0;
+    sim.launch("fields", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(in), sim.buffer(where), sim.buffer(out));
+    for (unsigned i = 0; i < 64; ++i)
+    {
+        unsigned long long x = in[i], y = in[63 - i];
+        unsigned pos = where[2 * i], len = where[2 * i + 1];
+        unsigned kept = std::min(len, 64 - pos);  // the bits of the field inside the word
+        unsigned long long mask = kept == 64 ? ~0ull : ((1ull << kept) - 1);
+        unsigned long long field = (x >> pos) & mask;
+        unsigned long long sign = len == 0 ? 0 : (x >> std::min(pos + len - 1, 63u)) & 1;
+        unsigned long long signed_field = sign ? field | ~mask : field;
+        EXPECT_EQ(out[3 * i], len == 0 ? 0 : signed_field) << i;
+        EXPECT_EQ(out[3 * i + 1], len == 0 ? 0 : field) << i;
+        unsigned long long place = kept == 0 ? 0 : mask << pos;
+        EXPECT_EQ(out[3 * i + 2], (x & ~place) | ((y << pos) & place)) << i;
+    }
+    EXPECT_EQ(out[3 * 60], ~1ull) << "bits 63, 62 = 0b10 (2), sign-extended from bit 63: -2";
+    EXPECT_EQ(out[3 * 60 + 1], 2ull);
+    EXPECT_EQ(out[3 * 61], 0ull);
+    EXPECT_EQ(out[3 * 61 + 2], in[61]);
+}
+
 TEST(simulator_integer_families, dp4a_and_dp2a_sum_signed_and_unsigned_byte_products_as_the_host_does)
 {
     simulated sim(R"(
