@@ -41,6 +41,7 @@ M=[
  ("j3: addc ignores the carry flag", "magics/src/simulator/warp_integer_operations.cpp", "unsigned __int128 in_carry = in.carry_in ? (carry >> l) & 1 : 0;", "unsigned __int128 in_carry = 0 * carry;", "simulator_integer_families.*"),
  ("k: bar.red gives each warp its own count", "magics/src/simulator/block_executor.cpp", "m_warps[w]->finish_reduction(votes, threads);", "m_warps[w]->finish_reduction(m_warps[w]->arrival().votes, threads);", "simulator_barriers.*"),
  ("k2: a named barrier lets its first warp through", "magics/src/simulator/block_executor.cpp", "(count ? arrived * 32 < count : arrived < remaining)", "(count ? arrived < 1 : arrived < remaining)", "simulator_barriers.*"),
+ ("k3: bar.arrive counts nothing", "magics/src/simulator/warp_interpreter.cpp", "m_block.arrivals[m_arrival.id] += 32;", "(void)m_block.arrivals;", "simulator_barriers.*"),
  ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
 ]
 

@@ -1,6 +1,7 @@
 #include "block_executor.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -168,6 +169,7 @@ namespace xcuda::sim
         }
         std::size_t remaining = m_warps.size();
         ++m_block.epoch;  // a new block: nothing of the last one's accesses races with this one's
+        std::fill(std::begin(m_block.arrivals), std::end(m_block.arrivals), 0u);
         while (true)
         {
             // Every warp not done and not waiting runs to its next barrier (or its end).
@@ -230,10 +232,11 @@ namespace xcuda::sim
                     threads += static_cast<unsigned>(__builtin_popcount(a.lanes));
                 }
             }
-            if (arrived == 0 || (count ? arrived * 32 < count : arrived < remaining))
+            if (arrived == 0 || (count ? arrived * 32 + m_block.arrivals[id] < count : arrived < remaining))
             {
                 continue;
             }
+            m_block.arrivals[id] = 0;  // bar.arrive's threads were counted into this release
             for (std::size_t w = 0; w < m_warps.size(); ++w)
             {
                 if (!waiting[w] || m_warps[w]->arrival().id != id)
@@ -275,6 +278,9 @@ namespace xcuda::sim
                 waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " at " +
                          one.where(*one.waiting_at()) + " (barrier " + std::to_string(one.arrival().id) +
                          (one.arrival().count ? ", " + std::to_string(one.arrival().count) + " threads" : ", every thread") +
+                         (m_block.arrivals[one.arrival().id] ? ", " + std::to_string(m_block.arrivals[one.arrival().id]) +
+                                                                   " arrived by bar.arrive"
+                                                             : std::string()) +
                          ")";
             }
         }

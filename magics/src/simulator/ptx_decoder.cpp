@@ -239,6 +239,11 @@ namespace xcuda::sim
                 in.carry_out = true;
                 return true;
             }
+            if (in.op == opcode::bar && m == "arrive")
+            {
+                in.var = variant::bar_arrive;
+                return true;
+            }
             if (in.op == opcode::bar && (m == "red" || m == "popc" || m == "and" || m == "or"))
             {
                 if (m != "red")  // the form is checked with the operands, in check_warp_and_memory
@@ -414,6 +419,14 @@ namespace xcuda::sim
             case opcode::bar:
                 if (in.warp)
                 {
+                    break;
+                }
+                if (in.var == variant::bar_arrive)
+                {
+                    if (in.operand_count != 2)
+                    {
+                        return "'" + text + "' is not a bar.arrive the simulator knows (bar.arrive a, b: a barrier and a thread count)";
+                    }
                     break;
                 }
                 if (in.var != variant::none)

@@ -125,6 +125,7 @@ namespace xcuda::sim
         testp_finite, testp_infinite, testp_number, testp_notanumber, testp_normal, testp_subnormal,
         prmt_f4e, prmt_b4e, prmt_rc8, prmt_ecl, prmt_ecr, prmt_rc16,  // prmt's modes (none: the default)
         bar_red_popc, bar_red_and, bar_red_or,                        // bar.red (__syncthreads_count/and/or)
+        bar_arrive,                                                   // bar.arrive: counts, does not wait
     };
 
     struct instruction

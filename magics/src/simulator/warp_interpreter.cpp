@@ -799,9 +799,14 @@ namespace xcuda::sim
                 {
                     barrier_divergence(in, active);
                 }
-                m_barrier = &in;
                 arrive(in, active);
                 top.pc += 1;
+                if (in.var == variant::bar_arrive)
+                {
+                    m_block.arrivals[m_arrival.id] += 32;  // counted per warp, as bar.sync's arrivals are
+                    continue;
+                }
+                m_barrier = &in;
                 return status::at_barrier;
             case opcode::call:
                 top.pc += 1;
@@ -845,9 +850,9 @@ namespace xcuda::sim
 
     void warp_interpreter::arrive(const instruction& in, std::uint32_t active)
     {
-        // bar.sync a{, b}; bar.red.op d, a{, b}, {!}c. The barrier and the count are the same for every
+        // bar.sync a{, b}; bar.arrive a, b; bar.red.op d, a{, b}, {!}c. The barrier and the count are the same for every
         // lane (PTX requires it), so the first active lane's are read.
-        const bool reduction = in.var != variant::none;
+        const bool reduction = in.var == variant::bar_red_popc || in.var == variant::bar_red_and || in.var == variant::bar_red_or;
         const unsigned first = reduction ? 1 : 0;
         const unsigned lane = static_cast<unsigned>(__builtin_ctz(active));
         source id = fetch(in.operands[first], 0);

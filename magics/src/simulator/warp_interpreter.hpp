@@ -84,6 +84,7 @@ namespace xcuda::sim
         std::size_t shared_bytes = 0;
         shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
+        unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
     };
 
     class warp_interpreter

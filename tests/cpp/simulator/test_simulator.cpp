@@ -861,6 +861,46 @@ extern "C" __global__ void groups(int* out)
     }
 }
 
+TEST(simulator_barriers, a_producer_warp_hands_data_to_a_consumer_warp_through_bar_arrive_and_bar_sync)
+{
+    // The warp-specialised pattern: barrier 1 says "full", barrier 2 "empty" (64 threads each). The
+    // consumer (warp 0) arrives at "empty" and waits at "full"; the producer (warp 1) waits at "empty",
+    // fills the buffer and arrives at "full". Four rounds through one 32-int buffer.
+    simulated sim(R"(
+extern "C" __global__ void handoff(int* out)
+{
+    __shared__ int buffer[32];
+    unsigned lane = threadIdx.x % 32;
+    for (int round = 0; round < 4; ++round)
+    {
+        if (threadIdx.x < 32)
+        {
+            asm volatile("bar.arrive 2, 64;" ::: "memory");
+            asm volatile("bar.sync 1, 64;" ::: "memory");
+            out[blockIdx.x * 128 + round * 32 + lane] = buffer[31 - lane];
+        }
+        else
+        {
+            asm volatile("bar.sync 2, 64;" ::: "memory");
+            buffer[lane] = (int)(blockIdx.x * 1000 + round * 100 + lane);
+            asm volatile("bar.arrive 1, 64;" ::: "memory");
+        }
+    }
+})");
+    std::vector<int> out(3 * 128, -1);
+    sim.launch("handoff", {3, 1, 1}, {64, 1, 1}, 0, sim.buffer(out));
+    for (int b = 0; b < 3; ++b)
+    {
+        for (int round = 0; round < 4; ++round)
+        {
+            for (int lane = 0; lane < 32; ++lane)
+            {
+                EXPECT_EQ(out[b * 128 + round * 32 + lane], b * 1000 + round * 100 + (31 - lane)) << b << " " << round << " " << lane;
+            }
+        }
+    }
+}
+
 TEST(simulator_barriers, a_named_barrier_whose_count_is_never_reached_is_reported_instead_of_hanging)
 {
     simulated sim(R"(
