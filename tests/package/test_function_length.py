@@ -13,7 +13,8 @@ What is measured: the checked-in sources lizard reads as C, C++ (.c, .cpp, .hpp)
 A function's length is lizard's: from its first line to its last, comments and blank lines included.
 
 lizard comes from the test venv (build/venv, or $XCUDA_TEST_VENV: `.ci/setup --tests` installs it there),
-else from the Python running the tests; without it the test skips saying so.
+else from the Python running the tests; without it the test skips saying so, except under CI (CI set, as
+`.ci/run` runs): there `.ci/setup --tests` installed it, and its absence fails the test rather than hide the check.
 """
 import csv
 import io
@@ -48,6 +49,8 @@ def _lizard_python():
 
 
 LIZARD_PYTHON = _lizard_python()
+if LIZARD_PYTHON is None and os.environ.get("CI"):
+    raise RuntimeError(f"lizard is missing from the test venv ({VENV}) under CI: `.ci/setup --tests` installs it")
 pytestmark = pytest.mark.skipif(
     LIZARD_PYTHON is None,
     reason=f"lizard is not installed in the test venv ({VENV}) nor in {sys.executable}: "

@@ -84,6 +84,54 @@ extern "C" __global__ void conversions(const float* a, const double* d, int* out
 }
 """
 
+# The integer families of round 2 (docs/simulator.md, "Arithmetic"): byte dot products, byte permutes, bit
+# counts, 128-bit arithmetic through the carry flag (NVRTC needs --device-int128), and the block-wide
+# votes and named barriers of bar.red / bar.sync a, b.
+FAMILIES = r"""
+extern "C" __global__ void bit_families(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned x = a[i], y = b[i], z = c[i];
+    unsigned* o = out + 9 * i;
+    o[0] = (unsigned)__dp4a((int)x, (int)y, (int)z); o[1] = __dp4a(x, y, z);
+    o[2] = (unsigned)__dp2a_lo((int)x, (int)y, (int)z); o[3] = __dp2a_hi(x, y, z);
+    o[4] = __byte_perm(x, y, z & 0x7777u); o[5] = __brev(x); o[6] = __popc(x); o[7] = __clz(y >> (z & 31)); o[8] = __ffs(x & (y | z));
+}
+
+extern "C" __global__ void int128(const unsigned long long* a, const unsigned long long* b, unsigned long long* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned __int128 x = ((unsigned __int128)a[2 * i + 1] << 64) | a[2 * i];
+    unsigned __int128 y = ((unsigned __int128)b[2 * i + 1] << 64) | b[2 * i];
+    unsigned __int128 r[3] = {x + y, x - y, x * y};
+    for (int k = 0; k < 3; ++k)
+    {
+        out[6 * i + 2 * k] = (unsigned long long)r[k];
+        out[6 * i + 2 * k + 1] = (unsigned long long)(r[k] >> 64);
+    }
+}
+
+// Blocks of 256: the block-wide count/and/or of a predicate, then warps 0-3 and 4-7 exchange halves of
+// a shared array through barriers 1 and 2 (128 threads each), odd warps first meeting at barrier 3.
+extern "C" __global__ void block_votes(const int* v, int* out)
+{
+    __shared__ int s[256];
+    unsigned t = threadIdx.x, i = blockIdx.x * 256 + t;
+    int x = v[i];
+    int* o = out + 4 * i;
+    o[0] = __syncthreads_count(x > 0);
+    o[1] = __syncthreads_and(x > -90);
+    o[2] = __syncthreads_or(x == 7);
+    if ((t / 32) & 1) asm volatile("bar.sync 3, 128;" ::: "memory");
+    s[t] = x;
+    if (t < 128) asm volatile("bar.sync 1, 128;" ::: "memory");
+    else asm volatile("bar.sync 2, 128;" ::: "memory");
+    o[3] = s[t < 128 ? 127 - t : 383 - t];
+}
+"""
+
 N = 4096
 BLOCK = 128
 
@@ -102,7 +150,11 @@ def inputs():
         v[v == 0] = dtype(1.5)
         return v
 
-    return dict(a32=u32(), b32=u32(), a64=u64(), b64=u64(), fa=finite(np.float32), fb=finite(np.float32),
+    votes = rng.integers(-100, 100, N).astype(np.int32)
+    votes[256:512] = np.abs(votes[256:512]) + 1   # block 1: every value positive
+    votes[512:768][votes[512:768] == 7] = 8       # block 2: no 7
+    votes[1024 + 77] = 7                          # block 4: one 7
+    return dict(a32=u32(), b32=u32(), c32=u32(), a64=u64(), b64=u64(), votes=votes, fa=finite(np.float32), fb=finite(np.float32),
                 fc=finite(np.float32), da=finite(np.float64), db=finite(np.float64), dc=finite(np.float64))
 
 
@@ -123,6 +175,13 @@ def run():
     m.doubles[grid, BLOCK](v["da"], v["db"], v["dc"], out["doubles"], N)
     out["conversions"], out["converted"] = np.zeros(6 * N, np.int32), np.zeros(4 * N, np.float32)
     m.conversions[grid, BLOCK](v["fa"], v["da"] / 1e6, out["conversions"], out["converted"], N)
+    f = xcuda.compile(FAMILIES, name="exact_families", options=["--device-int128"])
+    out["bit_families"] = np.zeros(9 * N, np.uint32)
+    f.bit_families[grid, BLOCK](v["a32"], v["b32"], v["c32"], out["bit_families"], N)
+    out["int128"] = np.zeros(6 * N, np.uint64)
+    f.int128[grid, BLOCK](v["a64"], v["b64"], out["int128"], N // 2)
+    out["block_votes"] = np.zeros(4 * N, np.int32)
+    f.block_votes[N // 256, 256](v["votes"], out["block_votes"])
     return out
 
 

@@ -39,7 +39,7 @@ extern "C" __global__ void misaligned(char* bytes) { *(int*)(bytes + 1 + threadI
 """
 
 SLEEPY = r"""
-extern "C" __global__ void sleepy(int* out) { __nanosleep(100); out[0] = 1; }
+extern "C" __global__ void sleepy(int* out) { asm volatile("pmevent 1;"); out[0] = 1; }
 extern "C" __global__ void fill(int* out, int v) { out[threadIdx.x] = v; }
 """
 
@@ -126,7 +126,7 @@ def unsupported_instruction():
         message = str(error)
     else:
         raise AssertionError("an instruction the simulator does not implement ran")
-    assert "the instruction 'nanosleep' is not implemented by the simulator" in message, message
+    assert "the instruction 'pmevent' is not implemented by the simulator" in message, message
     # Not a fault: the session goes on.
     m.fill[1, 32](out, 5)
     assert (out == 5).all(), out

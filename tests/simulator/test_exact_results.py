@@ -2,7 +2,9 @@
 
 tests/simulator/exact_kernels.py runs integer arithmetic (32 and 64 bits, high halves, signed and unsigned
 division, shifts, bit operations), integer atomics, f32/f64 add, sub, mul, fma, div.rn, rcp.rn and
-sqrt.rn, and conversions with explicit rounding, and saves every output. Here it runs in a child process
+sqrt.rn, conversions with explicit rounding, and the integer families of round 2 (__dp4a/__dp2a,
+__byte_perm, __brev/__popc/__clz/__ffs, unsigned __int128 add/sub/mul, __syncthreads_count/and/or and
+named barriers), and saves every output. Here it runs in a child process
 on the simulator (XCUDA_DEVICE=simulator) and, where a GPU is, in another on the GPU, and the bytes are
 compared. Without a GPU the comparison skips, saying why; the simulator's half still runs, and is checked
 against numpy wherever numpy computes the same IEEE or integer operation.
@@ -84,3 +86,57 @@ def test_the_simulator_and_the_gpu_give_the_same_bytes_for_exact_kernels(build_d
             differing.append(f"{name}: {where.size} of {g.size} differ, first at {where[0]}: GPU {gpu[name][where[0]]!r} "
                              f"(0x{int(g[where[0]]):x}), simulator {simulated[name][where[0]]!r} (0x{int(s[where[0]]):x})")
     assert not differing, "\n".join(differing)
+
+
+def test_byte_dot_products_permutes_bit_counts_128_bit_arithmetic_and_block_votes_agree_with_numpy(build_dir, tmp_path):
+    out = run_exact_kernels(build_dir, tmp_path, simulator=True)
+    v = exact_kernels.inputs()
+    n = exact_kernels.N
+    x, y, z = v["a32"], v["b32"], v["c32"]
+    got = out["bit_families"].reshape(n, 9)
+    wrap = lambda values: (values.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)  # noqa: E731
+    c = z.astype(np.int64)
+
+    def lanes(values, dtype, count):
+        return values.view(dtype).reshape(n, count).astype(np.int64)
+
+    assert np.array_equal(got[:, 0], wrap((lanes(x, np.int8, 4) * lanes(y, np.int8, 4)).sum(1) + c)), "__dp4a signed"
+    assert np.array_equal(got[:, 1], wrap((lanes(x, np.uint8, 4) * lanes(y, np.uint8, 4)).sum(1) + c)), "__dp4a unsigned"
+    assert np.array_equal(got[:, 2], wrap((lanes(x, np.int16, 2) * lanes(y, np.int8, 4)[:, :2]).sum(1) + c)), "__dp2a_lo"
+    assert np.array_equal(got[:, 3], wrap((lanes(x, np.uint16, 2) * lanes(y, np.uint8, 4)[:, 2:]).sum(1) + c)), "__dp2a_hi"
+    pair = np.concatenate([x.view(np.uint8).reshape(n, 4), y.view(np.uint8).reshape(n, 4)], axis=1)
+    selector = z & np.uint32(0x7777)
+    permuted = np.zeros(n, np.uint32)
+    for k in range(4):
+        byte = pair[np.arange(n), (selector >> np.uint32(4 * k)) & np.uint32(7)].astype(np.uint32)
+        permuted |= byte << np.uint32(8 * k)
+    assert np.array_equal(got[:, 4], permuted), "__byte_perm"
+    bit = lambda values, k: (values >> np.uint32(k)) & np.uint32(1)  # noqa: E731
+    assert np.array_equal(got[:, 5], sum(bit(x, k) << np.uint32(31 - k) for k in range(32)).astype(np.uint32)), "__brev"
+    assert np.array_equal(got[:, 6], sum(bit(x, k) for k in range(32))), "__popc"
+    shifted = y >> (z & np.uint32(31))
+    length = sum((shifted >> np.uint32(k)) != 0 for k in range(32)).astype(np.uint32)  # the bit length
+    assert np.array_equal(got[:, 7], np.uint32(32) - length), "__clz"
+    w = (x & (y | z)).astype(np.int64)
+    lowest = w & -w
+    assert np.array_equal(got[:, 8], np.where(w == 0, 0, np.log2(np.maximum(lowest, 1)).astype(np.int64) + 1)), "__ffs"
+
+    pairs = n // 2
+    a64, b64 = v["a64"], v["b64"]
+    wide = out["int128"][:6 * pairs].reshape(pairs, 6)
+    for i in range(pairs):
+        p = int(a64[2 * i]) | int(a64[2 * i + 1]) << 64
+        q = int(b64[2 * i]) | int(b64[2 * i + 1]) << 64
+        for k, r in enumerate((p + q, p - q, p * q)):
+            r %= 1 << 128
+            assert (int(wide[i, 2 * k]), int(wide[i, 2 * k + 1])) == (r & (2 ** 64 - 1), r >> 64), (i, k)
+
+    votes = v["votes"].reshape(n // 256, 256)
+    got = out["block_votes"].reshape(n // 256, 256, 4)
+    for b in range(n // 256):
+        assert (got[b, :, 0] == (votes[b] > 0).sum()).all(), ("__syncthreads_count", b)
+        assert (got[b, :, 1] == int((votes[b] > -90).all())).all(), ("__syncthreads_and", b)
+        assert (got[b, :, 2] == int((votes[b] == 7).any())).all(), ("__syncthreads_or", b)
+        t = np.arange(256)
+        assert np.array_equal(got[b, :, 3], votes[b][np.where(t < 128, 127 - t, 383 - t)]), ("named barriers", b)
+    assert got[1, 0, 1] == 1 and got[2, 0, 2] == 0 and got[4, 0, 2] == 1  # the blocks made to hold and not to

@@ -1,6 +1,7 @@
 #include "block_executor.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -160,7 +161,7 @@ namespace xcuda::sim
         {
             std::memset(m_shared.data(), 0, m_shared.size());
         }
-        std::vector<bool> done(m_warps.size(), false);
+        std::vector<bool> done(m_warps.size(), false), waiting(m_warps.size(), false);
         for (std::size_t w = 0; w < m_warps.size(); ++w)
         {
             unsigned first = static_cast<unsigned>(w) * 32;
@@ -168,14 +169,13 @@ namespace xcuda::sim
         }
         std::size_t remaining = m_warps.size();
         ++m_block.epoch;  // a new block: nothing of the last one's accesses races with this one's
-        while (remaining > 0)
+        std::fill(std::begin(m_block.arrivals), std::end(m_block.arrivals), 0u);
+        while (true)
         {
-            // Every warp not done runs to its next barrier (or its end); then all waiting ones go on.
-            const warp_interpreter* first = nullptr;  // the first warp waiting at a barrier, and its index
-            std::size_t first_index = 0;
+            // Every warp not done and not waiting runs to its next barrier (or its end).
             for (std::size_t w = 0; w < m_warps.size(); ++w)
             {
-                if (done[w])
+                if (done[w] || waiting[w])
                 {
                     continue;
                 }
@@ -184,24 +184,115 @@ namespace xcuda::sim
                     done[w] = true;
                     --remaining;
                 }
-                else if (!first)
+                else
                 {
-                    first = m_warps[w].get();
-                    first_index = w;
+                    waiting[w] = true;
                 }
-                else if (m_warps[w]->waiting_at() != first->waiting_at())
+            }
+            if (remaining == 0)
+            {
+                return;
+            }
+            // Then each barrier whose arrivals are complete releases its warps; none: the block would hang.
+            if (!release_barriers(waiting, remaining))
+            {
+                never_completes(waiting, remaining);
+            }
+            ++m_block.epoch;  // a barrier released: a new interval for the race check
+        }
+    }
+
+    bool block_executor::release_barriers(std::vector<bool>& waiting, std::size_t remaining)
+    {
+        // Each barrier (0..15) whose arrivals are complete releases its warps: every warp that has not
+        // exited for a barrier without a count (__syncthreads), else the count's threads, counted per warp
+        // as the hardware does (bar.sync 1, 64: two warps). bar.red's result goes to every warp released.
+        bool released = false;
+        unsigned ids = 0;  // the barriers some warp waits at: most launches only ever use barrier 0
+        for (std::size_t w = 0; w < m_warps.size(); ++w)
+        {
+            ids |= waiting[w] ? 1u << m_warps[w]->arrival().id : 0u;
+        }
+        for (unsigned id = 0; ids >> id; ++id)
+        {
+            if (!((ids >> id) & 1))
+            {
+                continue;
+            }
+            std::size_t arrived = 0, first = 0;
+            unsigned count = 0, votes = 0, threads = 0;
+            for (std::size_t w = 0; w < m_warps.size(); ++w)
+            {
+                if (waiting[w] && m_warps[w]->arrival().id == id)
                 {
-                    const warp_interpreter& other = *m_warps[w];
+                    const warp_interpreter::barrier_arrival& a = m_warps[w]->arrival();
+                    first = arrived++ == 0 ? w : first;
+                    count = std::max(count, a.count);
+                    votes += a.votes;
+                    threads += static_cast<unsigned>(__builtin_popcount(a.lanes));
+                }
+            }
+            if (arrived == 0 || (count ? arrived * 32 + m_block.arrivals[id] < count : arrived < remaining))
+            {
+                continue;
+            }
+            m_block.arrivals[id] = 0;  // bar.arrive's threads were counted into this release
+            for (std::size_t w = 0; w < m_warps.size(); ++w)
+            {
+                if (!waiting[w] || m_warps[w]->arrival().id != id)
+                {
+                    continue;
+                }
+                const warp_interpreter& one = *m_warps[first];
+                const warp_interpreter& other = *m_warps[w];
+                if (count == 0 && other.waiting_at() != one.waiting_at())
+                {
                     throw sim_error(sim_error::kind::barrier_divergence,
-                                    "kernel '" + m_launch.kernel + "': barrier divergence in block (" + std::to_string(x) +
-                                        "," + std::to_string(y) + "," + std::to_string(z) + "): warp " + std::to_string(first_index) +
-                                        " waits at " + first->where(*first->waiting_at()) + " but warp " +
-                                        std::to_string(w) + " at another barrier, " + other.where(*other.waiting_at()) +
+                                    "kernel '" + m_launch.kernel + "': barrier divergence in " + block_name() + ": warp " +
+                                        std::to_string(first) + " waits at " + one.where(*one.waiting_at()) +
+                                        " but warp " + std::to_string(w) + " at another barrier, " +
+                                        other.where(*other.waiting_at()) +
                                         " (__syncthreads() in both sides of a branch that the block's threads take "
                                         "differently)");
                 }
+                if (other.waiting_at()->var != variant::none)
+                {
+                    m_warps[w]->finish_reduction(votes, threads);
+                }
+                waiting[w] = false;
             }
-            ++m_block.epoch;  // the barrier releases: a new interval for the race check
+            released = true;
         }
+        return released;
+    }
+
+    void block_executor::never_completes(const std::vector<bool>& waiting, std::size_t remaining) const
+    {
+        // No barrier can complete: on a GPU the block would hang. Name what each barrier waits for.
+        std::string waits;
+        for (std::size_t w = 0; w < m_warps.size(); ++w)
+        {
+            if (waiting[w])
+            {
+                const warp_interpreter& one = *m_warps[w];
+                waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " at " +
+                         one.where(*one.waiting_at()) + " (barrier " + std::to_string(one.arrival().id) +
+                         (one.arrival().count ? ", " + std::to_string(one.arrival().count) + " threads" : ", every thread") +
+                         (m_block.arrivals[one.arrival().id] ? ", " + std::to_string(m_block.arrivals[one.arrival().id]) +
+                                                                   " arrived by bar.arrive"
+                                                             : std::string()) +
+                         ")";
+            }
+        }
+        throw sim_error(sim_error::kind::barrier_divergence,
+                        "kernel '" + m_launch.kernel + "': a barrier that can never complete in " + block_name() +
+                            " (on a GPU the block would hang): " + waits + "; " + std::to_string(remaining) +
+                            (remaining == 1 ? " warp has" : " warps have") + " not exited");
+    }
+
+    std::string block_executor::block_name() const
+    {
+        const unsigned* c = m_block.ctaid;
+        return "block (" + std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]) + ")";
     }
 }

@@ -31,6 +31,11 @@ namespace xcuda::sim
     private:
         void prepare();  // checks the configuration, makes the shared window and the warps
         void run_block(unsigned x, unsigned y, unsigned z);
+        // Releases every barrier whose arrivals are complete (clearing `waiting` for its warps); false when none.
+        bool release_barriers(std::vector<bool>& waiting, std::size_t remaining);
+        // No barrier can complete and no warp can run: throws, naming each waiting warp and its barrier.
+        [[noreturn]] void never_completes(const std::vector<bool>& waiting, std::size_t remaining) const;
+        std::string block_name() const;  // "block (x,y,z)", for messages
         void run_parallel(unsigned pool, unsigned long long blocks);
 
         launch_context& m_launch;

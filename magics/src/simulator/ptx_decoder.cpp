@@ -62,6 +62,8 @@ namespace xcuda::sim
                 {"bar", opcode::bar}, {"barrier", opcode::bar}, {"membar", opcode::membar}, {"fence", opcode::membar},
                 {"shfl", opcode::shfl}, {"vote", opcode::vote}, {"activemask", opcode::activemask},
                 {"atom", opcode::atom}, {"red", opcode::red}, {"redux", opcode::redux}, {"match", opcode::match},
+                {"dp4a", opcode::dp4a}, {"dp2a", opcode::dp2a}, {"addc", opcode::add_carry}, {"subc", opcode::sub_carry},
+                {"madc", opcode::mad_carry}, {"nanosleep", opcode::nop},
             };
             auto found = opcodes.find(base);
             if (found == opcodes.end())
@@ -218,6 +220,41 @@ namespace xcuda::sim
             return false;
         }
 
+        // A modifier of the integer families and barriers of round 2: prmt's mode, .cc (writes the carry
+        // flag), bar.red's .red and its operation (.popc, .and, .or).
+        bool read_family_modifier(const std::string& m, instruction& in)
+        {
+            static const std::unordered_map<std::string, variant> modes = {
+                {"f4e", variant::prmt_f4e}, {"b4e", variant::prmt_b4e}, {"rc8", variant::prmt_rc8},
+                {"ecl", variant::prmt_ecl}, {"ecr", variant::prmt_ecr}, {"rc16", variant::prmt_rc16},
+            };
+            if (in.op == opcode::prmt && modes.count(m))
+            {
+                in.var = modes.at(m);
+                return true;
+            }
+            if (m == "cc" && (in.op == opcode::add || in.op == opcode::sub || in.op == opcode::mad ||
+                              in.op == opcode::add_carry || in.op == opcode::sub_carry || in.op == opcode::mad_carry))
+            {
+                in.carry_out = true;
+                return true;
+            }
+            if (in.op == opcode::bar && m == "arrive")
+            {
+                in.var = variant::bar_arrive;
+                return true;
+            }
+            if (in.op == opcode::bar && (m == "red" || m == "popc" || m == "and" || m == "or"))
+            {
+                if (m != "red")  // the form is checked with the operands, in check_warp_and_memory
+                {
+                    in.var = m == "popc" ? variant::bar_red_popc : m == "and" ? variant::bar_red_and : variant::bar_red_or;
+                }
+                return true;
+            }
+            return false;
+        }
+
         // A flag: .ftz, .sat, cvta.to, bar.warp, and the vector width .v2 / .v4.
         bool read_flag_modifier(const std::string& m, instruction& in)
         {
@@ -277,6 +314,43 @@ namespace xcuda::sim
                 }
                 in.var = state.shf_direction == "l" ? (state.shf_mode == "wrap" ? variant::shf_l_wrap : variant::shf_l_clamp)
                                                     : (state.shf_mode == "wrap" ? variant::shf_r_wrap : variant::shf_r_clamp);
+            }
+            return "";
+        }
+
+        // What the integer families need: the carry instructions on 32- or 64-bit integers (mad with .lo or
+        // .hi), dp4a/dp2a with two 32-bit integer types, prmt on .b32. "" when it fits, else why not.
+        std::string check_integer_families(const std::string& text, const instruction& in, int types)
+        {
+            switch (in.op)
+            {
+            case opcode::add_carry:
+            case opcode::sub_carry:
+            case opcode::mad_carry:
+                if (in.type.is_float() || (in.type.bits != 32 && in.type.bits != 64) || in.sat ||
+                    (in.op == opcode::mad_carry && in.var != variant::lo && in.var != variant::hi) ||
+                    (in.op != opcode::mad_carry && in.var != variant::none))
+                {
+                    return "'" + text + "' is not an extended-precision (carry) instruction the simulator knows";
+                }
+                break;
+            case opcode::dp4a:
+            case opcode::dp2a:
+                if (types != 2 || in.type.bits != 32 || in.source_type.bits != 32 || in.type.is_float() ||
+                    in.source_type.is_float() || (in.op == opcode::dp2a) != (in.var == variant::lo || in.var == variant::hi) ||
+                    (in.op == opcode::dp4a && in.var != variant::none) || in.operand_count != 4)
+                {
+                    return "'" + text + "' is not a dp4a/dp2a the simulator knows";
+                }
+                break;
+            case opcode::prmt:
+                if (in.type.bits != 32 || in.operand_count != 4)
+                {
+                    return "'" + text + "' is not a prmt.b32 the simulator knows";
+                }
+                break;
+            default:
+                break;
             }
             return "";
         }
@@ -347,13 +421,32 @@ namespace xcuda::sim
                 {
                     break;
                 }
+                if (in.var == variant::bar_arrive)
+                {
+                    if (in.operand_count != 2)
+                    {
+                        return "'" + text + "' is not a bar.arrive the simulator knows (bar.arrive a, b: a barrier and a thread count)";
+                    }
+                    break;
+                }
+                if (in.var != variant::none)
+                {
+                    // bar.red.op.type d, a{, b}, {!}c: the block's reduction of the predicate c
+                    bool popc = in.var == variant::bar_red_popc;
+                    if (text.find(".red.") == std::string::npos || (in.operand_count != 3 && in.operand_count != 4) ||
+                        (popc ? in.type.bits != 32 || in.type.is_float() : in.type.kind != 'p'))
+                    {
+                        return "'" + text + "' is not a bar.red the simulator knows (bar.red.popc.u32, bar.red.{and,or}.pred)";
+                    }
+                    break;
+                }
                 if (!(text == "bar.sync" || text == "barrier.sync" || text == "barrier.sync.aligned" || text == "bar.sync.aligned"))
                 {
-                    return "'" + text + "' is not implemented by the simulator (only bar.sync / barrier.sync)";
+                    return "'" + text + "' is not implemented by the simulator (bar.sync / barrier.sync, bar.red)";
                 }
-                if (in.operand_count != 1)
+                if (in.operand_count != 1 && in.operand_count != 2)
                 {
-                    return "'" + text + "' with a thread count is not implemented by the simulator";
+                    return "'" + text + "' is not a bar.sync the simulator knows (a barrier and an optional thread count)";
                 }
                 break;
             case opcode::ld:
@@ -424,10 +517,11 @@ namespace xcuda::sim
         {
             return "the instruction '" + base + "' is not implemented by the simulator";
         }
-        if (in.op == opcode::membar)
+        if (in.op == opcode::membar || base == "nanosleep")
         {
-            return "";  // one thread runs at a time: every ordering holds
+            return "";  // one thread runs at a time: every ordering holds; nanosleep is a hint, the warp goes on
         }
+        in.carry_in = base == "addc" || base == "subc" || base == "madc";
         if (base == "ldu")
         {
             in.space = state_space::global;
@@ -445,14 +539,24 @@ namespace xcuda::sim
             {
                 return "the type ." + m + " is not implemented by the simulator";
             }
-            if (read_memory_modifier(m, in) || read_operation_modifier(m, in, state) || read_flag_modifier(m, in))
+            if (read_family_modifier(m, in) || read_memory_modifier(m, in) || read_operation_modifier(m, in, state) ||
+                read_flag_modifier(m, in))
             {
                 continue;
             }
             return "the modifier ." + m + " of '" + text + "' is not implemented by the simulator";
         }
+        if (in.carry_out && !in.carry_in)
+        {
+            // add.cc, sub.cc, mad.cc run with the carry family (warp_integer_operations.cpp): plain add stays apart
+            in.op = in.op == opcode::add ? opcode::add_carry : in.op == opcode::sub ? opcode::sub_carry : opcode::mad_carry;
+        }
         // What each instruction needs, checked here so that running it never meets a surprise.
         std::string refusal = check_modifiers(text, in, state);
+        if (refusal.empty())
+        {
+            refusal = check_integer_families(text, in, state.types);
+        }
         if (refusal.empty())
         {
             refusal = check_arithmetic(text, in, state.types);

@@ -113,22 +113,29 @@ namespace xcuda::sim
 
         const std::unordered_map<std::string, special_register>& special_names()
         {
-            static const std::unordered_map<std::string, special_register> names = {
-                {"%tid.x", special_register::tid_x}, {"%tid.y", special_register::tid_y},
-                {"%tid.z", special_register::tid_z}, {"%ntid.x", special_register::ntid_x},
-                {"%ntid.y", special_register::ntid_y}, {"%ntid.z", special_register::ntid_z},
-                {"%ctaid.x", special_register::ctaid_x}, {"%ctaid.y", special_register::ctaid_y},
-                {"%ctaid.z", special_register::ctaid_z}, {"%nctaid.x", special_register::nctaid_x},
-                {"%nctaid.y", special_register::nctaid_y}, {"%nctaid.z", special_register::nctaid_z},
-                {"%laneid", special_register::laneid}, {"%warpid", special_register::warpid},
-                {"%nwarpid", special_register::nwarpid}, {"%smid", special_register::smid},
-                {"%nsmid", special_register::nsmid}, {"%gridid", special_register::gridid},
-                {"%lanemask_eq", special_register::lanemask_eq}, {"%lanemask_le", special_register::lanemask_le},
-                {"%lanemask_lt", special_register::lanemask_lt}, {"%lanemask_ge", special_register::lanemask_ge},
-                {"%lanemask_gt", special_register::lanemask_gt}, {"%clock", special_register::clock},
-                {"%clock64", special_register::clock64}, {"%globaltimer", special_register::globaltimer},
-                {"%dynamic_smem_size", special_register::dynamic_smem_size},
-            };
+            static const std::unordered_map<std::string, special_register> names = [] {
+                std::unordered_map<std::string, special_register> n = {
+                    {"%tid.x", special_register::tid_x}, {"%tid.y", special_register::tid_y},
+                    {"%tid.z", special_register::tid_z}, {"%ntid.x", special_register::ntid_x},
+                    {"%ntid.y", special_register::ntid_y}, {"%ntid.z", special_register::ntid_z},
+                    {"%ctaid.x", special_register::ctaid_x}, {"%ctaid.y", special_register::ctaid_y},
+                    {"%ctaid.z", special_register::ctaid_z}, {"%nctaid.x", special_register::nctaid_x},
+                    {"%nctaid.y", special_register::nctaid_y}, {"%nctaid.z", special_register::nctaid_z},
+                    {"%laneid", special_register::laneid}, {"%warpid", special_register::warpid},
+                    {"%nwarpid", special_register::nwarpid}, {"%smid", special_register::smid},
+                    {"%nsmid", special_register::nsmid}, {"%gridid", special_register::gridid},
+                    {"%lanemask_eq", special_register::lanemask_eq}, {"%lanemask_le", special_register::lanemask_le},
+                    {"%lanemask_lt", special_register::lanemask_lt}, {"%lanemask_ge", special_register::lanemask_ge},
+                    {"%lanemask_gt", special_register::lanemask_gt}, {"%clock", special_register::clock},
+                    {"%clock64", special_register::clock64}, {"%globaltimer", special_register::globaltimer},
+                    {"%dynamic_smem_size", special_register::dynamic_smem_size},
+                };
+                for (int k = 0; k < 32; ++k)
+                {
+                    n.emplace("%envreg" + std::to_string(k), special_register::envreg);
+                }
+                return n;
+            }();
             return names;
         }
 
@@ -1074,7 +1081,7 @@ namespace xcuda::sim
                     auto it = m_registers.find(name);
                     if (it == m_registers.end())
                     {
-                        if (name.rfind("%envreg", 0) == 0 || name.rfind("%pm", 0) == 0 || name.rfind("%cluster", 0) == 0 ||
+                        if (name.rfind("%reserved_smem", 0) == 0 || name.rfind("%pm", 0) == 0 || name.rfind("%cluster", 0) == 0 ||
                             name.rfind("%nclusterid", 0) == 0 || name.rfind("%clusterid", 0) == 0 || name.rfind("%is_explicit_cluster", 0) == 0)
                         {
                             fail("the special register " + name + " is not supported by the simulator");
@@ -1083,6 +1090,12 @@ namespace xcuda::sim
                     }
                     o.what = operand::kind::reg;
                     o.reg = it->second;
+                    return o;
+                }
+                if (name == "WARP_SZ")
+                {
+                    o.what = operand::kind::imm;  // PTX's constant for the warp size (warpSize in C++)
+                    o.value = 32;
                     return o;
                 }
                 int symbol = find_symbol(name);

@@ -66,6 +66,7 @@ namespace xcuda::sim
         laneid, warpid, nwarpid, smid, nsmid, gridid,
         lanemask_eq, lanemask_le, lanemask_lt, lanemask_ge, lanemask_gt,
         clock, clock64, globaltimer, dynamic_smem_size,
+        envreg,  // %envreg0..31: the driver's environment, 0 here (no cooperative grid workspace)
         count
     };
 
@@ -102,6 +103,8 @@ namespace xcuda::sim
         rcp, sqrt, rsqrt, ex2, lg2, sin, cos, tanh, testp, lop3,
         bra, ret, exit, call, trap,
         bar, membar, shfl, vote, activemask, atom, red, redux, match,
+        dp4a, dp2a,                   // dot products of bytes (and halves): warp_integer_operations.cpp
+        add_carry, sub_carry, mad_carry,  // add.cc/addc, sub.cc/subc, mad.cc/madc: the per-lane carry flag
         nop,
         unsupported,  // decoded but not implemented: running it raises sim_error naming it (text)
     };
@@ -120,6 +123,9 @@ namespace xcuda::sim
         shiftamt,                        // bfind.shiftamt
         shf_l_wrap, shf_l_clamp, shf_r_wrap, shf_r_clamp,
         testp_finite, testp_infinite, testp_number, testp_notanumber, testp_normal, testp_subnormal,
+        prmt_f4e, prmt_b4e, prmt_rc8, prmt_ecl, prmt_ecr, prmt_rc16,  // prmt's modes (none: the default)
+        bar_red_popc, bar_red_and, bar_red_or,                        // bar.red (__syncthreads_count/and/or)
+        bar_arrive,                                                   // bar.arrive: counts, does not wait
     };
 
     struct instruction
@@ -137,6 +143,8 @@ namespace xcuda::sim
         bool to = false;            // cvta.to
         bool warp = false;          // bar.warp.sync
         bool pair = false;          // a second destination: setp p|q, shfl d|p
+        bool carry_in = false;      // addc, subc, madc: reads the lane's carry flag
+        bool carry_out = false;     // .cc: writes it
         std::uint8_t file = 0;      // the .loc file
         std::uint8_t vector = 1;    // ld/st .v2 .v4
         std::int32_t guard = -1;    // @%p: the predicate register, or -1

@@ -38,6 +38,7 @@ namespace xcuda::sim
     {
         m_lanes = lanes;
         m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
+        m_carry = 0;
         m_stack.clear();
         m_depth = 0;
         const unsigned* b = m_launch.block;
@@ -69,6 +70,7 @@ namespace xcuda::sim
             set(special_register::lanemask_ge, ~((1u << l) - 1));
             set(special_register::lanemask_gt, l == 31 ? 0u : ~((2u << l) - 1));
             set(special_register::dynamic_smem_size, m_launch.dynamic_shared);
+            set(special_register::envreg, 0);
         }
         push_frame(m_launch.entry, m_live, nullptr);
         m_trace_lane = -1;
@@ -797,8 +799,14 @@ namespace xcuda::sim
                 {
                     barrier_divergence(in, active);
                 }
-                m_barrier = &in;
+                arrive(in, active);
                 top.pc += 1;
+                if (in.var == variant::bar_arrive)
+                {
+                    m_block.arrivals[m_arrival.id] += 32;  // counted per warp, as bar.sync's arrivals are
+                    continue;
+                }
+                m_barrier = &in;
                 return status::at_barrier;
             case opcode::call:
                 top.pc += 1;
@@ -838,6 +846,60 @@ namespace xcuda::sim
             }
         }
         return status::exited;
+    }
+
+    void warp_interpreter::arrive(const instruction& in, std::uint32_t active)
+    {
+        // bar.sync a{, b}; bar.arrive a, b; bar.red.op d, a{, b}, {!}c. The barrier and the count are the same for every
+        // lane (PTX requires it), so the first active lane's are read.
+        const bool reduction = in.var == variant::bar_red_popc || in.var == variant::bar_red_and || in.var == variant::bar_red_or;
+        const unsigned first = reduction ? 1 : 0;
+        const unsigned lane = static_cast<unsigned>(__builtin_ctz(active));
+        source id = fetch(in.operands[first], 0);
+        m_arrival.id = static_cast<unsigned>(id.p[id.stride * lane]);
+        if (m_arrival.id > 15)
+        {
+            throw sim_error(sim_error::kind::launch_failed, "kernel '" + m_launch.kernel + "': barrier " +
+                                                                std::to_string(m_arrival.id) +
+                                                                " (a CTA has barriers 0 to 15), at " + where(in));
+        }
+        m_arrival.count = 0;
+        if (in.operand_count == first + (reduction ? 3 : 2))
+        {
+            source count = fetch(in.operands[first + 1], 1);
+            m_arrival.count = static_cast<unsigned>(count.p[count.stride * lane]);
+            if (m_arrival.count == 0 || m_arrival.count % 32 != 0 || m_arrival.count > 1024)
+            {
+                throw sim_error(sim_error::kind::launch_failed,
+                                "kernel '" + m_launch.kernel + "': a barrier's thread count of " +
+                                    std::to_string(m_arrival.count) +
+                                    " (PTX: a multiple of the warp size, 32 to 1024), at " + where(in));
+            }
+        }
+        m_arrival.lanes = active;
+        m_arrival.votes = 0;
+        if (reduction)
+        {
+            const operand& predicate = in.operands[in.operand_count - 1];
+            source p = fetch(predicate, 2);
+            XCUDA_SIM_LANES(active)
+            {
+                m_arrival.votes += (p.p[p.stride * l] & 1) != predicate.negate;
+            }
+        }
+    }
+
+    void warp_interpreter::finish_reduction(unsigned votes, unsigned threads)
+    {
+        const instruction& in = *m_barrier;
+        std::uint64_t* d = destination(in.operands[0]);
+        std::uint64_t value = in.var == variant::bar_red_popc ? votes
+                              : in.var == variant::bar_red_and ? (votes == threads ? 1 : 0)
+                                                               : (votes > 0 ? 1 : 0);
+        XCUDA_SIM_LANES(m_arrival.lanes)
+        {
+            d[l] = value;
+        }
     }
 
     void warp_interpreter::call(const instruction& in, std::uint32_t active)
@@ -913,6 +975,18 @@ namespace xcuda::sim
         case opcode::atom:
         case opcode::red:
             atomic(in, active);
+            return;
+        case opcode::prmt:
+            permute(in, active);
+            return;
+        case opcode::dp4a:
+        case opcode::dp2a:
+            dot_product(in, active);
+            return;
+        case opcode::add_carry:
+        case opcode::sub_carry:
+        case opcode::mad_carry:
+            carry_arithmetic(in, active);
             return;
         case opcode::membar:
         case opcode::nop:

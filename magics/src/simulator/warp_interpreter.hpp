@@ -84,6 +84,7 @@ namespace xcuda::sim
         std::size_t shared_bytes = 0;
         shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
+        unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
     };
 
     class warp_interpreter
@@ -109,6 +110,21 @@ namespace xcuda::sim
 
         // The bar.sync the warp waits at after run() returned at_barrier.
         const instruction* waiting_at() const noexcept { return m_barrier; }
+
+        // What the warp brought to that barrier: its id (0..15), the thread count it names (0: every
+        // thread of the block), and for bar.red how many of its lanes arrived with the predicate true.
+        struct barrier_arrival
+        {
+            unsigned id = 0;
+            unsigned count = 0;
+            unsigned votes = 0;
+            std::uint32_t lanes = 0;
+        };
+        const barrier_arrival& arrival() const noexcept { return m_arrival; }
+
+        // bar.red, once the barrier completes: writes the block's result (votes true of `threads`) to the
+        // lanes that arrived.
+        void finish_reduction(unsigned votes, unsigned threads);
 
         std::string where(const instruction& in) const;     // 'text' in function, line N of file
 
@@ -190,9 +206,13 @@ namespace xcuda::sim
         void collective(const instruction& in, std::uint32_t active);
         void collective_group(const instruction& in, std::uint32_t members, std::uint64_t* d, std::uint64_t* p, source a);
         void atomic(const instruction& in, std::uint32_t active);
+        void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
+        void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
+        void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
         void address_convert(const instruction& in, std::uint32_t active);
         void move(const instruction& in, std::uint32_t active);
         void call(const instruction& in, std::uint32_t active);
+        void arrive(const instruction& in, std::uint32_t active);  // fills m_arrival at a bar.sync / bar.red
         void device_printf(const instruction& in, std::uint32_t active);
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
@@ -212,6 +232,8 @@ namespace xcuda::sim
         std::uint64_t m_scratch[5][32];
         std::uintptr_t m_cached_start = 0, m_cached_end = 0;  // the last allocation hit
         const instruction* m_barrier = nullptr;
+        barrier_arrival m_arrival;
+        std::uint32_t m_carry = 0;  // each lane's carry flag (CC.CF), bit l for lane l
         int m_trace_lane = -1;  // the traced thread's lane when it is in this warp and block, else -1
     };
 }

@@ -539,7 +539,7 @@ namespace xcuda::sim
         }
     }
 
-    // popc, clz, brev, bfe, bfi, bfind, prmt
+    // popc, clz, brev, bfe, bfi, bfind (prmt: warp_interpreter::permute)
     void warp_interpreter::bit_fields(const instruction& in, std::uint32_t active, std::uint64_t* d, source a, source b,
                                       source c)
     {
@@ -620,25 +620,6 @@ namespace xcuda::sim
                     position = msb - position;
                 }
                 d[l] = position;
-            }
-            return;
-        case opcode::prmt:  // prmt.b32 d, a, b, c: the default mode
-            XCUDA_SIM_LANES(active)
-            {
-                std::uint64_t bytes8 = (a.p[a.stride * l] & 0xffffffffu) | ((b.p[b.stride * l] & 0xffffffffu) << 32);
-                std::uint32_t selector = static_cast<std::uint32_t>(c.p[c.stride * l]);
-                std::uint32_t r = 0;
-                for (unsigned k = 0; k < 4; ++k)
-                {
-                    unsigned s = (selector >> (4 * k)) & 0xf;
-                    std::uint32_t byte = (bytes8 >> (8 * (s & 7))) & 0xff;
-                    if (s & 8)
-                    {
-                        byte = (byte & 0x80) ? 0xff : 0;
-                    }
-                    r |= byte << (8 * k);
-                }
-                d[l] = r;
             }
             return;
         default:
@@ -748,7 +729,6 @@ namespace xcuda::sim
         case opcode::bfe:
         case opcode::bfi:
         case opcode::bfind:
-        case opcode::prmt:
             bit_fields(in, active, d, a, b, c);
             return;
         case opcode::rcp:
