@@ -1,17 +1,11 @@
 #include "cuda_session.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <string>
 #include <vector>
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
-#include "host_staging.hpp"
 #include "temporary_cache.hpp"
-#include "pinned_memory.hpp"
 
 namespace xcuda
 {
@@ -20,89 +14,6 @@ namespace xcuda
         // A sticky kernel fault reported by any driver call comes here: fault() records what was lost
         // and throws kernel_fault instead of the driver's plain error.
         cuda_driver::set_fault_hook([this](CUresult result, const char* call) { fault(result, call); });
-        m_environment = device_environment::from_process();
-        choose_device(-1);
-    }
-
-    void cuda_session::choose_device(int device_count)
-    {
-        try
-        {
-            m_choice = device_choice::choose(m_environment, m_slot, device_count);
-            m_current = m_choice.ordinal();
-            m_choice_error = nullptr;
-        }
-        catch (const usage_error&)
-        {
-            // Reported at the first GPU operation (ensure_device), not at import.
-            m_choice_error = std::current_exception();
-            m_current = -1;
-        }
-    }
-
-    std::string cuda_session::choice_problem() const
-    {
-        if (!m_choice_error)
-        {
-            return "";
-        }
-        try
-        {
-            std::rethrow_exception(m_choice_error);
-        }
-        catch (const std::exception& e)
-        {
-            return e.what();
-        }
-    }
-
-    void cuda_session::set_host_slot(host_slot slot)
-    {
-        m_slot = std::move(slot);
-        if (!m_choice_error && m_choice.open_to_host_slot())
-        {
-            choose_device(m_discovered ? static_cast<int>(m_devices.size()) : -1);
-        }
-    }
-
-    void cuda_session::settle_device_choice() noexcept
-    {
-        if (m_discovered || m_choice_error || !m_choice.depends_on_count() || !cuda_driver::available())
-        {
-            return;
-        }
-        try
-        {
-            discover();
-        }
-        catch (const std::exception&)
-        {
-            // No device: the choice stays as it is, and the first GPU operation says why.
-        }
-    }
-
-    std::string cuda_session::gpu_uuid(int ordinal)
-    {
-        const cuda_driver& driver = cuda_driver::get();
-        if (!driver.cuDeviceGetUuid)
-        {
-            return "";
-        }
-        CUuuid uuid{};
-        check(driver.cuDeviceGetUuid(&uuid, state(ordinal).device), "cuDeviceGetUuid");
-        // nvidia-smi's form: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
-        std::string text = "GPU-";
-        char hex[3];
-        for (int i = 0; i < 16; ++i)
-        {
-            std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
-            text += hex;
-            if (i == 3 || i == 5 || i == 7 || i == 9)
-            {
-                text += '-';
-            }
-        }
-        return text;
     }
 
     cuda_session::~cuda_session()
@@ -111,412 +22,13 @@ namespace xcuda
         cuda_driver::set_fault_hook(nullptr);
     }
 
-    int cuda_session::device_count()
-    {
-        const cuda_driver& driver = cuda_driver::get();
-        int count = 0;
-        check(driver.cuDeviceGetCount(&count), "cuDeviceGetCount");
-        return count;
-    }
-
-    void cuda_session::discover()
-    {
-        if (m_discovered)
-        {
-            return;
-        }
-        std::lock_guard<std::recursive_mutex> lock(m_context_mutex);
-        if (m_discovered)
-        {
-            return;
-        }
-        const cuda_driver& driver = cuda_driver::get();
-        int count = device_count();
-        if (count == 0)
-        {
-            throw cuda_unavailable_error("the NVIDIA driver found no CUDA device");
-        }
-        std::vector<device_state> devices(static_cast<std::size_t>(count));
-        for (int i = 0; i < count; ++i)
-        {
-            check(driver.cuDeviceGet(&devices[static_cast<std::size_t>(i)].device, i), "cuDeviceGet");
-        }
-        m_devices = std::move(devices);
-        m_discovered = true;
-        if (!m_choice_error && m_choice.depends_on_count())
-        {
-            choose_device(count);  // a local rank or host slot, now modulo the device count
-        }
-    }
-
-    cuda_session::device_state& cuda_session::state(int ordinal)
-    {
-        discover();
-        int count = static_cast<int>(m_devices.size());
-        if (ordinal < 0 || ordinal >= count)
-        {
-            bool from_env = ordinal == m_current && m_choice.source() == device_source::variable;
-            throw cuda_unavailable_error("device " + std::to_string(ordinal) + " does not exist: this machine has " +
-                                         std::to_string(count) + " CUDA device(s), numbered 0 to " +
-                                         std::to_string(count - 1) +
-                                         (from_env ? " (XCUDA_DEVICE=" + m_environment.requested +
-                                                         " chose it: set it to one of them, or unset it)"
-                                                   : " (set XCUDA_DEVICE or call xcuda.set_device(n))"));
-        }
-        return m_devices[static_cast<std::size_t>(ordinal)];
-    }
-
-    cuda_session::device_state& cuda_session::ensure_device(int ordinal)
-    {
-        device_state* made = nullptr;
-        {
-            std::lock_guard<std::recursive_mutex> lock(m_context_mutex);
-            if (ordinal < 0 && m_choice_error)
-            {
-                std::rethrow_exception(m_choice_error);  // a malformed XCUDA_DEVICE or local rank, on any machine
-            }
-            if (ordinal == m_current && !m_discovered)
-            {
-                // The first GPU operation: a local rank or slot becomes final (modulo the count) here.
-                discover();
-                ordinal = m_current;
-            }
-            if (!m_lost.empty())
-            {
-                throw session_lost_error(m_lost);
-            }
-            device_state& d = state(ordinal);
-            if (d.context)
-            {
-                return d;
-            }
-            const cuda_driver& driver = cuda_driver::get();
-            CUcontext context = nullptr;
-            check(driver.cuDevicePrimaryCtxRetain(&context, d.device), "cuDevicePrimaryCtxRetain");
-            CUresult made_current = driver.cuCtxSetCurrent(context);
-            if (made_current != CUDA_SUCCESS)
-            {
-                driver.cuDevicePrimaryCtxRelease(d.device);
-                check(made_current, "cuCtxSetCurrent");
-            }
-            if (!d.have_properties)
-            {
-                try
-                {
-                    read_properties(ordinal, d);
-                }
-                catch (...)
-                {
-                    driver.cuDevicePrimaryCtxRelease(d.device);
-                    throw;
-                }
-            }
-            d.generation = m_next_generation++;
-            d.context = context;
-            made = &d;
-            if (ordinal >= 0 && ordinal < live_devices)
-            {
-                m_live[ordinal].store(&d, std::memory_order_release);  // last: whoever sees it sees the rest
-            }
-        }
-        // Outside the mutex: the hook may take the GIL, which another thread may hold while it waits here.
-        if (m_context_hook)
-        {
-            m_context_hook(ordinal);
-        }
-        return *made;
-    }
-
-    void cuda_session::ensure()
-    {
-        ensure_device(m_current);
-    }
-
-    bool cuda_session::try_ensure() noexcept
-    {
-        try
-        {
-            ensure();
-            return true;
-        }
-        catch (const std::exception&)
-        {
-            return false;
-        }
-    }
-
-    void cuda_session::check_alive(int ordinal, std::uint64_t generation, const char* what) const
-    {
-        if (alive(ordinal, generation))
-        {
-            return;
-        }
-        if (!m_lost.empty())
-        {
-            throw session_lost_error(std::string("this ") + what + " of device " + std::to_string(ordinal) +
-                                     " was lost: " + m_lost);
-        }
-        throw session_closed_error(std::string("this ") + what +
-                                   " belonged to a CUDA session that was closed; create a new one");
-    }
-
-    std::pair<std::size_t, std::size_t> cuda_session::memory_info(int ordinal)
-    {
-        make_current(ordinal);
-        std::size_t free_bytes = 0;
-        std::size_t total_bytes = 0;
-        check(cuda_driver::get().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
-        return {free_bytes, total_bytes};
-    }
-
-    void cuda_session::make_current()
-    {
-        make_current(m_current);
-    }
-
-    void cuda_session::make_current(int ordinal)
-    {
-        device_state* known = live(ordinal);
-        CUcontext context = known ? known->context : ensure_device(ordinal).context;
-        const cuda_driver& driver = cuda_driver::get();
-        CUcontext current = nullptr;
-        // Other libraries (and other devices of this session) may have made another context current.
-        if (driver.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context)
-        {
-            check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent");
-        }
-    }
-
-    bool cuda_session::active() const noexcept
-    {
-        return context() != nullptr;
-    }
-
-    bool cuda_session::make_current_if_alive(int ordinal, std::uint64_t generation) noexcept
-    {
-        if (!alive(ordinal, generation))
-        {
-            return false;
-        }
-        const cuda_driver& driver = cuda_driver::get();
-        CUcontext owner = context(ordinal);
-        CUcontext current = nullptr;
-        if (driver.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != owner)
-        {
-            return driver.cuCtxSetCurrent(owner) == CUDA_SUCCESS;
-        }
-        return true;
-    }
-
-    CUcontext cuda_session::context(int ordinal) const noexcept
-    {
-        return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size()
-                   ? m_devices[static_cast<std::size_t>(ordinal)].context
-                   : nullptr;
-    }
-
-    CUcontext cuda_session::context() const noexcept
-    {
-        return context(m_current);
-    }
-
-    CUdevice cuda_session::device() const noexcept
-    {
-        return m_current >= 0 && static_cast<std::size_t>(m_current) < m_devices.size()
-                   ? m_devices[static_cast<std::size_t>(m_current)].device
-                   : 0;
-    }
-
-    std::uint64_t cuda_session::generation(int ordinal) const noexcept
-    {
-        return context(ordinal) ? m_devices[static_cast<std::size_t>(ordinal)].generation : 0;
-    }
-
-    std::uint64_t cuda_session::generation() const noexcept
-    {
-        return generation(m_current);
-    }
-
-    void cuda_session::validate_ordinal(int ordinal)
-    {
-        if (ordinal < 0)
-        {
-            throw usage_error("device ordinal must be >= 0, got " + std::to_string(ordinal));
-        }
-        if (m_discovered || cuda_driver::available())
-        {
-            int count = m_discovered ? static_cast<int>(m_devices.size()) : device_count();
-            if (ordinal >= count)
-            {
-                throw usage_error("device " + std::to_string(ordinal) + " does not exist: this machine has " +
-                                            std::to_string(count) + " CUDA device(s), numbered 0 to " +
-                                            std::to_string(count - 1));
-            }
-        }
-    }
-
-    void cuda_session::set_device(int ordinal)
-    {
-        validate_ordinal(ordinal);
-        m_current = ordinal;
-        m_choice = device_choice::by_call(ordinal);
-        m_choice_error = nullptr;
-    }
-
-    void cuda_session::read_properties(int ordinal, device_state& d)
-    {
-        const cuda_driver& driver = cuda_driver::get();
-        device_properties& p = d.properties;
-        p = device_properties{};
-        p.ordinal = ordinal;
-        char name[256] = {0};
-        check(driver.cuDeviceGetName(name, sizeof name - 1, d.device), "cuDeviceGetName");
-        p.name = name;
-        auto attribute = [&](CUdevice_attribute which) {
-            int value = 0;
-            check(driver.cuDeviceGetAttribute(&value, which, d.device), "cuDeviceGetAttribute");
-            return value;
-        };
-        p.cc_major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-        p.cc_minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-        p.multiprocessors = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-        p.warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
-        p.max_threads_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-        p.max_block = {attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X), attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
-                       attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)};
-        p.max_grid = {attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
-                      attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
-        p.max_shared_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-        p.max_shared_per_block_optin = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-        p.max_registers_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
-        p.max_threads_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
-        p.max_blocks_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
-        p.max_registers_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
-        p.max_shared_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
-        p.reserved_shared_per_block = attribute(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
-        p.memory_clock_khz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
-        p.memory_bus_width = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
-        check(driver.cuDeviceTotalMem(&p.total_memory, d.device), "cuDeviceTotalMem");
-        d.have_properties = true;
-    }
-
-    const device_properties& cuda_session::properties()
-    {
-        device_state* known = live(m_current);
-        return known ? known->properties : ensure_device(m_current).properties;
-    }
-
-    bool cuda_session::forget_devices_if_unused()
-    {
-        std::lock_guard<std::recursive_mutex> lock(m_context_mutex);
-        for (const device_state& d : m_devices)
-        {
-            if (d.context)
-            {
-                return false;
-            }
-        }
-        forget_live();
-        m_devices.clear();
-        m_discovered = false;
-        return true;
-    }
-
-    void cuda_session::forget_live() noexcept
-    {
-        for (auto& entry : m_live)
-        {
-            entry.store(nullptr, std::memory_order_release);
-        }
-    }
-
-    const device_properties& cuda_session::properties(int ordinal)
-    {
-        device_state& d = state(ordinal);
-        if (!d.have_properties)
-        {
-            read_properties(ordinal, d);
-        }
-        return d.properties;
-    }
-
-    int cuda_session::driver_version()
-    {
-        int version = 0;
-        check(cuda_driver::get().cuDriverGetVersion(&version), "cuDriverGetVersion");
-        return version;
-    }
-
-    std::string cuda_session::default_arch() noexcept
-    {
-        if (try_ensure())
-        {
-            return properties().arch();
-        }
-        return "compute_75";
-    }
-
-    bool cuda_session::can_access_peer(int a, int b)
-    {
-        if (a == b)
-        {
-            return true;
-        }
-        CUdevice da = state(a).device;
-        CUdevice db = state(b).device;
-        int can = 0;
-        check(cuda_driver::get().cuDeviceCanAccessPeer(&can, da, db), "cuDeviceCanAccessPeer");
-        return can != 0;
-    }
-
-    void cuda_session::enable_peer_access(int a, int b)
-    {
-        if (a == b || (peer_enabled(a, b) && peer_enabled(b, a)))
-        {
-            return;
-        }
-        if (a >= 64 || b >= 64)
-        {
-            throw usage_error("peer access is tracked for the first 64 devices only");
-        }
-        if (!can_access_peer(a, b) || !can_access_peer(b, a))
-        {
-            throw usage_error("devices " + std::to_string(a) + " and " + std::to_string(b) +
-                                        " cannot access each other's memory (the driver reports no peer path "
-                                        "between them); copy between them with xcuda.copy(dst, src) instead");
-        }
-        open_peer_path(a, b);
-        m_peers[a] |= std::uint64_t{1} << b;
-        m_peers[b] |= std::uint64_t{1} << a;
-    }
-
-    void cuda_session::open_peer_path(int a, int b)
-    {
-        if (a == b || a >= 64 || b >= 64 || (((m_peer_paths[a] >> b) & 1u) && ((m_peer_paths[b] >> a) & 1u)))
-        {
-            return;
-        }
-        const cuda_driver& driver = cuda_driver::get();
-        for (auto [accessor, owner] : {std::pair<int, int>{a, b}, std::pair<int, int>{b, a}})
-        {
-            CUcontext peer = ensure_device(owner).context;
-            make_current(accessor);
-            CUresult result = driver.cuCtxEnablePeerAccess(peer, 0);
-            if (result != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-            {
-                check(result, "cuCtxEnablePeerAccess");
-            }
-            m_peer_paths[accessor] |= std::uint64_t{1} << owner;
-        }
-        make_current();
-    }
-
     void cuda_session::close() noexcept
     {
         forget_live();
-        m_transfers.close(!m_lost.empty());
-        std::vector<session_resource*> resources = m_resources.take_all();
-        if (!m_lost.empty())
+        bool lost = !lost_reason().empty();
+        m_transfers.close(lost);
+        std::vector<session_resource*> resources = this->resources().take_all();
+        if (lost)
         {
             for (session_resource* resource : resources)
             {
@@ -525,87 +37,33 @@ namespace xcuda
             m_transfers.temporaries().clear();  // abandoned above: forgetting them makes no driver call
             return;  // the driver refuses every call now; the process' exit frees the GPU
         }
-        const cuda_driver* driver = cuda_driver::available() ? &cuda_driver::get() : nullptr;
-        for (std::size_t ordinal = 0; ordinal < m_devices.size(); ++ordinal)
-        {
-            device_state& d = m_devices[ordinal];
-            if (!d.context || !driver)
-            {
-                continue;
-            }
-            driver->cuCtxSetCurrent(d.context);
-            driver->cuCtxSynchronize();
+        release_contexts([&](int ordinal) {
             for (session_resource* resource : resources)
             {
-                if (resource->device() == static_cast<int>(ordinal))
+                if (resource->device() == ordinal)
                 {
                     resource->release();
                 }
             }
-            m_waits.release(static_cast<int>(ordinal));
-            driver->cuCtxSetCurrent(nullptr);
-            driver->cuDevicePrimaryCtxRelease(d.device);
-            d.context = nullptr;
-            d.generation = 0;
-        }
-        std::fill(std::begin(m_peers), std::end(m_peers), 0);
-        std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
+            waits().release(ordinal);
+        });
     }
 }
 
+// Faults.
 namespace xcuda
 {
-    bool cuda_session::can_run(const std::string& arch) const noexcept
-    {
-        return can_run(arch, m_current);
-    }
-
-    bool cuda_session::can_run(const std::string& arch, int ordinal) const noexcept
-    {
-        if (!context(ordinal))
-        {
-            return false;
-        }
-        const device_properties& p = m_devices[static_cast<std::size_t>(ordinal)].properties;
-        bool cubin = arch.rfind("sm_", 0) == 0;
-        std::size_t digits = cubin ? 3 : (arch.rfind("compute_", 0) == 0 ? 8 : std::string::npos);
-        if (digits == std::string::npos || arch.size() < digits + 2)
-        {
-            return false;
-        }
-        int number = std::atoi(arch.c_str() + digits);
-        int major = number / 10;
-        int minor = number % 10;
-        bool exact_only = !std::isdigit(static_cast<unsigned char>(arch.back()));  // sm_90a, sm_100f
-        int device = p.cc_major * 10 + p.cc_minor;
-        if (cubin)
-        {
-            return exact_only ? number == device : major == p.cc_major && minor <= p.cc_minor;
-        }
-        return number <= device;
-    }
-}
-
-// Launch records and faults.
-namespace xcuda
-{
-    void cuda_session::record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
-                                     unsigned shared_mem, CUstream stream) noexcept
-    {
-        m_history.record(kernel, grid, block, shared_mem, stream, m_current);
-    }
-
     void cuda_session::fault(CUresult result, const char* call)
     {
-        std::vector<launch_record> launches = m_history.unfinished_launches();
+        std::vector<launch_record> launches = history().unfinished_launches();
         std::vector<std::string> kernels;
         for (const launch_record& r : launches)
         {
             kernels.push_back(r.describe());
         }
-        int device = launches.empty() ? m_current.load() : launches.back().device;
+        int device = launches.empty() ? device_ordinal() : launches.back().device;
 
-        std::vector<session_resource*> resources = m_resources.take_all();
+        std::vector<session_resource*> resources = this->resources().take_all();
         std::vector<kernel_fault::lost_buffer> lost;
         std::size_t modules = 0;
         for (session_resource* resource : resources)
@@ -622,17 +80,14 @@ namespace xcuda
             }
             resource->abandon();
         }
-        forget_live();
-        for (device_state& d : m_devices)
-        {
-            d.context = nullptr;  // never released: the driver refuses; the process' exit frees it
-        }
-        m_waits.abandon();
-        std::fill(std::begin(m_peers), std::end(m_peers), 0);
-        std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
+        std::string culprit = launches.empty() ? std::string("a kernel") : "kernel '" + std::string(launches.back().kernel) + "'";
+        // Every context forgotten, never released: the driver refuses; the process' exit frees them.
+        abandon_contexts(culprit + " faulted on device " + std::to_string(device) + " (" + cuda_error_name(result) +
+                         "): CUDA refuses every further GPU call in this kernel process. Run %cuda_recover to "
+                         "replace the process (your variables are carried over), or restart the kernel.");
+        waits().abandon();
 
         std::string error = cuda_error_name(result) + ": " + cuda_error_description(result);
-        std::string culprit = launches.empty() ? std::string("a kernel") : "kernel '" + std::string(launches.back().kernel) + "'";
         std::string message = culprit + " faulted on device " + std::to_string(device) + ": " + error +
                               " (reported by " + call + ")";
         if (kernels.empty())
@@ -652,9 +107,6 @@ namespace xcuda
                 message += "\n(xcuda.synchronize() after each launch tells them apart)";
             }
         }
-        m_lost = culprit + " faulted on device " + std::to_string(device) + " (" + cuda_error_name(result) +
-                 "): CUDA refuses every further GPU call in this kernel process. Run %cuda_recover to replace "
-                 "the process (your variables are carried over), or restart the kernel.";
         message += "\nCUDA now refuses every GPU call in this process, on every device (a kernel fault is "
                    "sticky for the whole process since CUDA 12), so the GPU state is gone: ";
         message += std::to_string(lost.size()) + " device buffer" + (lost.size() == 1 ? "" : "s") + " and " +

@@ -1,71 +1,60 @@
 #pragma once
-// How the session moves host memory: the settings of pageable copies (transfer_settings, from the
-// environment and xcuda.transfer_options), each device's page-locked staging of pageable copies
-// (host_staging, made at first use), the device buffers of finished launches kept for the next launch
-// (temporary_cache), and the page-locked memory of copies staged between devices. One per cuda_session,
-// which owns it and closes it before the contexts go.
+// How the session moves host memory: the settings of pageable copies, each device's page-locked staging
+// of pageable copies and the page-locked memory of copies staged between devices (the session's
+// host_copies, which this reaches), and the device buffers of finished launches kept for the next launch
+// (temporary_cache, which this owns). One per cuda_session, which owns it and closes it before the
+// contexts go.
 //
-// Threading: staging() and memory() lock their own mutexes (several threads' first copies, one staged
-// copy between devices at a time); the settings are read at each copy and changed by change() from the
-// thread that called xcuda.transfer_options, as before this class was split out of cuda_session.
+// Why apart from host_copies: the kept buffers are device buffers, which are made in the session's
+// device_session and copy through its host_copies; the owner of the buffers sits above both.
+//
+// Threading: as host_copies and temporary_cache; change() from the thread that called
+// xcuda.transfer_options, as before this class was split out of cuda_session.
 
 #include <cstddef>
-#include <memory>
-#include <mutex>
-#include <vector>
 
+#include "host_copies.hpp"
+#include "temporary_cache.hpp"
 #include "transfer_settings.hpp"
 
 namespace xcuda
 {
-    class cuda_session;
+    class device_session;
     class host_staging;
-    class pinned_memory;
-    class temporary_cache;
 
     class session_transfers
     {
     public:
-        explicit session_transfers(cuda_session& session);
+        // Sets itself as the session's kept-memory hook (the temporaries), which it removes when it goes.
+        explicit session_transfers(device_session& session);
         ~session_transfers();
 
-        // The page-locked staging of pageable copies to and from device `ordinal` (made at first use).
-        host_staging& staging(int ordinal);
-        // How large copies of pageable host memory are made (read from the environment at construction;
-        // xcuda.transfer_options changes them). Every device's host_staging reads them at each copy.
-        transfer_settings& settings() noexcept { return m_settings; }
-        const transfer_settings& settings() const noexcept { return m_settings; }
+        // The page-locked staging of pageable copies to and from device `ordinal` (host_copies::staging).
+        host_staging& staging(int ordinal) { return m_copies.staging(ordinal); }
+        // How large copies of pageable host memory are made (host_copies::settings).
+        transfer_settings& settings() noexcept { return m_copies.settings(); }
+        const transfer_settings& settings() const noexcept { return m_copies.settings(); }
         // Makes `changed` the settings (xcuda.transfer_options): a new pageable way starts from nothing
         // registered on any device, so what it measures is its own; a smaller temporary cache starts empty.
         void change(const transfer_settings& changed);
         // Unregisters every host buffer registered in place on the current device (when active).
-        void release_host_registrations();
+        void release_host_registrations() { m_copies.release_host_registrations(); }
         // The device buffers of finished launches' numpy arguments, kept for the next launch.
-        temporary_cache& temporaries() noexcept { return *m_temporaries; }
-        // Page-locked memory of at least `bytes` for copies staged between devices (kept, grown), for the
-        // holder of the lease alone: copies staged between devices are made one at a time.
-        struct memory_lease
-        {
-            std::unique_lock<std::mutex> lock;
-            pinned_memory* memory = nullptr;
-        };
-        memory_lease memory(std::size_t bytes);
+        temporary_cache& temporaries() noexcept { return m_temporaries; }
+        // Page-locked memory for copies staged between devices (host_copies::memory).
+        using memory_lease = host_copies::memory_lease;
+        memory_lease memory(std::size_t bytes) { return m_copies.memory(bytes); }
 
-        // The session closes: the page-locked memory goes while its context still exists; unless the GPU
-        // was lost (`lost`: no driver call may be made), the kept buffers are freed and every device's
-        // staging releases its registrations, which are not registered resources of their own.
+        // The session closes: unless the GPU was lost (`lost`: no driver call may be made), the kept buffers
+        // are freed while their contexts still exist; then the host copies close (host_copies::close).
         void close(bool lost) noexcept;
 
         session_transfers(const session_transfers&) = delete;
         session_transfers& operator=(const session_transfers&) = delete;
 
     private:
-        cuda_session& m_session;
-        transfer_settings m_settings = transfer_settings::from_environment();
-        std::vector<std::unique_ptr<host_staging>> m_staging;  // by ordinal (m_staging_mutex)
-        std::mutex m_staging_mutex;
-        std::mutex m_memory_mutex;
-        std::shared_ptr<pinned_memory> m_memory;
-        std::unique_ptr<temporary_cache> m_temporaries;
+        device_session& m_session;
+        host_copies& m_copies;
+        temporary_cache m_temporaries;
     };
 }
