@@ -78,8 +78,8 @@ namespace xcuda
         void close() noexcept;
 
         // How host memory moves (pageable copies' settings and staging, kept launch buffers, staged copies
-        // between devices: session_transfers); what lives in device contexts is resources() and the waits
-        // for the GPU are waits() (device_session).
+        // between devices: session_transfers). What lives in device contexts (resources()) and the waits for
+        // the GPU (waits()) are the bases' (device_contexts, device_session).
         session_transfers& transfers() noexcept { return m_transfers; }
         const session_transfers& transfers() const noexcept { return m_transfers; }
         // Which of the session's streams capture into a CUDA graph, and which thread opened each capture.
