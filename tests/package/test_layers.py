@@ -25,7 +25,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 PREFIX = "xcuda_"
 # Loops of units known and left for now, by the units' names (whatever folder they are in). Remove an entry when
 # its loop is broken. The signature reader's lexer evaluates #if conditions with constant_expression, which
-# lexes the text of a constant with source_lexer (issue 47 splits signature reading from compiling).
+# lexes the text of a constant with source_lexer (both in signature/).
 KNOWN_LOOPS = [{"constant_expression", "source_lexer"}]
 
 
