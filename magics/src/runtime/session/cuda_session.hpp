@@ -25,9 +25,9 @@
 // what happened and what was lost, and later GPU operations say so; the kernel process is replaced
 // (keeping the user's namespace) by the Python layer, see magics/python/xcuda_recovery.py.
 //
-// One object per process: the Python module makes it (with the compiler and the module registry) and
-// hands it to what needs it; buffers, modules, streams and staging are given the session they belong
-// to and keep a reference. It installs itself as the driver's fault hook for its lifetime.
+// One object per process: the notebook's core state makes it (frontend/notebook_session, with the compiler
+// and the module registry) and hands it to what needs it; buffers, modules, streams and staging are given the
+// session they belong to and keep a reference. It installs itself as the driver's fault hook for its lifetime.
 //
 // Waits: session_waits (waits()), which owns the interrupt check, the printf output sink and each
 // device's idle event; the session destroys those events before it releases a context, and forgets
