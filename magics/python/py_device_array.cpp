@@ -110,7 +110,8 @@ namespace xcuda::python
             py::array host;
             if (out.is_none())
             {
-                refuse_while_capturing(array.buffer->session(), graph_refusal::copy_to_new_host_array);
+                refuse_while_capturing(cuda_session::of(array.buffer->session()),
+                                       graph_refusal::copy_to_new_host_array);
                 host = py::array(array.dtype, array.shape);
             }
             else
@@ -126,7 +127,8 @@ namespace xcuda::python
                 return host;
             }
             // Work queued on the default stream (launches) finishes before a synchronous copy returns.
-            std::shared_ptr<host_memory_owner> owner = memory_owner(array.buffer->session(), host, host);
+            std::shared_ptr<host_memory_owner> owner =
+                memory_owner(cuda_session::of(array.buffer->session()), host, host);
             py::gil_scoped_release release;
             array.buffer->copy_to_host(host.mutable_data(), array.nbytes(), 0, std::move(owner));
             return host;
@@ -149,13 +151,14 @@ namespace xcuda::python
             layout_of(array).check_host_source(static_cast<std::size_t>(host.size()));
             if (host.ptr() != object.ptr())
             {
-                refuse_while_capturing(array.buffer->session(), graph_refusal::copy_from_converted);
+                refuse_while_capturing(cuda_session::of(array.buffer->session()), graph_refusal::copy_from_converted);
             }
             if (capture_host_copy(array, host, true))
             {
                 return;
             }
-            std::shared_ptr<host_memory_owner> owner = memory_owner(array.buffer->session(), host, object);
+            std::shared_ptr<host_memory_owner> owner =
+                memory_owner(cuda_session::of(array.buffer->session()), host, object);
             py::gil_scoped_release release;
             array.buffer->copy_from_host(host.data(), array.nbytes(), 0, std::move(owner));
         }
@@ -325,7 +328,7 @@ numpy.ndarray
                  R"(Copy into this array: from a host array (anything numpy.asarray takes) with the same number of elements, or from a DeviceArray of the same size in bytes (on the device).)")
             .def("__array__",
                  [](const device_array& a, py::object dtype, py::object /*copy*/) {
-                     refuse_while_capturing(a.buffer->session(), graph_refusal::asarray);
+                     refuse_while_capturing(cuda_session::of(a.buffer->session()), graph_refusal::asarray);
                      py::array host = copy_to_host(a, py::none());
                      return dtype.is_none() ? py::object(host) : host.attr("astype")(dtype);
                  },

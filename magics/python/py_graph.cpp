@@ -209,7 +209,7 @@ namespace xcuda::python
 
     bool capture_host_copy(const device_array& device, const py::array& host, bool to_device)
     {
-        cuda_graph* graph = capturing_graph(device.buffer->session());
+        cuda_graph* graph = capturing_graph(cuda_session::of(device.buffer->session()));
         if (!graph)
         {
             return false;
@@ -222,7 +222,7 @@ namespace xcuda::python
 
     bool capture_device_copy(device_array& destination, const device_array& source)
     {
-        cuda_graph* graph = capturing_graph(destination.buffer->session());
+        cuda_graph* graph = capturing_graph(cuda_session::of(destination.buffer->session()));
         if (!graph)
         {
             return false;

@@ -8,9 +8,10 @@
 // turns the report into a dict and raises the warnings this class words. A plain notebook never makes
 // the registry.
 //
-// Ownership: owns the host_registry once joined; uses the session it is given. Threading: join and
-// report with the GIL held (the binding's); record_gpu runs from the session's context hook, on any
-// thread that makes a context; it touches only the registry (its files are locked).
+// Ownership: owns the host_registry once joined; uses the session's device_contexts it is given (a
+// cuda_session is one). Threading: join and report with the GIL held (the binding's); record_gpu runs
+// from the session's context hook, on any thread that makes a context; it touches only the registry
+// (its files are locked).
 
 #include <functional>
 #include <memory>
@@ -20,13 +21,13 @@
 
 namespace xcuda
 {
-    class cuda_session;
+    class device_contexts;
     class host_registry;
 
     class engine_placement
     {
     public:
-        explicit engine_placement(cuda_session& session);
+        explicit engine_placement(device_contexts& session);
         ~engine_placement();
         engine_placement(const engine_placement&) = delete;
         engine_placement& operator=(const engine_placement&) = delete;
@@ -61,7 +62,7 @@ namespace xcuda
         report choice_report();
 
     private:
-        cuda_session& m_session;
+        device_contexts& m_session;
         std::unique_ptr<host_registry> m_host;
         std::string m_label;
     };

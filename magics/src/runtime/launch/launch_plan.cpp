@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cuda_session.hpp"
+#include "device_properties.hpp"
 #include "errors.hpp"
 
 namespace xcuda

@@ -1,7 +1,7 @@
 #include "dlpack_tensor.hpp"
 
-#include "cuda_session.hpp"
 #include "device_buffer.hpp"
+#include "device_session.hpp"
 #include "errors.hpp"
 
 namespace xcuda
@@ -73,7 +73,7 @@ namespace xcuda
         }
     }
 
-    void dlpack_tensor::order_for_consumer(cuda_session& session, long long handle)
+    void dlpack_tensor::order_for_consumer(device_session& session, long long handle)
     {
         if (handle != -1 && handle != 0 && handle != 1)
         {

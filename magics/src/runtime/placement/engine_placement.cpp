@@ -1,12 +1,12 @@
 #include "engine_placement.hpp"
 
-#include "cuda_session.hpp"
+#include "device_contexts.hpp"
 #include "errors.hpp"
 #include "host_registry.hpp"
 
 namespace xcuda
 {
-    engine_placement::engine_placement(cuda_session& session)
+    engine_placement::engine_placement(device_contexts& session)
         : m_session(session)
     {
     }

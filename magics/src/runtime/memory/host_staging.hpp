@@ -11,7 +11,7 @@
 //   - driver: the driver's own pageable copy.
 // Small copies (below the threshold) never come here: device_buffer hands them to the driver.
 //
-// Ownership: one instance per device, owned by the session's transfers (session_transfers::staging). The staging buffers
+// Ownership: one instance per device, owned by the session's host copies (host_copies::staging). The staging buffers
 // are allocated in its context at the first staged copy (again when the settings change them) and freed,
 // with every registration the cache holds, when the session closes (a session_resource). The copy
 // threads start at the first staged copy and live until the object goes. Threading: one transfer at a
@@ -28,9 +28,10 @@
 #include <cuda.h>
 
 #include "copy_pool.hpp"
-#include "cuda_session.hpp"
+#include "device_contexts.hpp"
 #include "host_registration_cache.hpp"
 #include "page_preparer.hpp"
+#include "transfer_settings.hpp"
 
 namespace xcuda
 {
@@ -96,8 +97,9 @@ namespace xcuda
     class host_staging : public session_resource
     {
     public:
-        // Made by the session for one device (buffers, events and registrations belong to its context).
-        host_staging(cuda_session& session, int ordinal);
+        // Made by the session for one device (buffers, events and registrations belong to its context); reads
+        // `settings` (the session's, which xcuda.transfer_options changes) at each copy.
+        host_staging(device_contexts& contexts, const transfer_settings& settings, int ordinal);
 
         // Whether a copy of this many bytes comes here: large, unless the settings leave every pageable
         // copy to the driver.
@@ -175,7 +177,8 @@ namespace xcuda
                               const std::vector<bool>& known_zero);
         void staged_to_host(char* destination, CUdeviceptr source, std::size_t bytes, CUstream stream);
 
-        cuda_session& m_session;
+        device_contexts& m_contexts;
+        const transfer_settings& m_settings;
         int m_device = 0;
         std::mutex m_transfer;
         host_registration_cache m_registrations;

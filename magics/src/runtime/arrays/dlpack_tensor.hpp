@@ -22,7 +22,7 @@
 
 namespace xcuda
 {
-    class cuda_session;
+    class device_session;
     class device_buffer;
 
     struct DLDevice
@@ -71,7 +71,7 @@ namespace xcuda
         // The consumer's stream of __dlpack__(stream=handle) ordered after the session's default stream:
         // -1 asks for nothing, 0 and 1 are the legacy default stream (the session's work is there already),
         // 2 the per-thread default stream.
-        static void order_for_consumer(cuda_session& session, long long handle);
+        static void order_for_consumer(device_session& session, long long handle);
         // A tensor viewing `buffer` (address `data`, null for an empty array) as a C-contiguous array of
         // `shape`; its deleter frees it and lets the buffer go.
         static DLManagedTensor* export_buffer(std::shared_ptr<device_buffer> buffer, std::uint64_t data, int device,

@@ -25,7 +25,7 @@
 // A kept buffer's contents are whatever the last launch left there: an xcuda.Out temporary, never
 // copied in, starts with them, as a new allocation starts with whatever the device held.
 //
-// Ownership: one per session (cuda_session::temporaries). Threading: take and give_back come from several
+// Ownership: one per session (session_transfers::temporaries). Threading: take and give_back come from several
 // threads at once (launches copy numpy arguments without the GIL); a mutex keeps the list consistent.
 
 #include <cstddef>
@@ -36,8 +36,8 @@
 
 namespace xcuda
 {
-    class cuda_session;
     class device_buffer;
+    class device_session;
 
     class temporary_cache
     {
@@ -53,7 +53,7 @@ namespace xcuda
 
         static constexpr std::size_t max_entries = 16;
 
-        explicit temporary_cache(cuda_session& session);
+        explicit temporary_cache(device_session& session);
         ~temporary_cache();
         temporary_cache(const temporary_cache&) = delete;
         temporary_cache& operator=(const temporary_cache&) = delete;
@@ -71,7 +71,7 @@ namespace xcuda
         statistics stats() const;
 
     private:
-        cuda_session& m_session;
+        device_session& m_session;
         mutable std::mutex m_mutex;
         std::vector<std::shared_ptr<device_buffer>> m_kept;  // oldest first
         std::size_t m_bytes = 0;

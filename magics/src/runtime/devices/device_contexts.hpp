@@ -1,110 +1,59 @@
 #pragma once
-// The per-process CUDA session: the device, its primary context and the default stream, created
-// lazily at the first GPU operation and kept until close() (kernel shutdown).
+// The devices of the CUDA session and their primary contexts: found at the first GPU operation, each
+// device's context retained lazily at the first operation that needs it and made current per thread, the
+// properties of each device, the generation of each context, peer access between devices, which device
+// the session is on (and why), and whether a kernel fault has lost the GPU. Also the session's registry
+// of what lives in the contexts (session_resources) and its last launches (launch_history). This is the
+// lowest part of cuda_session, which derives from it (through device_session) and adds the waits, the
+// transfers, fault reports and close(); what the session's parts need of it (the waits, the staging of
+// copies, page-locked memory, device buffers) they take from here, so none of them includes its owner.
 //
-// Why the primary context: it is the one CuPy, PyTorch and Numba use, so device pointers pass
-// between them and xcuda without copies or context switches.
+// Why the primary context: it is the one CuPy, PyTorch and Numba use, so device pointers pass between
+// them and xcuda without copies or context switches.
 //
-// Several devices: one session, one current device (set_device, `with xcuda.device(n)`), and per
-// device its primary context, retained lazily at the first operation that needs it.
+// Several devices: one session, one current device (set_device, `with xcuda.device(n)`), and per device
+// its primary context, retained lazily at the first operation that needs it.
 //
-// Ownership: the session owns its context references. Device buffers and modules register themselves
-// as session_resources (with their device) so that close() frees them before the contexts are
-// released; each records the generation of its device's context, and a resource from an earlier
-// generation is never used again.
-//
-// Faults: with CUDA 13 (driver 580, seen on H200s) a kernel fault poisons the whole process: after an
-// illegal address, a trap or an assert, every driver call on every device fails with the same error,
-// also after cuDevicePrimaryCtxReset and in a newly created context, and destroying a context whose
-// kernel never ends blocks forever. So the session cannot repair itself in place: fault() reports
-// what happened and what was lost, and later GPU operations say so; the kernel process is replaced
-// (keeping the user's namespace) by the Python layer, see magics/python/xcuda_recovery.py.
+// Ownership: the session owns its context references (cuda_session::close() releases them). Device
+// buffers and modules register themselves as session_resources (with their device) so that close() frees
+// them before the contexts are released; each records the generation of its device's context, and a
+// resource from an earlier generation is never used again. After a kernel fault (cuda_session::fault)
+// the contexts are abandoned, never released, and lost_reason() says what happened.
 //
 // The device a session starts on: device_choice (XCUDA_DEVICE, a launcher's local rank, an engine's
 // slot on its host, else 0), read at construction and chosen again, modulo the device count, when
 // the driver has told the count. choice() says which and why; a malformed value is kept and refused
 // (usage_error naming it) at the first GPU operation.
 //
-// One object per process: the Python module makes it (with the compiler and the module registry) and
-// hands it to what needs it; buffers, modules, streams and staging are given the session they belong
-// to and keep a reference. It installs itself as the driver's fault hook for its lifetime.
-//
-// Waits: session_waits (waits()), which owns the interrupt check, the printf output sink and each
-// device's idle event; the session destroys those events before it releases a context, and forgets
-// them after a fault.
-//
 // Threading: what a launch uses may be called from several threads at once: ensure(), make_current(),
-// properties(), generation(), record_launch(), waits(), staging() and temporaries() (contexts are made
-// under a mutex, the launch history has its own, the device ordinal is atomic). make_current() makes the
-// context current on the calling thread, as the driver requires per thread. The current device is the
-// session's, not a thread's: set_device (and `with xcuda.device(n)`) while other threads launch changes
-// where their next launches go. set_device, close(), set_host_slot and the hooks' setters (the waits'
-// too) are for one thread while no other uses the session. The context hook runs outside the mutex.
+// properties(), generation(), record_launch() (contexts are made under a mutex, the launch history has
+// its own, the device ordinal is atomic). make_current() makes the context current on the calling
+// thread, as the driver requires per thread. The current device is the session's, not a thread's:
+// set_device (and `with xcuda.device(n)`) while other threads launch changes where their next launches
+// go. set_device, set_host_slot and the context hook's setter are for one thread while no other uses the
+// session. The context hook runs outside the mutex.
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <cuda.h>
 
-#include "capture_registry.hpp"
 #include "device_choice.hpp"
+#include "device_properties.hpp"
 #include "launch_history.hpp"
 #include "session_resources.hpp"
-#include "session_transfers.hpp"
-#include "session_waits.hpp"
 
 namespace xcuda
 {
-    struct device_properties
-    {
-        int ordinal = 0;
-        std::string name;
-        int cc_major = 0;
-        int cc_minor = 0;
-        int multiprocessors = 0;
-        int warp_size = 32;
-        int max_threads_per_block = 0;
-        std::array<int, 3> max_block{};
-        std::array<int, 3> max_grid{};
-        int max_shared_per_block = 0;
-        int max_shared_per_block_optin = 0;
-        int max_registers_per_block = 0;
-        int max_threads_per_sm = 0;
-        int max_blocks_per_sm = 0;
-        int max_registers_per_sm = 0;
-        int max_shared_per_sm = 0;
-        int reserved_shared_per_block = 0;
-        int memory_clock_khz = 0;
-        int memory_bus_width = 0;
-        std::size_t total_memory = 0;
-
-        std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
-        // GB/s from the memory clock and bus width (double data rate); 0 when the device does not say.
-        double theoretical_bandwidth_gbs() const
-        {
-            return 2.0 * memory_clock_khz * 1e3 * (memory_bus_width / 8.0) / 1e9;
-        }
-    };
-
-
-    class cuda_session
+    class device_contexts
     {
     public:
-        // Reads the environment's device choice (a bad value is reported at the first GPU operation);
-        // touches no driver.
-        cuda_session();
-        // Closes the session (close()) and removes the fault hook.
-        ~cuda_session();
-
         // Creates the current device's context if needed; throws cuda_unavailable_error, cuda_error,
         // or session_lost_error after a kernel fault.
         void ensure();
@@ -202,33 +151,37 @@ namespace xcuda
         void record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
                            unsigned shared_mem, CUstream stream) noexcept;
 
-        // Called by the error helper when a call returns a sticky kernel fault (an illegal address, a
-        // trap, an assert...): the CUDA driver refuses every later call of this process, on every
-        // device. Marks the session lost, abandons every resource and throws kernel_fault naming the
-        // kernels launched since the last completed wait and the buffers that were lost.
-        [[noreturn]] void fault(CUresult result, const char* call);
         // Non-empty once a fault has made the GPU unusable in this process: says which and what to do.
         const std::string& lost_reason() const noexcept { return m_lost; }
 
-        // Free every resource, release the primary contexts. Safe to call twice; ensure() afterwards
-        // starts a new session.
-        void close() noexcept;
-
-        // How host memory moves (pageable copies' settings and staging, kept launch buffers, staged copies
-        // between devices: session_transfers), what lives in device contexts (session_resources), and the
-        // waits for the GPU that an interrupt can end, with device printf capture (session_waits).
-        session_transfers& transfers() noexcept { return m_transfers; }
-        const session_transfers& transfers() const noexcept { return m_transfers; }
+        // What lives in the device contexts (device buffers, modules, graphs, staging, page-locked memory):
+        // freed by cuda_session::close() before the contexts go, abandoned after a fault.
         session_resources& resources() noexcept { return m_resources; }
         const session_resources& resources() const noexcept { return m_resources; }
-        session_waits& waits() noexcept { return m_waits; }
-        const session_waits& waits() const noexcept { return m_waits; }
-        // Which of the session's streams capture into a CUDA graph, and which thread opened each capture.
-        capture_registry& captures() noexcept { return m_captures; }
-        const capture_registry& captures() const noexcept { return m_captures; }
 
-        cuda_session(const cuda_session&) = delete;
-        cuda_session& operator=(const cuda_session&) = delete;
+        device_contexts(const device_contexts&) = delete;
+        device_contexts& operator=(const device_contexts&) = delete;
+
+    protected:
+        // Made only as part of a cuda_session, which releases the contexts (close()) before this goes.
+        // Reads the environment's device choice (a bad value is reported at the first GPU operation);
+        // touches no driver.
+        device_contexts();
+        ~device_contexts() = default;
+
+        // For cuda_session::close(): for each device whose context exists (when a driver is loaded), with
+        // that context current and its work finished, calls before_release(ordinal) (the session frees
+        // that device's resources and idle event there), then releases the context. Peer access is
+        // forgotten. Not during a fault: the driver refuses every call then (abandon_contexts).
+        void release_contexts(const std::function<void(int)>& before_release) noexcept;
+        // For cuda_session::fault(): forgets every context without a driver call (the driver refuses every
+        // call now; the process' exit frees the GPU), forgets peer access, and remembers `reason` as
+        // lost_reason().
+        void abandon_contexts(std::string reason) noexcept;
+        // The launch path's way to a context is forgotten first when the contexts go (close, a fault).
+        void forget_live() noexcept;
+        // The launches since the last completed wait: the waits mark them finished, a fault names them.
+        launch_history& history() noexcept { return m_history; }
 
     private:
         struct device_state
@@ -267,21 +220,16 @@ namespace xcuda
         {
             return ordinal >= 0 && ordinal < live_devices ? m_live[ordinal].load(std::memory_order_acquire) : nullptr;
         }
-        void forget_live() noexcept;
         std::uint64_t m_next_generation = 1;
         std::uint64_t m_peers[64] = {};       // launches may use the other's memory (enable_peer_access)
         std::uint64_t m_peer_paths[64] = {};  // the driver's peer access is on (copies)
         session_resources m_resources;
-        session_transfers m_transfers{*this};
-
         std::string m_lost;
         launch_history m_history;
-        session_waits m_waits{*this, m_history};
-        capture_registry m_captures;
     };
 
     // Inline: every launch asks it of each device array it passes.
-    inline bool cuda_session::alive(int ordinal, std::uint64_t generation) const noexcept
+    inline bool device_contexts::alive(int ordinal, std::uint64_t generation) const noexcept
     {
         return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size() &&
                m_devices[static_cast<std::size_t>(ordinal)].context != nullptr &&

@@ -1,30 +1,26 @@
-#include "cuda_session.hpp"
+#include "device_contexts.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <iterator>
 #include <vector>
 
 #include "cuda_driver.hpp"
 #include "errors.hpp"
-#include "host_staging.hpp"
-#include "temporary_cache.hpp"
-#include "pinned_memory.hpp"
 
 namespace xcuda
 {
-    cuda_session::cuda_session()
+    device_contexts::device_contexts()
     {
-        // A sticky kernel fault reported by any driver call comes here: fault() records what was lost
-        // and throws kernel_fault instead of the driver's plain error.
-        cuda_driver::set_fault_hook([this](CUresult result, const char* call) { fault(result, call); });
         m_environment = device_environment::from_process();
         choose_device(-1);
     }
 
-    void cuda_session::choose_device(int device_count)
+    void device_contexts::choose_device(int device_count)
     {
         try
         {
@@ -40,7 +36,7 @@ namespace xcuda
         }
     }
 
-    std::string cuda_session::choice_problem() const
+    std::string device_contexts::choice_problem() const
     {
         if (!m_choice_error)
         {
@@ -56,7 +52,7 @@ namespace xcuda
         }
     }
 
-    void cuda_session::set_host_slot(host_slot slot)
+    void device_contexts::set_host_slot(host_slot slot)
     {
         m_slot = std::move(slot);
         if (!m_choice_error && m_choice.open_to_host_slot())
@@ -65,7 +61,7 @@ namespace xcuda
         }
     }
 
-    void cuda_session::settle_device_choice() noexcept
+    void device_contexts::settle_device_choice() noexcept
     {
         if (m_discovered || m_choice_error || !m_choice.depends_on_count() || !cuda_driver::available())
         {
@@ -81,7 +77,7 @@ namespace xcuda
         }
     }
 
-    std::string cuda_session::gpu_uuid(int ordinal)
+    std::string device_contexts::gpu_uuid(int ordinal)
     {
         const cuda_driver& driver = cuda_driver::get();
         if (!driver.cuDeviceGetUuid)
@@ -105,13 +101,7 @@ namespace xcuda
         return text;
     }
 
-    cuda_session::~cuda_session()
-    {
-        close();
-        cuda_driver::set_fault_hook(nullptr);
-    }
-
-    int cuda_session::device_count()
+    int device_contexts::device_count()
     {
         const cuda_driver& driver = cuda_driver::get();
         int count = 0;
@@ -119,7 +109,7 @@ namespace xcuda
         return count;
     }
 
-    void cuda_session::discover()
+    void device_contexts::discover()
     {
         if (m_discovered)
         {
@@ -149,7 +139,7 @@ namespace xcuda
         }
     }
 
-    cuda_session::device_state& cuda_session::state(int ordinal)
+    device_contexts::device_state& device_contexts::state(int ordinal)
     {
         discover();
         int count = static_cast<int>(m_devices.size());
@@ -166,7 +156,7 @@ namespace xcuda
         return m_devices[static_cast<std::size_t>(ordinal)];
     }
 
-    cuda_session::device_state& cuda_session::ensure_device(int ordinal)
+    device_contexts::device_state& device_contexts::ensure_device(int ordinal)
     {
         device_state* made = nullptr;
         {
@@ -227,12 +217,12 @@ namespace xcuda
         return *made;
     }
 
-    void cuda_session::ensure()
+    void device_contexts::ensure()
     {
         ensure_device(m_current);
     }
 
-    bool cuda_session::try_ensure() noexcept
+    bool device_contexts::try_ensure() noexcept
     {
         try
         {
@@ -245,7 +235,7 @@ namespace xcuda
         }
     }
 
-    void cuda_session::check_alive(int ordinal, std::uint64_t generation, const char* what) const
+    void device_contexts::check_alive(int ordinal, std::uint64_t generation, const char* what) const
     {
         if (alive(ordinal, generation))
         {
@@ -260,7 +250,7 @@ namespace xcuda
                                    " belonged to a CUDA session that was closed; create a new one");
     }
 
-    std::pair<std::size_t, std::size_t> cuda_session::memory_info(int ordinal)
+    std::pair<std::size_t, std::size_t> device_contexts::memory_info(int ordinal)
     {
         make_current(ordinal);
         std::size_t free_bytes = 0;
@@ -269,12 +259,12 @@ namespace xcuda
         return {free_bytes, total_bytes};
     }
 
-    void cuda_session::make_current()
+    void device_contexts::make_current()
     {
         make_current(m_current);
     }
 
-    void cuda_session::make_current(int ordinal)
+    void device_contexts::make_current(int ordinal)
     {
         device_state* known = live(ordinal);
         CUcontext context = known ? known->context : ensure_device(ordinal).context;
@@ -287,12 +277,12 @@ namespace xcuda
         }
     }
 
-    bool cuda_session::active() const noexcept
+    bool device_contexts::active() const noexcept
     {
         return context() != nullptr;
     }
 
-    bool cuda_session::make_current_if_alive(int ordinal, std::uint64_t generation) noexcept
+    bool device_contexts::make_current_if_alive(int ordinal, std::uint64_t generation) noexcept
     {
         if (!alive(ordinal, generation))
         {
@@ -308,36 +298,36 @@ namespace xcuda
         return true;
     }
 
-    CUcontext cuda_session::context(int ordinal) const noexcept
+    CUcontext device_contexts::context(int ordinal) const noexcept
     {
         return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size()
                    ? m_devices[static_cast<std::size_t>(ordinal)].context
                    : nullptr;
     }
 
-    CUcontext cuda_session::context() const noexcept
+    CUcontext device_contexts::context() const noexcept
     {
         return context(m_current);
     }
 
-    CUdevice cuda_session::device() const noexcept
+    CUdevice device_contexts::device() const noexcept
     {
         return m_current >= 0 && static_cast<std::size_t>(m_current) < m_devices.size()
                    ? m_devices[static_cast<std::size_t>(m_current)].device
                    : 0;
     }
 
-    std::uint64_t cuda_session::generation(int ordinal) const noexcept
+    std::uint64_t device_contexts::generation(int ordinal) const noexcept
     {
         return context(ordinal) ? m_devices[static_cast<std::size_t>(ordinal)].generation : 0;
     }
 
-    std::uint64_t cuda_session::generation() const noexcept
+    std::uint64_t device_contexts::generation() const noexcept
     {
         return generation(m_current);
     }
 
-    void cuda_session::validate_ordinal(int ordinal)
+    void device_contexts::validate_ordinal(int ordinal)
     {
         if (ordinal < 0)
         {
@@ -355,7 +345,7 @@ namespace xcuda
         }
     }
 
-    void cuda_session::set_device(int ordinal)
+    void device_contexts::set_device(int ordinal)
     {
         validate_ordinal(ordinal);
         m_current = ordinal;
@@ -363,7 +353,7 @@ namespace xcuda
         m_choice_error = nullptr;
     }
 
-    void cuda_session::read_properties(int ordinal, device_state& d)
+    void device_contexts::read_properties(int ordinal, device_state& d)
     {
         const cuda_driver& driver = cuda_driver::get();
         device_properties& p = d.properties;
@@ -400,13 +390,13 @@ namespace xcuda
         d.have_properties = true;
     }
 
-    const device_properties& cuda_session::properties()
+    const device_properties& device_contexts::properties()
     {
         device_state* known = live(m_current);
         return known ? known->properties : ensure_device(m_current).properties;
     }
 
-    bool cuda_session::forget_devices_if_unused()
+    bool device_contexts::forget_devices_if_unused()
     {
         std::lock_guard<std::recursive_mutex> lock(m_context_mutex);
         for (const device_state& d : m_devices)
@@ -422,7 +412,7 @@ namespace xcuda
         return true;
     }
 
-    void cuda_session::forget_live() noexcept
+    void device_contexts::forget_live() noexcept
     {
         for (auto& entry : m_live)
         {
@@ -430,7 +420,7 @@ namespace xcuda
         }
     }
 
-    const device_properties& cuda_session::properties(int ordinal)
+    const device_properties& device_contexts::properties(int ordinal)
     {
         device_state& d = state(ordinal);
         if (!d.have_properties)
@@ -440,14 +430,14 @@ namespace xcuda
         return d.properties;
     }
 
-    int cuda_session::driver_version()
+    int device_contexts::driver_version()
     {
         int version = 0;
         check(cuda_driver::get().cuDriverGetVersion(&version), "cuDriverGetVersion");
         return version;
     }
 
-    std::string cuda_session::default_arch() noexcept
+    std::string device_contexts::default_arch() noexcept
     {
         if (try_ensure())
         {
@@ -456,7 +446,7 @@ namespace xcuda
         return "compute_75";
     }
 
-    bool cuda_session::can_access_peer(int a, int b)
+    bool device_contexts::can_access_peer(int a, int b)
     {
         if (a == b)
         {
@@ -469,7 +459,7 @@ namespace xcuda
         return can != 0;
     }
 
-    void cuda_session::enable_peer_access(int a, int b)
+    void device_contexts::enable_peer_access(int a, int b)
     {
         if (a == b || (peer_enabled(a, b) && peer_enabled(b, a)))
         {
@@ -490,7 +480,7 @@ namespace xcuda
         m_peers[b] |= std::uint64_t{1} << a;
     }
 
-    void cuda_session::open_peer_path(int a, int b)
+    void device_contexts::open_peer_path(int a, int b)
     {
         if (a == b || a >= 64 || b >= 64 || (((m_peer_paths[a] >> b) & 1u) && ((m_peer_paths[b] >> a) & 1u)))
         {
@@ -511,20 +501,8 @@ namespace xcuda
         make_current();
     }
 
-    void cuda_session::close() noexcept
+    void device_contexts::release_contexts(const std::function<void(int)>& before_release) noexcept
     {
-        forget_live();
-        m_transfers.close(!m_lost.empty());
-        std::vector<session_resource*> resources = m_resources.take_all();
-        if (!m_lost.empty())
-        {
-            for (session_resource* resource : resources)
-            {
-                resource->abandon();
-            }
-            m_transfers.temporaries().clear();  // abandoned above: forgetting them makes no driver call
-            return;  // the driver refuses every call now; the process' exit frees the GPU
-        }
         const cuda_driver* driver = cuda_driver::available() ? &cuda_driver::get() : nullptr;
         for (std::size_t ordinal = 0; ordinal < m_devices.size(); ++ordinal)
         {
@@ -535,14 +513,7 @@ namespace xcuda
             }
             driver->cuCtxSetCurrent(d.context);
             driver->cuCtxSynchronize();
-            for (session_resource* resource : resources)
-            {
-                if (resource->device() == static_cast<int>(ordinal))
-                {
-                    resource->release();
-                }
-            }
-            m_waits.release(static_cast<int>(ordinal));
+            before_release(static_cast<int>(ordinal));
             driver->cuCtxSetCurrent(nullptr);
             driver->cuDevicePrimaryCtxRelease(d.device);
             d.context = nullptr;
@@ -551,16 +522,28 @@ namespace xcuda
         std::fill(std::begin(m_peers), std::end(m_peers), 0);
         std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
     }
+
+    void device_contexts::abandon_contexts(std::string reason) noexcept
+    {
+        forget_live();
+        for (device_state& d : m_devices)
+        {
+            d.context = nullptr;  // never released: the driver refuses; the process' exit frees it
+        }
+        std::fill(std::begin(m_peers), std::end(m_peers), 0);
+        std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
+        m_lost = std::move(reason);
+    }
 }
 
 namespace xcuda
 {
-    bool cuda_session::can_run(const std::string& arch) const noexcept
+    bool device_contexts::can_run(const std::string& arch) const noexcept
     {
         return can_run(arch, m_current);
     }
 
-    bool cuda_session::can_run(const std::string& arch, int ordinal) const noexcept
+    bool device_contexts::can_run(const std::string& arch, int ordinal) const noexcept
     {
         if (!context(ordinal))
         {
@@ -586,80 +569,12 @@ namespace xcuda
     }
 }
 
-// Launch records and faults.
+// Launch records.
 namespace xcuda
 {
-    void cuda_session::record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
-                                     unsigned shared_mem, CUstream stream) noexcept
+    void device_contexts::record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
+                                        unsigned shared_mem, CUstream stream) noexcept
     {
         m_history.record(kernel, grid, block, shared_mem, stream, m_current);
-    }
-
-    void cuda_session::fault(CUresult result, const char* call)
-    {
-        std::vector<launch_record> launches = m_history.unfinished_launches();
-        std::vector<std::string> kernels;
-        for (const launch_record& r : launches)
-        {
-            kernels.push_back(r.describe());
-        }
-        int device = launches.empty() ? m_current.load() : launches.back().device;
-
-        std::vector<session_resource*> resources = m_resources.take_all();
-        std::vector<kernel_fault::lost_buffer> lost;
-        std::size_t modules = 0;
-        for (session_resource* resource : resources)
-        {
-            std::string kind = resource->kind();
-            if (kind == "buffer")
-            {
-                lost.push_back({resource->describe(), resource->bytes(), resource->device(),
-                                reinterpret_cast<std::uintptr_t>(resource)});
-            }
-            else if (kind == "module")
-            {
-                ++modules;
-            }
-            resource->abandon();
-        }
-        forget_live();
-        for (device_state& d : m_devices)
-        {
-            d.context = nullptr;  // never released: the driver refuses; the process' exit frees it
-        }
-        m_waits.abandon();
-        std::fill(std::begin(m_peers), std::end(m_peers), 0);
-        std::fill(std::begin(m_peer_paths), std::end(m_peer_paths), 0);
-
-        std::string error = cuda_error_name(result) + ": " + cuda_error_description(result);
-        std::string culprit = launches.empty() ? std::string("a kernel") : "kernel '" + std::string(launches.back().kernel) + "'";
-        std::string message = culprit + " faulted on device " + std::to_string(device) + ": " + error +
-                              " (reported by " + call + ")";
-        if (kernels.empty())
-        {
-            message += "\nNo xcuda launch was waiting; the fault came from work queued by another library.";
-        }
-        else
-        {
-            message += "\nlaunched as " + kernels.back();
-            if (kernels.size() > 1)
-            {
-                message += "\nThe fault may also come from an earlier launch not yet waited for:";
-                for (std::size_t i = kernels.size() - 1; i-- > 0;)
-                {
-                    message += "\n  " + kernels[i];
-                }
-                message += "\n(xcuda.synchronize() after each launch tells them apart)";
-            }
-        }
-        m_lost = culprit + " faulted on device " + std::to_string(device) + " (" + cuda_error_name(result) +
-                 "): CUDA refuses every further GPU call in this kernel process. Run %cuda_recover to replace "
-                 "the process (your variables are carried over), or restart the kernel.";
-        message += "\nCUDA now refuses every GPU call in this process, on every device (a kernel fault is "
-                   "sticky for the whole process since CUDA 12), so the GPU state is gone: ";
-        message += std::to_string(lost.size()) + " device buffer" + (lost.size() == 1 ? "" : "s") + " and " +
-                   std::to_string(modules) + " loaded module" + (modules == 1 ? "" : "s") + ".";
-        throw kernel_fault(call, static_cast<int>(result), cuda_error_name(result), message, std::move(kernels), device, std::move(lost),
-                           modules);
     }
 }

@@ -1,24 +1,22 @@
-#include "session_transfers.hpp"
+#include "host_copies.hpp"
 
 #include <string>
 
-#include "cuda_session.hpp"
+#include "device_contexts.hpp"
 #include "errors.hpp"
 #include "host_staging.hpp"
 #include "pinned_memory.hpp"
-#include "temporary_cache.hpp"
 
 namespace xcuda
 {
-    session_transfers::session_transfers(cuda_session& session)
-        : m_session(session)
-        , m_temporaries(std::make_unique<temporary_cache>(session))
+    host_copies::host_copies(device_contexts& contexts)
+        : m_contexts(contexts)
     {
     }
 
-    session_transfers::~session_transfers() = default;
+    host_copies::~host_copies() = default;
 
-    host_staging& session_transfers::staging(int ordinal)
+    host_staging& host_copies::staging(int ordinal)
     {
         if (ordinal < 0)
         {
@@ -32,62 +30,56 @@ namespace xcuda
         }
         if (!m_staging[index])
         {
-            m_staging[index].reset(new host_staging(m_session, ordinal));
+            m_staging[index].reset(new host_staging(m_contexts, m_settings, ordinal));
         }
         return *m_staging[index];
     }
 
-    session_transfers::memory_lease session_transfers::memory(std::size_t bytes)
+    host_copies::memory_lease host_copies::memory(std::size_t bytes)
     {
         memory_lease lease{std::unique_lock<std::mutex>(m_memory_mutex), nullptr};
         if (!m_memory || m_memory->size() < bytes)
         {
             m_memory.reset();
-            m_memory = pinned_memory::allocate(m_session, bytes);
+            m_memory = pinned_memory::allocate(m_contexts, bytes);
         }
         lease.memory = m_memory.get();
         return lease;
     }
 
-    void session_transfers::change(const transfer_settings& changed)
+    void host_copies::change(const transfer_settings& changed)
     {
-        if (changed.pageable != m_settings.pageable && m_session.active())
+        if (changed.pageable != m_settings.pageable && m_contexts.active())
         {
-            for (int ordinal = 0; ordinal < m_session.device_count(); ++ordinal)
+            for (int ordinal = 0; ordinal < m_contexts.device_count(); ++ordinal)
             {
-                if (m_session.generation(ordinal) != 0)
+                if (m_contexts.generation(ordinal) != 0)
                 {
-                    m_session.make_current(ordinal);
+                    m_contexts.make_current(ordinal);
                     staging(ordinal).registrations().release_all();
                 }
             }
-            m_session.make_current();
+            m_contexts.make_current();
         }
-        bool shrunk = changed.temporary_cache_limit < m_settings.temporary_cache_limit;
         m_settings = changed;
-        if (shrunk)
-        {
-            m_temporaries->release_all();  // kept under the old limit: start again under the new
-        }
     }
 
-    void session_transfers::release_host_registrations()
+    void host_copies::release_host_registrations()
     {
-        if (m_session.active())
+        if (m_contexts.active())
         {
-            m_session.make_current();
-            staging(m_session.device_ordinal()).registrations().release_all();
+            m_contexts.make_current();
+            staging(m_contexts.device_ordinal()).registrations().release_all();
         }
     }
 
-    void session_transfers::close(bool lost) noexcept
+    void host_copies::close(bool lost) noexcept
     {
         m_memory.reset();  // unregistered while its context still exists
         if (lost)
         {
             return;
         }
-        m_temporaries->clear();  // freed by their destructors while their contexts still exist
         // Staging that registered numpy arrays in place but never allocated its own buffers is not a
         // registered resource: release it here too, or the registrations outlive the session (and
         // compute-sanitizer's leak check reports them).

@@ -4,9 +4,10 @@
 // 20 ms with interrupted_error, and with the device printf output of the synchronising call captured
 // for the output sink (set_output_sink) while a loaded module uses printf (note_printf_module). After an
 // interrupted wait it says whether the work waited for still runs (interrupted_work_running). One per
-// cuda_session, which owns it: the waits ask the session for contexts (make_current) and whether the GPU
-// was lost, mark the session's launch history finished, and the session destroys each device's idle
-// event (release) before the context goes, or forgets them all (abandon) after a kernel fault.
+// session, owned by its device_session (cuda_session::waits()): the waits ask the session's
+// device_contexts for contexts (make_current) and whether the GPU was lost, mark the session's launch
+// history finished, and the session destroys each device's idle event (release) before the context goes,
+// or forgets them all (abandon) after a kernel fault.
 //
 // Threading: the waits may be called from several threads at once (each makes its device's context
 // current on its own thread); the per-device idle events are made under their own mutex. The setters
@@ -25,13 +26,13 @@
 
 namespace xcuda
 {
-    class cuda_session;
+    class device_contexts;
     class launch_history;
 
     class session_waits
     {
     public:
-        session_waits(cuda_session& session, launch_history& history);
+        session_waits(device_contexts& contexts, launch_history& history);
 
         // Waits for the work queued on stream (of the current device), on an event, or on the whole
         // device. Polls so that an interrupt (see set_interrupt_check) ends the wait within about 20 ms
@@ -84,7 +85,7 @@ namespace xcuda
         // context current).
         CUevent idle_event(int ordinal);
 
-        cuda_session& m_session;
+        device_contexts& m_contexts;
         launch_history& m_history;
         int m_interrupted_device = -1;
         std::function<bool()> m_interrupt_check;

@@ -8,16 +8,15 @@
 #include "errors.hpp"
 #include "host_staging.hpp"
 #include "pinned_memory.hpp"
-#include "temporary_cache.hpp"
 
 namespace xcuda
 {
-    std::shared_ptr<device_buffer> device_buffer::allocate(cuda_session& session, std::size_t nbytes)
+    std::shared_ptr<device_buffer> device_buffer::allocate(device_session& session, std::size_t nbytes)
     {
         return std::shared_ptr<device_buffer>(new device_buffer(session, nbytes));
     }
 
-    device_buffer::device_buffer(cuda_session& session, std::size_t nbytes)
+    device_buffer::device_buffer(device_session& session, std::size_t nbytes)
         : m_session(session)
         , m_size(nbytes)
     {
@@ -28,7 +27,7 @@ namespace xcuda
         {
             const cuda_driver& driver = cuda_driver::get();
             CUresult result = driver.cuMemAlloc(&m_pointer, nbytes);
-            if (result == CUDA_ERROR_OUT_OF_MEMORY && session.transfers().temporaries().release_all(m_device) > 0)
+            if (result == CUDA_ERROR_OUT_OF_MEMORY && session.release_kept_memory(m_device) > 0)
             {
                 result = driver.cuMemAlloc(&m_pointer, nbytes);  // kept temporaries freed: once more
             }
@@ -137,9 +136,9 @@ namespace xcuda
             return;
         }
         CUdeviceptr destination = pointer() + offset;
-        cuda_session& session = m_session;
+        device_session& session = m_session;
         session.waits().wait_idle(m_device);  // the copy below then never blocks on a running kernel
-        host_staging& staging = session.transfers().staging(m_device);
+        host_staging& staging = session.copies().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.to_device(destination, source, nbytes, session.stream(), std::move(owner));
@@ -161,9 +160,9 @@ namespace xcuda
             return;
         }
         CUdeviceptr source = pointer() + offset;
-        cuda_session& session = m_session;
+        device_session& session = m_session;
         session.waits().wait_idle(m_device);
-        host_staging& staging = session.transfers().staging(m_device);
+        host_staging& staging = session.copies().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.to_host(destination, source, nbytes, session.stream(), std::move(owner));
@@ -185,7 +184,7 @@ namespace xcuda
             return;
         }
         CUdeviceptr destination = pointer();
-        host_staging& staging = m_session.transfers().staging(m_device);
+        host_staging& staging = m_session.copies().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.to_device(destination, source, nbytes, stream, std::move(owner), pending);
@@ -207,7 +206,7 @@ namespace xcuda
             return;
         }
         CUdeviceptr source = pointer();
-        host_staging& staging = m_session.transfers().staging(m_device);
+        host_staging& staging = m_session.copies().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.to_host(destination, source, nbytes, stream, std::move(owner), pending);  // after earlier work on stream
@@ -223,7 +222,7 @@ namespace xcuda
         {
             return;  // the copy itself says what is wrong
         }
-        host_staging& staging = m_session.transfers().staging(m_device);
+        host_staging& staging = m_session.copies().staging(m_device);
         if (staging.handles(nbytes))
         {
             staging.prepare_destination(destination, nbytes, copied_in, pending);
@@ -252,7 +251,7 @@ namespace xcuda
         }
         int to = destination.device();
         int from = source.device();
-        cuda_session& session = destination.m_session;
+        device_session& session = destination.m_session;
         const cuda_driver& driver = cuda_driver::get();
         std::string chosen = method;
         if (chosen.empty())
@@ -303,7 +302,7 @@ namespace xcuda
         }
         // Staged: two page-locked halves; the download of one chunk overlaps the upload of the other.
         constexpr std::size_t chunk = 16u << 20;
-        session_transfers::memory_lease pinned = session.transfers().memory(2 * chunk);
+        host_copies::memory_lease pinned = session.copies().memory(2 * chunk);
         char* halves[2] = {static_cast<char*>(pinned.memory->data()), static_cast<char*>(pinned.memory->data()) + chunk};
         CUevent uploaded[2] = {nullptr, nullptr};
         session.make_current(to);

@@ -6,14 +6,13 @@
 #include <new>
 
 #include "cuda_driver.hpp"
-#include "cuda_session.hpp"
 
 namespace xcuda
 {
-    std::shared_ptr<pinned_memory> pinned_memory::allocate(cuda_session& session, std::size_t bytes)
+    std::shared_ptr<pinned_memory> pinned_memory::allocate(device_contexts& contexts, std::size_t bytes)
     {
-        session.make_current();
-        std::shared_ptr<pinned_memory> memory(new pinned_memory(session));
+        contexts.make_current();
+        std::shared_ptr<pinned_memory> memory(new pinned_memory(contexts));
         std::size_t page = 4096;
         std::size_t rounded = (bytes + page - 1) / page * page;
         if (rounded == 0)
@@ -30,9 +29,9 @@ namespace xcuda
         check(cuda_driver::get().cuMemHostRegister(memory->m_data, rounded, CU_MEMHOSTREGISTER_PORTABLE),
               "cuMemHostRegister");
         memory->m_registered = true;
-        memory->m_device = session.device_ordinal();
-        memory->m_generation = session.generation();
-        session.resources().add(memory.get());
+        memory->m_device = contexts.device_ordinal();
+        memory->m_generation = contexts.generation();
+        contexts.resources().add(memory.get());
         return memory;
     }
 
@@ -40,8 +39,8 @@ namespace xcuda
     {
         if (m_registered)
         {
-            m_session.resources().remove(this);
-            if (m_session.make_current_if_alive(m_device, m_generation))
+            m_contexts.resources().remove(this);
+            if (m_contexts.make_current_if_alive(m_device, m_generation))
             {
                 cuda_driver::get().cuMemHostUnregister(m_data);
             }
@@ -65,9 +64,9 @@ namespace xcuda
                std::to_string(m_device) + "'s context)";
     }
 
-    bool pinned_memory::is_page_locked(const cuda_session& session, const void* pointer) noexcept
+    bool pinned_memory::is_page_locked(const device_contexts& contexts, const void* pointer) noexcept
     {
-        if (!session.active())
+        if (!contexts.active())
         {
             return false;
         }

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "cuda_session.hpp"
+#include "device_contexts.hpp"
 
 namespace xcuda
 {
@@ -22,7 +22,7 @@ namespace xcuda
     {
     public:
         // Page-locked in the session's current device context (portable: every context sees it).
-        static std::shared_ptr<pinned_memory> allocate(cuda_session& session, std::size_t bytes);
+        static std::shared_ptr<pinned_memory> allocate(device_contexts& contexts, std::size_t bytes);
         ~pinned_memory();
         pinned_memory(const pinned_memory&) = delete;
         pinned_memory& operator=(const pinned_memory&) = delete;
@@ -32,7 +32,7 @@ namespace xcuda
 
         // Whether the driver treats [pointer, pointer + 1) as page-locked host memory (ours, or
         // another library's); false for pageable memory and without a session.
-        static bool is_page_locked(const cuda_session& session, const void* pointer) noexcept;
+        static bool is_page_locked(const device_contexts& contexts, const void* pointer) noexcept;
 
         // session_resource: release() unregisters (the memory stays); after a fault only forgotten.
         void release() noexcept override;
@@ -42,8 +42,8 @@ namespace xcuda
         int device() const noexcept override { return m_device; }
 
     private:
-        explicit pinned_memory(cuda_session& session) : m_session(session) {}
-        cuda_session& m_session;
+        explicit pinned_memory(device_contexts& contexts) : m_contexts(contexts) {}
+        device_contexts& m_contexts;
         void* m_data = nullptr;
         std::size_t m_size = 0;
         std::uint64_t m_generation = 0;

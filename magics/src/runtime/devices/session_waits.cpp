@@ -5,15 +5,15 @@
 #include <thread>
 
 #include "cuda_driver.hpp"
-#include "cuda_session.hpp"
+#include "device_contexts.hpp"
 #include "errors.hpp"
 #include "launch_history.hpp"
 #include "printf_capture.hpp"
 
 namespace xcuda
 {
-    session_waits::session_waits(cuda_session& session, launch_history& history)
-        : m_session(session)
+    session_waits::session_waits(device_contexts& contexts, launch_history& history)
+        : m_contexts(contexts)
         , m_history(history)
     {
     }
@@ -104,7 +104,7 @@ namespace xcuda
     void session_waits::wait(CUstream stream)
     {
         const cuda_driver& driver = cuda_driver::get();
-        int ordinal = m_session.device_ordinal();
+        int ordinal = m_contexts.device_ordinal();
         poll([&] { return driver.cuStreamQuery(stream); }, "cuStreamQuery", ordinal);
         // Finished; the blocking call returns at once and is where the driver prints device printf output.
         check(flushing([&] { return driver.cuStreamSynchronize(stream); }), "cuStreamSynchronize");
@@ -116,7 +116,7 @@ namespace xcuda
 
     bool session_waits::settle_stream(CUstream stream) noexcept
     {
-        if (!m_session.lost_reason().empty() || !cuda_driver::available())
+        if (!m_contexts.lost_reason().empty() || !cuda_driver::available())
         {
             return false;
         }
@@ -126,13 +126,13 @@ namespace xcuda
     void session_waits::wait_event(CUevent event)
     {
         const cuda_driver& driver = cuda_driver::get();
-        poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", m_session.device_ordinal());
+        poll([&] { return driver.cuEventQuery(event); }, "cuEventQuery", m_contexts.device_ordinal());
         check(flushing([&] { return driver.cuEventSynchronize(event); }), "cuEventSynchronize");
     }
 
     void session_waits::wait_idle(int ordinal)
     {
-        m_session.make_current(ordinal);  // creates the device's context if needed
+        m_contexts.make_current(ordinal);  // creates the device's context if needed
         const cuda_driver& driver = cuda_driver::get();
         CUevent event = idle_event(ordinal);
         // Recorded on the legacy stream, the event completes after earlier work on every blocking stream.
@@ -144,11 +144,11 @@ namespace xcuda
 
     void session_waits::order_before(CUstream consumer)
     {
-        m_session.make_current();
+        m_contexts.make_current();
         const cuda_driver& driver = cuda_driver::get();
         CUevent event = nullptr;
         check(driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-        CUresult recorded = driver.cuEventRecord(event, m_session.stream());
+        CUresult recorded = driver.cuEventRecord(event, m_contexts.stream());
         CUresult waited = recorded == CUDA_SUCCESS ? driver.cuStreamWaitEvent(consumer, event, 0) : recorded;
         driver.cuEventDestroy(event);
         check(waited, "cuStreamWaitEvent");
@@ -163,13 +163,13 @@ namespace xcuda
 
     bool session_waits::interrupted_work_running()
     {
-        if (m_interrupted_device < 0 || !m_session.lost_reason().empty() || !m_session.context(m_interrupted_device))
+        if (m_interrupted_device < 0 || !m_contexts.lost_reason().empty() || !m_contexts.context(m_interrupted_device))
         {
             m_interrupted_device = -1;
             return false;
         }
         const cuda_driver& driver = cuda_driver::get();
-        m_session.make_current(m_interrupted_device);
+        m_contexts.make_current(m_interrupted_device);
         CUevent event = idle_event(m_interrupted_device);
         check(driver.cuEventRecord(event, nullptr), "cuEventRecord");
         CUresult result = driver.cuEventQuery(event);

@@ -6,7 +6,8 @@
 // Shared by the Python DeviceArray objects that view it (std::shared_ptr). Threading: allocation and
 // release may happen on several threads at once (launches copy numpy arguments without the GIL: the
 // session's resource list has its own mutex); one buffer is used by one thread at a time (a call's
-// temporary is its own; the binding holds the GIL for a DeviceArray's methods).
+// temporary is its own; the binding holds the GIL for a DeviceArray's methods). A buffer keeps a reference
+// to the device_session it was made in (a cuda_session is one): its contexts, waits and host copies.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +16,7 @@
 
 #include <cuda.h>
 
-#include "cuda_session.hpp"
+#include "device_session.hpp"
 #include "host_staging.hpp"
 
 namespace xcuda
@@ -25,8 +26,9 @@ namespace xcuda
     public:
         // Allocates nbytes on the session's current device (0 is allowed and allocates nothing); raises
         // out_of_memory_error naming the requested and free bytes when the device cannot give them (after
-        // freeing the launch temporaries the session keeps, and trying again).
-        static std::shared_ptr<device_buffer> allocate(cuda_session& session, std::size_t nbytes);
+        // freeing the launch temporaries the session keeps, device_session::release_kept_memory, and trying
+        // again).
+        static std::shared_ptr<device_buffer> allocate(device_session& session, std::size_t nbytes);
 
         // A view of nbytes of parent from byte `offset` (offset + nbytes <= parent's size): its own address,
         // size and copies, the parent's memory, kept alive by the view. Not a session resource of its own (the
@@ -98,15 +100,16 @@ namespace xcuda
         void set_label(std::string label) { m_label = std::move(label); }
         const std::string& label() const noexcept { return m_label; }
 
-        cuda_session& session() const noexcept { return m_session; }
+        // The session it was made in (cuda_session::of gives the whole session).
+        device_session& session() const noexcept { return m_session; }
 
     private:
         // pointer() for a view, or one whose session went: the parent's address, or the error.
         CUdeviceptr checked_pointer() const;
-        device_buffer(cuda_session& session, std::size_t nbytes);
+        device_buffer(device_session& session, std::size_t nbytes);
         device_buffer(std::shared_ptr<device_buffer> parent, std::size_t offset, std::size_t nbytes);
 
-        cuda_session& m_session;
+        device_session& m_session;
         CUdeviceptr m_pointer = 0;
         std::size_t m_size = 0;
         int m_device = 0;

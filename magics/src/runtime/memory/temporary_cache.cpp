@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "cuda_session.hpp"
 #include "device_buffer.hpp"
+#include "device_session.hpp"
 
 namespace xcuda
 {
-    temporary_cache::temporary_cache(cuda_session& session)
+    temporary_cache::temporary_cache(device_session& session)
         : m_session(session)
     {
     }
@@ -47,7 +47,7 @@ namespace xcuda
 
     void temporary_cache::give_back(std::shared_ptr<device_buffer> buffer) noexcept
     {
-        std::size_t limit = m_session.transfers().settings().temporary_cache_limit;
+        std::size_t limit = m_session.copies().settings().temporary_cache_limit;
         if (!buffer || buffer.use_count() != 1 || !buffer->valid() || buffer->size() == 0 ||
             buffer->size() > limit || !m_session.alive(buffer->device(), buffer->generation()))
         {

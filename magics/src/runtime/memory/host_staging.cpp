@@ -24,8 +24,9 @@ namespace xcuda
         }
     }
 
-    host_staging::host_staging(cuda_session& session, int ordinal)
-        : m_session(session)
+    host_staging::host_staging(device_contexts& contexts, const transfer_settings& settings, int ordinal)
+        : m_contexts(contexts)
+        , m_settings(settings)
         , m_device(ordinal)
         , m_registrations(
               host_registration_cache::hooks{
@@ -36,7 +37,7 @@ namespace xcuda
                   // Called when a lease ends or an entry goes, possibly on another thread: the context is made
                   // current here; a registration of a context that is gone went with it.
                   [this](void* begin, std::size_t) {
-                      if (m_session.make_current_if_alive(m_device, m_generation))
+                      if (m_contexts.make_current_if_alive(m_device, m_generation))
                       {
                           cuda_driver::get().cuMemHostUnregister(begin);
                       }
@@ -53,13 +54,13 @@ namespace xcuda
 
     bool host_staging::handles(std::size_t bytes) const noexcept
     {
-        const transfer_settings& settings = m_session.transfers().settings();
+        const transfer_settings& settings = m_settings;
         return bytes >= settings.threshold && settings.pageable != transfer_settings::pageable_mode::driver;
     }
 
     std::size_t host_staging::threshold() const noexcept
     {
-        return m_session.transfers().settings().threshold;
+        return m_settings.threshold;
     }
 
     host_staging::route_counts host_staging::routes() const
@@ -70,13 +71,13 @@ namespace xcuda
 
     void host_staging::prepare()
     {
-        const transfer_settings& settings = m_session.transfers().settings();
+        const transfer_settings& settings = m_settings;
         if (!settings.problem.empty())
         {
             throw usage_error(settings.problem);
         }
-        m_session.make_current(m_device);
-        std::uint64_t generation = m_session.generation(m_device);
+        m_contexts.make_current(m_device);
+        std::uint64_t generation = m_contexts.generation(m_device);
         if (generation != m_generation)
         {
             // A new context: what was registered, and the events, went with the old one.
@@ -87,7 +88,7 @@ namespace xcuda
         }
         if (!m_registered)
         {
-            m_session.resources().add(this);
+            m_contexts.resources().add(this);
             m_registered = true;
         }
         if (!m_done)
@@ -111,13 +112,13 @@ namespace xcuda
         // registering it again fails (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, which compute-sanitizer
         // reports as the user's error). Memory partly inside one of our registrations is not page-locked as
         // a whole, and goes the ways below.
-        if (m_session.transfers().settings().pageable != mode::driver && !m_registrations.overlaps(host, bytes) &&
-            pinned_memory::is_page_locked(m_session, host) &&
-            pinned_memory::is_page_locked(m_session, static_cast<const char*>(host) + bytes - 1))
+        if (m_settings.pageable != mode::driver && !m_registrations.overlaps(host, bytes) &&
+            pinned_memory::is_page_locked(m_contexts, host) &&
+            pinned_memory::is_page_locked(m_contexts, static_cast<const char*>(host) + bytes - 1))
         {
             return route::page_locked;
         }
-        switch (m_session.transfers().settings().pageable)
+        switch (m_settings.pageable)
         {
         case mode::driver: return route::driver;
         case mode::automatic:
@@ -218,7 +219,7 @@ namespace xcuda
             // before its pages were faulted in, or the zero pieces its scan ahead has read).
             std::vector<bool> known_zero;
             const pending_copies::prepared_destination* known = pending ? pending->find(source, bytes) : nullptr;
-            if (known && known->scan && m_session.transfers().settings().scan_wait)
+            if (known && known->scan && m_settings.scan_wait)
             {
                 known_zero = known->scan->zero_pieces();  // waits for the whole scan
             }
@@ -234,7 +235,7 @@ namespace xcuda
             {
                 known_zero = known->untouched;
             }
-            else if (m_session.transfers().settings().skip_untouched && copy_pool::never_written(source, bytes))
+            else if (m_settings.skip_untouched && copy_pool::never_written(source, bytes))
             {
                 known_zero = host_pages::untouched_pieces(source, bytes, copy_pool::piece_bytes);
             }
@@ -316,7 +317,7 @@ namespace xcuda
     {
         using mode = transfer_settings::pageable_mode;
         std::lock_guard<std::mutex> lock(m_transfer);
-        const transfer_settings& settings = m_session.transfers().settings();
+        const transfer_settings& settings = m_settings;
         // Only where the copy back would be staged: registering faults the pages in itself, and page-locked
         // memory is never new (never_written below).
         if (!handles(bytes) || !settings.problem.empty() ||
@@ -370,7 +371,7 @@ namespace xcuda
     void host_staging::ensure_threads()
     {
         unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        const transfer_settings& settings = m_session.transfers().settings();
+        const transfer_settings& settings = m_settings;
         std::size_t wanted = std::max<std::size_t>(1, settings.threads_for(cores));
         std::chrono::microseconds spin = settings.staging_spin();
         if (!m_copies || m_copies->participants() != wanted || m_copies->spin() != spin)
@@ -387,7 +388,7 @@ namespace xcuda
 
     void host_staging::ensure_buffers()
     {
-        const transfer_settings& settings = m_session.transfers().settings();
+        const transfer_settings& settings = m_settings;
         if (!m_buffers.empty() && m_buffer_generation == m_generation && m_buffer_bytes == settings.chunk_bytes &&
             m_buffers.size() == settings.chunk_count)
         {
@@ -539,11 +540,11 @@ namespace xcuda
         const cuda_driver& driver = cuda_driver::get();
         // Registrations belong to the device's context, whatever the generation of our own buffers (none
         // when every large copy went by registration): unregister them before the context goes.
-        if (m_session.make_current_if_alive(m_device, m_session.generation(m_device)))
+        if (m_contexts.make_current_if_alive(m_device, m_contexts.generation(m_device)))
         {
             m_registrations.release_all();
         }
-        bool alive = m_session.alive(m_device, m_generation);
+        bool alive = m_contexts.alive(m_device, m_generation);
         if (alive)
         {
             for (CUevent event : m_events)
