@@ -115,7 +115,7 @@ namespace xcuda
         // The standard headers NVRTC lacks (standard_headers.hpp), unless a header cell or an include
         // folder of this compile has one of that name. NVRTC looks in this array before any include
         // folder, so the stand-ins also come before the toolkit's (its cuda.h declares host functions).
-        const std::map<std::string, std::string> stand_ins = standard_headers::for_compile(options, headers);
+        const std::map<std::string, std::string> stand_ins = standard_headers::for_compile(include_folders(options.include_dirs, options.extra), headers);
         for (const auto& [name, text] : stand_ins)
         {
             header_names.push_back(name.c_str());

@@ -6,36 +6,9 @@
 
 namespace xcuda
 {
-    std::vector<std::string> standard_headers::include_folders(const compile_options& options)
-    {
-        std::vector<std::string> folders = options.include_dirs;
-        for (std::size_t i = 0; i < options.extra.size(); ++i)
-        {
-            const std::string& option = options.extra[i];
-            for (const std::string prefix : {"--include-path=", "-I"})
-            {
-                if (option.rfind(prefix, 0) == 0)
-                {
-                    std::string folder = option.substr(prefix.size());
-                    if (folder.empty() && prefix == "-I" && i + 1 < options.extra.size())
-                    {
-                        folder = options.extra[++i];
-                    }
-                    if (!folder.empty())
-                    {
-                        folders.push_back(folder);
-                    }
-                    break;
-                }
-            }
-        }
-        return folders;
-    }
-
-    std::map<std::string, std::string> standard_headers::for_compile(const compile_options& options,
+    std::map<std::string, std::string> standard_headers::for_compile(const std::vector<std::string>& folders,
                                                                      const std::map<std::string, std::string>& header_cells)
     {
-        std::vector<std::string> folders = include_folders(options);
         std::map<std::string, std::string> result;
         for (const standard_header& header : all())
         {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "nvrtc_compiler.hpp"
+#include "include_folders.hpp"
 
 namespace xcuda
 {
@@ -31,16 +31,15 @@ namespace xcuda
         static const std::vector<standard_header>& all();
 
         // The stand-ins one compile gets: all() less those a header cell or one of the compile's include
-        // folders has (include_dirs and -I/--include-path in options.extra).
-        static std::map<std::string, std::string> for_compile(const compile_options& options,
+        // folders has (include_dirs and -I/--include-path in the raw options: include_folders). It takes the
+        // folders, not nvrtc_compiler's compile_options, so that nvrtc_compiler, which asks it, is not
+        // included back.
+        static std::map<std::string, std::string> for_compile(const std::vector<std::string>& folders,
                                                               const std::map<std::string, std::string>& header_cells);
 
         // A digest of every stand-in's name and text: part of every compile cache key, since a changed
         // stand-in changes the binary of a cell that includes it.
         static const std::string& digest();
         static std::string digest_of(const std::vector<standard_header>& headers);
-
-        // The include folders named in an option list (--include-path=D, -ID, -I D).
-        static std::vector<std::string> include_folders(const compile_options& options);
     };
 }

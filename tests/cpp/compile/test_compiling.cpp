@@ -128,22 +128,17 @@ namespace xcuda
         const std::string folder = ::testing::TempDir() + "/xcuda_standard_headers_test";
         ::mkdir(folder.c_str(), 0700);
         std::ofstream(folder + "/cmath") << "// the user's own\n";
-        compile_options options;
-        EXPECT_EQ(standard_headers::for_compile(options, {}).count("cmath"), 1u);
-        EXPECT_EQ(standard_headers::for_compile(options, {{"cstdint", "x"}}).count("cstdint"), 0u);
+        EXPECT_EQ(standard_headers::for_compile({}, {}).count("cmath"), 1u);
+        EXPECT_EQ(standard_headers::for_compile({}, {{"cstdint", "x"}}).count("cstdint"), 0u);
         for (const std::vector<std::string>& extra : {std::vector<std::string>{"-I" + folder},
                                                       std::vector<std::string>{"-I", folder},
                                                       std::vector<std::string>{"--include-path=" + folder}})
         {
-            compile_options with_folder;
-            with_folder.extra = extra;
-            auto stand_ins = standard_headers::for_compile(with_folder, {});
+            auto stand_ins = standard_headers::for_compile(include_folders({}, extra), {});
             EXPECT_EQ(stand_ins.count("cmath"), 0u) << extra[0];
             EXPECT_EQ(stand_ins.count("cstdint"), 1u) << extra[0];
         }
-        compile_options with_dir;
-        with_dir.include_dirs = {folder};
-        EXPECT_EQ(standard_headers::for_compile(with_dir, {}).count("cmath"), 0u);
+        EXPECT_EQ(standard_headers::for_compile(include_folders({folder}, {}), {}).count("cmath"), 0u);
         std::remove((folder + "/cmath").c_str());
         ::rmdir(folder.c_str());
     }
