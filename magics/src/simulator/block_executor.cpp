@@ -172,33 +172,41 @@ namespace xcuda::sim
         std::fill(std::begin(m_block.arrivals), std::end(m_block.arrivals), 0u);
         while (true)
         {
-            // Every warp not done and not waiting runs to its next barrier (or its end).
+            // Every warp not done and not waiting runs to its next barrier (or its end, or a failed mbarrier wait).
+            bool yielded = false;
+            const std::uint64_t changes = m_block.mbarrier_changes;
             for (std::size_t w = 0; w < m_warps.size(); ++w)
             {
                 if (done[w] || waiting[w])
                 {
                     continue;
                 }
-                if (m_warps[w]->run() == warp_interpreter::status::exited)
+                warp_interpreter::status status = m_warps[w]->run();
+                if (status == warp_interpreter::status::exited)
                 {
                     done[w] = true;
                     --remaining;
                 }
                 else
                 {
-                    waiting[w] = true;
+                    yielded = yielded || status == warp_interpreter::status::yielded;
+                    waiting[w] = status == warp_interpreter::status::at_barrier;
                 }
             }
             if (remaining == 0)
             {
                 return;
             }
-            // Then each barrier whose arrivals are complete releases its warps; none: the block would hang.
-            if (!release_barriers(waiting, remaining))
+            // Then each barrier whose arrivals are complete releases its warps; none, and no mbarrier changed
+            // while warps spin on one: the block would hang.
+            if (release_barriers(waiting, remaining))
+            {
+                ++m_block.epoch;  // a barrier released: a new interval for the race check
+            }
+            else if (!yielded || m_block.mbarrier_changes == changes)
             {
                 never_completes(waiting, remaining);
             }
-            ++m_block.epoch;  // a barrier released: a new interval for the race check
         }
     }
 
@@ -282,6 +290,11 @@ namespace xcuda::sim
                                                                    " arrived by bar.arrive"
                                                              : std::string()) +
                          ")";
+            }
+            else if (m_warps[w]->live() && m_warps[w]->waiting_at())
+            {
+                waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " spins at " +
+                         m_warps[w]->where(*m_warps[w]->waiting_at()) + " (an mbarrier phase that does not complete)";
             }
         }
         throw sim_error(sim_error::kind::barrier_divergence,

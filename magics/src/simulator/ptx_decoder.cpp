@@ -1,5 +1,7 @@
 #include "ptx_decoder.hpp"
 
+#include "async_decoder.hpp"
+
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -513,6 +515,11 @@ namespace xcuda::sim
     {
         std::vector<std::string> parts = split_at_dots(text);
         const std::string& base = parts[0];
+        std::string family_refusal;
+        if (async_decoder::decode(parts, text, in, family_refusal))
+        {
+            return family_refusal;
+        }
         if (!opcode_named(base, in.op))
         {
             return "the instruction '" + base + "' is not implemented by the simulator";

@@ -105,6 +105,8 @@ namespace xcuda::sim
         bar, membar, shfl, vote, activemask, atom, red, redux, match,
         dp4a, dp2a,                   // dot products of bytes (and halves): warp_integer_operations.cpp
         add_carry, sub_carry, mad_carry,  // add.cc/addc, sub.cc/subc, mad.cc/madc: the per-lane carry flag
+        async_copy,                   // cp.async and its groups, cp.async.bulk: warp_async_operations.cpp
+        mbarrier,                     // mbarrier.*: warp_async_operations.cpp (a failed wait yields the warp)
         nop,
         unsupported,  // decoded but not implemented: running it raises sim_error naming it (text)
     };
@@ -126,6 +128,12 @@ namespace xcuda::sim
         prmt_f4e, prmt_b4e, prmt_rc8, prmt_ecl, prmt_ecr, prmt_rc16,  // prmt's modes (none: the default)
         bar_red_popc, bar_red_and, bar_red_or,                        // bar.red (__syncthreads_count/and/or)
         bar_arrive,                                                   // bar.arrive: counts, does not wait
+        // cp.async (async_decoder): a copy, its groups, its arrive on an mbarrier, the bulk copy
+        cp_async, cp_async_commit, cp_async_wait_group, cp_async_wait_all, cp_async_arrive, cp_async_arrive_noinc,
+        cp_async_bulk,
+        // mbarrier.* (async_decoder)
+        mbar_init, mbar_arrive, mbar_arrive_expect_tx, mbar_arrive_drop, mbar_expect_tx, mbar_complete_tx,
+        mbar_test_wait, mbar_try_wait, mbar_test_wait_parity, mbar_try_wait_parity, mbar_pending_count, mbar_inval,
     };
 
     struct instruction

@@ -39,6 +39,11 @@ namespace xcuda::sim
         m_lanes = lanes;
         m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
         m_carry = 0;
+        for (unsigned l = 0; l < 32; ++l)
+        {
+            m_copies[l].clear();  // a copy never waited for is never written (docs/simulator.md)
+            m_groups[l] = 0;
+        }
         m_stack.clear();
         m_depth = 0;
         const unsigned* b = m_launch.block;
@@ -830,6 +835,14 @@ namespace xcuda::sim
                 }
                 top.pc += 1;
                 continue;
+            case opcode::mbarrier:
+                top.pc += 1;
+                if (active && mbarrier_operation(in, active))
+                {
+                    m_barrier = &in;
+                    return status::yielded;
+                }
+                continue;
             case opcode::unsupported:
                 throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': " + in.text + ", " + location(in));
             default:
@@ -987,6 +1000,9 @@ namespace xcuda::sim
         case opcode::sub_carry:
         case opcode::mad_carry:
             carry_arithmetic(in, active);
+            return;
+        case opcode::async_copy:
+            async_copy_operation(in, active);
             return;
         case opcode::membar:
         case opcode::nop:

@@ -85,6 +85,18 @@ namespace xcuda::sim
         shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
+        std::uint64_t mbarrier_changes = 0;  // grows at every change of an mbarrier (block_executor: is a spin hopeless?)
+    };
+
+    // A cp.async that has been issued and not yet waited for (warp_async_operations.cpp): the source's bytes,
+    // read at issue, land in shared memory when the thread waits for its group.
+    struct async_copy
+    {
+        std::uint32_t shared = 0;   // the destination's shared address
+        std::uint32_t group = 0;    // the lane's commit-group number it belongs to
+        std::uint8_t bytes = 0;
+        std::uint8_t data[16] = {};
+        const instruction* at = nullptr;
     };
 
     class warp_interpreter
@@ -94,6 +106,7 @@ namespace xcuda::sim
         {
             at_barrier,
             exited,
+            yielded,  // an mbarrier wait failed: run the block's other warps, then this one again
         };
 
         warp_interpreter(launch_context& launch, block_state& block, unsigned warp_index);
@@ -108,7 +121,7 @@ namespace xcuda::sim
         // Lanes that have not exited.
         std::uint32_t live() const noexcept { return m_live; }
 
-        // The bar.sync the warp waits at after run() returned at_barrier.
+        // The bar.sync the warp waits at after run() returned at_barrier (the mbarrier wait after yielded).
         const instruction* waiting_at() const noexcept { return m_barrier; }
 
         // What the warp brought to that barrier: its id (0..15), the thread count it names (0: every
@@ -214,6 +227,16 @@ namespace xcuda::sim
         void call(const instruction& in, std::uint32_t active);
         void arrive(const instruction& in, std::uint32_t active);  // fills m_arrival at a bar.sync / bar.red
         void device_printf(const instruction& in, std::uint32_t active);
+        // warp_async_operations.cpp: cp.async (completed when the thread waits for it), mbarrier (true when a
+        // wait found its phase not complete for some lane: the warp yields).
+        void async_copy_operation(const instruction& in, std::uint32_t active);
+        bool mbarrier_operation(const instruction& in, std::uint32_t active);
+        void issue_copy(const instruction& in, unsigned lane);
+        void bulk_copy(const instruction& in, unsigned lane);
+        void complete_copies(unsigned lane, std::uint32_t before_group);
+        std::uint32_t shared_operand(const instruction& in, const operand& o, unsigned lane, unsigned bytes, unsigned align);
+        std::uint64_t& mbarrier_word(const instruction& in, const operand& o, unsigned lane);
+        void mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops, std::int64_t tx);
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
 
@@ -234,6 +257,8 @@ namespace xcuda::sim
         const instruction* m_barrier = nullptr;
         barrier_arrival m_arrival;
         std::uint32_t m_carry = 0;  // each lane's carry flag (CC.CF), bit l for lane l
-        int m_trace_lane = -1;  // the traced thread's lane when it is in this warp and block, else -1
+        int m_trace_lane = -1;
+        std::vector<async_copy> m_copies[32];  // each lane's cp.async not yet waited for
+        std::uint32_t m_groups[32] = {};       // each lane's cp.async.commit_group count  // the traced thread's lane when it is in this warp and block, else -1
     };
 }
