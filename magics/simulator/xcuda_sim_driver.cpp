@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "block_executor.hpp"
+#include "device_heap.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
 
@@ -38,6 +39,8 @@ namespace
     std::recursive_mutex g_mutex;
     using lock = std::lock_guard<std::recursive_mutex>;
     sim_memory g_memory;
+    device_heap g_heap;  // device malloc/free's, for the process's one context (cuCtxSetLimit sizes it)
+    std::size_t g_stack_limit = 1024, g_printf_fifo_limit = 1 << 20;  // nominal: kept and read back
 
     // The description of the last failure, returned by cuGetErrorString for its code.
     CUresult g_detail_code = CUDA_SUCCESS;
@@ -367,6 +370,36 @@ CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it ret
     lock held(g_mutex);
     print_pending();
     return CUDA_SUCCESS;
+}
+// CU_LIMIT_MALLOC_HEAP_SIZE sizes the device heap of malloc/free (8 MiB by default, as a GPU's); it cannot
+// change while a block malloc gave is alive. The stack and printf FIFO sizes are kept and read back only.
+CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    lock held(g_mutex);
+    switch (limit)
+    {
+    case CU_LIMIT_MALLOC_HEAP_SIZE:
+        if (!g_heap.set_bytes(value))
+        {
+            return failed(CUDA_ERROR_INVALID_VALUE, "the device heap (CU_LIMIT_MALLOC_HEAP_SIZE) cannot be resized while "
+                                                    "blocks that device malloc gave are not freed");
+        }
+        return CUDA_SUCCESS;
+    case CU_LIMIT_STACK_SIZE: g_stack_limit = value; return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: g_printf_fifo_limit = value; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    }
+}
+CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit)
+{
+    lock held(g_mutex);
+    switch (limit)
+    {
+    case CU_LIMIT_MALLOC_HEAP_SIZE: *value = g_heap.bytes(); return CUDA_SUCCESS;
+    case CU_LIMIT_STACK_SIZE: *value = g_stack_limit; return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: *value = g_printf_fifo_limit; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    }
 }
 CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 {
@@ -748,6 +781,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     launch.block[2] = bz;
     launch.dynamic_shared = shared;
     launch.memory = &g_memory;
+    launch.heap = &g_heap;
     launch.step_limit = step_limit();
     launch.printf_output = &g_printf;
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");

@@ -43,6 +43,23 @@ extern "C" __global__ void sleepy(int* out) { asm volatile("pmevent 1;"); out[0]
 extern "C" __global__ void fill(int* out, int v) { out[threadIdx.x] = v; }
 """
 
+HEAP = r"""
+extern "C" __global__ void weigh(const float* x, float* out, int n, int k)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    float* window = (float*)malloc(k * sizeof(float));
+    if (!window) { out[t] = -1.0f; return; }
+    for (int j = 0; j < k; ++j) window[j] = x[(t + j) % n];
+    float s = 0.0f;
+    for (int j = 0; j < k; ++j) s += window[j] * (j + 1);
+    out[t] = s;
+    free(window);
+}
+extern "C" __global__ void hoard(unsigned long long* got, int bytes) { got[threadIdx.x] = (unsigned long long)malloc(bytes); }
+extern "C" __global__ void overrun(int k) { float* w = (float*)malloc(k * sizeof(float)); w[k] = 1.0f; }
+"""
+
 
 def saxpy():
     info = str(xcuda.info())
@@ -301,8 +318,41 @@ def trace_one_thread():
         raise AssertionError("a thread outside the block was traced")
 
 
+def device_malloc():
+    import ctypes
+    import os
+    m = xcuda.compile(HEAP, name="sim_heap")
+    n, k = 1000, 7
+    x = (np.arange(n) % 11).astype(np.float32)  # small integers: the weighted sums are exact
+    out = np.zeros(n, np.float32)
+    m.weigh[(n + 127) // 128, 128](x, out, n, k)
+    windows = np.stack([np.roll(x, -j) for j in range(k)], axis=1)
+    assert np.array_equal(out, windows @ np.arange(1, k + 1, dtype=np.float32)), out[:8]
+    # cuCtxSetLimit / cuCtxGetLimit (CU_LIMIT_MALLOC_HEAP_SIZE = 2) through the simulator's library
+    library = ctypes.CDLL(os.path.join(os.path.dirname(xcuda._core.__file__), "libxcuda-sim.so"), mode=os.RTLD_NOLOAD)
+    size = ctypes.c_size_t(0)
+    assert library.cuCtxGetLimit(ctypes.byref(size), 2) == 0 and size.value == 8 << 20, size.value
+    assert library.cuCtxSetLimit(2, ctypes.c_size_t(1 << 20)) == 0
+    assert library.cuCtxGetLimit(ctypes.byref(size), 2) == 0 and size.value == 1 << 20, size.value
+    got = np.zeros(64, np.uint64)
+    m.hoard[1, 64](got, 64 << 10)  # 64 KiB each from 1 MiB: 15 blocks (each with its 16-byte red zone), then null
+    assert np.count_nonzero(got) == (1 << 20) // ((64 << 10) + 16) and not got[15:].any(), got
+    assert library.cuCtxSetLimit(2, ctypes.c_size_t(2 << 20)) == 1  # CUDA_ERROR_INVALID_VALUE: blocks are alive
+    try:
+        m.overrun[1, 1](5)
+    except xcuda.CudaError as fault:
+        message = str(fault)
+    else:
+        raise AssertionError("the overrun of a malloc'd block raised nothing")
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in message and "0 bytes past the end of the block of 20 bytes malloc gave" in message, message
+    out[:] = 0
+    m.weigh[(n + 127) // 128, 128](x, out, n, k)  # the session goes on; 64 KiB left are room for the windows
+    assert np.array_equal(out, windows @ np.arange(1, k + 1, dtype=np.float32)), out[:8]
+
+
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
-                                     classic_kernels, shared_race, timing_says_simulated, trace_one_thread)}
+                                     classic_kernels, shared_race, timing_says_simulated, trace_one_thread,
+                                     device_malloc)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

@@ -605,6 +605,10 @@ namespace xcuda::sim
             }
             {
                 const sim_memory::allocation* found = m_launch.memory->find(a, bytes);
+                if (!found && m_launch.heap)
+                {
+                    return heap_address(in, lane, a, bytes, write);  // a block of device malloc, else the fault
+                }
                 if (!found)
                 {
                     fault(in, lane, described(space == state_space::generic ? "generic" : space_name(space)) + ", " +
@@ -921,6 +925,12 @@ namespace xcuda::sim
         if (!callee.has_body && callee.name == "vprintf" && m_launch.printf_output && in.call_arguments.size() == 2)
         {
             device_printf(in, active);
+            return;
+        }
+        if (!callee.has_body && m_launch.heap && (callee.name == "malloc" || callee.name == "free") &&
+            in.call_arguments.size() == 1)
+        {
+            heap_call(in, active, callee.name == "malloc");
             return;
         }
         if (!callee.has_body)

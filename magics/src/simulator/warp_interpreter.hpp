@@ -21,6 +21,8 @@
 
 namespace xcuda::sim
 {
+    class device_heap;
+
     // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
     // line and the registers it wrote, as "name = value" in the instruction's type.
     struct trace_step
@@ -62,6 +64,7 @@ namespace xcuda::sim
         thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
         unsigned threads = 1;                // host threads running blocks (block_executor's pool)
         std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
+        device_heap* heap = nullptr;         // the context's, for malloc/free (nullptr: they are refused)
     };
 
     // The race check's record of one byte of shared memory: its last write and up to two reads (of two
@@ -229,6 +232,9 @@ namespace xcuda::sim
         void device_printf(const instruction& in, std::uint32_t active);
         // warp_async_operations.cpp: cp.async (completed when the thread waits for it), mbarrier (true when a
         // wait found its phase not complete for some lane: the warp yields).
+        // warp_heap_operations.cpp: malloc/free, and an access that falls in the device heap's arena.
+        void heap_call(const instruction& in, std::uint32_t active, bool allocate);
+        std::uint8_t* heap_address(const instruction& in, unsigned lane, std::uint64_t address, unsigned bytes, bool write);
         void async_copy_operation(const instruction& in, std::uint32_t active);
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);

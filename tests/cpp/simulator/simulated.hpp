@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "block_executor.hpp"
+#include "device_heap.hpp"
 #include "fixture.hpp"
 #include "nvrtc_compiler.hpp"
 #include "ptx_parser.hpp"
@@ -96,6 +97,7 @@ namespace
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
+            context.heap = &heap;
             block_executor(context).run_grid();
             return context;
         }
@@ -108,6 +110,7 @@ namespace
         std::string printed;  // device printf's output
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
+        device_heap heap;      // device malloc/free's, kept across launches as a context's is
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
