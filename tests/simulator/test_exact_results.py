@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 import exact_kernels  # noqa: E402
 
 
-def run_exact_kernels(build_dir, tmp_path, simulator):
+def run_exact_kernels(build_dir, tmp_path, simulator, script="exact_kernels.py"):
     env = dict(os.environ)
     for variable in ("XCUDA_LIBCUDA", "XCUDA_DEVICE", "XCUDA_SIM_MAX_STEPS"):
         env.pop(variable, None)
@@ -31,7 +31,7 @@ def run_exact_kernels(build_dir, tmp_path, simulator):
         env["XCUDA_DEVICE"] = "simulator"
     env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
     target = tmp_path / ("simulator.npz" if simulator else "gpu.npz")
-    ran = subprocess.run([sys.executable, str(HERE / "exact_kernels.py"), str(target)], capture_output=True,
+    ran = subprocess.run([sys.executable, str(HERE / script), str(target)], capture_output=True,
                          text=True, timeout=600, env=env)
     assert ran.returncode == 0, f"{ran.stdout[-2000:]}\n{ran.stderr[-4000:]}"
     assert ("xcuda PTX simulator" in ran.stdout) == simulator, ran.stdout

@@ -1,6 +1,7 @@
 #include "ptx_decoder.hpp"
 
 #include "async_decoder.hpp"
+#include "matrix_decoder.hpp"
 
 #include <set>
 #include <unordered_map>
@@ -516,7 +517,7 @@ namespace xcuda::sim
         std::vector<std::string> parts = split_at_dots(text);
         const std::string& base = parts[0];
         std::string family_refusal;
-        if (async_decoder::decode(parts, text, in, family_refusal))
+        if (async_decoder::decode(parts, text, in, family_refusal) || matrix_decoder::decode(parts, text, in, family_refusal))
         {
             return family_refusal;
         }

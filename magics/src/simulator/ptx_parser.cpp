@@ -1021,9 +1021,9 @@ namespace xcuda::sim
                     o.what = operand::kind::vector;
                     do
                     {
-                        if (o.count == 4)
+                        if (o.count == 8)
                         {
-                            fail("a vector of more than 4 elements");
+                            fail("a vector of more than 8 elements");
                         }
                         std::string name = identifier();
                         o.regs[o.count++] = name == "_" ? -1 : register_index(name);

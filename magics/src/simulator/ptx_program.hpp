@@ -91,7 +91,7 @@ namespace xcuda::sim
         std::uint64_t value = 0;
         special_register special = special_register::count;
         std::uint8_t count = 0;
-        std::int32_t regs[4] = {-1, -1, -1, -1};
+        std::int32_t regs[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // 8: a wmma fragment
     };
 
     enum class opcode : std::uint8_t
@@ -107,6 +107,7 @@ namespace xcuda::sim
         add_carry, sub_carry, mad_carry,  // add.cc/addc, sub.cc/subc, mad.cc/madc: the per-lane carry flag
         async_copy,                   // cp.async and its groups, cp.async.bulk: warp_async_operations.cpp
         mbarrier,                     // mbarrier.*: warp_async_operations.cpp (a failed wait yields the warp)
+        matrix,                       // wmma, mma.sync, ldmatrix: warp_matrix_operations.cpp
         nop,
         unsupported,  // decoded but not implemented: running it raises sim_error naming it (text)
     };
@@ -134,6 +135,22 @@ namespace xcuda::sim
         // mbarrier.* (async_decoder)
         mbar_init, mbar_arrive, mbar_arrive_expect_tx, mbar_arrive_drop, mbar_expect_tx, mbar_complete_tx,
         mbar_test_wait, mbar_try_wait, mbar_test_wait_parity, mbar_try_wait_parity, mbar_pending_count, mbar_inval,
+        // matrix_decoder: the warp's matrix operations (their shape and types in instruction::shape)
+        wmma_load, wmma_store, wmma_mma, mma_sync, ldmatrix,
+    };
+
+    // A matrix operation's form (matrix_decoder): the shape, which matrix a load or store moves ('a', 'b', 'c',
+    // 'd'), the element types of A, B, C, D ('h' f16, 'b' bf16, 't' tf32, 'f' f32, 's' s8, 'u' u8, 'i' s32),
+    // whether A and B (or a load's, a store's matrix) are column-major in memory; for ldmatrix, `m` is the
+    // count of 8x8 matrices and `transposed` says .trans.
+    struct matrix_shape
+    {
+        std::uint8_t m = 0, n = 0, k = 0;
+        char role = 0;
+        char a = 0, b = 0, c = 0, d = 0;
+        bool column = false;      // a load's or store's memory layout
+        bool transposed = false;  // ldmatrix .trans
+        bool satfinite = false;
     };
 
     struct instruction
@@ -164,6 +181,7 @@ namespace xcuda::sim
         operand operands[6];
         std::vector<std::int32_t> call_arguments;  // call: the argument symbols; call_result: the result symbol
         std::int32_t call_result = -1;
+        matrix_shape shape;         // wmma, mma, ldmatrix
         std::string text;           // the instruction as written, for error messages
     };
 

@@ -1014,6 +1014,9 @@ namespace xcuda::sim
         case opcode::async_copy:
             async_copy_operation(in, active);
             return;
+        case opcode::matrix:
+            matrix_operation(in, active);
+            return;
         case opcode::membar:
         case opcode::nop:
             return;

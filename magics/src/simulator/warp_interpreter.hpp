@@ -235,6 +235,11 @@ namespace xcuda::sim
         // warp_heap_operations.cpp: malloc/free, and an access that falls in the device heap's arena.
         void heap_call(const instruction& in, std::uint32_t active, bool allocate);
         std::uint8_t* heap_address(const instruction& in, unsigned lane, std::uint64_t address, unsigned bytes, bool write);
+        // warp_matrix_operations.cpp: wmma, mma.sync, ldmatrix (operations of the whole warp).
+        void matrix_operation(const instruction& in, std::uint32_t active);
+        void move_fragment(const instruction& in);
+        void multiply_fragments(const instruction& in);
+        void load_matrices(const instruction& in);
         void async_copy_operation(const instruction& in, std::uint32_t active);
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);
