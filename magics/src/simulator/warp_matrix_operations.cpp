@@ -157,6 +157,15 @@ namespace xcuda::sim
         for (unsigned l = 0; l < 32; ++l)
         {
             std::uint64_t ld = stride.p ? stride.p[stride.stride * l] & 0xffffffffu : (s.column ? rows : cols);
+            // The programming guide's rules for load_matrix_sync/store_matrix_sync: a 256-bit aligned pointer, a
+            // stride of a multiple of 16 bytes.
+            std::uint64_t base = at.value + (at.reg >= 0 ? m_registers[static_cast<std::size_t>(at.reg) * 32 + l] : 0);
+            if (base % 32 != 0 || ld * (width / 8) % 16 != 0)
+            {
+                fault(in, l, "the matrix at " + hex(base) + " with a stride of " + std::to_string(ld) + " elements: " +
+                                 (base % 32 != 0 ? "the pointer is not 256-bit (32-byte) aligned" : "the stride is not a multiple of 16 bytes") +
+                                 " (wmma::load_matrix_sync / store_matrix_sync need both)");
+            }
             for (unsigned i = 0; i < count; ++i)
             {
                 unsigned e = l * unique + i % unique, row = e / cols, col = e % cols;

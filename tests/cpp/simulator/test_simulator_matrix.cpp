@@ -51,6 +51,21 @@ namespace
         return h;
     }
 
+    // Host memory for a wmma matrix: 32-byte aligned, as load_matrix_sync needs, registered with the simulator.
+    struct aligned_buffers
+    {
+        std::vector<std::vector<std::uint8_t>> storage;
+        template <class T>
+        T* of(simulated& sim, const std::vector<T>& values)
+        {
+            storage.emplace_back(values.size() * sizeof(T) + 32);
+            auto at = (reinterpret_cast<std::uintptr_t>(storage.back().data()) + 31) / 32 * 32;
+            std::memcpy(reinterpret_cast<void*>(at), values.data(), values.size() * sizeof(T));
+            sim.memory.add(at, values.size() * sizeof(T), "aligned buffer");
+            return reinterpret_cast<T*>(at);
+        }
+    };
+
     std::vector<int> product(const std::vector<int>& a, const std::vector<int>& b, const std::vector<int>& c, int m, int n, int k)
     {
         std::vector<int> d(static_cast<std::size_t>(m * n));
@@ -251,22 +266,31 @@ extern "C" __global__ void bytes(const signed char* a, const signed char* b, int
             b_cols[static_cast<std::size_t>(r * 16 + col)] = bi[static_cast<std::size_t>(col * 16 + r)];
         }
     }
+    aligned_buffers memory;
     for (const char* kernel : {"rows", "cols"})
     {
-        std::vector<float> d(256, -1);
-        sim.launch(kernel, {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(a), sim.buffer(b), sim.buffer(c), sim.buffer(d));
+        float* d = memory.of(sim, std::vector<float>(256, -1));
+        sim.launch(kernel, {1, 1, 1}, {32, 1, 1}, 0, memory.of(sim, a), memory.of(sim, b), memory.of(sim, c), d);
         std::vector<int> expected = product(ai, std::string(kernel) == "rows" ? bi : b_cols, c_rows, 16, 16, 16);
         for (int i = 0; i < 256; ++i)
         {
-            EXPECT_EQ(d[static_cast<std::size_t>(i)], 2.0f * static_cast<float>(expected[static_cast<std::size_t>(i)])) << kernel << ", element " << i;
+            EXPECT_EQ(d[i], 2.0f * static_cast<float>(expected[static_cast<std::size_t>(i)])) << kernel << ", element " << i;
         }
     }
     std::vector<signed char> as(ai.begin(), ai.end()), bs(bi.begin(), bi.end());
-    std::vector<int> d(256, -1), threes(256, 3);
-    sim.launch("bytes", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(as), sim.buffer(bs), sim.buffer(d));
+    std::vector<int> threes(256, 3);
+    int* d = memory.of(sim, std::vector<int>(256, -1));
+    sim.launch("bytes", {1, 1, 1}, {32, 1, 1}, 0, memory.of(sim, as), memory.of(sim, bs), d);
     std::vector<int> expected = product(ai, bi, threes, 16, 16, 16);
     for (int i = 0; i < 256; ++i)
     {
-        EXPECT_EQ(d[static_cast<std::size_t>(i)], expected[static_cast<std::size_t>(i)]) << "s8, element " << i;
+        EXPECT_EQ(d[i], expected[static_cast<std::size_t>(i)]) << "s8, element " << i;
     }
+    // A matrix 16 bytes off the 32-byte alignment load_matrix_sync needs: refused, naming the rule.
+    std::uint16_t* shifted = memory.of(sim, std::vector<std::uint16_t>(256 + 8)) + 8;
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("bytes", {1, 1, 1}, {32, 1, 1}, 0, shifted, memory.of(sim, bs), d); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::illegal_address);
+    EXPECT_NE(message.find("the pointer is not 256-bit (32-byte) aligned (wmma::load_matrix_sync / store_matrix_sync need both)"),
+              std::string::npos) << message;
 }
