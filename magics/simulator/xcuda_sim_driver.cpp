@@ -668,15 +668,6 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attr
         return failed(CUDA_ERROR_INVALID_VALUE, "a read-only function attribute");
     }
 }
-// A grid-wide sync needs every block resident at once; the simulator runs a grid's blocks a few at a time.
-CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
-                                           unsigned int, unsigned int, unsigned int, CUstream, void**)
-{
-    return failed(CUDA_ERROR_NOT_SUPPORTED,
-                  "the PTX simulator cannot run a cooperative launch: it runs a grid's blocks a few at a time, and a "
-                  "grid-wide sync (cooperative_groups::this_grid().sync()) needs every block resident at once; run it "
-                  "on a GPU");
-}
 CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle)
 {
     auto* f = reinterpret_cast<function*>(handle);
@@ -722,8 +713,26 @@ CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* off
     *size = p.size;
     return CUDA_SUCCESS;
 }
+// cuLaunchKernel and cuLaunchCooperativeKernel: a cooperative launch runs every block at once (a grid-wide
+// sync waits for all of them), so its grid may hold only the blocks a device of the simulator's size holds
+// at once: the occupancy answer (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its one multiprocessor.
+static CUresult launch_grid(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                            unsigned int by, unsigned int bz, unsigned int shared, void** params, void** extra,
+                            bool cooperative);
 CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream, void** params, void** extra)
+{
+    return launch_grid(handle, gx, gy, gz, bx, by, bz, shared, params, extra, false);
+}
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz,
+                                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, CUstream,
+                                           void** params)
+{
+    return launch_grid(handle, gx, gy, gz, bx, by, bz, shared, params, nullptr, true);
+}
+static CUresult launch_grid(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                            unsigned int by, unsigned int bz, unsigned int shared, void** params, void** extra,
+                            bool cooperative)
 {
     lock held(g_mutex);
     auto* f = reinterpret_cast<function*>(handle);
@@ -782,6 +791,33 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     launch.dynamic_shared = shared;
     launch.memory = &g_memory;
     launch.heap = &g_heap;
+    std::vector<std::uint64_t> workspace(8, 0);  // a cooperative grid's: the counter its grid-wide syncs share
+    if (cooperative)
+    {
+        unsigned threads = bx * by * bz;
+        unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * gz, most = threads ? std::max(1u, std::min(32u, 2048 / threads)) : 0;
+        if (blocks > most)
+        {
+            return failed(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+                          "cuLaunchCooperativeKernel of " + entry.name + " with " + std::to_string(blocks) + " blocks of " +
+                              std::to_string(threads) + " threads: the simulated device holds " + std::to_string(most) +
+                              " such blocks at once, and a grid-wide sync needs every block resident");
+        }
+        launch.cooperative = true;
+        launch.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
+        g_memory.add(reinterpret_cast<std::uintptr_t>(workspace.data()), workspace.size() * 8, "cooperative grid workspace");
+    }
+    struct forget_workspace
+    {
+        std::uintptr_t at;
+        ~forget_workspace()
+        {
+            if (at)
+            {
+                g_memory.remove(at);
+            }
+        }
+    } forget{cooperative ? reinterpret_cast<std::uintptr_t>(workspace.data()) : 0};
     launch.step_limit = step_limit();
     launch.printf_output = &g_printf;
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");

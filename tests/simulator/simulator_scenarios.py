@@ -60,6 +60,20 @@ extern "C" __global__ void hoard(unsigned long long* got, int bytes) { got[threa
 extern "C" __global__ void overrun(int k) { float* w = (float*)malloc(k * sizeof(float)); w[k] = 1.0f; }
 """
 
+GRID_PHASES = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+// Two phases: each thread writes, the grid syncs, each reads its neighbours (written by other blocks).
+extern "C" __global__ void phases(const float* in, float* tmp, float* out, int n)
+{
+    cg::grid_group grid = cg::this_grid();
+    int i = grid.thread_rank();
+    if (i < n) tmp[i] = in[i] * 2.0f;
+    grid.sync();
+    if (i < n) out[i] = tmp[(i + 1) % n] - tmp[(i + n - 1) % n];
+}
+"""
+
 
 def saxpy():
     info = str(xcuda.info())
@@ -350,9 +364,35 @@ def device_malloc():
     assert np.array_equal(out, windows @ np.arange(1, k + 1, dtype=np.float32)), out[:8]
 
 
+def grid_sync():
+    import ctypes
+    import os
+    m = xcuda.compile(GRID_PHASES, name="sim_grid_phases")
+    k = m.phases
+    assert k.uses_grid_sync and k.cooperative
+    most = k.max_cooperative_blocks(256)
+    assert most == 8, most  # the simulated device: one multiprocessor of 2048 threads
+    n = most * 256
+    x = (np.arange(n) % 23).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    k[most, 256](x, np.zeros(n, np.float32), out, n)
+    assert np.array_equal(out, np.roll(x, -1) * 2 - np.roll(x, 1) * 2), out[:8]
+    # The driver's own refusal of a grid larger than the device holds (xcuda checks before it, too)
+    library = ctypes.CDLL(os.path.join(os.path.dirname(xcuda._core.__file__), "libxcuda-sim.so"), mode=os.RTLD_NOLOAD)
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    assert library.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(m.ptx.encode())) == 0
+    assert library.cuModuleGetFunction(ctypes.byref(function), module, b"phases") == 0
+    pointers = [xcuda.zeros(n, np.float32) for _ in range(3)]
+    values = [ctypes.c_uint64(int(p.ptr)) for p in pointers] + [ctypes.c_int(n)]
+    params = (ctypes.c_void_p * 4)(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
+    code = library.cuLaunchCooperativeKernel(function, most + 1, 1, 1, 256, 1, 1, 0, None, params)
+    assert code == 720, code  # CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+    assert library.cuLaunchCooperativeKernel(function, most, 1, 1, 256, 1, 1, 0, None, params) == 0
+
+
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
                                      classic_kernels, shared_race, timing_says_simulated, trace_one_thread,
-                                     device_malloc)}
+                                     device_malloc, grid_sync)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

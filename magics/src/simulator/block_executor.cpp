@@ -18,8 +18,14 @@ namespace xcuda::sim
         const unsigned gx = m_launch.grid[0], gy = m_launch.grid[1];
         const unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * m_launch.grid[2];
         const unsigned pool = static_cast<unsigned>(std::min<unsigned long long>(std::max(m_launch.threads, 1u), blocks));
-        // printf's lines and a trace keep the sequential order; so does a pool of one.
+        // printf's lines and a trace keep the sequential order; so does a pool of one. A cooperative launch runs
+        // every block at once, each on a host thread (a grid-wide sync waits for all; the shim checks the size).
         const bool ordered = m_launch.trace || (m_launch.printf_output && m_launch.program->find_function("vprintf") >= 0);
+        if (m_launch.cooperative)
+        {
+            run_parallel(static_cast<unsigned>(blocks), blocks);
+            return;
+        }
         if (pool > 1 && !ordered)
         {
             run_parallel(pool, blocks);
@@ -47,6 +53,8 @@ namespace xcuda::sim
         std::mutex atomic_lock;
         std::atomic<unsigned long long> next{0};
         std::atomic<unsigned long long> first_failed{std::numeric_limits<unsigned long long>::max()};
+        std::atomic<bool> grid_failed{false};             // a cooperative launch's spinning blocks stop on it
+        std::atomic<unsigned long long> blocks_done{0}, blocks_stuck{0};
         struct failure
         {
             unsigned long long block;
@@ -60,6 +68,9 @@ namespace xcuda::sim
         for (unsigned i = 0; i < pool; ++i)
         {
             contexts[i].atomic_lock = &atomic_lock;
+            contexts[i].grid_failed = &grid_failed;
+            contexts[i].blocks_done = &blocks_done;
+            contexts[i].blocks_stuck = &blocks_stuck;
             contexts[i].warp_steps = 0;
             contexts[i].thread_instructions = 0;
             workers.emplace_back([&, i] {
@@ -67,6 +78,7 @@ namespace xcuda::sim
                 auto fail = [&](sim_error::kind kind, std::string message) {
                     std::lock_guard<std::mutex> held(failures_lock);
                     failures.push_back({b, kind, std::move(message)});
+                    grid_failed = true;
                     unsigned long long seen = first_failed.load();
                     while (b < seen && !first_failed.compare_exchange_weak(seen, b))
                     {
@@ -80,7 +92,12 @@ namespace xcuda::sim
                     {
                         worker.run_block(static_cast<unsigned>(b % gx), static_cast<unsigned>(b / gx % gy),
                                          static_cast<unsigned>(b / (static_cast<unsigned long long>(gx) * gy)));
+                        ++blocks_done;
                     }
+                }
+                catch (const launch_cancelled&)
+                {
+                    // another block of a cooperative launch failed, and this one stopped polling for it
                 }
                 catch (const sim_error& e)
                 {

@@ -126,6 +126,10 @@ namespace xcuda::sim
                 "weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "gpu", "cta", "sys", "nc",
                 "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "sync", "aligned", "noftz",
             };
+            if ((m == "acquire" || m == "relaxed" || m == "volatile") && in.op == opcode::ld)
+            {
+                in.strong = true;  // a load a spin loop polls (a grid-wide sync): warp_interpreter::spin_point
+            }
             if (ignored.count(m) || m.rfind("L1::", 0) == 0 || (m.rfind("L2::", 0) == 0 && m != "L2::cache_hint"))
             {
                 return true;

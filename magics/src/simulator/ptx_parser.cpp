@@ -132,7 +132,9 @@ namespace xcuda::sim
                 };
                 for (int k = 0; k < 32; ++k)
                 {
-                    n.emplace("%envreg" + std::to_string(k), special_register::envreg);
+                    n.emplace("%envreg" + std::to_string(k), k == 1   ? special_register::envreg1
+                                                             : k == 2 ? special_register::envreg2
+                                                                      : special_register::envreg);
                 }
                 return n;
             }();

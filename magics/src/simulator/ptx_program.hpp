@@ -66,7 +66,8 @@ namespace xcuda::sim
         laneid, warpid, nwarpid, smid, nsmid, gridid,
         lanemask_eq, lanemask_le, lanemask_lt, lanemask_ge, lanemask_gt,
         clock, clock64, globaltimer, dynamic_smem_size,
-        envreg,  // %envreg0..31: the driver's environment, 0 here (no cooperative grid workspace)
+        envreg,  // %envreg0, %envreg3..31: the driver's environment, 0 here
+        envreg1, envreg2,  // the cooperative grid's workspace address, high and low halves (0 outside a cooperative launch)
         count
     };
 
@@ -170,6 +171,7 @@ namespace xcuda::sim
         bool pair = false;          // a second destination: setp p|q, shfl d|p
         bool carry_in = false;      // addc, subc, madc: reads the lane's carry flag
         bool carry_out = false;     // .cc: writes it
+        bool strong = false;        // ld.acquire/.relaxed/.volatile: may spin on another block's store (cooperative grid)
         std::uint8_t file = 0;      // the .loc file
         std::uint8_t vector = 1;    // ld/st .v2 .v4
         std::int32_t guard = -1;    // @%p: the predicate register, or -1

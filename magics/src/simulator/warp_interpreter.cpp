@@ -76,6 +76,8 @@ namespace xcuda::sim
             set(special_register::lanemask_gt, l == 31 ? 0u : ~((2u << l) - 1));
             set(special_register::dynamic_smem_size, m_launch.dynamic_shared);
             set(special_register::envreg, 0);
+            set(special_register::envreg1, m_launch.grid_workspace >> 32);
+            set(special_register::envreg2, m_launch.grid_workspace & 0xffffffffu);
         }
         push_frame(m_launch.entry, m_live, nullptr);
         m_trace_lane = -1;
@@ -971,6 +973,10 @@ namespace xcuda::sim
         case opcode::ld:
         case opcode::st:
             load_store(in, active);
+            if (in.strong && m_launch.cooperative)
+            {
+                spin_point(in, active);
+            }
             return;
         case opcode::mov:
             move(in, active);

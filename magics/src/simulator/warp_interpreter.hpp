@@ -11,6 +11,7 @@
 //
 // Not thread-safe: one warp is run by one thread at a time (block_executor).
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -65,6 +66,20 @@ namespace xcuda::sim
         unsigned threads = 1;                // host threads running blocks (block_executor's pool)
         std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
         device_heap* heap = nullptr;         // the context's, for malloc/free (nullptr: they are refused)
+        // A cooperative launch (cuLaunchCooperativeKernel): every block resident at once on a host thread of its
+        // own (block_executor::run_grid), the grid's workspace at %envreg1:%envreg2, and what a spinning warp
+        // watches: whether another block failed (it then stops), how many blocks have finished, how many poll a
+        // value that has stopped changing.
+        bool cooperative = false;
+        std::uint64_t grid_workspace = 0;
+        const std::atomic<bool>* grid_failed = nullptr;
+        const std::atomic<unsigned long long>* blocks_done = nullptr;
+        std::atomic<unsigned long long>* blocks_stuck = nullptr;
+    };
+
+    // Thrown by a warp of a cooperative launch that stops because another block failed: not a failure of its own.
+    struct launch_cancelled
+    {
     };
 
     // The race check's record of one byte of shared memory: its last write and up to two reads (of two
@@ -240,6 +255,9 @@ namespace xcuda::sim
         void move_fragment(const instruction& in);
         void multiply_fragments(const instruction& in);
         void load_matrices(const instruction& in);
+        // A strong load of a cooperative launch (the poll of a grid-wide sync): lets the other blocks' host threads
+        // run, stops when another block failed, and reports a sync that can never complete.
+        void spin_point(const instruction& in, std::uint32_t active);
         void async_copy_operation(const instruction& in, std::uint32_t active);
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);
@@ -270,6 +288,10 @@ namespace xcuda::sim
         std::uint32_t m_carry = 0;  // each lane's carry flag (CC.CF), bit l for lane l
         int m_trace_lane = -1;
         std::vector<async_copy> m_copies[32];  // each lane's cp.async not yet waited for
-        std::uint32_t m_groups[32] = {};       // each lane's cp.async.commit_group count  // the traced thread's lane when it is in this warp and block, else -1
+        std::uint32_t m_groups[32] = {};       // each lane's cp.async.commit_group count
+        const instruction* m_spin_at = nullptr;  // the strong load this warp ran last, the value it read, how often
+        std::uint64_t m_spin_value = 0;          // in a row it read that, and whether it counts in blocks_stuck
+        std::uint64_t m_spins = 0;
+        bool m_stuck = false;  // the traced thread's lane when it is in this warp and block, else -1
     };
 }

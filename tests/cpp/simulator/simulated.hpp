@@ -98,6 +98,14 @@ namespace
             context.race_check = race_check;
             context.threads = threads;
             context.heap = &heap;
+            if (cooperative)  // as cuLaunchCooperativeKernel: every block at once, a zeroed workspace for grid syncs
+            {
+                workspace.assign(8, 0);
+                memory.remove(reinterpret_cast<std::uintptr_t>(workspace.data()));
+                memory.add(reinterpret_cast<std::uintptr_t>(workspace.data()), workspace.size() * 8, "grid workspace");
+                context.cooperative = true;
+                context.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
+            }
             block_executor(context).run_grid();
             return context;
         }
@@ -111,6 +119,8 @@ namespace
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
         device_heap heap;      // device malloc/free's, kept across launches as a context's is
+        bool cooperative = false;
+        std::vector<std::uint64_t> workspace = std::vector<std::uint64_t>(8);
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
