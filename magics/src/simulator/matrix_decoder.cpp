@@ -60,6 +60,42 @@ namespace xcuda::sim
             return "";
         }
 
+        // The modifiers from parts[first] on: .sync/.aligned, a state space, layouts (row, col), .satfinite, element
+        // types and the shape. "" when each is one of those, else the refusal.
+        std::string read_modifiers(const std::vector<std::string>& parts, std::size_t first, const std::string& text,
+                                   instruction& in, std::vector<std::string>& layouts, std::vector<char>& types)
+        {
+            for (std::size_t k = first; k < parts.size(); ++k)
+            {
+                const std::string& m = parts[k];
+                if (m == "sync" || m == "aligned")
+                {
+                    continue;
+                }
+                if (m == "global" || m == "shared" || m == "shared::cta")
+                {
+                    in.space = m == "global" ? state_space::global : state_space::shared;
+                }
+                else if (m == "row" || m == "col")
+                {
+                    layouts.push_back(m);
+                }
+                else if (m == "satfinite")
+                {
+                    in.shape.satfinite = true;
+                }
+                else if (element_code(m))
+                {
+                    types.push_back(element_code(m));
+                }
+                else if (!read_shape(m, in.shape))
+                {
+                    return "the modifier ." + m + " of '" + text + "' is not implemented by the simulator";
+                }
+            }
+            return "";
+        }
+
         // wmma.load.{a,b,c}.sync.aligned.{row,col}.shape{.space}.type d, [p]{, stride};
         // wmma.store.d.sync.aligned.{row,col}.shape{.space}.type [p], s{, stride};
         // wmma.mma.sync.aligned.{row,col}.{row,col}.shape.dtype{.atype.btype}.ctype{.satfinite} d, a, b, c;
@@ -85,29 +121,10 @@ namespace xcuda::sim
             {
                 return "the instruction '" + text + "' is not implemented by the simulator";
             }
-            for (std::size_t k = first; k < parts.size(); ++k)
+            std::string refusal = read_modifiers(parts, first, text, in, layouts, types);
+            if (!refusal.empty())
             {
-                const std::string& m = parts[k];
-                if (m == "sync" || m == "aligned" || m == "global" || m == "shared" || m == "shared::cta")
-                {
-                    in.space = m == "global" ? state_space::global : m == "sync" || m == "aligned" ? in.space : state_space::shared;
-                }
-                else if (m == "row" || m == "col")
-                {
-                    layouts.push_back(m);
-                }
-                else if (m == "satfinite")
-                {
-                    s.satfinite = true;
-                }
-                else if (element_code(m))
-                {
-                    types.push_back(element_code(m));
-                }
-                else if (!read_shape(m, s))
-                {
-                    return "the modifier ." + m + " of '" + text + "' is not implemented by the simulator";
-                }
+                return refusal;
             }
             if (in.var == variant::wmma_mma)
             {
@@ -133,7 +150,7 @@ namespace xcuda::sim
             bool accumulator = s.role == 'c' || s.role == 'd';
             s.a = s.b = accumulator ? (t == 'i' ? 's' : s.k == 8 ? 't' : 'h') : t;
             s.c = s.d = accumulator ? t : (byte_input(t) ? 'i' : 'f');
-            std::string refusal = check(s, true, text);
+            refusal = check(s, true, text);
             s.a = s.b = s.c = s.d = t;  // what moves: elements of this type
             return refusal;
         }
@@ -145,32 +162,14 @@ namespace xcuda::sim
             in.var = variant::mma_sync;
             s.role = 'M';
             std::vector<char> types;
-            std::string layouts;
-            for (std::size_t k = 1; k < parts.size(); ++k)
+            std::vector<std::string> layouts;
+            std::string refusal = read_modifiers(parts, 1, text, in, layouts, types);
+            if (!refusal.empty())
             {
-                const std::string& m = parts[k];
-                if (m == "sync" || m == "aligned")
-                {
-                    continue;
-                }
-                if (m == "row" || m == "col")
-                {
-                    layouts += m + ".";
-                }
-                else if (m == "satfinite")
-                {
-                    s.satfinite = true;
-                }
-                else if (element_code(m))
-                {
-                    types.push_back(element_code(m));
-                }
-                else if (!read_shape(m, s))
-                {
-                    return "the modifier ." + m + " of '" + text + "' is not implemented by the simulator";
-                }
+                return refusal;
             }
-            if (layouts != "row.col." || (types.size() != 4 && types.size() != 2) || in.operand_count != 4)
+            if (layouts != std::vector<std::string>{"row", "col"} || (types.size() != 4 && types.size() != 2) ||
+                in.operand_count != 4 || in.space != state_space::generic)
             {
                 return "'" + text + "' is not an mma.sync the simulator knows (.row.col, with d, a, b, c)";
             }

@@ -2,7 +2,8 @@
 // cp.async with its commit groups and zero fill, cp.async.bulk, and mbarrier as cuda::barrier, cuda::pipeline
 // and cooperative_groups::memcpy_async use them. Each test compiles CUDA C++ with NVRTC, runs it in the
 // simulator's core on host buffers, and compares with values computed here. The tiled matrix products in the
-// shape of the CUDA sample globalToShmemAsyncCopy are tests/simulator/exact_kernels.py's (against numpy).
+// shape of the CUDA sample globalToShmemAsyncCopy and a producer/consumer ring of cuda::barrier are
+// tests/simulator/exact_kernels.py's (against numpy).
 
 #include <gtest/gtest.h>
 
@@ -94,59 +95,6 @@ extern "C" __global__ void bulk(const float* a, float* out)
         {
             EXPECT_EQ(out[static_cast<std::size_t>(256 * b + t)], a[static_cast<std::size_t>(256 * b + 255 - t)] * 2.0f) << b << " " << t;
         }
-    }
-}
-
-TEST(simulator_mbarrier, a_producer_warp_hands_rounds_to_consumer_warps_through_two_pairs_of_cuda_barriers)
-{
-    // Warp 0 produces 64 values a round into one of two buffers, warps 1..3 consume them: "full[s]" says a
-    // buffer is written, "empty[s]" that its readers are done (double buffering). The producer arrives with a
-    // token and waits on it, the consumers arrive_and_wait: the phases and parities of four barriers.
-    simulated sim(R"(
-#include <cuda/barrier>
-extern "C" __global__ void ring(const float* in, float* out, int rounds)
-{
-#pragma nv_diag_suppress static_var_with_dynamic_init
-    using barrier = cuda::barrier<cuda::thread_scope_block>;
-    __shared__ barrier full[2], empty[2];
-    __shared__ float buffer[2][64];
-    if (threadIdx.x == 0)
-        for (int s = 0; s < 2; ++s) { init(&full[s], blockDim.x); init(&empty[s], blockDim.x); }
-    __syncthreads();
-    float sum = 0;
-    for (int r = 0; r < rounds; ++r)
-    {
-        int s = r % 2;
-        if (r >= 2) empty[s].arrive_and_wait();
-        if (threadIdx.x < 32)
-        {
-            buffer[s][threadIdx.x] = in[r * 64 + threadIdx.x];
-            buffer[s][32 + threadIdx.x] = in[r * 64 + 32 + threadIdx.x] * 2.0f;
-            barrier::arrival_token t = full[s].arrive();
-            full[s].wait(std::move(t));
-        }
-        else
-        {
-            full[s].arrive_and_wait();
-            sum += buffer[s][(threadIdx.x - 32) % 64] + buffer[s][(threadIdx.x * 5) % 64];
-        }
-    }
-    out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
-})", {"-std=c++17"});
-    ASSERT_NE(sim.ptx.find("mbarrier.try_wait"), std::string::npos);
-    const int rounds = 7;
-    std::vector<float> in = ramp(rounds * 64, 0.375f, 29), out(2 * 128, -1.0f);
-    sim.launch("ring", {2, 1, 1}, {128, 1, 1}, 0, sim.buffer(in), sim.buffer(out), rounds);
-    for (int t = 0; t < 128; ++t)
-    {
-        float sum = 0;
-        for (int r = 0; t >= 32 && r < rounds; ++r)
-        {
-            auto value = [&](int j) { return j < 32 ? in[static_cast<std::size_t>(r * 64 + j)] : in[static_cast<std::size_t>(r * 64 + j)] * 2.0f; };
-            sum += value((t - 32) % 64) + value((t * 5) % 64);
-        }
-        EXPECT_EQ(out[static_cast<std::size_t>(t)], sum) << "thread " << t;
-        EXPECT_EQ(out[static_cast<std::size_t>(128 + t)], sum) << "block 1, thread " << t;
     }
 }
 
