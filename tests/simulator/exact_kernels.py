@@ -136,7 +136,8 @@ extern "C" __global__ void block_votes(const int* v, int* out)
 # matrix products in the shapes of the CUDA sample globalToShmemAsyncCopy (16x16 tiles), one per way of
 # copying a tile: the pipeline primitives, cuda::pipeline of four stages with float4 chunks, cuda::barrier
 # with float4 chunks (a bulk copy on sm_90) and with words (cp.async tracked by the barrier),
-# cooperative_groups::memcpy_async; and a producer/consumer ring of cuda::barrier. Inputs are small
+# cooperative_groups::memcpy_async; a producer/consumer ring of cuda::barrier, and producer and consumer
+# roles of a block's cuda::pipeline. Inputs are small
 # integers, so every product and sum is exact in float32 and numpy's matmul is the reference.
 ASYNC = r"""#include <cuda_pipeline.h>
 #include <cuda/barrier>
@@ -292,6 +293,36 @@ extern "C" __global__ void ring(const float* in, float* out, int rounds)
     }
     out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
+
+// globalToShmemAsyncCopy's MultiStageSharedState shape: a cuda::pipeline of the block (its shared state holds
+// mbarriers), warp 0 the producer copying rounds of 32 values, warps 1..3 consumers summing them.
+extern "C" __global__ void roles(const float* in, float* out, int rounds)
+{
+    constexpr int stages = 2;
+    __shared__ float stage[stages][32];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, stages> state;
+    auto block = cg::this_thread_block();
+    const auto role = threadIdx.x < 32 ? cuda::pipeline_role::producer : cuda::pipeline_role::consumer;
+    auto pipe = cuda::make_pipeline(block, &state, role);
+    float sum = 0;
+    for (int r = 0; r < rounds; ++r)
+    {
+        if (role == cuda::pipeline_role::producer)
+        {
+            pipe.producer_acquire();
+            cuda::memcpy_async(&stage[r % stages][threadIdx.x], &in[r * 32 + threadIdx.x], sizeof(float), pipe);
+            pipe.producer_commit();
+        }
+        else
+        {
+            pipe.consumer_wait();
+            sum += stage[r % stages][threadIdx.x % 32];
+            pipe.consumer_release();
+        }
+    }
+    out[threadIdx.x] = sum;
+}
 """
 
 N = 4096
@@ -358,6 +389,8 @@ def run():
         getattr(a, kernel)[tiles, (16, 16)](out["tiled_" + kernel], v["ta"], v["tb"], TILED_N)
     out["ring"] = np.zeros(2 * 128, np.float32)
     a.ring[2, 128](v["ring"], out["ring"], RING_ROUNDS)
+    out["roles"] = np.zeros(128, np.float32)
+    a.roles[1, 128](v["ring"], out["roles"], RING_ROUNDS * 2)
     return out
 
 

@@ -156,3 +156,5 @@ def test_tiled_products_copied_by_cp_async_and_a_barrier_ring_agree_with_numpy(b
     t = np.arange(128)
     sums = (buffers[:, (t - 32) % 64] + buffers[:, (t * 5) % 64]).sum(axis=0) * (t >= 32)
     assert np.array_equal(out["ring"], np.tile(sums, 2).astype(np.float32))
+    rounds = v["ring"].reshape(exact_kernels.RING_ROUNDS * 2, 32).astype(np.float64)
+    assert not out["roles"][:32].any() and np.array_equal(out["roles"][32:], np.tile(rounds.sum(axis=0), 3).astype(np.float32))
