@@ -99,6 +99,7 @@ namespace
         case sim_error::kind::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
         case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::shared_race: return CUDA_ERROR_LAUNCH_FAILED;
+        case sim_error::kind::assertion: return CUDA_ERROR_ASSERT;
         }
         return CUDA_ERROR_UNKNOWN;
     }

@@ -988,6 +988,15 @@ namespace xcuda::sim
         case opcode::mad_carry:
             carry_arithmetic(in, active);
             return;
+        case opcode::half_arithmetic:
+            half_arithmetic(in, active);
+            return;
+        case opcode::rounded_arithmetic:
+            rounded_arithmetic(in, active);
+            return;
+        case opcode::rounded_convert:
+            rounded_convert(in, active);
+            return;
         case opcode::membar:
         case opcode::nop:
             return;

@@ -209,6 +209,10 @@ namespace xcuda::sim
         void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
         void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
         void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
+        void half_arithmetic(const instruction& in, std::uint32_t active);   // .f16/.bf16(x2): warp_half_operations.cpp
+        void half_compare(const instruction& in, std::uint32_t active);      // setp of halves, set of any type
+        void rounded_arithmetic(const instruction& in, std::uint32_t active);  // directed roundings: warp_float_rounding.cpp
+        void rounded_convert(const instruction& in, std::uint32_t active);     // cvt of halves, directed, .satfinite
         void address_convert(const instruction& in, std::uint32_t active);
         void move(const instruction& in, std::uint32_t active);
         void call(const instruction& in, std::uint32_t active);

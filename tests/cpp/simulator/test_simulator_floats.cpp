@@ -1,0 +1,95 @@
+// The PTX simulator's float families of round 2 (half precision, set, the conversions' and arithmetic's
+// roundings) from inline PTX, each against values worked out by hand from the PTX ISA's definitions. The
+// exhaustive comparisons against exact references are tests/simulator/test_float_families.py.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "simulated.hpp"
+
+TEST(simulator_float_families, half_set_setp_of_pairs_min_nan_sat_and_bf16_packing_give_the_isas_bits)
+{
+    simulated sim(R"(
+extern "C" __global__ void halves(const unsigned* in, unsigned* out)
+{
+    unsigned a = in[0], b = in[1], r[8];
+    unsigned short h = (unsigned short)a, g = (unsigned short)b, s;
+    asm("set.lt.f16.f16 %0, %1, %2;" : "=h"(s) : "h"(h), "h"(g)); r[0] = s;
+    asm("set.ge.u32.f16x2 %0, %1, %2;" : "=r"(r[1]) : "r"(a), "r"(b));
+    asm("{ .reg .pred p, q; .reg .b32 t; setp.lt.f16x2 p|q, %1, %2; selp.u32 %0, 1, 0, p; selp.u32 t, 2, 0, q; or.b32 %0, %0, t; }"
+        : "=r"(r[2]) : "r"(a), "r"(b));
+    asm("min.NaN.f16 %0, %1, %2;" : "=h"(s) : "h"(h), "h"((unsigned short)0x7e00)); r[3] = s;
+    asm("min.f16 %0, %1, %2;" : "=h"(s) : "h"(h), "h"((unsigned short)0x7e00)); r[4] = s;
+    asm("add.sat.f16 %0, %1, %2;" : "=h"(s) : "h"(h), "h"(h)); r[5] = s;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r[6]) : "f"(1.0f), "f"(-2.0f));
+    asm("cvt.rz.f16.f32 %0, %1;" : "=h"(s) : "f"(65519.0f)); r[7] = s;
+    for (int k = 0; k < 8; ++k) out[k] = r[k];
+})");
+    // h = 0.75 (0x3a00) and 2.0 (0x4000) in a; g = 1.0 (0x3c00) and 1.0 in b
+    std::vector<unsigned> in = {0x40003a00u, 0x3c003c00u}, out(8);
+    sim.launch("halves", {1, 1, 1}, {1, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    EXPECT_EQ(out[0], 0x3c00u) << "set.lt.f16.f16: 0.75 < 1 writes 1.0 as a half";
+    EXPECT_EQ(out[1], 0xffff0000u) << "set.ge.u32.f16x2: low 0.75 >= 1 false, high 2 >= 1 true";
+    EXPECT_EQ(out[2], 1u) << "setp.f16x2: p takes the low halves (0.75 < 1), q the high (2 < 1 false)";
+    EXPECT_EQ(out[3], 0x7fffu) << "min.NaN: a NaN operand gives the canonical NaN";
+    EXPECT_EQ(out[4], 0x3a00u) << "min: a NaN operand is ignored";
+    EXPECT_EQ(out[5], 0x3c00u) << "add.sat: 1.5 clamps to 1.0";
+    EXPECT_EQ(out[6], 0x3f80c000u) << "cvt.rn.bf16x2.f32 d, a, b: a (1.0) in the high half, b (-2.0) in the low";
+    EXPECT_EQ(out[7], 0x7bffu) << "cvt.rz.f16.f32 of 65519: the largest half (65504), not infinity";
+}
+
+TEST(simulator_float_families, directed_roundings_of_f32_and_f64_step_toward_zero_down_and_up)
+{
+    simulated sim(R"(
+extern "C" __global__ void directed(const double* d, const float* f, double* out, float* fout)
+{
+    double one = d[0], tiny = d[1];
+    double r[6];
+    asm("add.rz.f64 %0, %1, %2;" : "=d"(r[0]) : "d"(one), "d"(tiny));
+    asm("add.rp.f64 %0, %1, %2;" : "=d"(r[1]) : "d"(one), "d"(tiny));
+    asm("add.rm.f64 %0, %1, %2;" : "=d"(r[2]) : "d"(-one), "d"(-tiny));
+    asm("fma.rp.f64 %0, %1, %2, %3;" : "=d"(r[3]) : "d"(one), "d"(one), "d"(tiny));
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r[4]) : "d"(d[2]));
+    asm("sqrt.rm.f64 %0, %1;" : "=d"(r[5]) : "d"(2.0));
+    for (int k = 0; k < 6; ++k) out[k] = r[k];
+    float x = f[0], y = f[1], g[4];
+    asm("mul.rz.f32 %0, %1, %2;" : "=f"(g[0]) : "f"(x), "f"(y));
+    asm("mul.rp.f32 %0, %1, %2;" : "=f"(g[1]) : "f"(x), "f"(y));
+    asm("div.rm.f32 %0, %1, %2;" : "=f"(g[2]) : "f"(1.0f), "f"(3.0f));
+    asm("div.rp.f32 %0, %1, %2;" : "=f"(g[3]) : "f"(1.0f), "f"(3.0f));
+    for (int k = 0; k < 4; ++k) fout[k] = g[k];
+})");
+    std::vector<double> d = {1.0, std::ldexp(1.0, -60), std::ldexp(1.0, -1070)}, out(6);
+    std::vector<float> f = {1.0f + std::ldexp(1.0f, -23), 1.0f + std::ldexp(1.0f, -23)}, fout(4);
+    sim.launch("directed", {1, 1, 1}, {1, 1, 1}, 0, sim.buffer(d), sim.buffer(f), sim.buffer(out), sim.buffer(fout));
+    EXPECT_EQ(out[0], 1.0) << "1 + 2^-60 toward zero";
+    EXPECT_EQ(out[1], 1.0 + std::ldexp(1.0, -52)) << "1 + 2^-60 up: the next double";
+    EXPECT_EQ(out[2], -1.0 - std::ldexp(1.0, -52)) << "-1 - 2^-60 down";
+    EXPECT_EQ(out[3], 1.0 + std::ldexp(1.0, -52)) << "fma.rp: 1*1 + 2^-60 up";
+    EXPECT_TRUE(std::isinf(out[4]) && out[4] > 0) << "rcp.approx.ftz.f64 of a subnormal: flushed to 0, 1/0";
+    EXPECT_EQ(out[5], std::nextafter(std::sqrt(2.0), 0.0)) << "the nearest double lies above sqrt(2): down is the one below";
+    // (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46: toward zero 1 + 2^-22, up the float after it
+    EXPECT_EQ(fout[0], 1.0f + std::ldexp(1.0f, -22));
+    EXPECT_EQ(fout[1], 1.0f + std::ldexp(1.0f, -22) + std::ldexp(1.0f, -23));
+    EXPECT_EQ(fout[2], 0x1.555554p-2f) << "1/3 down";
+    EXPECT_EQ(fout[3], 0x1.555556p-2f) << "1/3 up";
+}
+
+TEST(simulator_float_families, an_operation_on_halves_the_simulator_does_not_implement_is_named_when_it_runs)
+{
+    simulated sim(R"(
+extern "C" __global__ void halves(unsigned* out)
+{
+    unsigned short s;
+    asm("rcp.approx.f16 %0, %1;" : "=h"(s) : "h"((unsigned short)0x3c00));
+    out[0] = s;
+})");
+    std::vector<unsigned> out(1);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("halves", {1, 1, 1}, {1, 1, 1}, 0, sim.buffer(out)); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::unsupported);
+    EXPECT_NE(message.find("this operation on .f16 is not implemented"), std::string::npos) << message;
+}
