@@ -100,10 +100,21 @@ def test_trace_on_a_gpu_driver_says_to_use_the_simulator(build_dir, simulator):
     assert "this process runs on a GPU's driver" in ran.stdout, ran.stdout
 
 
+def test_warps_at_different_syncthreads_complete_one_barrier_warning_once_and_strict_mode_fails_the_launch(
+        build_dir, simulator):
+    out = run_scenario("two_sided_barrier", build_dir)
+    assert "both launches right" in out
+    assert out.count("xcuda simulator warning: kernel 'two_sides': warps of block (0,0,0) met at different "
+                     "__syncthreads()") == 1, out
+    assert "line 6 of" in out and "line 7 of" in out, out
+    assert "strict: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED" in out, out
+    assert "barrier divergence in block (0,0,0)" in out and "XCUDA_SIM_STRICT_BARRIERS=1" in out, out
+
+
 def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
                                                   "device_printf", "classic_kernels", "shared_race",
-                                                  "timing_says_simulated", "trace_one_thread"}
+                                                  "timing_says_simulated", "trace_one_thread", "two_sided_barrier"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

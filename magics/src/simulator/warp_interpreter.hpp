@@ -43,6 +43,28 @@ namespace xcuda::sim
         std::vector<trace_step> steps;
     };
 
+    // Warnings of one launch (a behaviour PTX leaves undefined that the simulator runs as GPUs do), each kept
+    // once: the key names what it is about (the two bar.sync instructions). Shared by the pool's threads.
+    struct launch_warnings
+    {
+        std::mutex lock;
+        std::vector<std::string> keys;
+        std::vector<std::string> messages;
+        void add(const std::string& key, const std::string& message)
+        {
+            std::lock_guard<std::mutex> held(lock);
+            for (const std::string& k : keys)
+            {
+                if (k == key)
+                {
+                    return;
+                }
+            }
+            keys.push_back(key);
+            messages.push_back(message);
+        }
+    };
+
     struct launch_context
     {
         const ptx_program* program = nullptr;
@@ -62,6 +84,8 @@ namespace xcuda::sim
         thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
         unsigned threads = 1;                // host threads running blocks (block_executor's pool)
         std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
+        launch_warnings* warnings = nullptr; // where warnings go (nullptr: none kept)
+        bool strict_barriers = false;        // warps at different bar.sync 0 fail the launch (else: one barrier, a warning)
     };
 
     // The race check's record of one byte of shared memory: its last write and up to two reads (of two
