@@ -36,6 +36,7 @@ M=[
  ("m: f64 directed roundings in the nearest mode", "magics/src/simulator/warp_float_rounding.cpp", "            host_rounding scope(in.round);", "            // no mode", "simulator_float_families.*"),
  ("m2: setp of a pair writes the low halves to q", "magics/src/simulator/warp_half_operations.cpp", "pair_of_halves ? join(raw[1]) : join(!raw[0])", "pair_of_halves ? join(raw[0]) : join(!raw[0])", "simulator_float_families.*"),
  ("m3: cvt to a pair packs a in the low half", "magics/src/simulator/warp_float_rounding.cpp", "d[l] = pack ? (r << 16) | convert_value(in, in.source_type, to, b.p[b.stride * l]) : r;", "d[l] = pack ? r | (convert_value(in, in.source_type, to, b.p[b.stride * l]) << 16) : r;", "simulator_float_families.*"),
+ ("n: a failed assert refused as an undefined call", "magics/src/simulator/warp_interpreter.cpp", "callee.name == \"__assertfail\" && in.call_arguments.size() == 5", "callee.name == \"__assertfail\" && false", "simulator_device_runtime.*"),
  ("f3: cvt.rm narrowing rounds up", "magics/src/simulator/warp_operations.cpp", ": in.round == rounding::rm ? back > x", ": in.round == rounding::rm ? back < x", "simulator_math.*"),
  ("a3: a signed sub-word load into a .b64 register keeps 32 bits", "magics/src/simulator/warp_interpreter.cpp", "if (size < 4 && !wide)", "if (size < 4)", "simulator_basics.*"),
  ("i: atomics of parallel blocks without the lock", "magics/src/simulator/warp_operations.cpp", "        if (m_launch.atomic_lock)\n", "        if (false)\n", "simulator_parallel_blocks.*"),

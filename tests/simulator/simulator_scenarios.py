@@ -334,9 +334,34 @@ def two_sided_barrier():
         raise AssertionError("strict mode let warps at two different barriers through")
 
 
+def device_assert():
+    """A failed assert: CudaError with the expression and the line, each failing thread's line printed, and the
+    session goes on."""
+    m = xcuda.compile(r"""
+extern "C" __global__ void checked(const int* v, int* out)
+{
+    assert(v[threadIdx.x] >= 0);
+    out[threadIdx.x] = 2 * v[threadIdx.x];
+}
+""", name="sim_assert")
+    v = np.arange(32, dtype=np.int32)
+    v[7] = -7
+    out = np.zeros(32, np.int32)
+    try:
+        m.checked[1, 32](v, out)
+    except xcuda.CudaError as e:
+        print("failed:", e)
+    else:
+        raise AssertionError("a failed assert let the launch through")
+    xcuda.synchronize()
+    m.checked[1, 32](np.abs(v), out)
+    assert np.array_equal(out, 2 * np.abs(v)), out
+    print("the next launch ran")
+
+
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
                                      classic_kernels, shared_race, timing_says_simulated, trace_one_thread,
-                                     two_sided_barrier)}
+                                     two_sided_barrier, device_assert)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

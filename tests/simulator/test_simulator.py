@@ -111,10 +111,20 @@ def test_warps_at_different_syncthreads_complete_one_barrier_warning_once_and_st
     assert "barrier divergence in block (0,0,0)" in out and "XCUDA_SIM_STRICT_BARRIERS=1" in out, out
 
 
+def test_a_failed_device_assert_fails_the_launch_with_the_expression_and_line_and_the_session_goes_on(
+        build_dir, simulator):
+    out = run_scenario("device_assert", build_dir)
+    assert "failed: cuLaunchKernel failed: CUDA_ERROR_ASSERT" in out, out
+    assert "thread (7,0,0) of block (0,0,0): device assertion `v[threadIdx.x] >= 0` failed, in checked, line 4 of" in out, out
+    assert "block: [0,0,0], thread: [7,0,0] Assertion `v[threadIdx.x] >= 0` failed." in out, out
+    assert "the next launch ran" in out, out
+
+
 def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
                                                   "device_printf", "classic_kernels", "shared_race",
-                                                  "timing_says_simulated", "trace_one_thread", "two_sided_barrier"}
+                                                  "timing_says_simulated", "trace_one_thread", "two_sided_barrier",
+                                                  "device_assert"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

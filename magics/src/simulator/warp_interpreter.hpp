@@ -242,6 +242,7 @@ namespace xcuda::sim
         void call(const instruction& in, std::uint32_t active);
         void arrive(const instruction& in, std::uint32_t active);  // fills m_arrival at a bar.sync / bar.red
         void device_printf(const instruction& in, std::uint32_t active);
+        [[noreturn]] void device_assert(const instruction& in, std::uint32_t active);  // __assertfail: the launch fails
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
 

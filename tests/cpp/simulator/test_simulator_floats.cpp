@@ -93,3 +93,50 @@ extern "C" __global__ void halves(unsigned* out)
     EXPECT_EQ(kind, sim_error::kind::unsupported);
     EXPECT_NE(message.find("this operation on .f16 is not implemented"), std::string::npos) << message;
 }
+
+// Not a float family, but the other half of issue 46's "trap/assert with the source line": a failed device assert
+// fails the launch with the expression and the cell line, and prints each failing thread's line as a GPU does.
+TEST(simulator_device_runtime, a_failed_assert_fails_the_launch_naming_the_expression_the_thread_and_the_line)
+{
+    simulated sim(R"(
+extern "C" __global__ void checked(const int* v, int* out)
+{
+    int i = threadIdx.x;
+    assert(v[i] >= 0 && "values must be non-negative");
+    out[i] = v[i] * 2;
+})");
+    std::vector<int> v(64, 1), out(64);
+    v[37] = -1;
+    v[40] = -2;
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("checked", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(v), sim.buffer(out)); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::assertion);
+    EXPECT_NE(message.find("kernel 'checked', thread (37,0,0) of block (0,0,0): device assertion `v[i] >= 0 && "
+                           "\"values must be non-negative\"` failed (and in 1 more threads of its warp), in checked, line 5 of"),
+              std::string::npos) << message;
+    EXPECT_NE(sim.printed.find("block: [0,0,0], thread: [37,0,0] Assertion `v[i] >= 0"), std::string::npos) << sim.printed;
+    EXPECT_NE(sim.printed.find("block: [0,0,0], thread: [40,0,0] Assertion `"), std::string::npos) << sim.printed;
+    EXPECT_NE(sim.printed.find(":5: void checked(const int *, int *): "), std::string::npos) << sim.printed;
+    std::fill(v.begin(), v.end(), 3);
+    sim.printed.clear();
+    sim.launch("checked", {1, 1, 1}, {64, 1, 1}, 0, sim.buffer(v), sim.buffer(out));
+    EXPECT_EQ(out, std::vector<int>(64, 6)) << "an assert that holds costs nothing";
+    EXPECT_EQ(sim.printed, "");
+}
+
+TEST(simulator_device_runtime, trap_fails_the_launch_naming_the_thread_and_the_line)
+{
+    simulated sim(R"(
+extern "C" __global__ void stop(int* out)
+{
+    if (threadIdx.x == 3)
+        __trap();
+    out[threadIdx.x] = 1;
+})");
+    std::vector<int> out(32);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("stop", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(out)); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::illegal_instruction);
+    EXPECT_NE(message.find("kernel 'stop', thread (3,0,0) of block (0,0,0): executed trap (__trap()), at 'trap' in stop, line 5 of"),
+              std::string::npos) << message;
+}
