@@ -308,7 +308,7 @@ namespace xcuda::sim
             {
                 return "'" + text + "' is not a lop3.b32 the simulator knows";
             }
-            if (in.op == opcode::tanh && (in.var != variant::approx || !in.type.is_float()))
+            if (in.op == opcode::tanh && (in.var != variant::approx || !(in.type.is_float() || in.type.is_half())))
             {
                 return "'" + text + "' is not a tanh.approx the simulator knows";
             }

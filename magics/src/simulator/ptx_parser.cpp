@@ -757,8 +757,7 @@ namespace xcuda::sim
                     }
                     if (t.what == token::kind::ident && (t.text == ".reg" || t.text.rfind(".reg.", 0) == 0))
                     {
-                        // ".reg.b16 h, r;" (cuda_fp16.h's inline asm) is one token: its type follows the dot
-                        std::string type_name = t.text.size() > 4 ? t.text.substr(4) : std::string();
+                        std::string type_name = t.text.substr(4);  // cuda_fp16.h's inline asm: ".reg.b16 h, r;"
                         next();
                         registers(type_name);
                         continue;
@@ -791,13 +790,10 @@ namespace xcuda::sim
                 }
             }
 
-            void registers(std::string type_name)
+            void registers(const std::string& given)  // given: the type of a ".reg.b16" token, else ""
             {
                 ptx_type type;
-                if (type_name.empty())
-                {
-                    type_name = identifier();
-                }
+                std::string type_name = given.empty() ? identifier() : given;
                 if (type_name.size() < 2 || !parse_type_name(type_name.substr(1), type))
                 {
                     if (type_name == ".v2" || type_name == ".v4")

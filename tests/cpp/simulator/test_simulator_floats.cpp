@@ -78,6 +78,26 @@ extern "C" __global__ void directed(const double* d, const float* f, double* out
     EXPECT_EQ(fout[3], 0x1.555556p-2f) << "1/3 up";
 }
 
+TEST(simulator_float_families, ex2_and_tanh_approximations_of_halves_round_the_exact_value_once)
+{
+    simulated sim(R"(
+extern "C" __global__ void approximations(unsigned* out)
+{
+    unsigned short s;
+    unsigned r;
+    asm("ex2.approx.f16 %0, %1;" : "=h"(s) : "h"((unsigned short)0x3c00)); out[0] = s;           // 2^1
+    asm("ex2.approx.f16x2 %0, %1;" : "=r"(r) : "r"(0xbc003800u)); out[1] = r;                  // 2^0.5, 2^-1
+    asm("tanh.approx.f16 %0, %1;" : "=h"(s) : "h"((unsigned short)0x8000)); out[2] = s;        // tanh(-0)
+    asm("ex2.approx.ftz.bf16 %0, %1;" : "=h"(s) : "h"((unsigned short)0x4040)); out[3] = s;    // 2^3
+})");
+    std::vector<unsigned> out(4);
+    sim.launch("approximations", {1, 1, 1}, {1, 1, 1}, 0, sim.buffer(out));
+    EXPECT_EQ(out[0], 0x4000u) << "2.0";
+    EXPECT_EQ(out[1], 0x38003da8u) << "low half sqrt(2) = 1.4142 (0x3da8), high half 0.5";
+    EXPECT_EQ(out[2], 0x8000u) << "-0";
+    EXPECT_EQ(out[3], 0x4100u) << "8.0 as a bfloat16";
+}
+
 TEST(simulator_float_families, an_operation_on_halves_the_simulator_does_not_implement_is_named_when_it_runs)
 {
     simulated sim(R"(
