@@ -1,5 +1,5 @@
 """Kernels of the float families of round 2 (docs/simulator.md, "Arithmetic"): half precision (cuda_fp16.h,
-cuda_bf16.h), every rounding of cvt, the directed roundings of f32/f64 arithmetic, and libdevice's math
+cuda_bf16.h), 8-bit floats (cuda_fp8.h), every rounding of cvt, the directed roundings of f32/f64 arithmetic, and libdevice's math
 functions. Run on whatever device this process has, the outputs saved with numpy:
 
     python3 tests/simulator/float_kernels.py OUT.npz      # XCUDA_DEVICE=simulator for the simulator
@@ -18,6 +18,7 @@ import xcuda
 PREAMBLE = r"""
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 template <class T> __device__ T __ushort_as_half_or_bf16(unsigned short);
 template <> __device__ __half __ushort_as_half_or_bf16<__half>(unsigned short v) { return __ushort_as_half(v); }
 template <> __device__ __nv_bfloat16 __ushort_as_half_or_bf16<__nv_bfloat16>(unsigned short v) { return __ushort_as_bfloat16(v); }
@@ -91,6 +92,22 @@ extern "C" __global__ void conversions(const float* f, const double* d, const in
     g[8] = __uint2float_rd((unsigned)k[i]); g[9] = __ull2float_ru((unsigned long long)w[i]);
     double* e = doubles + 3 * i;
     e[0] = __ll2double_rz(w[i]); e[1] = __ll2double_rd(w[i]); e[2] = __ll2double_ru(w[i]);
+}
+
+// The 8-bit floats of cuda_fp8.h: pairs of floats and of halves to e4m3x2 / e5m2x2 (round to nearest, saturated
+// to the largest finite value), and e4m3x2 back to a pair of halves.
+extern "C" __global__ void fp8(const float* f, unsigned char* o, float* back, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = f[i], y = f[n - 1 - i];
+    __nv_fp8x2_e4m3 p(make_float2(x, y));
+    __nv_fp8x2_e5m2 q(make_float2(x, y));
+    __nv_fp8x2_e4m3 r(__floats2half2_rn(x, y));
+    unsigned char* b = o + 6 * i;
+    b[0] = p.__x & 0xff; b[1] = p.__x >> 8; b[2] = q.__x & 0xff; b[3] = q.__x >> 8; b[4] = r.__x & 0xff; b[5] = r.__x >> 8;
+    __half2 h(__nv_cvt_fp8x2_to_halfraw2(p.__x, __NV_E4M3));
+    back[2 * i] = __low2float(h); back[2 * i + 1] = __high2float(h);
 }
 
 // The directed roundings of f32 and f64 arithmetic (__fadd_rz ... __drcp_ru).
@@ -191,6 +208,8 @@ def run():
     out["cvt_floats"], out["cvt_doubles"] = np.zeros(10 * N, np.float32), np.zeros(3 * N, np.float64)
     m.conversions[grid, BLOCK](v["fa"], v["da"], v["ints"], v["longs"], out["cvt_halves"], out["cvt_ints"],
                                out["cvt_floats"], out["cvt_doubles"], N)
+    out["fp8"], out["fp8_back"] = np.zeros(6 * N, np.uint8), np.zeros(2 * N, np.float32)
+    m.fp8[grid, BLOCK](v["fa"] * np.float32(0.25), out["fp8"], out["fp8_back"], N)
     out["rounded_f32"], out["rounded_f64"] = np.zeros(24 * N, np.float32), np.zeros(18 * N, np.float64)
     m.rounded[grid, BLOCK](v["fa"], v["fb"], v["fc"], v["da"], v["db"], v["dc"], out["rounded_f32"],
                            out["rounded_f64"], N)

@@ -3,7 +3,8 @@
 two floats in ulps. Independent of the simulator's own rounding (float_formats.hpp): a candidate is stepped
 over the format's bit patterns until it brackets the exact value, compared as Fractions.
 
-Formats: "f16" (IEEE binary16), "bf16" (bfloat16: the high half of a binary32), "f32", "f64".
+Formats: "f16" (IEEE binary16), "bf16" (bfloat16: the high half of a binary32), "f32", "f64", and the 8-bit
+"e4m3" (bias 7, no infinities, S.1111.111 the only NaN: largest 448) and "e5m2" (bias 15, IEEE-like: largest 57344).
 """
 import math
 from fractions import Fraction
@@ -15,13 +16,23 @@ _FORMATS = {  # the largest finite bit pattern, the numpy type of the bits and o
     "bf16": (0x7F7F, np.uint16, None),
     "f32": (0x7F7FFFFF, np.uint32, np.float32),
     "f64": (0x7FEFFFFFFFFFFFFF, np.uint64, np.float64),
+    "e4m3": (0x7E, None, None),
+    "e5m2": (0x7B, None, None),
 }
-_SIGN = {"f16": 1 << 15, "bf16": 1 << 15, "f32": 1 << 31, "f64": 1 << 63}
+_FP8 = {"e4m3": (3, 7), "e5m2": (2, 15)}  # fraction bits, exponent bias
+_SIGN = {"f16": 1 << 15, "bf16": 1 << 15, "f32": 1 << 31, "f64": 1 << 63, "e4m3": 1 << 7, "e5m2": 1 << 7}
 
 
 def to_float(bits, fmt):
     """The Python float of a bit pattern of `fmt` (exact: every value of these formats is a double)."""
     _, utype, ftype = _FORMATS[fmt]
+    if fmt in _FP8:  # finite patterns only (the references never ask for another)
+        fraction_bits, bias = _FP8[fmt]
+        bits = int(bits)
+        exponent, fraction = (bits & 0x7F) >> fraction_bits, bits & ((1 << fraction_bits) - 1)
+        magnitude = math.ldexp(fraction, 1 - bias - fraction_bits) if exponent == 0 else \
+            math.ldexp(fraction + (1 << fraction_bits), exponent - bias - fraction_bits)
+        return -magnitude if bits & 0x80 else magnitude
     if fmt == "bf16":
         return float(np.array([int(bits) << 16], np.uint32).view(np.float32)[0])
     return float(np.array([int(bits)], utype).view(ftype)[0])
@@ -34,6 +45,8 @@ def value(bits, fmt):
 def _start(m, fmt):
     """A bit pattern near the non-negative float m (within a few steps)."""
     largest, utype, ftype = _FORMATS[fmt]
+    if fmt in _FP8:
+        return 0
     with np.errstate(over="ignore"):
         if fmt == "bf16":
             b = int(np.array([m], np.float32).view(np.uint32)[0]) >> 16

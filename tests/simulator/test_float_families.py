@@ -3,7 +3,7 @@
 tests/simulator/float_kernels.py runs, in a child process on the simulator (XCUDA_DEVICE=simulator):
 half-precision arithmetic of cuda_fp16.h and cuda_bf16.h (scalars and pairs), conversions in every rounding
 (float/double/integers to half, bfloat16 and float; half to integers), the directed roundings of f32 and f64
-arithmetic (__fadd_rz ... __drcp_ru), and libdevice's math functions. Every exact operation is checked bit
+arithmetic (__fadd_rz ... __drcp_ru), cuda_fp8.h's 8-bit floats, and libdevice's math functions. Every exact operation is checked bit
 for bit against the exact value rounded as the instruction says (float_reference.py: Fractions, no double
 rounding); the math functions, which PTX leaves to approximations inside, against numpy within the ulps the
 CUDA Programming Guide states for the GPU. Marked gpu: the same kernels on the GPU, compared with the
@@ -121,6 +121,29 @@ def test_conversions_round_to_half_bfloat16_float_double_and_integers_as_each_mo
         check(doubles[:, column], [round_fraction(int(n), "f64", mode) for n in w], f"long long to double .{mode}")
     check(floats[:, 8], [round_fraction(int(n) % 2 ** 32, "f32", "rd") for n in k], "unsigned to float .rd")
     check(floats[:, 9], [round_fraction(int(n) % 2 ** 64, "f32", "ru") for n in w], "unsigned long long to float .ru")
+
+
+def test_8_bit_floats_round_to_nearest_saturate_at_the_largest_finite_value_and_widen_exactly(simulated):
+    v = float_kernels.inputs()
+    f = v["fa"] * np.float32(0.25)  # some past e4m3's 448, some subnormal, some zero after rounding
+    got = simulated["fp8"].reshape(N, 6)
+    largest = {"e4m3": 0x7E, "e5m2": 0x7B}
+
+    def saturated(q, fmt):  # q a float: a Fraction has no -0
+        r = round_fraction(Fraction(q), fmt) | (0x80 if math.copysign(1.0, q) < 0 else 0)
+        return (r & 0x80) | largest[fmt] if (r & 0x7F) > largest[fmt] else r
+
+    x, y = f, f[::-1]
+    for column, (values, fmt) in enumerate([(x, "e4m3"), (y, "e4m3"), (x, "e5m2"), (y, "e5m2")]):
+        check(got[:, column], [saturated(float(q), fmt) for q in values], f"float to {fmt} ({column})")
+    halves = [[to_float(round_fraction(Fraction(float(q)), "f16"), "f16") for q in values] for values in (x, y)]
+    for column, values in enumerate(halves):
+        check(got[:, 4 + column], [saturated(q, "e4m3") for q in values], f"half to e4m3 ({column})")
+    back = simulated["fp8_back"].reshape(N, 2)
+    for column in range(2):
+        widened = [to_float(int(b), "e4m3") for b in got[:, column]]
+        check(bits(back[:, column].copy()), bits(np.array(widened, np.float32)), f"e4m3 to half ({column})")
+    assert (got[:, 0] & 0x7F == 0x7E).any() and (got[:, 0] & 0x7F < 8).any(), "inputs reach the saturation and the subnormals"
 
 
 def exact_operations(x, y, z):

@@ -14,6 +14,7 @@ namespace xcuda::sim
             {"s8", {'s', 8}}, {"s16", {'s', 16}}, {"s32", {'s', 32}}, {"s64", {'s', 64}},
             {"f32", {'f', 32}}, {"f64", {'f', 64}}, {"pred", {'p', 1}},
             {"f16", {'h', 16}}, {"f16x2", {'h', 32}}, {"bf16", {'g', 16}}, {"bf16x2", {'g', 32}},
+            {"e4m3x2", {'e', 16}}, {"e5m2x2", {'m', 16}},  // two 8-bit floats in a .b16: cvt only
         };
         auto it = types.find(name);
         if (it == types.end())
@@ -106,7 +107,7 @@ namespace xcuda::sim
 
         bool is_unimplemented_type(const std::string& m)
         {
-            return m == "tf32" || m == "e4m3" || m == "e5m2" || m == "e4m3x2" || m == "e5m2x2";
+            return m == "tf32" || m == "e4m3" || m == "e5m2";
         }
 
         // A modifier that changes nothing in a one-thread-at-a-time machine (cache hints, memory order and
@@ -371,11 +372,20 @@ namespace xcuda::sim
             const bool directed = in.round == rounding::rz || in.round == rounding::rm || in.round == rounding::rp;
             if (in.op == opcode::cvt)
             {
-                bool half = in.type.is_half() || in.source_type.is_half();
+                bool fp8 = in.type.kind == 'e' || in.type.kind == 'm' || in.source_type.kind == 'e' || in.source_type.kind == 'm';
+                if (fp8 && !((in.type.bits == 16 && in.var == variant::satfinite && in.round == rounding::rn &&
+                              (in.operand_count == 3 ? in.source_type.is_float() && in.source_type.bits == 32
+                                                     : in.source_type.kind == 'h' && in.source_type.bits == 32)) ||
+                             (in.type.kind == 'h' && in.type.bits == 32 && in.round == rounding::rn && in.operand_count == 2)))
+                {
+                    return "'" + text + "' is not an 8-bit float conversion the simulator knows (cvt.rn.satfinite.e4m3x2.f32 "
+                                        "d, a, b; cvt.rn.satfinite.e4m3x2.f16x2; cvt.rn.f16x2.e4m3x2; the same for e5m2x2)";
+                }
+                bool half = in.type.is_half() || in.source_type.is_half() || fp8;
                 bool integer_to_float = in.type.is_float() && !in.source_type.is_float() && in.source_type.kind != 'p';
                 if (types == 2 && (half || in.var == variant::satfinite || (integer_to_float && directed)))
                 {
-                    if (in.type.kind != in.source_type.kind && in.type.is_half() && in.type.bits == 32 &&
+                    if (!fp8 && in.type.kind != in.source_type.kind && in.type.is_half() && in.type.bits == 32 &&
                         !(in.source_type.is_float() && in.source_type.bits == 32 && in.operand_count == 3))
                     {
                         return "'" + text + "': a cvt to a pair of halves takes two .f32 values";

@@ -21,7 +21,7 @@ namespace xcuda::sim
 {
     const float_format& format_of(ptx_type type)
     {
-        return type.kind == 'h' ? binary16 : type.kind == 'g' ? bfloat16 : binary32;
+        return type.kind == 'h' ? binary16 : type.kind == 'g' ? bfloat16 : type.kind == 'e' ? e4m3 : type.kind == 'm' ? e5m2 : binary32;
     }
 
     double round_to(const float_format& f, double x, int tail, rounding mode)
@@ -55,7 +55,7 @@ namespace xcuda::sim
         default: up = fraction > 0.5 || (fraction == 0.5 && std::fmod(whole, 2.0) != 0); break;
         }
         double r = (whole + (up ? 1.0 : 0.0)) * quantum;
-        const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.max_exponent);
+        const double largest = f.largest;
         if (r > largest)
         {
             bool to_infinity = mode == rounding::rp ? !negative : mode == rounding::rm ? negative : mode != rounding::rz;
@@ -64,47 +64,51 @@ namespace xcuda::sim
         return negative ? -r : r;
     }
 
+    // IEEE-style encodings: sign, exponent biased by 1 - min_exponent, significand without its hidden one.
     std::uint64_t encode(const float_format& f, double value)
     {
-        if (std::isnan(value))
+        if (std::isnan(value) || (std::isinf(value) && !f.infinities))
         {
             return f.canonical_nan;
         }
-        if (&f != &binary16)
-        {
-            std::uint64_t b = bits<float>(static_cast<float>(value));  // exact: a binary32 (bfloat16) value
-            return &f == &bfloat16 ? b >> 16 : b;
-        }
-        std::uint64_t sign = std::signbit(value) ? 0x8000 : 0;
+        const int fraction_bits = f.precision - 1;
+        const std::uint64_t sign = std::signbit(value) ? std::uint64_t{1} << (f.bits - 1) : 0;
+        const std::uint64_t all_ones = (std::uint64_t{1} << (f.bits - 1 - fraction_bits)) - 1;
         double v = std::fabs(value);
         if (std::isinf(v))
         {
-            return sign | 0x7c00;
+            return sign | all_ones << fraction_bits;
         }
-        if (v < std::ldexp(1.0, -14))
+        if (v < std::ldexp(1.0, f.min_exponent))
         {
-            return sign | static_cast<std::uint64_t>(std::ldexp(v, 24));  // subnormal (or zero): a multiple of 2^-24
+            return sign | static_cast<std::uint64_t>(std::ldexp(v, fraction_bits - f.min_exponent));  // subnormal or zero
         }
         int e = std::ilogb(v);
-        return sign | static_cast<std::uint64_t>(e + 15) << 10 | static_cast<std::uint64_t>(std::ldexp(v, 10 - e) - 1024.0);
+        return sign | static_cast<std::uint64_t>(e + 1 - f.min_exponent) << fraction_bits |
+               static_cast<std::uint64_t>(std::ldexp(v, fraction_bits - e) - std::ldexp(1.0, fraction_bits));
     }
 
     double decode(const float_format& f, std::uint64_t b)
     {
-        if (&f == &binary32)
+        const int fraction_bits = f.precision - 1;
+        const std::uint64_t all_ones = (std::uint64_t{1} << (f.bits - 1 - fraction_bits)) - 1;
+        const std::uint64_t exponent = (b >> fraction_bits) & all_ones;
+        const std::uint64_t fraction = b & ((std::uint64_t{1} << fraction_bits) - 1);
+        double magnitude;
+        if (exponent == all_ones && (f.infinities || fraction == (std::uint64_t{1} << fraction_bits) - 1))
         {
-            return as<float>(b);
+            magnitude = f.infinities && fraction == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
         }
-        if (&f == &bfloat16)
+        else if (exponent == 0)
         {
-            return as<float>((b & 0xffff) << 16);
+            magnitude = std::ldexp(static_cast<double>(fraction), f.min_exponent - fraction_bits);
         }
-        int exponent = static_cast<int>((b >> 10) & 0x1f);
-        int mantissa = static_cast<int>(b & 0x3ff);
-        double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                           : exponent == 31 ? (mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity())
-                                            : std::ldexp(1024 + mantissa, exponent - 25);
-        return (b & 0x8000) ? -magnitude : magnitude;
+        else
+        {
+            magnitude = std::ldexp(static_cast<double>(fraction | std::uint64_t{1} << fraction_bits),
+                                   static_cast<int>(exponent) - 1 + f.min_exponent - fraction_bits);
+        }
+        return (b >> (f.bits - 1)) & 1 ? -magnitude : magnitude;
     }
 
     double flush_subnormal(const float_format& f, double value)
@@ -236,7 +240,7 @@ namespace xcuda::sim
         {
             double x;
             int tail = 0;
-            if (from.is_half() || from.is_float())
+            if (from.is_half() || from.is_float() || is_fp8(from))
             {
                 x = from.bits == 64 ? as<double>(v) : decode(format_of(from), v);
                 x = in.ftz && from.kind == 'f' && from.bits == 32 ? flush_subnormal(binary32, x) : x;
@@ -249,7 +253,7 @@ namespace xcuda::sim
                 __int128 left = exact - static_cast<__int128>(x);  // x is an integer within 2^64: exact in 128 bits
                 tail = (left > 0) - (left < 0);
             }
-            if (!to.is_half() && !to.is_float())
+            if (!to.is_half() && !to.is_float() && !is_fp8(to))
             {
                 return float_to_integer_bits(x, to, in.round);
             }
@@ -275,7 +279,7 @@ namespace xcuda::sim
             r = round_to(f, x, tail, mode);
             if (in.var == variant::satfinite && std::isinf(r) && !std::isinf(x))
             {
-                r = std::copysign(std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.max_exponent), r);
+                r = std::copysign(f.largest, r);
             }
             if (in.ftz && to.kind == 'f')
             {
@@ -289,19 +293,34 @@ namespace xcuda::sim
         }
     }
 
-    // cvt with a half type, .satfinite or a directed integer-to-float rounding; cvt.rn.f16x2.f32 d, a, b packs
-    // a's value in the high half of d and b's in the low half (PTX).
+    // cvt with a half or 8-bit float type, .satfinite or a directed integer-to-float rounding. A pair (.f16x2,
+    // .bf16x2: two 16-bit halves of a .b32; .e4m3x2, .e5m2x2: two bytes of a .b16) is converted element by element:
+    // from two .f32 operands (cvt.rn.f16x2.f32 d, a, b: a's value in the high half of d, b's in the low), or from
+    // a pair of another type (cvt.rn.satfinite.e4m3x2.f16x2, cvt.rn.f16x2.e4m3x2: the high element to the high).
     void warp_interpreter::rounded_convert(const instruction& in, std::uint32_t active)
     {
         std::uint64_t* d = destination(in.operands[0]);
         source a = fetch(in.operands[1], 0);
-        const bool pack = in.type.is_half() && in.type.bits == 32 && in.operand_count == 3;
-        source b = pack ? fetch(in.operands[2], 1) : a;
-        const ptx_type to = pack ? ptx_type{in.type.kind, 16} : in.type;
+        const bool pair = (in.type.is_half() && in.type.bits == 32) || is_fp8(in.type);
+        const bool two_operands = pair && in.operand_count == 3;
+        source b = two_operands ? fetch(in.operands[2], 1) : a;
+        const unsigned width = pair ? in.type.bits / 2 : in.type.bits;  // of one element of the result
+        const ptx_type to{in.type.kind, static_cast<std::uint8_t>(width)};
+        const bool from_pair = pair && !two_operands;
+        const unsigned from_width = from_pair ? in.source_type.bits / 2 : in.source_type.bits;
+        const ptx_type from{in.source_type.kind, static_cast<std::uint8_t>(from_width)};
+        const std::uint64_t element = (std::uint64_t{1} << from_width) - 1;
         XCUDA_SIM_LANES(active)
         {
-            std::uint64_t r = convert_value(in, in.source_type, to, a.p[a.stride * l]);
-            d[l] = pack ? (r << 16) | convert_value(in, in.source_type, to, b.p[b.stride * l]) : r;
+            std::uint64_t x = a.p[a.stride * l];
+            if (!pair)
+            {
+                d[l] = convert_value(in, from, to, x);
+                continue;
+            }
+            std::uint64_t high = from_pair ? (x >> from_width) & element : x;
+            std::uint64_t low = from_pair ? x & element : b.p[b.stride * l];
+            d[l] = convert_value(in, from, to, high) << width | convert_value(in, from, to, low);
         }
     }
 }
