@@ -160,3 +160,37 @@ extern "C" __global__ void stop(int* out)
     EXPECT_NE(message.find("kernel 'stop', thread (3,0,0) of block (0,0,0): executed trap (__trap()), at 'trap' in stop, line 5 of"),
               std::string::npos) << message;
 }
+
+// The host rounding mode is per host thread, and the warnings of a launch are shared by the pool's threads: with
+// blocks on four host threads, f64 directed roundings give the bits one thread gives, and a launch warns once.
+TEST(simulator_parallel_blocks, directed_roundings_and_the_barrier_warning_hold_on_four_host_threads)
+{
+    const char* source = R"(
+extern "C" __global__ void directed(const double* a, const double* b, double* out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[4 * i] = __dadd_rz(a[i], b[i]); out[4 * i + 1] = __dmul_ru(a[i], b[i]);
+    out[4 * i + 2] = __fma_rd(a[i], b[i], a[i]); out[4 * i + 3] = __ddiv_ru(a[i], b[i]);
+    if (threadIdx.x < 32) { __syncthreads(); } else { __syncthreads(); }
+})";
+    const unsigned blocks = 64, n = blocks * 64;
+    std::vector<double> a(n), b(n), one(4 * n), four(4 * n);
+    for (unsigned i = 0; i < n; ++i)
+    {
+        a[i] = std::ldexp(1.0 + i * 0x1.23456789abcdp-13, static_cast<int>(i % 40) - 20);
+        b[i] = 3.0 + i * 0x1.fedcba987p-11;
+    }
+    simulated sequential(source), parallel(source);
+    parallel.threads = 4;
+    sequential.launch("directed", {blocks, 1, 1}, {64, 1, 1}, 0, sequential.buffer(a), sequential.buffer(b), sequential.buffer(one));
+    parallel.launch("directed", {blocks, 1, 1}, {64, 1, 1}, 0, parallel.buffer(a), parallel.buffer(b), parallel.buffer(four));
+    EXPECT_EQ(0, std::memcmp(one.data(), four.data(), one.size() * sizeof(double)));
+    EXPECT_NE(one[0], one[1]) << "the inputs exercise the roundings";
+    for (unsigned i = 0; i < n; i += 97)
+    {
+        EXPECT_LE(one[4 * i], a[i] + b[i]) << "toward zero of a positive sum is at most the nearest";
+        EXPECT_GE(one[4 * i + 1], a[i] * b[i]) << "up is at least the nearest";
+    }
+    EXPECT_EQ(parallel.warnings.messages.size(), 1u);
+    EXPECT_EQ(sequential.warnings.messages.size(), 1u);
+}
