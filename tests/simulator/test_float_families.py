@@ -10,8 +10,6 @@ CUDA Programming Guide states for the GPU. Marked gpu: the same kernels on the G
 simulator: bit for bit where PTX is exact, within those ulps elsewhere.
 """
 import math
-import os
-import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import float_kernels  # noqa: E402
+from kernel_runs import run_kernels  # noqa: E402
 from float_reference import round_fraction, round_sqrt, to_float, ulps_apart, value  # noqa: E402
 
 N = float_kernels.N
@@ -29,17 +28,7 @@ MODES = ("rz", "rd", "ru")
 
 
 def run_float_kernels(build_dir, target, simulator):
-    env = dict(os.environ)
-    for variable in ("XCUDA_LIBCUDA", "XCUDA_DEVICE", "XCUDA_SIM_MAX_STEPS"):
-        env.pop(variable, None)
-    if simulator:
-        env["XCUDA_DEVICE"] = "simulator"
-    env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
-    ran = subprocess.run([sys.executable, str(HERE / "float_kernels.py"), str(target)], capture_output=True,
-                         text=True, timeout=600, env=env)
-    assert ran.returncode == 0, f"{ran.stdout[-2000:]}\n{ran.stderr[-4000:]}"
-    assert ("xcuda PTX simulator" in ran.stdout) == simulator, ran.stdout
-    return dict(np.load(target))
+    return run_kernels(HERE / "float_kernels.py", build_dir, target, simulator)
 
 
 @pytest.fixture(scope="module")
