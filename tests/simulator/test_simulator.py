@@ -120,6 +120,28 @@ def test_a_failed_device_assert_fails_the_launch_with_the_expression_and_line_an
     assert "the next launch ran" in out, out
 
 
+@pytest.mark.gpu
+def test_on_the_gpu_warps_at_different_syncthreads_complete_one_barrier_as_the_simulator_models(build_dir):
+    # The claim behind the simulator's model (docs/simulator.md, "Undefined in PTX"): the GPU gives the kernel's
+    # expected result every time.
+    env = dict(os.environ)
+    for variable in ("XCUDA_LIBCUDA", "XCUDA_DEVICE"):
+        env.pop(variable, None)
+    env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
+    code = ("import numpy as np, xcuda, simulator_scenarios as s\n"
+            "m = xcuda.compile(s.TWO_SIDES, name='two_sides_gpu')\n"
+            "x = np.arange(64, dtype=np.float32)\n"
+            "written = np.where(np.arange(64) < 32, x + 1, x * 2).astype(np.float32)\n"
+            "for _ in range(200):\n"
+            "    out = np.zeros(64, np.float32)\n"
+            "    m.two_sides[8, 64](x, out)\n"
+            "    assert np.array_equal(out, written[::-1]), out\n"
+            "print('200 launches right')\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, cwd=HERE)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "200 launches right" in ran.stdout
+
+
 def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
                                                   "device_printf", "classic_kernels", "shared_race",
