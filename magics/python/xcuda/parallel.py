@@ -15,7 +15,9 @@ Both copy, through the host and the network; ``DeviceArray`` itself pickles as i
 (``xcuda._from_host`` rebuilds it), so ``view.push`` and ``view.pull`` work too. When every engine
 fails with the same error, the helpers raise that error here (``xcuda.CudaUnavailableError`` naming
 the engines, for instance) rather than ipyparallel's CompositeError, so a notebook stops with the
-reason; mixed failures are re-raised as ipyparallel raised them.
+reason; mixed failures are re-raised as ipyparallel raised them. An engine that went away (its process
+or its whole host: the controller stopped hearing its heartbeat) is ``EngineLostError``, naming it and
+where it ran when this client last saw it; the view's other engines keep their data.
 
 Importing this module imports neither ipyparallel nor xcuda: ``xcuda`` imports it while it is
 being made, and a process that is not an engine never needs ipyparallel.
@@ -26,11 +28,47 @@ import socket
 import sys
 import warnings
 
-__all__ = ["scatter", "gather", "engine_label", "HostFallbackWarning"]
+__all__ = ["scatter", "gather", "engine_label", "HostFallbackWarning", "EngineLostError"]
 
 
 class HostFallbackWarning(UserWarning):
     """A pickled DeviceArray was loaded where no GPU is usable: it became a numpy array."""
+
+
+class EngineLostError(RuntimeError):
+    """Engines of the view went away (their process or their host) while, or before, they were asked.
+
+    ``engines`` holds their ids. The other engines are not touched: their data is still there, and a
+    view without the lost ones (``rc[[0, 1]]``) goes on with it.
+    """
+
+    def __init__(self, message, engines):
+        super().__init__(message)
+        self.engines = list(engines)
+
+
+# Where each engine ran, as the engines said when scatter or gather reached them: (client id, engine id)
+# -> engine_label(). A lost engine cannot be asked any more; this is what the error can still name.
+_labels = {}
+
+
+def _remember(view, engine, label):
+    if label:
+        _labels[(id(view.client), engine)] = label
+
+
+def _lost(view, engines, how):
+    client = view.client
+    named = []
+    for engine in engines:
+        label = _labels.get((id(client), engine))
+        named.append(f"{engine} ({label})" if label else f"{engine}")
+    plural = "s" if len(engines) > 1 else ""
+    kept = [engine for engine in _targets(view) if engine not in engines and engine in client.ids]
+    hint = (f"the other engines keep their data: go on with a view without the lost one{plural}, "
+            f"rc[{kept}]" if kept else "no engine of the view is left: start engines again (ipcluster)")
+    return EngineLostError(f"engine{plural} {', '.join(named)} {'are' if plural else 'is'} lost: {how}; {hint}",
+                           engines)
 
 
 def _from_host(array):
@@ -83,7 +121,7 @@ def _bind_device_array(name, part):
     xcuda._join_host()  # place the engine before its first device array, if importing xcuda did not
     array = xcuda.to_device(part)
     _user_namespace()[name] = array
-    return {"shape": array.shape, "dtype": str(array.dtype), "device": array.device}
+    return {"shape": array.shape, "dtype": str(array.dtype), "device": array.device, "label": engine_label()}
 
 
 def _host_copy(name):
@@ -93,7 +131,7 @@ def _host_copy(name):
     namespace = _user_namespace()
     if name not in namespace:
         raise NameError(f"name '{name}' is not defined on this engine: scatter or compute it there first")
-    return numpy.asarray(namespace[name])
+    return numpy.asarray(namespace[name]), engine_label()
 
 
 # ---- client side --------------------------------------------------------------------------------
@@ -120,18 +158,41 @@ def _remote_failures(error):
     return []
 
 
-def _wait_all(results, timeout):
-    """Each AsyncResult's value, in order. When engines fail, all with one error class that xcuda or
-    Python defines, raises that class here naming the engines; otherwise re-raises the first failure."""
-    from ipyparallel.error import RemoteError
+def _send(view, function, arguments):
+    """function(*arguments[i]) on the i-th engine of the view. Engines the controller no longer knows are
+    refused here, before anything is sent: EngineLostError naming them."""
+    targets = _targets(view)
+    gone = [engine for engine in targets if engine not in view.client.ids]
+    if gone:
+        raise _lost(view, gone, "the controller no longer has them (their process or host went away)")
+    return targets, [view.client[engine].apply_async(function, *args) for engine, args in zip(targets, arguments)]
 
-    values, failures, first = [], [], None
-    for result in results:
+
+def _wait_all(view, targets, results, timeout):
+    """Each AsyncResult's value, in order. Engines that died or went silent are EngineLostError. When
+    engines fail, all with one error class that xcuda or Python defines, raises that class here naming
+    the engines; otherwise re-raises the first failure."""
+    from ipyparallel.error import RemoteError, TimeoutError as WaitedTooLong
+
+    values, failures, first, silent, died = [], [], None, [], []
+    for engine, result in zip(targets, results):
         try:
             values.append(result.get(timeout=timeout))
         except RemoteError as error:
-            failures += _remote_failures(error)
-            first = first or error
+            failed = _remote_failures(error)
+            if any(ename == "EngineError" for _, ename, _ in failed):
+                died.append(engine)  # ipyparallel's word for "the engine went away while on it"
+            else:
+                failures += failed
+                first = first or error
+        except WaitedTooLong:
+            silent.append(engine)
+    died += [engine for engine in silent if engine not in view.client.ids]
+    if died:
+        raise _lost(view, died, "the controller stopped hearing from them (their process or host went away)")
+    if silent:
+        raise TimeoutError(f"engines {', '.join(map(str, silent))} did not answer within {timeout} s "
+                           "(still registered: busy, or a slow network)")
     if not failures:
         return values
     import xcuda
@@ -176,6 +237,8 @@ def scatter(view, name, array, timeout=None):
         Naming the engines, when every failing engine failed the same way (no GPU there, for one).
     ValueError
         `name` is not an identifier, or the view has no engines.
+    EngineLostError
+        Naming the engines of the view that went away (process or host); the others keep their data.
 
     Each part travels as a numpy array (ipyparallel sends its buffer without pickling it) and is
     copied to the device on its engine: host -> network -> host -> device.
@@ -188,8 +251,10 @@ def scatter(view, name, array, timeout=None):
     if not targets:
         raise ValueError("scatter needs at least one engine in the view; start engines (ipcluster) first")
     parts = numpy.array_split(numpy.ascontiguousarray(array), len(targets))
-    results = [view.client[engine].apply_async(_bind_device_array, name, part) for engine, part in zip(targets, parts)]
-    made = _wait_all(results, timeout)
+    targets, results = _send(view, _bind_device_array, [(name, part) for part in parts])
+    made = _wait_all(view, targets, results, timeout)
+    for engine, info in zip(targets, made):
+        _remember(view, engine, info.pop("label"))
     return [dict(engine=engine, **info) for engine, info in zip(targets, made)]
 
 
@@ -213,11 +278,19 @@ def gather(view, name, timeout=None):
     ------
     NameError (or the engines' common error)
         Naming the engines where `name` is not defined.
+    EngineLostError
+        Naming the engines of the view that went away (process or host); the others keep their data.
+    TimeoutError
+        Engines still registered did not answer within `timeout`.
     """
     import numpy
 
     targets = _targets(view)
     if not targets:
         raise ValueError("gather needs at least one engine in the view; start engines (ipcluster) first")
-    parts = _wait_all([view.client[engine].apply_async(_host_copy, name) for engine in targets], timeout)
-    return numpy.concatenate([numpy.atleast_1d(part) for part in parts])
+    targets, results = _send(view, _host_copy, [(name,)] * len(targets))
+    parts = []
+    for engine, (part, label) in zip(targets, _wait_all(view, targets, results, timeout)):
+        _remember(view, engine, label)
+        parts.append(numpy.atleast_1d(part))
+    return numpy.concatenate(parts)
