@@ -294,3 +294,178 @@ def gather(view, name, timeout=None):
         _remember(view, engine, label)
         parts.append(numpy.atleast_1d(part))
     return numpy.concatenate(parts)
+
+
+# ---- NCCL communicators over the engines (xcuda.collectives on each engine) ----------------------
+
+
+def _engine_device_report():
+    """On an engine: what the client checks before making a communicator over it."""
+    import xcuda
+
+    xcuda._join_host()
+    report = {"label": engine_label(), "simulated": False, "uuid": None, "device": None, "nccl": None}
+    if not xcuda.driver_available():
+        report["unusable"] = "no usable NVIDIA driver"
+        return report
+    xcuda.zeros(1)  # the device's context, so the choice knows its GPU
+    report.update(device=xcuda.current_device(), uuid=xcuda.device_choice().get("gpu_uuid"),
+                  simulated=xcuda._core._simulated())
+    try:
+        from . import collectives
+
+        collectives._nccl()
+    except ImportError as error:
+        report["nccl"] = str(error)
+    return report
+
+
+def _engine_unique_id():
+    import nccl.core as nccl
+
+    return bytes(nccl.get_unique_id())
+
+
+def _engine_join(name, nranks, rank, unique_id):
+    from . import collectives
+
+    communicator = collectives.Communicator.join(nranks, rank, unique_id)
+    _user_namespace()[name] = communicator
+    return {"rank": communicator.rank, "device": communicator.device}
+
+
+def _engine_describe(names):
+    from . import collectives
+
+    namespace = _user_namespace()
+    found = {}
+    for name in names:
+        if name not in namespace:
+            raise NameError(f"name '{name}' is not defined on this engine: scatter or compute it there first")
+        found[name] = collectives.describe(namespace[name])
+    return found
+
+
+def _engine_collective(communicator_name, method, names, keywords):
+    namespace = _user_namespace()
+    communicator = namespace[communicator_name]
+    getattr(communicator, method)(*(namespace[name] for name in names), **keywords)
+    return communicator.rank
+
+
+def check_ranks(reports, targets):
+    """The client's checks before NCCL is called: every engine on its own NVIDIA GPU, nccl4py there.
+    `reports` are _engine_device_report()s in the order of `targets`. Raises with the engines named."""
+    from .collectives import CollectiveError
+
+    unusable = [(engine, r) for engine, r in zip(targets, reports) if r.get("unusable") or r.get("simulated")]
+    if unusable:
+        names = ", ".join(str(engine) for engine, _ in unusable)
+        raise CollectiveError(f"NCCL runs on NVIDIA GPUs only; engine(s) {names} have none "
+                              f"({unusable[0][1].get('unusable') or 'the PTX simulator'})")
+    by_gpu = {}
+    for engine, report in zip(targets, reports):
+        by_gpu.setdefault(report["uuid"] or (report["label"], report["device"]), []).append(engine)
+    shared = [engines for engines in by_gpu.values() if len(engines) > 1]
+    if shared:
+        raise CollectiveError(f"engines {', '.join(map(str, shared[0]))} use one GPU; NCCL needs one rank per GPU: "
+                              "give each engine its own device (XCUDA_DEVICE, a launcher's local rank, or fewer "
+                              "engines per host)")
+    missing = [(engine, r["nccl"]) for engine, r in zip(targets, reports) if r.get("nccl")]
+    if missing:
+        names = ", ".join(str(engine) for engine, _ in missing)
+        raise ImportError(f"on engine(s) {names}: {missing[0][1]}")
+
+
+def check_same_arrays(descriptions, targets, names, method):
+    """Shapes and dtypes must agree across ranks before NCCL is called (it would hang or corrupt)."""
+    from .collectives import CollectiveError
+
+    for name in names:
+        seen = {}
+        for engine, found in zip(targets, descriptions):
+            seen.setdefault((tuple(found[name]["shape"]), found[name]["dtype"]), []).append(engine)
+        if len(seen) > 1:
+            parts = "; ".join(f"engines {', '.join(map(str, engines))}: shape {shape}, dtype {dtype}"
+                              for (shape, dtype), engines in seen.items())
+            raise CollectiveError(f"{method}: '{name}' differs across the ranks ({parts}); every rank needs "
+                                  "the same shape and dtype")
+
+
+class ViewCommunicator:
+    """The client's handle of a communicator over a view's engines (``communicator(view)``).
+
+    Each collective names the engines' variables: ``comm.all_reduce("partial", op="sum")``. Shapes and
+    dtypes are checked across the ranks first; then every engine runs it at once. A lost engine aborts
+    the communicator on the others (EngineLostError); an interrupt of the client interrupts the
+    engines, which abort it. On the engines the rank is the variable ``name`` (an
+    xcuda.collectives.Communicator), for %px code.
+    """
+
+    def __init__(self, view, name, targets, timeout):
+        self.view, self.name, self.targets, self.timeout = view, name, targets, timeout
+
+    def __repr__(self):
+        return f"<xcuda ViewCommunicator '{self.name}' over engines {self.targets}>"
+
+    def _run(self, method, names, **keywords):
+        import signal
+
+        from .collectives import OPS
+
+        if "op" in keywords and keywords["op"] not in OPS:
+            raise ValueError(f"op {keywords['op']!r} is not a reduction NCCL has; use one of {', '.join(OPS)}")
+        client = self.view.client
+        targets, results = _send(self.view, _engine_describe, [(names,)] * len(self.targets))
+        check_same_arrays(_wait_all(self.view, targets, results, self.timeout), targets, names, method)
+        targets, results = _send(self.view, _engine_collective,
+                                 [(self.name, method, names, keywords)] * len(self.targets))
+        try:
+            return _wait_all(self.view, targets, results, self.timeout)
+        except EngineLostError as lost:
+            others = [engine for engine in targets if engine not in lost.engines and engine in client.ids]
+            if others:
+                client.send_signal(signal.SIGINT, targets=others, block=False)
+            raise EngineLostError(f"{lost} (the communicator '{self.name}' is aborted on the other engines: "
+                                  "make a new one over the engines that are left)", lost.engines) from None
+        except KeyboardInterrupt:
+            client.send_signal(signal.SIGINT, targets=[e for e in targets if e in client.ids], block=False)
+            raise
+
+    def all_reduce(self, name, op="sum"):
+        return self._run("all_reduce", [name], op=op)
+
+    def broadcast(self, name, root=0):
+        return self._run("broadcast", [name], root=root)
+
+    def reduce(self, name, root=0, op="sum"):
+        return self._run("reduce", [name], root=root, op=op)
+
+    def all_gather(self, send, recv):
+        return self._run("all_gather", [send, recv])
+
+    def reduce_scatter(self, send, recv, op="sum"):
+        return self._run("reduce_scatter", [send, recv], op=op)
+
+
+def communicator(view, name="comm", timeout=None):
+    """One NCCL communicator over the engines of `view` (ranks in the view's order), bound on each
+    engine's device as the variable `name`; returns the client's ViewCommunicator.
+
+    Before NCCL is called: every engine must be reachable, on an NVIDIA GPU of its own, with nccl4py
+    importable (each refusal names the engines). The unique id is made on the first engine and pushed
+    to the others. Needs nccl4py on the engines (``pip install "nccl4py[cu13]"``)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"communicator binds the rank to a variable name; {name!r} is not an identifier")
+    targets = _targets(view)
+    if not targets:
+        raise ValueError("communicator needs at least one engine in the view; start engines (ipcluster) first")
+    targets, results = _send(view, _engine_device_report, [()] * len(targets))
+    reports = _wait_all(view, targets, results, timeout)
+    for engine, report in zip(targets, reports):
+        _remember(view, engine, report["label"])
+    check_ranks(reports, targets)
+    unique_id = _wait_all(view, targets[:1], [view.client[targets[0]].apply_async(_engine_unique_id)], timeout)[0]
+    targets, results = _send(view, _engine_join, [(name, len(targets), rank, unique_id) for rank in range(len(targets))])
+    _wait_all(view, targets, results, timeout)
+    return ViewCommunicator(view, name, targets, timeout)
