@@ -9,6 +9,7 @@ class name, "message": text}). The steps are notebooks/04-several-hosts.ipynb's 
     python3 several_hosts_client.py PROFILE_DIR ENGINES TIMEOUT_S
 """
 import json
+import os
 import sys
 
 import ipyparallel as ipp
@@ -43,12 +44,12 @@ extern "C" __global__ void block_sum(const float* x, double* total, size_t n)
 N = 1 << 14  # the simulator's size: the flow, not the speed, is what these hosts test
 
 
-def where_am_i():
-    """On an engine: the addresses of its namespace, its controller's URL, its device choice."""
+def where_am_i(tests_folder):
+    """On an engine: the addresses of its namespace and its pid (tests_folder: where network_hosts is)."""
     import os
     import sys
 
-    sys.path.insert(0, os.environ["XCUDA_TEST_KERNEL_DIR"])
+    sys.path.insert(0, tests_folder)
     from network_hosts import addresses_of_this_namespace
 
     kernel = get_ipython().kernel  # noqa: F821 (an engine's IPython)
@@ -69,7 +70,8 @@ class Flow:
 
     def step_engines(self, request):
         url = self.client._config.get("registration") or self.client._config.get("interface")
-        places = self.view.apply_async(ipp.interactive(where_am_i)).get(timeout=self.timeout)
+        here = os.path.dirname(os.path.abspath(__file__))
+        places = self.view.apply_async(ipp.interactive(where_am_i), here).get(timeout=self.timeout)
         return {"ids": self.client.ids, "controller": str(url), "places": places}
 
     def step_flow(self, request):

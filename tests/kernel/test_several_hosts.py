@@ -89,7 +89,7 @@ def hosts(tmp_path_factory):
     profile = root / "profile"
     logs = root / "logs"
     logs.mkdir()
-    environment = dict(os.environ, XCUDA_TEST_KERNEL_DIR=str(HERE),
+    environment = dict(os.environ,
                        # NVLink multicast stays off wherever NCCL could run (issue 50's rule)
                        NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
     for name in ("XCUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"):
