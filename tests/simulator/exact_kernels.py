@@ -394,13 +394,7 @@ def run():
     return out
 
 
-def save(results, path):
-    """Saves the outputs and prints the device's name (the test checks it ran where it meant to)."""
-    np.savez(path, **results)
-    print("device:", next(line.split(None, 1)[1] for line in str(xcuda.info()).splitlines()
-                          if line.strip().startswith("name")))
-    print("saved", ", ".join(f"{k} ({v.nbytes} bytes)" for k, v in results.items()))
-
-
 if __name__ == "__main__":
+    from kernel_runs import save
+
     save(run(), sys.argv[1])

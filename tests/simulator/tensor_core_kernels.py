@@ -145,6 +145,6 @@ def run():
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from exact_kernels import save
+    from kernel_runs import save
 
     save(run(), sys.argv[1])

@@ -17,7 +17,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import tensor_core_kernels as kernels  # noqa: E402
-from test_exact_results import run_exact_kernels  # noqa: E402
+from kernel_runs import run_kernels  # noqa: E402
 
 
 def check_against_numpy(out):
@@ -35,9 +35,9 @@ def check_against_numpy(out):
 
 
 def test_wmma_and_mma_sync_gemms_on_the_simulator_agree_with_numpy_within_the_accumulation_bound(build_dir, tmp_path):
-    check_against_numpy(run_exact_kernels(build_dir, tmp_path, simulator=True, script="tensor_core_kernels.py"))
+    check_against_numpy(run_kernels(HERE / "tensor_core_kernels.py", build_dir, tmp_path / "simulator.npz", True))
 
 
 @pytest.mark.gpu
 def test_the_same_gemms_on_the_gpu_agree_with_numpy_within_the_same_bound(build_dir, tmp_path):
-    check_against_numpy(run_exact_kernels(build_dir, tmp_path, simulator=False, script="tensor_core_kernels.py"))
+    check_against_numpy(run_kernels(HERE / "tensor_core_kernels.py", build_dir, tmp_path / "gpu.npz", False))

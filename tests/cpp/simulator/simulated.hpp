@@ -106,6 +106,8 @@ namespace
                 context.cooperative = true;
                 context.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
             }
+            context.warnings = &warnings;
+            context.strict_barriers = strict_barriers;
             block_executor(context).run_grid();
             return context;
         }
@@ -121,6 +123,8 @@ namespace
         device_heap heap;      // device malloc/free's, kept across launches as a context's is
         bool cooperative = false;
         std::vector<std::uint64_t> workspace = std::vector<std::uint64_t>(8);
+        launch_warnings warnings;
+        bool strict_barriers = false;
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
