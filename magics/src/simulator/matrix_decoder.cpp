@@ -230,6 +230,16 @@ namespace xcuda::sim
                                 std::string& refusal)
     {
         const std::string& base = parts[0];
+        if (text == "cvt.rna.tf32.f32")  // wmma::__float_to_tf32: the rounding of a tensor core's tf32 input
+        {
+            in.op = opcode::matrix;
+            in.var = variant::tf32_convert;
+            in.type = ptx_type{'b', 32};
+            bool registers = in.operand_count == 2 && in.operands[0].what == operand::kind::reg &&
+                             in.operands[1].what == operand::kind::reg;
+            refusal = registers ? "" : "'" + text + "' is not a cvt.rna.tf32.f32 the simulator knows (two registers)";
+            return true;
+        }
         if (base != "wmma" && base != "mma" && base != "ldmatrix")
         {
             return false;

@@ -147,6 +147,7 @@ namespace xcuda::sim
         mbar_test_wait, mbar_try_wait, mbar_test_wait_parity, mbar_try_wait_parity, mbar_pending_count, mbar_inval,
         // matrix_decoder: the warp's matrix operations (their shape and types in instruction::shape)
         wmma_load, wmma_store, wmma_mma, mma_sync, ldmatrix,
+        tf32_convert,  // cvt.rna.tf32.f32 (wmma::__float_to_tf32): a tensor core's input rounding
     };
 
     // A matrix operation's form (matrix_decoder): the shape, which matrix a load or store moves ('a', 'b', 'c',

@@ -117,6 +117,20 @@ namespace xcuda::sim
 
     void warp_interpreter::matrix_operation(const instruction& in, std::uint32_t active)
     {
+        if (in.var == variant::tf32_convert)
+        {
+            // cvt.rna.tf32.f32: to 10 mantissa bits, ties away from zero (half an ulp of tf32 added to the
+            // magnitude, then the 13 low bits dropped; the largest floats round to infinity); NaN stays NaN.
+            source a = fetch(in.operands[1], 0);
+            std::uint64_t* d = destination(in.operands[0]);
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint32_t x = static_cast<std::uint32_t>(a.p[a.stride * l]);
+                bool nan = (x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu);
+                d[l] = nan ? 0x7fffffffu : ((x & 0x7f800000u) == 0x7f800000u ? x : (x + 0x1000u) & 0xffffe000u);
+            }
+            return;
+        }
         if (active != 0xffffffffu)
         {
             throw sim_error(sim_error::kind::illegal_instruction,

@@ -294,3 +294,54 @@ extern "C" __global__ void bytes(const signed char* a, const signed char* b, int
     EXPECT_NE(message.find("the pointer is not 256-bit (32-byte) aligned (wmma::load_matrix_sync / store_matrix_sync need both)"),
               std::string::npos) << message;
 }
+
+TEST(simulator_matrix, float_to_tf32_rounds_ties_away_and_wmma_of_tf32_multiplies_what_it_rounded)
+{
+    simulated sim(R"(
+#include <mma.h>
+using namespace nvcuda;
+extern "C" __global__ void rounded(const float* in, unsigned* out) { out[threadIdx.x] = __float_as_uint(wmma::__float_to_tf32(in[threadIdx.x])); }
+extern "C" __global__ void tf32(const float* a, const float* b, float* d)
+{
+    wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> fc;
+    wmma::fill_fragment(fc, 0.0f);
+    wmma::load_matrix_sync(fa, a, 8);
+    wmma::load_matrix_sync(fb, b, 16);
+    for (int i = 0; i < fa.num_elements; ++i) fa.x[i] = wmma::__float_to_tf32(fa.x[i]);
+    for (int i = 0; i < fb.num_elements; ++i) fb.x[i] = wmma::__float_to_tf32(fb.x[i]);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d, fc, 16, wmma::mem_row_major);
+}
+)");
+    ASSERT_NE(sim.ptx.find("cvt.rna.tf32.f32"), std::string::npos);
+    // 1 + 2^-11 is half a tf32 ulp above 1: ties away from zero, either sign; one f32 ulp less rounds down; the
+    // largest float rounds to infinity; infinity stays; a NaN is the canonical one.
+    const std::uint32_t in_bits[6] = {0x3f801000u, 0xbf801000u, 0x3f800fffu, 0x7f7fffffu, 0xff800000u, 0x7fc00123u};
+    const std::uint32_t expected[6] = {0x3f802000u, 0xbf802000u, 0x3f800000u, 0x7f800000u, 0xff800000u, 0x7fffffffu};
+    std::vector<float> in(32, 0.0f);
+    std::memcpy(in.data(), in_bits, sizeof in_bits);
+    std::vector<unsigned> out(32, 1);
+    sim.launch("rounded", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(in), sim.buffer(out));
+    for (int i = 0; i < 6; ++i)
+    {
+        EXPECT_EQ(out[static_cast<std::size_t>(i)], expected[i]) << "input " << std::hex << in_bits[i];
+    }
+    // tf32 inputs of small integers plus an eighth (exact in tf32): the product as the host computes it.
+    std::vector<int> ai = small(16 * 8, 21), bi = small(8 * 16, 22), zero(256, 0);
+    std::vector<float> a(128), b(128);
+    for (int i = 0; i < 128; ++i)
+    {
+        a[static_cast<std::size_t>(i)] = static_cast<float>(ai[static_cast<std::size_t>(i)]) * 0.125f;
+        b[static_cast<std::size_t>(i)] = static_cast<float>(bi[static_cast<std::size_t>(i)]);
+    }
+    aligned_buffers memory;
+    float* d = memory.of(sim, std::vector<float>(256, -1));
+    sim.launch("tf32", {1, 1, 1}, {32, 1, 1}, 0, memory.of(sim, a), memory.of(sim, b), d);
+    std::vector<int> expected_product = product(ai, bi, zero, 16, 16, 8);
+    for (int i = 0; i < 256; ++i)
+    {
+        EXPECT_EQ(d[i], static_cast<float>(expected_product[static_cast<std::size_t>(i)]) * 0.125f) << "element " << i;
+    }
+}
