@@ -177,7 +177,26 @@ namespace xcuda::sim
             s.c = types.back();
             s.a = types.size() == 4 ? types[1] : 'h';
             s.b = types.size() == 4 ? types[2] : 'h';
-            return check(s, false, text);
+            std::string refusal_of_types = check(s, false, text);
+            if (!refusal_of_types.empty())
+            {
+                return refusal_of_types;
+            }
+            // Each fragment has exactly the registers the ISA lists: its elements times their bits, over 32 lanes.
+            auto bits = [](char t) { return t == 'h' || t == 'b' ? 16u : t == 's' || t == 'u' ? 8u : 32u; };
+            const unsigned wanted[4] = {s.m * s.n * bits(s.d) / 1024, s.m * s.k * bits(s.a) / 1024,
+                                        s.k * s.n * bits(s.b) / 1024, s.m * s.n * bits(s.c) / 1024};
+            for (unsigned k = 0; k < 4; ++k)
+            {
+                const operand& o = in.operands[k];
+                unsigned count = o.what == operand::kind::vector ? o.count : o.what == operand::kind::reg ? 1 : 0;
+                if (count != wanted[k])
+                {
+                    return "'" + text + "': operand " + std::to_string(k + 1) + " has " + std::to_string(count) +
+                           " registers; the fragment has " + std::to_string(wanted[k]);
+                }
+            }
+            return "";
         }
 
         // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 r, [p];

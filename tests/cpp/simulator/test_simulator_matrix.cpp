@@ -345,3 +345,21 @@ extern "C" __global__ void tf32(const float* a, const float* b, float* d)
         EXPECT_EQ(d[i], static_cast<float>(expected_product[static_cast<std::size_t>(i)]) * 0.125f) << "element " << i;
     }
 }
+
+TEST(simulator_matrix, an_mma_whose_fragment_has_the_wrong_register_count_is_refused_naming_the_operand)
+{
+    simulated sim(R"(
+extern "C" __global__ void short_a(float* d)
+{
+    float c = 0.0f, r[4];
+    unsigned a = 0, b = 0;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%8,%8,%8};"
+                 : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]) : "r"(a), "r"(a), "r"(b), "r"(b), "f"(c));
+    d[threadIdx.x] = r[0];
+})");
+    std::vector<float> d(32);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("short_a", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(d)); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::unsupported);
+    EXPECT_NE(message.find("operand 2 has 2 registers; the fragment has 4"), std::string::npos) << message;
+}
