@@ -87,6 +87,34 @@ extern "C" __global__ void staged_gemm(const unsigned short* a_bits, const unsig
     }
 }
 
+// The other wmma shapes, one tile each: m32n8k16 and m8n32k16 of f16 (B column-major, C filled with 1), and
+// m32n8k16 of u8 with A column-major and B's rows padded to 16 bytes (load_matrix_sync's stride rule).
+template <int M, int N, int K>
+__device__ void shaped(const unsigned short* a, const unsigned short* b, float* d)
+{
+    wmma::fragment<wmma::matrix_a, M, N, K, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, M, N, K, half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, M, N, K, float> fc;
+    wmma::fill_fragment(fc, 1.0f);
+    wmma::load_matrix_sync(fa, (const half*)a, K);
+    wmma::load_matrix_sync(fb, (const half*)b, K);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d, fc, N, wmma::mem_row_major);
+}
+extern "C" __global__ void tall(const unsigned short* a, const unsigned short* b, float* d) { shaped<32, 8, 16>(a, b, d); }
+extern "C" __global__ void wide(const unsigned short* a, const unsigned short* b, float* d) { shaped<8, 32, 16>(a, b, d); }
+extern "C" __global__ void bytes(const unsigned char* a_columns, const unsigned char* b_padded, int* d)
+{
+    wmma::fragment<wmma::matrix_a, 32, 8, 16, unsigned char, wmma::col_major> fa;
+    wmma::fragment<wmma::matrix_b, 32, 8, 16, unsigned char, wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 32, 8, 16, int> fc;
+    wmma::fill_fragment(fc, 0);
+    wmma::load_matrix_sync(fa, a_columns, 32);
+    wmma::load_matrix_sync(fb, b_padded, 16);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d, fc, 8, wmma::mem_row_major);
+}
+
 // mma.sync m16n8k16 fed by ldmatrix: each warp one 16x8 tile of D = A B; A (m x k) and B (k x n) row-major,
 // staged in shared memory; A's fragment by ldmatrix.x4, B's by ldmatrix.x2.trans.
 extern "C" __global__ void mma_gemm(const unsigned short* a, const unsigned short* b, float* d, int m, int n, int k)
@@ -123,7 +151,10 @@ ALPHA, BETA = 1.5, -0.5
 def inputs():
     rng = np.random.default_rng(46)
     half = lambda *shape: rng.uniform(-1, 1, shape).astype(np.float16)  # noqa: E731
-    return dict(a=half(M, K), b=half(K, N), c=rng.uniform(-1, 1, (M, N)).astype(np.float32))
+    small = lambda *shape: rng.integers(-4, 5, shape).astype(np.float16)  # noqa: E731
+    return dict(a=half(M, K), b=half(K, N), c=rng.uniform(-1, 1, (M, N)).astype(np.float32), tall_a=small(32, 16),
+                tall_b=small(16, 8), wide_a=small(8, 16), wide_b=small(16, 32),
+                bytes_a=rng.integers(0, 256, (32, 16)).astype(np.uint8), bytes_b=rng.integers(0, 256, (16, 8)).astype(np.uint8))
 
 
 def run():
@@ -140,6 +171,14 @@ def run():
                                            np.float32(BETA))
     out["mma_gemm"] = np.zeros((M, N), np.float32)
     m.mma_gemm[(N // 8, M // 16), 32](a_bits, v["b"].view(np.uint16), out["mma_gemm"], M, N, K)
+    for name in ("tall", "wide"):
+        out[name] = np.zeros((v[name + "_a"].shape[0], v[name + "_b"].shape[1]), np.float32)
+        getattr(m, name)[1, 32](v[name + "_a"].view(np.uint16), np.ascontiguousarray(v[name + "_b"].T).view(np.uint16),
+                                out[name])
+    padded = np.zeros((16, 16), np.uint8)
+    padded[:, :8] = v["bytes_b"]
+    out["bytes"] = np.zeros((32, 8), np.int32)
+    m.bytes[1, 32](np.ascontiguousarray(v["bytes_a"].T), padded, out["bytes"])
     return out
 
 

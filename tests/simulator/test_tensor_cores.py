@@ -1,5 +1,6 @@
-"""Tensor cores on the simulator: wmma (the shapes of the CUDA sample cudaTensorCoreGemm) and mma.sync fed by
-ldmatrix (tests/simulator/tensor_core_kernels.py), against numpy.
+"""Tensor cores on the simulator: wmma (the shapes of the CUDA sample cudaTensorCoreGemm, and one tile of each
+other wmma shape, exact on small integers) and mma.sync fed by ldmatrix (tests/simulator/tensor_core_kernels.py),
+against numpy.
 
 f16 inputs, f32 accumulation. The simulator's products are exact and each mma's sums are rounded once to f32
 (docs/simulator.md); a GPU's tensor core sums in an order and precision it does not specify. Both are held to
@@ -32,6 +33,10 @@ def check_against_numpy(out):
         assert (error <= bound).all(), (name, float(error.max()), float(bound[np.argmax(error - bound)]))
         # and not trivially: the result is a matrix product, not zeros or C
         assert np.abs(exact).max() > 1 and np.abs(out[name]).max() > 1, name
+    # The other wmma shapes, on small integers: exact on any device.
+    for name in ("tall", "wide"):
+        assert np.array_equal(out[name], v[name + "_a"].astype(np.float32) @ v[name + "_b"].astype(np.float32) + 1), name
+    assert np.array_equal(out["bytes"], v["bytes_a"].astype(np.int64) @ v["bytes_b"].astype(np.int64))
 
 
 def test_wmma_and_mma_sync_gemms_on_the_simulator_agree_with_numpy_within_the_accumulation_bound(build_dir, tmp_path):
