@@ -30,6 +30,7 @@
 #include "block_executor.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
+#include "xcuda_sim_shared.hpp"
 
 namespace
 {
@@ -169,6 +170,18 @@ namespace
         }
         return out + "\"";
     }
+}
+
+// ---- textures and surfaces: their entry points are xcuda_sim_textures.cpp's ----
+CUresult xcuda_sim::failed_with(CUresult code, std::string detail)
+{
+    lock held(g_mutex);
+    return failed(code, std::move(detail));
+}
+xcuda::sim::texture_registry& xcuda_sim::textures()
+{
+    static xcuda::sim::texture_registry registry;
+    return registry;
 }
 
 // Arms the trace of thread (tx,ty,tz) of block (bx,by,bz) for the next cuLaunchKernel, keeping at most
@@ -753,6 +766,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
     launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
     launch.threads = sim_threads();
+    launch.textures = &xcuda_sim::textures();
     if (g_trace_armed)
     {
         launch.trace = &g_trace;  // this launch only

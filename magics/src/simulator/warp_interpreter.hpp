@@ -21,6 +21,8 @@
 
 namespace xcuda::sim
 {
+    class texture_registry;
+
     // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
     // line and the registers it wrote, as "name = value" in the instruction's type.
     struct trace_step
@@ -62,6 +64,7 @@ namespace xcuda::sim
         thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
         unsigned threads = 1;                // host threads running blocks (block_executor's pool)
         std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
+        const texture_registry* textures = nullptr;  // the texture and surface objects (nullptr: none exist)
     };
 
     // The race check's record of one byte of shared memory: its last write and up to two reads (of two
@@ -209,6 +212,7 @@ namespace xcuda::sim
         void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
         void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
         void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
+        void texture_family(const instruction& in, std::uint32_t active);    // tex, tld4, suld, sust, txq, suq
         void address_convert(const instruction& in, std::uint32_t active);
         void move(const instruction& in, std::uint32_t active);
         void call(const instruction& in, std::uint32_t active);

@@ -17,6 +17,7 @@
 #include "nvrtc_compiler.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
+#include "texture_registry.hpp"
 
 using namespace xcuda::sim;
 
@@ -96,6 +97,7 @@ namespace
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
+            context.textures = &textures;
             block_executor(context).run_grid();
             return context;
         }
@@ -108,6 +110,7 @@ namespace
         std::string printed;  // device printf's output
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
+        texture_registry textures;  // the texture and surface objects a launch may read
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
