@@ -2,12 +2,25 @@
 
 #include <map>
 
-#include "ptx_decoder.hpp"
-
 namespace xcuda::sim
 {
     namespace
     {
+        // The types this family takes: .f32, .s32, .u32 (results, coordinates, queries) and .b8-.b64 (surfaces).
+        bool texture_type_named(const std::string& name, ptx_type& type)
+        {
+            static const std::map<std::string, ptx_type> types = {
+                {"f32", {'f', 32}}, {"s32", {'s', 32}}, {"u32", {'u', 32}}, {"b8", {'b', 8}},
+                {"b16", {'b', 16}}, {"b32", {'b', 32}}, {"b64", {'b', 64}}};
+            auto found = types.find(name);
+            if (found == types.end())
+            {
+                return false;
+            }
+            type = found->second;
+            return true;
+        }
+
         bool geometry_named(const std::string& m, texture_geometry& g)
         {
             static const std::map<std::string, texture_geometry> names = {
@@ -53,8 +66,8 @@ namespace xcuda::sim
             {
                 return "tld4 takes a 2d or a2d texture";
             }
-            if (parts.size() != k + 4 || parts[k + 1] != "v4" || !parse_type_name(parts[k + 2], in.type) ||
-                !parse_type_name(parts[k + 3], in.source_type) || in.type.bits != 32 || in.type.kind == 'b' ||
+            if (parts.size() != k + 4 || parts[k + 1] != "v4" || !texture_type_named(parts[k + 2], in.type) ||
+                !texture_type_named(parts[k + 3], in.source_type) || in.type.bits != 32 || in.type.kind == 'b' ||
                 in.source_type.bits != 32 || (in.source_type.kind != 'f' && in.source_type.kind != 's'))
             {
                 return "only the .v4 forms with .f32/.s32/.u32 results and .f32/.s32 coordinates are implemented by the "
@@ -88,7 +101,7 @@ namespace xcuda::sim
             {
                 in.vector = parts[k++] == "v2" ? 2 : 4;
             }
-            if (k >= parts.size() || !parse_type_name(parts[k++], in.type) || in.type.kind != 'b')
+            if (k >= parts.size() || !texture_type_named(parts[k++], in.type) || in.type.kind != 'b')
             {
                 return "a surface access takes .b8, .b16, .b32 or .b64";
             }
@@ -129,7 +142,7 @@ namespace xcuda::sim
                 {"array_size", texture_query::array_size}, {"num_mipmap_levels", texture_query::num_mipmap_levels},
                 {"num_samples", texture_query::num_samples}};
             auto found = parts.size() == 3 ? names.find(parts[1]) : names.end();
-            if (found == names.end() || !parse_type_name(parts[2], in.type) || in.type.bits != 32)
+            if (found == names.end() || !texture_type_named(parts[2], in.type) || in.type.bits != 32)
             {
                 return "only txq/suq .width, .height, .depth, .normalized_coords, .filter_mode, .array_size, "
                        ".num_mipmap_levels and .num_samples (.b32) are implemented by the simulator";

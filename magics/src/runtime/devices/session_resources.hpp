@@ -43,6 +43,9 @@ namespace xcuda
         void remove(session_resource* resource) noexcept;
         // Count and device bytes of the live resources of one kind ("module", "buffer").
         std::pair<std::size_t, std::size_t> totals(const std::string& kind) const;
+        // describe() of each live resource of one kind ("cuda array", "texture", "surface"), sorted: what
+        // %cuda_status lists of objects the namespace need not name.
+        std::vector<std::string> descriptions(const std::string& kind) const;
         // Every live resource, the registry left empty: the caller releases or abandons them.
         std::vector<session_resource*> take_all();
 
