@@ -411,7 +411,13 @@ namespace xcuda::python
             {
             case parameter_class::scalar: convert_scalar(block, i, object); break;
             case parameter_class::opaque: convert_opaque(block, i, object, kernel.signature().parameters[i]); break;
-            case parameter_class::handle: convert_handle(block, i, object, kernel.signature().parameters[i]); break;
+            case parameter_class::handle:
+                if (call.for_replay())
+                {
+                    argument_problems::handle_in_replay(plan, i, kernel.signature().parameters[i].handle_object);
+                }
+                convert_handle(block, i, object, kernel.signature().parameters[i]);
+                break;
             case parameter_class::pointer:
                 if (Py_TYPE(object) == array_type)
                 {

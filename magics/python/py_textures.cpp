@@ -56,7 +56,12 @@ namespace xcuda::python
             }
             for (std::size_t i = 0; i < n; ++i)
             {
-                d.shape.push_back(shape[i].cast<std::size_t>());
+                long long extent = py::int_(shape[i]).cast<long long>();
+                if (extent < 0)
+                {
+                    throw usage_error("a CUDA array's shape " + str_of(shape) + " has a negative extent");
+                }
+                d.shape.push_back(static_cast<std::size_t>(extent));
             }
             return d;
         }

@@ -104,6 +104,8 @@ def arguments_take_the_objects_and_integer_handles():
         m.read_handles[1, 1](np.zeros((4, 4), np.float32), s, out)
     with expect(ValueError, "parameter 0 't'"):
         m.read_handles[1, 1](-1, s, out)
+    with expect(TypeError, "parameter 0 't' (cudaTextureObject_t): a launch with a texture object cannot be replayed"):
+        m.read_handles[1, 1].replay_bundle(t, s, out)
     m.read_handles[1, 1](t, s, out)  # the session goes on
     assert out[2] == 1
 
@@ -175,6 +177,10 @@ def refusals_say_what_to_do_and_the_session_goes_on():
         xcuda.texture(np.zeros(4, np.float32), read="float")
     with expect(ValueError, "has an extent 0"):
         xcuda.cuda_array((0, 4), np.float32)
+    with expect(ValueError, "has a negative extent"):
+        xcuda.cuda_array((4, -4), np.float32)
+    with expect(ValueError, "is larger than any device holds"):
+        xcuda.cuda_array((2 ** 30, 2 ** 30, 2 ** 30), np.float32)
     assert counter("cuda_arrays") == arrays  # each refusal came before anything was made
     plain = xcuda.cuda_array((4, 4), np.float32)
     with expect(ValueError, "a surface needs a CUDA array made for surfaces", "surface=True"):

@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "cuda_array.hpp"
 #include "errors.hpp"
 #include "expect_error.hpp"
 #include "kernel_signature.hpp"
 #include "launch_plan.hpp"
+#include "session_resources.hpp"
 #include "texture_settings.hpp"
 
 namespace xcuda
@@ -68,6 +71,12 @@ namespace xcuda
                   std::string::npos);
         EXPECT_NE(message_of<usage_error>([] { cuda_array::check(array_of({3, 0}, scalar_kind::u8)); }).find("an extent 0"),
                   std::string::npos);
+        EXPECT_NE(message_of<usage_error>([] { cuda_array::check(array_of({std::size_t(1) << 40}, scalar_kind::u8)); })
+                      .find("larger than any device holds"),
+                  std::string::npos);
+        EXPECT_NE(message_of<usage_error>([] { cuda_array::check(array_of({1u << 30, 1u << 30, 1u << 20}, scalar_kind::f32, 4)); })
+                      .find("larger than any device holds"),
+                  std::string::npos);  // the product, not one extent, is too large: no overflow on the way
         EXPECT_EQ(array_of({3, 4, 5}, scalar_kind::u8, 4, true).dimensions(), 2u);
         EXPECT_EQ(array_of({3, 4, 5}, scalar_kind::u16, 2).nbytes(), 3u * 4 * 5 * 2 * 2);
         EXPECT_EQ(array_of({7}, scalar_kind::u8, 4).text(), "(7,) uint8, 4 channels");
@@ -133,6 +142,33 @@ namespace xcuda
         EXPECT_NE(message_of<usage_error>([] { texture_settings::address_named("Clamp"); }).find("'clamp', 'border'"),
                   std::string::npos);
         EXPECT_THROW(texture_settings::read_named(""), usage_error);
+    }
+
+    TEST(texture_rules, the_session_releases_textures_and_surfaces_before_the_arrays_they_view)
+    {
+        struct resource final : session_resource
+        {
+            int rank;
+            explicit resource(int r) : rank(r) {}
+            void release() noexcept override {}
+            std::string describe() const override { return std::to_string(rank); }
+            const char* kind() const noexcept override { return "test"; }
+            int device() const noexcept override { return 0; }
+            int release_rank() const noexcept override { return rank; }
+        };
+        std::vector<std::unique_ptr<resource>> made;
+        session_resources resources;
+        for (int rank : {1, 0, 1, 1, 0, 1, 0})
+        {
+            made.push_back(std::make_unique<resource>(rank));
+            resources.add(made.back().get());
+        }
+        std::vector<session_resource*> taken = resources.take_all();
+        ASSERT_EQ(taken.size(), 7u);
+        for (std::size_t i = 0; i < taken.size(); ++i)
+        {
+            EXPECT_EQ(taken[i]->release_rank(), i < 3 ? 0 : 1) << i;
+        }
     }
 
     TEST(texture_rules, texture_and_surface_parameters_are_planned_as_64_bit_handles)

@@ -50,6 +50,9 @@ namespace xcuda
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         std::vector<session_resource*> taken(m_resources.begin(), m_resources.end());
+        std::stable_sort(taken.begin(), taken.end(), [](const session_resource* a, const session_resource* b) {
+            return a->release_rank() < b->release_rank();
+        });
         m_resources.clear();
         return taken;
     }

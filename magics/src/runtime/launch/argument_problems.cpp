@@ -104,6 +104,14 @@ namespace xcuda
                                   "(...)) or its 64-bit integer handle; got " + type);
     }
 
+    void argument_problems::handle_in_replay(const launch_plan& plan, std::size_t index, const std::string& wanted)
+    {
+        throw argument_type_error(plan.describe(index) + ": a launch with a " + wanted + " object cannot be replayed in "
+                                  "another process (xcuda-replay, under ncu or compute-sanitizer): the object lives in "
+                                  "this process' CUDA context and its handle means nothing there; profile it with "
+                                  "launcher.time() or nsys on the notebook's process instead");
+    }
+
     void argument_problems::check_c_contiguous(const launch_plan& plan, std::size_t index, const std::size_t* shape,
                                                const long long* strides, std::size_t dimensions, std::size_t itemsize,
                                                const std::string& strides_text)

@@ -111,12 +111,19 @@ namespace xcuda
                                                            "the shape given here"
                                                          : ""));
         }
+        std::size_t bytes = d.element_bytes();
         for (std::size_t extent : d.shape)
         {
             if (extent == 0)
             {
                 throw usage_error("a CUDA array of shape " + d.text() + " has an extent 0: every extent is at least 1");
             }
+            if (extent > (std::size_t(1) << 31) || bytes > (std::size_t(1) << 48) / extent)
+            {
+                throw usage_error("a CUDA array of shape " + d.text() + " is larger than any device holds (extents up to "
+                                  "2^31, 2^48 bytes in all; the device's own texture limits are smaller)");
+            }
+            bytes *= extent;
         }
     }
 

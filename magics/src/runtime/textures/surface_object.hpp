@@ -33,6 +33,7 @@ namespace xcuda
         std::string describe() const override;
         const char* kind() const noexcept override { return "surface"; }
         int device() const noexcept override { return m_array->device(); }
+        int release_rank() const noexcept override { return 0; }  // before its array
 
     private:
         explicit surface_object(std::shared_ptr<cuda_array> array);

@@ -44,6 +44,7 @@ namespace xcuda
         std::string describe() const override;
         const char* kind() const noexcept override { return "texture"; }
         int device() const noexcept override { return m_array->device(); }
+        int release_rank() const noexcept override { return 0; }  // before its array
 
     private:
         texture_object(std::shared_ptr<cuda_array> array, const texture_settings& settings);
