@@ -18,6 +18,14 @@ namespace xcuda::python
         PyTypeObject* g_texture_type = nullptr;
         PyTypeObject* g_surface_type = nullptr;
 
+        // Arrays are made and copied synchronously, which a CUDA graph's capture cannot hold.
+        void refuse_in_capture(const device_session& session, const char* what)
+        {
+            refuse_while_capturing(cuda_session::of(const_cast<device_session&>(session)), what,
+                                   "make and fill CUDA arrays and textures before the `with xcuda.graph()` block; the "
+                                   "launches that read them can be captured");
+        }
+
         // The dtype of a CUDA array's elements, with its channels as numpy's last axis.
         py::tuple host_shape(const cuda_array::description& d)
         {
@@ -111,6 +119,7 @@ namespace xcuda::python
             {
                 return texture_object::make(source.cast<std::shared_ptr<cuda_array>>(), s);
             }
+            refuse_in_capture(notebook.session, "xcuda.texture of a numpy or device array (a copy into a new CUDA array)");
             if (Py_TYPE(source.ptr()) == device_array_type())
             {
                 const device_array& array = unchecked_instance<device_array>(source.ptr());
@@ -130,6 +139,7 @@ namespace xcuda::python
         py::array copy_to_host(const cuda_array& array)
         {
             const cuda_array::description& d = array.desc();
+            refuse_in_capture(array.session(), "CudaArray.copy_to_host");
             py::array host(py::dtype::from_args(dtype_of_kind(d.kind)), host_shape(d).cast<std::vector<py::ssize_t>>());
             py::gil_scoped_release release;
             array.copy_to_host(host.mutable_data(), d.nbytes());
@@ -138,6 +148,7 @@ namespace xcuda::python
 
         void copy_from(cuda_array& array, py::handle source)
         {
+            refuse_in_capture(array.session(), "CudaArray.copy_from");
             if (Py_TYPE(source.ptr()) == device_array_type())
             {
                 const device_array& from = unchecked_instance<device_array>(source.ptr());

@@ -183,6 +183,11 @@ def refusals_say_what_to_do_and_the_session_goes_on():
         xcuda.cuda_array((2 ** 30, 2 ** 30, 2 ** 30), np.float32)
     assert counter("cuda_arrays") == arrays  # each refusal came before anything was made
     plain = xcuda.cuda_array((4, 4), np.float32)
+    with xcuda.graph():
+        with expect(xcuda.GraphCaptureError, "xcuda.texture of a numpy or device array", "before the `with xcuda.graph()`"):
+            xcuda.texture(np.ones(4, np.float32))
+        with expect(xcuda.GraphCaptureError, "CudaArray.copy_to_host cannot be captured"):
+            plain.copy_to_host()
     with expect(ValueError, "a surface needs a CUDA array made for surfaces", "surface=True"):
         xcuda.surface(plain)
     t = xcuda.texture(np.ones((2, 2), np.float32))
