@@ -1,7 +1,5 @@
 #include "texture_object.hpp"
 
-#include <cstring>
-
 #include "cuda_driver.hpp"
 #include "errors.hpp"
 
@@ -31,8 +29,8 @@ namespace xcuda
         return make(std::move(array), settings);
     }
 
-    texture_object::texture_object(std::shared_ptr<cuda_array> array, const texture_settings& settings)
-        : m_array(std::move(array))
+    texture_object::texture_object(std::shared_ptr<cuda_array> viewed, const texture_settings& settings)
+        : array_view(std::move(viewed), "texture object", cuda_driver::get().cuTexObjectDestroy)
         , m_settings(settings)
     {
         const cuda_driver& driver = cuda_driver::get();
@@ -41,56 +39,21 @@ namespace xcuda
             throw cuda_unavailable_error("this NVIDIA driver has no cuTexObjectCreate or cuTexObjectDestroy, which "
                                          "texture objects need");
         }
-        device_session& session = m_array->session();
-        session.make_current(m_array->device());
-        m_generation = session.generation(m_array->device());
-        CUDA_RESOURCE_DESC resource;
-        std::memset(&resource, 0, sizeof resource);
-        resource.resType = CU_RESOURCE_TYPE_ARRAY;
-        resource.res.array.hArray = m_array->handle();
-        CUDA_TEXTURE_DESC texture = m_settings.descriptor(m_array->desc().kind);
-        check(driver.cuTexObjectCreate(&m_handle, &resource, &texture, nullptr), "cuTexObjectCreate");
-        session.resources().add(this);
-    }
-
-    texture_object::~texture_object()
-    {
-        device_session& session = m_array->session();
-        session.resources().remove(this);
-        if (m_handle && session.make_current_if_alive(m_array->device(), m_generation))
-        {
-            cuda_driver::get().cuTexObjectDestroy(m_handle);
-        }
-    }
-
-    std::uint64_t texture_object::handle() const
-    {
-        m_array->session().check_alive(m_array->device(), m_generation, "texture object");
-        if (!m_handle)
-        {
-            throw session_closed_error("the texture object over " + m_array->desc().text() +
-                                       " is gone: the CUDA session that held it was closed; make it again");
-        }
-        return m_handle;
+        CUDA_RESOURCE_DESC source = resource();
+        CUDA_TEXTURE_DESC texture = m_settings.descriptor(array()->desc().kind);
+        CUtexObject handle = 0;
+        check(driver.cuTexObjectCreate(&handle, &source, &texture, nullptr), "cuTexObjectCreate");
+        created(handle);
     }
 
     std::string texture_object::repr() const
     {
-        return "xcuda.Texture(" + m_array->desc().text() + ", " + m_settings.text(m_array->desc().dimensions()) + ")";
-    }
-
-    void texture_object::release() noexcept
-    {
-        if (m_handle)
-        {
-            cuda_driver::get().cuTexObjectDestroy(m_handle);
-        }
-        m_handle = 0;
+        return "xcuda.Texture(" + array()->desc().text() + ", " + m_settings.text(array()->desc().dimensions()) + ")";
     }
 
     std::string texture_object::describe() const
     {
-        return "texture over the CUDA array " + m_array->desc().text() + " (" +
-               m_settings.text(m_array->desc().dimensions()) + ") on device " + std::to_string(m_array->device());
+        return "texture over the CUDA array " + array()->desc().text() + " (" +
+               m_settings.text(array()->desc().dimensions()) + ") on device " + std::to_string(device());
     }
 }

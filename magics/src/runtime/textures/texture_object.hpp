@@ -3,19 +3,19 @@
 // what a kernel's cudaTextureObject_t parameter is given (docs/textures.md). The settings are checked against
 // the array (texture_settings::check) before the driver is asked.
 //
-// Ownership: holds its array (std::shared_ptr) and its CUtexObject, destroyed in the destructor or when the
-// session closes first (release()); after that, handle() raises. Threading: as cuda_array.
+// Ownership and threading: array_view's (holds its array; destroyed in the destructor or when the session
+// closes first, before the array).
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include "cuda_array.hpp"
+#include "array_view.hpp"
 #include "texture_settings.hpp"
 
 namespace xcuda
 {
-    class texture_object final : public session_resource
+    class texture_object final : public array_view
     {
     public:
         // Raises usage_error for settings the array cannot take, cuda_unavailable_error when the driver has no
@@ -28,30 +28,16 @@ namespace xcuda
                                                       const void* host, CUdeviceptr device, std::size_t bytes,
                                                       const texture_settings& settings);
 
-        ~texture_object() override;
-        texture_object(const texture_object&) = delete;
-        texture_object& operator=(const texture_object&) = delete;
-
-        // The 64-bit handle a kernel is given; raises session_closed_error / session_lost_error once it is gone.
-        std::uint64_t handle() const;
-        const std::shared_ptr<cuda_array>& array() const noexcept { return m_array; }
         const texture_settings& settings() const noexcept { return m_settings; }
         // "xcuda.Texture((64, 64) float32, filter='linear', ...)"
         std::string repr() const;
 
-        void release() noexcept override;
-        void abandon() noexcept override { m_handle = 0; }
         std::string describe() const override;
         const char* kind() const noexcept override { return "texture"; }
-        int device() const noexcept override { return m_array->device(); }
-        int release_rank() const noexcept override { return 0; }  // before its array
 
     private:
         texture_object(std::shared_ptr<cuda_array> array, const texture_settings& settings);
 
-        std::shared_ptr<cuda_array> m_array;
         texture_settings m_settings;
-        CUtexObject m_handle = 0;
-        std::uint64_t m_generation = 0;
     };
 }
