@@ -98,6 +98,8 @@ namespace
             context.race_check = race_check;
             context.threads = threads;
             context.textures = &textures;
+            context.warnings = &warnings;
+            context.strict_barriers = strict_barriers;
             block_executor(context).run_grid();
             return context;
         }
@@ -111,6 +113,8 @@ namespace
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
         texture_registry textures;  // the texture and surface objects a launch may read
+        launch_warnings warnings;
+        bool strict_barriers = false;
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
