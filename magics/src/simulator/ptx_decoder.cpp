@@ -2,6 +2,7 @@
 
 #include "async_decoder.hpp"
 #include "matrix_decoder.hpp"
+#include "texture_decoder.hpp"
 
 #include <set>
 #include <unordered_map>
@@ -620,6 +621,10 @@ namespace xcuda::sim
         if (async_decoder::decode(parts, text, in, family_refusal) || matrix_decoder::decode(parts, text, in, family_refusal))
         {
             return family_refusal;
+        }
+        if (texture_decoder::owns(base))
+        {
+            return texture_decoder::decode(parts, in);  // tex, tld4, suld, sust, txq, suq
         }
         if (!opcode_named(base, in.op))
         {

@@ -18,6 +18,7 @@
 #include "nvrtc_compiler.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
+#include "texture_registry.hpp"
 
 using namespace xcuda::sim;
 
@@ -106,6 +107,7 @@ namespace
                 context.cooperative = true;
                 context.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
             }
+            context.textures = &textures;
             context.warnings = &warnings;
             context.strict_barriers = strict_barriers;
             block_executor(context).run_grid();
@@ -123,6 +125,7 @@ namespace
         device_heap heap;      // device malloc/free's, kept across launches as a context's is
         bool cooperative = false;
         std::vector<std::uint64_t> workspace = std::vector<std::uint64_t>(8);
+        texture_registry textures;  // the texture and surface objects a launch may read
         launch_warnings warnings;
         bool strict_barriers = false;
     };
