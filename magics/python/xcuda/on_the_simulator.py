@@ -49,15 +49,17 @@ def use_gpu():
     print(_core._use_gpu())
 
 
-def sized(name, gpu, simulator):
+def sized(name, gpu, simulator, simulated=None):
     """``gpu`` on a GPU; on the PTX simulator ``simulator``, saying so in the cell's output.
 
     For what only measures (a problem size, a number of repeats): the lesson stays, and the cell ends in
     seconds instead of minutes. ``name`` names the value in the line printed on the simulator.
+    ``simulated`` says where the kernels run when that is another process (ipyparallel engines); None
+    asks this one (xcuda.simulated()).
 
         NUM_BLOCKS = xcuda.sized("NUM_BLOCKS", 32768, 64)
     """
-    if not _core.simulated():
+    if not (_core.simulated() if simulated is None else simulated):
         return gpu
     print(f"on the PTX simulator: {name} = {simulator:,} instead of {gpu:,} (it interprets every instruction on "
           f"the CPU; the lesson is the same, the figures are not a GPU's)")
