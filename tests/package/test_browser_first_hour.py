@@ -17,9 +17,8 @@ import importlib.util
 import pytest
 
 from conftest import REPO
-from test_browser_lab import (MISSING, CODE_CELLS_JS, RUN_ALL_DONE_JS, RUN_ALL_JS, LabServer,
-                              close_notebook, open_notebook, save_screenshot, wait_for)
-from test_browser import headless_chromium
+from test_browser_lab import (MISSING, CODE_CELLS_JS, RUN_ALL_DONE_JS, RUN_ALL_JS, LabServer,  # noqa: F401
+                              browser, close_notebook, open_notebook, save_screenshot, wait_for)
 
 pytestmark = [pytest.mark.browser, pytest.mark.nogpu, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
 
@@ -48,13 +47,6 @@ def server(tmp_path_factory):
         s = LabServer(tmp_path_factory.mktemp("first-hour-server"))
     yield s
     s.close()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    driver = headless_chromium(tmp_path_factory, "chromium-first-hour-profile", 60)
-    yield driver
-    driver.quit()
 
 
 @pytest.mark.parametrize("frontend", ["lab", "nb7"])
