@@ -113,7 +113,9 @@ dict
     source : str
         "XCUDA_DEVICE", a launcher's local-rank variable ("OMPI_COMM_WORLD_LOCAL_RANK",
         "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"), "host slot" (an ipyparallel engine's
-        order among this host's xcuda engines), "xcuda.set_device", "default" or "refused".
+        order among this host's xcuda engines), "xcuda.set_device", "default" or "refused"; on the
+        PTX simulator who chose it: "XCUDA_DEVICE" (=simulator), the call xcuda.use_simulator() as
+        written, or "simulator fallback" (no driver or no device was found and nothing was set).
     reason : str
         One sentence naming the variables, or why a value was refused.
     engine : str or None
