@@ -170,3 +170,22 @@ def test_cuda_info_and_status_display_without_a_gpu(shell, capsys):
 def test_cuda_timeit_needs_a_launch_expression(shell):
     with pytest.raises(UsageError, match="expected a launch"):
         shell.run_line_magic("cuda_timeit", "saxpy")
+
+
+def test_device_output_waiting_is_written_before_the_cells_result(shell, capsys, monkeypatch):
+    """The displayhook waits for launches whose printf output is pending (xcuda._flush_device_output) before
+    IPython shows Out[N], so the output comes before the result, not after it (the end-of-cell flush)."""
+    flushes = []
+
+    def flush():
+        flushes.append(1)
+        print("DEVICE OUTPUT")
+
+    monkeypatch.setattr(xcuda, "_flush_device_output", flush)
+    capsys.readouterr()
+    shell.run_cell("'the result'", store_history=True)
+    out = capsys.readouterr().out
+    assert out.index("DEVICE OUTPUT") < out.index("'the result'"), out
+    flushes.clear()
+    shell.run_cell("x_without_result = 1", store_history=True)  # no result: only the end-of-cell flush
+    assert len(flushes) == 1

@@ -50,8 +50,9 @@ def test_a_simulated_fault_publishes_the_mark_of_its_cuda_cell_line_before_the_e
 def test_device_printf_output_comes_before_the_cells_result(kernel):
     built, _ = execute_code(kernel, PRINTF_CELL)
     assert built["status"] == "ok", built
-    reply, messages = execute_code(kernel, "x = np.zeros(2, dtype=np.int32)\nprint('before')\nhello[1, 2](x)\n"
-                                           "print('after')\n'the result'", timeout=300)
+    # A device array: no copy back, so nothing but the launch itself waits (a numpy array's copy back would).
+    reply, messages = execute_code(kernel, "x = xcuda.to_device(np.zeros(2, dtype=np.int32))\nprint('before')\n"
+                                           "hello[1, 2](x)\nprint('after')\n'the result'", timeout=300)
     assert reply["status"] == "ok", reply
     order = []
     for m in messages:
