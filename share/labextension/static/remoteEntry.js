@@ -16,7 +16,10 @@
 // - the compile messages %%cuda publishes with an error (application/vnd.xcuda.diagnostics+json beside
 //   its HTML) are marked in the cell's editor at their lines: a gutter marker, the line tinted, the
 //   column underlined, the message on hover; they go when the cell is edited or its outputs change
-//   without them (a clean run clears them).
+//   without them (a clean run clears them). A message with `cell` (an In[N]) is about another cell: a
+//   launch's fault at a line of a %%cuda cell is marked in that cell, until it is edited;
+// - Enter after the %%cuda line does not indent the next line (C++'s indenter reads the magic as an
+//   unfinished statement).
 (function () {
   'use strict';
 
