@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <atomic>
 #include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -403,6 +406,43 @@ namespace xcuda
         EXPECT_EQ(cuda_cell::lines_of(5, {}).label(), "Cell In[5]");
         EXPECT_EQ(cuda_cell::lines_of(0, {}).label(), "the %%cuda cell");
         EXPECT_EQ(cuda_cell::lines_of(5, {"vec.cuh"}).locate("vec.cuh", 3).label, "header cell vec.cuh");
+    }
+
+    TEST(cuda_cell, a_modules_cell_is_read_whole_by_launches_on_other_threads_while_a_rerun_renames_it)
+    {
+        // A launch on another thread reads the module's cell_lines for a fault's text while the cell runs
+        // again (set_lines): each read is one whole value, never a torn one.
+        core_state s;
+        auto module = built_for(s.registry, "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n");
+        module->set_lines(cuda_cell::lines_of(1, {}));
+        std::atomic<bool> stop{false};
+        std::atomic<int> bad{0};
+        std::vector<std::thread> readers;
+        for (int t = 0; t < 4; ++t)
+        {
+            readers.emplace_back([&] {
+                while (!stop.load())
+                {
+                    cell_lines lines = module->lines();
+                    std::string expected = "Cell In[" + std::to_string(lines.execution_count()) + "]";
+                    if (lines.label() != expected || lines.editor_line(4) != 5)
+                    {
+                        ++bad;
+                    }
+                }
+            });
+        }
+        for (int n = 1; n <= 2000; ++n)
+        {
+            module->set_lines(cuda_cell::lines_of(n, {}));
+        }
+        stop = true;
+        for (std::thread& reader : readers)
+        {
+            reader.join();
+        }
+        EXPECT_EQ(bad.load(), 0);
+        EXPECT_EQ(module->lines().label(), "Cell In[2000]");
     }
 
     TEST(cuda_cell, a_failed_compile_shows_its_messages_at_the_editor_lines)
