@@ -15,8 +15,8 @@ import pytest
 
 from test_browser import RENDER_S, wait_for
 from test_browser_lab import KERNEL_READY_JS, MISSING, close_notebook, save_screenshot
-from test_browser_labextension import (CELL_JS, MARKS_JS, SET_SOURCE_JS, browser, run_cell,  # noqa: F401 (fixtures)
-                                       server)
+from test_browser_labextension import (CELL_JS, MARKS_JS, SET_SOURCE_JS, _notebook, browser,  # noqa: F401 (fixtures)
+                                       run_cell, server)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
 
@@ -32,16 +32,8 @@ CELLS = [SIMULATOR_CELL, FAULT_CELL, LAUNCH_CELL, CATASTROPHIC_CELL, TYPING_CELL
 NOTEBOOK = "editor-lines.ipynb"
 
 
-def _notebook():
-    return {"nbformat": 4, "nbformat_minor": 5,
-            "metadata": {"kernelspec": {"name": "xcuda", "display_name": "Python 3 (xcuda)", "language": "python"},
-                         "language_info": {"name": "python"}},
-            "cells": [{"cell_type": "code", "id": f"e{i}", "metadata": {}, "execution_count": None, "outputs": [],
-                       "source": source} for i, source in enumerate(CELLS)]}
-
-
 def open_notebook(driver, server, frontend):
-    (server.folder / NOTEBOOK).write_text(json.dumps(_notebook()))
+    (server.folder / NOTEBOOK).write_text(json.dumps(_notebook(CELLS)))
     driver.get(server.page(frontend, NOTEBOOK))
     wait_for(driver, KERNEL_READY_JS, 90, f"{NOTEBOOK} to open in {frontend} with the xcuda kernel idle", NOTEBOOK)
 
