@@ -5,6 +5,7 @@
 
 #include "kernel_signature.hpp"
 #include "layout_probe.hpp"
+#include "nvcc_prelude.hpp"
 
 namespace xcuda
 {
@@ -24,6 +25,7 @@ namespace xcuda
         context.extra = options.extra;
         context.nvrtc_version = nvrtc_version;
         context.toolkit_include_dirs = &nvrtc_compiler::toolkit_include_dirs;
+        context.prelude = nvcc_prelude::for_unit(recipe.source, recipe.headers, options.defines, options.extra);
         return context;
     }
 

@@ -553,7 +553,7 @@ namespace xcuda
         macro_options options = read_macro_options(context);
         option_macros(options, context.nvrtc_version.first, text, unknown);
         command_line_macros(options.defines, text);
-        return text;
+        return text + context.prelude;
     }
 
     namespace

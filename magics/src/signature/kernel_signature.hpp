@@ -134,6 +134,9 @@ namespace xcuda
         // (finding them may load NVRTC). The compile layer gives nvrtc_compiler::toolkit_include_dirs
         // (parse_context_of); null: no -I folder is the toolkit's.
         const std::vector<std::string>& (*toolkit_include_dirs)() = nullptr;
+        // Text the compiler reads before the cell besides its predefined macros: what nvcc's host headers
+        // give every .cu file (the compile layer's nvcc_prelude: uint, M_PI, INT_MAX). "" for none.
+        std::string prelude;
     };
 
     // The macros NVRTC defines before the cell for this context, then the -D and -U options in order,
