@@ -211,7 +211,8 @@ namespace xcuda::python
     py::object wrap_module_variable(const std::shared_ptr<cuda_module>& module, const std::string& name);
     // xcuda.ModuleGlobals: the module's variables by attribute.
     py::object module_globals(const std::shared_ptr<cuda_module>& module);
-    // Whether object is an xcuda.Pointer; its address and extent if so.
+    // Whether object is an explicit device address (xcuda.Pointer, numpy.uintp, ctypes.c_void_p); its
+    // address and extent (0: unknown) if so.
     bool pointer_address(PyObject* object, std::uint64_t& address, std::size_t& nbytes);
     // The Python Module object for a built module (its kernels as Kernel objects).
     py::object wrap_module(const std::shared_ptr<cuda_module>& module);

@@ -69,6 +69,8 @@ namespace xcuda
         bool is_record() const { return !fields.empty(); }
     };
 
+    struct parse_context;
+
     struct kernel_parameter
     {
         std::string name;          // "" when the parameter is unnamed
@@ -110,6 +112,12 @@ namespace xcuda
         // are the expression, which is also the NVRTC name expression of the instance. Throws
         // signature_error when the expression does not instantiate this template.
         kernel_signature instantiate(const std::string& expression) const;
+        // The same, its parameter types read after the text of the unit it belongs to (`source` with
+        // `context`, as parse_kernel_signatures reads them), in the kernel's namespace: a class template
+        // instance (`Matrix<float>`), a typedef or a struct of the unit is laid out as in the unit's own
+        // kernels. Falls back to the instantiation above when the unit cannot be read.
+        kernel_signature instantiate(const std::string& expression, const std::string& source,
+                                     const parse_context& context) const;
     };
 
     // What the compiled unit sees beside the cell's own text: the header cells (name -> text), the -I
