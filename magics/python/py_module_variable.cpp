@@ -121,15 +121,22 @@ namespace xcuda::python
             PyTypeObject* void_p = nullptr;
         };
 
+        // Looked up once, under the GIL, without a C++ static guard (an import may let another thread take the
+        // GIL, which would then wait on the guard while holding it). Leaked on purpose: module-lifetime
+        // references to the type objects.
         const address_types& explicit_address_types()
         {
-            static const address_types types = [] {
+            static address_types types;
+            if (types.void_p == nullptr)
+            {
                 address_types t;
-                // Leaked on purpose: module-lifetime references to the type objects.
                 t.uintp = reinterpret_cast<PyTypeObject*>(py::object(py::module_::import("numpy").attr("uintp")).release().ptr());
                 t.void_p = reinterpret_cast<PyTypeObject*>(py::object(py::module_::import("ctypes").attr("c_void_p")).release().ptr());
-                return t;
-            }();
+                if (types.void_p == nullptr)
+                {
+                    types = t;
+                }
+            }
             return types;
         }
 

@@ -53,6 +53,10 @@ namespace xcuda
         case scalar_kind::bf16: return "bfloat16";
         case scalar_kind::f32: return "float32";
         case scalar_kind::f64: return "float64";
+        case scalar_kind::fp8_e4m3: return "float8_e4m3fn";
+        case scalar_kind::fp8_e5m2: return "float8_e5m2";
+        case scalar_kind::f16x2: return "float16x2";
+        case scalar_kind::bf16x2: return "bfloat16x2";
         case scalar_kind::unknown: break;
         }
         return "unknown";
@@ -64,14 +68,18 @@ namespace xcuda
         {
         case scalar_kind::boolean:
         case scalar_kind::i8:
-        case scalar_kind::u8: return 1;
+        case scalar_kind::u8:
+        case scalar_kind::fp8_e4m3:
+        case scalar_kind::fp8_e5m2: return 1;
         case scalar_kind::i16:
         case scalar_kind::u16:
         case scalar_kind::f16:
         case scalar_kind::bf16: return 2;
         case scalar_kind::i32:
         case scalar_kind::u32:
-        case scalar_kind::f32: return 4;
+        case scalar_kind::f32:
+        case scalar_kind::f16x2:
+        case scalar_kind::bf16x2: return 4;
         case scalar_kind::i64:
         case scalar_kind::u64:
         case scalar_kind::f64: return 8;

@@ -34,11 +34,23 @@ namespace xcuda
         f16,
         bf16,
         f32,
-        f64
+        f64,
+        // Narrow and packed floats (issue 45, item 5), after the others so that the kinds above keep their
+        // values: fp8 as ml_dtypes names them, and the packed pairs __half2 / __nv_bfloat162, which a
+        // pointer's element kind is (by value they are records of two fields: kernel_parameter::layout).
+        fp8_e4m3,
+        fp8_e5m2,
+        f16x2,
+        bf16x2
     };
+    // The last kind, for tables indexed by kind.
+    constexpr scalar_kind last_scalar_kind = scalar_kind::bf16x2;
+    // Whether a kind is a packed pair of 16-bit floats (__half2, __nv_bfloat162).
+    constexpr bool is_packed_pair(scalar_kind k) { return k == scalar_kind::f16x2 || k == scalar_kind::bf16x2; }
 
     // "bool", "int8", "uint8", ..., "float16", "bfloat16", "float32", "float64", "unknown":
-    // the NumPy dtype names, so the Python side can use them directly.
+    // the NumPy dtype names, so the Python side can use them directly (bfloat16, float8_e4m3fn and
+    // float8_e5m2 are ml_dtypes' names; "float16x2" / "bfloat16x2" name the packed pairs).
     const char* scalar_kind_name(scalar_kind k);
     // Bytes of one value; 0 for unknown.
     std::size_t scalar_kind_size(scalar_kind k);
