@@ -95,6 +95,13 @@ def compiled(arch="compute_80"):
     return xcuda.compile(BITS, arch=arch, name="narrow_floats")
 
 
+def launch_bits_with(position, value):
+    """bits[1, N] with right arguments but `value` at `position`."""
+    args = list(arrays()) + [1.5, 0.5, 2.0, (1.0, 2.0), (3.0, 4.0), np.zeros(5 * N + 5, np.uint32), N]
+    args[position] = value
+    compiled().bits[1, N](*args)
+
+
 def reaches_the_gpu(call):
     if HAS_GPU:
         call()
@@ -142,11 +149,8 @@ def test_right_arguments_get_past_the_conversion():
     (4, np.zeros(2 * N, np.float16), r"'b2' \(const __nv_bfloat162\*\) needs pairs of bfloat16.*ml_dtypes\.bfloat16"),
 ])
 def test_a_wrong_element_type_is_refused_naming_the_dtype_to_use(position, value, message):
-    m = compiled()
-    args = list(arrays()) + [1.5, 0.5, 2.0, (1.0, 2.0), (3.0, 4.0), np.zeros(5 * N + 5, np.uint32), N]
-    args[position] = value
     with pytest.raises(TypeError, match=message):
-        m.bits[1, N](*args)
+        launch_bits_with(position, value)
 
 
 @needs_ml_dtypes
@@ -158,11 +162,8 @@ def test_a_wrong_element_type_is_refused_naming_the_dtype_to_use(position, value
     (5, 1e39, r"overflows bfloat16"),
 ])
 def test_a_narrow_float_scalar_out_of_range_is_refused(position, value, message):
-    m = compiled()
-    args = list(arrays()) + [1.5, 0.5, 2.0, (1.0, 2.0), (3.0, 4.0), np.zeros(5 * N + 5, np.uint32), N]
-    args[position] = value
     with pytest.raises(ValueError, match=message):
-        m.bits[1, N](*args)
+        launch_bits_with(position, value)
 
 
 WITHOUT_ML_DTYPES = r'''
