@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "block_executor.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
+#include "xcuda_sim_shared.hpp"
 
 namespace
 {
@@ -99,6 +101,7 @@ namespace
         case sim_error::kind::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
         case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::shared_race: return CUDA_ERROR_LAUNCH_FAILED;
+        case sim_error::kind::assertion: return CUDA_ERROR_ASSERT;
         }
         return CUDA_ERROR_UNKNOWN;
     }
@@ -121,6 +124,19 @@ namespace
     // Device printf output of the launches since the last synchronising call, printed to stdout by the
     // next one, as the driver does (xcuda captures stdout around those calls).
     std::string g_printf;
+    // A launch's warnings (launch_warnings) go out with the printf text, where xcuda shows it in the cell, each
+    // once in the process: a kernel launched in a loop warns at its first launch.
+    std::set<std::string> g_warned;
+    void warn_once(const launch_warnings& warnings)
+    {
+        for (std::size_t i = 0; i < warnings.keys.size(); ++i)
+        {
+            if (g_warned.insert(warnings.keys[i]).second)
+            {
+                g_printf += "xcuda simulator warning: " + warnings.messages[i] + "\n";
+            }
+        }
+    }
     CUresult print_pending()
     {
         if (!g_printf.empty())
@@ -169,6 +185,18 @@ namespace
         }
         return out + "\"";
     }
+}
+
+// ---- textures and surfaces: their entry points are xcuda_sim_textures.cpp's ----
+CUresult xcuda_sim::failed_with(CUresult code, std::string detail)
+{
+    lock held(g_mutex);
+    return failed(code, std::move(detail));
+}
+xcuda::sim::texture_registry& xcuda_sim::textures()
+{
+    static xcuda::sim::texture_registry registry;
+    return registry;
 }
 
 // Arms the trace of thread (tx,ty,tz) of block (bx,by,bz) for the next cuLaunchKernel, keeping at most
@@ -248,6 +276,7 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name)
     case CUDA_ERROR_ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
     case CUDA_ERROR_ILLEGAL_INSTRUCTION: *name = "CUDA_ERROR_ILLEGAL_INSTRUCTION"; break;
     case CUDA_ERROR_LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
+    case CUDA_ERROR_ASSERT: *name = "CUDA_ERROR_ASSERT"; break;
     case CUDA_ERROR_INVALID_HANDLE: *name = "CUDA_ERROR_INVALID_HANDLE"; break;
     case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
     case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"; break;
@@ -753,6 +782,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
     launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
     launch.threads = sim_threads();
+    launch.textures = &xcuda_sim::textures();
+    const char* strict = std::getenv("XCUDA_SIM_STRICT_BARRIERS");
+    launch.strict_barriers = strict && std::strcmp(strict, "1") == 0;
+    launch_warnings warnings;
+    launch.warnings = &warnings;
     if (g_trace_armed)
     {
         launch.trace = &g_trace;  // this launch only
@@ -763,9 +797,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     {
         block_executor executor(launch);
         executor.run_grid();
+        warn_once(warnings);
     }
     catch (const sim_error& e)
     {
+        warn_once(warnings);
         g_thread_instructions += launch.thread_instructions;
         if (e.what_kind() == sim_error::kind::launch_failed && launch.warp_steps == 0)
         {
