@@ -10,7 +10,7 @@ namespace xcuda
 {
     namespace
     {
-        bool identifier_char(char c)
+        bool macro_name_char(char c)
         {
             return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
         }
@@ -29,7 +29,7 @@ namespace xcuda
                 {
                     ++p;
                 }
-                if (text.compare(p, 6, "define") != 0 || p + 6 >= text.size() || identifier_char(text[p + 6]))
+                if (text.compare(p, 6, "define") != 0 || p + 6 >= text.size() || macro_name_char(text[p + 6]))
                 {
                     continue;
                 }
@@ -39,7 +39,7 @@ namespace xcuda
                     ++p;
                 }
                 std::size_t start = p;
-                while (p < text.size() && identifier_char(text[p]))
+                while (p < text.size() && macro_name_char(text[p]))
                 {
                     ++p;
                 }
@@ -54,7 +54,7 @@ namespace xcuda
         std::string macro_name(const std::string& definition)
         {
             std::size_t end = 0;
-            while (end < definition.size() && identifier_char(definition[end]))
+            while (end < definition.size() && macro_name_char(definition[end]))
             {
                 ++end;
             }
