@@ -11,8 +11,8 @@ the package to install.
   the largest values), from several threads at once;
 - marked gpu: the same kernels on a GPU, and the values widened to float on the device against ml_dtypes.
 
-The simulator runs no bf16 arithmetic yet (helper simfp adds it): the test that widens bf16 to float on the
-simulator skips, saying so, only while the simulator answers that cvt.f32.bf16 is not implemented.
+The test that widens bf16 and fp8 to float on the simulator skips, saying so, only where a simulator
+answers that a conversion is not implemented (one built before its bf16 and fp8 conversions).
 """
 import json
 import os
