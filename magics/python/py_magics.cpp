@@ -66,6 +66,12 @@ namespace xcuda::python
             {
                 built = build_module(notebook, cell, options.name, options.compile);
             }
+            catch (const option_error& error)
+            {
+                // An option the cell does not fit (--instantiate 'nope<int>'): one line, like a wrong option line.
+                PyErr_SetString(magic_usage_error, error.what());
+                throw py::error_already_set();
+            }
             catch (const compile_error& error)
             {
                 cuda_cell::failure failure = cuda_cell::failed(error, lines);

@@ -234,6 +234,15 @@ namespace xcuda
         using error::error;
     };
 
+    // A compile option whose value the cell does not fit (--instantiate naming no template kernel of the
+    // cell, or arguments its template does not take): a usage_error (ValueError) from xcuda.compile, and
+    // from %%cuda a short error at the option (IPython's UsageError), as a wrong option line is.
+    class option_error : public usage_error
+    {
+    public:
+        using usage_error::usage_error;
+    };
+
     // Launch arguments that do not match the kernel's signature (TypeError or ValueError in Python).
     class argument_type_error : public error
     {
