@@ -87,10 +87,14 @@ def _relocated_kernelspec():
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     [str(_relocated_kernelspec())] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
 )
+# The tests' own PyPI packages for Debian's Python (ml_dtypes, which Debian 12 does not ship): bash .ci/setup --tests
+# puts them, without dependencies, in BUILD/test-packages; behind everything else on the path.
+_TEST_PACKAGES = [str(BUILD / "test-packages")] if (BUILD / "test-packages").is_dir() else []
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(BUILD / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    [str(BUILD / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + _TEST_PACKAGES
 )
 sys.path.insert(0, str(BUILD / "python"))
+sys.path.extend(_TEST_PACKAGES)
 
 # The tests' own disk compile cache, emptied per run, so that no test reads ~/.cache/xcuda.
 # A kernel NVRTC's optimiser takes many seconds on (800 dependent sinf steps: 2000 took 35 s on a 2-core
