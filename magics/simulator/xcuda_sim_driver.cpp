@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <string>
 #include <vector>
@@ -99,6 +100,7 @@ namespace
         case sim_error::kind::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
         case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::shared_race: return CUDA_ERROR_LAUNCH_FAILED;
+        case sim_error::kind::assertion: return CUDA_ERROR_ASSERT;
         }
         return CUDA_ERROR_UNKNOWN;
     }
@@ -121,6 +123,19 @@ namespace
     // Device printf output of the launches since the last synchronising call, printed to stdout by the
     // next one, as the driver does (xcuda captures stdout around those calls).
     std::string g_printf;
+    // A launch's warnings (launch_warnings) go out with the printf text, where xcuda shows it in the cell, each
+    // once in the process: a kernel launched in a loop warns at its first launch.
+    std::set<std::string> g_warned;
+    void warn_once(const launch_warnings& warnings)
+    {
+        for (std::size_t i = 0; i < warnings.keys.size(); ++i)
+        {
+            if (g_warned.insert(warnings.keys[i]).second)
+            {
+                g_printf += "xcuda simulator warning: " + warnings.messages[i] + "\n";
+            }
+        }
+    }
     CUresult print_pending()
     {
         if (!g_printf.empty())
@@ -248,6 +263,7 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name)
     case CUDA_ERROR_ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
     case CUDA_ERROR_ILLEGAL_INSTRUCTION: *name = "CUDA_ERROR_ILLEGAL_INSTRUCTION"; break;
     case CUDA_ERROR_LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
+    case CUDA_ERROR_ASSERT: *name = "CUDA_ERROR_ASSERT"; break;
     case CUDA_ERROR_INVALID_HANDLE: *name = "CUDA_ERROR_INVALID_HANDLE"; break;
     case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
     case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"; break;
@@ -753,6 +769,10 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
     launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
     launch.threads = sim_threads();
+    const char* strict = std::getenv("XCUDA_SIM_STRICT_BARRIERS");
+    launch.strict_barriers = strict && std::strcmp(strict, "1") == 0;
+    launch_warnings warnings;
+    launch.warnings = &warnings;
     if (g_trace_armed)
     {
         launch.trace = &g_trace;  // this launch only
@@ -763,9 +783,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     {
         block_executor executor(launch);
         executor.run_grid();
+        warn_once(warnings);
     }
     catch (const sim_error& e)
     {
+        warn_once(warnings);
         g_thread_instructions += launch.thread_instructions;
         if (e.what_kind() == sim_error::kind::launch_failed && launch.warp_steps == 0)
         {

@@ -96,6 +96,8 @@ namespace
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
+            context.warnings = &warnings;
+            context.strict_barriers = strict_barriers;
             block_executor(context).run_grid();
             return context;
         }
@@ -108,6 +110,8 @@ namespace
         std::string printed;  // device printf's output
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
+        launch_warnings warnings;
+        bool strict_barriers = false;
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
