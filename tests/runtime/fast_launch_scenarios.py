@@ -47,6 +47,19 @@ def launch_and_check(saxpy, a, x, y, out, n, host_x, host_y):
     assert np.allclose(got[:n], expected[:n], rtol=1e-6), (a, type(x).__name__, got[:4], expected[:4])
 
 
+def learned_saxpy(name):
+    """A saxpy kernel launched twice with (float, 3 DeviceArrays, int): its one type signature learned and hit;
+    the kernel, the host inputs and the device arrays."""
+    saxpy = saxpy_kernel(name)
+    hx = np.arange(N, dtype=np.float32)
+    hy = np.ones(N, np.float32)
+    dx, dy, dout = xcuda.to_device(hx), xcuda.to_device(hy), xcuda.empty(N, np.float32)
+    launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)
+    launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)
+    assert saxpy._fast_launch_types == 1
+    return saxpy, hx, hy, dx, dy, dout
+
+
 def changing_types_hit_and_miss():
     """Each new type signature is learned once (the count of known signatures says so); a repeat is a hit
     with the new values; types the fast path does not convert go the general path every time."""
@@ -79,15 +92,9 @@ def changing_types_hit_and_miss():
 
 def changed_values_are_still_checked():
     """A known type signature with a value its steps do not accept (another element type in a DeviceArray,
-    an int out of range, a float overflowing float32, an empty array) gets the general path's error or
-    result, never a launch with the wrong value."""
-    saxpy = saxpy_kernel("fast_checked")
-    hx = np.arange(N, dtype=np.float32)
-    hy = np.ones(N, np.float32)
-    dx, dy, dout = xcuda.to_device(hx), xcuda.to_device(hy), xcuda.empty(N, np.float32)
-    launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)
-    launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)
-    assert saxpy._fast_launch_types == 1
+    an int out of range, a float overflowing float32) gets the general path's error, never a launch with
+    the wrong value."""
+    saxpy, hx, hy, dx, dy, dout = learned_saxpy("fast_checked")
     ints = xcuda.to_device(np.arange(N, dtype=np.int32))
     raises(TypeError, "parameter 1 'x' (const float*) needs float32 elements, got a DeviceArray of int32",
            lambda: saxpy[1, 128](2.0, ints, dy, dout, N))
@@ -105,12 +112,7 @@ def changed_values_are_still_checked():
 def capture_of_a_known_signature():
     """A launch whose types are known, made inside `with xcuda.graph()`, is the graph's node (the fast path
     leaves captures to the general path); replaying the graph computes it again."""
-    saxpy = saxpy_kernel("fast_capture")
-    hx = np.arange(N, dtype=np.float32)
-    hy = np.ones(N, np.float32)
-    dx, dy, dout = xcuda.to_device(hx), xcuda.to_device(hy), xcuda.empty(N, np.float32)
-    launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)
-    launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)
+    saxpy, hx, hy, dx, dy, dout = learned_saxpy("fast_capture")
     with xcuda.graph() as g:
         saxpy[1, 128](3.0, dx, dy, dout, N)
     assert len(g) == 1 and g.nodes[0]["kernel"] == "saxpy", g.nodes
