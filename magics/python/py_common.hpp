@@ -207,7 +207,10 @@ namespace xcuda::python
     void parse_launch_key(const cuda_session& session, py::handle key, launch_dims& dims, py::object& stream_object);
     // A new Launcher. It owns a reference to the C++ kernel, not to the Kernel object, so a Kernel
     // caching its last Launcher makes no reference cycle.
-    py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object);
+    // `fast`: the Kernel object's fast-path cache (py_fast_launch.hpp), shared by its Launchers.
+    class fast_launch_cache;
+    py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object,
+                             std::shared_ptr<fast_launch_cache> fast);
     // Times launches with CUDA events; returns a KernelTiming object.
     py::object time_launch(cuda_kernel& kernel, const launch_dims& dims, py::object stream_object, py::args args,
                            int repeat, int warmup, py::object nbytes);

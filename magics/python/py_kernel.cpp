@@ -6,6 +6,7 @@
 // the cache itself are the core's (runtime/module_report, kernel_variant, recent_cache).
 
 #include "py_common.hpp"
+#include "py_fast_launch.hpp"
 
 #include "cuda_module.hpp"
 #include "cuda_session.hpp"
@@ -43,6 +44,8 @@ namespace xcuda::python
         struct py_kernel
         {
             std::shared_ptr<cuda_kernel> kernel;
+            // The launch fast path's entries, by argument types, shared by this kernel's Launchers.
+            std::shared_ptr<fast_launch_cache> fast = std::make_shared<fast_launch_cache>();
             // The launchers of the last few configurations: a loop over devices alternates between
             // one (grid, block, stream) per device, and each should find its own.
             recent_cache<py::object, py::object, 4> launchers;
@@ -148,7 +151,7 @@ namespace xcuda::python
             launch_dims dims;
             py::object stream_object;
             parse_launch_key(self.kernel->module()->session(), key, dims, stream_object);
-            py::object launcher = make_launcher(self.kernel, dims, std::move(stream_object));
+            py::object launcher = make_launcher(self.kernel, dims, std::move(stream_object), self.fast);
             self.launchers.remember(key, launcher);
             return launcher;
         }
@@ -306,6 +309,8 @@ namespace xcuda::python
 
     kernel.sanitize(grid, block, *args, stream=None, shared_mem=0, tool="memcheck", keep=False); tool is
     memcheck, racecheck, initcheck or synccheck. Returns an xcuda.SanitizerReport.)")
+                .def_property_readonly("_fast_launch_types", [](const py_kernel& self) { return self.fast->size(); },
+                                       "How many argument type signatures the launch fast path knows (for tests).")
                 .def("__call__",
                      [](py_kernel& self, py::args, py::kwargs) {
                          throw py::type_error(module_report::needs_configuration(*self.kernel));

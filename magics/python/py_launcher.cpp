@@ -9,6 +9,7 @@
 // rules and messages and the timing result are the core's (runtime/launch_configuration, kernel_timing).
 
 #include "py_common.hpp"
+#include "py_fast_launch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -33,6 +34,7 @@ namespace xcuda::python
             cuda_kernel* kernel;
             launch_dims dims;
             PyObject* stream_object;
+            std::shared_ptr<fast_launch_cache> fast;
         };
 
 #pragma GCC diagnostic push
@@ -103,7 +105,12 @@ namespace xcuda::python
             {
                 if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) && nargs >= self->kernel->plan().arity())
                 {
-                    launch(self, args, nargs);  // every argument positional: the hot path
+                    // Every argument positional: the hot path, first the types seen before (py_fast_launch).
+                    if (!self->fast->launch(*self->kernel, self->dims, self->stream_object, args, nargs))
+                    {
+                        launch(self, args, nargs);
+                        self->fast->learn(*self->kernel, args, nargs);
+                    }
                 }
                 else
                 {
@@ -129,6 +136,7 @@ namespace xcuda::python
         {
             auto* self = reinterpret_cast<launcher_object*>(object);
             self->owner.~shared_ptr();
+            self->fast.~shared_ptr();
             Py_XDECREF(self->stream_object);
             Py_TYPE(object)->tp_free(object);
         }
@@ -378,7 +386,8 @@ namespace xcuda::python
         dims.shared_mem = items.size() > 3 ? shared_mem_bytes(items[3]) : 0;
     }
 
-    py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object)
+    py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object,
+                             std::shared_ptr<fast_launch_cache> fast)
     {
         auto* self = PyObject_New(launcher_object, &launcher_type);
         if (!self)
@@ -388,6 +397,7 @@ namespace xcuda::python
         self->vectorcall = launcher_vectorcall;
         new (&self->owner) std::shared_ptr<cuda_kernel>(std::move(kernel));
         self->kernel = self->owner.get();
+        new (&self->fast) std::shared_ptr<fast_launch_cache>(std::move(fast));
         self->dims = dims;
         self->stream_object = stream_object.release().ptr();
         return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));

@@ -309,13 +309,6 @@ namespace xcuda
         return true;
     }
 
-    CUcontext device_contexts::context(int ordinal) const noexcept
-    {
-        return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size()
-                   ? m_devices[static_cast<std::size_t>(ordinal)].context
-                   : nullptr;
-    }
-
     CUcontext device_contexts::context() const noexcept
     {
         return context(m_current);
@@ -326,16 +319,6 @@ namespace xcuda
         return m_current >= 0 && static_cast<std::size_t>(m_current) < m_devices.size()
                    ? m_devices[static_cast<std::size_t>(m_current)].device
                    : 0;
-    }
-
-    std::uint64_t device_contexts::generation(int ordinal) const noexcept
-    {
-        return context(ordinal) ? m_devices[static_cast<std::size_t>(ordinal)].generation : 0;
-    }
-
-    std::uint64_t device_contexts::generation() const noexcept
-    {
-        return generation(m_current);
     }
 
     void device_contexts::validate_ordinal(int ordinal)

@@ -230,6 +230,24 @@ namespace xcuda
     };
 
     // Inline: every launch asks it of each device array it passes.
+    // Inline, with alive(): the launch path asks each of them once per launch.
+    inline CUcontext device_contexts::context(int ordinal) const noexcept
+    {
+        return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size()
+                   ? m_devices[static_cast<std::size_t>(ordinal)].context
+                   : nullptr;
+    }
+
+    inline std::uint64_t device_contexts::generation(int ordinal) const noexcept
+    {
+        return context(ordinal) ? m_devices[static_cast<std::size_t>(ordinal)].generation : 0;
+    }
+
+    inline std::uint64_t device_contexts::generation() const noexcept
+    {
+        return generation(m_current);
+    }
+
     inline bool device_contexts::alive(int ordinal, std::uint64_t generation) const noexcept
     {
         return ordinal >= 0 && static_cast<std::size_t>(ordinal) < m_devices.size() &&

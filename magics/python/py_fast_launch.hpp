@@ -1,0 +1,101 @@
+#pragma once
+// The launch fast path: a Launcher's call whose argument types were seen before, converted by a few
+// steps chosen once per type signature, with no launch_call, no allocation and no lock.
+//
+// After a launch through the general path (bind_arguments, launch_call) succeeds with every argument of a
+// type the fast path knows (a float or int for a number parameter, a DeviceArray or None for a pointer),
+// learn() keeps that call's argument types and, for each argument, the step that converts it: an entry
+// keyed by the types. A later call with the same types (compared exactly, one pointer per argument) runs
+// the entry's steps into an argument block on the stack and launches (cuda_kernel::launch). Each step still
+// checks what the type alone does not say (a DeviceArray's element type and device, an int's range, a
+// float's overflow); anything it does not accept, and anything the fast path does not handle (a stream
+// object, a capture, a stale module, keywords), sends the whole call to the general path, which converts
+// from scratch and reports errors in its words. So a call either launches here with exactly the values the
+// general path would pass, or nothing happened yet when the general path takes it.
+//
+// One cache per Kernel object, shared by its Launchers (std::shared_ptr). Threading: the entries are
+// immutable once made and published with an atomic store into a slot of a fixed array (at most `capacity`
+// type signatures; later ones are not learned and go the general path); learn() takes a mutex, the hit
+// path only reads atomics. Entries live as long as the cache.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <Python.h>
+
+#include "launch_plan.hpp"
+
+namespace xcuda
+{
+    class argument_block;
+    class cuda_kernel;
+}
+
+namespace xcuda::python
+{
+    class fast_launch_cache
+    {
+    public:
+        static constexpr std::size_t capacity = 4;
+
+        fast_launch_cache() = default;
+        fast_launch_cache(const fast_launch_cache&) = delete;
+        fast_launch_cache& operator=(const fast_launch_cache&) = delete;
+
+        // Launches `kernel` with these positional arguments (exactly the kernel's arity) if an entry knows
+        // their types and every step accepts its value; false (nothing done) otherwise. Throws what
+        // cuda_kernel::launch throws (the same as the general path's launch would). Needs the GIL.
+        bool launch(cuda_kernel& kernel, const launch_dims& dims, PyObject* stream_object, PyObject* const* args,
+                    std::size_t nargs);
+        // Remembers these arguments' types after a successful general launch with them (no effect when an
+        // entry has them already, when a type is not one the fast path converts, or when the cache is full).
+        void learn(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs) noexcept;
+        // How many type signatures are cached.
+        std::size_t size() const noexcept { return m_count.load(std::memory_order_acquire); }
+
+    private:
+        enum class step : std::uint8_t
+        {
+            float_to_f32,    // a Python float for a float parameter
+            float_to_f64,    // a Python float for a double parameter
+            int_to_integer,  // a Python int for an integer parameter (range-checked)
+            int_to_float,    // a Python int for a float or double parameter
+            device_array,    // an xcuda.DeviceArray for a pointer parameter (element type and device checked)
+            null_pointer     // None for a pointer parameter
+        };
+        // One argument's type and what to do with it: where its value goes in the plan's block.
+        struct argument
+        {
+            PyTypeObject* type;
+            std::size_t offset;
+            step how;
+            scalar_kind kind;
+        };
+        struct entry
+        {
+            const launch_plan* plan;  // the plan the offsets are of (a kernel may swap in another: a miss)
+            std::vector<argument> arguments;
+        };
+
+        // The block filled by the first entry whose types are these arguments' and whose steps accept their
+        // values: that entry, or null (the block then holds nothing meaningful).
+        const entry* convert(const launch_plan& plan, unsigned char* data, PyObject* const* args, std::size_t nargs,
+                             int device) const;
+        // The entry's steps into data; false at the first argument of another type or a value a step does not
+        // accept. Throws only what a DeviceArray's address does when its session is gone (as the general path
+        // would).
+        static bool convert(const entry& e, unsigned char* data, PyObject* const* args, int device);
+        void remember(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs);
+        // Whether an entry for this plan has exactly these arguments' types.
+        bool knows(const launch_plan& plan, PyObject* const* args, std::size_t nargs) const noexcept;
+
+        std::atomic<const entry*> m_entries[capacity]{};
+        std::atomic<std::size_t> m_count{0};
+        std::mutex m_learning;                        // learn() only
+        std::vector<std::unique_ptr<entry>> m_owned;  // (m_learning)
+    };
+}
