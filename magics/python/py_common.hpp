@@ -196,6 +196,8 @@ namespace xcuda::python
     void register_launcher(py::module_& m);
     // Parses kernel[grid, block(, stream(, shared_mem))] into dims and a stream.
     void parse_launch_key(const cuda_session& session, py::handle key, launch_dims& dims, py::object& stream_object);
+    // One dimension triple as kernel[grid, block] reads it (an int or a tuple of 1 to 3), `what` naming it.
+    std::array<unsigned, 3> parse_dims(py::handle value, const char* what);
     // A new Launcher. It owns a reference to the C++ kernel, not to the Kernel object, so a Kernel
     // caching its last Launcher makes no reference cycle.
     py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object);
