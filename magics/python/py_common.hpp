@@ -223,6 +223,9 @@ namespace xcuda::python
     // Ctrl-C / Kernel > Interrupt, asked by the core's waits with the GIL released (it takes the GIL).
     bool python_interrupted();
 
+    // ---- TMA tensor maps (py_tensor_map.cpp) ----
+    void register_tensor_maps(py::module_& m, notebook_session& notebook);
+
     // ---- placement: device choice, ipyparallel engines on a host (py_placement.cpp) ----
     void register_placement(py::module_& m, notebook_session& notebook);
     // Joins this host's engine registry when the process is an ipyparallel engine (idempotent).

@@ -332,3 +332,36 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* clusters, CUfunction handle, 
     *clusters = static_cast<int>(k_blocks_per_sm * k_multiprocessors / size);
     return CUDA_SUCCESS;
 }
+// cuTensorMapEncodeTiled: the fake's own layout, so a test can see what reached the driver (in its order,
+// innermost dimension first): opaque[0] the address, [1] the data type, [2] the rank, [3..7] globalDim,
+// [8..11] globalStrides, [12] the boxDim packed 12 bits each, [13] the element strides 4 bits each,
+// [14] interleave | swizzle << 8 | l2Promotion << 16 | oobFill << 24, [15] a marker.
+CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                        const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                        const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                        CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+    lock held(g_mutex);
+    if (!map || rank == 0 || rank > 5 || reinterpret_cast<std::uintptr_t>(address) % 16 ||
+        reinterpret_cast<std::uintptr_t>(map) % 64)
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::memset(map, 0, sizeof *map);
+    map->opaque[0] = reinterpret_cast<std::uintptr_t>(address);
+    map->opaque[1] = static_cast<cuuint64_t>(type);
+    map->opaque[2] = rank;
+    for (cuuint32_t i = 0; i < rank; ++i)
+    {
+        map->opaque[3 + i] = dims[i];
+        if (i + 1 < rank)
+        {
+            map->opaque[8 + i] = strides[i];
+        }
+        map->opaque[12] |= static_cast<cuuint64_t>(box[i]) << (12 * i);
+        map->opaque[13] |= static_cast<cuuint64_t>(element_strides[i]) << (4 * i);
+    }
+    map->opaque[14] = interleave | swizzle << 8 | l2 << 16 | static_cast<cuuint64_t>(oob) << 24;
+    map->opaque[15] = 0x7e45;
+    return CUDA_SUCCESS;
+}

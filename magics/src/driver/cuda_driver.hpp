@@ -87,6 +87,7 @@ namespace xcuda
     X(cuLaunchCooperativeKernel)          \
     X(cuLaunchKernelEx)                   \
     X(cuOccupancyMaxActiveClusters)       \
+    X(cuTensorMapEncodeTiled)             \
     X(cuDeviceGetUuid)                    \
     X(cuStreamBeginCapture)               \
     X(cuStreamEndCapture)                 \
