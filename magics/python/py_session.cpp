@@ -50,7 +50,7 @@ namespace xcuda::python
                     }
                 }
             }
-            return session_report::status(notebook.registry, notebook.compiler, arrays);
+            return session_report::status(notebook.registry, notebook.compiler, arrays, &notebook.session.resources());
         }
     }
 
@@ -213,10 +213,16 @@ namespace xcuda::python
                       stats["cached_temporaries"] = cached.first;
                       stats["cached_temporary_bytes"] = cached.second;
                       stats["registered_modules"] = notebook.registry.modules().size();
+                      auto arrays = session.resources().totals("cuda array");
+                      stats["cuda_arrays"] = arrays.first;
+                      stats["cuda_array_bytes"] = arrays.second;
+                      stats["textures"] = session.resources().totals("texture").first;
+                      stats["surfaces"] = session.resources().totals("surface").first;
                       return stats;
                   },
-                  "Counts of what lives in the session: loaded modules, device buffers and their bytes, and the launch "
-                  "temporaries kept for the next launch (xcuda.release_cached_temporaries).");
+                  "Counts of what lives in the session: loaded modules, device buffers and their bytes, the launch "
+                  "temporaries kept for the next launch (xcuda.release_cached_temporaries), CUDA arrays and their "
+                  "bytes, texture and surface objects.");
             m.def("set_header",
                   [&notebook](const std::string& name, const std::string& text) {
                       py::list stale;

@@ -31,6 +31,7 @@
 #include "block_executor.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
+#include "xcuda_sim_shared.hpp"
 
 namespace
 {
@@ -184,6 +185,18 @@ namespace
         }
         return out + "\"";
     }
+}
+
+// ---- textures and surfaces: their entry points are xcuda_sim_textures.cpp's ----
+CUresult xcuda_sim::failed_with(CUresult code, std::string detail)
+{
+    lock held(g_mutex);
+    return failed(code, std::move(detail));
+}
+xcuda::sim::texture_registry& xcuda_sim::textures()
+{
+    static xcuda::sim::texture_registry registry;
+    return registry;
 }
 
 // Arms the trace of thread (tx,ty,tz) of block (bx,by,bz) for the next cuLaunchKernel, keeping at most
@@ -791,6 +804,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
     launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
     launch.threads = sim_threads();
+    launch.textures = &xcuda_sim::textures();
     const char* strict = std::getenv("XCUDA_SIM_STRICT_BARRIERS");
     launch.strict_barriers = strict && std::strcmp(strict, "1") == 0;
     launch_warnings warnings;

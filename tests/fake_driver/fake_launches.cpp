@@ -36,6 +36,10 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
         {
             return {8, 4, 4};  // float* x, float value, unsigned n
         }
+        if (name == "read_handles")
+        {
+            return {8, 8, 8};  // cudaTextureObject_t t, cudaSurfaceObject_t s, unsigned long long* out
+        }
         if (name == "many")
         {
             // tests/bench's 16 float scalars and 16 pointers: p15[0] = the scalars + p0[0] .. p14[0]
@@ -65,6 +69,20 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
             for (std::size_t i = 0; i < n && i < threads; ++i)
             {
                 out[i] = a * x[i] + y[i];
+            }
+        }
+        else if (f.name == "read_handles")
+        {
+            // out[0..3] = the texture's handle, the surface's, and whether each is live (fake_textures.cpp)
+            auto t = arg<unsigned long long>(params, 0);
+            auto s = arg<unsigned long long>(params, 1);
+            auto* out = arg<unsigned long long*>(params, 2);
+            if (device_span_ok(out, 4 * sizeof *out, "read_handles' out"))
+            {
+                out[0] = t;
+                out[1] = s;
+                out[2] = view_live(t, false) ? 1 : 0;
+                out[3] = view_live(s, true) ? 1 : 0;
             }
         }
         else if (f.name == "many")

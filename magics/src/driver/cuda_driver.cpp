@@ -168,6 +168,7 @@ namespace xcuda
     name = reinterpret_cast<decltype(name)>(dlsym(m_library, XCUDA_STRINGIFY_EXPANDED(name)));
         XCUDA_DRIVER_REQUIRED(XCUDA_DRIVER_LOAD_REQUIRED)
         XCUDA_DRIVER_OPTIONAL(XCUDA_DRIVER_LOAD_OPTIONAL)
+        XCUDA_DRIVER_TEXTURES(XCUDA_DRIVER_LOAD_OPTIONAL)
 #undef XCUDA_DRIVER_LOAD_REQUIRED
 #undef XCUDA_DRIVER_LOAD_OPTIONAL
         if (!missing.empty())

@@ -99,12 +99,30 @@ namespace xcuda
     X(cuGraphExecDestroy)                 \
     X(cuGraphDestroy)
 
+// CUDA arrays, their copies, texture and surface objects (runtime/textures, docs/textures.md). Optional like the
+// list above: a driver or a test double without them still runs everything else, and runtime/textures names
+// the missing call when a texture is asked for.
+#define XCUDA_DRIVER_TEXTURES(X)          \
+    X(cuArrayCreate)                      \
+    X(cuArray3DCreate)                    \
+    X(cuArrayDestroy)                     \
+    X(cuArrayGetDescriptor)               \
+    X(cuArray3DGetDescriptor)             \
+    X(cuMemcpy2D)                         \
+    X(cuMemcpy3D)                         \
+    X(cuTexObjectCreate)                  \
+    X(cuTexObjectDestroy)                 \
+    X(cuTexObjectGetResourceDesc)         \
+    X(cuSurfObjectCreate)                 \
+    X(cuSurfObjectDestroy)
+
     class cuda_driver
     {
     public:
 #define XCUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
         XCUDA_DRIVER_REQUIRED(XCUDA_DRIVER_MEMBER)
         XCUDA_DRIVER_OPTIONAL(XCUDA_DRIVER_MEMBER)
+        XCUDA_DRIVER_TEXTURES(XCUDA_DRIVER_MEMBER)
 #undef XCUDA_DRIVER_MEMBER
 
         // The loaded, initialised driver; throws cuda_unavailable_error (no library, a stub, no

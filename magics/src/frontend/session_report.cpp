@@ -232,7 +232,7 @@ namespace xcuda
     }
 
     session_report session_report::status(const module_registry& registry, compiler& compiler,
-                                          const std::vector<named_array>& arrays)
+                                          const std::vector<named_array>& arrays, const session_resources* resources)
     {
         session_report r;
         text_table modules{"Modules", {"module", "made by", "kernels", "target", "loaded", "PTX", "headers"}, {},
@@ -271,6 +271,19 @@ namespace xcuda
                                     array.device >= 0 ? std::to_string(array.device) : "released"});
         }
         r.tables.push_back(buffers);
+        if (resources)
+        {
+            text_table textures{"CUDA arrays, textures and surfaces", {"object", "what"}, {},
+                                "none: xcuda.cuda_array, xcuda.texture and xcuda.surface make them"};
+            for (const char* kind : {"cuda array", "texture", "surface"})
+            {
+                for (const std::string& text : resources->descriptions(kind))
+                {
+                    textures.rows.push_back({kind, text});
+                }
+            }
+            r.tables.push_back(textures);
+        }
         text_table cache{"Compile cache", {"entries", "hits", "misses", "on disk", "NVRTC runs in"}, {}, ""};
         compile_cache& c = compiler.memory();
         disk_cache& disk = compiler.disk();

@@ -1,5 +1,7 @@
 #include "ptx_decoder.hpp"
 
+#include "texture_decoder.hpp"
+
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -609,6 +611,10 @@ namespace xcuda::sim
     {
         std::vector<std::string> parts = split_at_dots(text);
         const std::string& base = parts[0];
+        if (texture_decoder::owns(base))
+        {
+            return texture_decoder::decode(parts, in);  // tex, tld4, suld, sust, txq, suq
+        }
         if (!opcode_named(base, in.op))
         {
             return "the instruction '" + base + "' is not implemented by the simulator";

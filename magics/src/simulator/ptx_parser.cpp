@@ -990,6 +990,21 @@ namespace xcuda::sim
                 return it->second;
             }
 
+            // The registers of a vector operand up to its '}' (its '{' read): at most 4, '_' a sink (-1).
+            void read_vector(operand& o)
+            {
+                do
+                {
+                    if (o.count == 4)
+                    {
+                        fail("a vector of more than 4 elements");
+                    }
+                    std::string name = identifier();
+                    o.regs[o.count++] = name == "_" ? -1 : register_index(name);
+                } while (accept(","));
+                expect("}");
+            }
+
             operand read_operand(std::string& label_name)
             {
                 operand o;
@@ -1024,22 +1039,19 @@ namespace xcuda::sim
                     {
                         o.value = integer();
                     }
+                    if (accept(","))  // [handle, {coordinates}]: tex, tld4, suld, sust
+                    {
+                        expect("{");
+                        o.what = operand::kind::texture;
+                        read_vector(o);
+                    }
                     expect("]");
                     return o;
                 }
                 if (accept("{"))
                 {
                     o.what = operand::kind::vector;
-                    do
-                    {
-                        if (o.count == 4)
-                        {
-                            fail("a vector of more than 4 elements");
-                        }
-                        std::string name = identifier();
-                        o.regs[o.count++] = name == "_" ? -1 : register_index(name);
-                    } while (accept(","));
-                    expect("}");
+                    read_vector(o);
                     return o;
                 }
                 if (accept("!"))

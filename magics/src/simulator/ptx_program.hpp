@@ -84,6 +84,7 @@ namespace xcuda::sim
             symbol,   // symbol: its address in its space
             address,  // [reg + value] or [symbol + value] (reg or symbol may be absent)
             vector,   // {regs[0..count)}; a sink '_' element is -1
+            texture,  // [reg, {regs[0..count)}]: a texture or surface handle and its coordinates
             label,    // value: the target pc
             sink,     // '_'
         };
@@ -108,6 +109,7 @@ namespace xcuda::sim
         bar, membar, shfl, vote, activemask, atom, red, redux, match,
         dp4a, dp2a,                   // dot products of bytes (and halves): warp_integer_operations.cpp
         add_carry, sub_carry, mad_carry,  // add.cc/addc, sub.cc/subc, mad.cc/madc: the per-lane carry flag
+        tex, tld4, suld, sust, txq, suq,  // textures and surfaces: warp_texture_operations.cpp (texture_decoder)
         set,                          // set.cmp.dtype.stype: a comparison written as a value (runs as half_arithmetic)
         half_arithmetic,              // .f16/.bf16(x2) arithmetic and set: warp_half_operations.cpp (family_op says which)
         rounded_arithmetic,           // f32/f64 add..sqrt with .rz/.rm/.rp, rcp/rsqrt.approx.ftz.f64: warp_float_rounding.cpp
@@ -157,6 +159,7 @@ namespace xcuda::sim
         bool carry_out = false;     // .cc: writes it
         std::uint8_t file = 0;      // the .loc file
         std::uint8_t vector = 1;    // ld/st .v2 .v4
+        std::uint8_t texture_form = 0;  // tex, tld4, suld, sust, txq, suq: geometry and mode (texture_decoder.hpp)
         std::int32_t guard = -1;    // @%p: the predicate register, or -1
         bool guard_negated = false;
         std::int32_t callee = -1;   // call: function index

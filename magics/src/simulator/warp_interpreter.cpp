@@ -992,6 +992,14 @@ namespace xcuda::sim
         case opcode::mad_carry:
             carry_arithmetic(in, active);
             return;
+        case opcode::tex:
+        case opcode::tld4:
+        case opcode::suld:
+        case opcode::sust:
+        case opcode::txq:
+        case opcode::suq:
+            texture_family(in, active);
+            return;
         case opcode::half_arithmetic:
             half_arithmetic(in, active);
             return;

@@ -21,6 +21,8 @@
 
 namespace xcuda::sim
 {
+    class texture_registry;
+
     // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
     // line and the registers it wrote, as "name = value" in the instruction's type.
     struct trace_step
@@ -84,6 +86,7 @@ namespace xcuda::sim
         thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
         unsigned threads = 1;                // host threads running blocks (block_executor's pool)
         std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
+        const texture_registry* textures = nullptr;  // the texture and surface objects (nullptr: none exist)
         launch_warnings* warnings = nullptr; // where warnings go (nullptr: none kept)
         bool strict_barriers = false;        // warps at different bar.sync 0 fail the launch (else: one barrier, a warning)
     };
@@ -233,6 +236,7 @@ namespace xcuda::sim
         void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
         void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
         void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
+        void texture_family(const instruction& in, std::uint32_t active);    // tex, tld4, suld, sust, txq, suq
         void half_arithmetic(const instruction& in, std::uint32_t active);   // .f16/.bf16(x2): warp_half_operations.cpp
         void half_compare(const instruction& in, std::uint32_t active);      // setp of halves, set of any type
         void rounded_arithmetic(const instruction& in, std::uint32_t active);  // directed roundings: warp_float_rounding.cpp

@@ -17,6 +17,7 @@
 #include "nvrtc_compiler.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
+#include "texture_registry.hpp"
 
 using namespace xcuda::sim;
 
@@ -96,6 +97,7 @@ namespace
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
+            context.textures = &textures;
             context.warnings = &warnings;
             context.strict_barriers = strict_barriers;
             block_executor(context).run_grid();
@@ -110,6 +112,7 @@ namespace
         std::string printed;  // device printf's output
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
+        texture_registry textures;  // the texture and surface objects a launch may read
         launch_warnings warnings;
         bool strict_barriers = false;
     };
