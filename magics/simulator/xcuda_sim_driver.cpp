@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "block_executor.hpp"
+#include "device_heap.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
 #include "xcuda_sim_shared.hpp"
@@ -40,6 +41,8 @@ namespace
     std::recursive_mutex g_mutex;
     using lock = std::lock_guard<std::recursive_mutex>;
     sim_memory g_memory;
+    device_heap g_heap;  // device malloc/free's, for the process's one context (cuCtxSetLimit sizes it)
+    std::size_t g_stack_limit = 1024, g_printf_fifo_limit = 1 << 20;  // nominal: kept and read back
 
     // The description of the last failure, returned by cuGetErrorString for its code.
     CUresult g_detail_code = CUDA_SUCCESS;
@@ -397,6 +400,36 @@ CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it ret
     print_pending();
     return CUDA_SUCCESS;
 }
+// CU_LIMIT_MALLOC_HEAP_SIZE sizes the device heap of malloc/free (8 MiB by default, as a GPU's); it cannot
+// change while a block malloc gave is alive. The stack and printf FIFO sizes are kept and read back only.
+CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    lock held(g_mutex);
+    switch (limit)
+    {
+    case CU_LIMIT_MALLOC_HEAP_SIZE:
+        if (!g_heap.set_bytes(value))
+        {
+            return failed(CUDA_ERROR_INVALID_VALUE, "the device heap (CU_LIMIT_MALLOC_HEAP_SIZE) cannot be resized while "
+                                                    "blocks that device malloc gave are not freed");
+        }
+        return CUDA_SUCCESS;
+    case CU_LIMIT_STACK_SIZE: g_stack_limit = value; return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: g_printf_fifo_limit = value; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    }
+}
+CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit)
+{
+    lock held(g_mutex);
+    switch (limit)
+    {
+    case CU_LIMIT_MALLOC_HEAP_SIZE: *value = g_heap.bytes(); return CUDA_SUCCESS;
+    case CU_LIMIT_STACK_SIZE: *value = g_stack_limit; return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: *value = g_printf_fifo_limit; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    }
+}
 CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
 {
     lock held(g_mutex);
@@ -664,15 +697,6 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attr
         return failed(CUDA_ERROR_INVALID_VALUE, "a read-only function attribute");
     }
 }
-// A grid-wide sync needs every block resident at once; the simulator runs a grid's blocks a few at a time.
-CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
-                                           unsigned int, unsigned int, unsigned int, CUstream, void**)
-{
-    return failed(CUDA_ERROR_NOT_SUPPORTED,
-                  "the PTX simulator cannot run a cooperative launch: it runs a grid's blocks a few at a time, and a "
-                  "grid-wide sync (cooperative_groups::this_grid().sync()) needs every block resident at once; run it "
-                  "on a GPU");
-}
 CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle)
 {
     auto* f = reinterpret_cast<function*>(handle);
@@ -735,8 +759,26 @@ namespace
                           "): run the kernel on a GPU of compute capability 9.0 or newer, or launch it without clusters");
     }
 }
+// cuLaunchKernel and cuLaunchCooperativeKernel: a cooperative launch runs every block at once (a grid-wide
+// sync waits for all of them), so its grid may hold only the blocks a device of the simulator's size holds
+// at once: the occupancy answer (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its one multiprocessor.
+static CUresult launch_grid(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                            unsigned int by, unsigned int bz, unsigned int shared, void** params, void** extra,
+                            bool cooperative);
 CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream, void** params, void** extra)
+{
+    return launch_grid(handle, gx, gy, gz, bx, by, bz, shared, params, extra, false);
+}
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz,
+                                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, CUstream,
+                                           void** params)
+{
+    return launch_grid(handle, gx, gy, gz, bx, by, bz, shared, params, nullptr, true);
+}
+static CUresult launch_grid(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                            unsigned int by, unsigned int bz, unsigned int shared, void** params, void** extra,
+                            bool cooperative)
 {
     lock held(g_mutex);
     auto* f = reinterpret_cast<function*>(handle);
@@ -799,6 +841,34 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     launch.block[2] = bz;
     launch.dynamic_shared = shared;
     launch.memory = &g_memory;
+    launch.heap = &g_heap;
+    std::vector<std::uint64_t> workspace(8, 0);  // a cooperative grid's: the counter its grid-wide syncs share
+    if (cooperative)
+    {
+        unsigned threads = bx * by * bz;
+        unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * gz, most = threads ? std::max(1u, std::min(32u, 2048 / threads)) : 0;
+        if (blocks > most)
+        {
+            return failed(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+                          "cuLaunchCooperativeKernel of " + entry.name + " with " + std::to_string(blocks) + " blocks of " +
+                              std::to_string(threads) + " threads: the simulated device holds " + std::to_string(most) +
+                              " such blocks at once, and a grid-wide sync needs every block resident");
+        }
+        launch.cooperative = true;
+        launch.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
+        g_memory.add(reinterpret_cast<std::uintptr_t>(workspace.data()), workspace.size() * 8, "cooperative grid workspace");
+    }
+    struct forget_workspace
+    {
+        std::uintptr_t at;
+        ~forget_workspace()
+        {
+            if (at)
+            {
+                g_memory.remove(at);
+            }
+        }
+    } forget{cooperative ? reinterpret_cast<std::uintptr_t>(workspace.data()) : 0};
     launch.step_limit = step_limit();
     launch.printf_output = &g_printf;
     const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
@@ -919,8 +989,9 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunct
 }
 // The launch of cuLaunchKernel (the same path, so it is interrupted, traced and checked the same way) with
 // cuLaunchKernelEx's attributes: a priority and programmatic stream serialization change nothing here (a launch
-// runs to its end when issued, in issue order); a cluster of one block is an ordinary launch; larger clusters and
-// cooperative launches are refused as cuLaunchKernel and cuLaunchCooperativeKernel refuse them.
+// runs to its end when issued, in issue order); a cluster of one block is an ordinary launch; larger clusters are
+// refused as cuLaunchKernel refuses a kernel's __cluster_dims__; a cooperative launch runs as
+// cuLaunchCooperativeKernel runs it (every block at once).
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, void** params, void** extra)
 {
     if (!config)

@@ -20,7 +20,8 @@ namespace
     }
 }
 
-namespace xcuda_fake __attribute__((visibility("hidden")))
+#pragma GCC visibility push(hidden)  // the fake's own symbols stay inside it
+namespace xcuda_fake
 {
     std::vector<std::size_t> known_sizes(const std::string& name)
     {
@@ -182,6 +183,7 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
         return true;
     }
 }
+#pragma GCC visibility pop
 
 namespace
 {

@@ -58,7 +58,8 @@
 #include <string>
 #include <vector>
 
-namespace xcuda_fake __attribute__((visibility("hidden")))
+#pragma GCC visibility push(hidden)  // the fake's own symbols stay inside it
+namespace xcuda_fake
 {
     extern std::recursive_mutex g_mutex;
     using lock = std::lock_guard<std::recursive_mutex>;
@@ -181,3 +182,4 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
     // At a synchronising call, with g_mutex held: what xcuda_fake_print_at_sync asked for, once.
     void print_at_sync();
 }
+#pragma GCC visibility pop

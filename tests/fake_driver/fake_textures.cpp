@@ -85,7 +85,8 @@ namespace
     }
 }
 
-namespace xcuda_fake __attribute__((visibility("hidden")))
+#pragma GCC visibility push(hidden)  // the fake's own symbols stay inside it
+namespace xcuda_fake
 {
     bool view_live(unsigned long long handle, bool surface)
     {
@@ -93,6 +94,7 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
         return found != g_views.end() && found->second.surface == surface;
     }
 }
+#pragma GCC visibility pop
 
 extern "C" long xcuda_fake_texture_counter(const char* name)
 {

@@ -132,7 +132,9 @@ namespace xcuda::sim
                 };
                 for (int k = 0; k < 32; ++k)
                 {
-                    n.emplace("%envreg" + std::to_string(k), special_register::envreg);
+                    n.emplace("%envreg" + std::to_string(k), k == 1   ? special_register::envreg1
+                                                             : k == 2 ? special_register::envreg2
+                                                                      : special_register::envreg);
                 }
                 return n;
             }();
@@ -995,9 +997,9 @@ namespace xcuda::sim
             {
                 do
                 {
-                    if (o.count == 4)
+                    if (o.count == 8)  // 8: a wmma fragment
                     {
-                        fail("a vector of more than 4 elements");
+                        fail("a vector of more than 8 elements");
                     }
                     std::string name = identifier();
                     o.regs[o.count++] = name == "_" ? -1 : register_index(name);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "block_executor.hpp"
+#include "device_heap.hpp"
 #include "fixture.hpp"
 #include "nvrtc_compiler.hpp"
 #include "ptx_parser.hpp"
@@ -97,6 +98,15 @@ namespace
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
+            context.heap = &heap;
+            if (cooperative)  // as cuLaunchCooperativeKernel: every block at once, a zeroed workspace for grid syncs
+            {
+                workspace.assign(8, 0);
+                memory.remove(reinterpret_cast<std::uintptr_t>(workspace.data()));
+                memory.add(reinterpret_cast<std::uintptr_t>(workspace.data()), workspace.size() * 8, "grid workspace");
+                context.cooperative = true;
+                context.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
+            }
             context.textures = &textures;
             context.warnings = &warnings;
             context.strict_barriers = strict_barriers;
@@ -112,6 +122,9 @@ namespace
         std::string printed;  // device printf's output
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
+        device_heap heap;      // device malloc/free's, kept across launches as a context's is
+        bool cooperative = false;
+        std::vector<std::uint64_t> workspace = std::vector<std::uint64_t>(8);
         texture_registry textures;  // the texture and surface objects a launch may read
         launch_warnings warnings;
         bool strict_barriers = false;

@@ -505,13 +505,7 @@ namespace xcuda
         }
         CUDA_KERNEL_NODE_PARAMS params{};
         params.func = d.function;
-        params.gridDimX = dims.grid[0];
-        params.gridDimY = dims.grid[1];
-        params.gridDimZ = dims.grid[2];
-        params.blockDimX = dims.block[0];
-        params.blockDimY = dims.block[1];
-        params.blockDimZ = dims.block[2];
-        params.sharedMemBytes = dims.shared_mem;
+        launch_attributes::set_dimensions(params, dims);
         params.kernelParams = arguments;
         return params;
     }

@@ -65,13 +65,7 @@ namespace xcuda
         CUlaunchConfig config_of(const launch_dims& dims, CUstream stream, std::vector<CUlaunchAttribute>& list)
         {
             CUlaunchConfig config{};
-            config.gridDimX = dims.grid[0];
-            config.gridDimY = dims.grid[1];
-            config.gridDimZ = dims.grid[2];
-            config.blockDimX = dims.block[0];
-            config.blockDimY = dims.block[1];
-            config.blockDimZ = dims.block[2];
-            config.sharedMemBytes = dims.shared_mem;
+            launch_attributes::set_dimensions(config, dims);
             config.hStream = stream;
             config.attrs = list.empty() ? nullptr : list.data();
             config.numAttrs = static_cast<unsigned>(list.size());

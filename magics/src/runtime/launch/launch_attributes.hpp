@@ -30,6 +30,20 @@ namespace xcuda
     class launch_attributes
     {
     public:
+        // dims' grid, block and dynamic shared memory into a CUlaunchConfig or CUDA_KERNEL_NODE_PARAMS (the
+        // same field names in both).
+        template <class T>
+        static void set_dimensions(T& target, const launch_dims& dims)
+        {
+            target.gridDimX = dims.grid[0];
+            target.gridDimY = dims.grid[1];
+            target.gridDimZ = dims.grid[2];
+            target.blockDimX = dims.block[0];
+            target.blockDimY = dims.block[1];
+            target.blockDimZ = dims.block[2];
+            target.sharedMemBytes = dims.shared_mem;
+        }
+
         // The kernel's __cluster_dims__ (CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_*), {0, 0, 0} when it has none or
         // the driver does not say (older drivers and GPUs).
         static std::array<unsigned, 3> required_cluster(CUfunction function);
