@@ -7,8 +7,6 @@ __cluster_dims__, cluster occupancy, priority and programmatic dependent launch,
   (cooperative_groups::this_cluster(), cluster.sync(), map_shared_rank) against numpy on a GPU of compute
   capability 9.0 or newer.
 """
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,21 +19,13 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "launch_attribute_scenarios.py"
 sys.path.insert(0, str(HERE))
 import launch_attribute_scenarios  # noqa: E402
+sys.path.insert(0, str(HERE.parent))
+from fake_scenario_runs import run_against_the_fake_driver  # noqa: E402
 
 
 @pytest.mark.parametrize("name", sorted(launch_attribute_scenarios.SCENARIOS))
 def test_scenario_against_the_fake_driver(name, launch_arguments_env, build_dir):
-    library = build_dir / "lib" / "libxcuda_fake_cuda.so"
-    assert library.exists(), f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON"
-    env = dict(os.environ)
-    env.pop("XCUDA_DEVICE", None)
-    env.pop("XCUDA_FAKE_CC_MAJOR", None)
-    env.update(launch_arguments_env)
-    env["XCUDA_LIBCUDA"] = str(library)
-    env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
-    ran = subprocess.run([sys.executable, str(SCRIPT), name], capture_output=True, text=True, timeout=300, env=env)
-    assert ran.returncode == 0, f"scenario {name} failed:\n{ran.stdout[-3000:]}\n{ran.stderr[-6000:]}"
-    assert f"scenario held: {name}" in ran.stdout
+    run_against_the_fake_driver(SCRIPT, name, build_dir, launch_arguments_env, drop=("XCUDA_FAKE_CC_MAJOR",))
 
 
 # The CUDA C++ Programming Guide's distributed shared memory histogram (section "Distributed Shared Memory"),

@@ -7,8 +7,6 @@
 - marked gpu: a tile copy through cp.async.bulk.tensor with an mbarrier, against numpy, out-of-bounds tiles
   filled with zeros.
 """
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,19 +19,13 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "tensor_map_scenarios.py"
 sys.path.insert(0, str(HERE))
 import tensor_map_scenarios  # noqa: E402
+sys.path.insert(0, str(HERE.parent))
+from fake_scenario_runs import run_against_the_fake_driver  # noqa: E402
 
 
 @pytest.mark.parametrize("name", sorted(tensor_map_scenarios.SCENARIOS))
 def test_scenario_against_the_fake_driver(name, build_dir):
-    library = build_dir / "lib" / "libxcuda_fake_cuda.so"
-    assert library.exists(), f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON"
-    env = dict(os.environ)
-    env.pop("XCUDA_DEVICE", None)
-    env["XCUDA_LIBCUDA"] = str(library)
-    env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
-    ran = subprocess.run([sys.executable, str(SCRIPT), name], capture_output=True, text=True, timeout=300, env=env)
-    assert ran.returncode == 0, f"scenario {name} failed:\n{ran.stdout[-3000:]}\n{ran.stderr[-6000:]}"
-    assert f"scenario held: {name}" in ran.stdout
+    run_against_the_fake_driver(SCRIPT, name, build_dir)
 
 
 # One 8 x 32 float tile per block, copied by TMA into shared memory (an mbarrier counts its bytes), then written
