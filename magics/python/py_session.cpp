@@ -10,6 +10,7 @@
 
 #include <cstdio>
 
+#include "cuda_driver.hpp"
 #include "cuda_module.hpp"
 #include "parse_interrupts.hpp"
 #include "cell_build.hpp"
@@ -271,15 +272,31 @@ namespace xcuda::python
         void register_device_choice(py::module_& m, notebook_session& notebook)
         {
             cuda_session& session = notebook.session;
-            m.def("use_simulator", [&session] { session_control::use_simulator(session); },
-                  R"(Run this session's kernels on the PTX simulator from now on, as XCUDA_DEVICE=simulator does at start.
+            m.def("_use_simulator", [&session] { return session_control::use_simulator(session); },
+                  "The core of xcuda.use_simulator(): switches, and returns the line that confirms it.");
+            m.def("_use_gpu", [&session] { return session_control::use_gpu(session); },
+                  "The core of xcuda.use_gpu(): switches back to the NVIDIA driver, and returns the line that "
+                  "confirms it.");
+            m.def("_take_fallback_notice", [] { return cuda_driver::take_fallback_notice(); },
+                  "Why the process fell back to the PTX simulator (\"no NVIDIA driver was found\"), the first time "
+                  "it is asked after the fallback; \"\" every other time.");
+            m.def("simulated",
+                  [] {
+                      try
+                      {
+                          return cuda_driver::get().simulated();
+                      }
+                      catch (const std::exception&)
+                      {
+                          return false;  // no device at all (XCUDA_DEVICE=gpu without a driver): not simulated
+                      }
+                  },
+                  R"(True when this session's kernels run on the PTX simulator, on the CPU.
 
-    For a machine without a GPU (or to learn with the simulator's checks: out-of-bounds accesses named
-    with their thread and cell line, races, barrier divergence) after the session has started: compiled
-    modules are kept and load there at their next launch. Before the first launch or allocation only: a
-    session that already has a CUDA context on a GPU keeps it (restart the kernel with
-    XCUDA_DEVICE=simulator instead); calling it again is harmless. xcuda.info() then says the device is
-    the simulator, and timings say they are simulated. docs/simulator.md.)");
+    Asks the driver layer, which falls back to the simulator where no NVIDIA driver or no device is
+    found and nothing chose the device (as the first launch would); makes no CUDA context. A notebook
+    uses it to keep measuring cells short there (xcuda.sized) and to label what it measured
+    (xcuda.measured). False on a GPU, and where there is no device at all.)");
             m.def("set_device", [&session](int ordinal) { session.set_device(ordinal); }, py::arg("ordinal"),
                   R"(Choose the current device: later allocations, Streams, Events, launches and synchronize() use it.
 
