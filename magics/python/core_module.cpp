@@ -30,6 +30,7 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_textures(m, notebook);
     register_session(m, notebook);
     register_placement(m, notebook);
+    register_tensor_maps(m, notebook);
     register_bench(m, notebook);
     register_replay(m);
     register_magics(m, notebook);

@@ -205,6 +205,8 @@ namespace xcuda::python
     void register_launcher(py::module_& m);
     // Parses kernel[grid, block(, stream(, shared_mem))] into dims and a stream.
     void parse_launch_key(const cuda_session& session, py::handle key, launch_dims& dims, py::object& stream_object);
+    // One dimension triple as kernel[grid, block] reads it (an int or a tuple of 1 to 3), `what` naming it.
+    std::array<unsigned, 3> parse_dims(py::handle value, const char* what);
     // A new Launcher. It owns a reference to the C++ kernel, not to the Kernel object, so a Kernel
     // caching its last Launcher makes no reference cycle.
     // `fast`: the Kernel object's fast-path cache (py_fast_launch.hpp), shared by its Launchers.
@@ -233,6 +235,9 @@ namespace xcuda::python
     void register_session(py::module_& m, notebook_session& notebook);
     // Ctrl-C / Kernel > Interrupt, asked by the core's waits with the GIL released (it takes the GIL).
     bool python_interrupted();
+
+    // ---- TMA tensor maps (py_tensor_map.cpp) ----
+    void register_tensor_maps(py::module_& m, notebook_session& notebook);
 
     // ---- placement: device choice, ipyparallel engines on a host (py_placement.cpp) ----
     void register_placement(py::module_& m, notebook_session& notebook);

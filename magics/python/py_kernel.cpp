@@ -461,6 +461,65 @@ namespace xcuda::python
                 .def("__repr__", [](const py_kernel& k) { return module_report::kernel_text(*k.kernel); });
         }
 
+        // Launch attributes (runtime/launch/launch_attributes): cluster=, priority=, programmatic= on top of
+        // grid, block, stream and shared_mem; the checks are the core's, at launch.
+        void parse_attributes(launch_dims& dims, py::object cluster, py::object priority, bool programmatic)
+        {
+            if (!cluster.is_none())
+            {
+                dims.cluster = parse_dims(cluster, "cluster");
+            }
+            if (!priority.is_none())
+            {
+                if (!PyLong_Check(priority.ptr()) && !PyIndex_Check(priority.ptr()))
+                {
+                    throw py::type_error("priority must be an int, not " + type_name(priority));
+                }
+                dims.priority = priority.cast<int>();
+                dims.has_priority = true;
+            }
+            dims.programmatic = programmatic;
+        }
+
+        void add_launch_attributes(py::class_<py_kernel>& kernel_class)
+        {
+            kernel_class
+                .def("configure",
+                     [](py_kernel& self, py::object grid, py::object block, py::object stream, py::object shared_mem,
+                        py::object cluster, py::object priority, bool programmatic) {
+                         launch_dims dims;
+                         py::object stream_object;
+                         parse_launch_key(self.kernel->module()->session(), py::make_tuple(grid, block, stream, shared_mem),
+                                          dims, stream_object);
+                         parse_attributes(dims, std::move(cluster), std::move(priority), programmatic);
+                         return make_launcher(self.kernel, dims, std::move(stream_object), self.fast);
+                     },
+                     py::arg("grid"), py::arg("block"), py::kw_only(), py::arg("stream") = py::none(),
+                     py::arg("shared_mem") = 0, py::arg("cluster") = py::none(), py::arg("priority") = py::none(),
+                     py::arg("programmatic") = false,
+                     R"(A Launcher with launch attributes, made with cuLaunchKernelEx.
+
+    kernel.configure(grid, block, cluster=(2, 1, 1))(*args) launches thread-block clusters of that shape
+    (compute capability 9.0+; the grid a multiple of the cluster on every axis; a kernel compiled with
+    __cluster_dims__ has its own, and a different cluster= is refused). priority= sets the launch's
+    priority, programmatic=True allows programmatic dependent launch. stream and shared_mem are those of
+    kernel[grid, block, stream, shared_mem]. Captured into a `with xcuda.graph()` block with its
+    attributes.)")
+                .def("max_active_clusters",
+                     [](py_kernel& self, py::object cluster, py::object block, py::object shared_mem) {
+                         launch_dims dims;
+                         py::object stream_object;
+                         parse_launch_key(self.kernel->module()->session(), py::make_tuple(1, block, py::none(), shared_mem),
+                                          dims, stream_object);
+                         parse_attributes(dims, cluster, py::none(), false);
+                         return self.kernel->max_active_clusters(dims);
+                     },
+                     py::arg("cluster") = py::none(), py::arg("block") = 128, py::arg("shared_mem") = 0,
+                     "cuOccupancyMaxActiveClusters: how many clusters of this shape (None: the kernel's "
+                     "__cluster_dims__) with this block and dynamic shared memory can be resident at once on the "
+                     "current GPU.");
+        }
+
         // Module: a compiled cell's kernels, variables, PTX and binary.
         void register_modules(py::module_& m)
         {
@@ -612,6 +671,7 @@ after it for non-const pointers).)");
         add_launches(kernel_class);
         add_descriptions(kernel_class, notebook);
         add_attributes(kernel_class);
+        add_launch_attributes(kernel_class);
 
         auto* kernel_type = reinterpret_cast<PyTypeObject*>(kernel_class.ptr());
         g_generic_subscript = kernel_type->tp_as_mapping->mp_subscript;

@@ -386,6 +386,11 @@ namespace xcuda::python
         dims.shared_mem = items.size() > 3 ? shared_mem_bytes(items[3]) : 0;
     }
 
+    std::array<unsigned, 3> parse_dims(py::handle value, const char* what)
+    {
+        return dims_from(value, what);
+    }
+
     py::object make_launcher(std::shared_ptr<cuda_kernel> kernel, const launch_dims& dims, py::object stream_object,
                              std::shared_ptr<fast_launch_cache> fast)
     {

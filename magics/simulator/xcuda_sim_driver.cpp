@@ -716,6 +716,12 @@ CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, 
                                                     : 232448 - static_cast<int>(f->owner->program.static_shared_bytes);
         break;
     }
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+        // __cluster_dims__ (.reqnctapercluster), as the driver reports it.
+        *value = static_cast<int>(entry.cluster_dims[attribute - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH]);
+        break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = 90; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = 90; break;
     default:
@@ -742,6 +748,17 @@ CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* off
     *size = p.size;
     return CUDA_SUCCESS;
 }
+namespace
+{
+    // Thread-block clusters of more than one block: their blocks must run together (cluster barriers,
+    // distributed shared memory), which the simulator does not do yet; refused rather than run wrong.
+    CUresult clusters_refused(const std::string& what)
+    {
+        return failed(CUDA_ERROR_NOT_SUPPORTED,
+                      "the PTX simulator does not run thread-block clusters of more than one block yet (" + what +
+                          "): run the kernel on a GPU of compute capability 9.0 or newer, or launch it without clusters");
+    }
+}
 // cuLaunchKernel and cuLaunchCooperativeKernel: a cooperative launch runs every block at once (a grid-wide
 // sync waits for all of them), so its grid may hold only the blocks a device of the simulator's size holds
 // at once: the occupancy answer (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its one multiprocessor.
@@ -767,6 +784,11 @@ static CUresult launch_grid(CUfunction handle, unsigned int gx, unsigned int gy,
     auto* f = reinterpret_cast<function*>(handle);
     const ptx_program& program = f->owner->program;
     const ptx_function& entry = program.functions[static_cast<std::size_t>(f->index)];
+    if (entry.cluster_dims[0] * entry.cluster_dims[1] * entry.cluster_dims[2] > 1)
+    {
+        return clusters_refused(entry.name + " is compiled with __cluster_dims__(" + std::to_string(entry.cluster_dims[0]) +
+                                ", " + std::to_string(entry.cluster_dims[1]) + ", " + std::to_string(entry.cluster_dims[2]) + ")");
+    }
     std::vector<std::uint8_t> packed(std::max<std::size_t>(entry.param_bytes, 1), 0);
     if (params)
     {
@@ -964,4 +986,57 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunct
     *grid = 1;
     *block = 256;
     return CUDA_SUCCESS;
+}
+// The launch of cuLaunchKernel (the same path, so it is interrupted, traced and checked the same way) with
+// cuLaunchKernelEx's attributes: a priority and programmatic stream serialization change nothing here (a launch
+// runs to its end when issued, in issue order); a cluster of one block is an ordinary launch; larger clusters are
+// refused as cuLaunchKernel refuses a kernel's __cluster_dims__; a cooperative launch runs as
+// cuLaunchCooperativeKernel runs it (every block at once).
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, void** params, void** extra)
+{
+    if (!config)
+    {
+        return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernelEx without a launch configuration");
+    }
+    for (unsigned i = 0; i < config->numAttrs; ++i)
+    {
+        const CUlaunchAttribute& a = config->attrs[i];
+        switch (a.id)
+        {
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        {
+            const auto& c = a.value.clusterDim;
+            if (!c.x || !c.y || !c.z || config->gridDimX % c.x || config->gridDimY % c.y || config->gridDimZ % c.z)
+            {
+                return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernelEx: the grid is not a multiple of the cluster");
+            }
+            if (static_cast<unsigned long long>(c.x) * c.y * c.z > 1)
+            {
+                return clusters_refused("cluster=(" + std::to_string(c.x) + ", " + std::to_string(c.y) + ", " +
+                                        std::to_string(c.z) + ")");
+            }
+            break;
+        }
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+            if (a.value.cooperative)
+            {
+                return cuLaunchCooperativeKernel(handle, config->gridDimX, config->gridDimY, config->gridDimZ,
+                                                 config->blockDimX, config->blockDimY, config->blockDimZ,
+                                                 config->sharedMemBytes, config->hStream, params);
+            }
+            break;
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+            break;
+        default:
+            return failed(CUDA_ERROR_NOT_SUPPORTED, "cuLaunchKernelEx: launch attribute " + std::to_string(a.id) +
+                                                        " is not simulated");
+        }
+    }
+    return cuLaunchKernel(handle, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                          config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params, extra);
+}
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*)
+{
+    return clusters_refused("cluster occupancy");
 }

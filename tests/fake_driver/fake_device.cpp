@@ -25,7 +25,12 @@ extern "C" long xcuda_fake_counter(const char* name)
          : which == "pageable_copies" ? g_count.pageable_copies : which == "allocations" ? g_count.allocations
          : which == "device_bytes" ? g_count.device_bytes : which == "attribute_sets" ? g_count.attribute_sets
          : which == "cooperative_launches" ? g_count.cooperative_launches
-         : which == "buffer_launches" ? g_count.buffer_launches : -1;
+         : which == "buffer_launches" ? g_count.buffer_launches : which == "ex_launches" ? g_count.ex_launches
+         : which == "last_cluster_x" ? g_count.last_cluster_x : which == "last_cluster_y" ? g_count.last_cluster_y
+         : which == "last_cluster_z" ? g_count.last_cluster_z : which == "last_priority" ? g_count.last_priority
+         : which == "last_has_priority" ? g_count.last_has_priority
+         : which == "last_programmatic" ? g_count.last_programmatic
+         : which == "last_cooperative" ? g_count.last_cooperative : -1;
 }
 
 // XCUDA_FAKE_CUINIT: the CUresult cuInit returns (unset: success), for the driver layer's choice between
@@ -92,7 +97,13 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
 {
     switch (attribute)
     {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    {
+        // XCUDA_FAKE_CC_MAJOR: an older GPU (8 for one without thread-block clusters); 9 when unset.
+        const char* text = std::getenv("XCUDA_FAKE_CC_MAJOR");
+        *value = text && *text ? std::atoi(text) : 9;
+        break;
+    }
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = k_multiprocessors; break;
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *value = 1; break;

@@ -270,3 +270,118 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunct
     *block = 256;
     return CUDA_SUCCESS;
 }
+// cuLaunchKernelEx: the launch of cuLaunchKernel, its attributes counted (ex_launches, last_*); a cluster
+// that does not divide the grid, or one given to a kernel with its own (the "clustered" kernel), fails as
+// on a GPU. Captured as cuLaunchKernel is.
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, void** params, void** extra)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    counters seen = g_count;
+    seen.last_cluster_x = seen.last_cluster_y = seen.last_cluster_z = 0;
+    seen.last_has_priority = seen.last_priority = 0;
+    seen.last_programmatic = seen.last_cooperative = 0;
+    for (unsigned i = 0; i < config->numAttrs; ++i)
+    {
+        const CUlaunchAttribute& a = config->attrs[i];
+        if (a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        {
+            const auto& c = a.value.clusterDim;
+            if (f->name == "clustered" || !c.x || !c.y || !c.z || config->gridDimX % c.x || config->gridDimY % c.y ||
+                config->gridDimZ % c.z)
+            {
+                return CUDA_ERROR_INVALID_VALUE;
+            }
+            seen.last_cluster_x = c.x;
+            seen.last_cluster_y = c.y;
+            seen.last_cluster_z = c.z;
+        }
+        else if (a.id == CU_LAUNCH_ATTRIBUTE_PRIORITY)
+        {
+            seen.last_has_priority = 1;
+            seen.last_priority = a.value.priority;
+        }
+        else if (a.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+        {
+            seen.last_programmatic = a.value.programmaticStreamSerializationAllowed;
+        }
+        else if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+        {
+            seen.last_cooperative = a.value.cooperative;
+        }
+        else
+        {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    std::vector<std::vector<char>> values;
+    if (!shared_fits(*f, config->sharedMemBytes) || !launch_params(*f, params, extra, values))
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    ++seen.ex_launches;
+    g_count = seen;
+    unsigned threads = config->gridDimX * config->gridDimY * config->gridDimZ * config->blockDimX * config->blockDimY *
+                       config->blockDimZ;
+    if (capturing(config->hStream))
+    {
+        record(config->hStream, new node{true, f, threads, std::move(values), nullptr, nullptr, 0});
+        return CUDA_SUCCESS;
+    }
+    run_kernel(*f, threads, values);
+    return CUDA_SUCCESS;
+}
+// Clusters per device: the resident blocks (k_blocks_per_sm x k_multiprocessors) over the cluster's blocks.
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* clusters, CUfunction handle, const CUlaunchConfig* config)
+{
+    lock held(g_mutex);
+    auto* f = reinterpret_cast<function*>(handle);
+    unsigned size = f->name == "clustered" ? 2 : 0;
+    for (unsigned i = 0; i < config->numAttrs; ++i)
+    {
+        if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        {
+            const auto& c = config->attrs[i].value.clusterDim;
+            size = c.x * c.y * c.z;
+        }
+    }
+    if (!size)
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *clusters = static_cast<int>(k_blocks_per_sm * k_multiprocessors / size);
+    return CUDA_SUCCESS;
+}
+// cuTensorMapEncodeTiled: the fake's own layout, so a test can see what reached the driver (in its order,
+// innermost dimension first): opaque[0] the address, [1] the data type, [2] the rank, [3..7] globalDim,
+// [8..11] globalStrides, [12] the boxDim packed 12 bits each, [13] the element strides 4 bits each,
+// [14] interleave | swizzle << 8 | l2Promotion << 16 | oobFill << 24, [15] a marker.
+CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                        const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                        const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                        CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+    lock held(g_mutex);
+    if (!map || rank == 0 || rank > 5 || reinterpret_cast<std::uintptr_t>(address) % 16 ||
+        reinterpret_cast<std::uintptr_t>(map) % 64)
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::memset(map, 0, sizeof *map);
+    map->opaque[0] = reinterpret_cast<std::uintptr_t>(address);
+    map->opaque[1] = static_cast<cuuint64_t>(type);
+    map->opaque[2] = rank;
+    for (cuuint32_t i = 0; i < rank; ++i)
+    {
+        map->opaque[3 + i] = dims[i];
+        if (i + 1 < rank)
+        {
+            map->opaque[8 + i] = strides[i];
+        }
+        map->opaque[12] |= static_cast<cuuint64_t>(box[i]) << (12 * i);
+        map->opaque[13] |= static_cast<cuuint64_t>(element_strides[i]) << (4 * i);
+    }
+    map->opaque[14] = interleave | swizzle << 8 | l2 << 16 | static_cast<cuuint64_t>(oob) << 24;
+    map->opaque[15] = 0x7e45;
+    return CUDA_SUCCESS;
+}

@@ -162,6 +162,10 @@ CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, 
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 16; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = 49152; break;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *value = -1; break;
+    // A kernel named "clustered" stands for one compiled with __cluster_dims__(2, 1, 1).
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: *value = f->name == "clustered" ? 2 : 0; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: *value = f->name == "clustered" ? 1 : 0; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *value = f->name == "clustered" ? 1 : 0; break;
     default: *value = 0; break;
     }
     return CUDA_SUCCESS;

@@ -80,6 +80,10 @@ namespace xcuda_fake
         long attribute_sets = 0;   // cuFuncSetAttribute successes
         long cooperative_launches = 0;  // cuLaunchCooperativeKernel successes
         long buffer_launches = 0;  // cuLaunchKernel given its parameters as one buffer (extra)
+        long ex_launches = 0;      // cuLaunchKernelEx successes, and the attributes of the last one:
+        long last_cluster_x = 0, last_cluster_y = 0, last_cluster_z = 0;  // CLUSTER_DIMENSION (0: none given)
+        long last_has_priority = 0, last_priority = 0;  // PRIORITY given, and its value
+        long last_programmatic = 0, last_cooperative = 0;
     };
     extern counters g_count;
 

@@ -78,12 +78,16 @@ namespace xcuda
 // instantiation, replay, kernel-node updates) are optional so that a driver without them still runs
 // everything else; runtime/cuda_graph says which one is missing. cuFuncSetAttribute, cuModuleGetGlobal and
 // cuLaunchCooperativeKernel are in every CUDA 13 driver, but optional so that a test double without them
-// still runs the rest; their callers name the missing call.
+// still runs the rest; their callers name the missing call. cuLaunchKernelEx and cuOccupancyMaxActiveClusters
+// (CUDA 12.0+) carry launch attributes (clusters, priority, programmatic dependent launch: launch_attributes).
 #define XCUDA_DRIVER_OPTIONAL(X)          \
     X(cuFuncGetParamInfo)                 \
     X(cuFuncSetAttribute)                 \
     X(cuModuleGetGlobal)                  \
     X(cuLaunchCooperativeKernel)          \
+    X(cuLaunchKernelEx)                   \
+    X(cuOccupancyMaxActiveClusters)       \
+    X(cuTensorMapEncodeTiled)             \
     X(cuDeviceGetUuid)                    \
     X(cuStreamBeginCapture)               \
     X(cuStreamEndCapture)                 \

@@ -677,17 +677,27 @@ namespace xcuda::sim
                 {
                     std::string directive = next().text;
                     std::uint64_t threads = 1;
+                    std::vector<std::uint32_t> numbers;
                     while (peek().what == token::kind::number || peek().text == ",")
                     {
                         const std::string number = next().text;
                         if (number != ",")
                         {
                             threads *= std::strtoull(number.c_str(), nullptr, 0);
+                            numbers.push_back(static_cast<std::uint32_t>(std::strtoull(number.c_str(), nullptr, 0)));
                         }
                     }
                     if (directive == ".maxntid" || directive == ".reqntid")
                     {
                         m_program.functions[static_cast<std::size_t>(index)].max_threads = static_cast<std::uint32_t>(threads);
+                    }
+                    else if (directive == ".reqnctapercluster")  // __cluster_dims__(x, y, z)
+                    {
+                        auto& cluster = m_program.functions[static_cast<std::size_t>(index)].cluster_dims;
+                        for (std::size_t i = 0; i < 3; ++i)
+                        {
+                            cluster[i] = i < numbers.size() ? numbers[i] : 1;
+                        }
                     }
                 }
                 if (accept(";"))

@@ -7,6 +7,7 @@
 #include "device_buffer.hpp"
 #include "errors.hpp"
 #include "host_staging.hpp"
+#include "launch_attributes.hpp"
 #include "pinned_memory.hpp"
 
 namespace xcuda
@@ -36,7 +37,8 @@ namespace xcuda
         std::string launch_text(const std::string& kernel, const launch_dims& dims)
         {
             return kernel + "[" + dims_text(dims.grid) + ", " + dims_text(dims.block) +
-                   (dims.shared_mem ? ", " + std::to_string(dims.shared_mem) : std::string()) + "]";
+                   (dims.shared_mem ? ", " + std::to_string(dims.shared_mem) : std::string()) +
+                   launch_attributes::text(dims) + "]";
         }
     }
 

@@ -8,6 +8,7 @@
 #include "cuda_driver.hpp"
 #include "errors.hpp"
 #include "function_attribute.hpp"
+#include "launch_attributes.hpp"
 
 namespace xcuda
 {
@@ -461,6 +462,11 @@ namespace xcuda
             d = with_dynamic_shared(d, dims.shared_mem);
         }
         launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
+        if (dims.has_attributes())
+        {
+            launch_with_attributes(d.function, dims, stream, arguments);
+            return;
+        }
         if (cooperative())
         {
             const cuda_driver& driver = cuda_driver::get();
@@ -489,6 +495,29 @@ namespace xcuda
         session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
     }
 
+    void cuda_kernel::launch_with_attributes(CUfunction function, const launch_dims& dims, CUstream stream,
+                                             const argument_block& arguments)
+    {
+        cuda_session& session = m_module->session();
+        std::array<unsigned, 3> required = launch_attributes::required_cluster(function);
+        launch_attributes::check(dims, session.properties(), required, m_signature.name);
+        launch_attributes::launch(function, dims, stream, cooperative(), required, arguments, m_signature.name);
+        session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
+    }
+
+    int cuda_kernel::max_active_clusters(const launch_dims& dims)
+    {
+        per_device d = prepared();
+        cuda_session& session = m_module->session();
+        session.make_current();
+        std::array<unsigned, 3> required = launch_attributes::required_cluster(d.function);
+        // The grid of one cluster: the occupancy does not depend on it, and the driver wants a whole one.
+        launch_dims one = dims;
+        one.grid = required[0] ? required : dims.cluster[0] ? dims.cluster : dims.grid;
+        launch_attributes::check(one, session.properties(), required, m_signature.name);
+        return launch_attributes::max_active_clusters(d.function, one, required, m_signature.name);
+    }
+
     CUDA_KERNEL_NODE_PARAMS cuda_kernel::node_params(const launch_dims& dims, void** arguments)
     {
         per_device d = prepared();
@@ -499,15 +528,15 @@ namespace xcuda
             d = with_dynamic_shared(d, dims.shared_mem);
         }
         launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
+        if (dims.has_attributes())
+        {
+            // A graph node keeps the attributes it was captured with; a new grid must still hold whole clusters.
+            launch_attributes::check(dims, session.properties(), launch_attributes::required_cluster(d.function),
+                                     m_signature.name);
+        }
         CUDA_KERNEL_NODE_PARAMS params{};
         params.func = d.function;
-        params.gridDimX = dims.grid[0];
-        params.gridDimY = dims.grid[1];
-        params.gridDimZ = dims.grid[2];
-        params.blockDimX = dims.block[0];
-        params.blockDimY = dims.block[1];
-        params.blockDimZ = dims.block[2];
-        params.sharedMemBytes = dims.shared_mem;
+        launch_attributes::set_dimensions(params, dims);
         params.kernelParams = arguments;
         return params;
     }

@@ -127,6 +127,10 @@ namespace xcuda
         // driver copies the values when it is given them).
         CUDA_KERNEL_NODE_PARAMS node_params(const launch_dims& dims, void** arguments);
 
+        // Thread-block clusters (launch_attributes): how many clusters of dims.cluster (or the kernel's
+        // __cluster_dims__) with dims' block and shared memory fit on the current device at once.
+        int max_active_clusters(const launch_dims& dims);
+
         int max_threads_per_block();
         int registers();
 
@@ -181,6 +185,9 @@ namespace xcuda
         // memory, and returns the entry with the new limit; beyond that, argument_value_error naming both.
         per_device with_dynamic_shared(const per_device& entry, unsigned bytes);
         void check_dynamic_shared_limit(long long bytes, int static_shared) const;
+        // launch() of dims with launch attributes (cluster, priority, programmatic): cuLaunchKernelEx.
+        void launch_with_attributes(CUfunction function, const launch_dims& dims, CUstream stream,
+                                    const argument_block& arguments);
         // The current device's entry, prepared (function looked up, limits read) if needed: a copy,
         // since another thread may add devices meanwhile.
         per_device prepared();

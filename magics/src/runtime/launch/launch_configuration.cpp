@@ -1,6 +1,7 @@
 #include "launch_configuration.hpp"
 
 #include "errors.hpp"
+#include "launch_attributes.hpp"
 
 namespace xcuda
 {
@@ -123,6 +124,6 @@ namespace xcuda
         {
             text += ", shared_mem=" + std::to_string(dims.shared_mem);
         }
-        return text + "]>";
+        return text + launch_attributes::text(dims) + "]>";
     }
 }

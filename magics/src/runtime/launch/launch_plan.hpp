@@ -54,6 +54,13 @@ namespace xcuda
         std::array<unsigned, 3> grid{1, 1, 1};
         std::array<unsigned, 3> block{1, 1, 1};
         unsigned shared_mem = 0;
+        // Launch attributes (kernel.configure; launch_attributes): a thread-block cluster ({0, 0, 0}: none
+        // asked), a priority, programmatic dependent launch. Any of them makes the launch cuLaunchKernelEx.
+        std::array<unsigned, 3> cluster{0, 0, 0};
+        int priority = 0;
+        bool has_priority = false;
+        bool programmatic = false;
+        bool has_attributes() const noexcept { return cluster[0] != 0 || has_priority || programmatic; }
     };
 
     // "(256, 1, 1)": a grid or block as messages and replay scripts write it.

@@ -438,6 +438,12 @@ namespace xcuda
     replay_bundle replay_bundle::from_call(const launch_call& call, bool on_gpu)
     {
         cuda_kernel& kernel = call.kernel();
+        if (call.dims().has_attributes())
+        {
+            // The bundle's manifest has no words for them, and a replay without them would be another launch.
+            throw usage_error("a launch with launch attributes (cluster, priority, programmatic) cannot be written "
+                              "down for a replay, profile or sanitizer run yet: use kernel[grid, block] for those");
+        }
         cuda_module& module = *kernel.module();
         cuda_session& session = module.session();
         std::string arch;

@@ -1,0 +1,110 @@
+"""Scenarios of xcuda.tensor_map (issue 45 item 3) against the fake driver (tests/fake_driver), each run in a
+process of its own by tests/runtime/test_tensor_maps.py.
+
+The fake's cuTensorMapEncodeTiled writes what it was given into the map in a layout of its own (see
+fake_launches.cpp): opaque[0] the address, [1] the data type, [2] the rank, [3..7] the dimensions and
+[8..11] the byte strides innermost first, [12] the box (12 bits each), [13] the element strides (4 bits each),
+[14] interleave | swizzle << 8 | l2 << 16 | oob << 24, [15] 0x7e45.
+
+    python3 tests/runtime/tensor_map_scenarios.py NAME     # exits 0 when the scenario holds
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import xcuda  # noqa: E402
+from launch_feature_scenarios import expect  # noqa: E402
+from thread_runs import run_in_threads  # noqa: E402  (tests/thread_runs.py)
+
+
+def words(tm):
+    return np.frombuffer(bytes(tm), np.uint64)
+
+
+def encodes_in_the_drivers_order():
+    d = xcuda.zeros((6, 5, 40), np.float32)  # strides 800, 160, 4 bytes
+    tm = xcuda.tensor_map(d, box=(2, 3, 8), element_strides=(1, 2, 1), swizzle="32B", l2_promotion="128B",
+                          oob_fill="nan")
+    assert memoryview(tm).nbytes == 128 and tm.array is d and tm.box == (2, 3, 8) and tm.dtype == "float32"
+    w = words(tm)
+    assert w[15] == 0x7E45
+    assert w[0] == d.ptr and w[1] == 7 and w[2] == 3  # CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+    assert list(w[3:6]) == [40, 5, 6] and list(w[8:10]) == [160, 800]
+    assert w[12] == 8 | 3 << 12 | 2 << 24 and w[13] == 1 | 2 << 4 | 1 << 8
+    assert w[14] == 0 | 1 << 8 | 2 << 16 | 1 << 24
+    assert "box=(2, 3, 8)" in repr(tm)
+    one = xcuda.tensor_map(xcuda.zeros(64, np.uint8), box=16)
+    assert list(words(one)[1:4]) == [0, 1, 64] and words(one)[12] == 16
+    half = xcuda.tensor_map(xcuda.zeros((4, 64), np.float16), box=(4, 64), swizzle="128B")
+    assert words(half)[1] == 6 and words(half)[14] == 3 << 8
+
+
+def refusals():
+    d = xcuda.zeros((8, 64), np.float32)
+    with expect(TypeError, "device memory", "xcuda.to_device"):
+        xcuda.tensor_map(np.zeros((8, 64), np.float32), box=(8, 32))
+    with expect(ValueError, "16-byte aligned", "offset view"):
+        xcuda.tensor_map(xcuda.zeros(65, np.float32)[1:], box=16)
+    with expect(ValueError, "stride of dimension 0 is 20 bytes", "multiple of 16"):
+        xcuda.tensor_map(xcuda.zeros((4, 5), np.float32), box=(4, 4))
+    with expect(ValueError, "box[1] = 300", "1 to 256"):
+        xcuda.tensor_map(d, box=(8, 300))
+    with expect(ValueError, "inner row is 12 bytes", "multiple of 16"):
+        xcuda.tensor_map(d, box=(8, 3))
+    with expect(ValueError, "64 bytes, wider than swizzle='32B'"):
+        xcuda.tensor_map(d, box=(8, 16), swizzle="32B")
+    with expect(ValueError, "element_strides[0] = 9", "1 to 8"):
+        xcuda.tensor_map(d, box=(8, 16), element_strides=(9, 1))
+    with expect(ValueError, "6 dimensions", "1 to 5"):
+        xcuda.tensor_map(xcuda.zeros((1, 1, 1, 1, 1, 16), np.float32), box=(1, 1, 1, 1, 1, 16))
+    with expect(ValueError, "3 to 5 when interleaved"):
+        xcuda.tensor_map(d, box=(8, 16), interleave="16B")
+    with expect(ValueError, "interleave='32B' needs swizzle='32B'"):
+        xcuda.tensor_map(xcuda.zeros((2, 2, 64), np.float32), box=(2, 2, 8), interleave="32B")
+    with expect(ValueError, "oob_fill='nan' is for float elements", "int32"):
+        xcuda.tensor_map(xcuda.zeros((8, 64), np.int32), box=(8, 16), oob_fill="nan")
+    with expect(ValueError, "swizzle='bogus'", "'none', '32B', '64B', '128B'"):
+        xcuda.tensor_map(d, box=(8, 16), swizzle="bogus")
+    with expect(ValueError, "one value per dimension"):
+        xcuda.tensor_map(d, box=16)
+    with expect(TypeError, "complex64"):
+        xcuda.tensor_map(xcuda.zeros((8, 64), np.complex64), box=(8, 8))
+    with expect(TypeError, "box must"):
+        xcuda.tensor_map(d, box="8, 16")
+    # The session keeps working.
+    assert words(xcuda.tensor_map(d, box=(8, 16)))[15] == 0x7E45
+
+
+def passed_as_a_kernel_parameter():
+    m = xcuda.compile(r"""
+#include <cuda.h>
+extern "C" __global__ void take(const __grid_constant__ CUtensorMap map, float* out) { out[0] = 1.0f; }
+""", name="take_map")
+    d = xcuda.zeros((8, 64), np.float32)
+    out = xcuda.zeros(1, np.float32)
+    m.take[1, 1](xcuda.tensor_map(d, box=(8, 16)), out)
+    m.take[1, 1](bytes(128), out)  # raw 128 bytes
+    with expect(TypeError, "CUtensorMap) is 128 bytes", "has 127 bytes"):
+        m.take[1, 1](bytes(127), out)
+
+
+def encodes_from_threads():
+    arrays = [xcuda.zeros((16, 64), np.float32) for _ in range(4)]
+
+    def work(i):
+        for k in range(50):
+            tm = xcuda.tensor_map(arrays[i], box=(1 + k % 16, 16))
+            w = words(tm)
+            assert w[0] == arrays[i].ptr and w[12] == 16 | (1 + k % 16) << 12, (i, k)
+    run_in_threads(work, 4)
+
+
+SCENARIOS = {f.__name__: f for f in (encodes_in_the_drivers_order, refusals, passed_as_a_kernel_parameter,
+                                     encodes_from_threads)}
+
+if __name__ == "__main__":
+    SCENARIOS[sys.argv[1]]()
+    print("scenario held:", sys.argv[1])

@@ -1,0 +1,161 @@
+"""Launch attributes: thread-block clusters per launch (kernel.configure(grid, block, cluster=...)), a kernel's
+__cluster_dims__, cluster occupancy, priority and programmatic dependent launch, in graphs too (issue 45 item 4).
+
+- against the fake driver (tests/fake_driver): every scenario of tests/runtime/launch_attribute_scenarios.py in
+  a child process (which attributes reach cuLaunchKernelEx, the refusals and their messages, threads);
+- marked gpu: the Programming Guide's distributed-shared-memory histogram and a cluster reduction
+  (cooperative_groups::this_cluster(), cluster.sync(), map_shared_rank) against numpy on a GPU of compute
+  capability 9.0 or newer.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xcuda
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "launch_attribute_scenarios.py"
+sys.path.insert(0, str(HERE))
+import launch_attribute_scenarios  # noqa: E402
+sys.path.insert(0, str(HERE.parent))
+from fake_scenario_runs import run_against_the_fake_driver  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(launch_attribute_scenarios.SCENARIOS))
+def test_scenario_against_the_fake_driver(name, launch_arguments_env, build_dir):
+    run_against_the_fake_driver(SCRIPT, name, build_dir, launch_arguments_env, drop=("XCUDA_FAKE_CC_MAJOR",))
+
+
+# The CUDA C++ Programming Guide's distributed shared memory histogram (section "Distributed Shared Memory"),
+# as pasted, and a cluster-wide sum: each block sums its slice into its shared memory, block 0 of the cluster
+# reads the others' through map_shared_rank.
+CLUSTER_KERNELS = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+extern "C" __global__ void clusterHist_kernel(int *bins, const int nbins, const int bins_per_block,
+                                              const int *__restrict__ input, size_t array_size)
+{
+  extern __shared__ int smem[];
+  namespace cg = cooperative_groups;
+  int tid = cg::this_grid().thread_rank();
+  cg::cluster_group cluster = cg::this_cluster();
+  unsigned int clusterBlockRank = cluster.block_rank();
+  int cluster_size = cluster.dim_blocks().x;
+  for (int i = threadIdx.x; i < bins_per_block; i += blockDim.x) smem[i] = 0;
+  cluster.sync();
+  for (int i = tid; i < array_size; i += blockDim.x * gridDim.x)
+  {
+    int ldata = input[i];
+    int binid = ldata;
+    if (ldata < 0) binid = 0;
+    else if (ldata >= nbins) binid = nbins - 1;
+    int dst_block_rank = (int)(binid / bins_per_block);
+    int dst_offset = binid % bins_per_block;
+    int *dst_smem = cluster.map_shared_rank(smem, dst_block_rank);
+    atomicAdd(dst_smem + dst_offset, 1);
+  }
+  cluster.sync();
+  int *lbins = bins + cluster.block_rank() * bins_per_block;
+  for (int i = threadIdx.x; i < bins_per_block; i += blockDim.x) atomicAdd(&lbins[i], smem[i]);
+}
+
+extern "C" __global__ void cluster_sum(const float* x, float* sums, unsigned n)
+{
+  __shared__ float partial;
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0) partial = 0.0f;
+  __syncthreads();
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(&partial, x[i]);
+  cluster.sync();
+  if (cluster.block_rank() == 0 && threadIdx.x == 0)
+  {
+    float total = 0.0f;
+    for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&partial, r);
+    sums[blockIdx.x / cluster.dim_blocks().x] = total;
+  }
+  cluster.sync();  // the other blocks' shared memory lives until block 0 has read it
+}
+
+extern "C" __global__ void __cluster_dims__(4, 1, 1) where_am_i(unsigned* out)
+{
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0)
+  {
+    unsigned b = blockIdx.x;
+    out[4 * b + 0] = cluster.block_rank();
+    out[4 * b + 1] = cluster.num_blocks();
+    out[4 * b + 2] = cluster.block_index().x;
+    out[4 * b + 3] = cluster.dim_blocks().x;
+  }
+}
+"""
+
+
+def histogram_expected(values, nbins):
+    return np.bincount(np.clip(values, 0, nbins - 1), minlength=nbins).astype(np.int32)
+
+
+def run_cluster_kernels(m):
+    """The three kernels' results against numpy; shared by the GPU test and the simulator's."""
+    rng = np.random.default_rng(45)
+    cluster, bins_per_block = 4, 32
+    nbins = cluster * bins_per_block
+    values = rng.integers(-5, nbins + 5, size=5000).astype(np.int32)
+    bins = xcuda.zeros(nbins, np.int32)
+    m.clusterHist_kernel.configure(8, 128, shared_mem=bins_per_block * 4, cluster=cluster)(
+        bins, nbins, bins_per_block, values, values.size)
+    assert np.array_equal(bins.copy_to_host(), histogram_expected(values, nbins))
+
+    x = rng.integers(-8, 8, size=1000).astype(np.float32)  # small integers: every order of sums is exact
+    sums = np.zeros(4, np.float32)
+    m.cluster_sum.configure(8, 128, cluster=(2, 1, 1))(x, sums, x.size)
+    padded = np.concatenate([x, np.zeros(1024 - x.size, np.float32)])
+    assert np.array_equal(sums, padded.reshape(4, 256).sum(axis=1))
+
+    out = np.zeros(8 * 4, np.uint32)
+    m.where_am_i[8, 32](out)
+    b = np.arange(8)
+    expected = np.stack([b % 4, np.full(8, 4), b % 4, np.full(8, 4)], axis=1).reshape(-1).astype(np.uint32)
+    assert np.array_equal(out, expected)
+
+
+@pytest.mark.gpu
+def test_cluster_histogram_sum_and_cluster_dims_on_the_gpu():
+    if int(xcuda.default_arch().split("_")[1][:-1]) < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0; " + xcuda.default_arch() + " has none")
+    m = xcuda.compile(CLUSTER_KERNELS, name="cluster_kernels_gpu")
+    run_cluster_kernels(m)
+    assert m.where_am_i.max_active_clusters() > 0
+    assert m.cluster_sum.max_active_clusters(2, block=128) >= m.cluster_sum.max_active_clusters(4, block=128) > 0
+    with pytest.raises(ValueError, match="conflicts"):
+        m.where_am_i.configure(8, 32, cluster=2)(np.zeros(32, np.uint32))
+
+
+@pytest.mark.gpu
+def test_cluster_launch_captured_in_a_graph_keeps_its_cluster_on_the_gpu():
+    m = xcuda.compile(CLUSTER_KERNELS, name="cluster_kernels_graph")
+    x = xcuda.to_device(np.arange(1024, dtype=np.float32) % 7)
+    sums = xcuda.zeros(4, np.float32)
+    with xcuda.graph() as g:
+        m.cluster_sum.configure(8, 128, cluster=2)(x, sums, 1024)
+    g.launch()
+    xcuda.synchronize()
+    assert np.array_equal(sums.copy_to_host(), (np.arange(1024) % 7).astype(np.float32).reshape(4, 256).sum(axis=1))
+
+
+@pytest.mark.gpu
+def test_priority_and_programmatic_launches_run_on_the_gpu():
+    m = xcuda.compile(r"""
+extern "C" __global__ void fill(float* x, float value, unsigned n)
+{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = value; }
+""", name="priority_gpu")
+    x = xcuda.zeros(1000, np.float32)
+    s = xcuda.Stream()
+    m.fill.configure(4, 256, stream=s, priority=-1)(x, 1.0, 1000)
+    m.fill.configure(4, 256, stream=s, programmatic=True)(x, 2.0, 1000)
+    s.synchronize()
+    assert np.all(x.copy_to_host() == 2.0)
