@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -92,7 +93,9 @@ namespace
             std::copy(block.begin(), block.end(), context.block);
             context.dynamic_shared = shared;
             context.memory = &memory;
-            context.step_limit = 100000000;
+            context.step_limit = step_limit;
+            context.cancel = cancel;
+            context.blocks_done = blocks_done;
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
@@ -108,6 +111,9 @@ namespace
         std::string printed;  // device printf's output
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
+        std::uint64_t step_limit = 100000000;  // per host thread: a test that would never end fails instead
+        const std::atomic<bool>* cancel = nullptr;
+        std::atomic<std::uint64_t>* blocks_done = nullptr;
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
