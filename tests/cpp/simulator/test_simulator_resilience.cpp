@@ -31,7 +31,7 @@ extern "C" __global__ void spin(volatile int* started, volatile int* stop, int* 
         std::atomic<bool> cancel{false};
         sim.cancel = &cancel;
         sim.threads = threads;
-        sim.step_limit = 4000000000ull;  // a cancel that does not work ends the test with the step limit's error
+        sim.step_limit = 20000000;  // a cancel that does not work ends the test with the step limit's error
         std::string error;
         std::thread launch([&] { error = error_of([&] { sim.launch("spin", {blocks, 1, 1}, {64, 1, 1}, 0, s, t, o); }, &kind); });
         while (__atomic_load_n(&started[0], __ATOMIC_SEQ_CST) == 0)
