@@ -6,11 +6,11 @@
 //   sim_graphs.cpp         streams with their capture state, stream capture and graphs.
 // Hidden: the library exports the driver's entry points and the xcuda_sim_* controls only.
 //
-// Threading: every entry point takes `lock` (one process-wide mutex). A launch's grid runs on host threads
-// while the launching thread waits; it lets go of the mutex only while it calls the launch watch (which may
-// take Python's GIL: holding the mutex then could deadlock with a thread that holds the GIL and waits for
-// the mutex), and every other thread's `lock` waits until the grid has ended, as a GPU's cuMemFree waits
-// for the kernels that use the memory.
+// Threading: every entry point takes `lock` (one process-wide mutex). A watched launch's grid runs on a host
+// thread of its own while the launching thread waits and calls the launch watch, without the mutex (the
+// watch may wait for Python's GIL, which a thread waiting for the mutex may hold); every other thread's
+// `lock` waits until the grid has ended (g_grid_owner, cleared by the grid's thread), as a GPU's cuMemFree
+// waits for the kernels that use the memory.
 
 #include <cuda.h>
 

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <system_error>
 
 #include "block_executor.hpp"
 #include "sim_driver_state.hpp"
@@ -28,7 +29,6 @@ namespace
     using watch_function = int (*)(void*, const char*, unsigned long long, unsigned long long, double, int);
     watch_function g_watch = nullptr;
     void* g_watch_context = nullptr;
-    std::atomic<bool> g_cancel{false};  // the running launch's cancel flag (xcuda_sim_cancel, the watch)
 
     // XCUDA_SIM_THREADS: host threads that run a launch's blocks (default: the machine's cores).
     unsigned sim_threads()
@@ -64,43 +64,51 @@ namespace
         return result;
     }
 
-    // The grid on a thread of its own while this thread calls the watch (g_mutex let go around each call).
-    grid_result run_watched(launch_context& launch, unsigned long long blocks, std::atomic<std::uint64_t>& done)
+    // The grid on a thread of its own while this thread calls the watch. This thread lets go of g_mutex (held
+    // once, by cuLaunchKernel's or cuGraphLaunch's `lock`) while it waits and while the watch runs: the watch
+    // may wait for the GIL, which a thread that waits for the grid may hold. Other threads' `lock` waits while
+    // g_grid_owner is this thread; the grid's thread clears it when the grid ends, so they go on even while
+    // this thread still waits for the GIL.
+    grid_result run_watched(launch_context& launch, unsigned long long blocks, std::atomic<std::uint64_t>& done,
+                            std::atomic<bool>& cancel)
     {
-        std::mutex finished_mutex;
-        std::condition_variable finished_signal;
-        bool finished = false;
+        bool finished = false;  // g_mutex
         grid_result result;
-        g_grid_owner = std::this_thread::get_id();
-        std::thread runner([&] {
-            grid_result r = run_grid(launch);
-            std::lock_guard<std::mutex> held(finished_mutex);
-            result = std::move(r);
-            finished = true;
-            finished_signal.notify_all();
-        });
+        std::thread runner;
+        try
+        {
+            runner = std::thread([&] {
+                grid_result r = run_grid(launch);
+                std::lock_guard<std::recursive_mutex> held(g_mutex);
+                result = std::move(r);
+                finished = true;
+                g_grid_owner = std::thread::id();
+                g_grid_ended.notify_all();
+            });
+        }
+        catch (const std::system_error&)
+        {
+            return run_grid(launch);  // no thread to be had: unwatched, on this one
+        }
+        g_grid_owner = std::this_thread::get_id();  // before the grid's thread can take g_mutex to clear it
         const auto start = std::chrono::steady_clock::now();
         auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
         bool watched = false;
-        std::unique_lock<std::mutex> waiting(finished_mutex);
-        while (!finished_signal.wait_for(waiting, std::chrono::milliseconds(20), [&] { return finished; }))
+        while (!g_grid_ended.wait_for(g_mutex, std::chrono::milliseconds(20), [&] { return finished; }))
         {
-            if (g_cancel.load())
+            if (cancel.load())
             {
                 continue;  // stopping: the grid ends within milliseconds
             }
-            waiting.unlock();
             watched = true;
             g_mutex.unlock();
             int stop = g_watch(g_watch_context, launch.kernel.c_str(), done.load(), blocks, seconds(), 0);
             g_mutex.lock();
             if (stop)
             {
-                g_cancel.store(true);
+                cancel.store(true);
             }
-            waiting.lock();
         }
-        waiting.unlock();
         runner.join();
         if (watched)
         {
@@ -108,8 +116,6 @@ namespace
             g_watch(g_watch_context, launch.kernel.c_str(), done.load(), blocks, seconds(), 1);
             g_mutex.lock();
         }
-        g_grid_owner = std::thread::id();
-        g_grid_ended.notify_all();
         return result;
     }
 
@@ -126,9 +132,6 @@ extern "C" void xcuda_sim_set_watch(watch_function watch, void* context)
     g_watch = watch;
     g_watch_context = context;
 }
-
-// Stops the running launch, if any, as an interrupt does (async-signal-safe: one atomic store).
-extern "C" void xcuda_sim_cancel() { g_cancel.store(true); }
 
 namespace xcuda_sim
 {
@@ -210,12 +213,12 @@ namespace xcuda_sim
             g_trace_armed = false;
         }
         std::atomic<std::uint64_t> done{0};
-        g_cancel.store(false);
-        launch.cancel = &g_cancel;
+        std::atomic<bool> cancel{false};  // this launch's: set by its watch
+        launch.cancel = &cancel;
         launch.blocks_done = &done;
         const unsigned long long blocks = static_cast<unsigned long long>(k.grid[0]) * k.grid[1] * k.grid[2];
         ++g_launches;
-        grid_result result = g_watch ? run_watched(launch, blocks, done) : run_grid(launch);
+        grid_result result = g_watch ? run_watched(launch, blocks, done, cancel) : run_grid(launch);
         g_thread_instructions += launch.thread_instructions;
         if (!result.failed)
         {

@@ -36,6 +36,12 @@ extern "C" __global__ void add_one(int* out, int n)
     if (i < n) out[i] += 1;
 }
 extern "C" __global__ void touch(int* out) { if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = 1; }
+extern "C" __global__ void count(long long* out, long long n)
+{
+    long long s = 0;
+    for (long long i = 0; i < n; ++i) { s += i & 1; }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
 '''
 
 PRELUDE = textwrap.dedent(f"""
@@ -127,6 +133,36 @@ def test_an_interrupt_ends_an_endless_launch_with_one_KeyboardInterrupt_and_the_
     assert "device arrays, modules and the session are kept" in out, out
     assert "the session went on" in out, out
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_threads_that_allocate_copy_and_launch_while_the_main_threads_long_launch_is_watched_all_finish(build_dir):
+    """The watch takes the GIL on the launching thread while the simulator lets go of its lock; a thread that
+    holds the GIL and calls the simulator meanwhile (allocations, copies, launches) waits for the grid, not
+    for the GIL, so nothing deadlocks (a hang fails the test at its timeout), and every result is right."""
+    out, _ = run_child(build_dir, """
+        import threading
+        results = xcuda.to_device(np.zeros(64, dtype=np.int64))
+        errors, done = [], []
+        def other(k):
+            try:
+                for _ in range(20):
+                    a = xcuda.to_device(np.full(1000, k, dtype=np.int32))
+                    module.add_one[4, 256](a, 1000)
+                    assert (a.copy_to_host() == k + 1).all()
+                done.append(k)
+            except Exception as e:
+                errors.append(repr(e))
+        threads = [threading.Thread(target=other, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        module.count[1, 64](results, 3000000)
+        for t in threads:
+            t.join()
+        print("errors", errors, "done", sorted(done))
+        print("sums", set(results.copy_to_host().tolist()))
+    """)
+    assert "errors [] done [0, 1, 2]" in out, out
+    assert "sums {1500000}" in out, out
 
 
 def test_a_grid_of_two_billion_blocks_is_warned_about_with_its_estimate_and_an_interrupt_ends_it(build_dir):
