@@ -253,12 +253,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     {
         return packed;
     }
-    launch.grid[0] = gx;
-    launch.grid[1] = gy;
-    launch.grid[2] = gz;
-    launch.block[0] = bx;
-    launch.block[1] = by;
-    launch.block[2] = bz;
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    std::copy(grid, grid + 3, launch.grid);
+    std::copy(block, block + 3, launch.block);
     launch.shared = shared;
     if (capturing(stream))
     {
