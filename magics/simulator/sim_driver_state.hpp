@@ -79,6 +79,8 @@ namespace xcuda_sim __attribute__((visibility("hidden")))
     // Device printf's text since the last synchronising call, which prints it (print_pending).
     extern std::string g_printf;
     CUresult print_pending();
+    // A launch's warnings, each once in the process, into g_printf (printed where the printf text is).
+    void warn_once(const launch_warnings& warnings);
 
     // xcuda.trace: the next launch records one thread.
     extern bool g_trace_armed;

@@ -207,6 +207,10 @@ namespace xcuda_sim
         const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
         launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
         launch.threads = sim_threads();
+        const char* strict = std::getenv("XCUDA_SIM_STRICT_BARRIERS");
+        launch.strict_barriers = strict && std::strcmp(strict, "1") == 0;
+        launch_warnings warnings;
+        launch.warnings = &warnings;
         if (g_trace_armed)
         {
             launch.trace = &g_trace;  // this launch only
@@ -220,6 +224,7 @@ namespace xcuda_sim
         ++g_launches;
         grid_result result = g_watch ? run_watched(launch, blocks, done, cancel) : run_grid(launch);
         g_thread_instructions += launch.thread_instructions;
+        warn_once(warnings);
         if (!result.failed)
         {
             return CUDA_SUCCESS;

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ namespace xcuda_sim
         case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::shared_race: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::interrupted: return CUDA_ERROR_TIMEOUT;
+        case sim_error::kind::assertion: return CUDA_ERROR_ASSERT;
         }
         return CUDA_ERROR_UNKNOWN;
     }
@@ -69,6 +71,19 @@ namespace xcuda_sim
     // Device printf output of the launches since the last synchronising call, printed to stdout by the
     // next one, as the driver does (xcuda captures stdout around those calls).
     std::string g_printf;
+    // A launch's warnings (launch_warnings) go out with the printf text, where xcuda shows it in the cell, each
+    // once in the process: a kernel launched in a loop warns at its first launch.
+    std::set<std::string> g_warned;
+    void warn_once(const launch_warnings& warnings)
+    {
+        for (std::size_t i = 0; i < warnings.keys.size(); ++i)
+        {
+            if (g_warned.insert(warnings.keys[i]).second)
+            {
+                g_printf += "xcuda simulator warning: " + warnings.messages[i] + "\n";
+            }
+        }
+    }
     CUresult print_pending()
     {
         if (!g_printf.empty())
@@ -223,6 +238,7 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name)
     case CUDA_ERROR_ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
     case CUDA_ERROR_ILLEGAL_INSTRUCTION: *name = "CUDA_ERROR_ILLEGAL_INSTRUCTION"; break;
     case CUDA_ERROR_LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
+    case CUDA_ERROR_ASSERT: *name = "CUDA_ERROR_ASSERT"; break;
     case CUDA_ERROR_INVALID_HANDLE: *name = "CUDA_ERROR_INVALID_HANDLE"; break;
     case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
     case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"; break;

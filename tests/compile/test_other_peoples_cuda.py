@@ -85,13 +85,14 @@ def test_errors_in_a_header_cell_name_it_and_its_line():
     assert "header cell broken.cuh, line 3" in caught.value.html
 
 
-def test_host_functions_get_a_hint_naming_the_declaration():
+def test_a_host_function_a_kernel_calls_gets_a_hint_naming_the_declaration():
+    # A host function no kernel calls is set aside (tests/compile/test_host_code.py); one a kernel calls is not.
     with pytest.raises(xcuda.CompileError) as caught:
-        xcuda.compile('int helper(int a) { return a + 1; }\nextern "C" __global__ void k(int* x) {}\n',
+        xcuda.compile('int helper(int a) { return a + 1; }\nextern "C" __global__ void k(int* x) { x[0] = helper(1); }\n',
                       arch="compute_80")
     hint = caught.value.diagnostics[0]["hint"]
     assert hint.startswith("'int helper(int a) { return a + 1; }'")
-    assert "does not belong in a cell" in hint and "__device__" in hint
+    assert "a kernel calls this one, so mark it __device__" in hint
 
 
 def test_overloaded_kernels_are_explained_without_nvrtc_internals():

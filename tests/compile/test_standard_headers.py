@@ -60,6 +60,8 @@ WORKING = {
     "memory": "int a = 1; int* p = std::addressof(a); (void)p;",
     "cuda.h": "CUtensorMap m; CUdeviceptr p = 0; static_assert(sizeof(m) == 128 && alignof(CUtensorMap) == 128, \"\"); (void)p;",
     "cuda_runtime.h": "float2 v = make_float2(1.0f, 2.0f); (void)v;",
+    "ctime": "std::time_t t = 0; std::clock_t c = clock(); long long x = t + c + CLOCKS_PER_SEC; (void)x;",
+    "time.h": "time_t t = 0; clock_t c = clock(); (void)t; (void)c;",
 }
 HOST_ONLY = ["iostream", "vector", "string", "map", "thread", "fstream", "sstream", "unordered_map"]
 

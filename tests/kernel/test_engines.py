@@ -311,3 +311,49 @@ def test_a_second_engine_on_one_gpu_is_warned_naming_the_first(tmp_path):
         assert f"is also used by ipyparallel engine {first} " in warned[0] and "own XCUDA_DEVICE" in warned[0]
         choice = on_engine(shared, first, _choice)
         assert len(choice["shared_with"]) == 1 and f"ipyparallel engine {second} " in choice["shared_with"][0]
+
+
+# ---- NCCL communicators over the engines (issue 50; the checks' units are in test_collectives.py) ----------
+
+
+@pytest.mark.nogpu
+def test_a_communicator_over_engines_without_gpus_is_refused_naming_them(client, px_shell):
+    with pytest.raises(xcuda.collectives.CollectiveError,
+                       match=r"NCCL runs on NVIDIA GPUs only; engine\(s\) 0, 1 have none"):
+        xcuda.parallel.communicator(client[:], timeout=CALL_S)
+
+
+def _nccl_importable():
+    import importlib.util
+
+    return importlib.util.find_spec("nccl") is not None
+
+
+@pytest.mark.gpu
+def test_two_engines_on_one_gpu_are_refused_a_communicator_before_nccl(tmp_path):
+    with local_cluster(tmp_path, 2, XCUDA_DEVICE="0") as shared:
+        shared[:].execute("import xcuda").get(timeout=CALL_S)
+        first, second = shared.ids
+        with pytest.raises(xcuda.collectives.CollectiveError, match=fr"engines {first}, {second} use one GPU"):
+            xcuda.parallel.communicator(shared[:], timeout=CALL_S)
+
+
+def _ones_on_device(n):
+    global ones
+    import numpy
+    import xcuda
+
+    ones = xcuda.to_device(numpy.arange(n, dtype=numpy.float32))
+
+
+@pytest.mark.gpu
+def test_a_one_engine_communicator_all_reduces_in_place(client, px_shell):
+    if not on_engine(client, client.ids[1], _nccl_importable):
+        pytest.skip('nccl4py is not importable on the engines (pip install "nccl4py[cu13]")')
+    one = client[[client.ids[1]]]
+    comm = xcuda.parallel.communicator(one, name="comm", timeout=CALL_S)
+    on_engine(client, client.ids[1], _ones_on_device, 1000)
+    assert comm.all_reduce("ones", op="sum") == [0]
+    np.testing.assert_array_equal(xcuda.parallel.gather(one, "ones", timeout=CALL_S), np.arange(1000, dtype=np.float32))
+    with pytest.raises(NameError, match="'nowhere' is not defined"):
+        comm.broadcast("nowhere")

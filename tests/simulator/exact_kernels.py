@@ -186,8 +186,6 @@ def run():
 
 
 if __name__ == "__main__":
-    results = run()
-    np.savez(sys.argv[1], **results)
-    print("device:", next(line.split(None, 1)[1] for line in str(xcuda.info()).splitlines()
-                          if line.strip().startswith("name")))
-    print("saved", ", ".join(f"{k} ({v.nbytes} bytes)" for k, v in results.items()))
+    from kernel_runs import save
+
+    save(run(), sys.argv[1])

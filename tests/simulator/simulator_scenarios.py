@@ -5,6 +5,7 @@ the build's python folder (where libxcuda-sim.so sits beside the module):
 
     python3 tests/simulator_scenarios.py NAME     # exits 0 and prints "scenario held: NAME" when it holds
 """
+import os
 import sys
 
 import numpy as np
@@ -301,8 +302,66 @@ def trace_one_thread():
         raise AssertionError("a thread outside the block was traced")
 
 
+TWO_SIDES = r"""
+extern "C" __global__ void two_sides(const float* in, float* out)
+{
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    if (t < 32) { s[t] = in[t] + 1.0f; __syncthreads(); out[t] = s[63 - t]; }
+    else { s[t] = in[t] * 2.0f; __syncthreads(); out[t] = s[63 - t]; }
+}
+"""
+
+
+def two_sided_barrier():
+    """Each half of a 64-thread block calls __syncthreads() on its own side of a branch: one barrier, as on a GPU,
+    a warning at the first launch only, and barrier divergence in strict mode."""
+    m = xcuda.compile(TWO_SIDES, name="two_sides")
+    x = np.arange(64, dtype=np.float32)
+    written = np.where(np.arange(64) < 32, x + 1, x * 2).astype(np.float32)
+    for _ in range(2):
+        out = np.zeros(64, np.float32)
+        m.two_sides[3, 64](x, out)
+        xcuda.synchronize()
+        assert np.array_equal(out, written[::-1]), out
+    print("both launches right")
+    os.environ["XCUDA_SIM_STRICT_BARRIERS"] = "1"
+    try:
+        m.two_sides[1, 64](x, np.zeros(64, np.float32))
+    except xcuda.CudaError as e:
+        print("strict:", e)
+    else:
+        raise AssertionError("strict mode let warps at two different barriers through")
+
+
+def device_assert():
+    """A failed assert: CudaError with the expression and the line, each failing thread's line printed, and the
+    session goes on."""
+    m = xcuda.compile(r"""
+extern "C" __global__ void checked(const int* v, int* out)
+{
+    assert(v[threadIdx.x] >= 0);
+    out[threadIdx.x] = 2 * v[threadIdx.x];
+}
+""", name="sim_assert")
+    v = np.arange(32, dtype=np.int32)
+    v[7] = -7
+    out = np.zeros(32, np.int32)
+    try:
+        m.checked[1, 32](v, out)
+    except xcuda.CudaError as e:
+        print("failed:", e)
+    else:
+        raise AssertionError("a failed assert let the launch through")
+    xcuda.synchronize()
+    m.checked[1, 32](np.abs(v), out)
+    assert np.array_equal(out, 2 * np.abs(v)), out
+    print("the next launch ran")
+
+
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
-                                     classic_kernels, shared_race, timing_says_simulated, trace_one_thread)}
+                                     classic_kernels, shared_race, timing_says_simulated, trace_one_thread,
+                                     two_sided_barrier, device_assert)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

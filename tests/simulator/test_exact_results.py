@@ -9,8 +9,6 @@ on the simulator (XCUDA_DEVICE=simulator) and, where a GPU is, in another on the
 compared. Without a GPU the comparison skips, saying why; the simulator's half still runs, and is checked
 against numpy wherever numpy computes the same IEEE or integer operation.
 """
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,21 +18,12 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import exact_kernels  # noqa: E402
+from kernel_runs import run_kernels  # noqa: E402
 
 
 def run_exact_kernels(build_dir, tmp_path, simulator):
-    env = dict(os.environ)
-    for variable in ("XCUDA_LIBCUDA", "XCUDA_DEVICE", "XCUDA_SIM_MAX_STEPS"):
-        env.pop(variable, None)
-    if simulator:
-        env["XCUDA_DEVICE"] = "simulator"
-    env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
     target = tmp_path / ("simulator.npz" if simulator else "gpu.npz")
-    ran = subprocess.run([sys.executable, str(HERE / "exact_kernels.py"), str(target)], capture_output=True,
-                         text=True, timeout=600, env=env)
-    assert ran.returncode == 0, f"{ran.stdout[-2000:]}\n{ran.stderr[-4000:]}"
-    assert ("xcuda PTX simulator" in ran.stdout) == simulator, ran.stdout
-    return dict(np.load(target))
+    return run_kernels(HERE / "exact_kernels.py", build_dir, target, simulator)
 
 
 def bits(array):

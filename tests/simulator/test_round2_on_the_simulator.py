@@ -33,6 +33,7 @@ FILES = {
     "tests/runtime/test_module_variables.py": 8,
     "tests/runtime/test_launch_features.py": 7,
     "tests/compile/test_programs2.py": 5,
+    "tests/compile/test_programs3.py": 12,  # issue 45's own set of twelve: every one runs on the simulator
 }
 
 

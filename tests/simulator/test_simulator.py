@@ -100,10 +100,53 @@ def test_trace_on_a_gpu_driver_says_to_use_the_simulator(build_dir, simulator):
     assert "this process runs on a GPU's driver" in ran.stdout, ran.stdout
 
 
+def test_warps_at_different_syncthreads_complete_one_barrier_warning_once_and_strict_mode_fails_the_launch(
+        build_dir, simulator):
+    out = run_scenario("two_sided_barrier", build_dir)
+    assert "both launches right" in out
+    assert out.count("xcuda simulator warning: kernel 'two_sides': warps of block (0,0,0) met at different "
+                     "__syncthreads()") == 1, out
+    assert "line 6 of" in out and "line 7 of" in out, out
+    assert "strict: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED" in out, out
+    assert "barrier divergence in block (0,0,0)" in out and "XCUDA_SIM_STRICT_BARRIERS=1" in out, out
+
+
+def test_a_failed_device_assert_fails_the_launch_with_the_expression_and_line_and_the_session_goes_on(
+        build_dir, simulator):
+    out = run_scenario("device_assert", build_dir)
+    assert "failed: cuLaunchKernel failed: CUDA_ERROR_ASSERT" in out, out
+    assert "thread (7,0,0) of block (0,0,0): device assertion `v[threadIdx.x] >= 0` failed, in checked, line 4 of" in out, out
+    assert "block: [0,0,0], thread: [7,0,0] Assertion `v[threadIdx.x] >= 0` failed." in out, out
+    assert "the next launch ran" in out, out
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_warps_at_different_syncthreads_complete_one_barrier_as_the_simulator_models(build_dir):
+    # The claim behind the simulator's model (docs/simulator.md, "Undefined in PTX"): the GPU gives the kernel's
+    # expected result every time.
+    env = dict(os.environ)
+    for variable in ("XCUDA_LIBCUDA", "XCUDA_DEVICE"):
+        env.pop(variable, None)
+    env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
+    code = ("import numpy as np, xcuda, simulator_scenarios as s\n"
+            "m = xcuda.compile(s.TWO_SIDES, name='two_sides_gpu')\n"
+            "x = np.arange(64, dtype=np.float32)\n"
+            "written = np.where(np.arange(64) < 32, x + 1, x * 2).astype(np.float32)\n"
+            "for _ in range(200):\n"
+            "    out = np.zeros(64, np.float32)\n"
+            "    m.two_sides[8, 64](x, out)\n"
+            "    assert np.array_equal(out, written[::-1]), out\n"
+            "print('200 launches right')\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, cwd=HERE)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "200 launches right" in ran.stdout
+
+
 def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
                                                   "device_printf", "classic_kernels", "shared_race",
-                                                  "timing_says_simulated", "trace_one_thread"}
+                                                  "timing_says_simulated", "trace_one_thread", "two_sided_barrier",
+                                                  "device_assert"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

@@ -34,6 +34,7 @@ __doc__ = __doc__  # the package's own, not the extension's
 __version__ = _core.__version__
 
 from . import parallel  # noqa: E402  (needs nothing of xcuda at import)
+from . import collectives  # noqa: E402  (NCCL through nccl4py, imported only when a communicator is made)
 from .parallel import HostFallbackWarning  # noqa: E402,F401
 from .recovery import LostArray  # noqa: E402,F401
 from .magics import load_ipython_extension  # noqa: E402,F401  (%load_ext xcuda, and the xcuda kernel)

@@ -226,10 +226,11 @@ namespace xcuda
         if (message.find("host functions are not allowed in JIT mode") != std::string::npos)
         {
             return "NVRTC compiles device code only, and this function has no __device__ or __global__, so it "
-                   "is host code. If kernels call it, mark it __device__ (or __host__ __device__). Host code "
-                   "(main, cudaMalloc, launches with <<<...>>>) does not belong in a cell: allocate and launch "
-                   "from Python, kernel[grid, block](args). To make every unannotated function __device__, pass "
-                   "-default-device (%%cuda -- -default-device).";
+                   "is host code. A cell sets host functions aside when no kernel calls them (nvcc would compile "
+                   "them for the host); a kernel calls this one, so mark it __device__ (or __host__ __device__). "
+                   "Host code (main, cudaMalloc, launches with <<<...>>>) runs from Python: kernel[grid, "
+                   "block](args). To make every unannotated function __device__, pass -default-device "
+                   "(%%cuda -- -default-device).";
         }
         if (message.find("is overloaded") != std::string::npos && message.find("xcuda binds") != std::string::npos)
         {

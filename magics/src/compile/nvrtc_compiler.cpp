@@ -7,6 +7,7 @@
 
 #include "diagnostics.hpp"
 #include "errors.hpp"
+#include "host_code.hpp"
 #include "nvrtc_library.hpp"
 #include "standard_headers.hpp"
 
@@ -24,6 +25,33 @@ namespace xcuda
         {
             auto pos = path.find_last_of('/');
             return pos == std::string::npos ? std::string(".") : path.substr(0, pos);
+        }
+
+        // Each host function set aside, said as NVRTC says a warning (located, the line, a caret), so the cell
+        // shows it where it shows warnings and the editor marks the line.
+        std::string set_aside_warnings(const set_aside_code& aside,
+                                       const std::vector<diagnostic>& refusals)
+        {
+            std::string text;
+            for (const auto& [name, line] : aside.functions)
+            {
+                int column = 1;
+                std::string shown;
+                for (const diagnostic& d : refusals)
+                {
+                    if (d.line == line && d.file.empty() && d.column > 0)
+                    {
+                        column = d.column;
+                        shown = d.source_line;
+                        break;
+                    }
+                }
+                text += std::string(diagnostics::program_name) + "(" + std::to_string(line) + "): warning: host function \"" +
+                        name + "\" set aside: nvcc compiles it for the host and NVRTC for the device only, and no kernel "
+                        "calls it (in a notebook the host side is Python; to call it from kernels, mark it __device__)\n";
+                text += "  " + shown + "\n  " + std::string(static_cast<std::size_t>(column - 1), ' ') + "^\n\n";
+            }
+            return text;
         }
 
         // NVRTC failures that are not compile errors (out of memory, bad option syntax, ...).
@@ -103,6 +131,53 @@ namespace xcuda
                                            const std::map<std::string, std::string>& headers)
     {
         auto start = std::chrono::steady_clock::now();
+        try
+        {
+            return compile_once(source, options, headers, start);
+        }
+        catch (const compile_error& refused)
+        {
+            // Host functions beside the kernels (host_code.hpp): nvcc compiles them for the host; set them
+            // aside and compile the rest, once. If that fails where a kernel used one, NVRTC's first refusal
+            // (with its hint to mark the function __device__) is the one that explains it.
+            std::vector<std::pair<int, int>> positions;
+            for (const diagnostic& d : refused.parsed())
+            {
+                if (d.file.empty() && d.line > 0 && d.column > 0 &&
+                    d.message.find("host functions are not allowed in JIT mode") != std::string::npos)
+                {
+                    positions.emplace_back(d.line, d.column);
+                }
+            }
+            set_aside_code aside = positions.empty() ? set_aside_code{} : host_code::set_aside(source, positions);
+            if (aside.functions.empty())
+            {
+                throw;
+            }
+            try
+            {
+                compile_result result = compile_once(aside.source, options, headers, start);
+                result.log = set_aside_warnings(aside, refused.parsed()) + result.log;
+                return result;
+            }
+            catch (const compile_error& again)
+            {
+                for (const auto& [name, line] : aside.functions)
+                {
+                    if (again.log().find("\"" + name + "\"") != std::string::npos)
+                    {
+                        throw refused;
+                    }
+                }
+                throw;
+            }
+        }
+    }
+
+    compile_result nvrtc_compiler::compile_once(const std::string& source, const compile_options& options,
+                                                const std::map<std::string, std::string>& headers,
+                                                std::chrono::steady_clock::time_point start)
+    {
         const nvrtc_library& nvrtc = nvrtc_library::get();
 
         std::vector<const char*> header_sources;

@@ -1,4 +1,6 @@
 #pragma once
+
+#include <chrono>
 // NVRTC, the CUDA run-time compiler: CUDA C++ source -> PTX, and CUBIN for an sm_XX target.
 //
 // Needs no driver and no GPU. NVRTC is loaded at run time by nvrtc_library (never linked): the first
@@ -50,6 +52,12 @@ namespace xcuda
                                       const std::map<std::string, std::string>& headers = {});
 
         static std::pair<int, int> version();
+
+    private:
+        static compile_result compile_once(const std::string& source, const compile_options& options,
+                                           const std::map<std::string, std::string>& headers,
+                                           std::chrono::steady_clock::time_point start);
+    public:
         static std::vector<int> supported_archs();  // {75, 80, ...}
 
         // The toolkit's include folders (cuda_runtime.h, CCCL's cuda/std, cub, thrust), found from

@@ -277,13 +277,7 @@ namespace xcuda::sim
                 const warp_interpreter& other = *m_warps[w];
                 if (count == 0 && other.waiting_at() != one.waiting_at())
                 {
-                    throw sim_error(sim_error::kind::barrier_divergence,
-                                    "kernel '" + m_launch.kernel + "': barrier divergence in " + block_name() + ": warp " +
-                                        std::to_string(first) + " waits at " + one.where(*one.waiting_at()) +
-                                        " but warp " + std::to_string(w) + " at another barrier, " +
-                                        other.where(*other.waiting_at()) +
-                                        " (__syncthreads() in both sides of a branch that the block's threads take "
-                                        "differently)");
+                    different_barriers(first, w);
                 }
                 if (other.waiting_at()->var != variant::none)
                 {
@@ -294,6 +288,34 @@ namespace xcuda::sim
             released = true;
         }
         return released;
+    }
+
+    // Warps of the block wait at different bar.sync instructions of barrier 0 (__syncthreads() on both sides of
+    // a branch, the double-buffered SGEMM's shape). PTX leaves it undefined; NVIDIA GPUs count the arrivals per
+    // barrier, not per instruction, and complete one barrier with both, so the simulator does too and warns once,
+    // as compute-sanitizer's synccheck reports it. Strict mode (XCUDA_SIM_STRICT_BARRIERS=1) fails the launch.
+    void block_executor::different_barriers(std::size_t first, std::size_t other) const
+    {
+        const warp_interpreter& one = *m_warps[first];
+        const warp_interpreter& two = *m_warps[other];
+        std::string both = "warp " + std::to_string(first) + " waits at " + one.where(*one.waiting_at()) + " but warp " +
+                           std::to_string(other) + " at another barrier, " + two.where(*two.waiting_at());
+        if (m_launch.strict_barriers)
+        {
+            throw sim_error(sim_error::kind::barrier_divergence,
+                            "kernel '" + m_launch.kernel + "': barrier divergence in " + block_name() + ": " + both +
+                                " (__syncthreads() in both sides of a branch that the block's threads take differently; "
+                                "XCUDA_SIM_STRICT_BARRIERS=1 makes this an error, as compute-sanitizer's synccheck reports it)");
+        }
+        if (m_launch.warnings)
+        {
+            std::string key = one.where(*one.waiting_at()) + "|" + two.where(*two.waiting_at());
+            m_launch.warnings->add(key, "kernel '" + m_launch.kernel + "': warps of " + block_name() +
+                                            " met at different __syncthreads(): " + both +
+                                            ". PTX leaves this undefined (compute-sanitizer's synccheck reports it as "
+                                            "barrier divergence); NVIDIA GPUs complete one barrier with both, and so "
+                                            "does the simulator (XCUDA_SIM_STRICT_BARRIERS=1 makes it an error)");
+        }
     }
 
     void block_executor::never_completes(const std::vector<bool>& waiting, std::size_t remaining) const

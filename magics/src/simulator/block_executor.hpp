@@ -5,8 +5,8 @@
 // every warp that has not exited waits at the barrier, they all go on. So bar.sync orders shared
 // memory exactly as __syncthreads() does, and warps that have exited do not hold a barrier up, as on
 // hardware. A warp that arrives at a barrier with only some of its live lanes is barrier divergence
-// (warp_interpreter reports it), and so are warps waiting at different bar.sync instructions (this
-// executor reports it). Each barrier release starts a new interval of the race check (the epoch).
+// (warp_interpreter reports it); warps waiting at different bar.sync instructions of one barrier complete
+// it together, as NVIDIA GPUs do, with a warning (an error in strict mode: different_barriers). Each barrier release starts a new interval of the race check (the epoch).
 // Blocks run on a pool of launch_context::threads host threads (XCUDA_SIM_THREADS), each with an
 // executor of its own; sequentially on the calling thread with a pool of one, for a kernel that calls
 // printf (its lines keep the block order) and for a trace. A launch whose cancel flag is set stops taking
@@ -35,6 +35,8 @@ namespace xcuda::sim
         // Releases every barrier whose arrivals are complete (clearing `waiting` for its warps); false when none.
         bool release_barriers(std::vector<bool>& waiting, std::size_t remaining);
         // No barrier can complete and no warp can run: throws, naming each waiting warp and its barrier.
+        // Warps `first` and `other` wait at different bar.sync instructions of one barrier: a warning, or strict mode's error.
+        void different_barriers(std::size_t first, std::size_t other) const;
         [[noreturn]] void never_completes(const std::vector<bool>& waiting, std::size_t remaining) const;
         std::string block_name() const;  // "block (x,y,z)", for messages
         void run_parallel(unsigned pool, unsigned long long blocks);

@@ -13,6 +13,8 @@ namespace xcuda::sim
             {"u8", {'u', 8}}, {"u16", {'u', 16}}, {"u32", {'u', 32}}, {"u64", {'u', 64}},
             {"s8", {'s', 8}}, {"s16", {'s', 16}}, {"s32", {'s', 32}}, {"s64", {'s', 64}},
             {"f32", {'f', 32}}, {"f64", {'f', 64}}, {"pred", {'p', 1}},
+            {"f16", {'h', 16}}, {"f16x2", {'h', 32}}, {"bf16", {'g', 16}}, {"bf16x2", {'g', 32}},
+            {"e4m3x2", {'e', 16}}, {"e5m2x2", {'m', 16}},  // two 8-bit floats in a .b16: cvt only
         };
         auto it = types.find(name);
         if (it == types.end())
@@ -63,7 +65,7 @@ namespace xcuda::sim
                 {"shfl", opcode::shfl}, {"vote", opcode::vote}, {"activemask", opcode::activemask},
                 {"atom", opcode::atom}, {"red", opcode::red}, {"redux", opcode::redux}, {"match", opcode::match},
                 {"dp4a", opcode::dp4a}, {"dp2a", opcode::dp2a}, {"addc", opcode::add_carry}, {"subc", opcode::sub_carry},
-                {"madc", opcode::mad_carry}, {"nanosleep", opcode::nop},
+                {"madc", opcode::mad_carry}, {"nanosleep", opcode::nop}, {"set", opcode::set},
             };
             auto found = opcodes.find(base);
             if (found == opcodes.end())
@@ -83,8 +85,7 @@ namespace xcuda::sim
             std::string shf_mode;
         };
 
-        // A type modifier: the first is the instruction's type, the second its source type (cvt); .f16 in a
-        // cvt is half precision as storage (arithmetic on .f16 is refused by is_unimplemented_type).
+        // A type modifier: the first is the instruction's type, the second its source type (cvt, set).
         bool read_type_modifier(const std::string& m, instruction& in, modifier_state& state)
         {
             ptx_type t;
@@ -101,18 +102,12 @@ namespace xcuda::sim
                 ++state.types;
                 return true;
             }
-            if (m == "f16" && in.op == opcode::cvt && state.types < 2)
-            {
-                (state.types == 0 ? in.type : in.source_type) = ptx_type{'h', 16};
-                ++state.types;
-                return true;
-            }
             return false;
         }
 
         bool is_unimplemented_type(const std::string& m)
         {
-            return m == "f16" || m == "bf16" || m == "f16x2" || m == "bf16x2" || m == "tf32" || m == "e4m3" || m == "e5m2";
+            return m == "tf32" || m == "e4m3" || m == "e5m2";
         }
 
         // A modifier that changes nothing in a one-thread-at-a-time machine (cache hints, memory order and
@@ -172,12 +167,12 @@ namespace xcuda::sim
                 {"number", variant::testp_number}, {"notanumber", variant::testp_notanumber},
                 {"normal", variant::testp_normal}, {"subnormal", variant::testp_subnormal},
             };
-            if ((in.op == opcode::setp) && compares.count(m) && in.cmp == compare::none)
+            if ((in.op == opcode::setp || in.op == opcode::set) && compares.count(m) && in.cmp == compare::none)
             {
                 in.cmp = compares.at(m);
                 return true;
             }
-            if (in.op == opcode::setp && (m == "and" || m == "or" || m == "xor"))
+            if ((in.op == opcode::setp || in.op == opcode::set) && (m == "and" || m == "or" || m == "xor"))
             {
                 in.combine = m == "and" ? compare::eq : m == "or" ? compare::ne : compare::lt;
                 return true;
@@ -231,6 +226,16 @@ namespace xcuda::sim
             if (in.op == opcode::prmt && modes.count(m))
             {
                 in.var = modes.at(m);
+                return true;
+            }
+            if ((in.op == opcode::min || in.op == opcode::max) && m == "NaN")
+            {
+                in.var = variant::min_max_nan;
+                return true;
+            }
+            if (in.op == opcode::cvt && m == "satfinite")
+            {
+                in.var = variant::satfinite;
                 return true;
             }
             if (m == "cc" && (in.op == opcode::add || in.op == opcode::sub || in.op == opcode::mad ||
@@ -290,7 +295,9 @@ namespace xcuda::sim
         // simulator knows (shf's variant set from its direction and mode). "" when they fit, else why not.
         std::string check_modifiers(const std::string& text, instruction& in, const modifier_state& state)
         {
-            if (in.ftz && !(in.type.is_float() && in.type.bits == 32) && in.op != opcode::setp && in.op != opcode::cvt)
+            bool ftz_f64 = (in.op == opcode::rcp || in.op == opcode::rsqrt) && in.var == variant::approx && in.type.bits == 64;
+            if (in.ftz && !(in.type.is_float() && in.type.bits == 32) && in.op != opcode::setp && in.op != opcode::cvt &&
+                in.op != opcode::set && !in.type.is_half() && !ftz_f64)
             {
                 return "'" + text + "': .ftz on a type other than .f32";
             }
@@ -302,7 +309,7 @@ namespace xcuda::sim
             {
                 return "'" + text + "' is not a lop3.b32 the simulator knows";
             }
-            if (in.op == opcode::tanh && (in.var != variant::approx || !in.type.is_float()))
+            if (in.op == opcode::tanh && (in.var != variant::approx || !(in.type.is_float() || in.type.is_half())))
             {
                 return "'" + text + "' is not a tanh.approx the simulator knows";
             }
@@ -351,6 +358,95 @@ namespace xcuda::sim
                 break;
             default:
                 break;
+            }
+            return "";
+        }
+
+        // The float families of round 2: arithmetic and comparisons of .f16/.bf16 and their pairs
+        // (half_arithmetic, warp_half_operations.cpp), f32/f64 arithmetic with a directed rounding and the f64
+        // approximations with .ftz (rounded_arithmetic), and every cvt with a half type or a rounding the plain
+        // conversion does not do (rounded_convert, warp_float_rounding.cpp). Routes them by their opcode, so the
+        // common arithmetic pays nothing. "" when it fits, else why not.
+        std::string check_float_families(const std::string& text, instruction& in, int types)
+        {
+            const bool directed = in.round == rounding::rz || in.round == rounding::rm || in.round == rounding::rp;
+            if (in.op == opcode::cvt)
+            {
+                bool fp8 = in.type.kind == 'e' || in.type.kind == 'm' || in.source_type.kind == 'e' || in.source_type.kind == 'm';
+                if (fp8 && !((in.type.bits == 16 && in.var == variant::satfinite && in.round == rounding::rn &&
+                              (in.operand_count == 3 ? in.source_type.is_float() && in.source_type.bits == 32
+                                                     : in.source_type.kind == 'h' && in.source_type.bits == 32)) ||
+                             (in.type.kind == 'h' && in.type.bits == 32 && in.round == rounding::rn && in.operand_count == 2)))
+                {
+                    return "'" + text + "' is not an 8-bit float conversion the simulator knows (cvt.rn.satfinite.e4m3x2.f32 "
+                                        "d, a, b; cvt.rn.satfinite.e4m3x2.f16x2; cvt.rn.f16x2.e4m3x2; the same for e5m2x2)";
+                }
+                bool half = in.type.is_half() || in.source_type.is_half() || fp8;
+                bool integer_to_float = in.type.is_float() && !in.source_type.is_float() && in.source_type.kind != 'p';
+                if (types == 2 && (half || in.var == variant::satfinite || (integer_to_float && directed)))
+                {
+                    if (!fp8 && in.type.kind != in.source_type.kind && in.type.is_half() && in.type.bits == 32 &&
+                        !(in.source_type.is_float() && in.source_type.bits == 32 && in.operand_count == 3))
+                    {
+                        return "'" + text + "': a cvt to a pair of halves takes two .f32 values";
+                    }
+                    in.op = opcode::rounded_convert;
+                }
+                return "";
+            }
+            if (in.type.is_half() || in.op == opcode::set)
+            {
+                switch (in.op)
+                {
+                case opcode::ld:
+                case opcode::st:
+                case opcode::mov:
+                    return "";  // the bits as they are
+                case opcode::add:
+                case opcode::sub:
+                case opcode::mul:
+                case opcode::fma:
+                case opcode::neg:
+                case opcode::abs:
+                case opcode::min:
+                case opcode::max:
+                case opcode::setp:
+                case opcode::set:
+                case opcode::ex2:
+                case opcode::tanh:
+                    if (in.round != rounding::none && in.round != rounding::rn)
+                    {
+                        return "'" + text + "': a half-precision operation rounds to nearest only (PTX)";
+                    }
+                    if ((in.op == opcode::ex2 || in.op == opcode::tanh) && in.var != variant::approx)
+                    {
+                        return "'" + text + "' is not an approximation the simulator knows (ex2.approx, tanh.approx)";
+                    }
+                    if (in.op == opcode::set && (types != 2 || in.type.kind == 'p'))
+                    {
+                        return "'" + text + "' is not a set the simulator knows (set.cmp.dtype.stype)";
+                    }
+                    in.family_op = in.op;
+                    in.op = opcode::half_arithmetic;
+                    return "";
+                default:
+                    return "'" + text + "': this operation on ." + std::string(in.type.kind == 'h' ? "f16" : "bf16") +
+                           (in.type.bits == 32 ? "x2" : "") + " is not implemented by the simulator";
+                }
+            }
+            bool rounded = in.type.is_float() && directed &&
+                           (in.op == opcode::add || in.op == opcode::sub || in.op == opcode::mul || in.op == opcode::fma ||
+                            in.op == opcode::mad || in.op == opcode::div || in.op == opcode::rcp || in.op == opcode::sqrt);
+            bool approx_f64 = (in.op == opcode::rcp || in.op == opcode::rsqrt) && in.var == variant::approx &&
+                              in.type.is_float() && in.type.bits == 64;
+            if (rounded || approx_f64)
+            {
+                in.family_op = in.op == opcode::mad ? opcode::fma : in.op;  // mad.f32 is fma (one rounding)
+                in.op = opcode::rounded_arithmetic;
+            }
+            if (in.var == variant::min_max_nan)
+            {
+                return "'" + text + "': .NaN on a type other than .f16/.bf16 is not implemented by the simulator";
             }
             return "";
         }
@@ -556,6 +652,10 @@ namespace xcuda::sim
         if (refusal.empty())
         {
             refusal = check_integer_families(text, in, state.types);
+        }
+        if (refusal.empty())
+        {
+            refusal = check_float_families(text, in, state.types);  // before check_arithmetic: it takes what it routes
         }
         if (refusal.empty())
         {

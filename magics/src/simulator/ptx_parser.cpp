@@ -800,10 +800,11 @@ namespace xcuda::sim
                         skip_line(line);
                         continue;
                     }
-                    if (t.what == token::kind::ident && t.text == ".reg")
+                    if (t.what == token::kind::ident && (t.text == ".reg" || t.text.rfind(".reg.", 0) == 0))
                     {
+                        std::string type_name = t.text.substr(4);  // cuda_fp16.h's inline asm: ".reg.b16 h, r;"
                         next();
-                        registers();
+                        registers(type_name);
                         continue;
                     }
                     if (t.what == token::kind::ident && (t.text == ".shared" || t.text == ".local" || t.text == ".param"))
@@ -834,10 +835,10 @@ namespace xcuda::sim
                 }
             }
 
-            void registers()
+            void registers(const std::string& given)  // given: the type of a ".reg.b16" token, else ""
             {
                 ptx_type type;
-                std::string type_name = identifier();
+                std::string type_name = given.empty() ? identifier() : given;
                 if (type_name.size() < 2 || !parse_type_name(type_name.substr(1), type))
                 {
                     if (type_name == ".v2" || type_name == ".v4")
@@ -1167,9 +1168,10 @@ namespace xcuda::sim
                         continue;
                     }
                     ptx_type t = in.type;
-                    if (in.op == opcode::cvt && k == 1)
+                    if ((in.op == opcode::cvt && k == 1) || (in.op == opcode::rounded_convert && k >= 1) ||
+                        (in.op == opcode::half_arithmetic && in.family_op == opcode::set && k >= 1))
                     {
-                        t = in.source_type;
+                        t = in.source_type;  // cvt's and set's operands are of the source type
                     }
                     // A shift amount, or an operand of an integer type: the literal's bits as they are (a
                     // 0f literal given to a .b32 operand is its bit pattern, as PTX allows).

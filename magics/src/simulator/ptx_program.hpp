@@ -30,6 +30,7 @@ namespace xcuda::sim
             launch_failed,      // a step limit, bad launch parameters
             shared_race,        // two threads of different warps, one writing, one shared byte, no barrier between
             interrupted,        // the launch's cancel flag was set (an interrupt): stopped between or inside blocks
+            assertion,          // a device assert failed (__assertfail): CUDA_ERROR_ASSERT
         };
         sim_error(kind k, const std::string& message) : std::runtime_error(message), m_kind(k) {}
         kind what_kind() const noexcept { return m_kind; }
@@ -38,7 +39,8 @@ namespace xcuda::sim
         kind m_kind;
     };
 
-    // A PTX fundamental type: 'b', 'u', 's', 'f', 'p' (pred) or 'h' (.f16, in cvt only), and its width in bits.
+    // A PTX fundamental type: 'b', 'u', 's', 'f', 'p' (pred), 'h' (.f16; 32 bits: .f16x2) or 'g' (.bf16; 32
+    // bits: .bf16x2), and its width in bits.
     struct ptx_type
     {
         char kind = 'b';
@@ -46,6 +48,7 @@ namespace xcuda::sim
         unsigned bytes() const { return kind == 'p' ? 1u : bits / 8u; }
         bool is_float() const { return kind == 'f'; }
         bool is_signed() const { return kind == 's'; }
+        bool is_half() const { return kind == 'h' || kind == 'g'; }  // .f16, .bf16 and their x2 pairs
     };
 
     enum class state_space : std::uint8_t
@@ -106,6 +109,10 @@ namespace xcuda::sim
         bar, membar, shfl, vote, activemask, atom, red, redux, match,
         dp4a, dp2a,                   // dot products of bytes (and halves): warp_integer_operations.cpp
         add_carry, sub_carry, mad_carry,  // add.cc/addc, sub.cc/subc, mad.cc/madc: the per-lane carry flag
+        set,                          // set.cmp.dtype.stype: a comparison written as a value (runs as half_arithmetic)
+        half_arithmetic,              // .f16/.bf16(x2) arithmetic and set: warp_half_operations.cpp (family_op says which)
+        rounded_arithmetic,           // f32/f64 add..sqrt with .rz/.rm/.rp, rcp/rsqrt.approx.ftz.f64: warp_float_rounding.cpp
+        rounded_convert,              // cvt with a half type or a directed rounding: warp_float_rounding.cpp
         nop,
         unsupported,  // decoded but not implemented: running it raises sim_error naming it (text)
     };
@@ -127,11 +134,14 @@ namespace xcuda::sim
         prmt_f4e, prmt_b4e, prmt_rc8, prmt_ecl, prmt_ecr, prmt_rc16,  // prmt's modes (none: the default)
         bar_red_popc, bar_red_and, bar_red_or,                        // bar.red (__syncthreads_count/and/or)
         bar_arrive,                                                   // bar.arrive: counts, does not wait
+        min_max_nan,                                                  // min/max.NaN: a NaN operand gives NaN
+        satfinite,                                                    // cvt.satfinite: out of range to the largest finite
     };
 
     struct instruction
     {
         opcode op = opcode::nop;
+        opcode family_op = opcode::nop;  // half_arithmetic, rounded_arithmetic: the operation (add, fma, setp, ...)
         ptx_type type;        // the operation's type (for cvt: the destination type)
         ptx_type source_type; // cvt's source type
         state_space space = state_space::generic;

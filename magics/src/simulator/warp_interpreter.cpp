@@ -847,7 +847,7 @@ namespace xcuda::sim
                 {
                     throw sim_error(sim_error::kind::illegal_instruction,
                                     "kernel '" + m_launch.kernel + "', " + thread_name(__builtin_ctz(active)) +
-                                        ": executed trap (__trap() or a failed device assert), at " + where(in));
+                                        ": executed trap (__trap()), at " + where(in));
                 }
                 top.pc += 1;
                 continue;
@@ -931,6 +931,10 @@ namespace xcuda::sim
             device_printf(in, active);
             return;
         }
+        if (!callee.has_body && callee.name == "__assertfail" && in.call_arguments.size() == 5)
+        {
+            device_assert(in, active);
+        }
         if (!callee.has_body)
         {
             throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': a call of " + callee.name +
@@ -1008,6 +1012,15 @@ namespace xcuda::sim
         case opcode::sub_carry:
         case opcode::mad_carry:
             carry_arithmetic(in, active);
+            return;
+        case opcode::half_arithmetic:
+            half_arithmetic(in, active);
+            return;
+        case opcode::rounded_arithmetic:
+            rounded_arithmetic(in, active);
+            return;
+        case opcode::rounded_convert:
+            rounded_convert(in, active);
             return;
         case opcode::membar:
         case opcode::nop:

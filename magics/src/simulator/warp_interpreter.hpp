@@ -44,6 +44,28 @@ namespace xcuda::sim
         std::vector<trace_step> steps;
     };
 
+    // Warnings of one launch (a behaviour PTX leaves undefined that the simulator runs as GPUs do), each kept
+    // once: the key names what it is about (the two bar.sync instructions). Shared by the pool's threads.
+    struct launch_warnings
+    {
+        std::mutex lock;
+        std::vector<std::string> keys;
+        std::vector<std::string> messages;
+        void add(const std::string& key, const std::string& message)
+        {
+            std::lock_guard<std::mutex> held(lock);
+            for (const std::string& k : keys)
+            {
+                if (k == key)
+                {
+                    return;
+                }
+            }
+            keys.push_back(key);
+            messages.push_back(message);
+        }
+    };
+
     struct launch_context
     {
         const ptx_program* program = nullptr;
@@ -71,6 +93,8 @@ namespace xcuda::sim
         thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
         unsigned threads = 1;                // host threads running blocks (block_executor's pool)
         std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
+        launch_warnings* warnings = nullptr; // where warnings go (nullptr: none kept)
+        bool strict_barriers = false;        // warps at different bar.sync 0 fail the launch (else: one barrier, a warning)
     };
 
     // The race check's record of one byte of shared memory: its last write and up to two reads (of two
@@ -219,11 +243,16 @@ namespace xcuda::sim
         void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
         void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
         void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
+        void half_arithmetic(const instruction& in, std::uint32_t active);   // .f16/.bf16(x2): warp_half_operations.cpp
+        void half_compare(const instruction& in, std::uint32_t active);      // setp of halves, set of any type
+        void rounded_arithmetic(const instruction& in, std::uint32_t active);  // directed roundings: warp_float_rounding.cpp
+        void rounded_convert(const instruction& in, std::uint32_t active);     // cvt of halves, directed, .satfinite
         void address_convert(const instruction& in, std::uint32_t active);
         void move(const instruction& in, std::uint32_t active);
         void call(const instruction& in, std::uint32_t active);
         void arrive(const instruction& in, std::uint32_t active);  // fills m_arrival at a bar.sync / bar.red
         void device_printf(const instruction& in, std::uint32_t active);
+        [[noreturn]] void device_assert(const instruction& in, std::uint32_t active);  // __assertfail: the launch fails
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
 

@@ -121,78 +121,6 @@ namespace xcuda::sim
             }
         }
 
-        template <class T>
-        bool compare_values(compare c, T a, T b)
-        {
-            if constexpr (std::is_floating_point_v<T>)
-            {
-                bool unordered = std::isnan(a) || std::isnan(b);
-                switch (c)
-                {
-                case compare::eq: return !unordered && a == b;
-                case compare::ne: return !unordered && a != b;
-                case compare::lt: return !unordered && a < b;
-                case compare::le: return !unordered && a <= b;
-                case compare::gt: return !unordered && a > b;
-                case compare::ge: return !unordered && a >= b;
-                case compare::equ: return unordered || a == b;
-                case compare::neu: return unordered || a != b;
-                case compare::ltu: return unordered || a < b;
-                case compare::leu: return unordered || a <= b;
-                case compare::gtu: return unordered || a > b;
-                case compare::geu: return unordered || a >= b;
-                case compare::num: return !unordered;
-                case compare::nan: return unordered;
-                default: return false;
-                }
-            }
-            else
-            {
-                using U = std::make_unsigned_t<T>;
-                switch (c)
-                {
-                case compare::eq: return a == b;
-                case compare::ne: return a != b;
-                case compare::lt: return a < b;
-                case compare::le: return a <= b;
-                case compare::gt: return a > b;
-                case compare::ge: return a >= b;
-                case compare::lo: return static_cast<U>(a) < static_cast<U>(b);
-                case compare::ls: return static_cast<U>(a) <= static_cast<U>(b);
-                case compare::hi: return static_cast<U>(a) > static_cast<U>(b);
-                case compare::hs: return static_cast<U>(a) >= static_cast<U>(b);
-                default: return false;
-                }
-            }
-        }
-
-        // A float to an integer of type I: rounded as r says, NaN to 0, out-of-range values saturated
-        // (PTX's float-to-integer conversions always saturate).
-        template <class I>
-        I float_to_integer(double x, rounding r)
-        {
-            if (std::isnan(x))
-            {
-                return 0;
-            }
-            switch (r)
-            {
-            case rounding::rni: x = std::nearbyint(x); break;
-            case rounding::rmi: x = std::floor(x); break;
-            case rounding::rpi: x = std::ceil(x); break;
-            default: x = std::trunc(x); break;
-            }
-            if (x <= static_cast<double>(std::numeric_limits<I>::min()))
-            {
-                return std::numeric_limits<I>::min();
-            }
-            if (x >= static_cast<double>(std::numeric_limits<I>::max()))
-            {
-                return std::numeric_limits<I>::max();
-            }
-            return static_cast<I>(x);
-        }
-
         template <class F>
         F round_float(F x, rounding r)
         {
@@ -204,45 +132,6 @@ namespace xcuda::sim
             case rounding::rpi: return std::ceil(x);
             default: return x;
             }
-        }
-
-        // IEEE binary16 from a double, rounded to nearest even (one rounding, also from an f32's value);
-        // NaN gives the canonical NaN 0x7fff, as cvt does.
-        std::uint16_t to_half(double x)
-        {
-            if (std::isnan(x))
-            {
-                return 0x7fff;
-            }
-            std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
-            double a = std::fabs(x);
-            int e = 0;
-            std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-            double quantum = a >= std::ldexp(1.0, -14) ? std::ldexp(1.0, e - 11) : std::ldexp(1.0, -24);
-            double r = a == 0 ? 0 : std::nearbyint(a / quantum) * quantum;
-            if (r >= 65536.0 || std::isinf(a))
-            {
-                return static_cast<std::uint16_t>(sign | 0x7c00);
-            }
-            if (r < std::ldexp(1.0, -14))
-            {
-                return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::ldexp(r, 24)));
-            }
-            std::frexp(r, &e);
-            int exponent = e - 1;  // r = 1.f * 2^exponent
-            auto mantissa = static_cast<std::uint16_t>(std::ldexp(r, -exponent) * 1024.0 - 1024.0);
-            return static_cast<std::uint16_t>(sign | ((exponent + 15) << 10) | mantissa);
-        }
-
-        double from_half(std::uint16_t h)
-        {
-            int exponent = (h >> 10) & 0x1f;
-            int mantissa = h & 0x3ff;
-            double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                               : exponent == 31 ? (mantissa ? std::numeric_limits<double>::quiet_NaN()
-                                                            : std::numeric_limits<double>::infinity())
-                                                : std::ldexp(1024 + mantissa, exponent - 25);
-            return (h & 0x8000) ? -magnitude : magnitude;
         }
 
         // A float operand as .ftz reads it: a subnormal flushed to zero.
@@ -263,21 +152,6 @@ namespace xcuda::sim
                 x = std::isnan(x) ? 0.0f : std::fmin(std::fmax(x, 0.0f), 1.0f);
             }
             return x;
-        }
-
-        std::uint64_t read_as(std::uint64_t v, ptx_type t)
-        {
-            // Normalises a register to its type: sign- or zero-extended to 64 bits.
-            if (t.bits >= 64 || t.is_float())
-            {
-                return v;
-            }
-            unsigned shift = 64 - t.bits;
-            if (t.is_signed())
-            {
-                return static_cast<std::uint64_t>(static_cast<std::int64_t>(v << shift) >> shift);
-            }
-            return (v << shift) >> shift;
         }
     }
 
@@ -758,35 +632,6 @@ namespace xcuda::sim
         source a = fetch(in.operands[1], 0);
         const ptx_type to = in.type;
         const ptx_type from = in.source_type;
-        if (to.kind == 'h' || from.kind == 'h')
-        {
-            if (in.round != rounding::none && in.round != rounding::rn)
-            {
-                throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': '" + in.text +
-                                                                  "': only round-to-nearest conversions of .f16 are implemented, " +
-                                                                  location(in));
-            }
-            XCUDA_SIM_LANES(active)
-            {
-                std::uint64_t v = a.p[a.stride * l];
-                if (to.kind == 'h' && from.is_float())
-                {
-                    d[l] = to_half(from.bits == 32 ? static_cast<double>(as<float>(v)) : as<double>(v));
-                }
-                else if (from.kind == 'h' && to.is_float())
-                {
-                    double x = from_half(static_cast<std::uint16_t>(v));
-                    d[l] = to.bits == 32 ? bits<float>(static_cast<float>(x)) : bits<double>(x);
-                }
-                else
-                {
-                    throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': '" + in.text +
-                                                                      "': conversions between .f16 and integers are not implemented, " +
-                                                                      location(in));
-                }
-            }
-            return;
-        }
         XCUDA_SIM_LANES(active)
         {
             std::uint64_t v = a.p[a.stride * l];
@@ -871,18 +716,7 @@ namespace xcuda::sim
             else if (from.is_float())
             {
                 double x = from.bits == 32 ? static_cast<double>(in.ftz ? flush(as<float>(v)) : as<float>(v)) : as<double>(v);
-                switch (to.is_signed() ? 100 + to.bits : to.bits)
-                {
-                case 8: r = float_to_integer<std::uint8_t>(x, in.round); break;
-                case 16: r = float_to_integer<std::uint16_t>(x, in.round); break;
-                case 32: r = float_to_integer<std::uint32_t>(x, in.round); break;
-                case 64: r = float_to_integer<std::uint64_t>(x, in.round); break;
-                case 108: r = bits<std::int8_t>(float_to_integer<std::int8_t>(x, in.round)) & 0xffffffffu; break;
-                case 116: r = bits<std::int16_t>(float_to_integer<std::int16_t>(x, in.round)) & 0xffffffffu; break;
-                case 132: r = bits<std::int32_t>(float_to_integer<std::int32_t>(x, in.round)); break;
-                case 164: r = bits<std::int64_t>(float_to_integer<std::int64_t>(x, in.round)); break;
-                default: break;
-                }
+                r = float_to_integer_bits(x, to, in.round);
             }
             else
             {

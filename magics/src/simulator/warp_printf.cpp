@@ -1,10 +1,12 @@
-// warp_interpreter's device printf (vprintf), apart from the instructions it runs: each lane's line formatted on
-// the host, every byte of the format and the arguments read through the simulator's checked accesses.
+// warp_interpreter's device runtime calls, apart from the instructions it runs: printf (vprintf), each lane's line
+// formatted on the host, and a failed assert (__assertfail); every byte of the format, the arguments and the
+// assertion's strings read through the simulator's checked accesses.
 
 #include "warp_interpreter.hpp"
 
 #include "warp_values.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -154,5 +156,59 @@ namespace xcuda::sim
             text += piece;
         }
         return text;
+    }
+
+    // A failed device assert: NVRTC calls __assertfail(expression, file, line, function, char size) in the lanes
+    // whose assertion failed. As on a GPU, each such thread's line is printed ("file:line: function: block:
+    // [x,y,z], thread: [x,y,z] Assertion `expression` failed.") and the launch fails (CUDA_ERROR_ASSERT); the
+    // error names the first thread, the expression and the cell line the .loc mapping gives the call.
+    void warp_interpreter::device_assert(const instruction& in, std::uint32_t active)
+    {
+        const ptx_program& program = *m_launch.program;
+        auto text_at = [&](unsigned lane, std::uint64_t address) {
+            std::string text;
+            for (std::uint64_t a = address; text.size() < 4096; ++a)
+            {
+                char c = static_cast<char>(*translate(state_space::generic, a, lane, 1, false, in, false));
+                if (c == 0)
+                {
+                    break;
+                }
+                text += c;
+            }
+            return text;
+        };
+        auto argument = [&](unsigned lane, std::size_t k) {
+            const ptx_symbol& symbol = program.symbols[static_cast<std::size_t>(in.call_arguments[k])];
+            std::uint64_t value = 0;
+            std::memcpy(&value, m_frame->params.data() + static_cast<std::size_t>(lane) * m_function->frame_bytes + symbol.offset,
+                        std::min<std::size_t>(8, symbol.size));
+            return value;
+        };
+        std::string first;
+        unsigned failed = 0;
+        XCUDA_SIM_LANES(active)
+        {
+            std::string expression = text_at(l, argument(l, 0));
+            auto id = [&](special_register x, special_register y, special_register z) {
+                return std::to_string(m_specials[static_cast<int>(x)][l]) + "," + std::to_string(m_specials[static_cast<int>(y)][l]) +
+                       "," + std::to_string(m_specials[static_cast<int>(z)][l]);
+            };
+            if (m_launch.printf_output)
+            {
+                m_launch.printf_output->append(text_at(l, argument(l, 1)) + ":" + std::to_string(static_cast<std::uint32_t>(argument(l, 2))) +
+                                               ": " + text_at(l, argument(l, 3)) + ": block: [" +
+                                               id(special_register::ctaid_x, special_register::ctaid_y, special_register::ctaid_z) +
+                                               "], thread: [" + id(special_register::tid_x, special_register::tid_y, special_register::tid_z) +
+                                               "] Assertion `" + expression + "` failed.\n");
+            }
+            if (failed++ == 0)
+            {
+                first = thread_name(l) + ": device assertion `" + expression + "` failed";
+            }
+        }
+        throw sim_error(sim_error::kind::assertion, "kernel '" + m_launch.kernel + "', " + first +
+                                                        (failed > 1 ? " (and in " + std::to_string(failed - 1) + " more threads of its warp)" : "") +
+                                                        ", " + location(in));
     }
 }

@@ -2,12 +2,15 @@
 // Register values of the warp interpreter: every register is a 64-bit slot per lane holding the bits
 // of its type in the low part; as<T>() reads them as a C++ type, bits() writes one back (zero-extended).
 // And the two loops every instruction uses: over the active lanes, and over the PTX types.
-// Private to warp_interpreter.cpp and warp_operations.cpp.
+// Private to warp_interpreter.cpp and the warp_*operations.cpp / warp_float_rounding.cpp families.
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
+
+#include "ptx_program.hpp"
 
 namespace xcuda::sim
 {
@@ -61,6 +64,110 @@ namespace xcuda::sim
     inline float flush(float x)
     {
         return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+    }
+
+    inline std::uint64_t read_as(std::uint64_t v, ptx_type t)
+    {
+        // Normalises a register to its type: sign- or zero-extended to 64 bits.
+        if (t.bits >= 64 || t.is_float())
+        {
+            return v;
+        }
+        unsigned shift = 64 - t.bits;
+        if (t.is_signed())
+        {
+            return static_cast<std::uint64_t>(static_cast<std::int64_t>(v << shift) >> shift);
+        }
+        return (v << shift) >> shift;
+    }
+
+    template <class T>
+    bool compare_values(compare c, T a, T b)
+    {
+        if constexpr (std::is_floating_point_v<T>)
+        {
+            bool unordered = std::isnan(a) || std::isnan(b);
+            switch (c)
+            {
+            case compare::eq: return !unordered && a == b;
+            case compare::ne: return !unordered && a != b;
+            case compare::lt: return !unordered && a < b;
+            case compare::le: return !unordered && a <= b;
+            case compare::gt: return !unordered && a > b;
+            case compare::ge: return !unordered && a >= b;
+            case compare::equ: return unordered || a == b;
+            case compare::neu: return unordered || a != b;
+            case compare::ltu: return unordered || a < b;
+            case compare::leu: return unordered || a <= b;
+            case compare::gtu: return unordered || a > b;
+            case compare::geu: return unordered || a >= b;
+            case compare::num: return !unordered;
+            case compare::nan: return unordered;
+            default: return false;
+            }
+        }
+        else
+        {
+            using U = std::make_unsigned_t<T>;
+            switch (c)
+            {
+            case compare::eq: return a == b;
+            case compare::ne: return a != b;
+            case compare::lt: return a < b;
+            case compare::le: return a <= b;
+            case compare::gt: return a > b;
+            case compare::ge: return a >= b;
+            case compare::lo: return static_cast<U>(a) < static_cast<U>(b);
+            case compare::ls: return static_cast<U>(a) <= static_cast<U>(b);
+            case compare::hi: return static_cast<U>(a) > static_cast<U>(b);
+            case compare::hs: return static_cast<U>(a) >= static_cast<U>(b);
+            default: return false;
+            }
+        }
+    }
+
+    // A float to an integer of type I: rounded as r says, NaN to 0, out-of-range values saturated
+    // (PTX's float-to-integer conversions always saturate).
+    template <class I>
+    I float_to_integer(double x, rounding r)
+    {
+        if (std::isnan(x))
+        {
+            return 0;
+        }
+        switch (r)
+        {
+        case rounding::rni: x = std::nearbyint(x); break;
+        case rounding::rmi: x = std::floor(x); break;
+        case rounding::rpi: x = std::ceil(x); break;
+        default: x = std::trunc(x); break;
+        }
+        if (x <= static_cast<double>(std::numeric_limits<I>::min()))
+        {
+            return std::numeric_limits<I>::min();
+        }
+        if (x >= static_cast<double>(std::numeric_limits<I>::max()))
+        {
+            return std::numeric_limits<I>::max();
+        }
+        return static_cast<I>(x);
+    }
+
+    // float_to_integer to the integer type `to`, as the bits of its register (a sub-word signed result fills 32 bits).
+    inline std::uint64_t float_to_integer_bits(double x, ptx_type to, rounding r)
+    {
+        switch (to.is_signed() ? 100 + to.bits : to.bits)
+        {
+        case 8: return float_to_integer<std::uint8_t>(x, r);
+        case 16: return float_to_integer<std::uint16_t>(x, r);
+        case 32: return float_to_integer<std::uint32_t>(x, r);
+        case 64: return float_to_integer<std::uint64_t>(x, r);
+        case 108: return bits<std::int8_t>(float_to_integer<std::int8_t>(x, r)) & 0xffffffffu;
+        case 116: return bits<std::int16_t>(float_to_integer<std::int16_t>(x, r)) & 0xffffffffu;
+        case 132: return bits<std::int32_t>(float_to_integer<std::int32_t>(x, r));
+        case 164: return bits<std::int64_t>(float_to_integer<std::int64_t>(x, r));
+        default: return 0;
+        }
     }
 
 #define XCUDA_SIM_LANES(mask) for (std::uint32_t m_ = (mask), l; m_ && ((l = __builtin_ctz(m_)), true); m_ &= m_ - 1)

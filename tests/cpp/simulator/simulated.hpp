@@ -99,6 +99,8 @@ namespace
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
+            context.warnings = &warnings;
+            context.strict_barriers = strict_barriers;
             block_executor(context).run_grid();
             return context;
         }
@@ -114,6 +116,8 @@ namespace
         std::uint64_t step_limit = 100000000;  // per host thread: a test that would never end fails instead
         const std::atomic<bool>* cancel = nullptr;
         std::atomic<std::uint64_t>* blocks_done = nullptr;
+        launch_warnings warnings;
+        bool strict_barriers = false;
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)
