@@ -201,6 +201,12 @@ namespace xcuda
         py::object publish_display = display_pub.attr("publish_display_data");
         display_pub.attr("publish_display_data") = py::cpp_function(
             [publish_display, clean](py::object data, py::object metadata, py::object transient, py::object update) {
+                if (metadata.is_none())
+                {
+                    // ipyparallel shows an engine's stderr with display(..., metadata=None); a message whose
+                    // metadata is null fails nbformat's validation (ipykernel sends {} for it).
+                    metadata = py::dict();
+                }
                 try
                 {
                     publish_display(data, metadata, transient, update);

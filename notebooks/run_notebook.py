@@ -7,11 +7,15 @@
 With --load-ext a first cell `%load_ext NAME` is run before the notebook's own cells: the magics in
 any IPython kernel (ipykernel), with the module installed in that kernel's Python.
 
-Exits 0 when every cell ran. On a machine without an NVIDIA GPU the first cell that needs one raises
+Exits 0 when every cell ran. On a machine without an NVIDIA GPU xcuda falls back to its PTX simulator
+and the notebook runs to its end there; a figure measured on the simulator that is printed without its
+"[simulated" label, or a bandwidth or speed-up printed at all there, exits 1 (unlabelled_figures; a GPU's
+figures are not read). With XCUDA_DEVICE=gpu (a GPU or nothing) the first cell that needs one raises
 xcuda.CudaUnavailableError: the run stops there, says so plainly, and still exits 0 (everything that
 can run without a GPU did). Any other error exits 1.
 """
 import argparse
+import re
 import sys
 import textwrap
 
@@ -31,6 +35,32 @@ def output_text(output):
     if kind == "error":
         return f"{output['ename']}: {output['evalue']}"
     return ""
+
+
+# A time or a rate as a notebook prints one ("812.0 us", "6.214 ms", "0 GB/s"), and a speed-up ("(1.21x)").
+TIME = re.compile(r"\b\d[\d,]*(\.\d+)?\s?(ns|us|µs|ms)\b")
+GPU_ONLY = re.compile(r"\bGB/s\b|\(\d+(\.\d+)?x\)")
+SIMULATED = "[simulated"
+
+
+def ran_on_the_simulator(notebook):
+    """Whether the notebook's kernels ran on the PTX simulator: its outputs name it (xcuda.info(), the
+    fallback's notice, %cuda_timeit's label, xcuda.sized's line)."""
+    return any("PTX simulator" in output_text(o) for c in notebook.cells for o in c.get("outputs", []))
+
+
+def unlabelled_figures(notebook):
+    """(cell index, line) of every figure a run on the simulator printed as if it were a GPU's: a time
+    without the "[simulated" label on its line, and any bandwidth or speed-up. [] for a GPU's run."""
+    if not ran_on_the_simulator(notebook):
+        return []
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            for line in output_text(output).splitlines():
+                if GPU_ONLY.search(line) or (TIME.search(line) and SIMULATED not in line):
+                    found.append((index, line.strip()))
+    return found
 
 
 def print_cell(index, cell):
@@ -92,6 +122,11 @@ def main():
         # traceback; the kernel's own last words are on this script's standard error.
         print(f"\n{args.notebook}: the kernel died while running cell [{running.get('index', '?')}] (the last one "
               f"printed above): {died}", file=sys.stderr)
+        return 1
+    unlabelled = unlabelled_figures(notebook)
+    if unlabelled:
+        print(f"\n{args.notebook}: ran on the PTX simulator, and printed figures that read as a GPU's:\n" +
+              "\n".join(f"  [{index}] {line}" for index, line in unlabelled), file=sys.stderr)
         return 1
     if failure is None:
         print(f"\n{args.notebook}: all {len(notebook.cells)} cells ran.")

@@ -20,6 +20,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Where no NVIDIA driver or no device is found and nothing chose the device, xcuda falls back to the PTX
+# simulator by itself (docs/simulator.md, "Choosing it"). The suite's tests of a machine without a GPU check
+# what a GPU-only process says there (CudaUnavailableError naming the simulator), and run on the fake driver
+# or the simulator only where they ask: XCUDA_DEVICE=gpu, which refuses the fallback and chooses the device
+# as if unset, is the default of every test and of the kernels and children they start, unless the run sets
+# XCUDA_DEVICE itself. The fallback's own tests (tests/simulator/test_fallback.py, the notebooks with nothing
+# set, the browser's Run All) unset it for their kernels and children.
+os.environ.setdefault("XCUDA_DEVICE", "gpu")
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 
 # IPython's profile and history for the tests' shells and the kernels they start: a folder of this run's, never

@@ -27,6 +27,7 @@ Importing the module never touches the CUDA driver: the session starts at the fi
     register_views(m);
     register_kernels(m, notebook);
     register_module_variables(m);
+    register_textures(m, notebook);
     register_session(m, notebook);
     register_placement(m, notebook);
     register_bench(m, notebook);

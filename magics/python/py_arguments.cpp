@@ -196,6 +196,28 @@ namespace xcuda::python
             PyBuffer_Release(&view);
         }
 
+        // A texture or surface parameter: an xcuda.Texture / xcuda.Surface of the parameter's kind, or the integer
+        // handle itself (a cudaTextureObject_t is an unsigned long long by definition), range-checked as one.
+        void convert_handle(argument_block& block, std::size_t index, PyObject* object, const kernel_parameter& parameter)
+        {
+            std::uint64_t handle = 0;
+            const char* given = "";
+            if (object_handle(object, handle, given))
+            {
+                if (parameter.handle_object != given)
+                {
+                    argument_problems::wrong_handle_object(block.plan(), index, given, parameter.handle_object);
+                }
+                block.store_unsigned(index, handle);
+                return;
+            }
+            if (PyBool_Check(object) || !(PyLong_Check(object) || PyObject_IsInstance(object, numpy().integer) == 1))
+            {
+                argument_problems::not_a_handle(block.plan(), index, type_name(object), parameter.handle_object);
+            }
+            convert_scalar(block, index, object);
+        }
+
         void check_element_kind(const launch_plan& plan, std::size_t index, scalar_kind have, const py::handle& dtype,
                                 const char* what)
         {
@@ -389,6 +411,13 @@ namespace xcuda::python
             {
             case parameter_class::scalar: convert_scalar(block, i, object); break;
             case parameter_class::opaque: convert_opaque(block, i, object, kernel.signature().parameters[i]); break;
+            case parameter_class::handle:
+                if (call.for_replay())
+                {
+                    argument_problems::handle_in_replay(plan, i, kernel.signature().parameters[i].handle_object);
+                }
+                convert_handle(block, i, object, kernel.signature().parameters[i]);
+                break;
             case parameter_class::pointer:
                 if (Py_TYPE(object) == array_type)
                 {

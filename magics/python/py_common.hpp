@@ -115,6 +115,12 @@ namespace xcuda::python
     // The Python type object of DeviceArray, for exact-type checks on the launch path.
     PyTypeObject* device_array_type();
 
+    // ---- CUDA arrays, textures and surfaces (py_textures.cpp) ----
+    void register_textures(py::module_& m, notebook_session& notebook);
+    // The handle of an xcuda.Texture or xcuda.Surface, with its kind ("texture" or "surface"); false for any
+    // other object. Raises when the object's session is gone.
+    bool object_handle(PyObject* object, std::uint64_t& handle, const char*& kind);
+
     // ---- streams and events (py_stream.cpp) ----
     void register_streams(py::module_& m, notebook_session& notebook);
     // A CUstream from None (the session's default stream), xcuda.Stream, an int handle, or an object

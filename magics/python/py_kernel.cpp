@@ -131,6 +131,9 @@ namespace xcuda::python
                 // decide, or the compiled code disagrees with its layout); None when it will.
                 entry["refusal"] = parameter.refusal.empty() ? py::object(py::none())
                                                              : py::object(py::str(parameter.refusal));
+                // "texture" or "surface" for a texture or surface object's handle (dtype uint64); None otherwise.
+                entry["object"] = parameter.handle_object.empty() ? py::object(py::none())
+                                                                  : py::object(py::str(parameter.handle_object));
                 result.append(entry);
             }
             return result;
@@ -328,7 +331,8 @@ namespace xcuda::python
                 .def_property_readonly("parameters", [](const py_kernel& k) { return parameters(k.kernel->signature()); },
                                        "A list of dicts: name, type, pointer, const, dtype (of the value, or of the pointee for a pointer; a "
                                        "structured dtype for a struct or CUDA vector type), size (bytes passed), default (the "
-                                       "default argument as written, or None).")
+                                       "default argument as written, or None), object ('texture' or 'surface' for a texture or surface "
+                                       "object's 64-bit handle, else None).")
                 .def_property_readonly("is_template", [](const py_kernel& k) { return k.kernel->signature().is_template(); },
                                        "Whether the kernel is a template (needs instantiation to launch).")
                 .def_property_readonly("module", [](const py_kernel& k) { return wrap_module(k.kernel->module()); },

@@ -10,6 +10,7 @@
 
 #include "py_common.hpp"
 
+#include "cuda_driver.hpp"
 #include "host_registry.hpp"
 
 namespace xcuda::python
@@ -35,6 +36,19 @@ namespace xcuda::python
             {
                 py::gil_scoped_acquire acquire;
                 warn(sharing_warning_type, message);
+            }
+        }
+
+        // The first context after the driver layer fell back to the PTX simulator (the first launch, allocation
+        // or xcuda.info()): xcuda.on_the_simulator's notice, in the cell that made it. Once: the core hands the reason
+        // to one caller.
+        void show_fallback_notice()
+        {
+            std::string reason = cuda_driver::take_fallback_notice();
+            if (!reason.empty())
+            {
+                py::gil_scoped_acquire acquire;
+                py::module_::import("xcuda.on_the_simulator").attr("show_fallback_notice")(reason);
             }
         }
 
@@ -83,7 +97,10 @@ namespace xcuda::python
             nullptr);
         m.attr("DeviceSharingWarning") = py::handle(sharing_warning_type);
         engine_placement& placement = notebook.placement;
-        notebook.session.set_context_hook([&placement](int ordinal) { record_gpu(placement, ordinal); });
+        notebook.session.set_context_hook([&placement](int ordinal) {
+            show_fallback_notice();
+            record_gpu(placement, ordinal);
+        });
 
         m.def("device_choice", [&notebook] { return device_choice_report(notebook); },
               R"(Which device this process computes on, and why.
@@ -96,7 +113,9 @@ dict
     source : str
         "XCUDA_DEVICE", a launcher's local-rank variable ("OMPI_COMM_WORLD_LOCAL_RANK",
         "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"), "host slot" (an ipyparallel engine's
-        order among this host's xcuda engines), "xcuda.set_device", "default" or "refused".
+        order among this host's xcuda engines), "xcuda.set_device", "default" or "refused"; on the
+        PTX simulator who chose it: "XCUDA_DEVICE" (=simulator), the call xcuda.use_simulator() as
+        written, or "simulator fallback" (no driver or no device was found and nothing was set).
     reason : str
         One sentence naming the variables, or why a value was refused.
     engine : str or None

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 
+#include "cuda_driver.hpp"
 #include "cuda_module.hpp"
 #include "parse_interrupts.hpp"
 #include "cell_build.hpp"
@@ -52,7 +53,7 @@ namespace xcuda::python
                     }
                 }
             }
-            return session_report::status(notebook.registry, notebook.compiler, arrays);
+            return session_report::status(notebook.registry, notebook.compiler, arrays, &notebook.session.resources());
         }
     }
 
@@ -275,10 +276,16 @@ namespace xcuda::python
                       stats["cached_temporaries"] = cached.first;
                       stats["cached_temporary_bytes"] = cached.second;
                       stats["registered_modules"] = notebook.registry.modules().size();
+                      auto arrays = session.resources().totals("cuda array");
+                      stats["cuda_arrays"] = arrays.first;
+                      stats["cuda_array_bytes"] = arrays.second;
+                      stats["textures"] = session.resources().totals("texture").first;
+                      stats["surfaces"] = session.resources().totals("surface").first;
                       return stats;
                   },
-                  "Counts of what lives in the session: loaded modules, device buffers and their bytes, and the launch "
-                  "temporaries kept for the next launch (xcuda.release_cached_temporaries).");
+                  "Counts of what lives in the session: loaded modules, device buffers and their bytes, the launch "
+                  "temporaries kept for the next launch (xcuda.release_cached_temporaries), CUDA arrays and their "
+                  "bytes, texture and surface objects.");
             m.def("set_header",
                   [&notebook](const std::string& name, const std::string& text) {
                       py::list stale;
@@ -327,15 +334,31 @@ namespace xcuda::python
         void register_device_choice(py::module_& m, notebook_session& notebook)
         {
             cuda_session& session = notebook.session;
-            m.def("use_simulator", [&session] { session_control::use_simulator(session); },
-                  R"(Run this session's kernels on the PTX simulator from now on, as XCUDA_DEVICE=simulator does at start.
+            m.def("_use_simulator", [&session] { return session_control::use_simulator(session); },
+                  "The core of xcuda.use_simulator(): switches, and returns the line that confirms it.");
+            m.def("_use_gpu", [&session] { return session_control::use_gpu(session); },
+                  "The core of xcuda.use_gpu(): switches back to the NVIDIA driver, and returns the line that "
+                  "confirms it.");
+            m.def("_take_fallback_notice", [] { return cuda_driver::take_fallback_notice(); },
+                  "Why the process fell back to the PTX simulator (\"no NVIDIA driver was found\"), the first time "
+                  "it is asked after the fallback; \"\" every other time.");
+            m.def("simulated",
+                  [] {
+                      try
+                      {
+                          return cuda_driver::get().simulated();
+                      }
+                      catch (const std::exception&)
+                      {
+                          return false;  // no device at all (XCUDA_DEVICE=gpu without a driver): not simulated
+                      }
+                  },
+                  R"(True when this session's kernels run on the PTX simulator, on the CPU.
 
-    For a machine without a GPU (or to learn with the simulator's checks: out-of-bounds accesses named
-    with their thread and cell line, races, barrier divergence) after the session has started: compiled
-    modules are kept and load there at their next launch. Before the first launch or allocation only: a
-    session that already has a CUDA context on a GPU keeps it (restart the kernel with
-    XCUDA_DEVICE=simulator instead); calling it again is harmless. xcuda.info() then says the device is
-    the simulator, and timings say they are simulated. docs/simulator.md.)");
+    Asks the driver layer, which falls back to the simulator where no NVIDIA driver or no device is
+    found and nothing chose the device (as the first launch would); makes no CUDA context. A notebook
+    uses it to keep measuring cells short there (xcuda.sized) and to label what it measured
+    (xcuda.measured). False on a GPU, and where there is no device at all.)");
             m.def("set_device", [&session](int ordinal) { session.set_device(ordinal); }, py::arg("ordinal"),
                   R"(Choose the current device: later allocations, Streams, Events, launches and synchronize() use it.
 

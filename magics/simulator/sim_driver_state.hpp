@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "device_heap.hpp"
 #include "ptx_program.hpp"
 #include "sim_memory.hpp"
 #include "warp_interpreter.hpp"
@@ -52,6 +53,7 @@ namespace xcuda_sim __attribute__((visibility("hidden")))
     };
 
     extern sim_memory g_memory;
+    extern device_heap g_heap;  // device malloc/free's (xcuda_sim_driver.cpp)
 
     // Records the description of a failure, which cuGetErrorString returns for its code; returns code.
     CUresult failed(CUresult code, std::string detail);
@@ -100,6 +102,7 @@ namespace xcuda_sim __attribute__((visibility("hidden")))
         unsigned block[3] = {1, 1, 1};
         unsigned shared = 0;
         std::vector<std::uint8_t> params;
+        bool cooperative = false;  // cuLaunchCooperativeKernel: every block at once, a grid workspace
     };
     // cuLaunchKernel's kernelParams or extra, packed as the entry lays its parameters out.
     CUresult pack_parameters(const function& f, void** params, void** extra, std::vector<std::uint8_t>& packed);

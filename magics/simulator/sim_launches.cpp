@@ -19,6 +19,7 @@
 
 #include "block_executor.hpp"
 #include "sim_driver_state.hpp"
+#include "xcuda_sim_shared.hpp"
 
 using namespace xcuda_sim;
 
@@ -202,6 +203,27 @@ namespace xcuda_sim
         std::copy(k.block, k.block + 3, launch.block);
         launch.dynamic_shared = k.shared;
         launch.memory = &g_memory;
+        launch.heap = &g_heap;
+        launch.textures = &xcuda_sim::textures();
+        // A cooperative grid's workspace: the counter its grid-wide syncs share, known to the memory while it runs.
+        std::vector<std::uint64_t> workspace(8, 0);
+        struct forget_workspace
+        {
+            std::uintptr_t at;
+            ~forget_workspace()
+            {
+                if (at)
+                {
+                    g_memory.remove(at);
+                }
+            }
+        } forget{k.cooperative ? reinterpret_cast<std::uintptr_t>(workspace.data()) : 0};
+        if (k.cooperative)
+        {
+            launch.cooperative = true;
+            launch.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
+            g_memory.add(launch.grid_workspace, workspace.size() * 8, "cooperative grid workspace");
+        }
         launch.step_limit = step_limit();
         launch.printf_output = &g_printf;
         const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
@@ -219,7 +241,7 @@ namespace xcuda_sim
         std::atomic<std::uint64_t> done{0};
         std::atomic<bool> cancel{false};  // this launch's: set by its watch
         launch.cancel = &cancel;
-        launch.blocks_done = &done;
+        launch.blocks_progress = &done;
         const unsigned long long blocks = static_cast<unsigned long long>(k.grid[0]) * k.grid[1] * k.grid[2];
         ++g_launches;
         grid_result result = g_watch ? run_watched(launch, blocks, done, cancel) : run_grid(launch);
@@ -247,6 +269,43 @@ namespace xcuda_sim
     }
 }
 
+// A cooperative launch runs every block at once (a grid-wide sync waits for all of them), so its grid may hold
+// only the blocks a device of the simulator's size holds at once: the occupancy answer
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its one multiprocessor.
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz,
+                                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                                           CUstream stream, void** params)
+{
+    lock held(g_mutex);
+    const unsigned threads = bx * by * bz;
+    const unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * gz;
+    const unsigned long long most = threads ? std::max(1u, std::min(32u, 2048 / threads)) : 0;
+    kernel_launch launch;
+    launch.f = reinterpret_cast<function*>(handle);
+    if (blocks > most)
+    {
+        const ptx_function& entry = launch.f->owner->program.functions[static_cast<std::size_t>(launch.f->index)];
+        return failed(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+                      "cuLaunchCooperativeKernel of " + entry.name + " with " + std::to_string(blocks) + " blocks of " +
+                          std::to_string(threads) + " threads: the simulated device holds " + std::to_string(most) +
+                          " such blocks at once, and a grid-wide sync needs every block resident");
+    }
+    if (CUresult packed = pack_parameters(*launch.f, params, nullptr, launch.params); packed != CUDA_SUCCESS)
+    {
+        return packed;
+    }
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    std::copy(grid, grid + 3, launch.grid);
+    std::copy(block, block + 3, launch.block);
+    launch.shared = shared;
+    launch.cooperative = true;
+    if (capturing(stream))
+    {
+        capture_launch(stream, std::move(launch));
+        return CUDA_SUCCESS;
+    }
+    return run_launch(launch);
+}
 CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void** params,
                                 void** extra)

@@ -30,8 +30,10 @@
 #include <string>
 #include <vector>
 
+#include "device_heap.hpp"
 #include "ptx_parser.hpp"
 #include "sim_driver_state.hpp"
+#include "xcuda_sim_shared.hpp"
 
 namespace xcuda_sim
 {
@@ -39,6 +41,8 @@ namespace xcuda_sim
     std::condition_variable_any g_grid_ended;
     std::thread::id g_grid_owner;
     sim_memory g_memory;
+    device_heap g_heap;  // device malloc/free's, for the process's one context (cuCtxSetLimit sizes it)
+    std::size_t g_stack_limit = 1024, g_printf_fifo_limit = 1 << 20;  // nominal: kept and read back
 
     // The description of the last failure, returned by cuGetErrorString for its code.
     CUresult g_detail_code = CUDA_SUCCESS;
@@ -156,6 +160,18 @@ namespace
         }
         return out + "\"";
     }
+}
+
+// ---- textures and surfaces: their entry points are xcuda_sim_textures.cpp's ----
+CUresult xcuda_sim::failed_with(CUresult code, std::string detail)
+{
+    lock held(g_mutex);
+    return failed(code, std::move(detail));
+}
+xcuda::sim::texture_registry& xcuda_sim::textures()
+{
+    static xcuda::sim::texture_registry registry;
+    return registry;
 }
 
 // Arms the trace of thread (tx,ty,tz) of block (bx,by,bz) for the next cuLaunchKernel, keeping at most
@@ -351,6 +367,36 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context)
 {
     *context = t_current;
     return CUDA_SUCCESS;
+}
+// CU_LIMIT_MALLOC_HEAP_SIZE sizes the device heap of malloc/free (8 MiB by default, as a GPU's); it cannot
+// change while a block malloc gave is alive. The stack and printf FIFO sizes are kept and read back only.
+CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    lock held(g_mutex);
+    switch (limit)
+    {
+    case CU_LIMIT_MALLOC_HEAP_SIZE:
+        if (!g_heap.set_bytes(value))
+        {
+            return failed(CUDA_ERROR_INVALID_VALUE, "the device heap (CU_LIMIT_MALLOC_HEAP_SIZE) cannot be resized while "
+                                                    "blocks that device malloc gave are not freed");
+        }
+        return CUDA_SUCCESS;
+    case CU_LIMIT_STACK_SIZE: g_stack_limit = value; return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: g_printf_fifo_limit = value; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    }
+}
+CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit)
+{
+    lock held(g_mutex);
+    switch (limit)
+    {
+    case CU_LIMIT_MALLOC_HEAP_SIZE: *value = g_heap.bytes(); return CUDA_SUCCESS;
+    case CU_LIMIT_STACK_SIZE: *value = g_stack_limit; return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: *value = g_printf_fifo_limit; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    }
 }
 CUresult CUDAAPI cuMemAllocHost(void** pointer, size_t bytes)
 {
@@ -566,15 +612,6 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attr
     default:
         return failed(CUDA_ERROR_INVALID_VALUE, "a read-only function attribute");
     }
-}
-// A grid-wide sync needs every block resident at once; the simulator runs a grid's blocks a few at a time.
-CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
-                                           unsigned int, unsigned int, unsigned int, CUstream, void**)
-{
-    return failed(CUDA_ERROR_NOT_SUPPORTED,
-                  "the PTX simulator cannot run a cooperative launch: it runs a grid's blocks a few at a time, and a "
-                  "grid-wide sync (cooperative_groups::this_grid().sync()) needs every block resident at once; run it "
-                  "on a GPU");
 }
 CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle)
 {

@@ -28,7 +28,13 @@ extern "C" long xcuda_fake_counter(const char* name)
          : which == "buffer_launches" ? g_count.buffer_launches : -1;
 }
 
-CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
+// XCUDA_FAKE_CUINIT: the CUresult cuInit returns (unset: success), for the driver layer's choice between
+// a driver's failure that falls back to the PTX simulator (100, no device) and one that stays an error.
+CUresult CUDAAPI cuInit(unsigned int)
+{
+    const char* result = std::getenv("XCUDA_FAKE_CUINIT");
+    return result && *result ? static_cast<CUresult>(std::atoi(result)) : CUDA_SUCCESS;
+}
 // NVRTC asks a libcuda.so.1 it finds in the process for its private tables; there are none here (without
 // this symbol NVRTC crashes in a program that links the fake, such as tests/bench/launch_baseline.cpp).
 CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid*)

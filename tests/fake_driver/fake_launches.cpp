@@ -20,7 +20,8 @@ namespace
     }
 }
 
-namespace xcuda_fake __attribute__((visibility("hidden")))
+#pragma GCC visibility push(hidden)  // the fake's own symbols stay inside it
+namespace xcuda_fake
 {
     std::vector<std::size_t> known_sizes(const std::string& name)
     {
@@ -35,6 +36,10 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
         if (name == "fill")
         {
             return {8, 4, 4};  // float* x, float value, unsigned n
+        }
+        if (name == "read_handles")
+        {
+            return {8, 8, 8};  // cudaTextureObject_t t, cudaSurfaceObject_t s, unsigned long long* out
         }
         if (name == "many")
         {
@@ -65,6 +70,20 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
             for (std::size_t i = 0; i < n && i < threads; ++i)
             {
                 out[i] = a * x[i] + y[i];
+            }
+        }
+        else if (f.name == "read_handles")
+        {
+            // out[0..3] = the texture's handle, the surface's, and whether each is live (fake_textures.cpp)
+            auto t = arg<unsigned long long>(params, 0);
+            auto s = arg<unsigned long long>(params, 1);
+            auto* out = arg<unsigned long long*>(params, 2);
+            if (device_span_ok(out, 4 * sizeof *out, "read_handles' out"))
+            {
+                out[0] = t;
+                out[1] = s;
+                out[2] = view_live(t, false) ? 1 : 0;
+                out[3] = view_live(s, true) ? 1 : 0;
             }
         }
         else if (f.name == "many")
@@ -164,6 +183,7 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
         return true;
     }
 }
+#pragma GCC visibility pop
 
 namespace
 {

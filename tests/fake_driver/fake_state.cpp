@@ -5,7 +5,8 @@
 
 #include "fake_state.hpp"
 
-namespace xcuda_fake __attribute__((visibility("hidden")))
+#pragma GCC visibility push(hidden)  // the fake's own symbols stay inside it
+namespace xcuda_fake
 {
     std::recursive_mutex g_mutex;
     counters g_count;
@@ -93,3 +94,4 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
         }
     }
 }
+#pragma GCC visibility pop

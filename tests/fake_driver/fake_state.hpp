@@ -35,7 +35,8 @@
 //   fake_launches.cpp    the known kernels, launches (cooperative ones too), parameter layouts, occupancy;
 //   fake_streams.cpp     streams, synchronising the context, and the waits' controls;
 //   fake_events.cpp      events;
-//   fake_graphs.cpp      stream capture and graphs.
+//   fake_graphs.cpp      stream capture and graphs;
+//   fake_textures.cpp    CUDA arrays, their copies, texture and surface objects.
 // What they share lives in namespace xcuda_fake, hidden (visibility): the library exports the driver's entry
 // points and the xcuda_fake_* controls only. What one file uses alone stays in its anonymous namespace, under
 // a name no other file uses (the unity build compiles them as one translation unit).
@@ -57,7 +58,8 @@
 #include <string>
 #include <vector>
 
-namespace xcuda_fake __attribute__((visibility("hidden")))
+#pragma GCC visibility push(hidden)  // the fake's own symbols stay inside it
+namespace xcuda_fake
 {
     extern std::recursive_mutex g_mutex;
     using lock = std::lock_guard<std::recursive_mutex>;
@@ -166,9 +168,14 @@ namespace xcuda_fake __attribute__((visibility("hidden")))
     bool capturing(CUstream handle);
     void record(CUstream handle, node* n);
 
+    // ---- textures (fake_textures.cpp) ----
+    // Whether `handle` is a live texture object (surface false) or surface object (surface true).
+    bool view_live(unsigned long long handle, bool surface);
+
     // ---- waits ----
     extern bool g_busy;               // stream and event queries answer CUDA_ERROR_NOT_READY (xcuda_fake_set_busy)
     extern std::string g_sync_print;  // written to stdout by the next synchronising call (xcuda_fake_print_at_sync)
     // At a synchronising call, with g_mutex held: what xcuda_fake_print_at_sync asked for, once.
     void print_at_sync();
 }
+#pragma GCC visibility pop

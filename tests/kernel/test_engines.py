@@ -78,6 +78,8 @@ def local_cluster(root, n, **env):
     for name in CHOICE_VARIABLES:
         os.environ.pop(name, None)
     os.environ["XCUDA_HOST_REGISTRY"] = str(root / "registry")
+    # The engines choose by their slot, but a GPU or nothing: never the PTX simulator's fallback (conftest.py).
+    os.environ["XCUDA_DEVICE"] = "gpu"
     os.environ.update(env)
     cluster = ipp.Cluster(n=n, profile_dir=str(root / "profile"), controller_ip="127.0.0.1",
                           log_level=logging.WARNING)

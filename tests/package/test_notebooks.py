@@ -1,7 +1,8 @@
 """The tutorial notebooks execute in the xcuda kernel through nbclient.
 
-Without a GPU a notebook must run every cell up to its first launch and stop there with
-CudaUnavailableError; with one, it must run top to bottom.
+Without a GPU and with XCUDA_DEVICE=gpu (the suite's default, tests/conftest.py) a notebook must run every
+cell up to its first launch and stop there with CudaUnavailableError; with one, it must run top to bottom.
+With nothing set they run on the PTX simulator: tests/simulator/test_notebooks_on_the_simulator.py.
 """
 import json
 import os
@@ -110,9 +111,10 @@ except ImportError as missing:
     NO_IPYPARALLEL = f"ipyparallel is not importable ({missing}); Debian: python3-ipyparallel, which bash .ci/setup installs"
 
 
-def execute_several_hosts(tmp_path, monkeypatch):
+def execute_several_hosts(tmp_path, monkeypatch, device=None):
     """Runs 04-several-hosts.ipynb with the cluster's profile (IPYTHONDIR) and the xcuda engine registry in
-    tmp_path and none of the machine's launcher variables; returns (notebook, error, clusters left running).
+    tmp_path and none of the machine's launcher variables (XCUDA_DEVICE=device when given); returns
+    (notebook, error, clusters left running).
 
     The notebook's cluster must be gone once its kernel has shut down: its last cell stops it, and where
     the notebook stopped early the kernel runs ipyparallel's atexit handler at shutdown. Whatever is still
@@ -123,6 +125,8 @@ def execute_several_hosts(tmp_path, monkeypatch):
     monkeypatch.setenv("XCUDA_HOST_REGISTRY", str(tmp_path / "registry"))
     for name in ("XCUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"):
         monkeypatch.delenv(name, raising=False)
+    if device is not None:
+        monkeypatch.setenv("XCUDA_DEVICE", device)
     notebook, error = execute("04-several-hosts.ipynb")
     deadline = time.monotonic() + 60
     while True:
@@ -167,7 +171,9 @@ def cluster_pids(info, ipython_dir):
 @pytest.mark.nogpu
 @pytest.mark.skipif(NO_IPYPARALLEL is not None, reason=NO_IPYPARALLEL or "")
 def test_several_hosts_notebook_compiles_on_every_engine_and_stops_at_the_first_device_array(tmp_path, monkeypatch):
-    notebook, error, left = execute_several_hosts(tmp_path, monkeypatch)
+    # XCUDA_DEVICE=gpu: a GPU or nothing (with nothing set the engines fall back to the simulator and the
+    # notebook runs to its end: tests/simulator/test_notebooks_on_the_simulator.py).
+    notebook, error, left = execute_several_hosts(tmp_path, monkeypatch, device="gpu")
     assert error is not None and error.ename == "CudaUnavailableError", error
     assert "on engines 0, 1:" in error.evalue and "no NVIDIA driver" in error.evalue
     code = [c for c in notebook.cells if c.cell_type == "code"]

@@ -132,7 +132,202 @@ extern "C" __global__ void block_votes(const int* v, int* out)
 }
 """
 
+# Asynchronous copies and their barriers (docs/simulator.md, "Asynchronous copies and mbarriers"): tiled
+# matrix products in the shapes of the CUDA sample globalToShmemAsyncCopy (16x16 tiles), one per way of
+# copying a tile: the pipeline primitives, cuda::pipeline of four stages with float4 chunks, cuda::barrier
+# with float4 chunks (a bulk copy on sm_90) and with words (cp.async tracked by the barrier),
+# cooperative_groups::memcpy_async; a producer/consumer ring of cuda::barrier, and producer and consumer
+# roles of a block's cuda::pipeline. Inputs are small
+# integers, so every product and sum is exact in float32 and numpy's matmul is the reference.
+ASYNC = r"""#include <cuda_pipeline.h>
+#include <cuda/barrier>
+#include <cuda/pipeline>
+#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
+namespace cg = cooperative_groups;
+#define T 16
+
+extern "C" __global__ void primitives(float* c, const float* a, const float* b, int n)
+{
+    __shared__ float as[T][T], bs[T][T];
+    int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    float sum = 0;
+    for (int k0 = 0; k0 < n; k0 += T)
+    {
+        __pipeline_memcpy_async(&as[ty][tx], &a[row * n + k0 + tx], sizeof(float));
+        __pipeline_memcpy_async(&bs[ty][tx], &b[(k0 + ty) * n + col], sizeof(float));
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        for (int k = 0; k < T; ++k) sum += as[ty][k] * bs[k][tx];
+        __syncthreads();
+    }
+    c[row * n + col] = sum;
+}
+
+extern "C" __global__ void staged(float* c, const float* a, const float* b, int n)
+{
+    constexpr int stages = 4;
+    __shared__ alignas(16) float as[stages][T][T];
+    __shared__ alignas(16) float bs[stages][T][T];
+    int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    auto pipe = cuda::make_pipeline();
+    const auto chunk = cuda::aligned_size_t<16>(16);
+    float sum = 0;
+    int tiles = n / T, fetched = 0;
+    for (int t = 0; t < tiles; ++t)
+    {
+        for (; fetched < t + stages; ++fetched)  // a batch every time, empty past the end: the waits count batches
+        {
+            pipe.producer_acquire();
+            if (fetched < tiles && tx * 4 < T)
+            {
+                int s = fetched % stages, k0 = fetched * T;
+                cuda::memcpy_async(&as[s][ty][tx * 4], &a[row * n + k0 + tx * 4], chunk, pipe);
+                cuda::memcpy_async(&bs[s][ty][tx * 4], &b[(k0 + ty) * n + blockIdx.x * T + tx * 4], chunk, pipe);
+            }
+            pipe.producer_commit();
+        }
+        cuda::pipeline_consumer_wait_prior<stages - 1>(pipe);
+        __syncthreads();
+        int s = t % stages;
+        for (int k = 0; k < T; ++k) sum += as[s][ty][k] * bs[s][k][tx];
+        __syncthreads();
+        pipe.consumer_release();
+    }
+    c[row * n + col] = sum;
+}
+
+extern "C" __global__ void with_barrier(float* c, const float* a, const float* b, int n)
+{
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    __shared__ alignas(16) float as[T][T], bs[T][T];
+    int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    if (tx == 0 && ty == 0) init(&bar, T * T);
+    __syncthreads();
+    float sum = 0;
+    for (int k0 = 0; k0 < n; k0 += T)
+    {
+        if (tx * 4 < T)
+        {
+            cuda::memcpy_async(reinterpret_cast<float4*>(&as[ty][tx * 4]), reinterpret_cast<const float4*>(&a[row * n + k0 + tx * 4]), sizeof(float4), bar);
+            cuda::memcpy_async(reinterpret_cast<float4*>(&bs[ty][tx * 4]), reinterpret_cast<const float4*>(&b[(k0 + ty) * n + blockIdx.x * T + tx * 4]), sizeof(float4), bar);
+        }
+        bar.arrive_and_wait();
+        for (int k = 0; k < T; ++k) sum += as[ty][k] * bs[k][tx];
+        bar.arrive_and_wait();
+    }
+    c[row * n + col] = sum;
+}
+
+extern "C" __global__ void barrier_words(float* c, const float* a, const float* b, int n)
+{
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    __shared__ float as[T][T], bs[T][T];
+    int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    if (tx == 0 && ty == 0) init(&bar, T * T);
+    __syncthreads();
+    float sum = 0;
+    for (int k0 = 0; k0 < n; k0 += T)
+    {
+        cuda::memcpy_async(&as[ty][tx], &a[row * n + k0 + tx], sizeof(float), bar);
+        cuda::memcpy_async(&bs[ty][tx], &b[(k0 + ty) * n + col], sizeof(float), bar);
+        bar.arrive_and_wait();
+        for (int k = 0; k < T; ++k) sum += as[ty][k] * bs[k][tx];
+        bar.arrive_and_wait();
+    }
+    c[row * n + col] = sum;
+}
+
+extern "C" __global__ void group_copy(float* c, const float* a, const float* b, int n)
+{
+    __shared__ alignas(16) float as[T][T], bs[T][T];
+    auto block = cg::this_thread_block();
+    int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    float sum = 0;
+    for (int k0 = 0; k0 < n; k0 += T)
+    {
+        for (int r = 0; r < T; ++r)
+        {
+            cg::memcpy_async(block, &as[r][0], &a[(blockIdx.y * T + r) * n + k0], sizeof(float) * T);
+            cg::memcpy_async(block, &bs[r][0], &b[(k0 + r) * n + blockIdx.x * T], sizeof(float) * T);
+        }
+        cg::wait(block);
+        for (int k = 0; k < T; ++k) sum += as[ty][k] * bs[k][tx];
+        block.sync();
+    }
+    c[row * n + col] = sum;
+}
+
+// A producer warp hands rounds of 64 values to three consumer warps through two pairs of cuda::barrier
+// (full/empty, double buffered): the producer arrives with a token and waits on it, the consumers
+// arrive_and_wait; out[t] sums what thread t read.
+extern "C" __global__ void ring(const float* in, float* out, int rounds)
+{
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    using barrier = cuda::barrier<cuda::thread_scope_block>;
+    __shared__ barrier full[2], empty[2];
+    __shared__ float buffer[2][64];
+    if (threadIdx.x == 0)
+        for (int s = 0; s < 2; ++s) { init(&full[s], blockDim.x); init(&empty[s], blockDim.x); }
+    __syncthreads();
+    float sum = 0;
+    for (int r = 0; r < rounds; ++r)
+    {
+        int s = r % 2;
+        if (r >= 2) empty[s].arrive_and_wait();
+        if (threadIdx.x < 32)
+        {
+            buffer[s][threadIdx.x] = in[r * 64 + threadIdx.x];
+            buffer[s][32 + threadIdx.x] = in[r * 64 + 32 + threadIdx.x] * 2.0f;
+            barrier::arrival_token t = full[s].arrive();
+            full[s].wait(std::move(t));
+        }
+        else
+        {
+            full[s].arrive_and_wait();
+            sum += buffer[s][(threadIdx.x - 32) % 64] + buffer[s][(threadIdx.x * 5) % 64];
+        }
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+// globalToShmemAsyncCopy's MultiStageSharedState shape: a cuda::pipeline of the block (its shared state holds
+// mbarriers), warp 0 the producer copying rounds of 32 values, warps 1..3 consumers summing them.
+extern "C" __global__ void roles(const float* in, float* out, int rounds)
+{
+    constexpr int stages = 2;
+    __shared__ float stage[stages][32];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, stages> state;
+    auto block = cg::this_thread_block();
+    const auto role = threadIdx.x < 32 ? cuda::pipeline_role::producer : cuda::pipeline_role::consumer;
+    auto pipe = cuda::make_pipeline(block, &state, role);
+    float sum = 0;
+    for (int r = 0; r < rounds; ++r)
+    {
+        if (role == cuda::pipeline_role::producer)
+        {
+            pipe.producer_acquire();
+            cuda::memcpy_async(&stage[r % stages][threadIdx.x], &in[r * 32 + threadIdx.x], sizeof(float), pipe);
+            pipe.producer_commit();
+        }
+        else
+        {
+            pipe.consumer_wait();
+            sum += stage[r % stages][threadIdx.x % 32];
+            pipe.consumer_release();
+        }
+    }
+    out[threadIdx.x] = sum;
+}
+"""
+
 N = 4096
+TILED_N = 64
+RING_ROUNDS = 7
 BLOCK = 128
 
 
@@ -154,8 +349,13 @@ def inputs():
     votes[256:512] = np.abs(votes[256:512]) + 1   # block 1: every value positive
     votes[512:768][votes[512:768] == 7] = 8       # block 2: no 7
     votes[1024 + 77] = 7                          # block 4: one 7
-    return dict(a32=u32(), b32=u32(), c32=u32(), a64=u64(), b64=u64(), votes=votes, fa=finite(np.float32), fb=finite(np.float32),
-                fc=finite(np.float32), da=finite(np.float64), db=finite(np.float64), dc=finite(np.float64))
+    v = dict(a32=u32(), b32=u32(), c32=u32(), a64=u64(), b64=u64(), votes=votes, fa=finite(np.float32), fb=finite(np.float32),
+             fc=finite(np.float32), da=finite(np.float64), db=finite(np.float64), dc=finite(np.float64))
+    # drawn last, so that the inputs above stay what they were
+    v.update(ta=rng.integers(-8, 9, (TILED_N, TILED_N)).astype(np.float32),
+             tb=rng.integers(-8, 9, (TILED_N, TILED_N)).astype(np.float32),
+             ring=rng.integers(-50, 50, RING_ROUNDS * 64).astype(np.float32))
+    return v
 
 
 def run():
@@ -182,6 +382,15 @@ def run():
     f.int128[grid, BLOCK](v["a64"], v["b64"], out["int128"], N // 2)
     out["block_votes"] = np.zeros(4 * N, np.int32)
     f.block_votes[N // 256, 256](v["votes"], out["block_votes"])
+    a = xcuda.compile(ASYNC, name="exact_async")
+    tiles = (TILED_N // 16, TILED_N // 16)
+    for kernel in ("primitives", "staged", "with_barrier", "barrier_words", "group_copy"):
+        out["tiled_" + kernel] = np.zeros((TILED_N, TILED_N), np.float32)
+        getattr(a, kernel)[tiles, (16, 16)](out["tiled_" + kernel], v["ta"], v["tb"], TILED_N)
+    out["ring"] = np.zeros(2 * 128, np.float32)
+    a.ring[2, 128](v["ring"], out["ring"], RING_ROUNDS)
+    out["roles"] = np.zeros(128, np.float32)
+    a.roles[1, 128](v["ring"], out["roles"], RING_ROUNDS * 2)
     return out
 
 

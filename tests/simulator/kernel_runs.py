@@ -16,8 +16,8 @@ def run_kernels(script, build_dir, target, simulator):
     env = dict(os.environ)
     for variable in ("XCUDA_LIBCUDA", "XCUDA_DEVICE", "XCUDA_SIM_MAX_STEPS"):
         env.pop(variable, None)
-    if simulator:
-        env["XCUDA_DEVICE"] = "simulator"
+    # Without the simulator: the GPU, never the simulator's fallback where there is none (conftest.py).
+    env["XCUDA_DEVICE"] = "simulator" if simulator else "gpu"
     env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])
     ran = subprocess.run([sys.executable, str(script), str(target)], capture_output=True, text=True, timeout=600, env=env)
     assert ran.returncode == 0, f"{ran.stdout[-2000:]}\n{ran.stderr[-4000:]}"

@@ -48,6 +48,11 @@ M=[
  ("k2: a named barrier lets its first warp through", "magics/src/simulator/block_executor.cpp", "(count ? arrived * 32 < count : arrived < remaining)", "(count ? arrived < 1 : arrived < remaining)", "simulator_barriers.*"),
  ("k3: bar.arrive counts nothing", "magics/src/simulator/warp_interpreter.cpp", "m_block.arrivals[m_arrival.id] += 32;", "(void)m_block.arrivals;", "simulator_barriers.*"),
  ("g: a call's result not copied back", "magics/src/simulator/warp_interpreter.cpp", "if (done.call && done.call->call_result >= 0 && callee.result >= 0)", "if (false && done.call && done.call->call_result >= 0 && callee.result >= 0)", "simulator_calls.*"),
+ ("t: linear filtering weights not quantised to 1/256", "magics/src/simulator/texture_sampler.cpp", "return std::nearbyint(fraction * 256.0f) / 256.0f;", "return fraction;", "simulator_textures.*"),
+ ("t2: wrap addresses clamp", "magics/src/simulator/texture_sampler.cpp", "case address_mode::wrap: return ((i % n) + n) % n;", "case address_mode::wrap: return std::min(std::max(i, 0ll), n - 1);", "simulator_textures.*"),
+ ("t3: normalised reads of signed bytes not clamped to -1", "magics/src/simulator/texture_sampler.cpp", "out.real = std::max(static_cast<float>(out.integer) / scale, -1.0f);", "out.real = static_cast<float>(out.integer) / scale;", "simulator_textures.*"),
+ ("t4: surface .trap outside the array lets the store through", "magics/src/simulator/warp_texture_operations.cpp", "                if (clamp == surface_clamp::trap)", "                if (false)", "simulator_textures.*"),
+ ("t5: tld4 in the wrong order", "magics/src/simulator/texture_sampler.cpp", "const int offsets[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};", "const int offsets[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};", "simulator_textures.*"),
 ]
 
 

@@ -44,6 +44,37 @@ extern "C" __global__ void sleepy(int* out) { asm volatile("pmevent 1;"); out[0]
 extern "C" __global__ void fill(int* out, int v) { out[threadIdx.x] = v; }
 """
 
+HEAP = r"""
+extern "C" __global__ void weigh(const float* x, float* out, int n, int k)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    float* window = (float*)malloc(k * sizeof(float));
+    if (!window) { out[t] = -1.0f; return; }
+    for (int j = 0; j < k; ++j) window[j] = x[(t + j) % n];
+    float s = 0.0f;
+    for (int j = 0; j < k; ++j) s += window[j] * (j + 1);
+    out[t] = s;
+    free(window);
+}
+extern "C" __global__ void hoard(unsigned long long* got, int bytes) { got[threadIdx.x] = (unsigned long long)malloc(bytes); }
+extern "C" __global__ void overrun(int k) { float* w = (float*)malloc(k * sizeof(float)); w[k] = 1.0f; }
+"""
+
+GRID_PHASES = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+// Two phases: each thread writes, the grid syncs, each reads its neighbours (written by other blocks).
+extern "C" __global__ void phases(const float* in, float* tmp, float* out, int n)
+{
+    cg::grid_group grid = cg::this_grid();
+    int i = grid.thread_rank();
+    if (i < n) tmp[i] = in[i] * 2.0f;
+    grid.sync();
+    if (i < n) out[i] = tmp[(i + 1) % n] - tmp[(i + n - 1) % n];
+}
+"""
+
 
 def saxpy():
     info = str(xcuda.info())
@@ -302,6 +333,62 @@ def trace_one_thread():
         raise AssertionError("a thread outside the block was traced")
 
 
+def device_malloc():
+    import ctypes
+    import os
+    m = xcuda.compile(HEAP, name="sim_heap")
+    n, k = 1000, 7
+    x = (np.arange(n) % 11).astype(np.float32)  # small integers: the weighted sums are exact
+    out = np.zeros(n, np.float32)
+    m.weigh[(n + 127) // 128, 128](x, out, n, k)
+    windows = np.stack([np.roll(x, -j) for j in range(k)], axis=1)
+    assert np.array_equal(out, windows @ np.arange(1, k + 1, dtype=np.float32)), out[:8]
+    # cuCtxSetLimit / cuCtxGetLimit (CU_LIMIT_MALLOC_HEAP_SIZE = 2) through the simulator's library
+    library = ctypes.CDLL(os.path.join(os.path.dirname(xcuda._core.__file__), "libxcuda-sim.so"), mode=os.RTLD_NOLOAD)
+    size = ctypes.c_size_t(0)
+    assert library.cuCtxGetLimit(ctypes.byref(size), 2) == 0 and size.value == 8 << 20, size.value
+    assert library.cuCtxSetLimit(2, ctypes.c_size_t(1 << 20)) == 0
+    assert library.cuCtxGetLimit(ctypes.byref(size), 2) == 0 and size.value == 1 << 20, size.value
+    got = np.zeros(64, np.uint64)
+    m.hoard[1, 64](got, 64 << 10)  # 64 KiB each from 1 MiB: 15 blocks (each with its 16-byte red zone), then null
+    assert np.count_nonzero(got) == (1 << 20) // ((64 << 10) + 16) and not got[15:].any(), got
+    assert library.cuCtxSetLimit(2, ctypes.c_size_t(2 << 20)) == 1  # CUDA_ERROR_INVALID_VALUE: blocks are alive
+    try:
+        m.overrun[1, 1](5)
+    except xcuda.CudaError as fault:
+        message = str(fault)
+    else:
+        raise AssertionError("the overrun of a malloc'd block raised nothing")
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in message and "0 bytes past the end of the block of 20 bytes malloc gave" in message, message
+    out[:] = 0
+    m.weigh[(n + 127) // 128, 128](x, out, n, k)  # the session goes on; 64 KiB left are room for the windows
+    assert np.array_equal(out, windows @ np.arange(1, k + 1, dtype=np.float32)), out[:8]
+
+
+def grid_sync():
+    import ctypes
+    import os
+    m = xcuda.compile(GRID_PHASES, name="sim_grid_phases")
+    k = m.phases
+    assert k.uses_grid_sync and k.cooperative
+    most = k.max_cooperative_blocks(256)
+    assert most == 8, most  # the simulated device: one multiprocessor of 2048 threads
+    n = most * 256
+    x = (np.arange(n) % 23).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    k[most, 256](x, np.zeros(n, np.float32), out, n)
+    assert np.array_equal(out, np.roll(x, -1) * 2 - np.roll(x, 1) * 2), out[:8]
+    # The driver's own refusal of a grid larger than the device holds (xcuda checks before it, too)
+    library = ctypes.CDLL(os.path.join(os.path.dirname(xcuda._core.__file__), "libxcuda-sim.so"), mode=os.RTLD_NOLOAD)
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    assert library.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(m.ptx.encode())) == 0
+    assert library.cuModuleGetFunction(ctypes.byref(function), module, b"phases") == 0
+    pointers = [xcuda.zeros(n, np.float32) for _ in range(3)]
+    values = [ctypes.c_uint64(int(p.ptr)) for p in pointers] + [ctypes.c_int(n)]
+    params = (ctypes.c_void_p * 4)(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
+    code = library.cuLaunchCooperativeKernel(function, most + 1, 1, 1, 256, 1, 1, 0, None, params)
+    assert code == 720, code  # CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+    assert library.cuLaunchCooperativeKernel(function, most, 1, 1, 256, 1, 1, 0, None, params) == 0
 TWO_SIDES = r"""
 extern "C" __global__ void two_sides(const float* in, float* out)
 {
@@ -361,7 +448,7 @@ extern "C" __global__ void checked(const int* v, int* out)
 
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
                                      classic_kernels, shared_race, timing_says_simulated, trace_one_thread,
-                                     two_sided_barrier, device_assert)}
+                                     two_sided_barrier, device_assert, device_malloc, grid_sync)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

@@ -2,9 +2,10 @@
 
 tests/simulator/exact_kernels.py runs integer arithmetic (32 and 64 bits, high halves, signed and unsigned
 division, shifts, bit operations), integer atomics, f32/f64 add, sub, mul, fma, div.rn, rcp.rn and
-sqrt.rn, conversions with explicit rounding, and the integer families of round 2 (__dp4a/__dp2a,
+sqrt.rn, conversions with explicit rounding, the integer families of round 2 (__dp4a/__dp2a,
 __byte_perm, __brev/__popc/__clz/__ffs, unsigned __int128 add/sub/mul, __syncthreads_count/and/or and
-named barriers), and saves every output. Here it runs in a child process
+named barriers), and tiled matrix products copied by cp.async / cuda::barrier / cuda::pipeline with a
+producer/consumer ring of cuda::barrier, and saves every output. Here it runs in a child process
 on the simulator (XCUDA_DEVICE=simulator) and, where a GPU is, in another on the GPU, and the bytes are
 compared. Without a GPU the comparison skips, saying why; the simulator's half still runs, and is checked
 against numpy wherever numpy computes the same IEEE or integer operation.
@@ -129,3 +130,20 @@ def test_byte_dot_products_permutes_bit_counts_128_bit_arithmetic_and_block_vote
         t = np.arange(256)
         assert np.array_equal(got[b, :, 3], votes[b][np.where(t < 128, 127 - t, 383 - t)]), ("named barriers", b)
     assert got[1, 0, 1] == 1 and got[2, 0, 2] == 0 and got[4, 0, 2] == 1  # the blocks made to hold and not to
+
+
+def test_tiled_products_copied_by_cp_async_and_a_barrier_ring_agree_with_numpy(build_dir, tmp_path):
+    # globalToShmemAsyncCopy's shapes: five ways of copying tiles asynchronously, each the exact product
+    # (small-integer inputs: every sum is exact in float32); the cuda::barrier ring's sums likewise.
+    out = run_exact_kernels(build_dir, tmp_path, simulator=True)
+    v = exact_kernels.inputs()
+    expected = v["ta"].astype(np.float64) @ v["tb"].astype(np.float64)
+    for kernel in ("primitives", "staged", "with_barrier", "barrier_words", "group_copy"):
+        assert np.array_equal(out["tiled_" + kernel], expected.astype(np.float32)), kernel
+    rounds = v["ring"].reshape(exact_kernels.RING_ROUNDS, 64).astype(np.float64)
+    buffers = np.concatenate([rounds[:, :32], rounds[:, 32:] * 2], axis=1)
+    t = np.arange(128)
+    sums = (buffers[:, (t - 32) % 64] + buffers[:, (t * 5) % 64]).sum(axis=0) * (t >= 32)
+    assert np.array_equal(out["ring"], np.tile(sums, 2).astype(np.float32))
+    rounds = v["ring"].reshape(exact_kernels.RING_ROUNDS * 2, 32).astype(np.float64)
+    assert not out["roles"][:32].any() and np.array_equal(out["roles"][32:], np.tile(rounds.sum(axis=0), 3).astype(np.float32))

@@ -21,8 +21,6 @@ from round2_programs import PROGRAMS  # noqa: E402
 CANNOT = {
     **{f"tests/compile/test_programs2.py::test_every_program_runs_as_its_host_code_would[{p.name}]": p.simulator
        for p in PROGRAMS if p.simulator is not True},
-    "tests/runtime/test_launch_features.py::test_a_kernel_with_grid_sync_launches_cooperatively":
-        "the simulator runs a grid's blocks a few at a time; a grid-wide sync needs them all resident",
     "tests/runtime/test_launch_features.py::test_a_replay_of_a_launch_with_big_shared_memory_opts_in_too":
         "xcuda-replay loads the bundle's CUBIN, and the simulator runs PTX only (docs/simulator.md)",
     "tests/runtime/test_launch_features.py::test_a_replay_sees_the_module_variables_and_syncs_its_grid":
@@ -31,7 +29,7 @@ CANNOT = {
 
 FILES = {
     "tests/runtime/test_module_variables.py": 8,
-    "tests/runtime/test_launch_features.py": 7,
+    "tests/runtime/test_launch_features.py": 8,  # with the cooperative launch (grid-wide sync)
     "tests/compile/test_programs2.py": 5,
     "tests/compile/test_programs3.py": 12,  # issue 45's own set of twelve: every one runs on the simulator
 }

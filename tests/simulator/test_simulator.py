@@ -83,6 +83,15 @@ def test_trace_records_one_threads_instructions_register_writes_and_cell_lines(b
     run_scenario("trace_one_thread", build_dir)
 
 
+def test_device_malloc_and_free_match_numpy_honour_the_heap_limit_and_catch_an_overrun(build_dir, simulator):
+    run_scenario("device_malloc", build_dir)
+
+
+def test_a_cooperative_grid_syncs_between_two_phases_as_numpy_computes_them_and_a_grid_too_large_is_refused(
+        build_dir, simulator):
+    run_scenario("grid_sync", build_dir)
+
+
 def test_trace_on_a_gpu_driver_says_to_use_the_simulator(build_dir, simulator):
     # The fake driver (tests/fake_driver) stands for a GPU's libcuda.so.1: the driver layer opens it, not
     # the simulator, and xcuda.trace refuses before launching anything.
@@ -146,7 +155,7 @@ def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
                                                   "device_printf", "classic_kernels", "shared_race",
                                                   "timing_says_simulated", "trace_one_thread", "two_sided_barrier",
-                                                  "device_assert"}
+                                                  "device_assert", "device_malloc", "grid_sync"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

@@ -39,6 +39,7 @@ from .parallel import HostFallbackWarning  # noqa: E402,F401
 from .recovery import LostArray  # noqa: E402,F401
 from .magics import load_ipython_extension  # noqa: E402,F401  (%load_ext xcuda, and the xcuda kernel)
 from .trace import ThreadTrace, TraceStep, trace  # noqa: E402,F401  (the PTX simulator's one-thread trace)
+from .on_the_simulator import measured, sized, use_gpu, use_simulator  # noqa: E402,F401  (the simulator, said in words)
 
 # A pickled DeviceArray is rebuilt with this function, under the name pickle records.
 _from_host = parallel._from_host

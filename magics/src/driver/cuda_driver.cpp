@@ -22,6 +22,10 @@ namespace xcuda
         // A replaced table is never freed (a caller may still hold a reference to it).
         std::atomic<cuda_driver*> g_current{nullptr};
         std::mutex g_switch;
+        // The fallback's reason, written once under g_switch before g_fallback_notice is set (release).
+        std::string g_fallback_reason;
+        std::atomic<bool> g_fallback_notice{false};
+        std::string g_fallback_failure;  // why the simulator could not be opened for the fallback (g_switch)
     }
 
     cuda_driver& cuda_driver::instance()
@@ -49,6 +53,7 @@ namespace xcuda
         }
         auto* simulator = new cuda_driver();
         simulator->m_force_simulator = true;
+        simulator->m_chosen_by = "xcuda.use_simulator()";
         simulator->load();
         if (!simulator->m_unavailable.empty() || simulator->m_error_code != 0)
         {
@@ -58,6 +63,65 @@ namespace xcuda
         }
         g_current.store(simulator, std::memory_order_release);
         return "";
+    }
+
+    std::string cuda_driver::use_gpu()
+    {
+        std::lock_guard<std::mutex> lock(g_switch);
+        const cuda_driver& current = instance();
+        if (!current.m_simulated)
+        {
+            if (current.m_error_code != 0)
+            {
+                return "cuInit failed with " + current.m_error;
+            }
+            return current.m_unavailable;  // "" when the driver works: already on it
+        }
+        auto* gpu = new cuda_driver();
+        gpu->m_force_gpu = true;
+        gpu->m_chosen_by = "xcuda.use_gpu()";
+        gpu->load();
+        if (!gpu->m_unavailable.empty() || gpu->m_error_code != 0)
+        {
+            std::string why = gpu->m_unavailable.empty() ? "cuInit failed with " + gpu->m_error : gpu->m_unavailable;
+            delete gpu;
+            return why;
+        }
+        g_current.store(gpu, std::memory_order_release);
+        return "";
+    }
+
+    const cuda_driver& cuda_driver::fall_back(std::string& why)
+    {
+        std::lock_guard<std::mutex> lock(g_switch);
+        const cuda_driver& current = instance();
+        if (!current.m_may_fall_back || !g_fallback_failure.empty())
+        {
+            // Another thread switched while this one waited (its table is returned), or the simulator
+            // could not be opened the first time (the driver's error stands, with why).
+            why = g_fallback_failure;
+            return current;
+        }
+        auto* simulator = new cuda_driver();
+        simulator->m_force_simulator = true;
+        simulator->m_chosen_by = "the fallback: " + current.m_fallback_reason + " and XCUDA_DEVICE is unset";
+        simulator->load();
+        if (!simulator->m_unavailable.empty() || simulator->m_error_code != 0)
+        {
+            g_fallback_failure = simulator->m_unavailable.empty() ? simulator->m_error : simulator->m_unavailable;
+            delete simulator;
+            why = g_fallback_failure;
+            return current;
+        }
+        g_fallback_reason = current.m_fallback_reason;
+        g_current.store(simulator, std::memory_order_release);
+        g_fallback_notice.store(true, std::memory_order_release);
+        return *simulator;
+    }
+
+    std::string cuda_driver::take_fallback_notice()
+    {
+        return g_fallback_notice.exchange(false, std::memory_order_acq_rel) ? g_fallback_reason : std::string();
     }
 
     namespace
@@ -90,13 +154,18 @@ namespace xcuda
         // XCUDA_LIBCUDA lets a test (or a user with an unusual install) name the library to open.
         const char* override_path = std::getenv("XCUDA_LIBCUDA");
         std::vector<std::string> candidates;
-        const char* device = std::getenv("XCUDA_DEVICE");
-        if (override_path && *override_path && !m_force_simulator)
+        const std::string device = std::getenv("XCUDA_DEVICE") ? std::getenv("XCUDA_DEVICE") : "";
+        const bool explicit_library = override_path && *override_path;
+        if (explicit_library && !m_force_simulator)
         {
             candidates.emplace_back(override_path);
         }
-        else if (m_force_simulator || (device && std::string(device) == "simulator"))
+        else if (m_force_simulator || (!m_force_gpu && device == "simulator"))
         {
+            if (m_chosen_by.empty())
+            {
+                m_chosen_by = "XCUDA_DEVICE=simulator";
+            }
             // The PTX simulator (docs/simulator.md), built beside the code of this process that holds
             // this function: the Python module, or xcuda-replay.
             Dl_info self;
@@ -150,6 +219,7 @@ namespace xcuda
             }
             m_unavailable = "no NVIDIA driver was found (" + looked + ")" +
                             (places.empty() ? "" : "; looked on the loader path" + places);
+            may_fall_back("no NVIDIA driver was found", explicit_library, device);
             return;
         }
         Dl_info info;
@@ -168,6 +238,7 @@ namespace xcuda
     name = reinterpret_cast<decltype(name)>(dlsym(m_library, XCUDA_STRINGIFY_EXPANDED(name)));
         XCUDA_DRIVER_REQUIRED(XCUDA_DRIVER_LOAD_REQUIRED)
         XCUDA_DRIVER_OPTIONAL(XCUDA_DRIVER_LOAD_OPTIONAL)
+        XCUDA_DRIVER_TEXTURES(XCUDA_DRIVER_LOAD_OPTIONAL)
 #undef XCUDA_DRIVER_LOAD_REQUIRED
 #undef XCUDA_DRIVER_LOAD_OPTIONAL
         if (!missing.empty())
@@ -178,6 +249,16 @@ namespace xcuda
             return;
         }
 
+        // This table's own names: cuda_error_name() asks instance(), which is still loading this table
+        // (inside its call_once: asking it here waited for itself forever).
+        auto name_of = [this](CUresult code) {
+            const char* text = nullptr;
+            return cuGetErrorName(code, &text) == CUDA_SUCCESS && text ? std::string(text) : "CUresult " + std::to_string(code);
+        };
+        auto description_of = [this](CUresult code) {
+            const char* text = nullptr;
+            return cuGetErrorString(code, &text) == CUDA_SUCCESS && text ? std::string(text) : std::string("unknown CUDA error");
+        };
         if (m_simulated)
         {
             connect_launch_watch(m_library);
@@ -190,32 +271,57 @@ namespace xcuda
         case CUDA_ERROR_STUB_LIBRARY:
             m_unavailable = std::string("no NVIDIA driver was found (") + path +
                             " is the CUDA toolkit's stub library, not a driver)";
+            may_fall_back("no NVIDIA driver was found (only the CUDA toolkit's stub libcuda)", explicit_library, device);
             break;
         case CUDA_ERROR_NO_DEVICE:
             m_unavailable = "the NVIDIA driver found no CUDA device (CUDA_ERROR_NO_DEVICE)";
+            may_fall_back("the NVIDIA driver found no CUDA device", explicit_library, device);
             break;
         case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
         case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
-            m_unavailable = "the NVIDIA driver cannot be used: " + cuda_error_name(result) + ": " +
-                            cuda_error_description(result);
+            m_unavailable = "the NVIDIA driver cannot be used: " + name_of(result) + ": " + description_of(result);
             break;
         default:
-            m_error = cuda_error_name(result);
+            m_error = name_of(result);
             m_error_code = result;
             break;
         }
     }
 
+    void cuda_driver::may_fall_back(const std::string& reason, bool explicit_library, const std::string& device)
+    {
+        m_fallback_reason = reason;
+        m_may_fall_back = !explicit_library && device.empty() && !m_force_gpu;
+        if (!device.empty() && !m_force_gpu)
+        {
+            m_unavailable += "; XCUDA_DEVICE=" + device + " asks for a GPU, so xcuda does not fall back to the PTX simulator";
+        }
+    }
+
     const cuda_driver& cuda_driver::get()
     {
-        const cuda_driver& driver = instance();
+        const cuda_driver* table = &instance();
+        std::string no_simulator;
+        if (!table->m_unavailable.empty() && table->m_may_fall_back)
+        {
+            table = &fall_back(no_simulator);
+        }
+        const cuda_driver& driver = *table;
         if (!driver.m_unavailable.empty())
         {
-            throw cuda_unavailable_error(driver.m_unavailable);
+            throw cuda_unavailable_error(driver.m_unavailable +
+                                         (no_simulator.empty() ? ""
+                                                               : "; the PTX simulator, xcuda's fallback without a driver, "
+                                                                 "could not be opened either: " + no_simulator));
         }
         if (driver.m_error_code != 0)
         {
-            throw_cuda_error(static_cast<CUresult>(driver.m_error_code), "cuInit");
+            CUresult result = static_cast<CUresult>(driver.m_error_code);
+            throw cuda_error("cuInit", driver.m_error_code, cuda_error_name(result),
+                             cuda_error_description(result) +
+                                 "\nTo run kernels without this driver, call xcuda.use_simulator() (or set "
+                                 "XCUDA_DEVICE=simulator before xcuda starts): the PTX simulator, on the CPU "
+                                 "(docs/simulator.md).");
         }
         return driver;
     }

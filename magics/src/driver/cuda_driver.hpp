@@ -95,21 +95,53 @@ namespace xcuda
     X(cuGraphExecDestroy)                 \
     X(cuGraphDestroy)
 
+// CUDA arrays, their copies, texture and surface objects (runtime/textures, docs/textures.md). Optional like the
+// list above: a driver or a test double without them still runs everything else, and runtime/textures names
+// the missing call when a texture is asked for.
+#define XCUDA_DRIVER_TEXTURES(X)          \
+    X(cuArrayCreate)                      \
+    X(cuArray3DCreate)                    \
+    X(cuArrayDestroy)                     \
+    X(cuArrayGetDescriptor)               \
+    X(cuArray3DGetDescriptor)             \
+    X(cuMemcpy2D)                         \
+    X(cuMemcpy3D)                         \
+    X(cuTexObjectCreate)                  \
+    X(cuTexObjectDestroy)                 \
+    X(cuTexObjectGetResourceDesc)         \
+    X(cuSurfObjectCreate)                 \
+    X(cuSurfObjectDestroy)
+
     class cuda_driver
     {
     public:
 #define XCUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
         XCUDA_DRIVER_REQUIRED(XCUDA_DRIVER_MEMBER)
         XCUDA_DRIVER_OPTIONAL(XCUDA_DRIVER_MEMBER)
+        XCUDA_DRIVER_TEXTURES(XCUDA_DRIVER_MEMBER)
 #undef XCUDA_DRIVER_MEMBER
 
         // The loaded, initialised driver; throws cuda_unavailable_error (no library, a stub, no
         // device) or cuda_error. The load and cuInit are attempted once per process.
+        //
+        // The fallback: where no NVIDIA driver or no device is found (no libcuda.so.1, the toolkit's stub,
+        // cuInit's CUDA_ERROR_NO_DEVICE) and nothing chose the device (XCUDA_DEVICE and XCUDA_LIBCUDA
+        // unset), the first get() switches the process to the PTX simulator, once, and returns its table;
+        // take_fallback_notice() then tells it once, for the notice a user sees. XCUDA_DEVICE=gpu (or any
+        // XCUDA_DEVICE but "simulator") refuses it: the error stays. Any other failure (a driver too old,
+        // a mismatch, another cuInit error) stays an error naming xcuda.use_simulator(). Serialised with
+        // use_simulator() and use_gpu(): threads that ask at once see one switch.
         static const cuda_driver& get();
 
-        // True when XCUDA_DEVICE=simulator made load() open the PTX simulator (libxcuda-sim.so) instead
-        // of libcuda.so.1: modules must then be loaded from PTX (docs/simulator.md).
+        // True when the PTX simulator (libxcuda-sim.so) was opened instead of libcuda.so.1
+        // (XCUDA_DEVICE=simulator, use_simulator(), the fallback): modules must then be loaded from PTX
+        // (docs/simulator.md).
         bool simulated() const noexcept { return m_simulated; }
+
+        // Who chose this table, in words for %cuda_info: "XCUDA_DEVICE=simulator", "xcuda.use_simulator()",
+        // "the fallback: no NVIDIA driver was found and XCUDA_DEVICE is unset", "xcuda.use_gpu()"; "" for
+        // the driver found by default.
+        const std::string& chosen_by() const noexcept { return m_chosen_by; }
 
         // Switches this process to the PTX simulator (libxcuda-sim.so), as XCUDA_DEVICE=simulator does at
         // start: later calls of get() return its table. "" when done (or already on it), else why not (the
@@ -117,7 +149,17 @@ namespace xcuda
         // replaces: no context, module or memory (cuda_session::forget_devices_if_unused). Serialised.
         static std::string use_simulator();
 
-        // True when get() would succeed; never throws.
+        // Switches this process from the simulator back to the NVIDIA driver (libcuda.so.1, or
+        // XCUDA_LIBCUDA): "" when done or already on a driver, else why not (no driver, no device: the
+        // simulator stays). The caller holds no handle of the simulator (as for use_simulator). Serialised.
+        static std::string use_gpu();
+
+        // The fallback's reason ("no NVIDIA driver was found") the first time it is asked after the
+        // fallback happened; "" every other time, and when there was none. Thread-safe: one caller gets it.
+        static std::string take_fallback_notice();
+
+        // True when get() would succeed without the fallback (the table in use works); never throws and
+        // never falls back, so that questions asked while compiling do not switch the process.
         static bool available() noexcept;
 
         // Why the driver is unavailable ("" when it is available or was never tried).
@@ -156,10 +198,21 @@ namespace xcuda
         void load();
         static void connect_launch_watch(void* library);  // the simulator's, to set_launch_watch's
 
+        // The fallback of get(): the simulator's table once it is open (or another thread's switch), else
+        // the table in use with `why` the simulator could not be opened.
+        static const cuda_driver& fall_back(std::string& why);
+        // load()'s record of a no-driver case: the short reason, and whether nothing chose the device
+        // (no XCUDA_LIBCUDA, no XCUDA_DEVICE, not use_gpu()); an XCUDA_DEVICE is named in the error.
+        void may_fall_back(const std::string& reason, bool explicit_library, const std::string& device);
+
         void* m_library = nullptr;
         bool m_tried = false;
         bool m_simulated = false;
-        bool m_force_simulator = false;  // made by use_simulator()
+        bool m_force_simulator = false;  // made by use_simulator() or the fallback
+        bool m_force_gpu = false;        // made by use_gpu(): XCUDA_DEVICE=simulator is not read
+        bool m_may_fall_back = false;    // no driver or no device, and nothing chose the device
+        std::string m_fallback_reason;   // short: "no NVIDIA driver was found"
+        std::string m_chosen_by;
         std::string m_unavailable;
         std::string m_error;  // a cuda_error message from cuInit that was not a "no driver" case
         int m_error_code = 0;

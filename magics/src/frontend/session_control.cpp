@@ -50,11 +50,12 @@ namespace xcuda
         return worker;
     }
 
-    void session_control::use_simulator(cuda_session& session)
+    std::string session_control::use_simulator(cuda_session& session)
     {
         if (cuda_driver::available() && cuda_driver::get().simulated())
         {
-            return;
+            return "xcuda.use_simulator(): already on the PTX simulator (chosen by " + cuda_driver::get().chosen_by() +
+                   ")";
         }
         if (!session.forget_devices_if_unused())
         {
@@ -68,6 +69,30 @@ namespace xcuda
         {
             throw cuda_unavailable_error("xcuda.use_simulator(): " + why);
         }
+        return "xcuda.use_simulator(): this session's kernels run on the PTX simulator, on the CPU (slowly; its "
+               "timings are simulated). xcuda.use_gpu() goes back to a GPU before the first launch.";
+    }
+
+    std::string session_control::use_gpu(cuda_session& session)
+    {
+        if (cuda_driver::available() && !cuda_driver::get().simulated())
+        {
+            return "xcuda.use_gpu(): already on the NVIDIA driver's GPU";
+        }
+        if (cuda_driver::available() && !session.forget_devices_if_unused())
+        {
+            throw usage_error("xcuda.use_gpu(): the PTX simulator already holds this session's device arrays, modules and "
+                              "streams (it made its context at the first launch or allocation), which cannot move to a "
+                              "GPU; restart the kernel with XCUDA_DEVICE=gpu (and call xcuda.use_gpu() before the first "
+                              "launch from then on)");
+        }
+        std::string why = cuda_driver::use_gpu();
+        if (!why.empty())
+        {
+            throw cuda_unavailable_error("xcuda.use_gpu() refused: " + why + "; this session stays " +
+                                         (cuda_driver::available() ? "on the PTX simulator" : "without a device"));
+        }
+        return "xcuda.use_gpu(): this session's kernels run on the GPU (the NVIDIA driver, no simulator fallback).";
     }
 
     bool session_control::output_waiting(const cuda_session& session)

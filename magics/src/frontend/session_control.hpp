@@ -27,8 +27,13 @@ namespace xcuda
 
         // xcuda.use_simulator(): the session's later kernels run on the simulator. Does nothing when
         // already there; throws usage_error once a CUDA context holds the session's objects, and
-        // cuda_unavailable_error when the simulator cannot load.
-        static void use_simulator(cuda_session& session);
+        // cuda_unavailable_error when the simulator cannot load. Returns the line that confirms it.
+        static std::string use_simulator(cuda_session& session);
+        // xcuda.use_gpu(): back from the simulator to the NVIDIA driver. Does nothing when already on it;
+        // throws usage_error once the simulator holds the session's objects (a context), and
+        // cuda_unavailable_error when there is no driver or no device (the session stays where it was).
+        // Returns the line that confirms it.
+        static std::string use_gpu(cuda_session& session);
 
         // End of a cell: whether launches not yet waited for may still print (a module that calls printf
         // is loaded), so that waiting now shows their output in the cell that launched them.

@@ -4,7 +4,9 @@
 #include <cstdlib>
 
 #include "compiler.hpp"
+#include "cuda_driver.hpp"
 #include "cuda_module.hpp"
+#include "device_choice.hpp"
 #include "cuda_session.hpp"
 #include "module_registry.hpp"
 #include "nvrtc_compiler.hpp"
@@ -108,6 +110,17 @@ namespace xcuda
             return text;
         }
 
+        // The module's target, and what runs it: the PTX simulator loads every module from its PTX.
+        std::string target_of(const cuda_module& module)
+        {
+            const std::string& arch = module.compiled().arch;
+            if (cuda_driver::available() && cuda_driver::get().simulated())
+            {
+                return arch + " PTX (the PTX simulator runs it)";
+            }
+            return arch + (module.compiled().cubin.empty() ? " PTX" : " CUBIN");
+        }
+
         // What made a module, in words: a variant and a cell without kernels are not bound to a name.
         std::string made_by(const cuda_module& module)
         {
@@ -208,11 +221,24 @@ namespace xcuda
         auto [free_bytes, total_bytes] = session.memory_info(session.device_ordinal());
         double peak = p.theoretical_bandwidth_gbs();
         table.rows.push_back({"device", std::to_string(p.ordinal) + " of " + std::to_string(session.device_count())});
-        placement_rows(table, placement, true);
+        const bool simulated = cuda_driver::get().simulated();
+        device_placement shown = placement;
+        if (simulated && !shown.refused)
+        {
+            // The placement was read before this report made the context (and the fallback): who chose the
+            // simulator, as the session says from now on.
+            shown.reason = device_choice::on_simulator(cuda_driver::get().chosen_by()).reason();
+        }
+        placement_rows(table, shown, true);
         table.rows.push_back({"name", p.name});
         table.rows.push_back({"arch", p.arch() + " (compute capability " + std::to_string(p.cc_major) + "." +
                                           std::to_string(p.cc_minor) + ")"});
-        table.rows.push_back({"multiprocessors", std::to_string(p.multiprocessors)});
+        if (simulated)
+        {
+            table.rows.push_back({"runs on", "the PTX simulator, on the CPU: modules load from PTX, one warp at a time; "
+                                             "timings are the simulator's, not a GPU's"});
+        }
+        table.rows.push_back({"multiprocessors", std::to_string(p.multiprocessors) + (simulated ? " (simulated model)" : "")});
         table.rows.push_back({"memory", text::binary_bytes(free_bytes) + " free of " + text::binary_bytes(total_bytes)});
         if (peak > 0)
         {
@@ -224,7 +250,7 @@ namespace xcuda
         table.rows.push_back({"shared memory per block", text::binary_bytes(static_cast<std::size_t>(p.max_shared_per_block)) +
                                                              " (" + text::binary_bytes(static_cast<std::size_t>(p.max_shared_per_block_optin)) +
                                                              " opt-in)"});
-        table.rows.push_back({"driver", "CUDA " + version_text(session.driver_version())});
+        table.rows.push_back({"driver", simulated ? "no driver (simulator)" : "CUDA " + version_text(session.driver_version())});
         nvrtc_rows(table);
         r.tables.push_back(table);
         r.tables.push_back(devices_table(session));
@@ -232,7 +258,7 @@ namespace xcuda
     }
 
     session_report session_report::status(const module_registry& registry, compiler& compiler,
-                                          const std::vector<named_array>& arrays)
+                                          const std::vector<named_array>& arrays, const session_resources* resources)
     {
         session_report r;
         text_table modules{"Modules", {"module", "made by", "kernels", "target", "loaded", "PTX", "headers"}, {},
@@ -253,8 +279,7 @@ namespace xcuda
             {
                 headers += " (STALE: " + module->stale_because() + " changed; re-run the cell)";
             }
-            modules.rows.push_back({module->name(), made_by(*module), kernels,
-                                    module->compiled().arch + (module->compiled().cubin.empty() ? " PTX" : " CUBIN"),
+            modules.rows.push_back({module->name(), made_by(*module), kernels, target_of(*module),
                                     loaded_on(*module), text::binary_bytes(module->compiled().ptx.size()), headers});
         }
         r.tables.push_back(modules);
@@ -271,6 +296,19 @@ namespace xcuda
                                     array.device >= 0 ? std::to_string(array.device) : "released"});
         }
         r.tables.push_back(buffers);
+        if (resources)
+        {
+            text_table textures{"CUDA arrays, textures and surfaces", {"object", "what"}, {},
+                                "none: xcuda.cuda_array, xcuda.texture and xcuda.surface make them"};
+            for (const char* kind : {"cuda array", "texture", "surface"})
+            {
+                for (const std::string& text : resources->descriptions(kind))
+                {
+                    textures.rows.push_back({kind, text});
+                }
+            }
+            r.tables.push_back(textures);
+        }
         text_table cache{"Compile cache", {"entries", "hits", "misses", "on disk", "NVRTC runs in"}, {}, ""};
         compile_cache& c = compiler.memory();
         disk_cache& disk = compiler.disk();

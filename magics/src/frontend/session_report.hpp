@@ -18,6 +18,7 @@
 namespace xcuda
 {
     class cuda_session;
+    class session_resources;
     class module_registry;
     class compiler;
 
@@ -62,8 +63,9 @@ namespace xcuda
         static session_report info(cuda_session& session, const device_placement& placement);
         // The modules of the registry, the arrays given (names starting with '_' are IPython's output
         // history and are left out), the compile cache.
+        // With the session's resources, a table of its CUDA arrays, textures and surfaces (docs/textures.md).
         static session_report status(const module_registry& registry, compiler& compiler,
-                                     const std::vector<named_array>& arrays);
+                                     const std::vector<named_array>& arrays, const session_resources* resources = nullptr);
 
         // A path under home as ~/...: what the user needs, and no machine's folders in a shared notebook.
         static std::string home_relative(const std::string& path, const std::string& home);

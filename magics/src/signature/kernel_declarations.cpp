@@ -132,6 +132,10 @@ namespace xcuda::cxx
             {
                 p.layout = r.layout;
             }
+            if (levels.empty() && extents.empty())
+            {
+                p.handle_object = r.handle;
+            }
             p.element_type = parameter_element_type(d, r, base, written, levels, extents);
         }
     }

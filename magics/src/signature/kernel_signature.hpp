@@ -88,6 +88,10 @@ namespace xcuda
         // an #if it could not decide, or the compiled code disagrees with the layout it read): the
         // sentence saying why. Such a parameter has no kind, size or layout, and a launch is refused.
         std::string refusal;
+        // "texture" for a cudaTextureObject_t (or CUtexObject) value, "surface" for a cudaSurfaceObject_t (or
+        // CUsurfObject); "" otherwise. Such a parameter is a 64-bit handle (kind u64): it takes an xcuda texture
+        // or surface object, or the integer handle itself (docs/textures.md).
+        std::string handle_object;
     };
 
     struct kernel_signature

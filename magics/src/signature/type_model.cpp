@@ -272,11 +272,37 @@ namespace xcuda::cxx
         }
     }
 
+    namespace
+    {
+        // The texture and surface object types (texture_types.h, surface_types.h and cuda.h spell them as
+        // unsigned long long): "texture", "surface", or "" for any other name.
+        const char* handle_object(const std::string& name)
+        {
+            if (name == "cudaTextureObject_t" || name == "CUtexObject" || name == "CUtexObject_v1")
+            {
+                return "texture";
+            }
+            if (name == "cudaSurfaceObject_t" || name == "CUsurfObject" || name == "CUsurfObject_v1")
+            {
+                return "surface";
+            }
+            return "";
+        }
+    }
+
     resolved_type type_model::resolve_name(const std::string& name) const
     {
         resolved_type r;
         r.spelling = name;
         std::string plain = strip_std(name);
+        if (const char* object = handle_object(plain); *object)
+        {
+            r.kind = scalar_kind::u64;
+            r.size = 8;
+            r.layout = scalar_layout(scalar_kind::u64);
+            r.handle = object;
+            return r;
+        }
         scalar_kind k = named_scalar(plain);
         if (k != scalar_kind::unknown)
         {

@@ -40,6 +40,7 @@ namespace xcuda::cxx
         std::vector<pointer_level> levels;  // pointer levels inside an alias
         std::shared_ptr<const value_layout> layout;  // of the base type, when known
         std::string doubt;  // declared from tokens the reader is not sure of (token::doubt): why
+        std::string handle; // "texture" or "surface": a texture or surface object (kernel_parameter::handle_object)
     };
 
     // The layout of a scalar kind (size and alignment alike).

@@ -18,8 +18,14 @@ namespace xcuda::sim
         const unsigned gx = m_launch.grid[0], gy = m_launch.grid[1];
         const unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * m_launch.grid[2];
         const unsigned pool = static_cast<unsigned>(std::min<unsigned long long>(std::max(m_launch.threads, 1u), blocks));
-        // printf's lines and a trace keep the sequential order; so does a pool of one.
+        // printf's lines and a trace keep the sequential order; so does a pool of one. A cooperative launch runs
+        // every block at once, each on a host thread (a grid-wide sync waits for all; the shim checks the size).
         const bool ordered = m_launch.trace || (m_launch.printf_output && m_launch.program->find_function("vprintf") >= 0);
+        if (m_launch.cooperative)
+        {
+            run_parallel(static_cast<unsigned>(blocks), blocks);
+            return;
+        }
         if (pool > 1 && !ordered)
         {
             run_parallel(pool, blocks);
@@ -49,6 +55,8 @@ namespace xcuda::sim
         std::mutex atomic_lock;
         std::atomic<unsigned long long> next{0};
         std::atomic<unsigned long long> first_failed{std::numeric_limits<unsigned long long>::max()};
+        std::atomic<bool> grid_failed{false};             // a cooperative launch's spinning blocks stop on it
+        std::atomic<unsigned long long> blocks_done{0}, blocks_stuck{0};
         struct failure
         {
             unsigned long long block;
@@ -62,6 +70,9 @@ namespace xcuda::sim
         for (unsigned i = 0; i < pool; ++i)
         {
             contexts[i].atomic_lock = &atomic_lock;
+            contexts[i].grid_failed = &grid_failed;
+            contexts[i].blocks_done = &blocks_done;
+            contexts[i].blocks_stuck = &blocks_stuck;
             contexts[i].warp_steps = 0;
             contexts[i].next_checkpoint = 0;
             contexts[i].thread_instructions = 0;
@@ -70,6 +81,7 @@ namespace xcuda::sim
                 auto fail = [&](sim_error::kind kind, std::string message) {
                     std::lock_guard<std::mutex> held(failures_lock);
                     failures.push_back({b, kind, std::move(message)});
+                    grid_failed = true;
                     unsigned long long seen = first_failed.load();
                     while (b < seen && !first_failed.compare_exchange_weak(seen, b))
                     {
@@ -84,7 +96,12 @@ namespace xcuda::sim
                         worker.run_block(static_cast<unsigned>(b % gx), static_cast<unsigned>(b / gx % gy),
                                          static_cast<unsigned>(b / (static_cast<unsigned long long>(gx) * gy)));
                         worker.count_block();
+                        ++blocks_done;
                     }
+                }
+                catch (const launch_cancelled&)
+                {
+                    // another block of a cooperative launch failed, and this one stopped polling for it
                 }
                 catch (const sim_error& e)
                 {
@@ -129,9 +146,9 @@ namespace xcuda::sim
 
     void block_executor::count_block() noexcept
     {
-        if (m_launch.blocks_done)
+        if (m_launch.blocks_progress)
         {
-            m_launch.blocks_done->fetch_add(1, std::memory_order_relaxed);
+            m_launch.blocks_progress->fetch_add(1, std::memory_order_relaxed);
         }
     }
 
@@ -202,33 +219,41 @@ namespace xcuda::sim
         std::fill(std::begin(m_block.arrivals), std::end(m_block.arrivals), 0u);
         while (true)
         {
-            // Every warp not done and not waiting runs to its next barrier (or its end).
+            // Every warp not done and not waiting runs to its next barrier (or its end, or a failed mbarrier wait).
+            bool yielded = false;
+            const std::uint64_t changes = m_block.mbarrier_changes;
             for (std::size_t w = 0; w < m_warps.size(); ++w)
             {
                 if (done[w] || waiting[w])
                 {
                     continue;
                 }
-                if (m_warps[w]->run() == warp_interpreter::status::exited)
+                warp_interpreter::status status = m_warps[w]->run();
+                if (status == warp_interpreter::status::exited)
                 {
                     done[w] = true;
                     --remaining;
                 }
                 else
                 {
-                    waiting[w] = true;
+                    yielded = yielded || status == warp_interpreter::status::yielded;
+                    waiting[w] = status == warp_interpreter::status::at_barrier;
                 }
             }
             if (remaining == 0)
             {
                 return;
             }
-            // Then each barrier whose arrivals are complete releases its warps; none: the block would hang.
-            if (!release_barriers(waiting, remaining))
+            // Then each barrier whose arrivals are complete releases its warps; none, and no mbarrier changed
+            // while warps spin on one: the block would hang.
+            if (release_barriers(waiting, remaining))
+            {
+                ++m_block.epoch;  // a barrier released: a new interval for the race check
+            }
+            else if (!yielded || m_block.mbarrier_changes == changes)
             {
                 never_completes(waiting, remaining);
             }
-            ++m_block.epoch;  // a barrier released: a new interval for the race check
         }
     }
 
@@ -334,6 +359,11 @@ namespace xcuda::sim
                                                                    " arrived by bar.arrive"
                                                              : std::string()) +
                          ")";
+            }
+            else if (m_warps[w]->live() && m_warps[w]->waiting_at())
+            {
+                waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " spins at " +
+                         m_warps[w]->where(*m_warps[w]->waiting_at()) + " (an mbarrier phase that does not complete)";
             }
         }
         throw sim_error(sim_error::kind::barrier_divergence,

@@ -6,7 +6,10 @@
 // memory exactly as __syncthreads() does, and warps that have exited do not hold a barrier up, as on
 // hardware. A warp that arrives at a barrier with only some of its live lanes is barrier divergence
 // (warp_interpreter reports it); warps waiting at different bar.sync instructions of one barrier complete
-// it together, as NVIDIA GPUs do, with a warning (an error in strict mode: different_barriers). Each barrier release starts a new interval of the race check (the epoch).
+// it together, as NVIDIA GPUs do, with a warning (an error in strict mode: different_barriers). Each barrier release starts a new interval of the race check (the epoch). A warp
+// whose mbarrier wait fails yields (warp_interpreter::status::yielded) and runs again after the others; a
+// round in which warps only spin and no mbarrier changes can never end, and is reported like a barrier that
+// can never complete.
 // Blocks run on a pool of launch_context::threads host threads (XCUDA_SIM_THREADS), each with an
 // executor of its own; sequentially on the calling thread with a pool of one, for a kernel that calls
 // printf (its lines keep the block order) and for a trace. A launch whose cancel flag is set stops taking

@@ -1,5 +1,9 @@
 #include "ptx_decoder.hpp"
 
+#include "async_decoder.hpp"
+#include "matrix_decoder.hpp"
+#include "texture_decoder.hpp"
+
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -118,6 +122,10 @@ namespace xcuda::sim
                 "weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "gpu", "cta", "sys", "nc",
                 "ca", "cg", "cs", "lu", "cv", "wb", "wt", "uni", "sync", "aligned", "noftz",
             };
+            if ((m == "acquire" || m == "relaxed" || m == "volatile") && in.op == opcode::ld)
+            {
+                in.strong = true;  // a load a spin loop polls (a grid-wide sync): warp_interpreter::spin_point
+            }
             if (ignored.count(m) || m.rfind("L1::", 0) == 0 || (m.rfind("L2::", 0) == 0 && m != "L2::cache_hint"))
             {
                 return true;
@@ -609,6 +617,15 @@ namespace xcuda::sim
     {
         std::vector<std::string> parts = split_at_dots(text);
         const std::string& base = parts[0];
+        std::string family_refusal;
+        if (async_decoder::decode(parts, text, in, family_refusal) || matrix_decoder::decode(parts, text, in, family_refusal))
+        {
+            return family_refusal;
+        }
+        if (texture_decoder::owns(base))
+        {
+            return texture_decoder::decode(parts, in);  // tex, tld4, suld, sust, txq, suq
+        }
         if (!opcode_named(base, in.op))
         {
             return "the instruction '" + base + "' is not implemented by the simulator";

@@ -133,7 +133,9 @@ namespace xcuda::sim
                 };
                 for (int k = 0; k < 32; ++k)
                 {
-                    n.emplace("%envreg" + std::to_string(k), special_register::envreg);
+                    n.emplace("%envreg" + std::to_string(k), k == 1   ? special_register::envreg1
+                                                             : k == 2 ? special_register::envreg2
+                                                                      : special_register::envreg);
                 }
                 return n;
             }();
@@ -1025,6 +1027,21 @@ namespace xcuda::sim
                 return it->second;
             }
 
+            // The registers of a vector operand up to its '}' (its '{' read): at most 4, '_' a sink (-1).
+            void read_vector(operand& o)
+            {
+                do
+                {
+                    if (o.count == 8)  // 8: a wmma fragment
+                    {
+                        fail("a vector of more than 8 elements");
+                    }
+                    std::string name = identifier();
+                    o.regs[o.count++] = name == "_" ? -1 : register_index(name);
+                } while (accept(","));
+                expect("}");
+            }
+
             operand read_operand(std::string& label_name)
             {
                 operand o;
@@ -1059,22 +1076,19 @@ namespace xcuda::sim
                     {
                         o.value = integer();
                     }
+                    if (accept(","))  // [handle, {coordinates}]: tex, tld4, suld, sust
+                    {
+                        expect("{");
+                        o.what = operand::kind::texture;
+                        read_vector(o);
+                    }
                     expect("]");
                     return o;
                 }
                 if (accept("{"))
                 {
                     o.what = operand::kind::vector;
-                    do
-                    {
-                        if (o.count == 4)
-                        {
-                            fail("a vector of more than 4 elements");
-                        }
-                        std::string name = identifier();
-                        o.regs[o.count++] = name == "_" ? -1 : register_index(name);
-                    } while (accept(","));
-                    expect("}");
+                    read_vector(o);
                     return o;
                 }
                 if (accept("!"))

@@ -70,7 +70,8 @@ namespace xcuda::sim
         laneid, warpid, nwarpid, smid, nsmid, gridid,
         lanemask_eq, lanemask_le, lanemask_lt, lanemask_ge, lanemask_gt,
         clock, clock64, globaltimer, dynamic_smem_size,
-        envreg,  // %envreg0..31: the driver's environment, 0 here (no cooperative grid workspace)
+        envreg,  // %envreg0, %envreg3..31: the driver's environment, 0 here
+        envreg1, envreg2,  // the cooperative grid's workspace address, high and low halves (0 outside a cooperative launch)
         count
     };
 
@@ -85,6 +86,7 @@ namespace xcuda::sim
             symbol,   // symbol: its address in its space
             address,  // [reg + value] or [symbol + value] (reg or symbol may be absent)
             vector,   // {regs[0..count)}; a sink '_' element is -1
+            texture,  // [reg, {regs[0..count)}]: a texture or surface handle and its coordinates
             label,    // value: the target pc
             sink,     // '_'
         };
@@ -95,7 +97,7 @@ namespace xcuda::sim
         std::uint64_t value = 0;
         special_register special = special_register::count;
         std::uint8_t count = 0;
-        std::int32_t regs[4] = {-1, -1, -1, -1};
+        std::int32_t regs[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // 8: a wmma fragment
     };
 
     enum class opcode : std::uint8_t
@@ -109,6 +111,10 @@ namespace xcuda::sim
         bar, membar, shfl, vote, activemask, atom, red, redux, match,
         dp4a, dp2a,                   // dot products of bytes (and halves): warp_integer_operations.cpp
         add_carry, sub_carry, mad_carry,  // add.cc/addc, sub.cc/subc, mad.cc/madc: the per-lane carry flag
+        async_copy,                   // cp.async and its groups, cp.async.bulk: warp_async_operations.cpp
+        mbarrier,                     // mbarrier.*: warp_async_operations.cpp (a failed wait yields the warp)
+        matrix,                       // wmma, mma.sync, ldmatrix: warp_matrix_operations.cpp
+        tex, tld4, suld, sust, txq, suq,  // textures and surfaces: warp_texture_operations.cpp (texture_decoder)
         set,                          // set.cmp.dtype.stype: a comparison written as a value (runs as half_arithmetic)
         half_arithmetic,              // .f16/.bf16(x2) arithmetic and set: warp_half_operations.cpp (family_op says which)
         rounded_arithmetic,           // f32/f64 add..sqrt with .rz/.rm/.rp, rcp/rsqrt.approx.ftz.f64: warp_float_rounding.cpp
@@ -136,6 +142,29 @@ namespace xcuda::sim
         bar_arrive,                                                   // bar.arrive: counts, does not wait
         min_max_nan,                                                  // min/max.NaN: a NaN operand gives NaN
         satfinite,                                                    // cvt.satfinite: out of range to the largest finite
+        // cp.async (async_decoder): a copy, its groups, its arrive on an mbarrier, the bulk copy
+        cp_async, cp_async_commit, cp_async_wait_group, cp_async_wait_all, cp_async_arrive, cp_async_arrive_noinc,
+        cp_async_bulk,
+        // mbarrier.* (async_decoder)
+        mbar_init, mbar_arrive, mbar_arrive_expect_tx, mbar_arrive_drop, mbar_expect_tx, mbar_complete_tx,
+        mbar_test_wait, mbar_try_wait, mbar_test_wait_parity, mbar_try_wait_parity, mbar_pending_count, mbar_inval,
+        // matrix_decoder: the warp's matrix operations (their shape and types in instruction::shape)
+        wmma_load, wmma_store, wmma_mma, mma_sync, ldmatrix,
+        tf32_convert,  // cvt.rna.tf32.f32 (wmma::__float_to_tf32): a tensor core's input rounding
+    };
+
+    // A matrix operation's form (matrix_decoder): the shape, which matrix a load or store moves ('a', 'b', 'c',
+    // 'd'), the element types of A, B, C, D ('h' f16, 'b' bf16, 't' tf32, 'f' f32, 's' s8, 'u' u8, 'i' s32),
+    // whether A and B (or a load's, a store's matrix) are column-major in memory; for ldmatrix, `m` is the
+    // count of 8x8 matrices and `transposed` says .trans.
+    struct matrix_shape
+    {
+        std::uint8_t m = 0, n = 0, k = 0;
+        char role = 0;
+        char a = 0, b = 0, c = 0, d = 0;
+        bool column = false;      // a load's or store's memory layout
+        bool transposed = false;  // ldmatrix .trans
+        bool satfinite = false;
     };
 
     struct instruction
@@ -156,8 +185,10 @@ namespace xcuda::sim
         bool pair = false;          // a second destination: setp p|q, shfl d|p
         bool carry_in = false;      // addc, subc, madc: reads the lane's carry flag
         bool carry_out = false;     // .cc: writes it
+        bool strong = false;        // ld.acquire/.relaxed/.volatile: may spin on another block's store (cooperative grid)
         std::uint8_t file = 0;      // the .loc file
         std::uint8_t vector = 1;    // ld/st .v2 .v4
+        std::uint8_t texture_form = 0;  // tex, tld4, suld, sust, txq, suq: geometry and mode (texture_decoder.hpp)
         std::int32_t guard = -1;    // @%p: the predicate register, or -1
         bool guard_negated = false;
         std::int32_t callee = -1;   // call: function index
@@ -167,6 +198,7 @@ namespace xcuda::sim
         operand operands[6];
         std::vector<std::int32_t> call_arguments;  // call: the argument symbols; call_result: the result symbol
         std::int32_t call_result = -1;
+        matrix_shape shape;         // wmma, mma, ldmatrix
         std::string text;           // the instruction as written, for error messages
     };
 

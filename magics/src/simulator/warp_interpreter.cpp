@@ -40,6 +40,11 @@ namespace xcuda::sim
         m_lanes = lanes;
         m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
         m_carry = 0;
+        for (unsigned l = 0; l < 32; ++l)
+        {
+            m_copies[l].clear();  // a copy never waited for is never written (docs/simulator.md)
+            m_groups[l] = 0;
+        }
         m_stack.clear();
         m_depth = 0;
         const unsigned* b = m_launch.block;
@@ -72,6 +77,8 @@ namespace xcuda::sim
             set(special_register::lanemask_gt, l == 31 ? 0u : ~((2u << l) - 1));
             set(special_register::dynamic_smem_size, m_launch.dynamic_shared);
             set(special_register::envreg, 0);
+            set(special_register::envreg1, m_launch.grid_workspace >> 32);
+            set(special_register::envreg2, m_launch.grid_workspace & 0xffffffffu);
         }
         push_frame(m_launch.entry, m_live, nullptr);
         m_trace_lane = -1;
@@ -601,6 +608,10 @@ namespace xcuda::sim
             }
             {
                 const sim_memory::allocation* found = m_launch.memory->find(a, bytes);
+                if (!found && m_launch.heap)
+                {
+                    return heap_address(in, lane, a, bytes, write);  // a block of device malloc, else the fault
+                }
                 if (!found)
                 {
                     fault(in, lane, described(space == state_space::generic ? "generic" : space_name(space)) + ", " +
@@ -851,6 +862,14 @@ namespace xcuda::sim
                 }
                 top.pc += 1;
                 continue;
+            case opcode::mbarrier:
+                top.pc += 1;
+                if (active && mbarrier_operation(in, active))
+                {
+                    m_barrier = &in;
+                    return status::yielded;
+                }
+                continue;
             case opcode::unsupported:
                 throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': " + in.text + ", " + location(in));
             default:
@@ -931,6 +950,12 @@ namespace xcuda::sim
             device_printf(in, active);
             return;
         }
+        if (!callee.has_body && m_launch.heap && (callee.name == "malloc" || callee.name == "free") &&
+            in.call_arguments.size() == 1)
+        {
+            heap_call(in, active, callee.name == "malloc");
+            return;
+        }
         if (!callee.has_body && callee.name == "__assertfail" && in.call_arguments.size() == 5)
         {
             device_assert(in, active);
@@ -973,6 +998,10 @@ namespace xcuda::sim
         case opcode::ld:
         case opcode::st:
             load_store(in, active);
+            if (in.strong && m_launch.cooperative)
+            {
+                spin_point(in, active);
+            }
             return;
         case opcode::mov:
             move(in, active);
@@ -1012,6 +1041,20 @@ namespace xcuda::sim
         case opcode::sub_carry:
         case opcode::mad_carry:
             carry_arithmetic(in, active);
+            return;
+        case opcode::async_copy:
+            async_copy_operation(in, active);
+            return;
+        case opcode::matrix:
+            matrix_operation(in, active);
+            return;
+        case opcode::tex:
+        case opcode::tld4:
+        case opcode::suld:
+        case opcode::sust:
+        case opcode::txq:
+        case opcode::suq:
+            texture_family(in, active);
             return;
         case opcode::half_arithmetic:
             half_arithmetic(in, active);

@@ -22,6 +22,9 @@
 
 namespace xcuda::sim
 {
+    class device_heap;
+    class texture_registry;
+
     // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
     // line and the registers it wrote, as "name = value" in the instruction's type.
     struct trace_step
@@ -86,15 +89,31 @@ namespace xcuda::sim
         // blocks and every few thousand warp-instructions inside one; the launch then throws
         // sim_error(interrupted). nullptr: never cancelled.
         const std::atomic<bool>* cancel = nullptr;
-        std::atomic<std::uint64_t>* blocks_done = nullptr;  // counted up as blocks finish, for progress (may be null)
+        std::atomic<std::uint64_t>* blocks_progress = nullptr;  // counted up as blocks finish, for progress (may be null)
         std::uint64_t thread_instructions = 0;
         std::string* printf_output = nullptr;  // device printf's text goes here (nullptr: printf is refused)
         bool race_check = true;              // report shared-memory races (block_executor keeps the shadow)
         thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
         unsigned threads = 1;                // host threads running blocks (block_executor's pool)
         std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
+        const texture_registry* textures = nullptr;  // the texture and surface objects (nullptr: none exist)
         launch_warnings* warnings = nullptr; // where warnings go (nullptr: none kept)
         bool strict_barriers = false;        // warps at different bar.sync 0 fail the launch (else: one barrier, a warning)
+        device_heap* heap = nullptr;         // the context's, for malloc/free (nullptr: they are refused)
+        // A cooperative launch (cuLaunchCooperativeKernel): every block resident at once on a host thread of its
+        // own (block_executor::run_grid), the grid's workspace at %envreg1:%envreg2, and what a spinning warp
+        // watches: whether another block failed (it then stops), how many blocks have finished, how many poll a
+        // value that has stopped changing.
+        bool cooperative = false;
+        std::uint64_t grid_workspace = 0;
+        const std::atomic<bool>* grid_failed = nullptr;
+        const std::atomic<unsigned long long>* blocks_done = nullptr;
+        std::atomic<unsigned long long>* blocks_stuck = nullptr;
+    };
+
+    // Thrown by a warp of a cooperative launch that stops because another block failed: not a failure of its own.
+    struct launch_cancelled
+    {
     };
 
     // The race check's record of one byte of shared memory: its last write and up to two reads (of two
@@ -118,6 +137,18 @@ namespace xcuda::sim
         shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
+        std::uint64_t mbarrier_changes = 0;  // grows at every change of an mbarrier (block_executor: is a spin hopeless?)
+    };
+
+    // A cp.async that has been issued and not yet waited for (warp_async_operations.cpp): the source's bytes,
+    // read at issue, land in shared memory when the thread waits for its group.
+    struct async_copy
+    {
+        std::uint32_t shared = 0;   // the destination's shared address
+        std::uint32_t group = 0;    // the lane's commit-group number it belongs to
+        std::uint8_t bytes = 0;
+        std::uint8_t data[16] = {};
+        const instruction* at = nullptr;
     };
 
     class warp_interpreter
@@ -127,6 +158,7 @@ namespace xcuda::sim
         {
             at_barrier,
             exited,
+            yielded,  // an mbarrier wait failed: run the block's other warps, then this one again
         };
 
         warp_interpreter(launch_context& launch, block_state& block, unsigned warp_index);
@@ -141,7 +173,7 @@ namespace xcuda::sim
         // Lanes that have not exited.
         std::uint32_t live() const noexcept { return m_live; }
 
-        // The bar.sync the warp waits at after run() returned at_barrier.
+        // The bar.sync the warp waits at after run() returned at_barrier (the mbarrier wait after yielded).
         const instruction* waiting_at() const noexcept { return m_barrier; }
 
         // What the warp brought to that barrier: its id (0..15), the thread count it names (0: every
@@ -243,6 +275,7 @@ namespace xcuda::sim
         void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
         void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
         void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
+        void texture_family(const instruction& in, std::uint32_t active);    // tex, tld4, suld, sust, txq, suq
         void half_arithmetic(const instruction& in, std::uint32_t active);   // .f16/.bf16(x2): warp_half_operations.cpp
         void half_compare(const instruction& in, std::uint32_t active);      // setp of halves, set of any type
         void rounded_arithmetic(const instruction& in, std::uint32_t active);  // directed roundings: warp_float_rounding.cpp
@@ -252,6 +285,27 @@ namespace xcuda::sim
         void call(const instruction& in, std::uint32_t active);
         void arrive(const instruction& in, std::uint32_t active);  // fills m_arrival at a bar.sync / bar.red
         void device_printf(const instruction& in, std::uint32_t active);
+        // warp_async_operations.cpp: cp.async (completed when the thread waits for it), mbarrier (true when a
+        // wait found its phase not complete for some lane: the warp yields).
+        // warp_heap_operations.cpp: malloc/free, and an access that falls in the device heap's arena.
+        void heap_call(const instruction& in, std::uint32_t active, bool allocate);
+        std::uint8_t* heap_address(const instruction& in, unsigned lane, std::uint64_t address, unsigned bytes, bool write);
+        // warp_matrix_operations.cpp: wmma, mma.sync, ldmatrix (operations of the whole warp).
+        void matrix_operation(const instruction& in, std::uint32_t active);
+        void move_fragment(const instruction& in);
+        void multiply_fragments(const instruction& in);
+        void load_matrices(const instruction& in);
+        // A strong load of a cooperative launch (the poll of a grid-wide sync): lets the other blocks' host threads
+        // run, stops when another block failed, and reports a sync that can never complete.
+        void spin_point(const instruction& in, std::uint32_t active);
+        void async_copy_operation(const instruction& in, std::uint32_t active);
+        bool mbarrier_operation(const instruction& in, std::uint32_t active);
+        void issue_copy(const instruction& in, unsigned lane);
+        void bulk_copy(const instruction& in, unsigned lane);
+        void complete_copies(unsigned lane, std::uint32_t before_group);
+        std::uint32_t shared_operand(const instruction& in, const operand& o, unsigned lane, unsigned bytes, unsigned align);
+        std::uint64_t& mbarrier_word(const instruction& in, const operand& o, unsigned lane);
+        void mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops, std::int64_t tx);
         [[noreturn]] void device_assert(const instruction& in, std::uint32_t active);  // __assertfail: the launch fails
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
@@ -273,6 +327,12 @@ namespace xcuda::sim
         const instruction* m_barrier = nullptr;
         barrier_arrival m_arrival;
         std::uint32_t m_carry = 0;  // each lane's carry flag (CC.CF), bit l for lane l
-        int m_trace_lane = -1;  // the traced thread's lane when it is in this warp and block, else -1
+        int m_trace_lane = -1;
+        std::vector<async_copy> m_copies[32];  // each lane's cp.async not yet waited for
+        std::uint32_t m_groups[32] = {};       // each lane's cp.async.commit_group count
+        const instruction* m_spin_at = nullptr;  // the strong load this warp ran last, the value it read, how often
+        std::uint64_t m_spin_value = 0;          // in a row it read that, and whether it counts in blocks_stuck
+        std::uint64_t m_spins = 0;
+        bool m_stuck = false;  // the traced thread's lane when it is in this warp and block, else -1
     };
 }

@@ -28,7 +28,13 @@ namespace xcuda::sim
             std::memcpy(&format_address, area + format_symbol.offset, 8);
             std::memcpy(&arguments, area + arguments_symbol.offset, 8);
             std::int32_t count = 0;
-            m_launch.printf_output->append(format(in, l, format_address, arguments, count));
+            std::string line = format(in, l, format_address, arguments, count);
+            std::unique_lock<std::mutex> held;  // a cooperative launch's blocks print from several host threads
+            if (m_launch.cooperative && m_launch.atomic_lock)
+            {
+                held = std::unique_lock<std::mutex>(*m_launch.atomic_lock);
+            }
+            m_launch.printf_output->append(line);
             if (in.call_result >= 0)
             {
                 const ptx_symbol& result = program.symbols[static_cast<std::size_t>(in.call_result)];

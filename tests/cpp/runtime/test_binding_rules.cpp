@@ -126,8 +126,10 @@ namespace xcuda
         kernel_timing with = kernel_timing::of("saxpy", summary, 4e6, true);
         ASSERT_TRUE(with.bandwidth_gbs());
         EXPECT_DOUBLE_EQ(*with.bandwidth_gbs(), 4e6 / 2e-6 / 1e9);
-        EXPECT_EQ(with.text(), "saxpy: median 2.00 us (min 1.00, max 3.00) over 3 launches; 2000.0 GB/s for 4.0 MB "
-                               "[simulated: the PTX simulator's time on the CPU, not a GPU's]");
+        EXPECT_EQ(with.text(), "saxpy: median 2.00 us (min 1.00, max 3.00) over 3 launches "
+                               "[simulated: the PTX simulator's time on the CPU, not a GPU's; no bandwidth from it]");
+        EXPECT_EQ(kernel_timing::of("saxpy", summary, 4e6, false).text(),
+                  "saxpy: median 2.00 us (min 1.00, max 3.00) over 3 launches; 2000.0 GB/s for 4.0 MB");
         summary.median_ms = 0;
         EXPECT_FALSE(kernel_timing::of("saxpy", summary, 4e6, false).bandwidth_gbs());
     }

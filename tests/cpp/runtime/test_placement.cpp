@@ -116,8 +116,33 @@ namespace xcuda
     {
         device_choice choice = choose({{"XCUDA_DEVICE", "simulator"}, {"SLURM_LOCALID", "3"}}, 1);
         EXPECT_EQ(choice.ordinal(), 0);
-        EXPECT_EQ(choice.source(), device_source::variable);
+        EXPECT_EQ(choice.source(), device_source::simulator);
+        EXPECT_EQ(choice.source_name(), "XCUDA_DEVICE");
         EXPECT_TRUE(contains(choice.reason(), "XCUDA_DEVICE=simulator: the PTX simulator's one device")) << choice.reason();
+    }
+
+    TEST(device_choice, xcuda_device_gpu_chooses_as_if_unset_and_says_it_refuses_the_simulator)
+    {
+        device_choice by_rank = choose({{"XCUDA_DEVICE", "gpu"}, {"SLURM_LOCALID", "3"}}, 2);
+        EXPECT_EQ(by_rank.ordinal(), 1);
+        EXPECT_EQ(by_rank.source(), device_source::local_rank);
+        EXPECT_TRUE(contains(by_rank.reason(), "local rank 3 (SLURM_LOCALID=3)")) << by_rank.reason();
+        EXPECT_TRUE(contains(by_rank.reason(), "; XCUDA_DEVICE=gpu: a GPU, never the PTX simulator")) << by_rank.reason();
+        device_choice by_default = choose({{"XCUDA_DEVICE", "gpu"}}, 2);
+        EXPECT_EQ(by_default.ordinal(), 0);
+        EXPECT_EQ(by_default.source(), device_source::fallback);
+        EXPECT_FALSE(contains(by_default.reason(), "XCUDA_DEVICE is unset")) << by_default.reason();
+        EXPECT_TRUE(contains(by_default.reason(), "XCUDA_DEVICE=gpu names no device")) << by_default.reason();
+    }
+
+    TEST(device_choice, the_simulators_device_names_who_chose_the_simulator)
+    {
+        device_choice choice = device_choice::on_simulator("xcuda.use_simulator()");
+        EXPECT_EQ(choice.ordinal(), 0);
+        EXPECT_EQ(choice.source(), device_source::simulator);
+        EXPECT_EQ(choice.reason(), "xcuda.use_simulator(): the PTX simulator's one device");
+        EXPECT_EQ(device_choice::on_simulator("the fallback: no NVIDIA driver was found and XCUDA_DEVICE is unset").source_name(),
+                  "simulator fallback");
     }
 
     TEST(device_choice, a_value_past_int_is_refused_with_its_text_instead_of_narrowing_to_device_0)

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "block_executor.hpp"
+#include "device_heap.hpp"
 #include "fixture.hpp"
 #include "nvrtc_compiler.hpp"
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
+#include "texture_registry.hpp"
 
 using namespace xcuda::sim;
 
@@ -95,10 +97,20 @@ namespace
             context.memory = &memory;
             context.step_limit = step_limit;
             context.cancel = cancel;
-            context.blocks_done = blocks_done;
+            context.blocks_progress = blocks_progress;
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
+            context.heap = &heap;
+            if (cooperative)  // as cuLaunchCooperativeKernel: every block at once, a zeroed workspace for grid syncs
+            {
+                workspace.assign(8, 0);
+                memory.remove(reinterpret_cast<std::uintptr_t>(workspace.data()));
+                memory.add(reinterpret_cast<std::uintptr_t>(workspace.data()), workspace.size() * 8, "grid workspace");
+                context.cooperative = true;
+                context.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
+            }
+            context.textures = &textures;
             context.warnings = &warnings;
             context.strict_barriers = strict_barriers;
             block_executor(context).run_grid();
@@ -115,7 +127,11 @@ namespace
         unsigned threads = 1;  // block_executor's pool
         std::uint64_t step_limit = 100000000;  // per host thread: a test that would never end fails instead
         const std::atomic<bool>* cancel = nullptr;
-        std::atomic<std::uint64_t>* blocks_done = nullptr;
+        std::atomic<std::uint64_t>* blocks_progress = nullptr;
+        device_heap heap;      // device malloc/free's, kept across launches as a context's is
+        bool cooperative = false;
+        std::vector<std::uint64_t> workspace = std::vector<std::uint64_t>(8);
+        texture_registry textures;  // the texture and surface objects a launch may read
         launch_warnings warnings;
         bool strict_barriers = false;
     };

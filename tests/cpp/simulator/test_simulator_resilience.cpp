@@ -68,7 +68,7 @@ TEST(simulator_resilience, a_cancel_set_before_the_launch_runs_no_block)
     std::atomic<bool> cancel{true};
     std::atomic<std::uint64_t> done{0};
     sim.cancel = &cancel;
-    sim.blocks_done = &done;
+    sim.blocks_progress = &done;
     sim_error::kind kind = sim_error::kind::launch_failed;
     std::string error = error_of([&] { sim.launch("one", {4, 1, 1}, {1, 1, 1}, 0, o); }, &kind);
     EXPECT_EQ(kind, sim_error::kind::interrupted) << error;
@@ -86,7 +86,7 @@ TEST(simulator_resilience, every_finished_block_is_counted_on_one_and_on_several
         std::atomic<bool> cancel{false};
         std::atomic<std::uint64_t> done{0};
         sim.cancel = &cancel;
-        sim.blocks_done = &done;
+        sim.blocks_progress = &done;
         sim.threads = threads;
         sim.launch("one", {37, 1, 1}, {32, 1, 1}, 0, o);
         EXPECT_EQ(done.load(), 37u) << threads << " host threads";

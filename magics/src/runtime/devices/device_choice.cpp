@@ -106,9 +106,20 @@ namespace xcuda
         if (environment.requested == "simulator")
         {
             // The driver layer opened the PTX simulator instead of a driver (docs/simulator.md): one device.
-            choice.m_source = device_source::variable;
-            choice.m_source_name = "XCUDA_DEVICE";
-            choice.m_reason = "XCUDA_DEVICE=simulator: the PTX simulator's one device";
+            return on_simulator("XCUDA_DEVICE=simulator");
+        }
+        if (environment.requested == "gpu")
+        {
+            // A GPU, never the simulator (the driver layer reads that); the device as if it were unset.
+            device_environment rest = environment;
+            rest.requested.clear();
+            choice = choose(rest, slot, device_count);
+            const std::string unset = "XCUDA_DEVICE is unset";
+            if (choice.m_reason.find(unset) != std::string::npos)
+            {
+                choice.m_reason.replace(choice.m_reason.find(unset), unset.size(), "XCUDA_DEVICE=gpu names no device");
+            }
+            choice.m_reason += "; XCUDA_DEVICE=gpu: a GPU, never the PTX simulator";
             return choice;
         }
         if (!environment.requested.empty())
@@ -159,6 +170,15 @@ namespace xcuda
         }
         choice.m_reason = "the default: XCUDA_DEVICE is unset and no launcher set a local rank (" +
                           joined(device_environment::rank_variables()) + ")" + visible;
+        return choice;
+    }
+
+    device_choice device_choice::on_simulator(const std::string& who)
+    {
+        device_choice choice;
+        choice.m_source = device_source::simulator;
+        choice.m_source_name = who.rfind("XCUDA_DEVICE", 0) == 0 ? "XCUDA_DEVICE" : who.rfind("the fallback", 0) == 0 ? "simulator fallback" : who;
+        choice.m_reason = who + ": the PTX simulator's one device";
         return choice;
     }
 

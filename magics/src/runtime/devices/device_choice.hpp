@@ -15,6 +15,9 @@
 //      modulo the device count. Only engines have a slot.
 //   4. Device 0.
 // xcuda.set_device(n) replaces the choice with its own (by_call).
+// XCUDA_DEVICE=gpu chooses as if it were unset (2 to 4) and only keeps the driver layer from falling back
+// to the PTX simulator; once the simulator runs (XCUDA_DEVICE=simulator, xcuda.use_simulator(), the
+// fallback), its one device is chosen by whoever chose the simulator (on_simulator).
 //
 // A malformed value (not a whole number from 0 to INT_MAX: "abc", "-1", "4294967296") throws
 // usage_error naming the variable and its text; it is never narrowed or wrapped into another device.
@@ -54,7 +57,8 @@ namespace xcuda
         local_rank,  // a launcher's local rank
         host_slot,   // the engine's slot on its host
         call,        // xcuda.set_device
-        fallback     // nothing chose: device 0
+        fallback,    // nothing chose: device 0
+        simulator    // the PTX simulator's one device (XCUDA_DEVICE=simulator, use_simulator(), the fallback)
     };
 
     class device_choice
@@ -65,6 +69,8 @@ namespace xcuda
         static device_choice choose(const device_environment& environment, const host_slot& slot, int device_count);
         // What xcuda.set_device(ordinal) makes of it.
         static device_choice by_call(int ordinal);
+        // Device 0 of the PTX simulator, chosen by `who` (cuda_driver::chosen_by(): "xcuda.use_simulator()").
+        static device_choice on_simulator(const std::string& who);
 
         int ordinal() const noexcept { return m_ordinal; }
         device_source source() const noexcept { return m_source; }

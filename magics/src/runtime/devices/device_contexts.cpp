@@ -133,7 +133,18 @@ namespace xcuda
         }
         m_devices = std::move(devices);
         m_discovered = true;
-        if (!m_choice_error && m_choice.depends_on_count())
+        if (driver.simulated() && m_choice.source() != device_source::call)
+        {
+            // The simulator (XCUDA_DEVICE, use_simulator() or get()'s fallback): its one device, and who chose it.
+            m_choice = device_choice::on_simulator(driver.chosen_by());
+            m_choice_error = nullptr;
+            m_current = 0;
+        }
+        else if (!driver.simulated() && m_choice.source() == device_source::simulator)
+        {
+            choose_device(count);  // back on a driver (use_gpu): the environment chooses again
+        }
+        else if (!m_choice_error && m_choice.depends_on_count())
         {
             choose_device(count);  // a local rank or host slot, now modulo the device count
         }
@@ -439,6 +450,12 @@ namespace xcuda
 
     std::string device_contexts::default_arch() noexcept
     {
+        // Compiling does not fall back to the PTX simulator (cuda_driver::get): where no driver is found, a
+        // cell compiles for compute_75 and the first launch, allocation or info() falls back, and says so.
+        if (!m_discovered && !cuda_driver::available())
+        {
+            return "compute_75";
+        }
         if (try_ensure())
         {
             return properties().arch();

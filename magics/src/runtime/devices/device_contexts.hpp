@@ -123,7 +123,8 @@ namespace xcuda
         std::uint64_t generation(int ordinal) const noexcept;
         int driver_version();
 
-        // "sm_XX" of the current GPU when a driver and a GPU exist, else "compute_75" (NVRTC's oldest).
+        // "sm_XX" of the current GPU when a driver and a GPU exist, else "compute_75" (NVRTC's oldest); never
+        // falls back to the simulator (the first launch does).
         std::string default_arch() noexcept;
 
         // Whether code compiled for arch (sm_XY CUBIN: same major, minor <= the device's; compute_XY PTX:

@@ -1,5 +1,7 @@
 #include "session_resources.hpp"
 
+#include <algorithm>
+
 namespace xcuda
 {
     void session_resources::add(session_resource* resource)
@@ -29,10 +31,28 @@ namespace xcuda
         return totals;
     }
 
+    std::vector<std::string> session_resources::descriptions(const std::string& kind) const
+    {
+        std::vector<std::string> found;
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (const session_resource* resource : m_resources)
+        {
+            if (kind == resource->kind())
+            {
+                found.push_back(resource->describe());
+            }
+        }
+        std::sort(found.begin(), found.end());
+        return found;
+    }
+
     std::vector<session_resource*> session_resources::take_all()
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         std::vector<session_resource*> taken(m_resources.begin(), m_resources.end());
+        std::stable_sort(taken.begin(), taken.end(), [](const session_resource* a, const session_resource* b) {
+            return a->release_rank() < b->release_rank();
+        });
         m_resources.clear();
         return taken;
     }

@@ -34,6 +34,9 @@ namespace xcuda
         virtual std::size_t bytes() const noexcept { return 0; }
         // The ordinal of the device whose context holds it.
         virtual int device() const noexcept = 0;
+        // Resources of a lower rank are released first when the session closes: what views another resource
+        // (a texture or surface over a CUDA array: 0) goes before what it views (1, the default).
+        virtual int release_rank() const noexcept { return 1; }
     };
 
     class session_resources
@@ -43,7 +46,11 @@ namespace xcuda
         void remove(session_resource* resource) noexcept;
         // Count and device bytes of the live resources of one kind ("module", "buffer").
         std::pair<std::size_t, std::size_t> totals(const std::string& kind) const;
-        // Every live resource, the registry left empty: the caller releases or abandons them.
+        // describe() of each live resource of one kind ("cuda array", "texture", "surface"), sorted: what
+        // %cuda_status lists of objects the namespace need not name.
+        std::vector<std::string> descriptions(const std::string& kind) const;
+        // Every live resource, lowest release_rank() first, the registry left empty: the caller releases or
+        // abandons them in that order.
         std::vector<session_resource*> take_all();
 
     private:

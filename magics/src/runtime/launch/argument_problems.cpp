@@ -87,6 +87,31 @@ namespace xcuda
                                   "tensor), a numpy array (copied to the device for the launch) or None; got " + type);
     }
 
+    void argument_problems::wrong_handle_object(const launch_plan& plan, std::size_t index, const std::string& given,
+                                                const std::string& wanted)
+    {
+        throw argument_type_error(plan.describe(index) + " takes a " + wanted + " object (xcuda." + wanted +
+                                  "(...)), not a " + given + " object: " +
+                                  (wanted == "surface" ? "make one with xcuda.surface(xcuda.cuda_array(shape, dtype, "
+                                                         "surface=True))"
+                                                       : "make one with xcuda.texture(array)"));
+    }
+
+    void argument_problems::not_a_handle(const launch_plan& plan, std::size_t index, const std::string& type,
+                                         const std::string& wanted)
+    {
+        throw argument_type_error(plan.describe(index) + " takes an xcuda " + wanted + " object (xcuda." + wanted +
+                                  "(...)) or its 64-bit integer handle; got " + type);
+    }
+
+    void argument_problems::handle_in_replay(const launch_plan& plan, std::size_t index, const std::string& wanted)
+    {
+        throw argument_type_error(plan.describe(index) + ": a launch with a " + wanted + " object cannot be replayed in "
+                                  "another process (xcuda-replay, under ncu or compute-sanitizer): the object lives in "
+                                  "this process' CUDA context and its handle means nothing there; profile it with "
+                                  "launcher.time() or nsys on the notebook's process instead");
+    }
+
     void argument_problems::check_c_contiguous(const launch_plan& plan, std::size_t index, const std::size_t* shape,
                                                const long long* strides, std::size_t dimensions, std::size_t itemsize,
                                                const std::string& strides_text)

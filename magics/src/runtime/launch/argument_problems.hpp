@@ -55,6 +55,15 @@ namespace xcuda
         static void check_writable(const launch_plan& plan, std::size_t index, bool read_only, const char* what);
         [[noreturn]] static void int_for_pointer(const launch_plan& plan, std::size_t index, const std::string& value);
         [[noreturn]] static void not_a_pointer(const launch_plan& plan, std::size_t index, const std::string& type);
+        // Texture and surface parameters (cudaTextureObject_t, cudaSurfaceObject_t): an xcuda object of the other
+        // kind (given: "texture" or "surface"), or something that is neither such an object nor an integer.
+        [[noreturn]] static void wrong_handle_object(const launch_plan& plan, std::size_t index, const std::string& given,
+                                                     const std::string& wanted);
+        [[noreturn]] static void not_a_handle(const launch_plan& plan, std::size_t index, const std::string& type,
+                                              const std::string& wanted);
+        // A launch replayed in another process (xcuda-replay, under ncu or compute-sanitizer) cannot take a
+        // texture or surface: the object lives in this process' context, and its handle means nothing there.
+        [[noreturn]] static void handle_in_replay(const launch_plan& plan, std::size_t index, const std::string& wanted);
         // An array of more dimensions than numpy's 64 (NPY_MAXDIMS) is refused; returns dimensions.
         static constexpr std::size_t max_dimensions = 64;
         static std::size_t check_dimensions(const launch_plan& plan, std::size_t index, std::size_t dimensions);

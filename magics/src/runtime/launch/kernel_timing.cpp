@@ -48,11 +48,16 @@ namespace xcuda
         std::snprintf(line, sizeof line, "%s: median %.2f us (min %.2f, max %.2f) over %zu launches", kernel.c_str(),
                       us(median_ms), us(min_ms), us(max_ms), samples_ms.size());
         std::string result = line;
+        if (simulated)
+        {
+            // A bandwidth from the simulator's time would read as a GPU's ("0.0 GB/s"): none is given.
+            return result + " [simulated: the PTX simulator's time on the CPU, not a GPU's; no bandwidth from it]";
+        }
         if (std::optional<double> bandwidth = bandwidth_gbs())
         {
             std::snprintf(line, sizeof line, "; %.1f GB/s for %.1f MB", *bandwidth, *nbytes / 1e6);
             result += line;
         }
-        return simulated ? result + " [simulated: the PTX simulator's time on the CPU, not a GPU's]" : result;
+        return result;
     }
 }

@@ -28,6 +28,11 @@ namespace xcuda
                 slot.cls = parameter_class::pointer;
                 slot.size = sizeof(std::uint64_t);
             }
+            else if (!parameter.handle_object.empty())
+            {
+                slot.cls = parameter_class::handle;  // kind u64: an xcuda texture or surface, or its integer handle
+                slot.size = sizeof(std::uint64_t);
+            }
             else if (parameter.kind != scalar_kind::unknown)
             {
                 slot.cls = parameter_class::scalar;

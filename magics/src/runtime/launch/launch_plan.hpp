@@ -25,7 +25,8 @@ namespace xcuda
     {
         scalar,   // a value of a known scalar kind
         pointer,  // any T*; the element kind is checked against arrays
-        opaque    // a by-value struct, vector type or template parameter: raw bytes of the right size
+        opaque,   // a by-value struct, vector type or template parameter: raw bytes of the right size
+        handle    // a texture or surface object (cudaTextureObject_t, cudaSurfaceObject_t): a 64-bit handle
     };
 
     struct parameter_slot
