@@ -269,6 +269,31 @@ namespace xcuda_sim
     }
 }
 
+namespace
+{
+    // cuLaunchKernel and cuLaunchCooperativeKernel: the launch run now, or recorded on a capturing stream.
+    CUresult launch_or_capture(CUfunction handle, const unsigned grid[3], const unsigned block[3], unsigned shared,
+                               CUstream stream, void** params, void** extra, bool cooperative)
+    {
+        kernel_launch launch;
+        launch.f = reinterpret_cast<function*>(handle);
+        if (CUresult packed = pack_parameters(*launch.f, params, extra, launch.params); packed != CUDA_SUCCESS)
+        {
+            return packed;
+        }
+        std::copy(grid, grid + 3, launch.grid);
+        std::copy(block, block + 3, launch.block);
+        launch.shared = shared;
+        launch.cooperative = cooperative;
+        if (capturing(stream))
+        {
+            capture_launch(stream, std::move(launch));
+            return CUDA_SUCCESS;
+        }
+        return run_launch(launch);
+    }
+}
+
 // A cooperative launch runs every block at once (a grid-wide sync waits for all of them), so its grid may hold
 // only the blocks a device of the simulator's size holds at once: the occupancy answer
 // (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its one multiprocessor.
@@ -280,51 +305,23 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, u
     const unsigned threads = bx * by * bz;
     const unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * gz;
     const unsigned long long most = threads ? std::max(1u, std::min(32u, 2048 / threads)) : 0;
-    kernel_launch launch;
-    launch.f = reinterpret_cast<function*>(handle);
     if (blocks > most)
     {
-        const ptx_function& entry = launch.f->owner->program.functions[static_cast<std::size_t>(launch.f->index)];
+        const auto* f = reinterpret_cast<function*>(handle);
+        const ptx_function& entry = f->owner->program.functions[static_cast<std::size_t>(f->index)];
         return failed(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
                       "cuLaunchCooperativeKernel of " + entry.name + " with " + std::to_string(blocks) + " blocks of " +
                           std::to_string(threads) + " threads: the simulated device holds " + std::to_string(most) +
                           " such blocks at once, and a grid-wide sync needs every block resident");
     }
-    if (CUresult packed = pack_parameters(*launch.f, params, nullptr, launch.params); packed != CUDA_SUCCESS)
-    {
-        return packed;
-    }
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    std::copy(grid, grid + 3, launch.grid);
-    std::copy(block, block + 3, launch.block);
-    launch.shared = shared;
-    launch.cooperative = true;
-    if (capturing(stream))
-    {
-        capture_launch(stream, std::move(launch));
-        return CUDA_SUCCESS;
-    }
-    return run_launch(launch);
+    return launch_or_capture(handle, grid, block, shared, stream, params, nullptr, true);
 }
 CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void** params,
                                 void** extra)
 {
     lock held(g_mutex);
-    kernel_launch launch;
-    launch.f = reinterpret_cast<function*>(handle);
-    if (CUresult packed = pack_parameters(*launch.f, params, extra, launch.params); packed != CUDA_SUCCESS)
-    {
-        return packed;
-    }
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    std::copy(grid, grid + 3, launch.grid);
-    std::copy(block, block + 3, launch.block);
-    launch.shared = shared;
-    if (capturing(stream))
-    {
-        capture_launch(stream, std::move(launch));
-        return CUDA_SUCCESS;
-    }
-    return run_launch(launch);
+    return launch_or_capture(handle, grid, block, shared, stream, params, extra, false);
 }
