@@ -36,6 +36,7 @@ namespace xcuda::python
             PyObject* bool_type = nullptr;
             PyObject* floating = nullptr;
             PyObject* integer = nullptr;
+            PyObject* generic = nullptr;  // numpy.generic: ml_dtypes' scalars are its subclasses
             // numpy's float32 and float64 scalar types: a launch's common numpy scalars, told by their exact type.
             PyTypeObject* float32 = nullptr;
             PyTypeObject* float64 = nullptr;
@@ -50,6 +51,7 @@ namespace xcuda::python
                 t.bool_type = py::object(np.attr("bool_")).release().ptr();
                 t.floating = py::object(np.attr("floating")).release().ptr();
                 t.integer = py::object(np.attr("integer")).release().ptr();
+                t.generic = py::object(np.attr("generic")).release().ptr();
                 t.float32 = reinterpret_cast<PyTypeObject*>(py::object(np.attr("float32")).release().ptr());
                 t.float64 = reinterpret_cast<PyTypeObject*>(py::object(np.attr("float64")).release().ptr());
 
@@ -151,6 +153,18 @@ namespace xcuda::python
                 store_python_int(block, index, integer.ptr());
                 return;
             }
+            if (PyObject_IsInstance(object, np.generic) == 1 && Py_TYPE(object)->tp_as_number &&
+                Py_TYPE(object)->tp_as_number->nb_float)
+            {
+                // A numpy scalar of a user dtype that is a number: ml_dtypes' bfloat16, float8_e4m3fn, ...
+                double value = PyFloat_AsDouble(object);
+                if (value == -1.0 && PyErr_Occurred())
+                {
+                    throw py::error_already_set();
+                }
+                block.store_float(index, value);
+                return;
+            }
             using hint = argument_problems::not_number_hint;
             argument_problems::not_a_number(block.plan(), index, type_name(object),
                                             py::isinstance<py::array>(object)       ? hint::array
@@ -218,13 +232,32 @@ namespace xcuda::python
             convert_scalar(block, index, object);
         }
 
+        // Elements of kind `have` for pointer parameter `index`; a packed pair's pointer (__half2*) also takes
+        // its element with an even last extent (last_extent: -1 for a 0-d array).
         void check_element_kind(const launch_plan& plan, std::size_t index, scalar_kind have, const py::handle& dtype,
-                                const char* what)
+                                const char* what, long long last_extent)
         {
-            if (!argument_problems::element_kind_fits(plan, index, have))
+            if (!argument_problems::element_kind_fits(plan, index, have) &&
+                !argument_problems::pairs_fit(plan, index, have, last_extent))
             {
-                argument_problems::wrong_element_kind(plan, index, str_of(dtype), what);
+                argument_problems::wrong_element_kind(plan, index, str_of(dtype), what, ml_dtypes_missing());
             }
+        }
+
+        // The same for an array of `dtype`, its kind read only when the parameter's element type is known (a
+        // struct pointer takes any array, and reading a structured dtype's kind costs attribute lookups).
+        void check_element_dtype(const launch_plan& plan, std::size_t index, const py::dtype& dtype, const char* what,
+                                 long long last_extent)
+        {
+            if (plan.kinds()[index].kind != scalar_kind::unknown)
+            {
+                check_element_kind(plan, index, kind_of_dtype(dtype), dtype, what, last_extent);
+            }
+        }
+
+        long long last_extent(const py::array& array)
+        {
+            return array.ndim() == 0 ? -1 : static_cast<long long>(array.shape(array.ndim() - 1));
         }
 
         // Pass 1 for a pointer argument other than a DeviceArray or None: is this a type we can pass,
@@ -240,15 +273,16 @@ namespace xcuda::python
             if (Py_TYPE(object) == g_transfer_type)
             {
                 const host_transfer& transfer = unchecked_instance<host_transfer>(object);
-                check_element_kind(plan, index, kind_of_dtype(transfer.array.dtype()), transfer.array.dtype(),
-                                   (std::string("xcuda.") + transfer.kind + " of a numpy array").c_str());
+                check_element_dtype(plan, index, transfer.array.dtype(),
+                                    (std::string("xcuda.") + transfer.kind + " of a numpy array").c_str(),
+                                    last_extent(transfer.array));
                 argument_problems::check_copy_out(plan, index, transfer.copy_out, transfer.kind);
                 return;
             }
             if (py::isinstance<py::array>(object))
             {
                 py::array array = py::reinterpret_borrow<py::array>(object);
-                check_element_kind(plan, index, kind_of_dtype(array.dtype()), array.dtype(), "a numpy array");
+                check_element_dtype(plan, index, array.dtype(), "a numpy array", last_extent(array));
                 argument_problems::check_writable(plan, index, !array.writeable(), "numpy array");
                 return;
             }
@@ -290,8 +324,9 @@ namespace xcuda::python
             const launch_plan& plan = call.plan();
             py::dict interface = py::handle(object).attr("__cuda_array_interface__");
             py::dtype dtype = py::dtype::from_args(interface["typestr"]);
-            check_element_kind(plan, index, kind_of_dtype(dtype), dtype, "an array (__cuda_array_interface__)");
             py::tuple shape = interface["shape"];
+            check_element_dtype(plan, index, dtype, "an array (__cuda_array_interface__)",
+                                shape.size() == 0 ? -1 : shape[shape.size() - 1].cast<long long>());
             std::size_t dimensions = argument_problems::check_dimensions(plan, index, shape.size());
             std::size_t extents[argument_problems::max_dimensions];
             std::size_t elements = 1;
@@ -424,7 +459,8 @@ namespace xcuda::python
                     const device_array& array = unchecked_instance<device_array>(object);
                     if (array.kind != kinds[i].kind)
                     {
-                        check_element_kind(plan, i, array.kind, array.dtype, "a DeviceArray");
+                        check_element_kind(plan, i, array.kind, array.dtype, "a DeviceArray",
+                                           array.shape.empty() ? -1 : static_cast<long long>(array.shape.back()));
                     }
                     int owner = array.buffer->device();
                     if (owner != current_device && !session.peer_enabled(current_device, owner))

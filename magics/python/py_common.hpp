@@ -102,10 +102,13 @@ namespace xcuda::python
         std::uint64_t pointer() const { return buffer->pointer(); }
     };
     void register_device_array(py::module_& m, notebook_session& notebook);
-    // The scalar kind of a numpy dtype (unknown for structured, object, bfloat16 ...).
+    // The scalar kind of a numpy dtype: ml_dtypes' bfloat16 and fp8 by name, a structured dtype of two float16
+    // (or bfloat16) fields as a packed pair; unknown for other structured, object, ... dtypes.
     scalar_kind kind_of_dtype(const py::dtype& dtype);
-    // The numpy dtype matching a scalar kind, or None.
+    // The numpy dtype matching a scalar kind (ml_dtypes' for bfloat16 and fp8, when installed), or None.
     py::object dtype_of_kind(scalar_kind kind);
+    // Whether the ml_dtypes package (numpy's bfloat16 and fp8 dtypes) cannot be imported.
+    bool ml_dtypes_missing();
     // The numpy dtype of a value layout: a scalar's, uint64 for a pointer, a structured dtype with the
     // fields at their offsets and the record's itemsize for a struct or CUDA vector type, V<size> for
     // bytes numpy has no kind for (bfloat16, fp8); None when the layout is not known.
@@ -217,7 +220,8 @@ namespace xcuda::python
     py::object wrap_module_variable(const std::shared_ptr<cuda_module>& module, const std::string& name);
     // xcuda.ModuleGlobals: the module's variables by attribute.
     py::object module_globals(const std::shared_ptr<cuda_module>& module);
-    // Whether object is an xcuda.Pointer; its address and extent if so.
+    // Whether object is an explicit device address (xcuda.Pointer, numpy.uintp, ctypes.c_void_p); its
+    // address and extent (0: unknown) if so.
     bool pointer_address(PyObject* object, std::uint64_t& address, std::size_t& nbytes);
     // The Python Module object for a built module (its kernels as Kernel objects).
     py::object wrap_module(const std::shared_ptr<cuda_module>& module);

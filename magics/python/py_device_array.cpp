@@ -221,21 +221,103 @@ namespace xcuda::python
                                [](std::size_t a, py::ssize_t b) { return a * static_cast<std::size_t>(b); });
     }
 
+    namespace
+    {
+        // ---- the dtypes of ml_dtypes (bfloat16, fp8) and the packed pairs (issue 45, item 5) ----
+        // numpy's first number for user-defined dtypes (NPY_USERDEF): ml_dtypes' dtypes are such.
+        constexpr int user_defined_dtypes = 256;
+
+        // A dtype numpy's kind letter and itemsize do not say: one of ml_dtypes' by its name, or a structured
+        // dtype of two fields that is a packed pair (__half2, __nv_bfloat162). Only reached for dtypes
+        // kind_of_numpy does not know, never for the common ones.
+        scalar_kind kind_of_other_dtype(const py::dtype& dtype)
+        {
+            if (dtype.attr("num").cast<int>() >= user_defined_dtypes)
+            {
+                return array_layout::kind_of_numpy_name(dtype.attr("name").cast<std::string>());
+            }
+            py::object names = dtype.attr("names");
+            if (names.is_none() || py::len(names) != 2)
+            {
+                return scalar_kind::unknown;
+            }
+            py::dict fields = dtype.attr("fields");
+            py::tuple first = fields[names[py::int_(0)]], second = fields[names[py::int_(1)]];
+            py::dtype a = first[0].cast<py::dtype>(), b = second[0].cast<py::dtype>();
+            return array_layout::pair_kind(kind_of_dtype(a), first[1].cast<std::size_t>(), kind_of_dtype(b),
+                                           second[1].cast<std::size_t>(), static_cast<std::size_t>(dtype.itemsize()));
+        }
+
+        // ml_dtypes' dtype of this name, or None when the package is not installed.
+        py::object ml_dtypes_dtype(const std::string& name)
+        {
+            // Looked up once, under the GIL, without a C++ static guard: an import may let another thread take
+            // the GIL, which would then wait on the guard while holding it. Two threads may both import: the
+            // same module. Leaked on purpose: a module-lifetime reference (null: not installed).
+            static PyObject* module = nullptr;
+            static bool looked = false;
+            if (!looked)
+            {
+                PyObject* found = nullptr;
+                try
+                {
+                    found = py::object(py::module_::import("ml_dtypes")).release().ptr();
+                }
+                catch (py::error_already_set&)
+                {
+                }
+                if (!looked)
+                {
+                    module = found;
+                    looked = true;
+                }
+                else
+                {
+                    Py_XDECREF(found);
+                }
+            }
+            if (module == nullptr)
+            {
+                return py::none();
+            }
+            return py::module_::import("numpy").attr("dtype")(py::handle(module).attr(name.c_str()));
+        }
+        // ---- end of ml_dtypes and the packed pairs ----
+    }
+
     scalar_kind kind_of_dtype(const py::dtype& dtype)
     {
-        return array_layout::kind_of_numpy(dtype.kind(), static_cast<std::size_t>(dtype.itemsize()));
+        scalar_kind kind = array_layout::kind_of_numpy(dtype.kind(), static_cast<std::size_t>(dtype.itemsize()));
+        return kind != scalar_kind::unknown ? kind : kind_of_other_dtype(dtype);
+    }
+
+    bool ml_dtypes_missing()
+    {
+        return ml_dtypes_dtype("bfloat16").is_none();
     }
 
     py::object dtype_of_kind(scalar_kind kind)
     {
-        const char* name = array_layout::numpy_name(kind);
-        return name ? py::object(py::dtype(name)) : py::object(py::none());
+        if (const char* name = array_layout::numpy_name(kind))
+        {
+            return py::dtype(name);
+        }
+        const char* ml_name = array_layout::ml_dtypes_name(kind);
+        return ml_name ? ml_dtypes_dtype(ml_name) : py::object(py::none());
     }
 
     namespace
     {
-        py::object dtype_from(const numpy_dtype& d)
+        // numpy's dtype of d; a bfloat16 or fp8 without ml_dtypes installed: V<itemsize> inside a record
+        // (`in_record`), None at the top.
+        py::object dtype_from(const numpy_dtype& d, bool in_record = false)
         {
+            if (d.from_ml_dtypes())
+            {
+                py::object ml = ml_dtypes_dtype(d.name());
+                return !ml.is_none() ? ml : in_record ? py::object(py::dtype("V" + std::to_string(d.itemsize())))
+                                                      : py::object(py::none());
+            }
             if (!d.is_record())
             {
                 return py::dtype(d.name());
@@ -243,7 +325,7 @@ namespace xcuda::python
             py::list names, formats, offsets;
             for (const numpy_dtype::field& field : d.fields())
             {
-                py::object format = dtype_from(*field.type);
+                py::object format = dtype_from(*field.type, true);
                 if (!field.extents.empty())
                 {
                     format = py::dtype::from_args(py::make_tuple(format, py::tuple(py::cast(field.extents))));

@@ -177,9 +177,16 @@ namespace xcuda::python
             }
             catch (const cuda_error& e)
             {
+                // _editor_marks: the cell lines the JupyterLab extension marks (short_traceback publishes them).
+                py::list marks;
+                for (const cuda_error::editor_mark& m : e.marks())
+                {
+                    marks.append(py::dict(py::arg("cell") = m.cell, py::arg("line") = m.line,
+                                          py::arg("severity") = "error", py::arg("message") = m.message));
+                }
                 raise_with(type("CudaError"), e.what(),
                            py::dict(py::arg("call") = e.call(), py::arg("code") = e.code(),
-                                    py::arg("name") = e.name()));
+                                    py::arg("name") = e.name(), py::arg("_editor_marks") = marks));
             }
             catch (const cuda_unavailable_error& e)
             {

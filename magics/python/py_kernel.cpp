@@ -520,6 +520,23 @@ namespace xcuda::python
                                        "The module's PTX, as an xcuda.PTX (a str shown highlighted).")
                 .def_property_readonly("sass", [](const py_module& self) { return module_sass_text(*self.module); },
                                        "The module's SASS (needs nvdisasm or cuobjdump), as an xcuda.SASS.")
+                .def_property_readonly("ptx_by_line",
+                                       [](const py_module& self) {
+                                           return ptx_text(kernel_views::module_ptx_by_line(*self.module));
+                                       },
+                                       "The module's PTX with line information, each run of instructions under a "
+                                       "comment naming its source line as the editor numbers it (what %%cuda --ptx "
+                                       "shows), as an xcuda.PTX.")
+                .def("_place",
+                     [](const py_module& self, const std::string& file, int line) {
+                         cell_lines::place p = self.module->lines().locate(file, line);
+                         return py::make_tuple(p.own, p.label, p.line);
+                     },
+                     py::arg("file"), py::arg("line"),
+                     "A line of the module's line information (.loc file and line) as the editor shows it: (whether "
+                     "it is the cell's own, the cell's label, the editor's line).")
+                .def_property_readonly("_lines_above", [](const py_module& self) { return self.module->lines().lines_above(); },
+                                       "Lines above the source in its cell's editor (the %%cuda line: 1).")
                 .def_property_readonly("cubin",
                                        [](const py_module& self) -> py::object {
                                            const std::string& cubin = self.module->compiled().cubin;

@@ -45,9 +45,9 @@ namespace xcuda::python
 
         // A compile's messages as the views magics.py displays: HTML, text, and the list the JupyterLab
         // extension reads (the editor's line numbers; file is "" for the cell's own lines, else the header cell).
-        py::tuple diagnostics_views(const std::vector<diagnostic>& shown, const cuda_cell_options& options)
+        py::tuple diagnostics_views(const std::vector<diagnostic>& shown, const cell_lines& lines)
         {
-            std::string cell_name = cuda_cell::cell_name(options);
+            const std::string& cell_name = lines.label();
             return py::make_tuple(diagnostics_view::html(shown, cell_name), diagnostics_view::text(shown, cell_name),
                                   diagnostics_list(shown, false));
         }
@@ -55,23 +55,32 @@ namespace xcuda::python
         // %%cuda: compiles the cell; a compile error's messages go to show(html, text, diagnostics) before
         // CompileError is raised. Returns (module, warnings, the views of the NVRTC warnings located in the
         // cell or None, else the rest of the log for stderr).
+        // execution_count: the cell's In[N] (IPython's shell.execution_count while it runs), how messages name it.
         py::tuple build_cuda_cell(notebook_session& notebook, const std::string& cell, const cuda_cell_options& options,
-                                  py::object show)
+                                  py::object show, int execution_count)
         {
             checked_usage([&] { cuda_cell::check_source(cell); });
+            cell_lines lines = cuda_cell::lines_of(execution_count, notebook.registry.header_cells());
             std::shared_ptr<cuda_module> built;
             try
             {
                 built = build_module(notebook, cell, options.name, options.compile);
             }
+            catch (const option_error& error)
+            {
+                // An option the cell does not fit (--instantiate 'nope<int>'): one line, like a wrong option line.
+                PyErr_SetString(magic_usage_error, error.what());
+                throw py::error_already_set();
+            }
             catch (const compile_error& error)
             {
-                cuda_cell::failure failure = cuda_cell::failed(error, options);
-                show(*diagnostics_views(failure.shown, options));
-                raise_shown_compile_error(error, failure.shown, cuda_cell::magic_lines, failure.summary);
+                cuda_cell::failure failure = cuda_cell::failed(error, lines);
+                show(*diagnostics_views(failure.shown, lines));
+                raise_shown_compile_error(error, failure.shown, lines.lines_above(), failure.summary);
             }
-            cuda_cell::outcome outcome = cuda_cell::built(*built, cell, nvrtc_library::driver_note());
-            py::object views = outcome.show_diagnostics ? py::object(diagnostics_views(outcome.shown, options)) : py::none();
+            built->set_lines(lines);
+            cuda_cell::outcome outcome = cuda_cell::built(*built, cell, nvrtc_library::driver_note(), lines);
+            py::object views = outcome.show_diagnostics ? py::object(diagnostics_views(outcome.shown, lines)) : py::none();
             return py::make_tuple(wrap_module(built), outcome.warnings, views, outcome.log);
         }
 
@@ -168,8 +177,9 @@ namespace xcuda::python
             .def_readonly("help", &cuda_cell_options::help);
         core.def("cuda_options", [](const std::string& line) { return checked_usage([&] { return cuda_cell_arguments::parse(line); }); });
         core.def("cuda_usage", [] { return cuda_cell_arguments::usage(); });
-        core.def("build_cuda_cell", [&notebook](const std::string& cell, const cuda_cell_options& options, py::object show) {
-            return build_cuda_cell(notebook, cell, options, std::move(show));
+        core.def("build_cuda_cell", [&notebook](const std::string& cell, const cuda_cell_options& options, py::object show,
+                                                int execution_count) {
+            return build_cuda_cell(notebook, cell, options, std::move(show), execution_count);
         });
         core.def("reserved_name", &cuda_cell::reserved_name);
         core.def("reserved_name_problem", &cuda_cell::reserved_name_problem);

@@ -110,11 +110,61 @@ namespace xcuda::python
         return py::cast(py_module_globals{module});
     }
 
+    namespace
+    {
+        // The types PyCUDA-style code spells a device address with, besides xcuda.Pointer: numpy.uintp
+        // (PyCUDA's kernels take np.uintp(int(ptr)); on LP64 it is numpy.uint64, so any numpy.uint64
+        // scalar reads as an address) and ctypes.c_void_p (None: the null pointer). A plain int stays refused.
+        struct address_types
+        {
+            PyTypeObject* uintp = nullptr;
+            PyTypeObject* void_p = nullptr;
+        };
+
+        // Looked up once, under the GIL, without a C++ static guard (an import may let another thread take the
+        // GIL, which would then wait on the guard while holding it). Leaked on purpose: module-lifetime
+        // references to the type objects.
+        const address_types& explicit_address_types()
+        {
+            static address_types types;
+            if (types.void_p == nullptr)
+            {
+                address_types t;
+                t.uintp = reinterpret_cast<PyTypeObject*>(py::object(py::module_::import("numpy").attr("uintp")).release().ptr());
+                t.void_p = reinterpret_cast<PyTypeObject*>(py::object(py::module_::import("ctypes").attr("c_void_p")).release().ptr());
+                if (types.void_p == nullptr)
+                {
+                    types = t;
+                }
+            }
+            return types;
+        }
+
+        // An address given as numpy.uintp or ctypes.c_void_p, into `address`; false for other types.
+        bool foreign_address(PyObject* object, std::uint64_t& address)
+        {
+            const address_types& types = explicit_address_types();
+            if (Py_TYPE(object) == types.uintp)
+            {
+                address = py::handle(object).cast<std::uint64_t>();
+                return true;
+            }
+            if (Py_TYPE(object) == types.void_p)
+            {
+                py::object value = py::handle(object).attr("value");
+                address = value.is_none() ? 0 : value.cast<std::uint64_t>();
+                return true;
+            }
+            return false;
+        }
+    }
+
     bool pointer_address(PyObject* object, std::uint64_t& address, std::size_t& nbytes)
     {
         if (!g_pointer_type || Py_TYPE(object) != g_pointer_type)
         {
-            return false;
+            nbytes = 0;
+            return foreign_address(object, address);
         }
         const raw_pointer& p = unchecked_instance<raw_pointer>(object);
         address = p.address;

@@ -57,7 +57,7 @@ namespace xcuda::python
                     stalls[py::str(stall.first)] = stall.second;
                 }
                 auto [reason, share] = f.top_stall();
-                d[py::int_(f.line)] = py::dict(py::arg("executed") = f.executed, py::arg("samples") = f.samples,
+                d[py::int_(p.cell.editor_line(f.line))] = py::dict(py::arg("executed") = f.executed, py::arg("samples") = f.samples,
                                                py::arg("stalls") = stalls,
                                                py::arg("top_stall") = reason.empty() ? py::object(py::none()) : py::object(py::str(reason)),
                                                py::arg("top_stall_share") = share);
@@ -74,7 +74,10 @@ namespace xcuda::python
                 for (const sanitizer_location& l : f.locations)
                 {
                     locations.append(py::dict(py::arg("function") = l.function, py::arg("offset") = l.offset,
-                                              py::arg("file") = l.file, py::arg("line") = l.line,
+                                              py::arg("file") = l.file,
+                                              py::arg("line") = l.file == report.report.cell_file
+                                                                    ? report.report.lines.editor_line(l.line)
+                                                                    : l.line,
                                               py::arg("access") = l.access, py::arg("thread") = l.thread,
                                               py::arg("hazards") = l.hazards));
                 }
@@ -159,8 +162,8 @@ microseconds, throughputs in GB/s and percent of peak; None where ncu did not re
                 return rules;
             }, "ncu's advice: its rules' findings.")
             .def_property_readonly("lines", [](const profile_result& r) { return line_dict(r.profile); },
-                                   "Source line -> {executed, samples, stalls, top_stall, top_stall_share}; line 0 holds "
-                                   "instructions without a line of the cell.")
+                                   "Line of the cell as the editor counts it -> {executed, samples, stalls, top_stall, "
+                                   "top_stall_share}; line 0 holds instructions without a line of the cell.")
             .def_property_readonly("lines_note", [](const profile_result& r) { return r.profile.lines_note; },
                                    "Why there are no per-line figures, when there are none.")
             .def_property_readonly("folder", [](const profile_result& r) { return r.folder.empty() ? py::object(py::none()) : py::object(py::str(r.folder)); },

@@ -326,8 +326,6 @@ namespace xcuda::python
                   "Whether GPU work whose wait was interrupted is still running (then only a new process stops it).");
             m.def("_session_lost", [&session] { return session.lost_reason(); },
                   "Why the GPU is unusable in this process (\"\" while it is usable).");
-            m.def("_simulated", [] { return cuda_driver::available() && cuda_driver::get().simulated(); },
-                  "Whether this process' driver is the PTX simulator (loaded, not only chosen).");
         }
 
         // Which device: the simulator, set_device, current_device, xcuda.device(n), peers, copies between devices, device_count.

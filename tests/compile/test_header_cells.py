@@ -71,3 +71,20 @@ def test_headers_that_include_other_headers_are_passed_along(shell):
     shell.run_cell_magic("cuda", "--name nested --arch compute_75",
                          '#include "outer.cuh"\nextern "C" __global__ void answer(int* x) { x[0] = outer_value(); }\n')
     assert set(shell.user_ns["nested"].headers) == {"inner.cuh", "outer.cuh"}
+
+
+def test_views_and_variants_of_a_cell_including_a_header_cell_take_compile_options(shell):
+    # Issue 45, item 6: a view of such a cell, compiled with options (-DX=1), keeps the header cell.
+    shell.run_cell_magic("cuda_header", "offset_defs.cuh",
+                         "#pragma once\n#ifndef X\n#define X 0\n#endif\n__device__ float bump(float v) { return v + X; }\n")
+    source = '#include "offset_defs.cuh"\nextern "C" __global__ void bumped(float* a) { a[0] = bump(a[0]); }\n'
+    shell.run_cell_magic("cuda", "--arch compute_80 -- -DX=1", source)
+    kernel = shell.user_ns["bumped"]
+    assert "add.f32" in str(kernel.lines())
+    assert "0f3F800000" in kernel.ptx  # X as a float constant: 1.0
+    expected = {"-DX=2": "0f40000000", "X=4": "0f40800000"}
+    variants = {"-DX=2": kernel.variant(options=["-DX=2"]),
+                "X=4": xcuda.compile(source, arch="compute_80", options=["-DX=4"]).bumped}
+    for option, variant in variants.items():
+        assert "bump(a[0])" in str(variant.lines()) and expected[option] in variant.ptx, option
+        assert list(variant.module.headers) == ["offset_defs.cuh"]

@@ -76,3 +76,80 @@ def test_a_matrix_by_value_fills_its_data_on_the_gpu():
     p["second"]["scale"] = (0, 0, 0.25)
     m.fill[1, 32](value, np.zeros((), md["dtype"]), b, p, None)
     np.testing.assert_allclose(out.copy_to_host(), 2.0 * np.arange(6) + 0.5 + 10 + 0.25)
+
+
+# --- instances asked for by name (--instantiate, instantiate=[...]), issue 45 item 6 ----------------------
+
+SGEMM_STYLE = r"""
+template <typename T> struct Matrix { int width; int height; int stride; T* elements; };
+namespace blas { template <class T> struct Tile { T lo, hi; }; }
+template <typename T>
+__global__ void MatMulKernel(const Matrix<T> A, const Matrix<T> B, Matrix<T> C)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < C.width * C.height) C.elements[i] = A.elements[i] + B.elements[i];
+}
+namespace blas {
+template <class T> __global__ void clamp(T* x, Tile<T> range, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] < range.lo ? range.lo : (x[i] > range.hi ? range.hi : x[i]);
+}
+}
+"""
+
+
+def test_an_instance_asked_for_by_name_gets_its_dtype_from_the_units_class_template():
+    m = xcuda.compile(SGEMM_STYLE, arch="compute_80", instantiate=["MatMulKernel<float>", "blas::clamp<double>"])
+    a, b, c = m["MatMulKernel<float>"].parameters
+    assert a["type"] == "const Matrix<float>" and a["refusal"] is None and a["size"] == 24
+    assert a["dtype"].names == ("width", "height", "stride", "elements") and a["dtype"].fields["elements"][1] == 16
+    assert b["dtype"] == a["dtype"] == c["dtype"]
+    x, tile, n = m["blas::clamp<double>"].parameters
+    assert x["dtype"] == np.float64 and tile["type"] == "Tile<double>" and tile["size"] == 16
+    assert tile["dtype"]["lo"] == np.float64 and tile["dtype"].fields["hi"][1] == 8
+    assert "xcuda_probe_" in m.ptx  # the layout probe checked the instances' records against NVRTC
+    value = np.zeros((), a["dtype"])
+    value["width"], value["height"] = 2, 3
+    reaches_the_gpu(lambda: m["MatMulKernel<float>"][1, 32](value, value, value))
+    with pytest.raises(TypeError, match=r"'A' \(const Matrix<float>\) is 24 bytes; the value given has 16 bytes"):
+        m["MatMulKernel<float>"][1, 32](np.zeros(4, np.float32), value, value)
+
+
+def test_an_instance_the_unit_cannot_type_still_gets_its_scalar_types():
+    m = xcuda.compile("template <class T> __global__ void k(T* x, T a) {}\n", arch="compute_80", instantiate=["k<short>"])
+    x, a = m["k<short>"].parameters
+    assert x["dtype"] == np.int16 and a["dtype"] == np.int16
+
+
+def test_instantiate_naming_no_template_kernel_is_a_short_usage_error_in_the_magic(shell):
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match=r"^--instantiate nope<int>: the cell has no template kernel named 'nope' "
+                                         r"\(its template kernels: MatMulKernel, blas::clamp\)$"):
+        shell.run_cell_magic("cuda", "--arch compute_80 --instantiate 'nope<int>'", SGEMM_STYLE)
+    with pytest.raises(UsageError, match=r"^--instantiate MatMulKernel<float, int>: 'MatMulKernel<float, int>' gives 2 "
+                                         r"template arguments; MatMulKernel takes 1$"):
+        shell.run_cell_magic("cuda", "--arch compute_80 --instantiate 'MatMulKernel<float, int>'", SGEMM_STYLE)
+    with pytest.raises(UsageError, match=r"\(it has none\)"):
+        shell.run_cell_magic("cuda", "--arch compute_80 --instantiate 'nope<int>'", "__global__ void k() {}\n")
+    # From Python the same mistake stays a ValueError, as every other wrong argument of xcuda.compile.
+    with pytest.raises(ValueError, match=r"the cell has no template kernel named 'nope'"):
+        xcuda.compile(SGEMM_STYLE, arch="compute_80", instantiate=["nope<int>"])
+
+
+@pytest.mark.gpu
+def test_an_instance_asked_for_by_name_runs_with_its_matrices_by_value():
+    m = xcuda.compile(SGEMM_STYLE, instantiate=["MatMulKernel<float>", "blas::clamp<double>"])
+    dtype = m["MatMulKernel<float>"].parameters[0]["dtype"]
+    a, b, c = (xcuda.to_device(np.arange(6, dtype=np.float32) * k) for k in (1, 10, 0))
+    mats = []
+    for d in (a, b, c):
+        v = np.zeros((), dtype)
+        v["width"], v["height"], v["stride"], v["elements"] = 3, 2, 3, d.ptr
+        mats.append(v)
+    m["MatMulKernel<float>"][1, 32](*mats)
+    np.testing.assert_array_equal(c.copy_to_host(), np.arange(6, dtype=np.float32) * 11)
+    x = np.linspace(-2, 2, 9)
+    m["blas::clamp<double>"][1, 32](x, (-1.0, 0.5), x.size)
+    np.testing.assert_array_equal(x, np.clip(np.linspace(-2, 2, 9), -1.0, 0.5))

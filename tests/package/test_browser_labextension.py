@@ -55,12 +55,14 @@ WARNING_LINE = 4
 CELLS = [CUDA_CELL, PYTHON_CELL, HEADER_CELL, ERROR_CELL, WARNING_CELL]
 
 
-def _notebook():
+def _notebook(cells=None):
+    """A notebook of `cells` (the sources; CELLS by default) on the xcuda kernel."""
+    cells = CELLS if cells is None else cells
     return {"nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"name": "xcuda", "display_name": "Python 3 (xcuda)", "language": "python"},
                          "language_info": {"name": "python"}},
             "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None, "outputs": [],
-                       "source": source} for i, source in enumerate(CELLS)]}
+                       "source": source} for i, source in enumerate(cells)]}
 
 
 def _jupyter_path():

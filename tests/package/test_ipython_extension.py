@@ -99,13 +99,14 @@ def test_compile_error_raises_compile_error_with_the_editors_line(shell, capsys)
         shell.run_cell_magic("cuda", "", 'extern "C" __global__ void broken(int* x)\n{\n  x[0] = missing_name;\n}\n')
     # Line 4 as the editor counts it: the %%cuda line is line 1.
     message = str(error.value)
-    assert message == ('1 error in the %%cuda cell, line 4, column 10: identifier "missing_name" is undefined '
+    count = shell.execution_count  # the cell's In[N]: how IPython names it
+    assert message == (f'1 error in Cell In[{count}], line 4, column 10: identifier "missing_name" is undefined '
                        "(shown above)")
     assert "cell(4): error" in error.value.log
     assert error.value.diagnostics[0]["line"] == 4 and error.value.diagnostics[0]["column"] == 10
     assert any(option.startswith("--gpu-architecture=") for option in error.value.options)
     shown = capsys.readouterr().out  # the diagnostics' text/plain, displayed once before the error
-    assert shown.rstrip("\n") == ('%%cuda cell\nline 4, column 10: error: identifier "missing_name" is undefined\n'
+    assert shown.rstrip("\n") == (f'Cell In[{count}]\nline 4, column 10: error: identifier "missing_name" is undefined\n'
                                   "      x[0] = missing_name;\n             ^")
 
 
@@ -169,3 +170,22 @@ def test_cuda_info_and_status_display_without_a_gpu(shell, capsys):
 def test_cuda_timeit_needs_a_launch_expression(shell):
     with pytest.raises(UsageError, match="expected a launch"):
         shell.run_line_magic("cuda_timeit", "saxpy")
+
+
+def test_device_output_waiting_is_written_before_the_cells_result(shell, capsys, monkeypatch):
+    """The displayhook waits for launches whose printf output is pending (xcuda._flush_device_output) before
+    IPython shows Out[N], so the output comes before the result, not after it (the end-of-cell flush)."""
+    flushes = []
+
+    def flush():
+        flushes.append(1)
+        print("DEVICE OUTPUT")
+
+    monkeypatch.setattr(xcuda, "_flush_device_output", flush)
+    capsys.readouterr()
+    shell.run_cell("'the result'", store_history=True)
+    out = capsys.readouterr().out
+    assert out.index("DEVICE OUTPUT") < out.index("'the result'"), out
+    flushes.clear()
+    shell.run_cell("x_without_result = 1", store_history=True)  # no result: only the end-of-cell flush
+    assert len(flushes) == 1

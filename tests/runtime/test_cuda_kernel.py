@@ -51,7 +51,8 @@ def test_a_compile_error_replies_error_with_ename_compile_error_and_the_cell_lin
     reply, messages = execute(kernel, '%%cuda\nextern "C" __global__ void bad(int* x)\n{\n  x[0] = nothing_here;\n}\n')
     assert reply["status"] == "error"
     assert reply["ename"] == "CompileError"
-    assert reply["evalue"].startswith('1 error in the %%cuda cell, line 4, column')
+    # Named as IPython names the cell (its In[N], the reply's execution_count), at the editor's line.
+    assert reply["evalue"].startswith(f'1 error in Cell In[{reply["execution_count"]}], line 4, column')
     errors = [m for m in messages if m["msg_type"] == "error"]
     assert errors and errors[0]["content"]["ename"] == "CompileError"
     # Shown once: the diagnostics as a display (full text too), then the error as one line, without

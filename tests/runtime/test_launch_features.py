@@ -6,8 +6,10 @@ addresses (xcuda.Pointer) and offset views of device arrays (d[n:], d.view(dtype
   which launch call is made, the refusals and their messages);
 - marked gpu: the same behaviour on a real GPU, with results checked against numpy; the ones the PTX
   simulator can run also run there in CI (tests/simulator/test_round2_on_the_simulator.py);
-- without a driver: what needs none (xcuda.Pointer's own checks, the detection of grid sync).
+- without a driver: what needs none (xcuda.Pointer's own checks, which objects are taken for addresses,
+  the detection of grid sync).
 """
+import ctypes
 import os
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import numpy as np
 import pytest
 
 import xcuda
+from conftest import HAS_GPU
 from thread_runs import run_in_threads  # tests/thread_runs.py
 
 HERE = Path(__file__).resolve().parent
@@ -41,6 +44,27 @@ def test_scenario_against_the_fake_driver(name, launch_arguments_env, build_dir)
 
 
 # ---- no driver needed ----
+
+def test_numpy_uintp_and_ctypes_void_p_are_addresses_and_a_plain_int_is_still_refused():
+    m = xcuda.compile(VIEWS, name="views_addresses", arch="compute_80")
+    out = np.zeros(4, np.float32)
+
+    def reaches_the_gpu(call):  # the argument was taken: only the launch needs a driver
+        if HAS_GPU:
+            return
+        with pytest.raises(xcuda.CudaUnavailableError):
+            call()
+
+    reaches_the_gpu(lambda: m.add_offset[1, 4](np.uintp(0x7000_0000_0000), out, 4))
+    reaches_the_gpu(lambda: m.add_offset[1, 4](ctypes.c_void_p(0x7000_0000_0000), out, 4))
+    reaches_the_gpu(lambda: m.add_offset[1, 4](ctypes.c_void_p(None), out, 4))  # NULL, as None is
+    with pytest.raises(TypeError, match=r"an int is not taken for an address by accident.*xcuda.Pointer\(4096\)"):
+        m.add_offset[1, 4](4096, out, 4)
+    with pytest.raises(TypeError, match=r"xcuda.Pointer\(4096\)"):
+        m.add_offset[1, 4](np.int64(4096), out, 4)  # a signed numpy integer is a number, not an address
+    with pytest.raises(TypeError, match="'a' \\(float\\) takes a number, got c_void_p"):
+        m.scale[1, 4](out, ctypes.c_void_p(3), 4)  # an address is for pointer parameters only
+
 
 def test_grid_sync_is_detected_from_the_ptx_and_only_there():
     m = xcuda.compile(launch_feature_scenarios.GRID_SYNC, name="grid_sync_detection")
@@ -177,8 +201,13 @@ def test_a_raw_address_is_taken_only_through_pointer():
     assert np.array_equal(out.copy_to_host(), host[:200] + 0.5)
     with pytest.raises(TypeError, match=r"xcuda.Pointer\(" + str(d.ptr) + r"\)"):
         m.add_offset[1, 256](d.ptr, out, 200)
-    with pytest.raises(TypeError, match="xcuda.Pointer"):
-        m.add_offset[1, 256](np.uintp(d.ptr), out, 200)
+    # numpy.uintp and ctypes.c_void_p say "address" themselves, as PyCUDA code passes them (issue 45, item 6).
+    m.add_offset[1, 256](np.uintp(d.ptr + 50 * 4), out, 200)
+    assert np.array_equal(out.copy_to_host(), host[50:250] + 0.5)
+    m.add_offset[1, 256](ctypes.c_void_p(d.ptr + 20 * 4), xcuda.Pointer(out.ptr), 200)
+    assert np.array_equal(out.copy_to_host(), host[20:220] + 0.5)
+    m.add_offset[1, 256](xcuda.Pointer(d.ptr), ctypes.c_void_p(out.ptr), 200)
+    assert np.array_equal(out.copy_to_host(), host[:200] + 0.5)
 
 
 @pytest.mark.gpu

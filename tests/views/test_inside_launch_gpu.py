@@ -49,11 +49,12 @@ extern "C" __global__ void read_before_write(const float* in, float* out, int n)
         out[i] = in[i] + out[i];
 }
 """
-SAXPY_LINE = 5      # out[i] = a * x[i] + y[i];
-OOB_LINE = 12       # data[i] = 1.0f;
-RACE_WRITE_LINE = 18
-RACE_READ_LINE = 19
-UNINIT_LINE = 26    # out[i] = in[i] + out[i];
+# Lines as the editor counts them in the %%cuda cell (its %%cuda line is line 1): SOURCE's own line + 1.
+SAXPY_LINE = 6      # out[i] = a * x[i] + y[i];
+OOB_LINE = 13       # data[i] = 1.0f;
+RACE_WRITE_LINE = 19
+RACE_READ_LINE = 20
+UNINIT_LINE = 27    # out[i] = in[i] + out[i];
 
 
 def tool(name):

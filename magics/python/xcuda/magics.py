@@ -104,7 +104,10 @@ def _cuda_cell(shell, line, cell):
         return
     if options.name and _shell_needs_name(shell, options.name):
         raise _usage_error(_ops.reserved_name_problem(options.name))
-    module, messages, shown, log = _ops.build_cuda_cell(cell, options, _show_diagnostics)
+    # The cell's In[N] while it runs (IPython counts it up after the cell): how its messages name it.
+    count = getattr(shell, "execution_count", 0)
+    module, messages, shown, log = _ops.build_cuda_cell(cell, options, _show_diagnostics,
+                                                        count if isinstance(count, int) else 0)
     for message in messages:
         warnings.warn(message, UserWarning, stacklevel=_CUDA_CELL_STACKLEVEL)
     user_ns = shell.user_ns
@@ -123,7 +126,8 @@ def _cuda_cell(shell, line, cell):
     elif log:
         sys.stderr.write(log)
     if options.show_ptx:
-        _display(module.ptx)
+        # With each source line above its instructions, numbered as the editor numbers them.
+        _display(module.ptx_by_line)
     if options.show_sass:
         # The module is bound and usable without a disassembler: say so, and let the cell (and Run All) succeed.
         try:
@@ -254,9 +258,33 @@ def _register(shell):
         _plain_magic("%cuda_recover", recovery.cuda_recover.__doc__, recovery.cuda_recover), "line", "cuda_recover")
     if recovery.after_cell not in shell.events.callbacks["post_run_cell"]:
         shell.events.register("post_run_cell", recovery.after_cell)
+    _flush_before_results(shell)
     recovery.restore_if_requested(shell)
     # %px %load_ext xcuda: an engine joins its host here if importing xcuda did not already.
     _core._join_host_if_engine()
+
+
+class _FlushingDisplayHook:
+    """sys.displayhook while a cell runs (IPython's DisplayTrap sets it): device printf output of launches
+    not yet waited for is written before the cell's result (Out[N]), not after it by the end-of-cell
+    flush. The shell's own hook does the rest; its attributes are reached through this one."""
+
+    def __init__(self, hook):
+        self._hook = hook
+
+    def __call__(self, result=None):
+        if result is not None:
+            _package()._flush_device_output()
+        return self._hook(result)
+
+    def __getattr__(self, name):
+        return getattr(self._hook, name)
+
+
+def _flush_before_results(shell):
+    trap = getattr(shell, "display_trap", None)
+    if trap is not None and getattr(trap, "hook", None) is not None and not isinstance(trap.hook, _FlushingDisplayHook):
+        trap.hook = _FlushingDisplayHook(trap.hook)
 
 
 def load_ipython_extension(ipython):

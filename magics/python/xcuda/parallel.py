@@ -310,7 +310,7 @@ def _engine_device_report():
         return report
     xcuda.zeros(1)  # the device's context, so the choice knows its GPU
     report.update(device=xcuda.current_device(), uuid=xcuda.device_choice().get("gpu_uuid"),
-                  simulated=xcuda._core._simulated())
+                  simulated=xcuda.simulated())
     try:
         from . import collectives
 

@@ -64,8 +64,35 @@ def cell_lines(error):
     return lines
 
 
+DIAGNOSTICS_MIMETYPE = "application/vnd.xcuda.diagnostics+json"
+
+
+def publish_marks(error):
+    """The cell lines an error is about (a simulated fault's instruction: `_editor_marks`, made by the core)
+    as the display data the JupyterLab extension marks in the editor: the compile messages' JSON, each
+    message with the In[N] (`cell`) of the %%cuda cell it is in. Once per exception, in a notebook only (a
+    terminal has no editor to mark)."""
+    marks = getattr(error, "_editor_marks", None)
+    if not marks or getattr(error, "_marks_published", False):
+        return
+    try:
+        error._marks_published = True
+        from IPython import get_ipython
+        from IPython.display import display
+
+        shell = get_ipython()
+        if shell is None or type(shell).__name__ == "TerminalInteractiveShell":
+            return
+        diagnostics = [{"file": "", "line": m["line"], "column": 0, "severity": m["severity"],
+                        "message": m["message"], "hint": "", "cell": m["cell"]} for m in marks]
+        display({"text/plain": "", DIAGNOSTICS_MIMETYPE: {"version": 1, "diagnostics": diagnostics}}, raw=True)
+    except Exception:  # the marks are a help; the traceback must still show
+        pass
+
+
 def render(error):
     """The traceback lines IPython shows for an xcuda exception (the _render_traceback_ protocol)."""
+    publish_marks(error)
     name = type(error).__name__
     message = str(error)
     # A message of several lines stays several lines: the frontends join the list with newlines.

@@ -18,7 +18,8 @@ from collections import namedtuple
 from . import _core
 
 TraceStep = namedtuple("TraceStep", "function pc ptx line file executed writes")
-TraceStep.__doc__ = ("One PTX instruction the thread reached: its function, index, text, cell line (0 without .loc), "
+TraceStep.__doc__ = ("One PTX instruction the thread reached: its function, index, text, line as the editor counts it "
+                     "(0 without .loc), file ('' for the cell itself, else the header cell or file), "
                      "whether its guard predicate let the thread execute it, and the registers it wrote "
                      "('%r3 = 42').")
 
@@ -95,9 +96,20 @@ def trace(kernel, config, *args, thread=(0, 0, 0), block=(0, 0, 0), limit=100000
         error = str(e)
     finally:
         recorded = json.loads(library.xcuda_sim_trace_take().decode())
-    steps = [TraceStep(s["function"], s["pc"], s["ptx"], s["line"], s["file"], s["executed"], tuple(s["writes"]))
+    module = kernel.module
+    places = {}  # the .loc file and line as the editor shows them (the core's cell_lines), once per line
+
+    def place(file, line):
+        if (file, line) not in places:
+            own, label, shown = module._place(file, line)
+            places[(file, line)] = ("" if own else label, shown)
+        return places[(file, line)]
+
+    steps = [TraceStep(s["function"], s["pc"], s["ptx"], place(s["file"], s["line"])[1], place(s["file"], s["line"])[0],
+                       s["executed"], tuple(s["writes"]))
              for s in recorded["steps"]]
-    return ThreadTrace(kernel.name, kernel.module.source, thread, block, steps, recorded["truncated"], error)
+    return ThreadTrace(kernel.name, module.source, thread, block, steps, recorded["truncated"], error,
+                       first_line=1 + module._lines_above)
 
 
 class ThreadTrace:
@@ -108,9 +120,10 @@ class ThreadTrace:
     message, or None). Shown as text (``repr``) and as HTML beside the source (``_repr_html_``).
     """
 
-    def __init__(self, kernel, source, thread, block, steps, truncated, error):
+    def __init__(self, kernel, source, thread, block, steps, truncated, error, first_line=1):
         self.kernel, self.source, self.thread, self.block = kernel, source, thread, block
         self.steps, self.truncated, self.error = steps, truncated, error
+        self.first_line = first_line  # the editor's number of the source's first line (2 under %%cuda)
 
     def _title(self):
         t, b = self.thread, self.block
@@ -143,7 +156,7 @@ class ThreadTrace:
 
     def _repr_html_(self):
         """The cell's source (lines the thread ran marked) beside the steps: the look of Kernel.lines()."""
-        ran = {s.line for s in self.steps if s.line}
+        ran = {s.line for s in self.steps if s.line and not s.file}
         key = f"xcuda-trace-{abs(hash((self.kernel, self.thread, self.block, len(self.steps)))):x}"
         scope = "#" + key
         css = (f"{scope}{{font-family:monospace;font-size:12px;color:var(--jp-content-font-color1,#000000)}}\n"
@@ -164,7 +177,7 @@ class ThreadTrace:
         out = [f'<div class="xcuda-sbs xcuda-trace" id="{key}"><style>\n{css}</style>',
                f'<div class="xc-title">{html.escape(self._title())}</div>',
                '<div class="xc-cols"><div class="xc-col xc-src">']
-        for n, text in enumerate(self.source.splitlines(), 1):
+        for n, text in enumerate(self.source.splitlines(), self.first_line):
             cls = "xl xran" if n in ran else "xl"
             out.append(f'<div class="{cls}" data-line="{n}"><span class="xn">{n}</span>'
                        f'<span class="xt">{html.escape(text) or "&nbsp;"}</span></div>')

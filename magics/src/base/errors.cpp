@@ -18,6 +18,13 @@ namespace xcuda
     {
     }
 
+    cuda_error cuda_error::relocated(const std::string& message, std::vector<editor_mark> marks) const
+    {
+        cuda_error copy(whole_message{}, message, m_call, m_code, m_name);
+        copy.m_marks = std::move(marks);
+        return copy;
+    }
+
     cuda_unavailable_error::cuda_unavailable_error(const std::string& reason)
         : error("CUDA is not available: " + reason +
                              "\nCompiling %%cuda cells and inspecting their PTX still work; launching kernels and "

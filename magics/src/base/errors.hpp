@@ -51,6 +51,19 @@ namespace xcuda
         int code() const noexcept { return m_code; }
         const std::string& name() const noexcept { return m_name; }
 
+        // A line of a %%cuda cell the error is about (a simulated fault's instruction), for the editor to
+        // mark as it marks compile errors: the cell's In[N] (0: not a cell of this notebook's editor),
+        // the editor's line and what to say there.
+        struct editor_mark
+        {
+            int cell = 0;
+            int line = 0;
+            std::string message;
+        };
+        const std::vector<editor_mark>& marks() const noexcept { return m_marks; }
+        // The same error with its message said anew (its lines located in the cell) and marks added.
+        cuda_error relocated(const std::string& message, std::vector<editor_mark> marks) const;
+
     protected:
         struct whole_message {};
         // For subclasses that write the whole message themselves.
@@ -60,6 +73,7 @@ namespace xcuda
         std::string m_call;
         int m_code;
         std::string m_name;
+        std::vector<editor_mark> m_marks;
     };
 
     // An allocation larger than the device can give; carries the requested and the free bytes.
@@ -219,6 +233,15 @@ namespace xcuda
     {
     public:
         using error::error;
+    };
+
+    // A compile option whose value the cell does not fit (--instantiate naming no template kernel of the
+    // cell, or arguments its template does not take): a usage_error (ValueError) from xcuda.compile, and
+    // from %%cuda a short error at the option (IPython's UsageError), as a wrong option line is.
+    class option_error : public usage_error
+    {
+    public:
+        using usage_error::usage_error;
     };
 
     // Launch arguments that do not match the kernel's signature (TypeError or ValueError in Python).

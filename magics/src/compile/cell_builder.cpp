@@ -5,6 +5,7 @@
 
 #include "kernel_signature.hpp"
 #include "layout_probe.hpp"
+#include "nvcc_prelude.hpp"
 
 namespace xcuda
 {
@@ -24,6 +25,7 @@ namespace xcuda
         context.extra = options.extra;
         context.nvrtc_version = nvrtc_version;
         context.toolkit_include_dirs = &nvrtc_compiler::toolkit_include_dirs;
+        context.prelude = nvcc_prelude::for_unit(recipe.source, recipe.headers, options.defines, options.extra);
         return context;
     }
 
@@ -111,10 +113,26 @@ namespace xcuda
             });
             if (it == signatures.end())
             {
-                throw usage_error("--instantiate " + expression + ": the cell has no template kernel named '" +
-                                            base + "'");
+                std::string templates;
+                for (const kernel_signature& s : signatures)
+                {
+                    templates += s.is_template() ? (templates.empty() ? "" : ", ") + s.qualified_name : "";
+                }
+                throw option_error("--instantiate " + expression + ": the cell has no template kernel named '" + base +
+                                   "' (" + (templates.empty() ? "it has none" : "its template kernels: " + templates) + ")");
             }
-            instances.push_back(it->instantiate(expression));
+            try
+            {
+                // Read after the unit's own text, so that its class templates and structs type the instance.
+                instances.push_back(it->instantiate(expression, source, context));
+            }
+            catch (const signature_error& e)
+            {
+                std::string why = e.what();
+                std::size_t after_line = why.rfind("line ", 0) == 0 ? why.find(": ") : std::string::npos;
+                throw option_error("--instantiate " + expression + ": " +
+                                   (after_line == std::string::npos ? why : why.substr(after_line + 2)));
+            }
         }
         for (const auto& signature : signatures)
         {

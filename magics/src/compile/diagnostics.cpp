@@ -582,18 +582,6 @@ namespace xcuda
         return message;
     }
 
-    std::vector<diagnostic> diagnostics::shifted(std::vector<diagnostic> messages, int lines)
-    {
-        for (diagnostic& d : messages)
-        {
-            if (d.line > 0 && d.file.empty())  // a header cell's message keeps its own line numbers
-            {
-                d.line += lines;
-            }
-        }
-        return messages;
-    }
-
     std::string diagnostics::shifted_log(const std::string& log, int lines)
     {
         const std::string prefix = std::string(program_name) + "(";

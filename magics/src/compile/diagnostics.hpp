@@ -52,10 +52,8 @@ namespace xcuda
                                                 const std::vector<int>& supported_archs = {},
                                                 const std::map<std::string, std::string>& headers = {});
 
-        // The messages with `lines` added to each located line of the cell (a cell shown under a %%cuda
-        // line: +1); messages in header cells keep their own lines.
-        static std::vector<diagnostic> shifted(std::vector<diagnostic> messages, int lines);
-        // The log with `lines` added to each "cell(N)" at the start of a line.
+        // The log with `lines` added to each "cell(N)" at the start of a line (CompileError.log under a
+        // %%cuda line; the messages themselves go through cell_lines::shown).
         static std::string shifted_log(const std::string& log, int lines);
 
         // Lines first..last of source (clamped), each prefixed with its number; `mark` gets "> ".

@@ -9,6 +9,7 @@
 #include "errors.hpp"
 #include "host_code.hpp"
 #include "nvrtc_library.hpp"
+#include "nvcc_prelude.hpp"
 #include "standard_headers.hpp"
 
 namespace xcuda
@@ -190,7 +191,9 @@ namespace xcuda
         // The standard headers NVRTC lacks (standard_headers.hpp), unless a header cell or an include
         // folder of this compile has one of that name. NVRTC looks in this array before any include
         // folder, so the stand-ins also come before the toolkit's (its cuda.h declares host functions).
-        const std::map<std::string, std::string> stand_ins = standard_headers::for_compile(include_folders(options.include_dirs, options.extra), headers);
+        std::map<std::string, std::string> stand_ins = standard_headers::for_compile(include_folders(options.include_dirs, options.extra), headers);
+        // What nvcc's host headers give every .cu file (uint, M_PI, INT_MAX), less the unit's own definitions.
+        stand_ins[nvcc_prelude::header_name] = nvcc_prelude::for_unit(source, headers, options.defines, options.extra);
         for (const auto& [name, text] : stand_ins)
         {
             header_names.push_back(name.c_str());
@@ -215,6 +218,7 @@ namespace xcuda
         {
             all_options.push_back("--include-path=" + dir);
         }
+        all_options.push_back(nvcc_prelude::option());
         if (options.arch.rfind("sm_", 0) == 0)
         {
             // ptxas runs for sm_XX targets: its verbose report (registers, spills, shared memory) in the
@@ -229,7 +233,7 @@ namespace xcuda
 
         nvrtcResult compiled = nvrtc.nvrtcCompileProgram(*program, static_cast<int>(option_pointers.size()),
                                                    option_pointers.data());
-        result.log = program_log(*program);
+        result.log = nvcc_prelude::without_its_redefinitions(program_log(*program));
         if (compiled != NVRTC_SUCCESS)
         {
             if (compiled != NVRTC_ERROR_COMPILATION && compiled != NVRTC_ERROR_INVALID_OPTION)

@@ -9,9 +9,9 @@
 
 namespace xcuda
 {
-    std::string cuda_cell::cell_name(const cuda_cell_options& options)
+    cell_lines cuda_cell::lines_of(int execution_count, std::set<std::string> header_cells)
     {
-        return options.name.empty() ? "%%cuda cell" : "%%cuda --name " + options.name + " cell";
+        return cell_lines::cell(execution_count, std::move(header_cells));
     }
 
     void cuda_cell::check_source(const std::string& cell)
@@ -60,17 +60,18 @@ namespace xcuda
                why.substr(0, why.find('\n'));
     }
 
-    cuda_cell::failure cuda_cell::failed(const compile_error& error, const cuda_cell_options& options)
+    cuda_cell::failure cuda_cell::failed(const compile_error& error, const cell_lines& lines)
     {
         // Shown once: the messages (where, what, the line with a caret, a hint), then a one-line
         // CompileError without IPython's frames.
         failure f;
-        f.shown = diagnostics::shifted(error.parsed(), magic_lines);
-        f.summary = diagnostics_view::summary(f.shown, cell_name(options));
+        f.shown = lines.shown(error.parsed());
+        f.summary = diagnostics_view::summary(f.shown, lines.label());
         return f;
     }
 
-    cuda_cell::outcome cuda_cell::built(const cuda_module& module, const std::string& cell, const std::string& driver_note)
+    cuda_cell::outcome cuda_cell::built(const cuda_module& module, const std::string& cell, const std::string& driver_note,
+                                        const cell_lines& lines)
     {
         outcome o;
         static bool driver_note_shown = false;
@@ -92,7 +93,7 @@ namespace xcuda
         {
             // The warnings located in the cell are shown as the errors are (HTML, text, and the messages as
             // data for the JupyterLab extension to mark), the cell still succeeding; the others as the log.
-            o.shown = diagnostics::shifted(diagnostics::parse(cell, log), magic_lines);
+            o.shown = lines.shown(diagnostics::parse(cell, log));
             o.show_diagnostics = std::any_of(o.shown.begin(), o.shown.end(), [](const diagnostic& d) {
                 return d.line > 0 && d.severity == "warning";
             });

@@ -10,9 +10,11 @@
 // Stateless but for the once-per-process driver note; called on the thread that holds the session
 // (the GIL in the module).
 
+#include <set>
 #include <string>
 #include <vector>
 
+#include "cell_lines.hpp"
 #include "cuda_cell_arguments.hpp"
 #include "diagnostic.hpp"
 #include "errors.hpp"
@@ -24,11 +26,9 @@ namespace xcuda
     class cuda_cell
     {
     public:
-        // Lines above the cell's source in the editor: the %%cuda line.
-        static constexpr int magic_lines = 1;
-
-        // "%%cuda cell" or "%%cuda --name NAME cell", as messages name it.
-        static std::string cell_name(const cuda_cell_options& options);
+        // Where the cell's source sits in the editor, as every message and view counts its lines: In[N]
+        // (execution_count; 0 when not known), the %%cuda line above it, the session's header cells.
+        static cell_lines lines_of(int execution_count, std::set<std::string> header_cells);
 
         // Throws usage_error for a blank cell, with an example of what to write.
         static void check_source(const std::string& cell);
@@ -52,7 +52,7 @@ namespace xcuda
             std::vector<diagnostic> shown;  // with the editor's line numbers
             std::string summary;            // the exception's one-line message
         };
-        static failure failed(const compile_error& error, const cuda_cell_options& options);
+        static failure failed(const compile_error& error, const cell_lines& lines);
 
         // A module that was built: what the cell says, in this order (the binding binds the kernels
         // after the warnings and shows the diagnostics or the log after its resources line).
@@ -64,6 +64,7 @@ namespace xcuda
             std::string log;                    // else, for stderr ("" when there is nothing to say)
         };
         // driver_note: nvrtc_library::driver_note() (said once per process while it is not "").
-        static outcome built(const cuda_module& module, const std::string& cell, const std::string& driver_note);
+        static outcome built(const cuda_module& module, const std::string& cell, const std::string& driver_note,
+                             const cell_lines& lines);
     };
 }

@@ -23,6 +23,11 @@ namespace xcuda
         return own.empty() ? ptx : join(own);
     }
 
+    std::string kernel_views::module_ptx_by_line(cuda_module& module)
+    {
+        return code_view::annotated_ptx(module.inspection()->ptx, module.source(), module.lines());
+    }
+
     std::string kernel_views::module_sass(cuda_module& module, const unlocked& without_lock)
     {
         std::shared_ptr<const compile_result> compiled = module.inspection();
@@ -65,7 +70,9 @@ namespace xcuda
         {
             title += ", with the profile's figures per line";
         }
-        return {code_view::side_by_side_html(source, own, title, notes), code_view::grouped_text(source, own, notes)};
+        cell_lines where = kernel.module()->lines();
+        return {code_view::side_by_side_html(source, own, title, notes, where),
+                code_view::grouped_text(source, own, notes, where)};
     }
 
     text_view kernel_views::compare(cuda_kernel& left, cuda_kernel& right, bool sass, const unlocked& without_lock)

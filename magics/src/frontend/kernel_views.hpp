@@ -34,6 +34,9 @@ namespace xcuda
         static std::string join(const code_listing& listing);
         // The kernel's own .entry, or the module's whole PTX when it cannot be told apart.
         static std::string kernel_ptx(const cuda_kernel& kernel);
+        // The whole module's PTX with line information (its inspection compile), each run of instructions
+        // under a comment with its source line, numbered as the editor does: what %%cuda --ptx shows.
+        static std::string module_ptx_by_line(cuda_module& module);
         // The whole module's SASS (its inspection CUBIN disassembled).
         static std::string module_sass(cuda_module& module, const unlocked& without_lock = {});
         // The kernel's own PTX or SASS lines; tool_error when the kernel is not in the module's listing.

@@ -129,7 +129,7 @@ namespace xcuda
     }
 
     launch_replayer::launch_replayer(const launch_call& call, bool on_gpu, const std::string& source, bool keep)
-        : m_keep(keep), m_source(source)
+        : m_keep(keep), m_source(source), m_lines(call.kernel().module()->lines())
     {
         replay_bundle bundle = replay_bundle::from_call(call, on_gpu);
         m_folder = replay_bundle::make_folder();
@@ -264,6 +264,7 @@ namespace xcuda
         };
         profile_result result;
         result.profile = launch_profile::from_pages(page({"--page", "raw"}, "raw.csv"), page({"--page", "details"}, "details.csv"));
+        result.profile.cell = m_lines;
         result.source = m_source;
         result.ncu_log = log;
         if (options.source)
@@ -330,6 +331,7 @@ namespace xcuda
         }
         sanitizer_result result;
         result.report = sanitizer_report::parse(run.output, tool);
+        result.report.lines = m_lines;
         result.source = m_source;
         result.output = run.output;
         result.status = run.status;

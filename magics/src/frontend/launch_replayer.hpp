@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "cell_lines.hpp"
 #include "launch_call.hpp"
 #include "profile_result.hpp"
 #include "sanitizer_result.hpp"
@@ -93,6 +94,7 @@ namespace xcuda
         std::string m_cubin;
         std::string m_symbol;
         std::string m_source;
+        cell_lines m_lines;  // how the findings' and the profile's lines are numbered
         std::string m_description;
     };
 }

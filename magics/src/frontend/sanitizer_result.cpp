@@ -37,7 +37,7 @@ namespace xcuda
         if (!finding.locations.empty() && finding.locations.front().file == report.cell_file &&
             finding.locations.front().line > 0)
         {
-            return finding.locations.front().line;
+            return report.lines.editor_line(finding.locations.front().line);
         }
         return std::nullopt;
     }

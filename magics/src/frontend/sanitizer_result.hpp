@@ -33,7 +33,8 @@ namespace xcuda
         static sanitizer_result from_output(const std::string& output, const std::string& tool,
                                             const std::string& source, const std::string& cell_file);
 
-        // The first location's kernel and its line of the cell (none when the line is not the cell's), of a finding.
+        // The first location's kernel and its line of the cell as the editor counts it (none when the line is
+        // not the cell's), of a finding.
         static std::optional<std::string> kernel_of(const sanitizer_finding& finding);
         std::optional<int> cell_line_of(const sanitizer_finding& finding) const;
 

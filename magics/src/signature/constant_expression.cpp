@@ -344,7 +344,11 @@ namespace xcuda::cxx
                 case scalar_kind::f16:
                 case scalar_kind::bf16:
                 case scalar_kind::f32:
-                case scalar_kind::f64: return floating(as_real(v));
+                case scalar_kind::f64:
+                case scalar_kind::fp8_e4m3:
+                case scalar_kind::fp8_e5m2: return floating(as_real(v));
+                case scalar_kind::f16x2:
+                case scalar_kind::bf16x2: return fail();
                 case scalar_kind::unknown: return fail();
                 default:
                 {

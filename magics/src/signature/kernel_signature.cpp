@@ -53,6 +53,10 @@ namespace xcuda
         case scalar_kind::bf16: return "bfloat16";
         case scalar_kind::f32: return "float32";
         case scalar_kind::f64: return "float64";
+        case scalar_kind::fp8_e4m3: return "float8_e4m3fn";
+        case scalar_kind::fp8_e5m2: return "float8_e5m2";
+        case scalar_kind::f16x2: return "float16x2";
+        case scalar_kind::bf16x2: return "bfloat16x2";
         case scalar_kind::unknown: break;
         }
         return "unknown";
@@ -64,14 +68,18 @@ namespace xcuda
         {
         case scalar_kind::boolean:
         case scalar_kind::i8:
-        case scalar_kind::u8: return 1;
+        case scalar_kind::u8:
+        case scalar_kind::fp8_e4m3:
+        case scalar_kind::fp8_e5m2: return 1;
         case scalar_kind::i16:
         case scalar_kind::u16:
         case scalar_kind::f16:
         case scalar_kind::bf16: return 2;
         case scalar_kind::i32:
         case scalar_kind::u32:
-        case scalar_kind::f32: return 4;
+        case scalar_kind::f32:
+        case scalar_kind::f16x2:
+        case scalar_kind::bf16x2: return 4;
         case scalar_kind::i64:
         case scalar_kind::u64:
         case scalar_kind::f64: return 8;
@@ -553,7 +561,7 @@ namespace xcuda
         macro_options options = read_macro_options(context);
         option_macros(options, context.nvrtc_version.first, text, unknown);
         command_line_macros(options.defines, text);
-        return text;
+        return text + context.prelude;
     }
 
     namespace
@@ -711,86 +719,142 @@ namespace xcuda
         }
     }
 
+    namespace
+    {
+        // `extern "C" __global__ void xcuda_instance(<the parameter types with the template's arguments>)
+        // {}`: the declaration whose reading types an instance of `kernel` as `expression`.
+        std::string instance_declaration(const kernel_signature& kernel, const std::string& expression)
+        {
+            const std::string& name = kernel.name;
+            const std::vector<std::string>& template_parameters = kernel.template_parameters;
+            const std::vector<kernel_parameter>& parameters = kernel.parameters;
+            int line = kernel.line;
+            std::size_t open = expression.find('<');
+            std::size_t close = expression.rfind('>');
+            if (!kernel.is_template() || open == std::string::npos || close == std::string::npos || close < open)
+            {
+                throw signature_error(line, "'" + expression + "' does not instantiate template kernel '" + name +
+                                                "': write it as " + name + "<type, ...>");
+            }
+            std::vector<std::string> arguments = split_arguments(expression.substr(open + 1, close - open - 1));
+            if (arguments.size() > template_parameters.size())
+            {
+                throw signature_error(line, "'" + expression + "' gives " + std::to_string(arguments.size()) +
+                                                " template arguments; " + name + " takes " +
+                                                std::to_string(template_parameters.size()));
+            }
+            std::string declaration = "extern \"C\" __global__ void xcuda_instance(";
+            std::vector<std::pair<std::string, std::string>> bindings;
+            for (std::size_t i = 0; i < template_parameters.size(); ++i)
+            {
+                const std::string& parameter = template_parameters[i];
+                std::size_t equals = parameter.find('=');
+                std::string head = parameter.substr(0, equals);
+                std::size_t end = head.find_last_not_of(" \t");
+                std::size_t start = end;
+                while (start != std::string::npos && start > 0 && identifier_char(head[start - 1]))
+                {
+                    --start;
+                }
+                std::string parameter_name = end == std::string::npos ? std::string() : head.substr(start, end - start + 1);
+                std::string value;
+                if (i < arguments.size())
+                {
+                    value = arguments[i];
+                }
+                else if (equals != std::string::npos && !split_arguments(parameter.substr(equals + 1)).empty())
+                {
+                    value = split_arguments(parameter.substr(equals + 1))[0];
+                }
+                else
+                {
+                    throw signature_error(line, "'" + expression + "' leaves template parameter '" + parameter +
+                                                    "' of " + name + " without a value");
+                }
+                bindings.emplace_back(parameter_name, value);
+            }
+            for (std::size_t i = 0; i < parameters.size(); ++i)
+            {
+                std::string type = parameters[i].type;
+                for (const auto& [parameter_name, value] : bindings)
+                {
+                    if (!parameter_name.empty())
+                    {
+                        type = substitute(type, parameter_name, value);
+                    }
+                }
+                declaration += (i ? ", " : "") + type + " p" + std::to_string(i);
+            }
+            declaration += ") {}";
+            return declaration;
+        }
+
+        // The instance of `kernel` named `expression`, its parameters those of `parsed` (the reading of
+        // instance_declaration), with their names and defaults kept.
+        kernel_signature finished_instance(const kernel_signature& kernel, const std::string& expression,
+                                           const std::vector<kernel_signature>& parsed)
+        {
+            const std::string& qualified_name = kernel.qualified_name;
+            if (parsed.empty())
+            {
+                throw signature_error(kernel.line, "'" + expression + "' does not make a kernel of template '" +
+                                                       kernel.name + "'");
+            }
+            kernel_signature instance = kernel;
+            instance.template_parameters.clear();
+            instance.extern_c = false;
+            instance.name = expression;
+            std::size_t scope = qualified_name.rfind("::");
+            instance.qualified_name = (expression.find("::") == std::string::npos && scope != std::string::npos)
+                                          ? qualified_name.substr(0, scope + 2) + expression
+                                          : expression;
+            for (std::size_t i = 0; i < kernel.parameters.size() && i < parsed[0].parameters.size(); ++i)
+            {
+                std::string parameter_name = instance.parameters[i].name;
+                std::string default_value = instance.parameters[i].default_value;
+                instance.parameters[i] = parsed[0].parameters[i];
+                instance.parameters[i].name = parameter_name;
+                instance.parameters[i].default_value = default_value;
+            }
+            return instance;
+        }
+    }
+
     kernel_signature kernel_signature::instantiate(const std::string& expression) const
     {
-        std::size_t open = expression.find('<');
-        std::size_t close = expression.rfind('>');
-        if (!is_template() || open == std::string::npos || close == std::string::npos || close < open)
+        return finished_instance(*this, expression, parse_kernel_signatures(instance_declaration(*this, expression)));
+    }
+
+    kernel_signature kernel_signature::instantiate(const std::string& expression, const std::string& source,
+                                                   const parse_context& context) const
+    {
+        std::string declaration = instance_declaration(*this, expression);
+        // In the kernel's namespace, where the unit's names its parameters use are found.
+        std::string scope = qualified_name.substr(0, qualified_name.rfind("::") == std::string::npos ? 0 : qualified_name.rfind("::"));
+        std::string opening, closing;
+        for (std::size_t at = 0; !scope.empty() && at != std::string::npos;)
         {
-            throw signature_error(line, "'" + expression + "' does not instantiate template kernel '" + name +
-                                            "': write it as " + name + "<type, ...>");
+            std::size_t next = scope.find("::", at);
+            opening += "namespace " + scope.substr(at, next == std::string::npos ? std::string::npos : next - at) + " { ";
+            closing += " }";
+            at = next == std::string::npos ? next : next + 2;
         }
-        std::vector<std::string> arguments = split_arguments(expression.substr(open + 1, close - open - 1));
-        if (arguments.size() > template_parameters.size())
+        std::vector<kernel_signature> unit;
+        try
         {
-            throw signature_error(line, "'" + expression + "' gives " + std::to_string(arguments.size()) +
-                                            " template arguments; " + name + " takes " +
-                                            std::to_string(template_parameters.size()));
+            unit = parse_kernel_signatures(source + "\n" + opening + declaration + closing + "\n", context);
         }
-        std::string declaration = "extern \"C\" __global__ void xcuda_instance(";
-        std::vector<std::pair<std::string, std::string>> bindings;
-        for (std::size_t i = 0; i < template_parameters.size(); ++i)
+        catch (const signature_error&)
         {
-            const std::string& parameter = template_parameters[i];
-            std::size_t equals = parameter.find('=');
-            std::string head = parameter.substr(0, equals);
-            std::size_t end = head.find_last_not_of(" \t");
-            std::size_t start = end;
-            while (start != std::string::npos && start > 0 && identifier_char(head[start - 1]))
+            return instantiate(expression);  // the unit's own text cannot be read: the declaration alone
+        }
+        for (auto it = unit.rbegin(); it != unit.rend(); ++it)
+        {
+            if (it->name == "xcuda_instance" && it->file.empty())
             {
-                --start;
+                return finished_instance(*this, expression, {*it});
             }
-            std::string parameter_name = end == std::string::npos ? std::string() : head.substr(start, end - start + 1);
-            std::string value;
-            if (i < arguments.size())
-            {
-                value = arguments[i];
-            }
-            else if (equals != std::string::npos && !split_arguments(parameter.substr(equals + 1)).empty())
-            {
-                value = split_arguments(parameter.substr(equals + 1))[0];
-            }
-            else
-            {
-                throw signature_error(line, "'" + expression + "' leaves template parameter '" + parameter +
-                                                "' of " + name + " without a value");
-            }
-            bindings.emplace_back(parameter_name, value);
         }
-        for (std::size_t i = 0; i < parameters.size(); ++i)
-        {
-            std::string type = parameters[i].type;
-            for (const auto& [parameter_name, value] : bindings)
-            {
-                if (!parameter_name.empty())
-                {
-                    type = substitute(type, parameter_name, value);
-                }
-            }
-            declaration += (i ? ", " : "") + type + " p" + std::to_string(i);
-        }
-        declaration += ") {}";
-        std::vector<kernel_signature> parsed = parse_kernel_signatures(declaration);
-        if (parsed.empty())
-        {
-            throw signature_error(line, "'" + expression + "' does not make a kernel of template '" + name + "'");
-        }
-        kernel_signature instance = *this;
-        instance.template_parameters.clear();
-        instance.extern_c = false;
-        instance.name = expression;
-        std::size_t scope = qualified_name.rfind("::");
-        instance.qualified_name = (expression.find("::") == std::string::npos && scope != std::string::npos)
-                                      ? qualified_name.substr(0, scope + 2) + expression
-                                      : expression;
-        for (std::size_t i = 0; i < parameters.size() && i < parsed[0].parameters.size(); ++i)
-        {
-            std::string parameter_name = instance.parameters[i].name;
-            std::string default_value = instance.parameters[i].default_value;
-            instance.parameters[i] = parsed[0].parameters[i];
-            instance.parameters[i].name = parameter_name;
-            instance.parameters[i].default_value = default_value;
-        }
-        return instance;
+        return instantiate(expression);
     }
 }

@@ -34,11 +34,23 @@ namespace xcuda
         f16,
         bf16,
         f32,
-        f64
+        f64,
+        // Narrow and packed floats (issue 45, item 5), after the others so that the kinds above keep their
+        // values: fp8 as ml_dtypes names them, and the packed pairs __half2 / __nv_bfloat162, which a
+        // pointer's element kind is (by value they are records of two fields: kernel_parameter::layout).
+        fp8_e4m3,
+        fp8_e5m2,
+        f16x2,
+        bf16x2
     };
+    // The last kind, for tables indexed by kind.
+    constexpr scalar_kind last_scalar_kind = scalar_kind::bf16x2;
+    // Whether a kind is a packed pair of 16-bit floats (__half2, __nv_bfloat162).
+    constexpr bool is_packed_pair(scalar_kind k) { return k == scalar_kind::f16x2 || k == scalar_kind::bf16x2; }
 
     // "bool", "int8", "uint8", ..., "float16", "bfloat16", "float32", "float64", "unknown":
-    // the NumPy dtype names, so the Python side can use them directly.
+    // the NumPy dtype names, so the Python side can use them directly (bfloat16, float8_e4m3fn and
+    // float8_e5m2 are ml_dtypes' names; "float16x2" / "bfloat16x2" name the packed pairs).
     const char* scalar_kind_name(scalar_kind k);
     // Bytes of one value; 0 for unknown.
     std::size_t scalar_kind_size(scalar_kind k);
@@ -68,6 +80,8 @@ namespace xcuda
         bool known() const { return size != 0; }
         bool is_record() const { return !fields.empty(); }
     };
+
+    struct parse_context;
 
     struct kernel_parameter
     {
@@ -114,6 +128,12 @@ namespace xcuda
         // are the expression, which is also the NVRTC name expression of the instance. Throws
         // signature_error when the expression does not instantiate this template.
         kernel_signature instantiate(const std::string& expression) const;
+        // The same, its parameter types read after the text of the unit it belongs to (`source` with
+        // `context`, as parse_kernel_signatures reads them), in the kernel's namespace: a class template
+        // instance (`Matrix<float>`), a typedef or a struct of the unit is laid out as in the unit's own
+        // kernels. Falls back to the instantiation above when the unit cannot be read.
+        kernel_signature instantiate(const std::string& expression, const std::string& source,
+                                     const parse_context& context) const;
     };
 
     // What the compiled unit sees beside the cell's own text: the header cells (name -> text), the -I
@@ -138,6 +158,9 @@ namespace xcuda
         // (finding them may load NVRTC). The compile layer gives nvrtc_compiler::toolkit_include_dirs
         // (parse_context_of); null: no -I folder is the toolkit's.
         const std::vector<std::string>& (*toolkit_include_dirs)() = nullptr;
+        // Text the compiler reads before the cell besides its predefined macros: what nvcc's host headers
+        // give every .cu file (the compile layer's nvcc_prelude: uint, M_PI, INT_MAX). "" for none.
+        std::string prelude;
     };
 
     // The macros NVRTC defines before the cell for this context, then the -D and -U options in order,

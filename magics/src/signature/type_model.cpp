@@ -59,7 +59,7 @@ namespace xcuda::cxx
     {
         static const auto table = [] {
             std::vector<std::shared_ptr<const value_layout>> t;
-            for (int k = 0; k <= static_cast<int>(scalar_kind::f64); ++k)
+            for (int k = 0; k <= static_cast<int>(last_scalar_kind); ++k)
             {
                 auto l = std::make_shared<value_layout>();
                 l->kind = static_cast<scalar_kind>(k);
@@ -216,7 +216,6 @@ namespace xcuda::cxx
                     l->size = l->alignment = n;
                     return std::shared_ptr<const value_layout>(std::move(l));
                 };
-                t["__nv_fp8_e4m3"] = t["__nv_fp8_e5m2"] = bytes(1);
                 t["__nv_fp8x2_e4m3"] = t["__nv_fp8x2_e5m2"] = bytes(2);
                 t["__nv_fp8x4_e4m3"] = t["__nv_fp8x4_e5m2"] = bytes(4);
                 return t;
@@ -251,6 +250,26 @@ namespace xcuda::cxx
             auto it = table.find(name);
             return it == table.end() ? scalar_kind::unknown : it->second;
         }
+
+        // ---- the narrow and packed float types (issue 45, item 5): cuda_fp8.h's fp8 scalars, and the kind
+        // of the packed pairs __half2 and __nv_bfloat162 (whose layout is the record of vector_layout) ----
+        scalar_kind narrow_float_scalar(const std::string& name)
+        {
+            static const std::unordered_map<std::string, scalar_kind> table = {
+                {"__nv_fp8_e4m3", scalar_kind::fp8_e4m3}, {"__nv_fp8_e5m2", scalar_kind::fp8_e5m2}};
+            auto it = table.find(name);
+            return it == table.end() ? scalar_kind::unknown : it->second;
+        }
+
+        scalar_kind packed_pair_kind(const std::string& name)
+        {
+            static const std::unordered_map<std::string, scalar_kind> table = {
+                {"__half2", scalar_kind::f16x2}, {"half2", scalar_kind::f16x2}, {"__nv_half2", scalar_kind::f16x2},
+                {"__nv_bfloat162", scalar_kind::bf16x2}, {"nv_bfloat162", scalar_kind::bf16x2}};
+            auto it = table.find(name);
+            return it == table.end() ? scalar_kind::unknown : it->second;
+        }
+        // ---- end of the narrow and packed float types ----
 
         // "::std::size_t" -> "size_t": the namespaces that hold the standard spellings.
         std::string strip_std(std::string name)
@@ -304,6 +323,10 @@ namespace xcuda::cxx
             return r;
         }
         scalar_kind k = named_scalar(plain);
+        if (k == scalar_kind::unknown)
+        {
+            k = narrow_float_scalar(plain);
+        }
         if (k != scalar_kind::unknown)
         {
             r.kind = k;
@@ -313,6 +336,7 @@ namespace xcuda::cxx
         }
         if (auto v = vector_layout(plain))
         {
+            r.kind = packed_pair_kind(plain);  // unknown for the vector types: only the layout says what they hold
             r.size = v->size;
             r.layout = std::move(v);
             return r;

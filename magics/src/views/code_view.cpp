@@ -827,7 +827,8 @@ namespace xcuda
 
     std::string code_view::side_by_side_html(const std::string& source, const code_listing& listing,
                                              const std::string& title,
-                                             const std::map<int, std::pair<std::string, double>>& notes)
+                                             const std::map<int, std::pair<std::string, double>>& notes,
+                                             const cell_lines& lines)
     {
         const std::vector<std::string> source_lines = split_lines(source);
         const auto groups = listing.by_source_line();
@@ -892,7 +893,7 @@ namespace xcuda
                                                         std::to_string(static_cast<int>(100 * note->second.second)) +
                                                         "%,transparent 0)\"";
             out += "<div class=\"" + line_class(n) + "\" data-line=\"" + std::to_string(n) + "\"><span class=\"xn\"" +
-                   bar + ">" + std::to_string(n) + "</span><span class=\"xt\">" + text_or_space(escape(source_lines[i])) +
+                   bar + ">" + std::to_string(lines.editor_line(n)) + "</span><span class=\"xt\">" + text_or_space(escape(source_lines[i])) +
                    "</span>" +
                    (note == notes.end() ? std::string() : "<span class=\"xp\">" + escape(note->second.first) + "</span>") +
                    "</div>";
@@ -941,7 +942,8 @@ namespace xcuda
     }
 
     std::string code_view::grouped_text(const std::string& source, const code_listing& listing,
-                                        const std::map<int, std::pair<std::string, double>>& notes)
+                                        const std::map<int, std::pair<std::string, double>>& notes,
+                                        const cell_lines& lines)
     {
         const std::vector<std::string> source_lines = split_lines(source);
         std::vector<std::string> functions = listing.functions();
@@ -985,7 +987,7 @@ namespace xcuda
                 {
                     continue;
                 }
-                std::string number = std::to_string(group.first);
+                std::string number = std::to_string(lines.editor_line(group.first));
                 if (number.size() < 4)
                 {
                     number.insert(0, 4 - number.size(), ' ');
@@ -1083,5 +1085,42 @@ namespace xcuda
             out += line + "\n";
         }
         return clean_text(out);
+    }
+}
+
+namespace xcuda
+{
+    std::string code_view::annotated_ptx(const std::string& ptx, const std::string& source, const cell_lines& lines)
+    {
+        code_listing listing = code_listing::from_ptx(ptx);
+        bool located = std::any_of(listing.begin(), listing.end(), [](const code_line& l) { return l.source_line > 0; });
+        if (!located)
+        {
+            return ptx;
+        }
+        const std::vector<std::string> source_lines = split_lines(source);
+        std::string out;
+        int current = 0;
+        std::string function;
+        for (const code_line& l : listing)
+        {
+            if (l.kind == code_line::header || l.function != function)
+            {
+                current = 0;  // each function starts its own runs
+                function = l.function;
+            }
+            if (l.kind == code_line::instruction && l.source_line > 0 && l.source_line != current)
+            {
+                current = l.source_line;
+                std::size_t index = static_cast<std::size_t>(current - 1);
+                std::string number = std::to_string(lines.editor_line(current));
+                number.insert(0, number.size() < 4 ? 4 - number.size() : 0, ' ');
+                std::string text = index < source_lines.size() ? collapse_space(source_lines[index]) : std::string();
+                std::size_t indent = l.text.find_first_not_of(" \t");
+                out += l.text.substr(0, indent == std::string::npos ? 0 : indent) + "// " + number + " | " + text + "\n";
+            }
+            out += l.text + "\n";
+        }
+        return out;
     }
 }

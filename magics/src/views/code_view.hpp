@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "cell_lines.hpp"
 #include "code_listing.hpp"
 
 namespace xcuda
@@ -39,9 +40,12 @@ namespace xcuda
         // hover and pins them on click, and a CSS :has() rule does the hover where scripts do not run.
         // notes (a profile's per-line figures: source line -> (text, share 0..1)) are shown at the end of
         // their source lines, with a bar under the line number as long as the share.
+        // lines: where the source sits in the editor; the numbers shown are the editor's (notes and
+        // data-line stay keyed by the source's own lines, as the listing's line information counts them).
         static std::string side_by_side_html(const std::string& source, const code_listing& listing,
                                              const std::string& title,
-                                             const std::map<int, std::pair<std::string, double>>& notes = {});
+                                             const std::map<int, std::pair<std::string, double>>& notes = {},
+                                             const cell_lines& lines = cell_lines());
 
         // For each source line that owns instructions, in source order:
         //    "   3 | out[i] = a * x[i] + y[i];" then its instructions, trimmed, indented by 8 spaces;
@@ -49,7 +53,14 @@ namespace xcuda
         // function under "== NAME ==" (template instantiations share source lines).
         // With notes, a source line's note follows it in brackets: "  11 | out[i] = ...;  [86% of ...]".
         static std::string grouped_text(const std::string& source, const code_listing& listing,
-                                        const std::map<int, std::pair<std::string, double>>& notes = {});
+                                        const std::map<int, std::pair<std::string, double>>& notes = {},
+                                        const cell_lines& lines = cell_lines());
+
+        // The PTX with the source line each run of instructions comes from written above it as a comment
+        // ("//    5 | out[i] = a * x[i];", the editor's number): what %%cuda --ptx shows. PTX without .loc
+        // (no line information) comes back as it is.
+        static std::string annotated_ptx(const std::string& ptx, const std::string& source,
+                                         const cell_lines& lines = cell_lines());
 
         // Diff of two listings' instructions: the longest common subsequence of normalised texts.
         // Normalisation: SASS addresses dropped, whitespace collapsed, register numbers replaced

@@ -96,7 +96,7 @@ namespace xcuda
         std::size_t errors = static_cast<std::size_t>(std::count_if(messages.begin(), messages.end(), is_error));
         auto first = std::find_if(messages.begin(), messages.end(), is_error);
         std::string count = errors == 0 ? std::string("NVRTC failed") : std::to_string(errors) + (errors == 1 ? " error" : " errors");
-        std::string text = count + " in " + (cell.empty() ? std::string("the source") : "the " + cell);
+        std::string text = count + " in " + (cell.empty() ? std::string("the source") : cell);
         if (first != messages.end())
         {
             std::string place = where(*first);

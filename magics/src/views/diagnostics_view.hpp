@@ -14,13 +14,14 @@ namespace xcuda
     class diagnostics_view
     {
     public:
-        // `cell`: how to name the source in the heading ("%%cuda cell", "%%cuda --name blas"); "" for none.
+        // `cell`: how to name the source in the heading (cell_lines::label: "Cell In[5]"); "" for none.
         static std::string html(const std::vector<diagnostic>& messages, const std::string& cell = "");
         static std::string text(const std::vector<diagnostic>& messages, const std::string& cell = "");
 
         // "line 4, column 8" (or "line 4", or "" when the message is not located).
         static std::string where(const diagnostic& d);
-        // One line for a whole failed compile: "1 error in the %%cuda cell: line 4, column 8: ...".
+        // One line for a whole failed compile: "1 error in Cell In[5], line 4, column 8: ..." ("" for
+        // `cell` says "the source").
         static std::string summary(const std::vector<diagnostic>& messages, const std::string& cell);
     };
 }

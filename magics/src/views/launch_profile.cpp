@@ -444,7 +444,7 @@ namespace xcuda
             std::string text_of_line = f.line > 0 && static_cast<std::size_t>(f.line) <= source_lines.size()
                                            ? text::trim(source_lines[static_cast<std::size_t>(f.line) - 1])
                                            : std::string("(no source line)");
-            t.rows.push_back({f.line ? std::to_string(f.line) : "-",
+            t.rows.push_back({f.line ? std::to_string(cell.editor_line(f.line)) : "-",
                               all_samples > 0 ? text::format("%.0f%%", 100.0 * f.samples / all_samples) : "-",
                               all_executed > 0 ? text::format("%.0f%%", 100.0 * f.executed / all_executed) : "-",
                               reason.empty() ? "-" : ncu_report::stall_reason(reason) + text::format(" (%.0f%%)", 100 * share),

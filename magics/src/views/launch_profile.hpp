@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cell_lines.hpp"
 #include "code_listing.hpp"
 #include "ncu_report.hpp"
 #include "table_view.hpp"
@@ -98,6 +99,9 @@ namespace xcuda
 
         // Per source line, for the lines() view: "41% of stall samples (long scoreboard), 12% of
         // instructions", and the line's share of samples (0..1) for its heat bar.
+        // How the editor numbers the cell's lines: the tables show its numbers (`lines` and the notes stay
+        // keyed by the cell's source lines, as ncu's source page counts them).
+        cell_lines cell;
         std::map<int, std::pair<std::string, double>> line_notes() const;
     };
 }

@@ -136,12 +136,13 @@ namespace xcuda
 
         // "Write by thread (32,0,0) at line 24 (race+0xa0), 160 hazards: cell[t] = t;"
         std::string where(const sanitizer_location& l, const std::vector<std::string>& source_lines,
-                          const std::string& cell_file, bool html)
+                          const std::string& cell_file, const cell_lines& lines, bool html)
         {
             std::string text = l.function + "+" + l.offset;
             if (l.line > 0)
             {
-                text = (l.file == cell_file ? "line " + std::to_string(l.line) : l.file + ":" + std::to_string(l.line)) +
+                text = (l.file == cell_file ? "line " + std::to_string(lines.editor_line(l.line))
+                                            : l.file + ":" + std::to_string(l.line)) +
                        " (" + text + ")";
             }
             else
@@ -314,7 +315,7 @@ namespace xcuda
             out += "\n";
             for (const sanitizer_location& l : f.locations)
             {
-                out += "    " + where(l, source_lines, cell_file, false) + "\n";
+                out += "    " + where(l, source_lines, cell_file, lines, false) + "\n";
             }
             for (const std::string& d : f.details)
             {
@@ -359,7 +360,7 @@ namespace xcuda
                 out += "<ul>";
                 for (const sanitizer_location& l : f.locations)
                 {
-                    out += "<li>" + where(l, source_lines, cell_file, true) + "</li>";
+                    out += "<li>" + where(l, source_lines, cell_file, lines, true) + "</li>";
                 }
                 for (const std::string& d : f.details)
                 {

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "cell_lines.hpp"
+
 namespace xcuda
 {
     struct sanitizer_location
@@ -58,6 +60,7 @@ namespace xcuda
         std::string program_output;         // lines that are not the sanitizer's
 
         std::string cell_file = "cell";     // the file whose lines are the cell's
+        cell_lines lines;                   // how the editor numbers the cell's lines (what the text shows)
 
         // cell_file: the name the cell's lines carry (NVRTC's program name, "cell").
         static sanitizer_report parse(const std::string& output, const std::string& tool,

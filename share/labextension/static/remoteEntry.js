@@ -16,7 +16,10 @@
 // - the compile messages %%cuda publishes with an error (application/vnd.xcuda.diagnostics+json beside
 //   its HTML) are marked in the cell's editor at their lines: a gutter marker, the line tinted, the
 //   column underlined, the message on hover; they go when the cell is edited or its outputs change
-//   without them (a clean run clears them).
+//   without them (a clean run clears them). A message with `cell` (an In[N]) is about another cell: a
+//   launch's fault at a line of a %%cuda cell is marked in that cell, until it is edited;
+// - Enter after the %%cuda line does not indent the next line (C++'s indenter reads the magic as an
+//   unfinished statement).
 (function () {
   'use strict';
 
@@ -60,11 +63,35 @@
   }
 
   // ---- CodeMirror: the magic line and the compile messages, as decorations of the cell's editor ----
-  function editorExtensions(cmState, cmView) {
+  function editorExtensions(cmState, cmView, cmLanguage) {
     var setDiagnostics = cmState.StateEffect.define();
 
-    // "error" and "warning" have markers; any other severity (remark) is shown as a warning.
-    function kind(severity) { return severity === 'error' ? 'error' : 'warning'; }
+    // Whether the only text above `start` (where the line being indented begins) is the %%cuda line:
+    // C++'s indenter reads the magic as an unfinished statement and indents the next line as its
+    // continuation.
+    function belowMagicOnly(doc, start) {
+      var seenMagic = false;
+      for (var n = 1; n <= doc.lines; n++) {
+        var line = doc.line(n);
+        if (line.from >= start) break;
+        var text = line.text.slice(0, Math.max(0, start - line.from));
+        if (!text.trim()) continue;
+        if (!seenMagic && /^%%cuda(?:_header)?(?=\s|$)/.test(text)) { seenMagic = true; continue; }
+        return false;
+      }
+      return seenMagic;
+    }
+    // A line right under the magic line starts at column 0; any other line is the language's (undefined
+    // hands it on). With Enter the new line is simulated as a break at the cursor.
+    var magicIndent = cmLanguage.indentService.of(function (context, pos) {
+      var simulated = context.options && context.options.simulateBreak === pos;
+      var start = simulated ? pos : context.state.doc.lineAt(pos).from;
+      return belowMagicOnly(context.state.doc, start) ? 0 : undefined;
+    });
+
+    // "error" and "warning" have markers; NVRTC's "catastrophic error" (a missing #include file) is an
+    // error; any other severity (remark) is shown as a warning.
+    function kind(severity) { return /error/.test(severity || '') ? 'error' : 'warning'; }
 
     function describe(list) {
       return list.map(function (d) {
@@ -81,7 +108,7 @@
       });
       return Object.keys(byLine).map(Number).sort(function (a, b) { return a - b; }).map(function (n) {
         var list = byLine[n], line = doc.line(n);
-        var worst = list.some(function (d) { return d.severity === 'error'; }) ? 'error' : kind(list[0].severity);
+        var worst = list.some(function (d) { return kind(d.severity) === 'error'; }) ? 'error' : kind(list[0].severity);
         // The underline: the word at the first message's column, else the line's text without its indent.
         var col = list[0].column >= 1 ? Math.min(list[0].column - 1, line.length) : -1;
         var from, to;
@@ -175,13 +202,15 @@
     });
 
     return {
-      extension: [magicField, diagnosticsField, diagnosticsGutter],
+      extension: [magicIndent, magicField, diagnosticsField, diagnosticsGutter],
       setDiagnostics: setDiagnostics,
       count: function (view) { return view.state.field(diagnosticsField, false) ? view.state.field(diagnosticsField).count : 0; }
     };
   }
 
   // ---- The notebook: which cells are CUDA, and the messages in their outputs ----
+  // All the messages in a cell's outputs: its own compile's, and those about other cells (a fault a
+  // launch met names the %%cuda cell's In[N] as `cell`).
   function diagnosticsIn(outputs) {
     var found = [];
     for (var i = 0; i < outputs.length; i++) {
@@ -191,6 +220,7 @@
     }
     return found;
   }
+  function isAboutAnotherCell(d) { return typeof d.cell === 'number' && d.cell > 0; }
 
   function watchNotebook(panel, languages, cm) {
     var notebook = panel.content;
@@ -245,12 +275,56 @@
       });
     }
 
-    function updateDiagnostics(model) {
-      var diagnostics = diagnosticsIn(model.outputs);
+    // Marks one cell's outputs put on other cells (by In[N]): target model -> Map(source model -> list).
+    // They go when the target is edited, or the source's outputs change without them.
+    var foreign = new Map();
+    var sent = new Map();  // source model -> the target models it marked
+
+    function modelWithCount(count) {
+      var cells = notebook.model && notebook.model.cells;
+      if (!cells) return null;
+      for (var i = 0; i < cells.length; i++) {
+        var cell = cells.get(i);
+        if (cell.type === 'code' && cell.executionCount === count) return cell;
+      }
+      return null;
+    }
+
+    function showDiagnostics(model) {
+      var diagnostics = diagnosticsIn(model.outputs).filter(function (d) { return !isAboutAnotherCell(d); });
+      (foreign.get(model) || new Map()).forEach(function (list) { diagnostics = diagnostics.concat(list); });
       withEditor(model, function (view) {
         if (!diagnostics.length && !cm.count(view)) return;
         view.dispatch({effects: cm.setDiagnostics.of(diagnostics)});
       });
+    }
+
+    function updateDiagnostics(model) {
+      var affected = new Set([model]);
+      (sent.get(model) || new Set()).forEach(function (target) {
+        if (foreign.has(target)) foreign.get(target).delete(model);
+        affected.add(target);
+      });
+      var targets = new Set();
+      var byCell = {};
+      diagnosticsIn(model.outputs).filter(isAboutAnotherCell).forEach(function (d) {
+        (byCell[d.cell] = byCell[d.cell] || []).push(d);
+      });
+      Object.keys(byCell).forEach(function (count) {
+        var target = modelWithCount(Number(count));
+        if (!target) return;
+        if (!foreign.has(target)) foreign.set(target, new Map());
+        foreign.get(target).set(model, byCell[count]);
+        targets.add(target);
+        affected.add(target);
+      });
+      sent.set(model, targets);
+      affected.forEach(showDiagnostics);
+    }
+
+    // An edit makes the cell's marks stale (the editor drops them): those from other cells go too.
+    function dropForeign(model) {
+      if (foreign.has(model)) foreign.get(model).clear();
     }
 
     function attach(model) {
@@ -258,7 +332,7 @@
       model.__xcudaWatched = true;
       updateLanguage(model);
       model.sharedModel.changed.connect(function (_, change) {
-        if (change.sourceChange) updateLanguage(model);
+        if (change.sourceChange) { updateLanguage(model); dropForeign(model); }
       });
       // The notebook sets every code cell's mimeType when the kernel's language arrives: a %%cuda cell
       // stays C++.
@@ -296,8 +370,8 @@
     return Promise.all([shared('@jupyterlab/notebook'), shared('@jupyterlab/codemirror'),
                         shared('@codemirror/state'), shared('@codemirror/view'), shared('@codemirror/language'),
                         shared('@lezer/highlight')]).then(function (m) {
-      var notebookModule = m[0], codemirrorModule = m[1], cm = editorExtensions(m[2], m[3]);
-      var cmLanguage = m[4], lezerHighlight = m[5];
+      var notebookModule = m[0], codemirrorModule = m[1], cmLanguage = m[4], lezerHighlight = m[5];
+      var cm = editorExtensions(m[2], m[3], cmLanguage);
       var plugin = {
         id: NAME + ':cuda-cells',
         description: 'Highlights %%cuda cells as C++ and marks their compile messages in the editor.',

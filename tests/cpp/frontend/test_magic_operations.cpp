@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <atomic>
 #include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -398,12 +401,48 @@ namespace xcuda
                   "name with %%cuda --name NAME");
     }
 
-    TEST(cuda_cell, messages_name_the_cell_by_its_name_option)
+    TEST(cuda_cell, messages_name_the_cell_as_ipython_does)
     {
-        cuda_cell_options options;
-        EXPECT_EQ(cuda_cell::cell_name(options), "%%cuda cell");
-        options.name = "vec";
-        EXPECT_EQ(cuda_cell::cell_name(options), "%%cuda --name vec cell");
+        EXPECT_EQ(cuda_cell::lines_of(5, {}).label(), "Cell In[5]");
+        EXPECT_EQ(cuda_cell::lines_of(0, {}).label(), "the %%cuda cell");
+        EXPECT_EQ(cuda_cell::lines_of(5, {"vec.cuh"}).locate("vec.cuh", 3).label, "header cell vec.cuh");
+    }
+
+    TEST(cuda_cell, a_modules_cell_is_read_whole_by_launches_on_other_threads_while_a_rerun_renames_it)
+    {
+        // A launch on another thread reads the module's cell_lines for a fault's text while the cell runs
+        // again (set_lines): each read is one whole value, never a torn one.
+        core_state s;
+        auto module = built_for(s.registry, "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n");
+        module->set_lines(cuda_cell::lines_of(1, {}));
+        std::atomic<bool> stop{false};
+        std::atomic<int> bad{0};
+        std::vector<std::thread> readers;
+        for (int t = 0; t < 4; ++t)
+        {
+            readers.emplace_back([&] {
+                while (!stop.load())
+                {
+                    cell_lines lines = module->lines();
+                    std::string expected = "Cell In[" + std::to_string(lines.execution_count()) + "]";
+                    if (lines.label() != expected || lines.editor_line(4) != 5)
+                    {
+                        ++bad;
+                    }
+                }
+            });
+        }
+        for (int n = 1; n <= 2000; ++n)
+        {
+            module->set_lines(cuda_cell::lines_of(n, {}));
+        }
+        stop = true;
+        for (std::thread& reader : readers)
+        {
+            reader.join();
+        }
+        EXPECT_EQ(bad.load(), 0);
+        EXPECT_EQ(module->lines().label(), "Cell In[2000]");
     }
 
     TEST(cuda_cell, a_failed_compile_shows_its_messages_at_the_editor_lines)
@@ -417,11 +456,10 @@ namespace xcuda
         }
         catch (const compile_error& error)
         {
-            cuda_cell_options options;
-            cuda_cell::failure failure = cuda_cell::failed(error, options);
+            cuda_cell::failure failure = cuda_cell::failed(error, cuda_cell::lines_of(7, {}));
             ASSERT_FALSE(failure.shown.empty());
             EXPECT_EQ(failure.shown[0].line, 3);  // source line 2, below the %%cuda line
-            EXPECT_NE(failure.summary.find("%%cuda cell"), std::string::npos) << failure.summary;
+            EXPECT_NE(failure.summary.find("1 error in Cell In[7], line 3"), std::string::npos) << failure.summary;
         }
     }
 
@@ -429,22 +467,22 @@ namespace xcuda
     {
         core_state s;
         auto module = built_for(s.registry, "__device__ float twice(float x) { return 2 * x; }\n");
-        cuda_cell::outcome outcome = cuda_cell::built(*module, module->source(), "");
+        cuda_cell::outcome outcome = cuda_cell::built(*module, module->source(), "", cuda_cell::lines_of(1, {}));
         ASSERT_EQ(outcome.warnings.size(), 1u);
         EXPECT_NE(outcome.warnings[0].find("defines no __global__ function, so there is nothing to launch"),
                   std::string::npos);
         auto with_kernel = built_for(s.registry, "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n");
-        EXPECT_TRUE(cuda_cell::built(*with_kernel, with_kernel->source(), "").warnings.empty());
+        EXPECT_TRUE(cuda_cell::built(*with_kernel, with_kernel->source(), "", cuda_cell::lines_of(1, {})).warnings.empty());
     }
 
     TEST(cuda_cell, the_driver_note_is_said_once_per_process)
     {
         core_state s;
         auto module = built_for(s.registry, "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n");
-        std::vector<std::string> first = cuda_cell::built(*module, module->source(), "install driver 580").warnings;
+        std::vector<std::string> first = cuda_cell::built(*module, module->source(), "install driver 580", cuda_cell::lines_of(1, {})).warnings;
         ASSERT_EQ(first.size(), 1u);
         EXPECT_EQ(first[0], "%%cuda: install driver 580");
-        EXPECT_TRUE(cuda_cell::built(*module, module->source(), "install driver 580").warnings.empty());
+        EXPECT_TRUE(cuda_cell::built(*module, module->source(), "install driver 580", cuda_cell::lines_of(1, {})).warnings.empty());
     }
 
     TEST(cuda_cell, nvrtc_warnings_in_the_cell_are_shown_as_diagnostics)
@@ -456,7 +494,7 @@ namespace xcuda
         {
             GTEST_SKIP() << "this NVRTC gives no warning for an unused variable: " << module->compiled().log;
         }
-        cuda_cell::outcome outcome = cuda_cell::built(*module, source, "");
+        cuda_cell::outcome outcome = cuda_cell::built(*module, source, "", cuda_cell::lines_of(1, {}));
         EXPECT_TRUE(outcome.show_diagnostics);
         EXPECT_TRUE(outcome.log.empty());
         ASSERT_FALSE(outcome.shown.empty());

@@ -136,7 +136,30 @@ namespace xcuda
         EXPECT_STREQ(array_layout::numpy_name(scalar_kind::boolean), "bool");
         EXPECT_STREQ(array_layout::numpy_name(scalar_kind::u16), "uint16");
         EXPECT_EQ(array_layout::numpy_name(scalar_kind::bf16), nullptr);
+        EXPECT_EQ(array_layout::numpy_name(scalar_kind::fp8_e4m3), nullptr);
+        EXPECT_EQ(array_layout::numpy_name(scalar_kind::f16x2), nullptr);
         EXPECT_EQ(array_layout::numpy_name(scalar_kind::unknown), nullptr);
+    }
+
+    TEST(ArrayLayout, MlDtypesAndPackedPairsAreKnownByName)
+    {
+        EXPECT_STREQ(array_layout::ml_dtypes_name(scalar_kind::bf16), "bfloat16");
+        EXPECT_STREQ(array_layout::ml_dtypes_name(scalar_kind::fp8_e4m3), "float8_e4m3fn");
+        EXPECT_STREQ(array_layout::ml_dtypes_name(scalar_kind::fp8_e5m2), "float8_e5m2");
+        EXPECT_EQ(array_layout::ml_dtypes_name(scalar_kind::f32), nullptr);
+        EXPECT_EQ(array_layout::kind_of_numpy_name("bfloat16"), scalar_kind::bf16);
+        EXPECT_EQ(array_layout::kind_of_numpy_name("float8_e4m3fn"), scalar_kind::fp8_e4m3);
+        EXPECT_EQ(array_layout::kind_of_numpy_name("float8_e5m2"), scalar_kind::fp8_e5m2);
+        EXPECT_EQ(array_layout::kind_of_numpy_name("float8_e4m3"), scalar_kind::unknown);  // another format than e4m3fn
+        EXPECT_EQ(array_layout::kind_of_numpy_name("int4"), scalar_kind::unknown);
+        EXPECT_EQ(array_layout::pair_kind(scalar_kind::f16, 0, scalar_kind::f16, 2, 4), scalar_kind::f16x2);
+        EXPECT_EQ(array_layout::pair_kind(scalar_kind::bf16, 0, scalar_kind::bf16, 2, 4), scalar_kind::bf16x2);
+        EXPECT_EQ(array_layout::pair_kind(scalar_kind::f16, 0, scalar_kind::f16, 2, 8), scalar_kind::unknown);
+        EXPECT_EQ(array_layout::pair_kind(scalar_kind::f16, 2, scalar_kind::f16, 0, 4), scalar_kind::unknown);
+        EXPECT_EQ(array_layout::pair_kind(scalar_kind::f16, 0, scalar_kind::bf16, 2, 4), scalar_kind::unknown);
+        EXPECT_EQ(array_layout::pair_kind(scalar_kind::i16, 0, scalar_kind::i16, 2, 4), scalar_kind::unknown);
+        EXPECT_EQ(array_layout::pair_element(scalar_kind::bf16x2), scalar_kind::bf16);
+        EXPECT_EQ(array_layout::pair_element(scalar_kind::f32), scalar_kind::unknown);
     }
 
     TEST(DlpackTensor, NumpyDtypesHaveDlpackCodes)
@@ -253,7 +276,11 @@ __device__ float2 d_v;
         EXPECT_FALSE(f->is_record());
         EXPECT_EQ(f->name(), "float32");
         EXPECT_EQ(numpy_dtype::of(layout_of(found, "d_p"))->name(), "uint64");
-        EXPECT_FALSE(numpy_dtype::of(layout_of(found, "d_h"))) << "numpy has no bfloat16";
+        std::optional<numpy_dtype> h = numpy_dtype::of(layout_of(found, "d_h"));
+        ASSERT_TRUE(h);
+        EXPECT_TRUE(h->from_ml_dtypes()) << "numpy has bfloat16 through ml_dtypes only";
+        EXPECT_EQ(h->name(), "bfloat16");
+        EXPECT_FALSE(f->from_ml_dtypes());
         EXPECT_FALSE(numpy_dtype::of(nullptr));
         std::optional<numpy_dtype> v = numpy_dtype::of(layout_of(found, "d_v"));
         ASSERT_TRUE(v && v->is_record());
@@ -271,7 +298,8 @@ __device__ float2 d_v;
         // Derived::x hides Base::x: the second of the two gets a suffix, so numpy's names stay unique.
         EXPECT_EQ(names, (std::vector<std::string>{"x", "n", "x_1", "h", "w"}));
         EXPECT_EQ(d->fields()[2].type->name(), "float64");
-        EXPECT_EQ(d->fields()[3].type->name(), "V2") << "a bfloat16 field is its bytes";
+        EXPECT_EQ(d->fields()[3].type->name(), "bfloat16");
+        EXPECT_TRUE(d->fields()[3].type->from_ml_dtypes()) << "the binding makes it V2 without ml_dtypes";
         EXPECT_EQ(d->fields()[4].extents, (std::vector<std::size_t>{2, 3}));
         EXPECT_EQ(d->itemsize(), layout_of(found, "c_d")->size);
     }

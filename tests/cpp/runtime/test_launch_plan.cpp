@@ -2,6 +2,7 @@
 // limits, the parameter count read from PTX), of argument blocks and of the launch history. None needs a
 // GPU.
 
+#include <cmath>
 #include <cstring>
 #include <new>
 
@@ -123,6 +124,52 @@ namespace xcuda
         block.store_unsigned(3, UINT64_MAX);
         EXPECT_EQ(stored<std::uint64_t>(block, 3), UINT64_MAX);
         EXPECT_THROW(block.store_signed(3, -1), argument_value_error);
+    }
+
+    TEST(launch_plan, fp8_values_round_to_nearest_even_and_refuse_what_they_cannot_hold)
+    {
+        // Hand-computed patterns: e4m3 is 1 sign, 4 exponent (bias 7), 3 mantissa bits, no infinity;
+        // e5m2 is 1, 5 (bias 15), 2, with IEEE infinities.
+        auto e4m3 = [](double v) { std::uint8_t b = 0; EXPECT_TRUE(launch_plan::to_fp8_e4m3(v, b)) << v; return b; };
+        auto e5m2 = [](double v) { std::uint8_t b = 0; EXPECT_TRUE(launch_plan::to_fp8_e5m2(v, b)) << v; return b; };
+        EXPECT_EQ(e4m3(1.0), 0x38);
+        EXPECT_EQ(e4m3(1.0625), 0x38);     // a tie between 1.0 and 1.125: to the even mantissa
+        EXPECT_EQ(e4m3(1.1875), 0x3a);     // a tie between 1.125 and 1.25: to the even one, 1.25
+        EXPECT_EQ(e4m3(-448.0), 0xfe);
+        EXPECT_EQ(e4m3(463.9), 0x7e);      // rounds down to 448
+        EXPECT_EQ(e4m3(0.001953125), 0x01);  // 2^-9, the smallest subnormal
+        EXPECT_EQ(e4m3(0.0009765625), 0x00); // half of it: a tie, to even (zero)
+        EXPECT_EQ(e4m3(0.0029296875), 0x02); // 1.5 x 2^-9: a tie, to even (2 x 2^-9)
+        EXPECT_EQ(e4m3(-0.0), 0x80);
+        EXPECT_EQ(e4m3(std::nan("")), 0x7f);
+        EXPECT_EQ(e5m2(1.0), 0x3c);
+        EXPECT_EQ(e5m2(57344.0), 0x7b);
+        EXPECT_EQ(e5m2(-INFINITY), 0xfc);
+        EXPECT_EQ(e5m2(std::nan("")), 0x7e);
+        EXPECT_EQ(e5m2(1.5e-5), 0x01);     // just under the smallest subnormal, 2^-16: rounds up to it
+        EXPECT_EQ(e5m2(7e-6), 0x00);       // under half of it (2^-17): rounds to zero
+        std::uint8_t bits = 0;
+        EXPECT_FALSE(launch_plan::to_fp8_e4m3(464.1, bits));  // rounds to 480, past 448
+        EXPECT_FALSE(launch_plan::to_fp8_e4m3(INFINITY, bits));
+        EXPECT_FALSE(launch_plan::to_fp8_e5m2(61440.0, bits));  // a tie between 57344 and 65536: to even, past
+    }
+
+    TEST(launch_plan, fp8_and_packed_pair_parameters)
+    {
+        launch_plan plan = plan_for("extern \"C\" __global__ void k(__nv_fp8_e4m3 a, __nv_fp8_e5m2 b, "
+                                    "__half2 c, const __nv_bfloat162* d) {}");
+        EXPECT_EQ(plan.slots()[0].cls, parameter_class::scalar);
+        EXPECT_EQ(plan.slots()[0].size, 1u);
+        EXPECT_EQ(plan.slots()[2].cls, parameter_class::opaque) << "a pair by value takes its record's bytes";
+        EXPECT_EQ(plan.slots()[2].size, 4u);
+        EXPECT_EQ(plan.slots()[3].kind, scalar_kind::bf16x2);
+        argument_block block(plan);
+        block.store_float(0, 0.3);
+        block.store_signed(1, -3);
+        EXPECT_EQ(stored<std::uint8_t>(block, 0), 0x2a);  // 0.3 -> 0.3125
+        EXPECT_EQ(stored<std::uint8_t>(block, 1), 0xc2);  // -3 in e5m2
+        EXPECT_THROW(block.store_float(0, 500.0), argument_value_error);
+        EXPECT_THROW(block.store_float(1, 70000.0), argument_value_error);
     }
 
     TEST(launch_plan, floats_convert_to_the_declared_precision)

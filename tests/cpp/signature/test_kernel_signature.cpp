@@ -323,7 +323,7 @@ namespace
              {{"k", "k", false, {}, 1,
                {value("a", "float4", u, 16), value("b", "int2", u, 8), value("c", "uint4", u, 16),
                 value("d", "longlong2", u, 16), value("e", "double3", u, 24), value("f", "char3", u, 3),
-                pointer("g", "float2*", "float2", false, u), value("h", "__half2", u, 4)}}}},
+                pointer("g", "float2*", "float2", false, u), value("h", "__half2", scalar_kind::f16x2, 4)}}}},
 
             {"struct_parameters_have_no_kind_but_their_size",
              "struct Params { float* x; int n; };\n"

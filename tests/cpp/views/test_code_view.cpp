@@ -908,3 +908,32 @@ TEST(code_listing_sass, a_banner_of_dashes_only_is_a_comment)
         EXPECT_EQ(listing.lines()[0].kind, code_line::comment) << text;
     }
 }
+
+// ----- The editor's line numbers (base/cell_lines) --------------------------------------------------
+
+TEST(code_view_editor_lines, a_cells_views_number_its_lines_as_the_editor_does)
+{
+    const cell_lines cell = cell_lines::cell(4);  // under a %%cuda line: source line 5 is the editor's 6
+    const code_listing listing = code_listing::from_ptx(fixture("saxpy.ptx"));
+    const std::string text = code_view::grouped_text(fixture("saxpy.cu"), listing, {}, cell);
+    EXPECT_NE(text.find("   6 |         out[i] = a * x[i] + y[i];\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("   5 |         out[i]"), std::string::npos) << text;
+    const std::string html = code_view::side_by_side_html(fixture("saxpy.cu"), listing, "saxpy", {}, cell);
+    EXPECT_NE(html.find("data-line=\"5\"><span class=\"xn\">6</span>"), std::string::npos);
+}
+
+TEST(code_view_editor_lines, annotated_ptx_writes_each_source_line_above_its_instructions)
+{
+    const std::string ptx = code_view::annotated_ptx(fixture("saxpy.ptx"), fixture("saxpy.cu"), cell_lines::cell(4));
+    std::size_t comment = ptx.find("//    6 | out[i] = a * x[i] + y[i];\n");
+    ASSERT_NE(comment, std::string::npos) << ptx;
+    // Each run is headed by its own line: the comment nearest above the store is the store's line.
+    std::size_t store = ptx.find("st.global.f32");
+    ASSERT_NE(store, std::string::npos);
+    EXPECT_EQ(ptx.rfind("//    ", store), ptx.rfind("//    6 | out[i] = a * x[i] + y[i];", store)) << ptx;
+    EXPECT_NE(ptx.find("//    7 | }\n\tret;"), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("//    5 | if (i < n)"), std::string::npos) << ptx;
+    // PTX without line information comes back as it is.
+    const std::string plain = ".version 8.0\n.target sm_90\n.visible .entry k()\n{\nret;\n}\n";
+    EXPECT_EQ(code_view::annotated_ptx(plain, "x\n", cell_lines::cell(4)), plain);
+}

@@ -397,3 +397,24 @@ TEST(ncu_report, a_line_number_out_of_range_means_no_line)
         EXPECT_EQ(s.instructions[0].line, 0) << line;
     }
 }
+
+// ----- the editor's numbering (base/cell_lines) ------------------------------------------------------
+
+TEST(editor_lines, sanitizer_findings_and_profile_lines_are_numbered_as_the_editor_does)
+{
+    // A %%cuda cell: its source line 18 is the editor's 19 (the %%cuda line is line 1); the source text
+    // shown beside it is still the source's line 18.
+    sanitizer_report r = sanitizer_report::parse(recording("sanitizer/memcheck.txt"), "memcheck", "probe.cu");
+    r.lines = cell_lines::cell(3);
+    const std::string text = r.text(recording("probe.cu"));
+    EXPECT_NE(text.find("at line 19 (oob_write+0xc0): data[i] = 1.0f;"), std::string::npos) << text;
+    EXPECT_EQ(text.find("at line 18"), std::string::npos) << text;
+
+    launch_profile p = launch_profile::from_pages(recording("ncu/ncu_raw.csv"), recording("ncu/ncu_details.csv"));
+    p.attach_source(ncu_report::parse_source(recording("ncu/ncu_source_both.csv")), code_listing(), "probe.cu");
+    p.cell = cell_lines::cell(3);
+    text_table table = p.lines_table(recording("probe.cu"));
+    ASSERT_FALSE(table.rows.empty());
+    EXPECT_EQ(table.rows[0][0], "12");  // the busiest line, source line 11
+    EXPECT_NE(table.rows[0][4].find("out[i]"), std::string::npos) << table.rows[0][4];
+}

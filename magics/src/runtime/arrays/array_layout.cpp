@@ -53,8 +53,46 @@ namespace xcuda
 
     const char* array_layout::numpy_name(scalar_kind kind) noexcept
     {
-        // numpy has every scalar kind but bfloat16; scalar_kind_name spells them as numpy does.
-        return kind == scalar_kind::unknown || kind == scalar_kind::bf16 ? nullptr : scalar_kind_name(kind);
+        // numpy has every scalar kind but bfloat16, the fp8 kinds (ml_dtypes_name) and the packed pairs;
+        // scalar_kind_name spells the others as numpy does.
+        return kind == scalar_kind::unknown || ml_dtypes_name(kind) || is_packed_pair(kind) ? nullptr
+                                                                                             : scalar_kind_name(kind);
+    }
+
+    const char* array_layout::ml_dtypes_name(scalar_kind kind) noexcept
+    {
+        return kind == scalar_kind::bf16 || kind == scalar_kind::fp8_e4m3 || kind == scalar_kind::fp8_e5m2
+                   ? scalar_kind_name(kind)
+                   : nullptr;
+    }
+
+    scalar_kind array_layout::kind_of_numpy_name(const std::string& name) noexcept
+    {
+        for (scalar_kind kind : {scalar_kind::bf16, scalar_kind::fp8_e4m3, scalar_kind::fp8_e5m2})
+        {
+            if (name == scalar_kind_name(kind))
+            {
+                return kind;
+            }
+        }
+        return scalar_kind::unknown;
+    }
+
+    scalar_kind array_layout::pair_kind(scalar_kind first, std::size_t first_offset, scalar_kind second,
+                                        std::size_t second_offset, std::size_t itemsize) noexcept
+    {
+        if (first != second || first_offset != 0 || second_offset != 2 || itemsize != 4)
+        {
+            return scalar_kind::unknown;
+        }
+        return first == scalar_kind::f16 ? scalar_kind::f16x2 : first == scalar_kind::bf16 ? scalar_kind::bf16x2
+                                                                                            : scalar_kind::unknown;
+    }
+
+    scalar_kind array_layout::pair_element(scalar_kind pair) noexcept
+    {
+        return pair == scalar_kind::f16x2 ? scalar_kind::f16 : pair == scalar_kind::bf16x2 ? scalar_kind::bf16
+                                                                                           : scalar_kind::unknown;
     }
 
     std::size_t array_layout::size() const noexcept

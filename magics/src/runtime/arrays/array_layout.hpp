@@ -35,6 +35,19 @@ namespace xcuda
         // The numpy dtype name of a scalar kind ("float32"), or null where numpy has none (bfloat16).
         static const char* numpy_name(scalar_kind kind) noexcept;
 
+        // ---- dtypes numpy has only through the ml_dtypes package (issue 45, item 5) ----
+        // ml_dtypes' name of a kind numpy lacks ("bfloat16", "float8_e4m3fn", "float8_e5m2"), or null.
+        static const char* ml_dtypes_name(scalar_kind kind) noexcept;
+        // The kind of a dtype numpy does not know itself, by its name (ml_dtypes' dtypes are numpy
+        // user types, their kind letter 'V' or 'f' and no standard itemsize): unknown for other names.
+        static scalar_kind kind_of_numpy_name(const std::string& name) noexcept;
+        // The packed pair a structured dtype of two fields is (__half2 from two float16 at offsets 0 and 2
+        // in 4 bytes, __nv_bfloat162 from two bfloat16): f16x2, bf16x2, or unknown.
+        static scalar_kind pair_kind(scalar_kind first, std::size_t first_offset, scalar_kind second,
+                                     std::size_t second_offset, std::size_t itemsize) noexcept;
+        // The element of a packed pair kind (f16 of f16x2), else unknown.
+        static scalar_kind pair_element(scalar_kind pair) noexcept;
+
         const std::vector<std::int64_t>& shape() const noexcept { return m_shape; }
         std::size_t itemsize() const noexcept { return m_itemsize; }
         std::size_t size() const noexcept;

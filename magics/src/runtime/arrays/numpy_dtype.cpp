@@ -26,8 +26,17 @@ namespace xcuda
         }
         if (layout->kind != scalar_kind::unknown)
         {
-            const char* name = array_layout::numpy_name(layout->kind);
-            return name ? std::optional<numpy_dtype>(scalar(name, layout->size)) : std::nullopt;
+            if (const char* name = array_layout::numpy_name(layout->kind))
+            {
+                return scalar(name, layout->size);
+            }
+            if (const char* name = array_layout::ml_dtypes_name(layout->kind))
+            {
+                numpy_dtype d = scalar(name, layout->size);
+                d.m_ml_dtypes = true;
+                return d;
+            }
+            return std::nullopt;
         }
         if (!layout->is_record())
         {

@@ -30,13 +30,16 @@ namespace xcuda
             std::shared_ptr<const numpy_dtype> type;
         };
 
-        // The dtype of `layout`; none when it is unknown or has a field of unknown layout. A top-level
-        // bfloat16 has none (numpy has no kind for it); inside a record it is "V2".
+        // The dtype of `layout`; none when it is unknown or has a field of unknown layout. bfloat16 and fp8
+        // are named as ml_dtypes names them (from_ml_dtypes).
         static std::optional<numpy_dtype> of(const std::shared_ptr<const value_layout>& layout);
 
         bool is_record() const noexcept { return m_record; }
         // A scalar's numpy name ("float32", "uint64", "V12"); empty for a record.
         const std::string& name() const noexcept { return m_name; }
+        // A scalar numpy has only through ml_dtypes (name() is its name there: "bfloat16"): without the
+        // package, "V<itemsize>" inside a record and no dtype at the top.
+        bool from_ml_dtypes() const noexcept { return m_ml_dtypes; }
         const std::vector<field>& fields() const noexcept { return m_fields; }
         std::size_t itemsize() const noexcept { return m_itemsize; }
 
@@ -44,6 +47,7 @@ namespace xcuda
         static numpy_dtype scalar(std::string name, std::size_t itemsize);
 
         bool m_record = false;
+        bool m_ml_dtypes = false;
         std::string m_name;
         std::vector<field> m_fields;
         std::size_t m_itemsize = 0;

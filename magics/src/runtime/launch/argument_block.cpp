@@ -32,7 +32,7 @@ namespace xcuda
         bool is_floating(scalar_kind kind)
         {
             return kind == scalar_kind::f16 || kind == scalar_kind::bf16 || kind == scalar_kind::f32 ||
-                   kind == scalar_kind::f64;
+                   kind == scalar_kind::f64 || kind == scalar_kind::fp8_e4m3 || kind == scalar_kind::fp8_e5m2;
         }
 
         // The representable range of an integer kind, as long double so one comparison covers all.
@@ -230,6 +230,10 @@ namespace xcuda
             check_finite_range(3.3895313892515355e38, "bfloat16");
             put(destination, launch_plan::to_bfloat16(static_cast<float>(value)));
             break;
+        case scalar_kind::fp8_e4m3:
+        case scalar_kind::fp8_e5m2:
+            store_fp8(index, value);
+            break;
         default:
             if (is_signed_integer(slot.kind) || is_unsigned_integer(slot.kind) || slot.kind == scalar_kind::boolean)
             {
@@ -238,6 +242,19 @@ namespace xcuda
             }
             throw argument_type_error(m_plan->describe(index) + " does not take a number");
         }
+    }
+
+    void argument_block::store_fp8(std::size_t index, double value)
+    {
+        bool e4m3 = m_plan->slots()[index].kind == scalar_kind::fp8_e4m3;
+        std::uint8_t bits = 0;
+        if (!(e4m3 ? launch_plan::to_fp8_e4m3(value, bits) : launch_plan::to_fp8_e5m2(value, bits)))
+        {
+            throw argument_value_error(m_plan->describe(index) + ": " + number_text(value) + " overflows " +
+                                       (e4m3 ? "float8_e4m3fn (largest finite value 448; it has no infinity)"
+                                             : "float8_e5m2 (largest finite value 57344)"));
+        }
+        put(this->slot(index), bits);
     }
 
     void argument_block::store_bool(std::size_t index, bool value)

@@ -77,6 +77,8 @@ namespace xcuda
     private:
         // Every kind and value store_float may be given: ranges checked, the error names the parameter.
         void store_float_checked(std::size_t index, double value);
+        // An fp8 parameter's value, rounded to nearest even; argument_value_error past its range.
+        void store_fp8(std::size_t index, double value);
         static constexpr std::size_t inline_parameters = 48;
         const launch_plan* m_plan;
         const std::size_t* m_offsets;  // the plan's

@@ -1,15 +1,39 @@
 #include "argument_problems.hpp"
 
+#include "array_layout.hpp"
 #include "errors.hpp"
 
 namespace xcuda
 {
-    void argument_problems::wrong_element_kind(const launch_plan& plan, std::size_t index, const std::string& dtype,
-                                               const std::string& what)
+    bool argument_problems::pairs_fit(const launch_plan& plan, std::size_t index, scalar_kind have,
+                                      long long last_extent) noexcept
     {
-        const char* wanted = scalar_kind_name(plan.slots()[index].kind);
-        throw argument_type_error(plan.describe(index) + " needs " + wanted + " elements, got " + what + " of " + dtype +
-                                  "; convert it first, for example with .astype(numpy." + wanted + ")");
+        scalar_kind element = array_layout::pair_element(plan.slots()[index].kind);
+        return element != scalar_kind::unknown && have == element && last_extent >= 0 && last_extent % 2 == 0;
+    }
+
+    void argument_problems::wrong_element_kind(const launch_plan& plan, std::size_t index, const std::string& dtype,
+                                               const std::string& what, bool ml_dtypes_missing)
+    {
+        scalar_kind kind = plan.slots()[index].kind;
+        scalar_kind element = array_layout::pair_element(kind);
+        scalar_kind named = element == scalar_kind::unknown ? kind : element;
+        const char* ml_name = array_layout::ml_dtypes_name(named);
+        std::string convert = std::string(".astype(") + (ml_name ? "ml_dtypes." : "numpy.") + scalar_kind_name(named) + ")";
+        std::string install = ml_name && ml_dtypes_missing
+                                  ? std::string(" (numpy has no ") + ml_name +
+                                        ": the ml_dtypes package adds it: pip install ml_dtypes)"
+                                  : "";
+        if (element != scalar_kind::unknown)
+        {
+            throw argument_type_error(plan.describe(index) + " needs pairs of " + scalar_kind_name(element) + ", got " +
+                                      what + " of " + dtype + "; pass " + scalar_kind_name(element) +
+                                      " elements with an even last dimension (x and y interleaved) or a structured "
+                                      "dtype of two " + scalar_kind_name(element) + " fields, for example with " +
+                                      convert + install);
+        }
+        throw argument_type_error(plan.describe(index) + " needs " + scalar_kind_name(kind) + " elements, got " + what +
+                                  " of " + dtype + "; convert it first, for example with " + convert + install);
     }
 
     void argument_problems::integer_too_large_for_float(const launch_plan& plan, std::size_t index)

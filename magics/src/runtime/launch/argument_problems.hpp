@@ -24,9 +24,16 @@ namespace xcuda
             scalar_kind wanted = plan.slots()[index].kind;
             return wanted == scalar_kind::unknown || wanted == have;
         }
-        // "... needs float32 elements, got <what> of <dtype>; convert it first ..."
+        // A pointer to a packed pair (__half2*, __nv_bfloat162*) also takes arrays of its element with an even
+        // last extent (x and y interleaved): whether `have` with that last extent (-1: a 0-d array) fits.
+        static bool pairs_fit(const launch_plan& plan, std::size_t index, scalar_kind have,
+                              long long last_extent) noexcept;
+        // "... needs float32 elements, got <what> of <dtype>; convert it first ..."; for the kinds numpy has
+        // only through ml_dtypes, the .astype names ml_dtypes and, when it is not installed (ml_dtypes_missing),
+        // how to install it.
         [[noreturn]] static void wrong_element_kind(const launch_plan& plan, std::size_t index,
-                                                    const std::string& dtype, const std::string& what);
+                                                    const std::string& dtype, const std::string& what,
+                                                    bool ml_dtypes_missing = false);
 
         // Scalars: an integer no float or 64-bit integer holds; an object that is not a number (hint:
         // what it is instead, when that helps).

@@ -422,6 +422,37 @@ namespace xcuda
 
     void cuda_kernel::launch(const launch_dims& dims, CUstream stream, const argument_block& arguments)
     {
+        try
+        {
+            launch_unlocated(dims, stream, arguments);
+        }
+        catch (const cuda_error& e)
+        {
+            // The simulator's report names the PTX's .loc line and .file path (the kernel's working folder
+            // and "cell", which does not exist): said once more in the cell's own lines. A GPU's fault
+            // carries no line; it comes back as it is.
+            if (!e.marks().empty() || !cuda_driver::available() || !cuda_driver::get().simulated())
+            {
+                throw;
+            }
+            cell_lines lines = m_module->lines();
+            cell_lines::place first;
+            std::string message = lines.located_report(e.what(), &first);
+            if (message == e.what())
+            {
+                throw;
+            }
+            std::vector<cuda_error::editor_mark> marks;
+            if (first.own && first.line > 0 && lines.execution_count() > 0)
+            {
+                marks.push_back({lines.execution_count(), first.line, message.substr(0, message.find('\n'))});
+            }
+            throw e.relocated(message, std::move(marks));
+        }
+    }
+
+    void cuda_kernel::launch_unlocated(const launch_dims& dims, CUstream stream, const argument_block& arguments)
+    {
         per_device d = prepared();
         cuda_session& session = m_module->session();
         session.make_current();

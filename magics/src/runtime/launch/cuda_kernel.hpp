@@ -119,7 +119,8 @@ namespace xcuda
         CUfunction function();
 
         // Validates dims against the device and this function, then cuLaunchKernel on stream with the
-        // arguments: the block whole when its plan is packed, else its pointers.
+        // arguments: the block whole when its plan is packed, else its pointers. A launch the simulator
+        // failed names the cell's line (the module's cell_lines), and carries it as an editor mark.
         void launch(const launch_dims& dims, CUstream stream, const argument_block& arguments);
         // What a CUDA graph's kernel node needs to launch it as launch() would: the function on the
         // current device, dims checked against the device and the function, and the arguments (the
@@ -163,6 +164,8 @@ namespace xcuda
         occupancy_report occupancy(int block, int dynamic_shared);
 
     private:
+        void launch_unlocated(const launch_dims& dims, CUstream stream, const argument_block& arguments);
+
         struct per_device
         {
             int ordinal = -1;

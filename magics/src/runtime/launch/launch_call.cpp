@@ -1,5 +1,6 @@
 #include "launch_call.hpp"
 
+#include "cuda_driver.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_session.hpp"
 #include "device_buffer.hpp"
@@ -121,6 +122,18 @@ namespace xcuda
         m_kept.clear();
     }
 
+    void launch_call::show_device_output()
+    {
+        cuda_session& session = m_kernel.module()->session();
+        // A wait inside a graph capture would end it: the output then comes at the replay's wait.
+        if (!cuda_driver::get().simulated() || !session.waits().capturing_printf() || session.captures().of_this_thread() ||
+            session.captures().on_stream(m_stream))
+        {
+            return;
+        }
+        session.waits().wait(m_stream);
+    }
+
     void launch_call::settle() noexcept
     {
         if (m_pending.empty())
@@ -141,6 +154,7 @@ namespace xcuda
         {
             begin();
             m_kernel.launch(m_dims, m_stream, m_arguments);
+            show_device_output();
             complete();
         }
         catch (...)

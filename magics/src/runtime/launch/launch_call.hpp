@@ -133,6 +133,9 @@ namespace xcuda
         // Steps 1 and 2 of run(); complete() is step 4.
         void begin();
         void complete();
+        // On the simulator the launch has run when it returns: its device printf output is shown at once,
+        // where the launch is in the cell, not at the cell's end after its result.
+        void show_device_output();
         // On an error path: waits for queued copies without polling, so their registrations may go.
         void settle() noexcept;
 

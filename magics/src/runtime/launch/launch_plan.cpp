@@ -1,6 +1,7 @@
 #include "launch_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "device_properties.hpp"
@@ -33,7 +34,7 @@ namespace xcuda
                 slot.cls = parameter_class::handle;  // kind u64: an xcuda texture or surface, or its integer handle
                 slot.size = sizeof(std::uint64_t);
             }
-            else if (parameter.kind != scalar_kind::unknown)
+            else if (parameter.kind != scalar_kind::unknown && !is_packed_pair(parameter.kind))
             {
                 slot.cls = parameter_class::scalar;
                 slot.size = scalar_kind_size(parameter.kind);
@@ -303,5 +304,77 @@ namespace xcuda
         }
         std::uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
         return static_cast<std::uint16_t>((bits + rounding) >> 16);
+    }
+
+    namespace
+    {
+        // A finite, non-negative double rounded to nearest even to a float of `mantissa_bits` and exponent
+        // bias `bias`, encoded without its sign; false past `largest` (the format's largest finite value).
+        bool encode_narrow_float(double magnitude, int mantissa_bits, int bias, double largest, std::uint8_t& bits)
+        {
+            if (magnitude == 0.0)
+            {
+                bits = 0;
+                return true;
+            }
+            const int smallest_exponent = 1 - bias;  // of a normal number
+            int exponent = 0;
+            std::frexp(magnitude, &exponent);
+            exponent -= 1;  // magnitude is in [2^exponent, 2^(exponent+1))
+            int step = std::max(exponent, smallest_exponent) - mantissa_bits;  // log2 of one unit in the last place
+            double rounded = std::nearbyint(std::ldexp(magnitude, -step));  // ties to even (the default mode)
+            double value = std::ldexp(rounded, step);
+            if (value > largest)
+            {
+                return false;
+            }
+            std::frexp(value, &exponent);
+            exponent -= 1;
+            if (value == 0.0 || exponent < smallest_exponent)
+            {
+                bits = static_cast<std::uint8_t>(std::ldexp(value, mantissa_bits - smallest_exponent));  // subnormal
+                return true;
+            }
+            auto mantissa = static_cast<unsigned>(std::ldexp(value, mantissa_bits - exponent)) - (1u << mantissa_bits);
+            bits = static_cast<std::uint8_t>((static_cast<unsigned>(exponent + bias) << mantissa_bits) | mantissa);
+            return true;
+        }
+    }
+
+    bool launch_plan::to_fp8_e4m3(double value, std::uint8_t& bits)
+    {
+        std::uint8_t sign = std::signbit(value) ? 0x80 : 0;
+        if (std::isnan(value))
+        {
+            bits = sign | 0x7f;
+            return true;
+        }
+        if (std::isinf(value) || !encode_narrow_float(std::fabs(value), 3, 7, 448.0, bits))
+        {
+            return false;
+        }
+        bits |= sign;
+        return true;
+    }
+
+    bool launch_plan::to_fp8_e5m2(double value, std::uint8_t& bits)
+    {
+        std::uint8_t sign = std::signbit(value) ? 0x80 : 0;
+        if (std::isnan(value))
+        {
+            bits = sign | 0x7e;
+            return true;
+        }
+        if (std::isinf(value))
+        {
+            bits = sign | 0x7c;
+            return true;
+        }
+        if (!encode_narrow_float(std::fabs(value), 2, 15, 57344.0, bits))
+        {
+            return false;
+        }
+        bits |= sign;
+        return true;
     }
 }

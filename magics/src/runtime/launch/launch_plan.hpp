@@ -112,6 +112,11 @@ namespace xcuda
         // Half and bfloat16 bit patterns (round to nearest even), as the device reads them.
         static std::uint16_t to_half(float value);
         static std::uint16_t to_bfloat16(float value);
+        // fp8 bit patterns of a double (round to nearest even, straight from the double, as ml_dtypes
+        // converts): false when a finite value rounds past the format's largest finite (448 for e4m3,
+        // 57344 for e5m2) or, for e4m3 (which has none), for an infinity. NaN keeps its sign.
+        static bool to_fp8_e4m3(double value, std::uint8_t& bits);
+        static bool to_fp8_e5m2(double value, std::uint8_t& bits);
 
     private:
         std::vector<parameter_slot> m_slots;

@@ -558,6 +558,18 @@ namespace xcuda
         return m_owner.describe() + " on device " + std::to_string(m_device);
     }
 
+    cell_lines cuda_module::lines() const
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        return m_lines;
+    }
+
+    void cuda_module::set_lines(cell_lines lines)
+    {
+        std::lock_guard<std::recursive_mutex> lock(m_mutex);
+        m_lines = std::move(lines);
+    }
+
     std::string cuda_module::describe() const
     {
         std::string text = "module " + m_name + " [";

@@ -27,6 +27,7 @@
 #include <cuda.h>
 
 #include "compiler.hpp"
+#include "cell_lines.hpp"
 #include "cuda_session.hpp"
 #include "kernel_signature.hpp"
 #include "nvrtc_compiler.hpp"
@@ -63,6 +64,11 @@ namespace xcuda
         // Where the binary came from: "nvrtc" (compiled for this module), "memory" or "disk" (caches).
         const std::string& origin() const noexcept { return m_origin; }
         void set_origin(std::string origin) { m_origin = std::move(origin); }
+        // Where its source sits in the notebook (the %%cuda cell that built it last, In[N], and its header
+        // cells), through which every message and view names a line; "the source" for xcuda.compile().
+        // A copy under the module's mutex: a launch on another thread reads it for a fault's text.
+        cell_lines lines() const;
+        void set_lines(cell_lines lines);
 
         // The symbol the binary exports for a kernel: its own name when extern "C", else the
         // lowered (mangled) name NVRTC gave its name expression.
@@ -179,6 +185,7 @@ namespace xcuda
         bool m_variables_read = false;
         std::vector<module_variable> m_variables;
         std::map<std::string, std::string> m_global_values;  // symbol -> bytes the host wrote last
+        cell_lines m_lines;  // m_mutex held
         mutable std::recursive_mutex m_mutex;  // m_copies, the compiles kept by arch, m_load_ms
     };
 }

@@ -35,7 +35,7 @@ namespace xcuda
         }
         const std::string& name = p.words[0];
         std::string stale;
-        for (const auto& module : registry.set_header(name, cell))
+        for (const auto& module : registry.set_header(name, cell, true))
         {
             stale += (stale.empty() ? "" : ", ") + module->name();
         }

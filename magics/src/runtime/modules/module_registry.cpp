@@ -74,11 +74,19 @@ namespace xcuda
     }
 
     std::vector<std::shared_ptr<cuda_module>> module_registry::set_header(const std::string& name,
-                                                                          const std::string& text)
+                                                                          const std::string& text, bool in_a_cell)
     {
         std::vector<std::shared_ptr<cuda_module>> stale;
         std::lock_guard<std::mutex> lock(m_mutex);
         m_headers[name] = text;
+        if (in_a_cell)
+        {
+            m_header_cells.insert(name);
+        }
+        else
+        {
+            m_header_cells.erase(name);
+        }
         for (const auto& entry : m_entries)
         {
             const auto& used = entry.second->headers();
@@ -90,6 +98,12 @@ namespace xcuda
             }
         }
         return stale;
+    }
+
+    std::set<std::string> module_registry::header_cells() const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return m_header_cells;
     }
 
     std::map<std::string, std::string> module_registry::headers() const

@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <optional>
 #include <memory>
 #include <mutex>
@@ -51,8 +52,13 @@ namespace xcuda
         // Header cells (%%cuda_header name.cuh): kept in memory and given to NVRTC for the cells that
         // include them (directly or through another header cell). Setting a header whose text changed
         // marks every module compiled with the old text stale; returns those modules.
-        std::vector<std::shared_ptr<cuda_module>> set_header(const std::string& name, const std::string& text);
+        // in_a_cell: the text is a %%cuda_header cell's body (its lines start on the cell's line 2), not
+        // xcuda.set_header's string.
+        std::vector<std::shared_ptr<cuda_module>> set_header(const std::string& name, const std::string& text,
+                                                             bool in_a_cell = false);
         std::map<std::string, std::string> headers() const;
+        // The names of the headers that are %%cuda_header cells now (for cell_lines).
+        std::set<std::string> header_cells() const;
         // The header cells source includes, with the ones they include in turn.
         std::map<std::string, std::string> headers_for(const std::string& source) const;
 
@@ -71,6 +77,7 @@ namespace xcuda
         cell_builder m_builder;
         mutable std::mutex m_mutex;
         std::map<std::string, std::string> m_headers;
+        std::set<std::string> m_header_cells;
         std::vector<std::pair<std::string, std::shared_ptr<cuda_module>>> m_entries;
     };
 }
