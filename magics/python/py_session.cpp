@@ -7,6 +7,7 @@
 #include "py_common.hpp"
 
 #include <optional>
+#include <utility>
 
 #include <cstdio>
 
@@ -15,6 +16,7 @@
 #include "parse_interrupts.hpp"
 #include "cell_build.hpp"
 #include "device_scope.hpp"
+#include "launch_progress.hpp"
 #include "session_control.hpp"
 #include "session_report.hpp"
 #include "cuda_session.hpp"
@@ -91,9 +93,69 @@ namespace xcuda::python
 
     namespace
     {
+        // A long launch on the simulator (frontend/launch_progress): on Python's main thread, which alone
+        // receives Ctrl-C (Kernel > Interrupt), the interrupt is asked for and the progress drawn by
+        // xcuda/progress.py; other threads' launches are neither drawn nor interrupted. The check of the
+        // thread needs no GIL, so a launch from another thread never waits for it.
+        void connect_launch_progress()
+        {
+            const unsigned long main_thread = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+            auto on_main = [main_thread] { return PyThread_get_thread_ident() == main_thread; };
+            auto* view = new py::object();  // the Progress shown for the running launch; never freed (outlives Python)
+            // Ctrl-C while Python draws raises KeyboardInterrupt in the drawing code: it stops the launch at the next call.
+            auto interrupted_while_drawing = std::make_shared<bool>(false);
+            launch_progress::connect([on_main, interrupted_while_drawing] {
+                                         return on_main() && (std::exchange(*interrupted_while_drawing, false) ||
+                                                              python_interrupted());
+                                     },
+                                     [on_main, view, interrupted_while_drawing](const launch_progress::update& u) {
+                                         if (!on_main())
+                                         {
+                                             return;
+                                         }
+                                         py::gil_scoped_acquire acquire;
+                                         try
+                                         {
+                                             py::module_ progress = py::module_::import("xcuda.progress");
+                                             if (!u.warning.empty())
+                                             {
+                                                 progress.attr("warn")(u.warning);
+                                             }
+                                             if (u.what == launch_progress::update::kind::show)
+                                             {
+                                                 if (view->is_none() || !*view)
+                                                 {
+                                                     *view = progress.attr("open_progress")(true);
+                                                 }
+                                                 if (!view->is_none())
+                                                 {
+                                                     view->attr("show")(u.text, u.html, u.line);
+                                                 }
+                                             }
+                                             else if (u.what == launch_progress::update::kind::clear && !view->is_none() && *view)
+                                             {
+                                                 view->attr("clear")(u.line);
+                                                 *view = py::none();
+                                             }
+                                         }
+                                         catch (py::error_already_set& e)
+                                         {
+                                             if (e.matches(PyExc_KeyboardInterrupt))
+                                             {
+                                                 *interrupted_while_drawing = true;
+                                                 return;
+                                             }
+                                             // Drawing failed mid-launch, where no cell can end with it: reported
+                                             // as Python reports errors of callbacks, and the launch goes on.
+                                             e.discard_as_unraisable("xcuda's progress of a simulated launch");
+                                         }
+                                     });
+        }
+
         // Waits and compiles connected to Python: interrupts, and device printf output to sys.stdout.
         void connect_session_hooks(notebook_session& notebook)
         {
+            connect_launch_progress();
             cuda_session& session = notebook.session;
             session_control::connect_driver_version();  // nothing is loaded here
             // Waits for the GPU poll; these connect them to Python: Ctrl-C (Kernel > Interrupt) ends a

@@ -4,13 +4,15 @@
 // It implements the entry points of xcuda's driver table (magics/src/driver/cuda_driver.hpp) under the
 // versioned names the headers map them to (cuMemAlloc -> cuMemAlloc_v2), as the test double
 // tests/fake_driver does; everything above the table is xcuda's own code, unchanged.
-// Device memory is host memory recorded in one sim_memory; cuModuleLoadData parses PTX (and refuses a
-// CUBIN); cuLaunchKernel runs the grid at once, its blocks on XCUDA_SIM_THREADS host threads, and
-// returns when it is done (streams are synchronous, events are host clock readings). A launch that fails keeps its description, which cuGetErrorString returns
-// for that error code, so xcuda's error names the thread, the block and the instruction.
+// Device memory is host memory recorded in one sim_memory (sim_device_memory.cpp); cuModuleLoadData parses
+// PTX (and refuses a CUBIN; a function whose body cannot be read is refused alone, at its launch);
+// cuLaunchKernel runs the grid at once (sim_launches.cpp) and returns when it is done (streams are
+// synchronous, except that a capturing one records graph nodes: sim_graphs.cpp; events are host clock
+// readings). A launch that fails keeps its description, which cuGetErrorString returns for that error code,
+// so xcuda's error names the thread, the block and the instruction.
 //
-// Threading: every entry point takes one process-wide lock; launches run one at a time (a launch's
-// own pool of threads is block_executor's).
+// Threading: every entry point takes one process-wide lock (sim_driver_state.hpp says how a running grid
+// shares it); launches run one at a time (a launch's own pool of threads is block_executor's).
 // A kernel fault is not sticky (unlike a GPU's since CUDA 12): the launch that faulted returns it, and
 // every later call works, since nothing was lost (device memory is host memory; docs/simulator.md).
 
@@ -28,18 +30,16 @@
 #include <string>
 #include <vector>
 
-#include "block_executor.hpp"
 #include "device_heap.hpp"
 #include "ptx_parser.hpp"
-#include "sim_memory.hpp"
+#include "sim_driver_state.hpp"
 #include "xcuda_sim_shared.hpp"
 
-namespace
+namespace xcuda_sim
 {
-    using namespace xcuda::sim;
-
     std::recursive_mutex g_mutex;
-    using lock = std::lock_guard<std::recursive_mutex>;
+    std::condition_variable_any g_grid_ended;
+    std::thread::id g_grid_owner;
     sim_memory g_memory;
     device_heap g_heap;  // device malloc/free's, for the process's one context (cuCtxSetLimit sizes it)
     std::size_t g_stack_limit = 1024, g_printf_fifo_limit = 1 << 20;  // nominal: kept and read back
@@ -55,42 +55,11 @@ namespace
         return code;
     }
 
-    struct free_deleter
+    CUresult clusters_refused(const std::string& what)
     {
-        void operator()(std::uint8_t* p) const { std::free(p); }
-    };
-    struct module;
-    struct function
-    {
-        module* owner = nullptr;
-        int index = -1;
-    };
-    // A loaded module owns its .global/.const variables (aligned_alloc'd, registered in g_memory) and
-    // the function handles given out for it; cuModuleUnload frees all of them.
-    struct module
-    {
-        ptx_program program;
-        std::vector<std::unique_ptr<std::uint8_t, free_deleter>> variables;
-        std::vector<std::unique_ptr<function>> functions;
-    };
-
-    const char k_device_name[] = "xcuda PTX simulator (sm_90 model)";
-    char g_context_storage[1];
-    CUcontext g_context = reinterpret_cast<CUcontext>(g_context_storage);
-    thread_local CUcontext t_current = nullptr;
-
-    std::uint64_t step_limit()
-    {
-        const char* text = std::getenv("XCUDA_SIM_MAX_STEPS");
-        return text && *text ? std::strtoull(text, nullptr, 10) : (std::uint64_t(1) << 31);
-    }
-
-    // XCUDA_SIM_THREADS: host threads that run a launch's blocks (default: the machine's cores).
-    unsigned sim_threads()
-    {
-        const char* text = std::getenv("XCUDA_SIM_THREADS");
-        unsigned long n = text && *text ? std::strtoul(text, nullptr, 10) : std::thread::hardware_concurrency();
-        return static_cast<unsigned>(std::max(1ul, std::min(n, 256ul)));
+        return failed(CUDA_ERROR_NOT_SUPPORTED,
+                      "the PTX simulator does not run thread-block clusters of more than one block yet (" + what +
+                          "): run the kernel on a GPU of compute capability 9.0 or newer, or launch it without clusters");
     }
 
     CUresult code_for(sim_error::kind kind)
@@ -104,24 +73,10 @@ namespace
         case sim_error::kind::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
         case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::shared_race: return CUDA_ERROR_LAUNCH_FAILED;
+        case sim_error::kind::interrupted: return CUDA_ERROR_TIMEOUT;
         case sim_error::kind::assertion: return CUDA_ERROR_ASSERT;
         }
         return CUDA_ERROR_UNKNOWN;
-    }
-
-    std::vector<std::pair<std::uintptr_t, std::size_t>> g_host_ranges;
-    std::size_t g_device_bytes = 0;  // given out by cuMemAlloc, for cuMemGetInfo  // pinned and registered host memory
-
-    bool is_host(std::uintptr_t address)
-    {
-        for (const auto& [start, bytes] : g_host_ranges)
-        {
-            if (address >= start && address < start + bytes)
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     // Device printf output of the launches since the last synchronising call, printed to stdout by the
@@ -153,6 +108,32 @@ namespace
 
     std::uint64_t g_launches = 0;
     std::uint64_t g_thread_instructions = 0;
+    bool g_trace_armed = false;
+    thread_trace g_trace;
+}
+
+using namespace xcuda_sim;
+
+namespace
+{
+    const char k_device_name[] = "xcuda PTX simulator (sm_90 model)";
+    char g_context_storage[1];
+    CUcontext g_context = reinterpret_cast<CUcontext>(g_context_storage);
+    thread_local CUcontext t_current = nullptr;
+
+    std::vector<std::pair<std::uintptr_t, std::size_t>> g_host_ranges;  // pinned and registered host memory
+
+    bool is_host(std::uintptr_t address)
+    {
+        for (const auto& [start, bytes] : g_host_ranges)
+        {
+            if (address >= start && address < start + bytes)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
 
     // cuFuncSetAttribute's values by (function handle, attribute); a module's go when it is unloaded.
     std::map<std::pair<const void*, int>, int> g_function_attributes;
@@ -161,8 +142,6 @@ namespace
 namespace
 {
     // xcuda.trace (magics/python/xcuda/trace.py): one thread of the next launch is recorded.
-    bool g_trace_armed = false;
-    thread_trace g_trace;
     std::string g_trace_json;
 
     std::string json_string(const std::string& text)
@@ -251,7 +230,10 @@ extern "C" unsigned long long xcuda_sim_counter(const char* name)
 {
     lock held(g_mutex);
     std::string which = name;
-    return which == "thread_instructions" ? g_thread_instructions : which == "launches" ? g_launches : 0;
+    return which == "thread_instructions" ? g_thread_instructions
+           : which == "launches"          ? g_launches
+           : which == "step_limit"        ? step_limit()  // what a launch would be stopped after now (0: none)
+                                          : 0;
 }
 
 CUresult CUDAAPI cuInit(unsigned int) { return CUDA_SUCCESS; }
@@ -284,6 +266,10 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name)
     case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
     case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"; break;
     case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: *name = "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"; break;
+    case CUDA_ERROR_TIMEOUT: *name = "CUDA_ERROR_TIMEOUT"; break;
+    case CUDA_ERROR_ILLEGAL_STATE: *name = "CUDA_ERROR_ILLEGAL_STATE"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"; break;
     default: *name = "CUDA_ERROR_UNKNOWN"; break;
     }
     return CUDA_SUCCESS;
@@ -361,11 +347,6 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
     }
     return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice)
-{
-    *bytes = std::size_t(16) << 30;
-    return CUDA_SUCCESS;
-}
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice)
 {
     *context = g_context;
@@ -392,12 +373,6 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext context)
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context)
 {
     *context = t_current;
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuCtxSynchronize()  // every operation has finished when it returns
-{
-    lock held(g_mutex);
-    print_pending();
     return CUDA_SUCCESS;
 }
 // CU_LIMIT_MALLOC_HEAP_SIZE sizes the device heap of malloc/free (8 MiB by default, as a GPU's); it cannot
@@ -429,40 +404,6 @@ CUresult CUDAAPI cuCtxGetLimit(size_t* value, CUlimit limit)
     case CU_LIMIT_PRINTF_FIFO_SIZE: *value = g_printf_fifo_limit; return CUDA_SUCCESS;
     default: return CUDA_ERROR_UNSUPPORTED_LIMIT;
     }
-}
-CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total)
-{
-    lock held(g_mutex);
-    // A nominal 16 GiB device: what cuMemAlloc gave out (and cuMemFree took back) is not free.
-    *total = std::size_t(16) << 30;
-    *free_bytes = g_device_bytes < *total ? *total - g_device_bytes : 0;
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
-{
-    lock held(g_mutex);
-    void* memory = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
-    if (!memory)
-    {
-        return failed(CUDA_ERROR_OUT_OF_MEMORY, "the host has no memory left for the simulated device");
-    }
-    g_memory.add(reinterpret_cast<std::uintptr_t>(memory), bytes, "device allocation");
-    g_device_bytes += bytes;
-    *pointer = reinterpret_cast<CUdeviceptr>(memory);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuMemFree(CUdeviceptr pointer)
-{
-    lock held(g_mutex);
-    const sim_memory::allocation* found = g_memory.containing(static_cast<std::uintptr_t>(pointer));
-    std::size_t bytes = found && found->start == static_cast<std::uintptr_t>(pointer) ? found->bytes : 0;
-    if (!g_memory.remove(static_cast<std::uintptr_t>(pointer)))
-    {
-        return failed(CUDA_ERROR_INVALID_VALUE, "cuMemFree of an address that is not a device allocation");
-    }
-    std::free(reinterpret_cast<void*>(pointer));
-    g_device_bytes -= std::min(bytes, g_device_bytes);
-    return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemAllocHost(void** pointer, size_t bytes)
 {
@@ -530,24 +471,6 @@ CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes)
 CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
 {
     std::memmove(to, reinterpret_cast<const void*>(from), bytes);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr to, const void* from, size_t bytes, CUstream)
-{
-    return cuMemcpyHtoD(to, from, bytes);
-}
-CUresult CUDAAPI cuMemcpyDtoHAsync(void* to, CUdeviceptr from, size_t bytes, CUstream)
-{
-    return cuMemcpyDtoH(to, from, bytes);
-}
-CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream)
-{
-    std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t bytes, CUstream)
-{
-    std::memset(reinterpret_cast<void*>(to), value, bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
@@ -746,185 +669,6 @@ CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* off
     const ptx_symbol& p = f->owner->program.symbols[static_cast<std::size_t>(entry.params[index])];
     *offset = p.offset;
     *size = p.size;
-    return CUDA_SUCCESS;
-}
-namespace
-{
-    // Thread-block clusters of more than one block: their blocks must run together (cluster barriers,
-    // distributed shared memory), which the simulator does not do yet; refused rather than run wrong.
-    CUresult clusters_refused(const std::string& what)
-    {
-        return failed(CUDA_ERROR_NOT_SUPPORTED,
-                      "the PTX simulator does not run thread-block clusters of more than one block yet (" + what +
-                          "): run the kernel on a GPU of compute capability 9.0 or newer, or launch it without clusters");
-    }
-}
-// cuLaunchKernel and cuLaunchCooperativeKernel: a cooperative launch runs every block at once (a grid-wide
-// sync waits for all of them), so its grid may hold only the blocks a device of the simulator's size holds
-// at once: the occupancy answer (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its one multiprocessor.
-static CUresult launch_grid(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                            unsigned int by, unsigned int bz, unsigned int shared, void** params, void** extra,
-                            bool cooperative);
-CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                                unsigned int by, unsigned int bz, unsigned int shared, CUstream, void** params, void** extra)
-{
-    return launch_grid(handle, gx, gy, gz, bx, by, bz, shared, params, extra, false);
-}
-CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz,
-                                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, CUstream,
-                                           void** params)
-{
-    return launch_grid(handle, gx, gy, gz, bx, by, bz, shared, params, nullptr, true);
-}
-static CUresult launch_grid(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                            unsigned int by, unsigned int bz, unsigned int shared, void** params, void** extra,
-                            bool cooperative)
-{
-    lock held(g_mutex);
-    auto* f = reinterpret_cast<function*>(handle);
-    const ptx_program& program = f->owner->program;
-    const ptx_function& entry = program.functions[static_cast<std::size_t>(f->index)];
-    if (entry.cluster_dims[0] * entry.cluster_dims[1] * entry.cluster_dims[2] > 1)
-    {
-        return clusters_refused(entry.name + " is compiled with __cluster_dims__(" + std::to_string(entry.cluster_dims[0]) +
-                                ", " + std::to_string(entry.cluster_dims[1]) + ", " + std::to_string(entry.cluster_dims[2]) + ")");
-    }
-    std::vector<std::uint8_t> packed(std::max<std::size_t>(entry.param_bytes, 1), 0);
-    if (params)
-    {
-        for (std::size_t i = 0; i < entry.params.size(); ++i)
-        {
-            const ptx_symbol& p = program.symbols[static_cast<std::size_t>(entry.params[i])];
-            std::memcpy(packed.data() + p.offset, params[i], p.size);
-        }
-    }
-    else if (extra)
-    {
-        void* buffer = nullptr;
-        std::size_t bytes = 0;
-        for (std::size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
-        {
-            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-            {
-                buffer = extra[i + 1];
-            }
-            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-            {
-                bytes = *static_cast<std::size_t*>(extra[i + 1]);
-            }
-        }
-        // The driver takes a buffer of exactly the kernel's parameter bytes, laid out as the kernel
-        // lays them out (cuFuncGetParamInfo's offsets).
-        if (!buffer || bytes != entry.param_bytes)
-        {
-            return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel of " + entry.name + " with a parameter buffer of " +
-                                                        std::to_string(buffer ? bytes : 0) + " bytes; its parameters are " +
-                                                        std::to_string(entry.param_bytes) + " bytes");
-        }
-        std::memcpy(packed.data(), buffer, bytes);
-    }
-    else if (!entry.params.empty())
-    {
-        return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel of " + entry.name + " without its parameters");
-    }
-    launch_context launch;
-    launch.program = &program;
-    launch.entry = f->index;
-    launch.kernel = entry.name;
-    launch.params = packed.data();
-    launch.param_bytes = entry.param_bytes;
-    launch.grid[0] = gx;
-    launch.grid[1] = gy;
-    launch.grid[2] = gz;
-    launch.block[0] = bx;
-    launch.block[1] = by;
-    launch.block[2] = bz;
-    launch.dynamic_shared = shared;
-    launch.memory = &g_memory;
-    launch.heap = &g_heap;
-    std::vector<std::uint64_t> workspace(8, 0);  // a cooperative grid's: the counter its grid-wide syncs share
-    if (cooperative)
-    {
-        unsigned threads = bx * by * bz;
-        unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * gz, most = threads ? std::max(1u, std::min(32u, 2048 / threads)) : 0;
-        if (blocks > most)
-        {
-            return failed(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
-                          "cuLaunchCooperativeKernel of " + entry.name + " with " + std::to_string(blocks) + " blocks of " +
-                              std::to_string(threads) + " threads: the simulated device holds " + std::to_string(most) +
-                              " such blocks at once, and a grid-wide sync needs every block resident");
-        }
-        launch.cooperative = true;
-        launch.grid_workspace = reinterpret_cast<std::uintptr_t>(workspace.data());
-        g_memory.add(reinterpret_cast<std::uintptr_t>(workspace.data()), workspace.size() * 8, "cooperative grid workspace");
-    }
-    struct forget_workspace
-    {
-        std::uintptr_t at;
-        ~forget_workspace()
-        {
-            if (at)
-            {
-                g_memory.remove(at);
-            }
-        }
-    } forget{cooperative ? reinterpret_cast<std::uintptr_t>(workspace.data()) : 0};
-    launch.step_limit = step_limit();
-    launch.printf_output = &g_printf;
-    const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
-    launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
-    launch.threads = sim_threads();
-    launch.textures = &xcuda_sim::textures();
-    const char* strict = std::getenv("XCUDA_SIM_STRICT_BARRIERS");
-    launch.strict_barriers = strict && std::strcmp(strict, "1") == 0;
-    launch_warnings warnings;
-    launch.warnings = &warnings;
-    if (g_trace_armed)
-    {
-        launch.trace = &g_trace;  // this launch only
-        g_trace_armed = false;
-    }
-    ++g_launches;
-    try
-    {
-        block_executor executor(launch);
-        executor.run_grid();
-        warn_once(warnings);
-    }
-    catch (const sim_error& e)
-    {
-        warn_once(warnings);
-        g_thread_instructions += launch.thread_instructions;
-        if (e.what_kind() == sim_error::kind::launch_failed && launch.warp_steps == 0)
-        {
-            return failed(CUDA_ERROR_INVALID_VALUE, e.what());  // the launch configuration: nothing ran
-        }
-        CUresult code = code_for(e.what_kind());
-        // A fault, barrier divergence, a race or the simulator's limit: the launch itself returns it (the
-        // grid has run, synchronously), and nothing is left broken; the next call works.
-        return failed(code, e.what());
-    }
-    g_thread_instructions += launch.thread_instructions;
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuStreamCreate(CUstream* handle, unsigned int)
-{
-    *handle = reinterpret_cast<CUstream>(new char[1]);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuStreamDestroy(CUstream handle)
-{
-    delete[] reinterpret_cast<char*>(handle);
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuStreamSynchronize(CUstream)
-{
-    lock held(g_mutex);
-    print_pending();
-    return CUDA_SUCCESS;
-}
-CUresult CUDAAPI cuStreamQuery(CUstream)
-{
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned int) { return CUDA_SUCCESS; }

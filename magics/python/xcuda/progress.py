@@ -1,4 +1,4 @@
-"""Progress shown in place while long work runs (xcuda.bench's sweeps).
+"""Progress shown in place while long work runs (xcuda.bench's sweeps, a long launch on the PTX simulator).
 
 What a line says and when it changes is the core's (frontend/progress_meter); this module only draws it:
 through IPython's display and update_display where the shell has a rich display publisher (a notebook
@@ -9,6 +9,8 @@ import sys
 
 def _notebook_shell():
     """The running IPython shell when it publishes rich displays (a notebook kernel), else None."""
+    if "IPython" not in sys.modules:
+        return None  # never imported: no shell (and importing it here would take seconds)
     try:
         from IPython import get_ipython
         from IPython.core.displaypub import DisplayPublisher
@@ -48,6 +50,23 @@ class Progress:
         if not self._display:
             self._stream.write("\n")
             self._stream.flush()
+
+    def clear(self, line):
+        """Removes what show() put in place (a launch's progress once it has ended); line blanks a terminal's."""
+        if self._display:
+            if self._handle is not None:
+                self._handle.update({"text/plain": ""}, raw=True)
+        else:
+            self._stream.write(line)
+            self._stream.flush()
+
+
+def warn(text):
+    """A warning said once beside the progress (a simulated launch that would take very long), on stderr."""
+    stream = sys.stderr
+    if stream is not None:
+        stream.write("xcuda: " + text + "\n")
+        stream.flush()
 
 
 def open_progress(enabled=True):

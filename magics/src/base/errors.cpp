@@ -43,11 +43,12 @@ namespace xcuda
     }
 
     out_of_memory_error::out_of_memory_error(std::string call, int code, std::size_t requested,
-                                             std::size_t free_bytes, std::size_t total_bytes)
+                                             std::size_t free_bytes, std::size_t total_bytes, const std::string& detail)
         : cuda_error(std::move(call), code, "CUDA_ERROR_OUT_OF_MEMORY",
                      "requested " + std::to_string(requested) + " bytes (" + mib(requested) + ") but only " +
                          std::to_string(free_bytes) + " bytes (" + mib(free_bytes) + ") of " + mib(total_bytes) +
-                         " are free on the device; free buffers you no longer need (del buf) or use smaller ones")
+                         " are free on the device; free buffers you no longer need (del buf) or use smaller ones" +
+                         (detail.empty() ? std::string() : ". " + detail))
         , m_requested(requested)
         , m_free(free_bytes)
     {

@@ -80,8 +80,9 @@ namespace xcuda
     class out_of_memory_error : public cuda_error
     {
     public:
+        // detail, when not empty, follows: why the device has that size (the PTX simulator's says).
         out_of_memory_error(std::string call, int code, std::size_t requested, std::size_t free_bytes,
-                            std::size_t total_bytes);
+                            std::size_t total_bytes, const std::string& detail = "");
         std::size_t requested() const noexcept { return m_requested; }
         std::size_t free_bytes() const noexcept { return m_free; }
 

@@ -259,6 +259,10 @@ namespace xcuda
             const char* text = nullptr;
             return cuGetErrorString(code, &text) == CUDA_SUCCESS && text ? std::string(text) : std::string("unknown CUDA error");
         };
+        if (m_simulated)
+        {
+            connect_launch_watch(m_library);
+        }
         CUresult result = cuInit(0);
         switch (result)
         {
@@ -412,8 +416,52 @@ namespace xcuda
         return fault_hook_slot();
     }
 
+    namespace
+    {
+        cuda_driver::launch_watch& launch_watch_slot()
+        {
+            static cuda_driver::launch_watch watch;
+            return watch;
+        }
+
+        // The simulator's watch (libxcuda-sim.so, sim_launches.cpp), called on the launching thread; a
+        // throw must not cross the simulator's frames, and the watch set here handles its own errors.
+        int simulated_launch_watch(void*, const char* kernel, unsigned long long done, unsigned long long blocks,
+                                   double seconds, int finished)
+        {
+            const cuda_driver::launch_watch& watch = launch_watch_slot();
+            try
+            {
+                return watch && watch({kernel, done, blocks, seconds, finished != 0}) ? 1 : 0;
+            }
+            catch (...)
+            {
+                return 0;
+            }
+        }
+    }
+
+    void cuda_driver::connect_launch_watch(void* library)
+    {
+        using set_watch = void (*)(int (*)(void*, const char*, unsigned long long, unsigned long long, double, int), void*);
+        if (auto set = reinterpret_cast<set_watch>(dlsym(library, "xcuda_sim_set_watch")))
+        {
+            set(&simulated_launch_watch, nullptr);
+        }
+    }
+
+    void cuda_driver::set_launch_watch(launch_watch watch)
+    {
+        launch_watch_slot() = std::move(watch);
+    }
+
     void throw_cuda_error(CUresult result, const char* call)
     {
+        if (result == CUDA_ERROR_TIMEOUT && cuda_driver::available() && cuda_driver::get().simulated())
+        {
+            // The simulator's launch stopped by its watch (an interrupt): KeyboardInterrupt, saying how far it got.
+            throw interrupted_error(cuda_error_description(result));
+        }
         if (is_kernel_fault(result) && cuda_driver::available() && cuda_driver::get().simulated())
         {
             // On the PTX simulator a fault loses nothing (device memory is host memory, the launch ran

@@ -176,6 +176,21 @@ namespace xcuda
         static void set_fault_hook(fault_hook hook);
         static const fault_hook& current_fault_hook();
 
+        // The PTX simulator runs a launch's grid on host threads while the launching thread waits, and calls
+        // the launch watch there (GIL released, no lock held) about every 20 ms, and once more when a launch it
+        // was called for ends (finished). true stops the launch: it returns CUDA_ERROR_TIMEOUT, which check()
+        // raises as interrupted_error. Set once, before launches, like the fault hook; setting it loads nothing.
+        struct simulated_launch
+        {
+            const char* kernel;
+            unsigned long long blocks_done;
+            unsigned long long blocks;
+            double seconds;  // since the launch began
+            bool finished;
+        };
+        using launch_watch = std::function<bool(const simulated_launch&)>;
+        static void set_launch_watch(launch_watch watch);
+
         cuda_driver(const cuda_driver&) = delete;
         cuda_driver& operator=(const cuda_driver&) = delete;
 
@@ -185,6 +200,7 @@ namespace xcuda
         cuda_driver() = default;
         static cuda_driver& instance();
         void load();
+        static void connect_launch_watch(void* library);  // the simulator's, to set_launch_watch's
 
         // The fallback of get(): the simulator's table once it is open (or another thread's switch), else
         // the table in use with `why` the simulator could not be opened.

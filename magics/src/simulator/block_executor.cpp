@@ -37,7 +37,9 @@ namespace xcuda::sim
             {
                 for (unsigned x = 0; x < gx; ++x)
                 {
+                    stop_if_cancelled();
                     run_block(x, y, z);
+                    count_block();
                 }
             }
         }
@@ -72,6 +74,7 @@ namespace xcuda::sim
             contexts[i].blocks_done = &blocks_done;
             contexts[i].blocks_stuck = &blocks_stuck;
             contexts[i].warp_steps = 0;
+            contexts[i].next_checkpoint = 0;
             contexts[i].thread_instructions = 0;
             workers.emplace_back([&, i] {
                 unsigned long long b = 0;
@@ -88,10 +91,11 @@ namespace xcuda::sim
                 {
                     block_executor worker(contexts[i]);
                     worker.prepare();
-                    while ((b = next.fetch_add(1)) < blocks && b < first_failed.load())
+                    while (!cancelled() && (b = next.fetch_add(1)) < blocks && b < first_failed.load())
                     {
                         worker.run_block(static_cast<unsigned>(b % gx), static_cast<unsigned>(b / gx % gy),
                                          static_cast<unsigned>(b / (static_cast<unsigned long long>(gx) * gy)));
+                        worker.count_block();
                         ++blocks_done;
                     }
                 }
@@ -124,6 +128,28 @@ namespace xcuda::sim
                                                      [](const failure& a, const failure& b) { return a.block < b.block; });
             throw sim_error(first.kind, first.message);
         }
+        stop_if_cancelled();  // every worker stopped between blocks
+    }
+
+    bool block_executor::cancelled() const noexcept
+    {
+        return m_launch.cancel && m_launch.cancel->load(std::memory_order_relaxed);
+    }
+
+    void block_executor::stop_if_cancelled() const
+    {
+        if (cancelled())
+        {
+            throw sim_error(sim_error::kind::interrupted, "kernel '" + m_launch.kernel + "' was interrupted between blocks");
+        }
+    }
+
+    void block_executor::count_block() noexcept
+    {
+        if (m_launch.blocks_progress)
+        {
+            m_launch.blocks_progress->fetch_add(1, std::memory_order_relaxed);
+        }
     }
 
     void block_executor::prepare()
@@ -138,6 +164,10 @@ namespace xcuda::sim
                                 " threads; the simulated device takes 1 to 1024 threads per block (z at most 64)");
         }
         const ptx_function& entry = program.functions[static_cast<std::size_t>(m_launch.entry)];
+        if (std::string refused = program.refusal(m_launch.entry); !refused.empty())
+        {
+            throw sim_error(sim_error::kind::unsupported, refused);  // before any block runs
+        }
         if (entry.max_threads && m_threads > entry.max_threads)
         {
             throw sim_error(sim_error::kind::launch_failed,

@@ -12,7 +12,8 @@
 // can never complete.
 // Blocks run on a pool of launch_context::threads host threads (XCUDA_SIM_THREADS), each with an
 // executor of its own; sequentially on the calling thread with a pool of one, for a kernel that calls
-// printf (its lines keep the block order) and for a trace.
+// printf (its lines keep the block order) and for a trace. A launch whose cancel flag is set stops taking
+// blocks (and the warps of a running one stop at their next checkpoint) with sim_error(interrupted).
 //
 // Not thread-safe: one executor runs one launch (and its pool).
 
@@ -42,6 +43,10 @@ namespace xcuda::sim
         [[noreturn]] void never_completes(const std::vector<bool>& waiting, std::size_t remaining) const;
         std::string block_name() const;  // "block (x,y,z)", for messages
         void run_parallel(unsigned pool, unsigned long long blocks);
+        // The launch's cancel flag (launch_context::cancel), looked at between blocks; the count of blocks done.
+        bool cancelled() const noexcept;
+        void stop_if_cancelled() const;
+        void count_block() noexcept;
 
         launch_context& m_launch;
         block_state m_block;

@@ -2,6 +2,7 @@
 
 #include "ptx_decoder.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -705,7 +706,16 @@ namespace xcuda::sim
                     return;  // a declaration
                 }
                 expect("{");
-                body(index);
+                const std::size_t opening = m_at - 1;
+                try
+                {
+                    body(index);
+                }
+                catch (const sim_error& e)
+                {
+                    refuse_body(index, opening, e);
+                    return;
+                }
                 ptx_function& done = m_program.functions[static_cast<std::size_t>(index)];
                 done.has_body = true;
                 done.register_count = static_cast<std::uint32_t>(m_registers.size());
@@ -725,6 +735,41 @@ namespace xcuda::sim
                     done.code[pc].operands[slot].value = it->second;
                 }
                 m_label_fixups.clear();
+            }
+
+            // A body the parser cannot read: the function is kept, refused (ptx_function::refused names the PTX
+            // line, its text and the source line of the last .loc), and reading goes on after its closing brace,
+            // so that the module's other kernels load and run.
+            void refuse_body(int index, std::size_t opening, const sim_error& e)
+            {
+                const int line = m_tokens[std::min(m_at, m_tokens.size() - 1)].line;
+                std::string text;
+                for (const token& t : m_tokens)
+                {
+                    text += t.line == line && t.what != token::kind::end ? (text.empty() ? "" : " ") + t.text : "";
+                }
+                ptx_function& f = m_program.functions[static_cast<std::size_t>(index)];
+                f.refused = std::string(e.what()) + (text.empty() ? "" : ", at '" + text + "'");
+                f.refused_line = m_line;  // the file is named once known: NVRTC writes .file after the functions
+                f.refused_file = m_file;
+                f.code.clear();
+                f.labels.clear();
+                f.has_body = true;
+                m_label_fixups.clear();
+                m_call_fixups.erase(std::remove_if(m_call_fixups.begin(), m_call_fixups.end(),
+                                                   [&](const auto& fixup) { return std::get<0>(fixup) == index; }),
+                                    m_call_fixups.end());
+                m_at = opening;  // to the brace that matches the body's opening one
+                for (int depth = 0; m_tokens[m_at].what != token::kind::end;)
+                {
+                    const token& t = m_tokens[m_at++];
+                    depth += t.what == token::kind::punct ? (t.text == "{") - (t.text == "}") : 0;
+                    if (depth == 0)
+                    {
+                        return;
+                    }
+                }
+                throw e;  // a body that never ends: the module cannot be read past it
             }
 
             void body(int index)

@@ -31,6 +31,40 @@ namespace xcuda::sim
         return -1;
     }
 
+    std::string ptx_program::refusal(int function) const
+    {
+        if (std::all_of(functions.begin(), functions.end(), [](const ptx_function& f) { return f.refused.empty(); }))
+        {
+            return {};  // the common case, without a walk per launch
+        }
+        // The functions `function` can reach through calls, breadth first: a refused one anywhere refuses it.
+        std::vector<int> reached{function};
+        for (std::size_t k = 0; k < reached.size(); ++k)
+        {
+            const ptx_function& f = functions[static_cast<std::size_t>(reached[k])];
+            if (!f.refused.empty())
+            {
+                const std::string& name = functions[static_cast<std::size_t>(function)].name;
+                auto file = files.find(f.refused_file);
+                std::string line = !f.refused_line ? std::string()
+                                   : " (line " + std::to_string(f.refused_line) +
+                                         (file != files.end() ? " of " + file->second : std::string()) + ")";
+                return "the simulator cannot run kernel '" + name + "'" +
+                       (k == 0 ? std::string(": its") : ": it calls '" + f.name + "', whose") + " PTX it could not read: " +
+                       f.refused + line + "; the module's other kernels run";
+            }
+            for (const instruction& in : f.code)
+            {
+                if (in.op == opcode::call && in.callee >= 0 &&
+                    std::find(reached.begin(), reached.end(), in.callee) == reached.end())
+                {
+                    reached.push_back(in.callee);
+                }
+            }
+        }
+        return {};
+    }
+
     namespace
     {
         bool ends_flow(const instruction& in)

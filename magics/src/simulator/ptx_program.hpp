@@ -29,6 +29,7 @@ namespace xcuda::sim
             illegal_instruction,  // trap, a shfl/vote whose member lanes are not all there
             launch_failed,      // a step limit, bad launch parameters
             shared_race,        // two threads of different warps, one writing, one shared byte, no barrier between
+            interrupted,        // the launch's cancel flag was set (an interrupt): stopped between or inside blocks
             assertion,          // a device assert failed (__assertfail): CUDA_ERROR_ASSERT
         };
         sim_error(kind k, const std::string& message) : std::runtime_error(message), m_kind(k) {}
@@ -230,6 +231,11 @@ namespace xcuda::sim
         std::vector<std::uint8_t> register_bits;  // by index: the declared width (.b64: 64, .pred: 1)
         std::vector<instruction> code;
         std::map<std::string, std::uint32_t> labels;
+        // Not empty: the parser could not read this function's body (the message names the PTX line, its
+        // text and the cell line); the module loads, and a launch that would run it is refused. code is empty.
+        std::string refused;
+        std::uint32_t refused_line = 0;  // the source line (.loc) where it could not be read, 0 when none
+        std::uint8_t refused_file = 0;
     };
 
     struct ptx_program
@@ -244,6 +250,10 @@ namespace xcuda::sim
 
         // The function named `name`, or -1.
         int find_function(const std::string& name) const;
+
+        // Why `function` cannot run: its own body or that of a function it calls could not be read
+        // (ptx_function::refused), as the message of the refused launch; "" when it can run.
+        std::string refusal(int function) const;
 
         // Fills every conditional branch's `reconverge` from the function's control-flow graph: the
         // immediate post-dominator of the branch (ret/exit lead to a virtual exit, pc = code.size()).

@@ -2,6 +2,7 @@
 
 #include "warp_values.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cxxabi.h>
@@ -669,9 +670,29 @@ namespace xcuda::sim
     {
         throw sim_error(sim_error::kind::launch_failed,
                         "kernel '" + m_launch.kernel + "' ran more than " + std::to_string(m_launch.step_limit) +
-                            " warp-instructions and was stopped (an endless loop, or lanes of one warp waiting on each "
-                            "other, which the simulator's reconvergence model cannot run; XCUDA_SIM_MAX_STEPS raises the "
-                            "limit), at " + where(in));
+                            " warp-instructions on one host thread and was stopped by XCUDA_SIM_MAX_STEPS (a limit set "
+                            "in the environment; without it a launch runs until it ends or is interrupted), at " +
+                            where(in));
+    }
+
+    // Every k_checkpoint_steps warp-instructions of this host thread (about a millisecond): the opt-in step limit
+    // (XCUDA_SIM_MAX_STEPS) and the cancel flag, so that an interrupt stops even a block that never ends.
+    [[gnu::noinline, gnu::cold]] void warp_interpreter::checkpoint(const instruction& in)
+    {
+        constexpr std::uint64_t k_checkpoint_steps = std::uint64_t(1) << 15;
+        if (m_launch.step_limit && m_launch.warp_steps > m_launch.step_limit)
+        {
+            step_limit_reached(in);
+        }
+        if (m_launch.cancel && m_launch.cancel->load(std::memory_order_relaxed))
+        {
+            throw sim_error(sim_error::kind::interrupted,
+                            "kernel '" + m_launch.kernel + "' was interrupted in block (" + std::to_string(m_block.ctaid[0]) +
+                                "," + std::to_string(m_block.ctaid[1]) + "," + std::to_string(m_block.ctaid[2]) +
+                                "), warp " + std::to_string(m_warp) + ", at " + where(in));
+        }
+        std::uint64_t next = m_launch.warp_steps + k_checkpoint_steps;
+        m_launch.next_checkpoint = m_launch.step_limit ? std::min(next, m_launch.step_limit + 1) : next;
     }
 
     // bra: the lanes that take it go to its target, the others on; when they disagree, both sides run one
@@ -771,9 +792,9 @@ namespace xcuda::sim
             }
             const instruction& in = m_function->code[top.pc];
             std::uint32_t active = in.guard >= 0 ? guarded_lanes(in, top.mask) : top.mask;
-            if (m_launch.step_limit && ++m_launch.warp_steps > m_launch.step_limit)
+            if (++m_launch.warp_steps >= m_launch.next_checkpoint)
             {
-                step_limit_reached(in);
+                checkpoint(in);
             }
             m_launch.thread_instructions += static_cast<unsigned>(__builtin_popcount(active));
             const bool traced = m_trace_lane >= 0 && ((top.mask >> m_trace_lane) & 1);

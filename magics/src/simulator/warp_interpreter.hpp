@@ -81,7 +81,15 @@ namespace xcuda::sim
         std::uint32_t dynamic_shared = 0;
         const sim_memory* memory = nullptr;
         std::uint64_t step_limit = 0;        // warp-instructions per launch before it is stopped; 0: none
-        std::uint64_t warp_steps = 0;        // counted
+        std::uint64_t warp_steps = 0;        // counted (per host thread of the pool: each has its own copy)
+        // warp_steps at which run() next looks at the cancel flag and the step limit (warp_interpreter::
+        // checkpoint): one comparison per instruction keeps both off the hot path.
+        std::uint64_t next_checkpoint = 0;
+        // Set from another thread (the shim's watch, an interrupt) to stop the launch: looked at between
+        // blocks and every few thousand warp-instructions inside one; the launch then throws
+        // sim_error(interrupted). nullptr: never cancelled.
+        const std::atomic<bool>* cancel = nullptr;
+        std::atomic<std::uint64_t>* blocks_progress = nullptr;  // counted up as blocks finish, for progress (may be null)
         std::uint64_t thread_instructions = 0;
         std::string* printf_output = nullptr;  // device printf's text goes here (nullptr: printf is refused)
         bool race_check = true;              // report shared-memory races (block_executor keeps the shadow)
@@ -237,6 +245,7 @@ namespace xcuda::sim
         [[gnu::always_inline]] inline void branch(entry& top, const instruction& in, std::uint32_t active);
         [[gnu::always_inline]] inline void ret(entry& top, std::uint32_t active);
         [[noreturn]] void step_limit_reached(const instruction& in) const;
+        void checkpoint(const instruction& in);  // the step limit and the cancel flag, every k_checkpoint_steps
         [[noreturn]] void barrier_divergence(const instruction& in, std::uint32_t active) const;
 
         void execute(const instruction& in, std::uint32_t active);

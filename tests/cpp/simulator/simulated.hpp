@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -94,7 +95,9 @@ namespace
             std::copy(block.begin(), block.end(), context.block);
             context.dynamic_shared = shared;
             context.memory = &memory;
-            context.step_limit = 100000000;
+            context.step_limit = step_limit;
+            context.cancel = cancel;
+            context.blocks_progress = blocks_progress;
             context.printf_output = &printed;
             context.race_check = race_check;
             context.threads = threads;
@@ -122,6 +125,9 @@ namespace
         std::string printed;  // device printf's output
         bool race_check = true;
         unsigned threads = 1;  // block_executor's pool
+        std::uint64_t step_limit = 100000000;  // per host thread: a test that would never end fails instead
+        const std::atomic<bool>* cancel = nullptr;
+        std::atomic<std::uint64_t>* blocks_progress = nullptr;
         device_heap heap;      // device malloc/free's, kept across launches as a context's is
         bool cooperative = false;
         std::vector<std::uint64_t> workspace = std::vector<std::uint64_t>(8);

@@ -291,21 +291,22 @@ extern "C" __global__ void specials(unsigned* out)
     }
 }
 
-TEST(simulator_integer_families, reserved_shared_memory_offsets_are_refused_when_the_module_is_read)
+TEST(simulator_integer_families, reserved_shared_memory_offsets_refuse_their_kernel_at_its_launch)
 {
     // cooperative groups keep a scratch area there on sm_80+; the simulator reserves none, so it refuses
-    // rather than hand out an offset that would alias the kernel's own shared variables
-    sim_error::kind kind{};
-    std::string message = error_of([&] {
-        simulated sim(R"(
+    // rather than hand out an offset that would alias the kernel's own shared variables (the module loads:
+    // its other kernels run)
+    simulated sim(R"(
 extern "C" __global__ void reserved(unsigned* out)
 {
     unsigned start;
     asm("mov.u32 %0, %%reserved_smem_offset_1;" : "=r"(start));
     out[0] = start;
 })");
-    }, &kind);
-    EXPECT_EQ(kind, sim_error::kind::invalid_ptx);
+    std::vector<unsigned> out(1, 0);
+    sim_error::kind kind{};
+    std::string message = error_of([&] { sim.launch("reserved", {1, 1, 1}, {1, 1, 1}, 0, sim.buffer(out)); }, &kind);
+    EXPECT_EQ(kind, sim_error::kind::unsupported);
     EXPECT_NE(message.find("the special register %reserved_smem_offset_1 is not supported by the simulator"), std::string::npos)
         << message;
 }

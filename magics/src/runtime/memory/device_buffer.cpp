@@ -33,10 +33,12 @@ namespace xcuda
             }
             if (result == CUDA_ERROR_OUT_OF_MEMORY)
             {
+                // The simulator says why its device has the size it has (host memory); read before another call.
+                std::string why = driver.simulated() ? cuda_error_description(result) : std::string();
                 std::size_t free_bytes = 0;
                 std::size_t total_bytes = 0;
                 driver.cuMemGetInfo(&free_bytes, &total_bytes);
-                throw out_of_memory_error("cuMemAlloc", result, nbytes, free_bytes, total_bytes);
+                throw out_of_memory_error("cuMemAlloc", result, nbytes, free_bytes, total_bytes, why);
             }
             check(result, "cuMemAlloc");
         }
