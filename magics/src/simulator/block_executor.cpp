@@ -323,21 +323,24 @@ namespace xcuda::sim
     {
         const warp_interpreter& one = *m_warps[first];
         const warp_interpreter& two = *m_warps[other];
-        std::string both = "warp " + std::to_string(first) + " waits at " + one.where(*one.waiting_at()) + " but warp " +
-                           std::to_string(other) + " at another barrier, " + two.where(*two.waiting_at());
+        // Each place ends at a ';' (or the text's end): a "line N of FILE" runs to the next ',', ';', ')' or
+        // newline where base/cell_lines says it in the cell's own lines.
+        std::string both = "warp " + std::to_string(first) + " waits at " + one.where(*one.waiting_at()) + "; warp " +
+                           std::to_string(other) + " at another barrier, " + two.where(*two.waiting_at()) + ";";
         if (m_launch.strict_barriers)
         {
             throw sim_error(sim_error::kind::barrier_divergence,
                             "kernel '" + m_launch.kernel + "': barrier divergence in " + block_name() + ": " + both +
-                                " (__syncthreads() in both sides of a branch that the block's threads take differently; "
-                                "XCUDA_SIM_STRICT_BARRIERS=1 makes this an error, as compute-sanitizer's synccheck reports it)");
+                                " __syncthreads() in both sides of a branch that the block's threads take differently "
+                                "(XCUDA_SIM_STRICT_BARRIERS=1 makes this an error, as compute-sanitizer's synccheck "
+                                "reports it)");
         }
         if (m_launch.warnings)
         {
             std::string key = one.where(*one.waiting_at()) + "|" + two.where(*two.waiting_at());
             m_launch.warnings->add(key, "kernel '" + m_launch.kernel + "': warps of " + block_name() +
                                             " met at different __syncthreads(): " + both +
-                                            ". PTX leaves this undefined (compute-sanitizer's synccheck reports it as "
+                                            " PTX leaves this undefined (compute-sanitizer's synccheck reports it as "
                                             "barrier divergence); NVIDIA GPUs complete one barrier with both, and so "
                                             "does the simulator (XCUDA_SIM_STRICT_BARRIERS=1 makes it an error)");
         }

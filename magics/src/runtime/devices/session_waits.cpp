@@ -63,9 +63,9 @@ namespace xcuda
     }
 
     template <class Call>
-    CUresult session_waits::flushing(Call call)
+    CUresult session_waits::flushing(Call call, const std::function<std::string(const std::string&)>* relocate)
     {
-        if (!capturing_printf())
+        if (!capturing_printf() && !(relocate && m_output_sink))
         {
             return call();
         }
@@ -74,7 +74,7 @@ namespace xcuda
         std::string text = capture.finish();
         if (!text.empty())
         {
-            m_output_sink(text);
+            m_output_sink(relocate ? (*relocate)(text) : text);
         }
         return result;
     }
@@ -103,11 +103,21 @@ namespace xcuda
 
     void session_waits::wait(CUstream stream)
     {
+        wait_flushing(stream, nullptr);
+    }
+
+    void session_waits::wait_relocated(CUstream stream, const std::function<std::string(const std::string&)>& relocate)
+    {
+        wait_flushing(stream, &relocate);
+    }
+
+    void session_waits::wait_flushing(CUstream stream, const std::function<std::string(const std::string&)>* relocate)
+    {
         const cuda_driver& driver = cuda_driver::get();
         int ordinal = m_contexts.device_ordinal();
         poll([&] { return driver.cuStreamQuery(stream); }, "cuStreamQuery", ordinal);
         // Finished; the blocking call returns at once and is where the driver prints device printf output.
-        check(flushing([&] { return driver.cuStreamSynchronize(stream); }), "cuStreamSynchronize");
+        check(flushing([&] { return driver.cuStreamSynchronize(stream); }, relocate), "cuStreamSynchronize");
         if (stream == nullptr)
         {
             m_history.mark_finished();

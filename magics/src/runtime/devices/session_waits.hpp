@@ -39,6 +39,11 @@ namespace xcuda
         // with interrupted_error; a kernel fault raises kernel_fault. Device printf output produced
         // meanwhile goes to the output sink (set_output_sink) when one is set.
         void wait(CUstream stream);
+        // The same wait for a launch's own output on the simulator: captured whenever a sink is set (the
+        // simulator's launch warnings come out with device printf output, printf module or not), each
+        // text passed through `relocate` (the launch's module's cell lines) before the sink.
+        void wait_relocated(CUstream stream, const std::function<std::string(const std::string&)>& relocate);
+        bool has_output_sink() const noexcept { return m_output_sink != nullptr; }
         // For destructors on an error path: waits for the work queued on stream without polling for an
         // interrupt and without raising (a fault shows at the next checked call). False when there is
         // no driver, the session was lost, or the wait failed.
@@ -79,8 +84,9 @@ namespace xcuda
         void poll(const std::function<CUresult()>& done, const char* call, int ordinal);
         [[noreturn]] void interrupted(int ordinal);
         // Runs a synchronising call with device printf output captured, when a printf module is loaded.
+        void wait_flushing(CUstream stream, const std::function<std::string(const std::string&)>* relocate);
         template <class Call>
-        CUresult flushing(Call call);
+        CUresult flushing(Call call, const std::function<std::string(const std::string&)>* relocate = nullptr);
         // Device `ordinal`'s event recorded on its legacy stream by wait_idle (made at first use; its
         // context current).
         CUevent idle_event(int ordinal);

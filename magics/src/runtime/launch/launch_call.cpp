@@ -125,13 +125,16 @@ namespace xcuda
     void launch_call::show_device_output()
     {
         cuda_session& session = m_kernel.module()->session();
-        // A wait inside a graph capture would end it: the output then comes at the replay's wait.
-        if (!cuda_driver::get().simulated() || !session.waits().capturing_printf() || session.captures().of_this_thread() ||
+        // A wait inside a graph capture would end it: the output then comes at the replay's wait. On the
+        // simulator the launch has run; its printf output and its warnings (which name lines by the PTX's
+        // .file) come out here in the cell's own lines, as its faults do (cell_lines::located_report).
+        if (!cuda_driver::get().simulated() || !session.waits().has_output_sink() || session.captures().of_this_thread() ||
             session.captures().on_stream(m_stream))
         {
             return;
         }
-        session.waits().wait(m_stream);
+        cell_lines lines = m_kernel.module()->lines();
+        session.waits().wait_relocated(m_stream, [&lines](const std::string& text) { return lines.located_report(text); });
     }
 
     void launch_call::settle() noexcept
