@@ -309,7 +309,8 @@ namespace xcuda::sim
         const bool from_pair = pair && !two_operands;
         const unsigned from_width = from_pair ? in.source_type.bits / 2 : in.source_type.bits;
         const ptx_type from{in.source_type.kind, static_cast<std::uint8_t>(from_width)};
-        const std::uint64_t element = (std::uint64_t{1} << from_width) - 1;
+        // Only a pair's element is masked; a 64-bit source (cvt from .f64) would shift by the type's width.
+        const std::uint64_t element = from_width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << from_width) - 1;
         XCUDA_SIM_LANES(active)
         {
             std::uint64_t x = a.p[a.stride * l];
