@@ -12,21 +12,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs3"))
 from round3_programs import PROGRAMS  # noqa: E402
+from test_programs2 import kernels_of  # noqa: E402  (the kernels a pasted program bound)
 
 
 def paste(shell, program, arch=None):
     for line, text in program.cells:
         shell.run_cell_magic("cuda", (line + (f" --arch {arch}" if arch else "")).strip(), text)
-
-
-def kernels_of(shell):
-    found = {}
-    for value in list(shell.user_ns.values()):
-        if type(value).__name__ == "Module":
-            found.update(value.kernels)
-        elif type(value).__name__ == "Kernel":
-            found[value.name] = value
-    return found
 
 
 def test_there_are_twelve_programs_each_with_its_provenance():
