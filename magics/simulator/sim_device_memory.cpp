@@ -191,6 +191,10 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr* pointer, size_t bytes)
         return failed(CUDA_ERROR_OUT_OF_MEMORY, asked + ": the host refused the memory for the simulated device");
     }
     g_memory.add(reinterpret_cast<std::uintptr_t>(memory), bytes, "device allocation");
+    if (watch_writes())
+    {
+        g_written.track(reinterpret_cast<std::uintptr_t>(memory), bytes);  // the global initcheck: nothing written yet
+    }
     g_device_bytes += bytes;
     *pointer = reinterpret_cast<CUdeviceptr>(memory);
     return CUDA_SUCCESS;
@@ -204,6 +208,7 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr pointer)
     {
         return failed(CUDA_ERROR_INVALID_VALUE, "cuMemFree of an address that is not a device allocation");
     }
+    g_written.forget(static_cast<std::uintptr_t>(pointer));
     std::free(reinterpret_cast<void*>(pointer));
     g_device_bytes -= std::min(bytes, g_device_bytes);
     return CUDA_SUCCESS;

@@ -27,6 +27,8 @@
 #include "ptx_program.hpp"
 #include "sim_memory.hpp"
 #include "warp_interpreter.hpp"
+#include "written_memory.hpp"
+#include "xcuda_sim_shared.hpp"
 
 namespace xcuda_sim __attribute__((visibility("hidden")))
 {
@@ -53,6 +55,12 @@ namespace xcuda_sim __attribute__((visibility("hidden")))
     };
 
     extern sim_memory g_memory;
+    // The global initcheck's record of which bytes of device allocations were written (docs/simulator.md, "Checks"):
+    // allocations made while XCUDA_SIM_INITCHECK/XCUDA_SIM_CHECKS turn it on are tracked; every copy and memset into
+    // device memory goes through device_written/device_copied (xcuda_sim_shared.hpp); a launch without the check
+    // forgets them all. watch_writes: whether the checks the environment asks for now include it.
+    extern written_memory g_written;
+    bool watch_writes();
     extern device_heap g_heap;  // device malloc/free's (xcuda_sim_driver.cpp)
 
     // Records the description of a failure, which cuGetErrorString returns for its code; returns code.

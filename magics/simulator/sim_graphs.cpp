@@ -77,6 +77,7 @@ namespace
             return CUDA_SUCCESS;
         }
         std::memmove(to, from, bytes);
+        device_copied(to, from, bytes);
         return CUDA_SUCCESS;
     }
 }
@@ -173,6 +174,7 @@ CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t byt
         return failed(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the simulator does not capture memsets in a graph");
     }
     std::memset(reinterpret_cast<void*>(to), value, bytes);
+    device_written(reinterpret_cast<void*>(to), bytes);
     return CUDA_SUCCESS;
 }
 
@@ -283,6 +285,7 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec handle, CUstream stream)
         if (!n.is_kernel)
         {
             std::memmove(n.to, n.from, n.bytes);
+            device_copied(n.to, n.from, n.bytes);
         }
         else if (CUresult result = run_launch(n.launch); result != CUDA_SUCCESS)
         {

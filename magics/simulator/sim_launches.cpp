@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <system_error>
 
 #include "block_executor.hpp"
@@ -142,6 +143,18 @@ namespace xcuda_sim
         return text && *text ? std::strtoull(text, nullptr, 10) : 0;
     }
 
+    bool watch_writes()
+    {
+        try
+        {
+            return check_options::from_environment().init_global;
+        }
+        catch (const std::invalid_argument&)
+        {
+            return false;  // the next launch names the bad value
+        }
+    }
+
     CUresult pack_parameters(const function& f, void** params, void** extra, std::vector<std::uint8_t>& packed)
     {
         const ptx_program& program = f.owner->program;
@@ -226,8 +239,22 @@ namespace xcuda_sim
         }
         launch.step_limit = step_limit();
         launch.printf_output = &g_printf;
-        const char* racecheck = std::getenv("XCUDA_SIM_RACECHECK");
-        launch.race_check = !(racecheck && std::strcmp(racecheck, "0") == 0);
+        try
+        {
+            launch.checks = check_options::from_environment();
+        }
+        catch (const std::invalid_argument& e)
+        {
+            return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel of " + entry.name + ": " + e.what());
+        }
+        if (launch.checks.init_global)
+        {
+            launch.written = &g_written;
+        }
+        else
+        {
+            g_written.forget_all();  // this launch's stores are not watched: every tracked byte may be written now
+        }
         launch.threads = sim_threads();
         const char* strict = std::getenv("XCUDA_SIM_STRICT_BARRIERS");
         launch.strict_barriers = strict && std::strcmp(strict, "1") == 0;

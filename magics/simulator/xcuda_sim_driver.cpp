@@ -41,6 +41,21 @@ namespace xcuda_sim
     std::condition_variable_any g_grid_ended;
     std::thread::id g_grid_owner;
     sim_memory g_memory;
+    written_memory g_written;
+    void device_written(const void* to, std::size_t bytes)
+    {
+        if (!g_written.empty())
+        {
+            g_written.written(reinterpret_cast<std::uintptr_t>(to), bytes);
+        }
+    }
+    void device_copied(void* to, const void* from, std::size_t bytes)
+    {
+        if (!g_written.empty())
+        {
+            g_written.copied(reinterpret_cast<std::uintptr_t>(to), reinterpret_cast<std::uintptr_t>(from), bytes);
+        }
+    }
     device_heap g_heap;  // device malloc/free's, for the process's one context (cuCtxSetLimit sizes it)
     std::size_t g_stack_limit = 1024, g_printf_fifo_limit = 1 << 20;  // nominal: kept and read back
 
@@ -73,6 +88,7 @@ namespace xcuda_sim
         case sim_error::kind::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
         case sim_error::kind::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::shared_race: return CUDA_ERROR_LAUNCH_FAILED;
+        case sim_error::kind::uninitialised: return CUDA_ERROR_LAUNCH_FAILED;
         case sim_error::kind::interrupted: return CUDA_ERROR_TIMEOUT;
         case sim_error::kind::assertion: return CUDA_ERROR_ASSERT;
         }
@@ -363,6 +379,7 @@ CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr to, CUcontext, CUdeviceptr from, 
 {
     lock held(g_mutex);
     std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
+    device_copied(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext context)
@@ -466,6 +483,7 @@ CUresult CUDAAPI cuMemHostUnregister(void* pointer)
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void* from, size_t bytes)
 {
     std::memmove(reinterpret_cast<void*>(to), from, bytes);
+    device_written(reinterpret_cast<void*>(to), bytes);
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
@@ -476,6 +494,7 @@ CUresult CUDAAPI cuMemcpyDtoH(void* to, CUdeviceptr from, size_t bytes)
 CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes)
 {
     std::memset(reinterpret_cast<void*>(to), value, bytes);
+    device_written(reinterpret_cast<void*>(to), bytes);
     return CUDA_SUCCESS;
 }
 

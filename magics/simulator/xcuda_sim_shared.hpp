@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <string>
 
 #include "texture_registry.hpp"
@@ -14,4 +15,8 @@ namespace xcuda_sim
     CUresult failed_with(CUresult code, std::string detail);
     // The process' CUDA arrays, texture objects and surface objects.
     xcuda::sim::texture_registry& textures();
+    // Device memory written outside a kernel (a memset, a copy from the host), or copied from `from`: for the global
+    // initcheck's record of written bytes (docs/simulator.md, "Checks"); nothing when it tracks no allocation.
+    void device_written(const void* to, std::size_t bytes);
+    void device_copied(void* to, const void* from, std::size_t bytes);
 }

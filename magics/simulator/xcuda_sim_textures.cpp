@@ -215,6 +215,7 @@ CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D* c)
         for (std::size_t y = 0; y < c->Height; ++y)
         {
             std::memmove(to.base + z * to.slice + y * to.pitch, from.base + z * from.slice + y * from.pitch, c->WidthInBytes);
+            device_copied(to.base + z * to.slice + y * to.pitch, from.base + z * from.slice + y * from.pitch, c->WidthInBytes);
         }
     }
     return CUDA_SUCCESS;

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "check_report.hpp"
+
 namespace xcuda::sim
 {
     block_executor::block_executor(launch_context& launch) : m_launch(launch) {}
@@ -46,7 +48,7 @@ namespace xcuda::sim
     }
 
     // Blocks are taken in order from one counter by `pool` workers, each with its own executor (shared
-    // window, warps, race shadow) and its own copy of the launch's counters, summed at the end. Atomics
+    // window, warps, check plugins) and its own copy of the launch's counters, summed at the end. Atomics
     // take one lock (launch_context::atomic_lock). A failure stops the taking of later blocks; the one of
     // the lowest block is reported, as the sequential order would have.
     void block_executor::run_parallel(unsigned pool, unsigned long long blocks)
@@ -188,9 +190,8 @@ namespace xcuda::sim
         m_shared.assign(shared, 0);
         m_block.shared = m_shared.data();
         m_block.shared_bytes = shared;
-        m_shadow.assign(m_launch.race_check ? shared : 0, shared_shadow{});
-        m_block.shadow = m_shadow.empty() ? nullptr : m_shadow.data();
-        m_block.epoch = 1;
+        m_checks.reset();
+        m_checks = std::make_unique<sim_checker>(m_launch, m_block);
         unsigned warps = (m_threads + 31) / 32;
         m_warps.clear();
         for (unsigned w = 0; w < warps; ++w)
@@ -215,7 +216,7 @@ namespace xcuda::sim
             m_warps[w]->reset(std::min(32u, m_threads - first));
         }
         std::size_t remaining = m_warps.size();
-        ++m_block.epoch;  // a new block: nothing of the last one's accesses races with this one's
+        m_checks->block_begin();
         std::fill(std::begin(m_block.arrivals), std::end(m_block.arrivals), 0u);
         while (true)
         {
@@ -242,13 +243,17 @@ namespace xcuda::sim
             }
             if (remaining == 0)
             {
+                m_checks->block_end();
                 return;
             }
             // Then each barrier whose arrivals are complete releases its warps; none, and no mbarrier changed
             // while warps spin on one: the block would hang.
             if (release_barriers(waiting, remaining))
             {
-                ++m_block.epoch;  // a barrier released: a new interval for the race check
+                if (m_block.sync_checks)
+                {
+                    m_block.sync_checks->synchronised(sync_scope::block, 0);  // a new interval for the race checks
+                }
             }
             else if (!yielded || m_block.mbarrier_changes == changes)
             {
@@ -325,8 +330,9 @@ namespace xcuda::sim
         const warp_interpreter& two = *m_warps[other];
         // Each place ends at a ';' (or the text's end): a "line N of FILE" runs to the next ',', ';', ')' or
         // newline where base/cell_lines says it in the cell's own lines.
-        std::string both = "warp " + std::to_string(first) + " waits at " + one.where(*one.waiting_at()) + "; warp " +
-                           std::to_string(other) + " at another barrier, " + two.where(*two.waiting_at()) + ";";
+        std::string both = check_report::warp(m_launch, static_cast<unsigned>(first), one.lanes()) + " waits at " +
+                           one.where(*one.waiting_at()) + "; " + check_report::warp(m_launch, static_cast<unsigned>(other), two.lanes()) +
+                           " at another barrier, " + two.where(*two.waiting_at()) + ";";
         if (m_launch.strict_barriers)
         {
             throw sim_error(sim_error::kind::barrier_divergence,
@@ -355,8 +361,8 @@ namespace xcuda::sim
             if (waiting[w])
             {
                 const warp_interpreter& one = *m_warps[w];
-                waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " at " +
-                         one.where(*one.waiting_at()) + " (barrier " + std::to_string(one.arrival().id) +
+                waits += (waits.empty() ? "" : "; ") + check_report::warp(m_launch, static_cast<unsigned>(w), one.lanes()) +
+                         " at " + one.where(*one.waiting_at()) + " (barrier " + std::to_string(one.arrival().id) +
                          (one.arrival().count ? ", " + std::to_string(one.arrival().count) + " threads" : ", every thread") +
                          (m_block.arrivals[one.arrival().id] ? ", " + std::to_string(m_block.arrivals[one.arrival().id]) +
                                                                    " arrived by bar.arrive"
@@ -365,7 +371,8 @@ namespace xcuda::sim
             }
             else if (m_warps[w]->live() && m_warps[w]->waiting_at())
             {
-                waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " spins at " +
+                waits += (waits.empty() ? "" : "; ") + check_report::warp(m_launch, static_cast<unsigned>(w), m_warps[w]->lanes()) +
+                         " spins at " +
                          m_warps[w]->where(*m_warps[w]->waiting_at()) + " (an mbarrier phase that does not complete)";
             }
         }

@@ -6,7 +6,8 @@
 // memory exactly as __syncthreads() does, and warps that have exited do not hold a barrier up, as on
 // hardware. A warp that arrives at a barrier with only some of its live lanes is barrier divergence
 // (warp_interpreter reports it); warps waiting at different bar.sync instructions of one barrier complete
-// it together, as NVIDIA GPUs do, with a warning (an error in strict mode: different_barriers). Each barrier release starts a new interval of the race check (the epoch). A warp
+// it together, as NVIDIA GPUs do, with a warning (an error in strict mode: different_barriers). Each barrier release
+// is announced to the launch's check plugins (sim_checker: the race checks start a new interval there). A warp
 // whose mbarrier wait fails yields (warp_interpreter::status::yielded) and runs again after the others; a
 // round in which warps only spin and no mbarrier changes can never end, and is reported like a barrier that
 // can never complete.
@@ -20,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim_checker.hpp"
 #include "warp_interpreter.hpp"
 
 namespace xcuda::sim
@@ -51,7 +53,7 @@ namespace xcuda::sim
         launch_context& m_launch;
         block_state m_block;
         std::vector<std::uint8_t> m_shared;
-        std::vector<shared_shadow> m_shadow;  // the race check's, one per shared byte
+        std::unique_ptr<sim_checker> m_checks;  // this executor's check plugins (the launch's check_options)
         std::vector<std::unique_ptr<warp_interpreter>> m_warps;
         unsigned m_threads = 0;
     };

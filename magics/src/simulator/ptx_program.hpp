@@ -31,6 +31,7 @@ namespace xcuda::sim
             shared_race,        // two threads of different warps, one writing, one shared byte, no barrier between
             interrupted,        // the launch's cancel flag was set (an interrupt): stopped between or inside blocks
             assertion,          // a device assert failed (__assertfail): CUDA_ERROR_ASSERT
+            uninitialised,      // initcheck: a read of shared or global memory never written (init_check)
         };
         sim_error(kind k, const std::string& message) : std::runtime_error(message), m_kind(k) {}
         kind what_kind() const noexcept { return m_kind; }

@@ -221,9 +221,9 @@ namespace xcuda::sim
             fault(in, lane, "reads " + std::to_string(size) + " bytes at global address " + hex(from) + ", " +
                                 m_launch.memory->describe(static_cast<std::uintptr_t>(from), size) + argument_near(from));
         }
-        if (m_block.shadow)
+        if (m_block.shared_checks)
         {
-            check_race(to, static_cast<unsigned>(size), lane, true, in);
+            check_shared(in, to, static_cast<unsigned>(size), lane, true);
         }
         std::memcpy(m_block.shared + to, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(from)), size);
         std::uint64_t& word = mbarrier_word(in, in.operands[3], lane);
@@ -271,7 +271,10 @@ namespace xcuda::sim
         {
             b.phase ^= 1;
             b.pending = b.expected;
-            ++m_block.epoch;
+            if (m_block.sync_checks)
+            {
+                announce_sync(sync_scope::block);  // a phase completed: the threads that waited for it are ordered after
+            }
         }
         word = b.word();
         ++m_block.mbarrier_changes;

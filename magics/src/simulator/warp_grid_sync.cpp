@@ -36,9 +36,8 @@ namespace xcuda::sim
         if (m_stuck && m_launch.blocks_done && m_launch.blocks_done->load() + m_launch.blocks_stuck->load() >= blocks)
         {
             throw sim_error(sim_error::kind::barrier_divergence,
-                            "kernel '" + m_launch.kernel + "', block (" + std::to_string(m_block.ctaid[0]) + "," +
-                                std::to_string(m_block.ctaid[1]) + "," + std::to_string(m_block.ctaid[2]) +
-                                "): a grid-wide sync that can never complete: this block polls " + where(in) +
+                            "kernel '" + m_launch.kernel + "', " + thread_name(static_cast<unsigned>(__builtin_ctz(active))) +
+                                ": a grid-wide sync that can never complete: this block polls " + where(in) +
                                 " for a value no block is left to change (" + std::to_string(m_launch.blocks_done->load()) +
                                 " blocks of the cooperative launch have finished, the others poll too: a grid.sync() that "
                                 "not every block reaches; on a GPU the grid would hang)");

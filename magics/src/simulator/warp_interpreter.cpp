@@ -1,11 +1,11 @@
 #include "warp_interpreter.hpp"
 
+#include "check_report.hpp"
 #include "warp_values.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cxxabi.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,17 +17,6 @@ namespace xcuda::sim
     namespace
     {
         const std::uint32_t no_pc = 0xffffffffu;
-
-        // A C++ name as written (block_sum::partial for _ZZ9block_sumE7partial), else the name itself.
-        std::string demangled(const std::string& name)
-        {
-            int status = 0;
-            char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-            std::string result = status == 0 && text ? text : name;
-            std::free(text);
-            return result;
-        }
-
     }
 
     warp_interpreter::warp_interpreter(launch_context& launch, block_state& block, unsigned warp_index)
@@ -296,17 +285,7 @@ namespace xcuda::sim
 
     std::string warp_interpreter::location(const instruction& in) const
     {
-        std::string text = "in " + m_function->name;
-        if (in.line > 0)
-        {
-            auto file = m_launch.program->files.find(in.file);
-            text += ", line " + std::to_string(in.line);
-            if (file != m_launch.program->files.end())
-            {
-                text += " of " + file->second;
-            }
-        }
-        return text;
+        return check_report::location(*m_launch.program, *m_function, in);
     }
 
     void warp_interpreter::fault(const instruction& in, unsigned lane, const std::string& what) const
@@ -315,124 +294,11 @@ namespace xcuda::sim
                                                               what + ", at " + where(in));
     }
 
-    // Racecheck's rule at PTX level: two accesses of one shared byte in one barrier interval, at least
-    // one a write, by threads of different warps (lanes of one warp run in lockstep here) are a race.
-    void warp_interpreter::check_race(std::uint64_t offset, unsigned bytes, unsigned lane, bool write, const instruction& in)
-    {
-        const std::uint32_t epoch = m_block.epoch;
-        const std::uint32_t me = m_warp * 32 + lane;
-        auto other_warp = [&](const shared_access& x) { return x.epoch == epoch && x.thread / 32 != m_warp; };
-        for (unsigned i = 0; i < bytes; ++i)
-        {
-            shared_shadow& s = m_block.shadow[offset + i];
-            if (other_warp(s.write))
-            {
-                race(offset + i, s.write, true, lane, write, in);
-            }
-            if (write)
-            {
-                if (other_warp(s.read))
-                {
-                    race(offset + i, s.read, false, lane, write, in);
-                }
-                if (other_warp(s.other_read))
-                {
-                    race(offset + i, s.other_read, false, lane, write, in);
-                }
-                s.write = {epoch, me, &in};
-            }
-            else if (s.read.epoch != epoch)
-            {
-                s.read = {epoch, me, &in};
-            }
-            else if (s.read.thread / 32 != m_warp)
-            {
-                s.other_read = {epoch, me, &in};
-            }
-        }
-    }
-
     // Which pointer argument of the launch the faulting address belongs with: the one whose allocation is
     // nearest to it (within 1 MiB), named by its position in the kernel's parameter list.
     std::string warp_interpreter::argument_near(std::uint64_t address) const
     {
-        const ptx_function& entry = m_launch.program->functions[static_cast<std::size_t>(m_launch.entry)];
-        std::uint64_t best = std::uint64_t(1) << 20;
-        int which = -1;
-        for (std::size_t i = 0; i < entry.params.size(); ++i)
-        {
-            const ptx_symbol& p = m_launch.program->symbols[static_cast<std::size_t>(entry.params[i])];
-            if (p.size != 8 || p.offset + 8 > m_launch.param_bytes)
-            {
-                continue;
-            }
-            std::uint64_t pointer = 0;
-            std::memcpy(&pointer, m_launch.params + p.offset, 8);
-            const sim_memory::allocation* a = m_launch.memory->containing(static_cast<std::uintptr_t>(pointer));
-            if (!a)
-            {
-                continue;
-            }
-            std::uint64_t end = a->start + a->bytes;
-            std::uint64_t distance = address < a->start ? a->start - address : address >= end ? address - end + 1 : 0;
-            if (distance < best)
-            {
-                best = distance;
-                which = static_cast<int>(i);
-            }
-        }
-        if (which < 0)
-        {
-            return "";
-        }
-        const ptx_symbol& p = m_launch.program->symbols[static_cast<std::size_t>(entry.params[static_cast<std::size_t>(which)])];
-        return " (the array of the kernel's parameter " + std::to_string(which) + ", " + p.name + ")";
-    }
-
-    std::string warp_interpreter::thread_of(std::uint32_t thread) const
-    {
-        const unsigned* b = m_launch.block;
-        return "thread (" + std::to_string(thread % b[0]) + "," + std::to_string(thread / b[0] % b[1]) + "," +
-               std::to_string(thread / (b[0] * b[1])) + ")";
-    }
-
-    std::string warp_interpreter::shared_variable(std::uint64_t offset) const
-    {
-        const ptx_symbol* dynamic = nullptr;
-        for (const ptx_symbol& s : m_launch.program->symbols)
-        {
-            if (s.space != state_space::shared)
-            {
-                continue;
-            }
-            if (s.dynamic_shared || s.size == 0)
-            {
-                dynamic = &s;
-            }
-            else if (offset >= s.offset && offset < s.offset + s.size)
-            {
-                return "'" + demangled(s.name) + "' (byte " + std::to_string(offset - s.offset) + " of " +
-                       std::to_string(s.size) + ")";
-            }
-        }
-        if (dynamic)
-        {
-            return "the dynamic shared memory '" + demangled(dynamic->name) + "'";
-        }
-        return "shared memory";
-    }
-
-    void warp_interpreter::race(std::uint64_t offset, const shared_access& earlier, bool earlier_wrote, unsigned lane,
-                                bool write, const instruction& in) const
-    {
-        throw sim_error(sim_error::kind::shared_race,
-                        "kernel '" + m_launch.kernel + "': a shared-memory race in block (" + std::to_string(m_block.ctaid[0]) +
-                            "," + std::to_string(m_block.ctaid[1]) + "," + std::to_string(m_block.ctaid[2]) + ") on " +
-                            shared_variable(offset) + ", shared address " + hex(offset) + ": " +
-                            thread_of(m_warp * 32 + lane) + (write ? " writes it at " : " reads it at ") + where(in) +
-                            ", and " + thread_of(earlier.thread) + (earlier_wrote ? " wrote it at " : " read it at ") +
-                            where(*earlier.at) + ", with no barrier (__syncthreads()) between (XCUDA_SIM_RACECHECK=0 "
-                                                 "turns this check off)");
+        return check_report::argument_near(m_launch, address);
     }
 
     std::uint64_t warp_interpreter::symbol_value(const ptx_symbol& symbol, unsigned) const
@@ -531,9 +397,9 @@ namespace xcuda::sim
                 fault(in, lane, described("shared") + ", outside the block's " + std::to_string(m_block.shared_bytes) +
                                     " bytes of shared memory");
             }
-            if (m_block.shadow && in.op != opcode::atom && in.op != opcode::red)  // atomics do not race
+            if (m_block.shared_checks)
             {
-                check_race(a, bytes, lane, write, in);
+                check_shared(in, a, bytes, lane, write);
             }
             return m_block.shared + a;
         case state_space::local:
@@ -602,10 +468,7 @@ namespace xcuda::sim
         case state_space::global:
         case state_space::constant:
         default:
-            if (a >= m_cached_start && a + bytes <= m_cached_end)
-            {
-                return reinterpret_cast<std::uint8_t*>(a);
-            }
+            if (a < m_cached_start || a + bytes > m_cached_end)
             {
                 const sim_memory::allocation* found = m_launch.memory->find(a, bytes);
                 if (!found && m_launch.heap)
@@ -619,6 +482,10 @@ namespace xcuda::sim
                 }
                 m_cached_start = found->start;
                 m_cached_end = found->start + found->bytes;
+            }
+            if (m_block.global_checks)
+            {
+                check_global(in, a, bytes, lane, write);
             }
             return reinterpret_cast<std::uint8_t*>(a);
         }
@@ -644,11 +511,11 @@ namespace xcuda::sim
             if (missing)
             {
                 throw sim_error(sim_error::kind::illegal_instruction,
-                                "kernel '" + m_launch.kernel + "', warp " + std::to_string(m_warp) + " of block (" +
-                                    std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
-                                    std::to_string(m_block.ctaid[2]) + "): " + what + " with member mask " + hex(mask) +
-                                    " reached by lanes " + hex(active) + " only; lanes " + hex(missing) +
-                                    " named in the mask are elsewhere (divergent), at " + where(in));
+                                "kernel '" + m_launch.kernel + "', " + thread_name(l) + ", warp " + std::to_string(m_warp) +
+                                    ": " + what + " with member mask " + hex(mask) + " reached by lanes " + hex(active) +
+                                    " only; lanes " + hex(missing) + " named in the mask are elsewhere (divergent; " +
+                                    check_report::thread_in_block(m_launch, m_warp * 32 + __builtin_ctz(missing)) +
+                                    " first), at " + where(in));
             }
         }
         return s;
@@ -769,8 +636,10 @@ namespace xcuda::sim
                         "kernel '" + m_launch.kernel + "': barrier divergence in block (" +
                             std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
                             std::to_string(m_block.ctaid[2]) + "), warp " + std::to_string(m_warp) + ": lanes " +
-                            hex(active) + " reached " + where(in) + " but lanes " + hex(m_live & ~active) +
-                            " of the warp, not exited, did not (a __syncthreads() inside a branch that not "
+                            hex(active) + " (" + check_report::thread_in_block(m_launch, m_warp * 32 + __builtin_ctz(active)) +
+                            " first) reached " + where(in) + ", but lanes " + hex(m_live & ~active) + " (" +
+                            check_report::thread_in_block(m_launch, m_warp * 32 + __builtin_ctz(m_live & ~active)) +
+                            " first) of the warp, not exited, did not (a __syncthreads() inside a branch that not "
                             "every thread of the block takes)");
     }
 
@@ -823,6 +692,10 @@ namespace xcuda::sim
                     if (active)
                     {
                         member_mask(in, in.operands[0], active, "bar.warp.sync");
+                        if (m_block.sync_checks)
+                        {
+                            announce_sync(sync_scope::warp);
+                        }
                     }
                     top.pc += 1;
                     continue;

@@ -17,13 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "check_options.hpp"
+#include "check_plugin.hpp"
 #include "ptx_program.hpp"
 #include "sim_memory.hpp"
 
 namespace xcuda::sim
 {
     class device_heap;
+    class sim_checker;
     class texture_registry;
+    class written_memory;
 
     // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
     // line and the registers it wrote, as "name = value" in the instruction's type.
@@ -92,7 +96,8 @@ namespace xcuda::sim
         std::atomic<std::uint64_t>* blocks_progress = nullptr;  // counted up as blocks finish, for progress (may be null)
         std::uint64_t thread_instructions = 0;
         std::string* printf_output = nullptr;  // device printf's text goes here (nullptr: printf is refused)
-        bool race_check = true;              // report shared-memory races (block_executor keeps the shadow)
+        check_options checks;                // the checks the launch runs (sim_checker: one set of plugins per executor)
+        written_memory* written = nullptr;   // what the global initcheck reads and marks (nullptr: that check is off)
         thread_trace* trace = nullptr;       // record one thread's instructions (nullptr: none)
         unsigned threads = 1;                // host threads running blocks (block_executor's pool)
         std::mutex* atomic_lock = nullptr;   // taken by every atom/red while blocks run in parallel
@@ -116,26 +121,16 @@ namespace xcuda::sim
     {
     };
 
-    // The race check's record of one byte of shared memory: its last write and up to two reads (of two
-    // different warps) in the current barrier interval (epoch). An access of another epoch is stale.
-    struct shared_access
-    {
-        std::uint32_t epoch = 0;
-        std::uint32_t thread = 0;  // the linear thread id in the block
-        const instruction* at = nullptr;
-    };
-    struct shared_shadow
-    {
-        shared_access write, read, other_read;  // other_read: a reader of another warp than read's
-    };
-
     struct block_state
     {
         unsigned ctaid[3] = {0, 0, 0};
         std::uint8_t* shared = nullptr;
         std::size_t shared_bytes = 0;
-        shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
-        std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
+        // The executor's checker for each kind of event some check plugin of the launch wants, else nullptr (one
+        // test of a pointer on the interpreter's path): shared and global accesses, synchronisations.
+        sim_checker* shared_checks = nullptr;
+        sim_checker* global_checks = nullptr;
+        sim_checker* sync_checks = nullptr;
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
         std::uint64_t mbarrier_changes = 0;  // grows at every change of an mbarrier (block_executor: is a spin hopeless?)
     };
@@ -170,8 +165,9 @@ namespace xcuda::sim
         // Throws sim_error for a fault, barrier divergence, or an instruction not implemented.
         status run();
 
-        // Lanes that have not exited.
+        // Lanes that have not exited; the warp's lanes in the block (32 but in a last, partial warp).
         std::uint32_t live() const noexcept { return m_live; }
+        unsigned lanes() const noexcept { return m_lanes; }
 
         // The bar.sync the warp waits at after run() returned at_barrier (the mbarrier wait after yielded).
         const instruction* waiting_at() const noexcept { return m_barrier; }
@@ -227,13 +223,13 @@ namespace xcuda::sim
         std::uint8_t* translate(state_space space, std::uint64_t address, unsigned lane, unsigned bytes, bool write,
                                 const instruction& in, bool frame_param);
         [[noreturn]] void fault(const instruction& in, unsigned lane, const std::string& what) const;
-        void check_race(std::uint64_t offset, unsigned bytes, unsigned lane, bool write, const instruction& in);
-        [[noreturn]] void race(std::uint64_t offset, const shared_access& earlier, bool earlier_wrote, unsigned lane,
-                               bool write, const instruction& in) const;
-        std::string shared_variable(std::uint64_t offset) const;
+        // warp_check_events.cpp: the events the check plugins subscribe to (sim_checker), announced only where the
+        // block's pointer for them is set.
+        void check_shared(const instruction& in, std::uint64_t offset, unsigned bytes, unsigned lane, bool write);
+        void check_global(const instruction& in, std::uint64_t address, unsigned bytes, unsigned lane, bool write);
+        void announce_sync(sync_scope scope);
         void trace(const instruction& in, bool executed);
         void trace_writes(const instruction& in);
-        std::string thread_of(std::uint32_t thread) const;
         std::string argument_near(std::uint64_t address) const;
         std::string location(const instruction& in) const;  // in function, line N of file
         std::string thread_name(unsigned lane) const;

@@ -20,6 +20,7 @@
 #include "ptx_parser.hpp"
 #include "sim_memory.hpp"
 #include "texture_registry.hpp"
+#include "written_memory.hpp"
 
 using namespace xcuda::sim;
 
@@ -99,7 +100,8 @@ namespace
             context.cancel = cancel;
             context.blocks_progress = blocks_progress;
             context.printf_output = &printed;
-            context.race_check = race_check;
+            context.checks = checks;
+            context.written = written;
             context.threads = threads;
             context.heap = &heap;
             if (cooperative)  // as cuLaunchCooperativeKernel: every block at once, a zeroed workspace for grid syncs
@@ -123,7 +125,8 @@ namespace
         std::vector<std::vector<std::uint8_t>> variables;
         std::vector<std::uint8_t> packed;
         std::string printed;  // device printf's output
-        bool race_check = true;
+        check_options checks;  // the launch's checks (the defaults: races between warps, uninitialised shared reads)
+        written_memory* written = nullptr;  // the global initcheck's record (checks.init_global)
         unsigned threads = 1;  // block_executor's pool
         std::uint64_t step_limit = 100000000;  // per host thread: a test that would never end fails instead
         const std::atomic<bool>* cancel = nullptr;

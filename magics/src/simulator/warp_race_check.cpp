@@ -1,0 +1,102 @@
+#include "warp_race_check.hpp"
+
+#include "check_report.hpp"
+#include "warp_interpreter.hpp"
+
+namespace xcuda::sim
+{
+    warp_race_check::warp_race_check(const launch_context& launch) : m_launch(launch)
+    {
+        const unsigned threads = launch.block[0] * launch.block[1] * launch.block[2];
+        m_interval.assign((threads + 31) / 32, 0);
+    }
+
+    void warp_race_check::block_begin(const block_state& block)
+    {
+        if (m_shadow.size() != block.shared_bytes)
+        {
+            m_shadow.assign(block.shared_bytes, shadow{});
+        }
+        synchronised(block, sync_scope::block, 0);  // a new block: nothing of the last one's accesses counts
+    }
+
+    void warp_race_check::synchronised(const block_state&, sync_scope scope, unsigned warp)
+    {
+        if (scope == sync_scope::warp)
+        {
+            m_interval[warp] = ++m_clock;
+            return;
+        }
+        ++m_clock;
+        for (std::uint32_t& i : m_interval)
+        {
+            i = m_clock;
+        }
+    }
+
+    void warp_race_check::shared_access(const block_state& block, const memory_access& access)
+    {
+        if (access.kind == access_kind::atomic)
+        {
+            return;
+        }
+        const bool write = access.kind == access_kind::store;
+        const std::uint32_t me = access.thread();
+        const std::uint32_t interval = m_interval[access.warp];
+        // An earlier access by another lane of this warp, in this interval, at another execution of an instruction.
+        auto hazard = [&](const record& r) {
+            return r.interval == interval && r.thread != me && r.thread / 32 == access.warp && r.step != access.step;
+        };
+        const record now{interval, me, access.step, access.at};
+        for (unsigned i = 0; i < access.bytes; ++i)
+        {
+            shadow& s = m_shadow[access.address + i];
+            if (hazard(s.write))
+            {
+                race(block, access.address + i, s.write, true, access);
+            }
+            if (write)
+            {
+                if (hazard(s.read))
+                {
+                    race(block, access.address + i, s.read, false, access);
+                }
+                if (hazard(s.other_read))
+                {
+                    race(block, access.address + i, s.other_read, false, access);
+                }
+                s.write = now;
+                s.read = s.other_read = record{};  // later writers are compared with this write
+            }
+            else if (s.read.interval != interval || s.read.thread / 32 != access.warp || s.read.thread == me)
+            {
+                s.read = now;
+            }
+            else
+            {
+                s.other_read = now;
+            }
+        }
+    }
+
+    void warp_race_check::race(const block_state& block, std::uint64_t offset, const record& earlier, bool earlier_wrote,
+                               const memory_access& access) const
+    {
+        const ptx_program& program = *m_launch.program;
+        const bool write = access.kind == access_kind::store;
+        throw sim_error(sim_error::kind::shared_race,
+                        "kernel '" + m_launch.kernel + "': a shared-memory race between lanes of one warp in " +
+                            check_report::block(block) + ", warp " + std::to_string(access.warp) + ", on " +
+                            check_report::shared_variable(program, offset) + ", shared address " + hex(offset) + ": " +
+                            check_report::thread_in_block(m_launch, access.thread()) +
+                            (write ? " writes it at " : " reads it at ") +
+                            check_report::place(program, *access.function, *access.at) + ", and " +
+                            check_report::thread_in_block(m_launch, earlier.thread) +
+                            (earlier_wrote ? " wrote it at " : " read it at ") +
+                            check_report::place(program, check_report::function_of(m_launch, *earlier.at), *earlier.at) +
+                            " before, with no __syncwarp() or barrier between: since Volta the lanes of a warp are "
+                            "scheduled independently, so the order of the two is not defined (the simulator runs the "
+                            "lanes in lockstep and gives the pre-Volta result; XCUDA_SIM_CHECKS=-warp-race turns this "
+                            "check off)");
+    }
+}
