@@ -275,10 +275,119 @@ def shared_race():
     # With the barrier the same session runs it correctly; with the check off the racy one runs too.
     m.racy[1, 64](out, 1)
     assert np.array_equal(out, np.arange(63, -1, -1)), out
+    # With the race check off, the initcheck still sees thread 0 read s[63], which no thread has written yet.
     os.environ["XCUDA_SIM_RACECHECK"] = "0"
+    message = launch_error(lambda: m.racy[1, 64](out, 0))
+    assert "thread (0,0,0) of block (0,0,0): a read of uninitialised shared memory" in message, message
+    os.environ["XCUDA_SIM_INITCHECK"] = "0"
     out[:] = -1
     m.racy[1, 64](out, 0)
     assert out[0] == 0 and out[32] == 31, out
+
+
+def launch_error(launch):
+    """The message of the CudaError a launch raises (a KernelFault, declaring the session lost, fails)."""
+    try:
+        launch()
+    except xcuda.KernelFault as fault:
+        raise AssertionError(f"a check declared the session lost: {fault}")
+    except xcuda.CudaError as fault:
+        assert "CUDA_ERROR_LAUNCH_FAILED" in str(fault), fault
+        return str(fault)
+    raise AssertionError("the launch was not refused")
+
+
+PARTIAL_FILL = r"""
+extern "C" __global__ void partial_fill(int* out, int n)
+{
+    __shared__ int s[64];
+    if (threadIdx.x < n) s[threadIdx.x] = threadIdx.x * 2;
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+extern "C" __global__ void add_one(const int* in, int* out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = in[i] + 1;
+}
+"""
+
+
+def uninitialised_shared():
+    """On by default: a read of shared memory no thread of the block wrote names the thread, the variable and the line;
+    the session goes on, and XCUDA_SIM_INITCHECK=0 lets it read the simulator's zeros."""
+    m = xcuda.compile(PARTIAL_FILL, name="sim_partial_fill")
+    out = np.full(64, -1, dtype=np.int32)
+    message = launch_error(lambda: m.partial_fill[1, 64](out, 40))
+    assert "kernel 'partial_fill', thread (40,0,0) of block (0,0,0): a read of uninitialised shared memory" in message, message
+    assert "'partial_fill::s' (byte 160 of 256)" in message and "the source, line 7" in message, message
+    m.partial_fill[1, 64](out, 64)
+    assert np.array_equal(out, 2 * np.arange(64)), out
+    os.environ["XCUDA_SIM_INITCHECK"] = "0"
+    m.partial_fill[1, 64](out, 40)
+    assert out[39] == 78 and out[40] == 0, out
+
+
+def uninitialised_global():
+    """XCUDA_SIM_INITCHECK=global: a kernel's read of a device array nothing wrote names the thread, the byte, the
+    argument and the line; a copy, a memset or a kernel's store makes it written. Off (the default), nothing is said."""
+    m = xcuda.compile(PARTIAL_FILL, name="sim_uninitialised_global")
+    fresh = xcuda.empty(64, dtype=np.int32)
+    out = xcuda.empty(64, dtype=np.int32)
+    m.add_one[2, 32](fresh, out)  # the check is off: the launch runs on whatever the allocation holds
+    os.environ["XCUDA_SIM_INITCHECK"] = "global"
+    fresh = xcuda.empty(64, dtype=np.int32)
+    out = xcuda.empty(64, dtype=np.int32)
+    message = launch_error(lambda: m.add_one[2, 32](fresh, out))
+    assert "kernel 'add_one', thread (0,0,0) of block (0,0,0): a read of uninitialised global memory" in message, message
+    assert "(the array of the kernel's parameter 0, add_one_param_0), has never been written" in message, message
+    assert "the source, line 12" in message, message
+    fresh.copy_from(np.arange(64, dtype=np.int32))
+    m.add_one[2, 32](fresh, out)  # out was never written either: the kernel only stores to it
+    again = xcuda.empty(64, dtype=np.int32)
+    m.add_one[2, 32](out, again)  # out was written by the kernel's stores
+    assert np.array_equal(again.copy_to_host(), np.arange(64) + 2), again.copy_to_host()
+    zeroed = xcuda.zeros(64, dtype=np.int32)
+    m.add_one[2, 32](zeroed, out)
+    assert np.array_equal(out.copy_to_host(), np.ones(64)), out.copy_to_host()
+
+
+WARP_SUM = r"""
+extern "C" __global__ void warp_sum(const int* in, int* out, int sync)
+{
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    s[t + 32] = 0;
+    if (sync) __syncwarp();
+    for (int k = 16; k > 0; k >>= 1)
+    {
+        int v = s[t] + s[t + k];
+        if (sync) __syncwarp();
+        s[t] = v;
+        if (sync) __syncwarp();
+    }
+    if (t == 0) out[0] = s[0];
+}
+"""
+
+
+def warp_race():
+    """XCUDA_SIM_CHECKS=warp-race: the warp-synchronous sum without __syncwarp() is a race between lanes of one warp,
+    naming both threads and lines; with __syncwarp() it runs. Off (the default), lockstep gives the pre-Volta sum."""
+    m = xcuda.compile(WARP_SUM, name="sim_warp_sum")
+    values = np.arange(32, dtype=np.int32)
+    out = np.zeros(1, np.int32)
+    m.warp_sum[1, 32](values, out, 0)
+    assert out[0] == values.sum(), out
+    os.environ["XCUDA_SIM_CHECKS"] = "warp-race"
+    message = launch_error(lambda: m.warp_sum[1, 32](values, out, 0))
+    assert "a shared-memory race between lanes of one warp in block (0,0,0), warp 0" in message, message
+    assert "thread (0,0,0) reads it at 'ld.shared" in message and "the source, line 11" in message, message
+    assert "thread (16,0,0) wrote it before at 'st.shared" in message and "the source, line 6" in message, message
+    out[:] = 0
+    m.warp_sum[1, 32](values, out, 1)
+    assert out[0] == values.sum(), out
 
 
 def timing_says_simulated():
@@ -450,7 +559,8 @@ extern "C" __global__ void checked(const int* v, int* out)
 
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
                                      classic_kernels, shared_race, timing_says_simulated, trace_one_thread,
-                                     two_sided_barrier, device_assert, device_malloc, grid_sync)}
+                                     two_sided_barrier, device_assert, device_malloc, grid_sync, uninitialised_shared,
+                                     uninitialised_global, warp_race)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

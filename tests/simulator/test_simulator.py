@@ -75,6 +75,18 @@ def test_a_shared_memory_race_between_two_warps_names_both_threads_the_variable_
     run_scenario("shared_race", build_dir)
 
 
+def test_a_read_of_shared_memory_no_thread_wrote_names_the_thread_the_variable_and_the_line(build_dir, simulator):
+    run_scenario("uninitialised_shared", build_dir)
+
+
+def test_with_the_global_initcheck_a_read_of_a_device_array_never_written_names_the_argument(build_dir, simulator):
+    run_scenario("uninitialised_global", build_dir)
+
+
+def test_with_the_warp_race_check_warp_synchronous_code_without_syncwarp_is_reported(build_dir, simulator):
+    run_scenario("warp_race", build_dir)
+
+
 def test_launch_timings_on_the_simulator_say_they_are_simulated(build_dir, simulator):
     run_scenario("timing_says_simulated", build_dir)
 
@@ -116,8 +128,8 @@ def test_warps_at_different_syncthreads_complete_one_barrier_warning_once_and_st
     assert out.count("xcuda simulator warning: kernel 'two_sides': warps of block (0,0,0) met at different "
                      "__syncthreads()") == 1, out
     # Both places in the source's own lines (base/cell_lines, as faults are), never the PTX's .file path.
-    assert "in two_sides, the source, line 6; warp 1 at another barrier, 'bar.sync 0' in two_sides, the source, line 7;" \
-        in out, out
+    assert ("in two_sides, the source, line 6; warp 1 (threads (32,0,0) to (63,0,0)) at another barrier, "
+            "'bar.sync 0' in two_sides, the source, line 7;") in out, out
     assert " of /" not in out and "/cell" not in out, out
     assert "strict: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED" in out, out
     assert "barrier divergence in block (0,0,0)" in out and "XCUDA_SIM_STRICT_BARRIERS=1" in out, out
@@ -160,7 +172,8 @@ def test_every_scenario_has_a_test():
     assert set(simulator_scenarios.SCENARIOS) == {"saxpy", "block_sum", "out_of_bounds", "unsupported_instruction",
                                                   "device_printf", "classic_kernels", "shared_race",
                                                   "timing_says_simulated", "trace_one_thread", "two_sided_barrier",
-                                                  "device_assert", "device_malloc", "grid_sync"}
+                                                  "device_assert", "device_malloc", "grid_sync", "uninitialised_shared",
+                                                  "uninitialised_global", "warp_race"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

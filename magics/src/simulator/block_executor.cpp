@@ -330,8 +330,8 @@ namespace xcuda::sim
         const warp_interpreter& two = *m_warps[other];
         // Each place ends at a ';' (or the text's end): a "line N of FILE" runs to the next ',', ';', ')' or
         // newline where base/cell_lines says it in the cell's own lines.
-        std::string both = check_report::warp(m_launch, static_cast<unsigned>(first), one.lanes()) + " waits at " +
-                           one.where(*one.waiting_at()) + "; " + check_report::warp(m_launch, static_cast<unsigned>(other), two.lanes()) +
+        std::string both = check_report::warp(m_launch.block, static_cast<unsigned>(first), one.lanes()) + " waits at " +
+                           one.where(*one.waiting_at()) + "; " + check_report::warp(m_launch.block, static_cast<unsigned>(other), two.lanes()) +
                            " at another barrier, " + two.where(*two.waiting_at()) + ";";
         if (m_launch.strict_barriers)
         {
@@ -361,19 +361,18 @@ namespace xcuda::sim
             if (waiting[w])
             {
                 const warp_interpreter& one = *m_warps[w];
-                waits += (waits.empty() ? "" : "; ") + check_report::warp(m_launch, static_cast<unsigned>(w), one.lanes()) +
-                         " at " + one.where(*one.waiting_at()) + " (barrier " + std::to_string(one.arrival().id) +
+                waits += (waits.empty() ? "" : "; ") + check_report::warp(m_launch.block, static_cast<unsigned>(w), one.lanes()) +
+                         " (barrier " + std::to_string(one.arrival().id) +
                          (one.arrival().count ? ", " + std::to_string(one.arrival().count) + " threads" : ", every thread") +
                          (m_block.arrivals[one.arrival().id] ? ", " + std::to_string(m_block.arrivals[one.arrival().id]) +
                                                                    " arrived by bar.arrive"
                                                              : std::string()) +
-                         ")";
+                         ") at " + one.where(*one.waiting_at());
             }
             else if (m_warps[w]->live() && m_warps[w]->waiting_at())
             {
-                waits += (waits.empty() ? "" : "; ") + check_report::warp(m_launch, static_cast<unsigned>(w), m_warps[w]->lanes()) +
-                         " spins at " +
-                         m_warps[w]->where(*m_warps[w]->waiting_at()) + " (an mbarrier phase that does not complete)";
+                waits += (waits.empty() ? "" : "; ") + check_report::warp(m_launch.block, static_cast<unsigned>(w), m_warps[w]->lanes()) +
+                         " (an mbarrier phase that does not complete) spins at " + m_warps[w]->where(*m_warps[w]->waiting_at());
             }
         }
         throw sim_error(sim_error::kind::barrier_divergence,

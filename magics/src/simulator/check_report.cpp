@@ -4,7 +4,6 @@
 #include <cstring>
 #include <cxxabi.h>
 
-#include "warp_interpreter.hpp"
 
 namespace xcuda::sim
 {
@@ -25,33 +24,32 @@ namespace xcuda::sim
             return "(" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
         }
 
-        std::string coordinates(const launch_context& launch, std::uint32_t linear)
+        std::string coordinates(const unsigned b[3], std::uint32_t linear)
         {
-            const unsigned* b = launch.block;
             return triple(linear % b[0], linear / b[0] % b[1], linear / (b[0] * b[1]));
         }
     }
 
-    std::string check_report::block(const block_state& block)
+    std::string check_report::block(const unsigned ctaid[3])
     {
-        return "block " + triple(block.ctaid[0], block.ctaid[1], block.ctaid[2]);
+        return "block " + triple(ctaid[0], ctaid[1], ctaid[2]);
     }
 
-    std::string check_report::thread(const launch_context& launch, const block_state& b, std::uint32_t linear)
+    std::string check_report::thread(const unsigned dims[3], const unsigned ctaid[3], std::uint32_t linear)
     {
-        return "thread " + coordinates(launch, linear) + " of " + block(b);
+        return "thread " + coordinates(dims, linear) + " of " + block(ctaid);
     }
 
-    std::string check_report::thread_in_block(const launch_context& launch, std::uint32_t linear)
+    std::string check_report::thread_in_block(const unsigned dims[3], std::uint32_t linear)
     {
-        return "thread " + coordinates(launch, linear);
+        return "thread " + coordinates(dims, linear);
     }
 
-    std::string check_report::warp(const launch_context& launch, unsigned warp, unsigned lanes)
+    std::string check_report::warp(const unsigned dims[3], unsigned warp, unsigned lanes)
     {
         const std::uint32_t first = warp * 32;
-        return "warp " + std::to_string(warp) + " (threads " + coordinates(launch, first) + " to " +
-               coordinates(launch, first + (lanes ? lanes : 32) - 1) + ")";
+        return "warp " + std::to_string(warp) + " (threads " + coordinates(dims, first) + " to " +
+               coordinates(dims, first + (lanes ? lanes : 32) - 1) + ")";
     }
 
     std::string check_report::location(const ptx_program& program, const ptx_function& function, const instruction& in)
@@ -74,16 +72,16 @@ namespace xcuda::sim
         return "'" + in.text + "' " + location(program, function, in);
     }
 
-    const ptx_function& check_report::function_of(const launch_context& launch, const instruction& in)
+    const ptx_function& check_report::function_of(const ptx_program& program, int entry, const instruction& in)
     {
-        for (const ptx_function& f : launch.program->functions)
+        for (const ptx_function& f : program.functions)
         {
             if (!f.code.empty() && &in >= f.code.data() && &in < f.code.data() + f.code.size())
             {
                 return f;
             }
         }
-        return launch.program->functions[static_cast<std::size_t>(launch.entry)];
+        return program.functions[static_cast<std::size_t>(entry)];
     }
 
     std::string check_report::shared_variable(const ptx_program& program, std::uint64_t offset)
@@ -112,21 +110,22 @@ namespace xcuda::sim
         return "shared memory";
     }
 
-    std::string check_report::argument_near(const launch_context& launch, std::uint64_t address)
+    std::string check_report::argument_near(const ptx_program& program, int entry_index, const std::uint8_t* params,
+                                            std::size_t param_bytes, const sim_memory& memory, std::uint64_t address)
     {
-        const ptx_function& entry = launch.program->functions[static_cast<std::size_t>(launch.entry)];
+        const ptx_function& entry = program.functions[static_cast<std::size_t>(entry_index)];
         std::uint64_t best = std::uint64_t(1) << 20;
         int which = -1;
         for (std::size_t i = 0; i < entry.params.size(); ++i)
         {
-            const ptx_symbol& p = launch.program->symbols[static_cast<std::size_t>(entry.params[i])];
-            if (p.size != 8 || p.offset + 8 > launch.param_bytes)
+            const ptx_symbol& p = program.symbols[static_cast<std::size_t>(entry.params[i])];
+            if (p.size != 8 || p.offset + 8 > param_bytes)
             {
                 continue;
             }
             std::uint64_t pointer = 0;
-            std::memcpy(&pointer, launch.params + p.offset, 8);
-            const sim_memory::allocation* a = launch.memory->containing(static_cast<std::uintptr_t>(pointer));
+            std::memcpy(&pointer, params + p.offset, 8);
+            const sim_memory::allocation* a = memory.containing(static_cast<std::uintptr_t>(pointer));
             if (!a)
             {
                 continue;
@@ -143,7 +142,7 @@ namespace xcuda::sim
         {
             return "";
         }
-        const ptx_symbol& p = launch.program->symbols[static_cast<std::size_t>(entry.params[static_cast<std::size_t>(which)])];
+        const ptx_symbol& p = program.symbols[static_cast<std::size_t>(entry.params[static_cast<std::size_t>(which)])];
         return " (the array of the kernel's parameter " + std::to_string(which) + ", " + p.name + ")";
     }
 }

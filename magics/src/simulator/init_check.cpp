@@ -52,7 +52,7 @@ namespace xcuda::sim
                                     "there on a GPU)");
     }
 
-    void init_check::shared_access(const block_state&, const memory_access& access)
+    void init_check::shared_access([[maybe_unused]] const block_state& block, const memory_access& access)
     {
         std::uint8_t* flags = m_written_shared.data() + access.address;
         if (access.kind != access_kind::store)
@@ -93,7 +93,8 @@ namespace xcuda::sim
                               "global memory: byte " + std::to_string(static_cast<std::size_t>(first) - offset) + " of the " +
                                   std::to_string(access.bytes) + " it reads at " + hex(access.address) + ", byte " +
                                   std::to_string(first) + " of the device allocation at " + hex(r->start) + " (" +
-                                  std::to_string(r->bytes) + " bytes)" + check_report::argument_near(m_launch, access.address) +
+                                  std::to_string(r->bytes) + " bytes)" + check_report::argument_near(*m_launch.program, m_launch.entry, m_launch.params,
+                                                              m_launch.param_bytes, *m_launch.memory, access.address) +
                                   ", has never been written: no copy, memset or kernel store since it was allocated");
             }
         }
@@ -104,8 +105,8 @@ namespace xcuda::sim
     {
         const char* verb = access.kind == access_kind::atomic ? "an atomic of uninitialised " : "a read of uninitialised ";
         throw sim_error(sim_error::kind::uninitialised,
-                        "kernel '" + m_launch.kernel + "', " + check_report::thread(m_launch, block, access.thread()) + ": " +
+                        "kernel '" + m_launch.kernel + "', " + check_report::thread(m_launch.block, block.ctaid, access.thread()) + ": " +
                             verb + what + ", at " + check_report::place(*m_launch.program, *access.function, *access.at) +
-                            " (XCUDA_SIM_INITCHECK=0 turns this check off)");
+                            "; XCUDA_SIM_INITCHECK=0 turns this check off");
     }
 }

@@ -71,14 +71,14 @@ namespace xcuda::sim
         const ptx_program& program = *m_launch.program;
         const bool write = access.kind == access_kind::store;
         throw sim_error(sim_error::kind::shared_race,
-                        "kernel '" + m_launch.kernel + "': a shared-memory race in " + check_report::block(block) + " on " +
+                        "kernel '" + m_launch.kernel + "': a shared-memory race in " + check_report::block(block.ctaid) + " on " +
                             check_report::shared_variable(program, offset) + ", shared address " + hex(offset) + ": " +
-                            check_report::thread_in_block(m_launch, access.thread()) +
+                            check_report::thread_in_block(m_launch.block, access.thread()) +
                             (write ? " writes it at " : " reads it at ") +
                             check_report::place(program, *access.function, *access.at) + ", and " +
-                            check_report::thread_in_block(m_launch, earlier.thread) +
+                            check_report::thread_in_block(m_launch.block, earlier.thread) +
                             (earlier_wrote ? " wrote it at " : " read it at ") +
-                            check_report::place(program, check_report::function_of(m_launch, *earlier.at), *earlier.at) +
+                            check_report::place(program, check_report::function_of(*m_launch.program, m_launch.entry, *earlier.at), *earlier.at) +
                             ", with no barrier (__syncthreads()) between (XCUDA_SIM_RACECHECK=0 turns this check off)");
     }
 }

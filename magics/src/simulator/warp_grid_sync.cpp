@@ -37,8 +37,8 @@ namespace xcuda::sim
         {
             throw sim_error(sim_error::kind::barrier_divergence,
                             "kernel '" + m_launch.kernel + "', " + thread_name(static_cast<unsigned>(__builtin_ctz(active))) +
-                                ": a grid-wide sync that can never complete: this block polls " + where(in) +
-                                " for a value no block is left to change (" + std::to_string(m_launch.blocks_done->load()) +
+                                ": a grid-wide sync that can never complete: this block polls at " + where(in) +
+                                ", for a value no block is left to change (" + std::to_string(m_launch.blocks_done->load()) +
                                 " blocks of the cooperative launch have finished, the others poll too: a grid.sync() that "
                                 "not every block reaches; on a GPU the grid would hang)");
         }

@@ -298,7 +298,8 @@ namespace xcuda::sim
     // nearest to it (within 1 MiB), named by its position in the kernel's parameter list.
     std::string warp_interpreter::argument_near(std::uint64_t address) const
     {
-        return check_report::argument_near(m_launch, address);
+        return check_report::argument_near(*m_launch.program, m_launch.entry, m_launch.params, m_launch.param_bytes,
+                                           *m_launch.memory, address);
     }
 
     std::uint64_t warp_interpreter::symbol_value(const ptx_symbol& symbol, unsigned) const
@@ -514,7 +515,7 @@ namespace xcuda::sim
                                 "kernel '" + m_launch.kernel + "', " + thread_name(l) + ", warp " + std::to_string(m_warp) +
                                     ": " + what + " with member mask " + hex(mask) + " reached by lanes " + hex(active) +
                                     " only; lanes " + hex(missing) + " named in the mask are elsewhere (divergent; " +
-                                    check_report::thread_in_block(m_launch, m_warp * 32 + __builtin_ctz(missing)) +
+                                    check_report::thread_in_block(m_launch.block, m_warp * 32 + __builtin_ctz(missing)) +
                                     " first), at " + where(in));
             }
         }
@@ -636,9 +637,9 @@ namespace xcuda::sim
                         "kernel '" + m_launch.kernel + "': barrier divergence in block (" +
                             std::to_string(m_block.ctaid[0]) + "," + std::to_string(m_block.ctaid[1]) + "," +
                             std::to_string(m_block.ctaid[2]) + "), warp " + std::to_string(m_warp) + ": lanes " +
-                            hex(active) + " (" + check_report::thread_in_block(m_launch, m_warp * 32 + __builtin_ctz(active)) +
+                            hex(active) + " (" + check_report::thread_in_block(m_launch.block, m_warp * 32 + __builtin_ctz(active)) +
                             " first) reached " + where(in) + ", but lanes " + hex(m_live & ~active) + " (" +
-                            check_report::thread_in_block(m_launch, m_warp * 32 + __builtin_ctz(m_live & ~active)) +
+                            check_report::thread_in_block(m_launch.block, m_warp * 32 + __builtin_ctz(m_live & ~active)) +
                             " first) of the warp, not exited, did not (a __syncthreads() inside a branch that not "
                             "every thread of the block takes)");
     }
@@ -744,7 +745,9 @@ namespace xcuda::sim
                 }
                 continue;
             case opcode::unsupported:
-                throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "': " + in.text + ", " + location(in));
+                throw sim_error(sim_error::kind::unsupported, "kernel '" + m_launch.kernel + "', " +
+                                                                  thread_name(static_cast<unsigned>(__builtin_ctz(top.mask))) +
+                                                                  ": " + in.text + ", " + location(in));
             default:
                 if (active)
                 {

@@ -86,15 +86,15 @@ namespace xcuda::sim
         const bool write = access.kind == access_kind::store;
         throw sim_error(sim_error::kind::shared_race,
                         "kernel '" + m_launch.kernel + "': a shared-memory race between lanes of one warp in " +
-                            check_report::block(block) + ", warp " + std::to_string(access.warp) + ", on " +
+                            check_report::block(block.ctaid) + ", warp " + std::to_string(access.warp) + ", on " +
                             check_report::shared_variable(program, offset) + ", shared address " + hex(offset) + ": " +
-                            check_report::thread_in_block(m_launch, access.thread()) +
+                            check_report::thread_in_block(m_launch.block, access.thread()) +
                             (write ? " writes it at " : " reads it at ") +
                             check_report::place(program, *access.function, *access.at) + ", and " +
-                            check_report::thread_in_block(m_launch, earlier.thread) +
-                            (earlier_wrote ? " wrote it at " : " read it at ") +
-                            check_report::place(program, check_report::function_of(m_launch, *earlier.at), *earlier.at) +
-                            " before, with no __syncwarp() or barrier between: since Volta the lanes of a warp are "
+                            check_report::thread_in_block(m_launch.block, earlier.thread) +
+                            (earlier_wrote ? " wrote it before at " : " read it before at ") +
+                            check_report::place(program, check_report::function_of(*m_launch.program, m_launch.entry, *earlier.at), *earlier.at) +
+                            ", with no __syncwarp() or barrier between: since Volta the lanes of a warp are "
                             "scheduled independently, so the order of the two is not defined (the simulator runs the "
                             "lanes in lockstep and gives the pre-Volta result; XCUDA_SIM_CHECKS=-warp-race turns this "
                             "check off)");

@@ -914,6 +914,7 @@ extern "C" __global__ void fine(int* out) { out[0] = 2; })");
     std::string message = error_of([&] { sim.launch("sleepy", {1, 1, 1}, {1, 1, 1}, 0, out.data()); }, &kind);
     EXPECT_EQ(kind, sim_error::kind::unsupported);
     EXPECT_NE(message.find("the instruction 'pmevent' is not implemented by the simulator"), std::string::npos) << message;
+    EXPECT_NE(message.find("kernel 'sleepy', thread (0,0,0) of block (0,0,0): "), std::string::npos) << message;
     EXPECT_NE(message.find("line 2"), std::string::npos) << message;
     EXPECT_EQ(out[0], 2) << "nothing after the refused instruction ran";
 }
