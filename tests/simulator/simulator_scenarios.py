@@ -7,6 +7,7 @@ the build's python folder (where libxcuda-sim.so sits beside the module):
 """
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -352,24 +353,8 @@ def uninitialised_global():
     assert np.array_equal(out.copy_to_host(), np.ones(64)), out.copy_to_host()
 
 
-WARP_SUM = r"""
-extern "C" __global__ void warp_sum(const int* in, int* out, int sync)
-{
-    __shared__ int s[64];
-    int t = threadIdx.x;
-    s[t] = in[t];
-    s[t + 32] = 0;
-    if (sync) __syncwarp();
-    for (int k = 16; k > 0; k >>= 1)
-    {
-        int v = s[t] + s[t + k];
-        if (sync) __syncwarp();
-        s[t] = v;
-        if (sync) __syncwarp();
-    }
-    if (t == 0) out[0] = s[0];
-}
-"""
+# Shared with the C++ test of the check (test_simulator_checks.cpp).
+WARP_SUM = (Path(__file__).resolve().parent.parent / "cpp" / "fixtures" / "warp_sum.cu").read_text()
 
 
 def warp_race():
@@ -383,8 +368,8 @@ def warp_race():
     os.environ["XCUDA_SIM_CHECKS"] = "warp-race"
     message = launch_error(lambda: m.warp_sum[1, 32](values, out, 0))
     assert "a shared-memory race between lanes of one warp in block (0,0,0), warp 0" in message, message
-    assert "thread (0,0,0) reads it at 'ld.shared" in message and "the source, line 11" in message, message
-    assert "thread (16,0,0) wrote it before at 'st.shared" in message and "the source, line 6" in message, message
+    assert "thread (0,0,0) reads it at 'ld.shared" in message and "the source, line 14" in message, message
+    assert "thread (16,0,0) wrote it before at 'st.shared" in message and "the source, line 9" in message, message
     out[:] = 0
     m.warp_sum[1, 32](values, out, 1)
     assert out[0] == values.sum(), out

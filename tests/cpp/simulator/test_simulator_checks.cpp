@@ -237,29 +237,12 @@ TEST(simulator_checks, without_the_global_initcheck_a_never_written_allocation_i
 
 // ---- races between lanes of one warp ----
 
-// The warp-synchronous sum of old CUDA samples: each step reads a word another lane wrote at the step before. Without
-// __syncwarp() between, on Volta and later the lanes' order is not defined.
-const char* k_warp_sum = R"(
-extern "C" __global__ void warp_sum(const int* in, int* out, int sync)
-{
-    __shared__ int s[64];
-    int t = threadIdx.x;
-    s[t] = in[t];
-    s[t + 32] = 0;
-    if (sync) __syncwarp();
-    for (int k = 16; k > 0; k >>= 1)
-    {
-        int v = s[t] + s[t + k];
-        if (sync) __syncwarp();
-        s[t] = v;
-        if (sync) __syncwarp();
-    }
-    if (t == 0) out[0] = s[0];
-})";
+// The warp-synchronous sum of older CUDA samples (tests/cpp/fixtures/warp_sum.cu), with and without __syncwarp().
+std::string warp_sum() { return xcuda_tests::fixture("warp_sum.cu"); }
 
 TEST(simulator_checks, a_lane_reading_what_another_lane_of_its_warp_wrote_without_syncwarp_is_a_race)
 {
-    simulated sim(k_warp_sum);
+    simulated sim(warp_sum());
     sim.checks.warp_race = true;
     std::vector<int> in(32, 1), out(1);
     sim_error::kind kind{};
@@ -268,15 +251,15 @@ TEST(simulator_checks, a_lane_reading_what_another_lane_of_its_warp_wrote_withou
     EXPECT_NE(message.find("a shared-memory race between lanes of one warp in block (0,0,0), warp 0, on 'warp_sum::s' "
                            "(byte 64 of 256), shared address 0x40: thread (0,0,0) reads it at 'ld.shared"),
               std::string::npos) << message;
-    EXPECT_NE(message.find("line 11 of"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 14 of"), std::string::npos) << message;
     EXPECT_NE(message.find("and thread (16,0,0) wrote it before at 'st.shared"), std::string::npos) << message;
-    EXPECT_NE(message.find("line 6 of"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 9 of"), std::string::npos) << message;
     EXPECT_NE(message.find("with no __syncwarp() or barrier between"), std::string::npos) << message;
 }
 
 TEST(simulator_checks, warp_synchronous_code_with_syncwarp_is_no_race)
 {
-    simulated sim(k_warp_sum);
+    simulated sim(warp_sum());
     sim.checks.warp_race = true;
     std::vector<int> in(32), out(1);
     for (int i = 0; i < 32; ++i)
@@ -289,7 +272,7 @@ TEST(simulator_checks, warp_synchronous_code_with_syncwarp_is_no_race)
 
 TEST(simulator_checks, without_the_warp_race_check_lockstep_lanes_give_the_pre_volta_result)
 {
-    simulated sim(k_warp_sum);
+    simulated sim(warp_sum());
     std::vector<int> in(32, 3), out(1);
     sim.launch("warp_sum", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(in), sim.buffer(out), 0);
     EXPECT_EQ(out[0], 96);
