@@ -4,8 +4,10 @@
 - against the fake driver: every scenario of tests/runtime/tensor_map_scenarios.py in a child process (what
   reaches cuTensorMapEncodeTiled, in its order; each documented rule refused first with its message; the map
   and raw 128 bytes passed to a kernel; encodes from four threads);
-- marked gpu: a tile copy through cp.async.bulk.tensor with an mbarrier, against numpy, out-of-bounds tiles
-  filled with zeros.
+- marked gpu (tests/simulator/test_tensor_maps_on_the_simulator.py runs them on the PTX simulator too): a tile copy
+  through cp.async.bulk.tensor with an mbarrier, tiles past the edge filled with zeros (NaN with oob_fill='nan');
+  the Programming Guide's example (a tile loaded, changed, stored back); each swizzle mode read back through the
+  inverse pattern in numpy; an im2col load against numpy's padded im2col.
 """
 import sys
 from pathlib import Path
@@ -59,10 +61,14 @@ extern "C" __global__ void tile_copy(const __grid_constant__ CUtensorMap map, fl
 """
 
 
-@pytest.mark.gpu
-def test_a_tma_tile_copy_matches_numpy_on_the_gpu():
+def needs_tma():
     if int(xcuda.default_arch().split("_")[1][:-1]) < 9:
         pytest.skip("TMA needs compute capability 9.0; " + xcuda.default_arch() + " has none")
+
+
+@pytest.mark.gpu
+def test_a_tma_tile_copy_matches_numpy_on_the_gpu():
+    needs_tma()
     m = xcuda.compile(TILE_COPY, name="tma_tile_copy")
     a = np.arange(10 * 40, dtype=np.float32).reshape(10, 40) + 1  # rows of 160 bytes: a multiple of 16
     d = xcuda.to_device(a)
@@ -76,3 +82,147 @@ def test_a_tma_tile_copy_matches_numpy_on_the_gpu():
     out2 = np.full((16, 64), -1, np.float32)
     m.tile_copy[(2, 2), 128](bytes(tm), out2, 64)
     assert np.array_equal(out2, expected)
+    # With oob_fill='nan' the elements past the edge are NaN.
+    out3 = np.full((16, 64), -1, np.float32)
+    m.tile_copy[(2, 2), 128](xcuda.tensor_map(d, box=(8, 32), oob_fill="nan"), out3, 64)
+    assert np.array_equal(out3[:10, :40], a) and np.isnan(out3[10:, :]).all() and np.isnan(out3[:, 40:]).all()
+
+
+TMA_KERNELS = r"""
+#include <cuda.h>
+__device__ unsigned smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ void start_barrier(unsigned bar)
+{
+  if (threadIdx.x == 0)
+  {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar));
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __syncthreads();
+}
+__device__ void wait_phase0(unsigned bar)
+{
+  asm volatile("{\n .reg .pred done;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n @!done bra WAIT_%=;\n}"
+               :: "r"(bar) : "memory");
+}
+
+// The CUDA Programming Guide's TMA example: load a tile, change it in shared memory, store it back.
+extern "C" __global__ void tile_add(const __grid_constant__ CUtensorMap map)
+{
+  __shared__ alignas(128) float tile[8][32];
+  __shared__ alignas(8) unsigned long long bar;
+  int x0 = blockIdx.x * 32, y0 = blockIdx.y * 8;
+  unsigned b = smem(&bar);
+  start_barrier(b);
+  if (threadIdx.x == 0)
+  {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(8 * 32 * 4) : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"(smem(tile)), "l"(&map), "r"(x0), "r"(y0), "r"(b) : "memory");
+  }
+  wait_phase0(b);
+  for (int i = threadIdx.x; i < 8 * 32; i += blockDim.x) tile[i / 32][i % 32] = 2.0f * tile[i / 32][i % 32] + 1.0f;
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0)
+  {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];"
+                 :: "l"(&map), "r"(x0), "r"(y0), "r"(smem(tile)) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  }
+}
+
+// One box at (0, 0), its shared bytes copied out as they lie (swizzled or not).
+extern "C" __global__ void raw_tile(const __grid_constant__ CUtensorMap map, unsigned bytes, unsigned* out)
+{
+  __shared__ alignas(1024) unsigned char tile[4096];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = smem(&bar);
+  start_barrier(b);
+  if (threadIdx.x == 0)
+  {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"(smem(tile)), "l"(&map), "r"(0), "r"(0), "r"(b) : "memory");
+  }
+  wait_phase0(b);
+  for (unsigned i = threadIdx.x; i < bytes / 4; i += blockDim.x) out[i] = ((const unsigned*)tile)[i];
+}
+
+// An im2col column of an NHWC tensor from pixel (n, h, w) with the filter tap (r, s) as the offsets.
+extern "C" __global__ void im2col(const __grid_constant__ CUtensorMap map, int w, int h, int n, unsigned short s,
+                                  unsigned short r, unsigned bytes, float* out)
+{
+  __shared__ alignas(128) float column[32 * 16];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = smem(&bar);
+  start_barrier(b);
+  if (threadIdx.x == 0)
+  {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
+                 :: "r"(smem(column)), "l"(&map), "r"(0), "r"(w), "r"(h), "r"(n), "r"(b), "h"(s), "h"(r) : "memory");
+  }
+  wait_phase0(b);
+  for (unsigned i = threadIdx.x; i < bytes / 4; i += blockDim.x) out[i] = column[i];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tma():
+    return xcuda.compile(TMA_KERNELS, name="tma_kernels")
+
+
+@pytest.mark.gpu
+def test_the_programming_guides_tma_example_changes_every_tile_in_place(tma):
+    needs_tma()
+    a = (np.arange(20 * 72, dtype=np.float32).reshape(20, 72) % 97) - 40  # 3 x 3 tiles of 8 x 32 pass both edges
+    d = xcuda.to_device(a)
+    tma.tile_add[(3, 3), 64](xcuda.tensor_map(d, box=(8, 32)))
+    assert np.array_equal(d.copy_to_host(), 2 * a + 1)
+
+
+def unswizzle(raw, span):
+    """numpy's inverse of the swizzle: in 128-byte row r of shared memory, the 16-byte chunk j of each span holds
+    the box's chunk j ^ (r % (span / 16)); gather the chunks back to where they lie without swizzle."""
+    chunks = raw.view(np.uint8).reshape(-1, 16)
+    address = np.arange(chunks.shape[0]) * 16
+    j = (address >> 4) & (span // 16 - 1)
+    row = (address >> 7) % (span // 16)
+    source = (address & ~((span // 16 - 1) << 4)) | ((j ^ row) << 4)
+    return chunks[source // 16].reshape(-1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("swizzle", ["32B", "64B", "128B"])
+def test_a_swizzled_tile_reads_back_through_the_inverse_pattern(tma, swizzle):
+    needs_tma()
+    span = int(swizzle[:-1])
+    a = (np.arange(16 * 64, dtype=np.uint32) * 2654435761 % 65521).astype(np.float16).reshape(16, 64)
+    box = (16, span // 2)  # rows of `span` bytes of halves
+    tm = xcuda.tensor_map(xcuda.to_device(a), box=box, swizzle=swizzle)
+    out = np.zeros(16 * span // 4, np.uint32)
+    tma.raw_tile[1, 64](tm, 16 * span, out)
+    plain = a[:, :span // 2].copy()
+    assert not np.array_equal(out.view(np.float16).reshape(plain.shape), plain)  # it did move chunks
+    assert np.array_equal(unswizzle(out, span).view(np.float16).reshape(plain.shape), plain)
+
+
+@pytest.mark.gpu
+def test_an_im2col_load_matches_numpys_padded_im2col(tma):
+    needs_tma()
+    N, H, W, C = 2, 5, 6, 16
+    x = ((np.arange(N * H * W * C) % 251) + 0.5).astype(np.float32).reshape(N, H, W, C)
+    tm = xcuda.tensor_map(xcuda.to_device(x), lower_corner=(-1, -1), upper_corner=(-1, -1), channels_per_pixel=C,
+                          pixels_per_column=32)
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    for r in range(3):
+        for s in range(3):
+            out = np.full(32 * C, -7, np.float32)
+            tma.im2col[1, 64](tm, -1, -1, 0, s, r, 32 * C * 4, out)
+            # output pixel (n, oh, ow), in order, reads the padded input at (oh + r, ow + s)
+            want = padded[:, r:r + H, s:s + W, :].reshape(N * H * W, C)[:32]
+            assert np.array_equal(out.reshape(32, C), want), (r, s)
