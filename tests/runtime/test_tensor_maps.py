@@ -226,3 +226,55 @@ def test_an_im2col_load_matches_numpys_padded_im2col(tma):
             # output pixel (n, oh, ow), in order, reads the padded input at (oh + r, ow + s)
             want = padded[:, r:r + H, s:s + W, :].reshape(N * H * W, C)[:32]
             assert np.array_equal(out.reshape(32, C), want), (r, s)
+
+
+# The CUDA C++ Programming Guide's TMA example as published (section "Using TMA to transfer multi-dimensional
+# arrays"): cuda::barrier, cde::cp_async_bulk_tensor_2d_global_to_shared / shared_to_global, the bulk group.
+GUIDE_EXAMPLE = r"""
+#include <cuda.h>
+#include <cuda/barrier>
+using barrier = cuda::barrier<cuda::thread_scope_block>;
+namespace cde = cuda::device::experimental;
+
+__global__ void kernel(const __grid_constant__ CUtensorMap tensor_map, int x, int y) {
+  __shared__ alignas(128) int smem_buffer[32][32];
+  #pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ barrier bar;
+  if (threadIdx.x == 0) {
+    init(&bar, blockDim.x);
+    cde::fence_proxy_async_shared_cta();
+  }
+  __syncthreads();
+  barrier::arrival_token token;
+  if (threadIdx.x == 0) {
+    cde::cp_async_bulk_tensor_2d_global_to_shared(&smem_buffer, &tensor_map, x, y, bar);
+    token = cuda::device::barrier_arrive_tx(bar, 1, sizeof(smem_buffer));
+  } else {
+    token = bar.arrive();
+  }
+  bar.wait(std::move(token));
+  smem_buffer[0][threadIdx.x] += threadIdx.x;
+  cde::fence_proxy_async_shared_cta();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    cde::cp_async_bulk_tensor_2d_shared_to_global(&tensor_map, x, y, &smem_buffer);
+    cde::cp_async_bulk_commit_group();
+    cde::cp_async_bulk_wait_group_read<0>();
+  }
+  if (threadIdx.x == 0) {
+    (&bar)->~barrier();
+  }
+}
+"""
+
+
+@pytest.mark.gpu
+def test_the_programming_guides_tma_example_as_published_matches_numpy():
+    needs_tma()
+    m = xcuda.compile(GUIDE_EXAMPLE, name="guide_tma_example")
+    a = np.arange(64 * 64, dtype=np.int32).reshape(64, 64)
+    d = xcuda.to_device(a)
+    m.kernel[1, 32](xcuda.tensor_map(d, box=(32, 32)), 32, 16)  # the tile at column 32, row 16
+    want = a.copy()
+    want[16, 32:64] += np.arange(32)  # row 0 of the tile gets threadIdx.x added
+    assert np.array_equal(d.copy_to_host(), want)
