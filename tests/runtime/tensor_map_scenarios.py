@@ -162,12 +162,16 @@ extern "C" __global__ void take(const __grid_constant__ CUtensorMap map, float* 
 
 def encodes_from_threads():
     arrays = [xcuda.zeros((16, 64), np.float32) for _ in range(4)]
+    images = [xcuda.zeros((2, 4, 4, 16), np.float32) for _ in range(4)]
 
     def work(i):
         for k in range(50):
             tm = xcuda.tensor_map(arrays[i], box=(1 + k % 16, 16))
             w = words(tm)
             assert w[0] == arrays[i].ptr and w[12] == 16 | (1 + k % 16) << 12, (i, k)
+            col = words(xcuda.tensor_map(images[i], lower_corner=(0, -(k % 3)), upper_corner=(0, 0),
+                                         channels_per_pixel=16, pixels_per_column=1 + k))
+            assert col[0] == images[i].ptr and corners(col[12], 2)[0] == -(k % 3) and int(col[13]) >> 32 == 1 + k, (i, k)
     run_in_threads(work, 4)
 
 

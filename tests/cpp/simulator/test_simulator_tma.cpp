@@ -126,6 +126,23 @@ extern "C" __global__ void im2col(const __grid_constant__ Map map, int w, int h,
     for (unsigned i = threadIdx.x; i < bytes / 4; i += blockDim.x) out[i] = column[i];
 }
 
+// cp.reduce.async.bulk.tensor: the tile of block (x, y) holds 100 * y + x + i and is added into the tensor.
+extern "C" __global__ void tile_reduce(const __grid_constant__ Map map)
+{
+    __shared__ alignas(128) int tile[4][16];
+    int x0 = blockIdx.x * 16, y0 = blockIdx.y * 4;
+    for (int i = threadIdx.x; i < 64; i += blockDim.x) tile[i / 16][i % 16] = 100 * blockIdx.y + blockIdx.x + i;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0)
+    {
+        asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+                     :: "l"(&map), "r"(x0), "r"(y0), "r"(smem(tile)) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    }
+}
+
 // cp.async.bulk from shared to global memory, then cp.reduce.async.bulk adding the same words again.
 extern "C" __global__ void bulk_out(int* out)
 {
@@ -320,6 +337,32 @@ TEST(simulator_tma, the_bulk_copies_to_global_memory_write_and_reduce)
     for (int i = 0; i < 64; ++i)
     {
         EXPECT_EQ(out[static_cast<std::size_t>(i)], (3 * i - 50) * (i < 32 ? 2 : 1)) << i;
+    }
+}
+
+TEST(simulator_tma, a_tensor_reduction_adds_each_tile_inside_the_tensor_and_drops_the_rest)
+{
+    simulated sim(k_tma_kernels);
+    const std::size_t rows = 6, cols = 20;  // 2 x 2 tiles of 4 x 16 pass both edges
+    std::vector<int> a(rows * cols + 64, 5);
+    int* base = sim.buffer(a);
+    tensor_map_descriptor d;
+    d.data_type = 3;  // INT32
+    d.rank = 2;
+    d.address = reinterpret_cast<std::uintptr_t>(base);
+    d.dims[0] = cols, d.dims[1] = rows;
+    d.strides[0] = 4, d.strides[1] = 80;
+    d.box[0] = 16, d.box[1] = 4;
+    tma_map_bytes map;
+    d.write(map.bytes);
+    sim.launch("tile_reduce", {2, 2, 1}, {32, 1, 1}, 0, map);
+    for (std::size_t i = 0; i < a.size(); ++i)
+    {
+        const std::size_t r = i / cols, c = i % cols;
+        const int want = i < rows * cols ? 5 + 100 * static_cast<int>(r / 4) + static_cast<int>(c / 16) +
+                                               static_cast<int>((r % 4) * 16 + c % 16)
+                                         : 5;
+        ASSERT_EQ(a[i], want) << "element " << i;
     }
 }
 
