@@ -162,7 +162,7 @@ namespace xcuda::python
                                       R"(A TMA tensor map (CUtensorMap) over a device array, made by xcuda.tensor_map.
 
 Pass it for a `const __grid_constant__ CUtensorMap` parameter (its 128 bytes; raw 128 bytes are
-accepted there too). It keeps its array alive.)")
+accepted there too). It keeps its array alive. mode is 'tiled' or 'im2col' (box is None for im2col).)")
             .def_buffer([](tensor_map_object& self) {
                 return py::buffer_info(self.bytes.data(), 1, py::format_descriptor<std::uint8_t>::format(), 1, {128},
                                        {1}, true);
@@ -215,6 +215,7 @@ upper_corner (one offset per spatial dimension, outermost first: the bounding bo
 lower_corner to extent - 1 + upper_corner), channels_per_pixel (1..256) and pixels_per_column
 (1..1024). The driver's documented rules are checked first (alignment, strides multiple of 16 bytes,
 box extents up to 256, the box's inner row a multiple of 16 bytes and within the swizzle span...),
-each refusal naming the rule. Needs a GPU of compute capability 9.0 or newer to be used.)");
+each refusal naming the rule. Runs on a GPU of compute capability 9.0 or newer, and on the PTX
+simulator (XCUDA_DEVICE=simulator).)");
     }
 }
