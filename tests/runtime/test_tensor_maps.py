@@ -88,87 +88,9 @@ def test_a_tma_tile_copy_matches_numpy_on_the_gpu():
     assert np.array_equal(out3[:10, :40], a) and np.isnan(out3[10:, :]).all() and np.isnan(out3[:, 40:]).all()
 
 
-TMA_KERNELS = r"""
-#include <cuda.h>
-__device__ unsigned smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ void start_barrier(unsigned bar)
-{
-  if (threadIdx.x == 0)
-  {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar));
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  }
-  __syncthreads();
-}
-__device__ void wait_phase0(unsigned bar)
-{
-  asm volatile("{\n .reg .pred done;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n @!done bra WAIT_%=;\n}"
-               :: "r"(bar) : "memory");
-}
-
-// The CUDA Programming Guide's TMA example: load a tile, change it in shared memory, store it back.
-extern "C" __global__ void tile_add(const __grid_constant__ CUtensorMap map)
-{
-  __shared__ alignas(128) float tile[8][32];
-  __shared__ alignas(8) unsigned long long bar;
-  int x0 = blockIdx.x * 32, y0 = blockIdx.y * 8;
-  unsigned b = smem(&bar);
-  start_barrier(b);
-  if (threadIdx.x == 0)
-  {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(8 * 32 * 4) : "memory");
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                 :: "r"(smem(tile)), "l"(&map), "r"(x0), "r"(y0), "r"(b) : "memory");
-  }
-  wait_phase0(b);
-  for (int i = threadIdx.x; i < 8 * 32; i += blockDim.x) tile[i / 32][i % 32] = 2.0f * tile[i / 32][i % 32] + 1.0f;
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  __syncthreads();
-  if (threadIdx.x == 0)
-  {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];"
-                 :: "l"(&map), "r"(x0), "r"(y0), "r"(smem(tile)) : "memory");
-    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-  }
-}
-
-// One box at (0, 0), its shared bytes copied out as they lie (swizzled or not).
-extern "C" __global__ void raw_tile(const __grid_constant__ CUtensorMap map, unsigned bytes, unsigned* out)
-{
-  __shared__ alignas(1024) unsigned char tile[4096];
-  __shared__ alignas(8) unsigned long long bar;
-  unsigned b = smem(&bar);
-  start_barrier(b);
-  if (threadIdx.x == 0)
-  {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                 :: "r"(smem(tile)), "l"(&map), "r"(0), "r"(0), "r"(b) : "memory");
-  }
-  wait_phase0(b);
-  for (unsigned i = threadIdx.x; i < bytes / 4; i += blockDim.x) out[i] = ((const unsigned*)tile)[i];
-}
-
-// An im2col column of an NHWC tensor from pixel (n, h, w) with the filter tap (r, s) as the offsets.
-extern "C" __global__ void im2col(const __grid_constant__ CUtensorMap map, int w, int h, int n, unsigned short s,
-                                  unsigned short r, unsigned bytes, float* out)
-{
-  __shared__ alignas(128) float column[32 * 16];
-  __shared__ alignas(8) unsigned long long bar;
-  unsigned b = smem(&bar);
-  start_barrier(b);
-  if (threadIdx.x == 0)
-  {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
-                 "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
-                 :: "r"(smem(column)), "l"(&map), "r"(0), "r"(w), "r"(h), "r"(n), "r"(b), "h"(s), "h"(r) : "memory");
-  }
-  wait_phase0(b);
-  for (unsigned i = threadIdx.x; i < bytes / 4; i += blockDim.x) out[i] = column[i];
-}
-"""
+# The kernels tests/cpp/simulator/test_simulator_tma.cpp runs too: the Guide-style load-change-store (2 x + 1),
+# raw_tile (one box, its shared bytes as they lie), im2col (a column from pixel (n, h, w) with a filter tap).
+TMA_KERNELS = (HERE.parent / "cpp" / "fixtures" / "tma_kernels.cu").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +127,7 @@ def test_a_swizzled_tile_reads_back_through_the_inverse_pattern(tma, swizzle):
     box = (16, span // 2)  # rows of `span` bytes of halves
     tm = xcuda.tensor_map(xcuda.to_device(a), box=box, swizzle=swizzle)
     out = np.zeros(16 * span // 4, np.uint32)
-    tma.raw_tile[1, 64](tm, 16 * span, out)
+    tma.raw_tile[1, 64](tm, 0, 0, 16 * span, out)
     plain = a[:, :span // 2].copy()
     assert not np.array_equal(out.view(np.float16).reshape(plain.shape), plain)  # it did move chunks
     assert np.array_equal(unswizzle(out, span).view(np.float16).reshape(plain.shape), plain)

@@ -7,11 +7,11 @@
   differs from the map's rank is named, the driver's own rules refuse a bad map at cuTensorMapEncodeTiled (the
   rule in the error), and the session goes on.
 """
-import re
 import subprocess
 import sys
 from pathlib import Path
 
+from kernel_runs import run_gpu_tests_on_the_simulator
 from test_textures_on_the_simulator import child_env
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -57,14 +57,7 @@ print("held")
 
 
 def test_the_tensor_map_gpu_tests_pass_on_the_simulator(build_dir):
-    ran = subprocess.run([sys.executable, "-m", "pytest", "tests/runtime/test_tensor_maps.py", "-m", "gpu", "-q",
-                          "-p", "no:cacheprovider", "-rs"], cwd=REPO, capture_output=True, text=True, timeout=900,
-                         env=child_env(build_dir))
-    summary = ran.stdout.strip().splitlines()[-1] if ran.stdout.strip() else ""
-    assert ran.returncode == 0, ran.stdout[-6000:] + ran.stderr[-3000:]
-    passed = re.search(r"(\d+) passed", summary)
-    assert passed and int(passed.group(1)) >= 7, summary
-    assert "skipped" not in summary and "failed" not in summary and "error" not in summary, summary
+    run_gpu_tests_on_the_simulator("tests/runtime/test_tensor_maps.py", build_dir, at_least=7)
 
 
 def test_maps_the_simulator_did_not_make_and_broken_rules_are_named_and_the_session_goes_on(build_dir):

@@ -1,6 +1,6 @@
 // The PTX simulator's TMA (warp_tensor_operations.cpp, tensor_copy_decoder.cpp, tensor_map_descriptor.cpp):
 // cp.async.bulk.tensor loads and stores through tensor maps made as the shim's cuTensorMapEncodeTiled/Im2col make
-// them (tensor_map_descriptor::write), against values computed here: the CUDA Programming Guide's TMA example (a
+// them (tensor_map_descriptor::write; the kernels are tests/cpp/fixtures/tma_kernels.cu), against values computed here: the CUDA Programming Guide's TMA example (a
 // tile loaded, changed, stored back), a tile at the edge (zeros, or NaN with the OOB fill), the swizzle modes
 // read back through their inverse, an im2col load against a plain im2col, the bulk copies to global memory.
 
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "fixture.hpp"
 #include "simulated.hpp"
 #include "tensor_map_descriptor.hpp"
 
@@ -43,124 +44,8 @@ namespace
         return m;
     }
 
-    const char* k_tma_kernels = R"(
-struct alignas(128) Map { unsigned long long w[16]; };
-__device__ unsigned smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ void wait_phase0(unsigned bar)
-{
-    asm volatile("{\n .reg .pred done;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n @!done bra WAIT_%=;\n}"
-                 :: "r"(bar) : "memory");
-}
-__device__ void start_barrier(unsigned bar)
-{
-    if (threadIdx.x == 0)
-    {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar));
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    }
-    __syncthreads();
-}
+    std::string tma_kernels() { return xcuda_tests::fixture("tma_kernels.cu"); }
 
-// The Programming Guide's example: each block loads its 8 x 32 tile, adds one to every element, stores it back.
-extern "C" __global__ void tile_add(const __grid_constant__ Map map)
-{
-    __shared__ alignas(128) float tile[8][32];
-    __shared__ alignas(8) unsigned long long bar;
-    int x0 = blockIdx.x * 32, y0 = blockIdx.y * 8;
-    unsigned b = smem(&bar);
-    start_barrier(b);
-    if (threadIdx.x == 0)
-    {
-        asm volatile("prefetch.param.tensormap [%0];" :: "l"(&map) : "memory");
-        asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" :: "l"(&map), "r"(x0), "r"(y0) : "memory");
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(8 * 32 * 4) : "memory");
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                     :: "r"(smem(tile)), "l"(&map), "r"(x0), "r"(y0), "r"(b) : "memory");
-    }
-    wait_phase0(b);
-    for (int i = threadIdx.x; i < 8 * 32; i += blockDim.x) tile[i / 32][i % 32] += 1.0f;
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();
-    if (threadIdx.x == 0)
-    {
-        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];"
-                     :: "l"(&map), "r"(x0), "r"(y0), "r"(smem(tile)) : "memory");
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-    }
-}
-
-// One box of `bytes` bytes loaded at (x, y), the shared bytes copied out as they lie (swizzled or not).
-extern "C" __global__ void raw_tile(const __grid_constant__ Map map, int x, int y, unsigned bytes, unsigned* out)
-{
-    __shared__ alignas(1024) unsigned char tile[4096];
-    __shared__ alignas(8) unsigned long long bar;
-    unsigned b = smem(&bar);
-    start_barrier(b);
-    if (threadIdx.x == 0)
-    {
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                     :: "r"(smem(tile)), "l"(&map), "r"(x), "r"(y), "r"(b) : "memory");
-    }
-    wait_phase0(b);
-    for (unsigned i = threadIdx.x; i < bytes / 4; i += blockDim.x) out[i] = ((const unsigned*)tile)[i];
-}
-
-// An im2col column of an NHWC tensor: coordinates (c, w, h, n), offsets (s, r) of the filter tap.
-extern "C" __global__ void im2col(const __grid_constant__ Map map, int w, int h, int n, unsigned short s,
-                                  unsigned short r, unsigned bytes, float* out)
-{
-    __shared__ alignas(128) float column[32 * 16];
-    __shared__ alignas(8) unsigned long long bar;
-    unsigned b = smem(&bar);
-    start_barrier(b);
-    if (threadIdx.x == 0)
-    {
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
-        asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
-                     "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
-                     :: "r"(smem(column)), "l"(&map), "r"(0), "r"(w), "r"(h), "r"(n), "r"(b), "h"(s), "h"(r) : "memory");
-    }
-    wait_phase0(b);
-    for (unsigned i = threadIdx.x; i < bytes / 4; i += blockDim.x) out[i] = column[i];
-}
-
-// cp.reduce.async.bulk.tensor: the tile of block (x, y) holds 100 * y + x + i and is added into the tensor.
-extern "C" __global__ void tile_reduce(const __grid_constant__ Map map)
-{
-    __shared__ alignas(128) int tile[4][16];
-    int x0 = blockIdx.x * 16, y0 = blockIdx.y * 4;
-    for (int i = threadIdx.x; i < 64; i += blockDim.x) tile[i / 16][i % 16] = 100 * blockIdx.y + blockIdx.x + i;
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();
-    if (threadIdx.x == 0)
-    {
-        asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
-                     :: "l"(&map), "r"(x0), "r"(y0), "r"(smem(tile)) : "memory");
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-    }
-}
-
-// cp.async.bulk from shared to global memory, then cp.reduce.async.bulk adding the same words again.
-extern "C" __global__ void bulk_out(int* out)
-{
-    __shared__ alignas(16) int s[64];
-    for (int i = threadIdx.x; i < 64; i += blockDim.x) s[i] = 3 * i - 50;
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();
-    if (threadIdx.x == 0)
-    {
-        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;" :: "l"(out), "r"(smem(s)) : "memory");
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-        asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32 [%0], [%1], 128;" :: "l"(out), "r"(smem(s)) : "memory");
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-    }
-}
-)";
 
     // A swizzled address (the hardware's pattern, as the CUDA guide draws it): in every 128-byte row r of the
     // shared window, the 16-byte chunk j of a span of `span` bytes moves to chunk j ^ (r % (span / 16)).
@@ -174,7 +59,7 @@ extern "C" __global__ void bulk_out(int* out)
 
 TEST(simulator_tma, the_programming_guides_tile_load_change_store_covers_the_array_and_drops_what_lies_outside)
 {
-    simulated sim(k_tma_kernels);
+    simulated sim(tma_kernels());
     // 20 x 72 floats (rows of 288 bytes) inside a larger buffer: 3 x 3 tiles of 8 x 32 reach past both edges,
     // and nothing past the array may change.
     const std::size_t rows = 20, cols = 72;
@@ -188,13 +73,13 @@ TEST(simulator_tma, the_programming_guides_tile_load_change_store_covers_the_arr
     sim.launch("tile_add", {3, 3, 1}, {64, 1, 1}, 0, tiled_map(base, k_tma_float32, rows, cols, cols * 4, 8, 32));
     for (std::size_t i = 0; i < a.size(); ++i)
     {
-        ASSERT_EQ(a[i], before[i] + (i < rows * cols ? 1.0f : 0.0f)) << "element " << i;
+        ASSERT_EQ(a[i], i < rows * cols ? 2.0f * before[i] + 1.0f : before[i]) << "element " << i;
     }
 }
 
 TEST(simulator_tma, a_tile_at_the_edge_is_filled_with_zeros_or_nan_where_it_leaves_the_tensor)
 {
-    simulated sim(k_tma_kernels);
+    simulated sim(tma_kernels());
     std::vector<float> a(10 * 40);
     for (std::size_t i = 0; i < a.size(); ++i)
     {
@@ -239,7 +124,7 @@ TEST(simulator_tma, a_tile_at_the_edge_is_filled_with_zeros_or_nan_where_it_leav
 
 TEST(simulator_tma, each_swizzle_mode_places_16_byte_chunks_as_the_hardware_does_and_its_inverse_reads_the_tile)
 {
-    simulated sim(k_tma_kernels);
+    simulated sim(tma_kernels());
     std::vector<std::uint16_t> a(16 * 64);  // halves as raw 16-bit words: 16 rows of 128 bytes
     for (std::size_t i = 0; i < a.size(); ++i)
     {
@@ -276,7 +161,7 @@ TEST(simulator_tma, each_swizzle_mode_places_16_byte_chunks_as_the_hardware_does
 
 TEST(simulator_tma, an_im2col_load_gathers_the_column_a_padded_convolution_reads)
 {
-    simulated sim(k_tma_kernels);
+    simulated sim(tma_kernels());
     const int N = 2, H = 5, W = 6, C = 16;  // NHWC floats: a pixel's channels are 64 bytes
     std::vector<float> x(static_cast<std::size_t>(N * H * W * C));
     for (std::size_t i = 0; i < x.size(); ++i)
@@ -331,7 +216,7 @@ TEST(simulator_tma, an_im2col_load_gathers_the_column_a_padded_convolution_reads
 
 TEST(simulator_tma, the_bulk_copies_to_global_memory_write_and_reduce)
 {
-    simulated sim(k_tma_kernels);
+    simulated sim(tma_kernels());
     std::vector<int> out(64, 1000);
     sim.launch("bulk_out", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(out));
     for (int i = 0; i < 64; ++i)
@@ -342,7 +227,7 @@ TEST(simulator_tma, the_bulk_copies_to_global_memory_write_and_reduce)
 
 TEST(simulator_tma, a_tensor_reduction_adds_each_tile_inside_the_tensor_and_drops_the_rest)
 {
-    simulated sim(k_tma_kernels);
+    simulated sim(tma_kernels());
     const std::size_t rows = 6, cols = 20;  // 2 x 2 tiles of 4 x 16 pass both edges
     std::vector<int> a(rows * cols + 64, 5);
     int* base = sim.buffer(a);
@@ -368,7 +253,7 @@ TEST(simulator_tma, a_tensor_reduction_adds_each_tile_inside_the_tensor_and_drop
 
 TEST(simulator_tma, a_map_the_simulator_did_not_make_and_a_map_of_another_rank_are_named)
 {
-    simulated sim(k_tma_kernels);
+    simulated sim(tma_kernels());
     std::vector<float> a(16 * 64);
     std::vector<unsigned> out(1024);
     tma_map_bytes junk{};
