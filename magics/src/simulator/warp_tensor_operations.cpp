@@ -288,8 +288,13 @@ namespace xcuda::sim
         const char kind = kind_of(m.data_type);
         walk(m, start, offsets, [&](std::uint64_t index, const std::int64_t* x) {
             std::uint32_t at = swizzled(from + static_cast<std::uint32_t>(index * size), m.swizzle);
+            if (at + size > m_block.shared_bytes)
+            {
+                fault(in, lane, "reads the swizzled element " + std::to_string(index) + " at shared address " + hex(at) +
+                                    ", outside the block's " + std::to_string(m_block.shared_bytes) + " bytes");
+            }
             std::uint64_t to = 0;
-            if (at + size > m_block.shared_bytes || !element_address(m, x, to))
+            if (!element_address(m, x, to))
             {
                 return;  // outside the tensor: not written
             }

@@ -122,6 +122,40 @@ TEST(simulator_tma, a_tile_at_the_edge_is_filled_with_zeros_or_nan_where_it_leav
     }
 }
 
+TEST(simulator_tma, element_strides_take_every_kth_row_and_dimension_0_ignores_its_stride_without_interleave)
+{
+    simulated sim(tma_kernels());
+    std::vector<float> a(16 * 32);
+    for (std::size_t i = 0; i < a.size(); ++i)
+    {
+        a[i] = static_cast<float>(i);
+    }
+    tensor_map_descriptor d;
+    d.data_type = k_tma_float32;
+    d.rank = 2;
+    d.address = reinterpret_cast<std::uintptr_t>(sim.buffer(a));
+    d.dims[0] = 32, d.dims[1] = 16;
+    d.strides[0] = 4, d.strides[1] = 128;
+    d.box[0] = 32, d.box[1] = 8;
+    d.element_strides[0] = 2;  // ignored (PTX: no stride in dimension 0 without interleave)
+    d.element_strides[1] = 3;  // ceil(8 / 3) = 3 rows: y, y + 3, y + 6
+    ASSERT_EQ(d.check(), "");
+    tma_map_bytes map;
+    d.write(map.bytes);
+    std::vector<unsigned> out(3 * 32);
+    sim.launch("raw_tile", {1, 1, 1}, {32, 1, 1}, 0, map, 0, 5, 3u * 32u * 4u, sim.buffer(out));
+    for (int r = 0; r < 3; ++r)
+    {
+        for (int c = 0; c < 32; ++c)
+        {
+            float got;
+            std::memcpy(&got, &out[static_cast<std::size_t>(r * 32 + c)], 4);
+            const int y = 5 + 3 * r;
+            ASSERT_EQ(got, y < 16 ? a[static_cast<std::size_t>(y * 32 + c)] : 0.0f) << r << "," << c;
+        }
+    }
+}
+
 TEST(simulator_tma, each_swizzle_mode_places_16_byte_chunks_as_the_hardware_does_and_its_inverse_reads_the_tile)
 {
     simulated sim(tma_kernels());
