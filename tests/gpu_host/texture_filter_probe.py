@@ -1,4 +1,5 @@
-"""Samples linear-filtered textures on the GPU at many coordinates and saves them (to fit the hardware's weights)."""
+"""Samples linear-filtered textures on the GPU at many coordinates and saves them, to fit the hardware's weights
+(docs/textures.md, "On the simulator"). On the GPU host: python3 tests/gpu_host/texture_filter_probe.py OUT.npz"""
 import sys
 import numpy as np
 import xcuda
