@@ -79,28 +79,4 @@ namespace xcuda::sim
             p->block_end(m_block);
         }
     }
-
-    void sim_checker::shared_access(const memory_access& access)
-    {
-        for (check_plugin* p : m_shared)
-        {
-            p->shared_access(m_block, access);
-        }
-    }
-
-    void sim_checker::global_access(const memory_access& access)
-    {
-        for (check_plugin* p : m_global)
-        {
-            p->global_access(m_block, access);
-        }
-    }
-
-    void sim_checker::synchronised(sync_scope scope, unsigned warp)
-    {
-        for (check_plugin* p : m_sync)
-        {
-            p->synchronised(m_block, scope, warp);
-        }
-    }
 }

@@ -28,9 +28,28 @@ namespace xcuda::sim
         bool empty() const noexcept { return m_plugins.empty(); }
         void block_begin();
         void block_end();
-        void shared_access(const memory_access& access);
-        void global_access(const memory_access& access);
-        void synchronised(sync_scope scope, unsigned warp);
+        // Per access: inline, one call of each subscribed plugin.
+        void shared_access(const memory_access& access)
+        {
+            for (check_plugin* p : m_shared)
+            {
+                p->shared_access(m_block, access);
+            }
+        }
+        void global_access(const memory_access& access)
+        {
+            for (check_plugin* p : m_global)
+            {
+                p->global_access(m_block, access);
+            }
+        }
+        void synchronised(sync_scope scope, unsigned warp)
+        {
+            for (check_plugin* p : m_sync)
+            {
+                p->synchronised(m_block, scope, warp);
+            }
+        }
 
     private:
         block_state& m_block;
