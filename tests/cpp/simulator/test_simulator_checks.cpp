@@ -313,3 +313,31 @@ extern "C" __global__ void pairs(int* out)
         EXPECT_EQ(out[t] / 2, t / 2) << "one of the two lanes' values, " << t;
     }
 }
+
+TEST(simulator_checks, the_global_initcheck_marks_and_reads_from_every_host_thread_of_the_pool)
+{
+    simulated sim(k_copy);
+    written_memory written;
+    sim.checks.init_global = true;
+    sim.written = &written;
+    sim.threads = 4;
+    std::vector<int> in(64 * 256, 1), middle(64 * 256), out(64 * 256);
+    int* device_in = sim.buffer(in);
+    int* device_middle = sim.buffer(middle);
+    written.track(reinterpret_cast<std::uintptr_t>(device_in), in.size() * sizeof(int));
+    written.track(reinterpret_cast<std::uintptr_t>(device_middle), middle.size() * sizeof(int));
+    written.written(reinterpret_cast<std::uintptr_t>(device_in), in.size() * sizeof(int));
+    for (int round = 0; round < 3; ++round)  // blocks on four threads store; the next launch reads every word
+    {
+        sim.launch("add_one", {256, 1, 1}, {64, 1, 1}, 0, device_in, device_middle);
+        sim.launch("add_one", {256, 1, 1}, {64, 1, 1}, 0, device_middle, sim.buffer(out));
+        EXPECT_EQ(out[64 * 256 - 1], 3);
+        sim.memory.remove(reinterpret_cast<std::uintptr_t>(out.data()));
+    }
+    written.track(reinterpret_cast<std::uintptr_t>(device_middle), middle.size() * sizeof(int));  // unwritten again
+    written.written(reinterpret_cast<std::uintptr_t>(device_middle), 100 * 64 * sizeof(int));   // blocks 0..99 only
+    int* device_out = sim.buffer(out);
+    std::string message = error_of([&] { sim.launch("add_one", {256, 1, 1}, {64, 1, 1}, 0, device_middle, device_out); });
+    EXPECT_NE(message.find("thread (0,0,0) of block (100,0,0): a read of uninitialised global memory"), std::string::npos)
+        << message;
+}
