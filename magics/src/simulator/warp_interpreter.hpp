@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_state.hpp"
 #include "ptx_program.hpp"
 #include "sim_memory.hpp"
 
@@ -109,6 +110,10 @@ namespace xcuda::sim
         const std::atomic<bool>* grid_failed = nullptr;
         const std::atomic<unsigned long long>* blocks_done = nullptr;
         std::atomic<unsigned long long>* blocks_stuck = nullptr;
+        // Thread-block clusters (block_clusters.cpp): blocks per cluster on each axis, and whether the launch named them
+        // (a launch attribute or __cluster_dims__: %is_explicit_cluster); {1, 1, 1}: each block its own cluster.
+        unsigned cluster[3] = {1, 1, 1};
+        bool explicit_cluster = false;
     };
 
     // Thrown by a warp of a cooperative launch that stops because another block failed: not a failure of its own.
@@ -138,6 +143,8 @@ namespace xcuda::sim
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
         std::uint64_t mbarrier_changes = 0;  // grows at every change of an mbarrier (block_executor: is a spin hopeless?)
+        cluster_state* cluster = nullptr;  // the block's cluster while its cluster runs (block_clusters.cpp), else nullptr
+        unsigned cluster_rank = 0;         // its rank there (%cluster_ctarank)
     };
 
     // A cp.async that has been issued and not yet waited for (warp_async_operations.cpp): the source's bytes,
@@ -192,6 +199,9 @@ namespace xcuda::sim
         void finish_reduction(unsigned votes, unsigned threads);
 
         std::string where(const instruction& in) const;     // 'text' in function, line N of file
+
+        // barrier.cluster (warp_cluster_operations.cpp): the lanes that have arrived in the cluster's current phase.
+        std::uint32_t cluster_arrived() const noexcept;
 
     private:
         struct entry
@@ -307,6 +317,14 @@ namespace xcuda::sim
         std::uint64_t& mbarrier_word(const instruction& in, const operand& o, unsigned lane);
         void mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops, std::int64_t tx);
         [[noreturn]] void device_assert(const instruction& in, std::uint32_t active);  // __assertfail: the launch fails
+        // warp_cluster_operations.cpp: the cluster's special registers; barrier.cluster (true: a wait whose phase has
+        // not completed, the warp yields and runs the wait again); mapa and getctarank; .shared::cluster addresses
+        // and generic addresses into another block's window (nullptr: not one).
+        source cluster_special(special_register special, unsigned slot);
+        bool cluster_barrier(const instruction& in, std::uint32_t active);
+        void cluster_address(const instruction& in, std::uint32_t active);
+        std::uint8_t* cluster_shared(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes, bool write);
+        std::uint8_t* cluster_generic(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes);
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
 
@@ -334,5 +352,8 @@ namespace xcuda::sim
         std::uint64_t m_spin_value = 0;          // in a row it read that, and whether it counts in blocks_stuck
         std::uint64_t m_spins = 0;
         bool m_stuck = false;  // the traced thread's lane when it is in this warp and block, else -1
+        std::uint32_t m_cluster_arrived = 0;  // lanes arrived at barrier.cluster in phase m_cluster_phase
+        std::uint32_t m_cluster_pending = 0;  // lanes arrived that have not waited yet
+        std::uint64_t m_cluster_phase = 0;
     };
 }
