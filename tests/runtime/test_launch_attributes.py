@@ -3,9 +3,11 @@ __cluster_dims__, cluster occupancy, priority and programmatic dependent launch,
 
 - against the fake driver (tests/fake_driver): every scenario of tests/runtime/launch_attribute_scenarios.py in
   a child process (which attributes reach cuLaunchKernelEx, the refusals and their messages, threads);
-- marked gpu: the Programming Guide's distributed-shared-memory histogram and a cluster reduction
-  (cooperative_groups::this_cluster(), cluster.sync(), map_shared_rank) against numpy on a GPU of compute
-  capability 9.0 or newer.
+- marked gpu: the Programming Guide's distributed-shared-memory histogram, a cluster reduction, a ring through
+  distributed shared memory with a split barrier and the cluster registers on a 3-D grid
+  (cooperative_groups::this_cluster(), cluster.sync(), map_shared_rank, barrier_arrive/wait) against numpy on a GPU
+  of compute capability 9.0 or newer (skipped, saying so, on older GPUs); the same tests run on the PTX simulator
+  (tests/simulator/test_round2_on_the_simulator.py).
 """
 import sys
 from pathlib import Path
@@ -92,6 +94,38 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) where_am_i(unsigned* out)
     out[4 * b + 3] = cluster.dim_blocks().x;
   }
 }
+
+// A ring through distributed shared memory with a split barrier: each block writes its rank into the next block's
+// shared memory, arrives, works, waits, then reads what its left neighbour wrote.
+extern "C" __global__ void ring(unsigned* out, unsigned* work)
+{
+  __shared__ unsigned from_left;
+  cg::cluster_group cluster = cg::this_cluster();
+  unsigned n = cluster.num_blocks(), rank = cluster.block_rank();
+  cluster.sync();
+  if (threadIdx.x == 0) *cluster.map_shared_rank(&from_left, (rank + 1) % n) = rank;
+  cluster.barrier_arrive();
+  work[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x * 3 + 1;
+  cluster.barrier_wait();
+  if (threadIdx.x == 0) out[blockIdx.x] = from_left;
+  cluster.sync();
+}
+
+// The cluster registers on a 3-D grid: rank, size, index in the cluster, the cluster's id and the grid in clusters.
+extern "C" __global__ void cluster_registers(unsigned* out)
+{
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0)
+  {
+    unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    dim3 index = cluster.block_index(), id = __clusterIdx(), n = __clusterGridDimInClusters();
+    unsigned values[8] = {cluster.block_rank(), cluster.num_blocks(), index.x + 10 * index.y + 100 * index.z,
+                          id.x + 10 * id.y + 100 * id.z, n.x + 10 * n.y + 100 * n.z,
+                          __clusterDimIsSpecified() ? 1u : 0u, cluster.dim_threads().x, 0};
+    for (int k = 0; k < 8; ++k) out[8 * b + k] = values[k];
+  }
+  cluster.sync();
+}
 """
 
 
@@ -122,6 +156,24 @@ def run_cluster_kernels(m):
     expected = np.stack([b % 4, np.full(8, 4), b % 4, np.full(8, 4)], axis=1).reshape(-1).astype(np.uint32)
     assert np.array_equal(out, expected)
 
+    ring_out, work = np.zeros(8, np.uint32), np.zeros(8 * 64, np.uint32)
+    m.ring.configure(8, 64, cluster=4)(ring_out, work)
+    assert np.array_equal(ring_out, [3, 0, 1, 2, 3, 0, 1, 2]), ring_out
+    assert np.array_equal(work, np.tile(np.arange(64, dtype=np.uint32) * 3 + 1, 8))
+
+    grid, dims = (4, 2, 2), (2, 1, 2)
+    registers = np.zeros(16 * 8, np.uint32)
+    m.cluster_registers.configure(grid, 32, cluster=dims)(registers)
+    z, y, x = np.meshgrid(*(np.arange(g) for g in reversed(grid)), indexing="ij")
+    local = [x.ravel() % dims[0], y.ravel() % dims[1], z.ravel() % dims[2]]
+    ids = [x.ravel() // dims[0], y.ravel() // dims[1], z.ravel() // dims[2]]
+    across = [g // d for g, d in zip(grid, dims)]
+    want = np.stack([local[0] + dims[0] * (local[1] + dims[1] * local[2]), np.full(16, 4),
+                     local[0] + 10 * local[1] + 100 * local[2], ids[0] + 10 * ids[1] + 100 * ids[2],
+                     np.full(16, across[0] + 10 * across[1] + 100 * across[2]), np.ones(16), np.full(16, 64),
+                     np.zeros(16)], axis=1).reshape(-1).astype(np.uint32)
+    assert np.array_equal(registers, want), registers.reshape(16, 8)
+
 
 @pytest.mark.gpu
 def test_cluster_histogram_sum_and_cluster_dims_on_the_gpu():
@@ -137,6 +189,8 @@ def test_cluster_histogram_sum_and_cluster_dims_on_the_gpu():
 
 @pytest.mark.gpu
 def test_cluster_launch_captured_in_a_graph_keeps_its_cluster_on_the_gpu():
+    if int(xcuda.default_arch().split("_")[1][:-1]) < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0; " + xcuda.default_arch() + " has none")
     m = xcuda.compile(CLUSTER_KERNELS, name="cluster_kernels_graph")
     x = xcuda.to_device(np.arange(1024, dtype=np.float32) % 7)
     sums = xcuda.zeros(4, np.float32)
