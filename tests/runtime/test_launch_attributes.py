@@ -30,103 +30,11 @@ def test_scenario_against_the_fake_driver(name, launch_arguments_env, build_dir)
     run_against_the_fake_driver(SCRIPT, name, build_dir, launch_arguments_env, drop=("XCUDA_FAKE_CC_MAJOR",))
 
 
-# The CUDA C++ Programming Guide's distributed shared memory histogram (section "Distributed Shared Memory"),
-# as pasted, and a cluster-wide sum: each block sums its slice into its shared memory, block 0 of the cluster
-# reads the others' through map_shared_rank.
-CLUSTER_KERNELS = r"""
-#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
-
-extern "C" __global__ void clusterHist_kernel(int *bins, const int nbins, const int bins_per_block,
-                                              const int *__restrict__ input, size_t array_size)
-{
-  extern __shared__ int smem[];
-  namespace cg = cooperative_groups;
-  int tid = cg::this_grid().thread_rank();
-  cg::cluster_group cluster = cg::this_cluster();
-  unsigned int clusterBlockRank = cluster.block_rank();
-  int cluster_size = cluster.dim_blocks().x;
-  for (int i = threadIdx.x; i < bins_per_block; i += blockDim.x) smem[i] = 0;
-  cluster.sync();
-  for (int i = tid; i < array_size; i += blockDim.x * gridDim.x)
-  {
-    int ldata = input[i];
-    int binid = ldata;
-    if (ldata < 0) binid = 0;
-    else if (ldata >= nbins) binid = nbins - 1;
-    int dst_block_rank = (int)(binid / bins_per_block);
-    int dst_offset = binid % bins_per_block;
-    int *dst_smem = cluster.map_shared_rank(smem, dst_block_rank);
-    atomicAdd(dst_smem + dst_offset, 1);
-  }
-  cluster.sync();
-  int *lbins = bins + cluster.block_rank() * bins_per_block;
-  for (int i = threadIdx.x; i < bins_per_block; i += blockDim.x) atomicAdd(&lbins[i], smem[i]);
-}
-
-extern "C" __global__ void cluster_sum(const float* x, float* sums, unsigned n)
-{
-  __shared__ float partial;
-  cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0) partial = 0.0f;
-  __syncthreads();
-  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) atomicAdd(&partial, x[i]);
-  cluster.sync();
-  if (cluster.block_rank() == 0 && threadIdx.x == 0)
-  {
-    float total = 0.0f;
-    for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&partial, r);
-    sums[blockIdx.x / cluster.dim_blocks().x] = total;
-  }
-  cluster.sync();  // the other blocks' shared memory lives until block 0 has read it
-}
-
-extern "C" __global__ void __cluster_dims__(4, 1, 1) where_am_i(unsigned* out)
-{
-  cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0)
-  {
-    unsigned b = blockIdx.x;
-    out[4 * b + 0] = cluster.block_rank();
-    out[4 * b + 1] = cluster.num_blocks();
-    out[4 * b + 2] = cluster.block_index().x;
-    out[4 * b + 3] = cluster.dim_blocks().x;
-  }
-}
-
-// A ring through distributed shared memory with a split barrier: each block writes its rank into the next block's
-// shared memory, arrives, works, waits, then reads what its left neighbour wrote.
-extern "C" __global__ void ring(unsigned* out, unsigned* work)
-{
-  __shared__ unsigned from_left;
-  cg::cluster_group cluster = cg::this_cluster();
-  unsigned n = cluster.num_blocks(), rank = cluster.block_rank();
-  cluster.sync();
-  if (threadIdx.x == 0) *cluster.map_shared_rank(&from_left, (rank + 1) % n) = rank;
-  cluster.barrier_arrive();
-  work[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x * 3 + 1;
-  cluster.barrier_wait();
-  if (threadIdx.x == 0) out[blockIdx.x] = from_left;
-  cluster.sync();
-}
-
-// The cluster registers on a 3-D grid: rank, size, index in the cluster, the cluster's id and the grid in clusters.
-extern "C" __global__ void cluster_registers(unsigned* out)
-{
-  cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0)
-  {
-    unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    dim3 index = cluster.block_index(), id = __clusterIdx(), n = __clusterGridDimInClusters();
-    unsigned values[8] = {cluster.block_rank(), cluster.num_blocks(), index.x + 10 * index.y + 100 * index.z,
-                          id.x + 10 * id.y + 100 * id.z, n.x + 10 * n.y + 100 * n.z,
-                          __clusterDimIsSpecified() ? 1u : 0u, cluster.dim_threads().x, 0};
-    for (int k = 0; k < 8; ++k) out[8 * b + k] = values[k];
-  }
-  cluster.sync();
-}
-"""
+# The cluster kernels (tests/cpp/fixtures/cluster_kernels.cu, which the simulator's C++ tests compile too): the CUDA
+# C++ Programming Guide's distributed shared memory histogram (section "Distributed Shared Memory") as printed there,
+# a cluster-wide sum (each block sums its slice into its shared memory, block 0 of the cluster reads the others'
+# through map_shared_rank), __cluster_dims__(4, 1, 1), a ring through a split barrier, the cluster registers.
+CLUSTER_KERNELS = (HERE.parent / "cpp" / "fixtures" / "cluster_kernels.cu").read_text()
 
 
 def histogram_expected(values, nbins):
@@ -162,17 +70,17 @@ def run_cluster_kernels(m):
     assert np.array_equal(work, np.tile(np.arange(64, dtype=np.uint32) * 3 + 1, 8))
 
     grid, dims = (4, 2, 2), (2, 1, 2)
-    registers = np.zeros(16 * 8, np.uint32)
+    registers = np.zeros(16 * 12, np.uint32)
     m.cluster_registers.configure(grid, 32, cluster=dims)(registers)
     z, y, x = np.meshgrid(*(np.arange(g) for g in reversed(grid)), indexing="ij")
-    local = [x.ravel() % dims[0], y.ravel() % dims[1], z.ravel() % dims[2]]
-    ids = [x.ravel() // dims[0], y.ravel() // dims[1], z.ravel() // dims[2]]
+    block = [x.ravel(), y.ravel(), z.ravel()]
+    local = [b % d for b, d in zip(block, dims)]
     across = [g // d for g, d in zip(grid, dims)]
-    want = np.stack([local[0] + dims[0] * (local[1] + dims[1] * local[2]), np.full(16, 4),
-                     local[0] + 10 * local[1] + 100 * local[2], ids[0] + 10 * ids[1] + 100 * ids[2],
-                     np.full(16, across[0] + 10 * across[1] + 100 * across[2]), np.ones(16), np.full(16, 64),
-                     np.zeros(16)], axis=1).reshape(-1).astype(np.uint32)
-    assert np.array_equal(registers, want), registers.reshape(16, 8)
+    want = np.stack([local[0] + dims[0] * (local[1] + dims[1] * local[2]), np.full(16, 4), *local,
+                     np.full(16, dims[0]), np.full(16, dims[2]), *(b // d for b, d in zip(block, dims)),
+                     np.full(16, across[0] * 100 + across[1] * 10 + across[2]), np.ones(16)],
+                    axis=1).reshape(-1).astype(np.uint32)
+    assert np.array_equal(registers, want), registers.reshape(16, 12)
 
 
 @pytest.mark.gpu

@@ -57,6 +57,7 @@ M=[
  ("o3: a cluster phase does not start a new race interval", "magics/src/simulator/block_clusters.cpp", "            ++block->m_block.epoch;  // the cluster barrier", "            (void)block;  // the cluster barrier", "simulator_clusters.*"),
  ("o4: an ended block's shared memory stays readable", "magics/src/simulator/warp_cluster_operations.cpp", "                if (cluster.exited[b])", "                if (false)", "simulator_clusters.*"),
  ("o5: %clusterid is the block's id", "magics/src/simulator/warp_cluster_operations.cpp", "case special_register::clusterid_x: v = id[0] / dims[0]; break;", "case special_register::clusterid_x: v = id[0]; break;", "simulator_clusters.*"),
+ ("o6: isspacep.shared::cluster sees only the block's own window", "magics/src/simulator/warp_cluster_operations.cpp", "            shared = shared || (space == state_space::shared_cluster &&", "            shared = shared || (false &&", "simulator_clusters.*"),
  ("t5: tld4 in the wrong order", "magics/src/simulator/texture_sampler.cpp", "const int offsets[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};", "const int offsets[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};", "simulator_textures.*"),
 ]
 

@@ -40,23 +40,6 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) paired(float* x, float valu
   if (i < n) x[i] = *cluster.map_shared_rank(&mine, 1 - cluster.block_rank());
   cluster.sync();
 }
-extern "C" __global__ void wrong_rank(int* out)
-{
-  __shared__ int s;
-  cg::cluster_group cluster = cg::this_cluster();
-  s = 1;
-  cluster.sync();
-  out[blockIdx.x] = *cluster.map_shared_rank(&s, cluster.num_blocks() + 1);
-  cluster.sync();
-}
-extern "C" __global__ void crossed(int* out)
-{
-  cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x < 32) cluster.sync();
-  __syncthreads();
-  if (threadIdx.x >= 32) cluster.sync();
-  out[threadIdx.x] = 1;
-}
 """, name="sim_attributes")
 n = 300
 expected = lambda v: v + np.arange(n, dtype=np.float32)
@@ -106,13 +89,12 @@ assert np.array_equal(z, 1.0 + np.arange(z.size, dtype=np.float32))
 # A rank past the cluster through map_shared_rank (mapa) is a fault naming the rank and the line; a cluster barrier
 # crossed with __syncthreads() is a hang, named; the session goes on after both.
 out = np.zeros(64, np.int32)
-refused(lambda: m.wrong_rank.configure(2, 32, cluster=2)(out), xcuda.CudaError, "block rank 3 of its cluster, which has 2 blocks",
+refused(lambda: k.wrong_rank.configure(2, 32, cluster=2)(out), xcuda.CudaError, "block rank 2 of its cluster, which has 2 blocks",
         "mapa", "line ", "not sticky")
-refused(lambda: m.crossed.configure(2, 64, cluster=2)(out), xcuda.CudaError, "a barrier that can never complete in the cluster",
+refused(lambda: k.crossed_barriers.configure(2, 64, cluster=2)(out), xcuda.CudaError, "a barrier that can never complete in the cluster",
         "the cluster barrier", "64 of the cluster's 128 threads")
 
 # Cluster launches from four threads at once, each with its own arrays.
-rng = np.random.default_rng(46)
 failures = []
 def histogram(seed):
     try:

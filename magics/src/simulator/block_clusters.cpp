@@ -60,8 +60,9 @@ namespace xcuda::sim
         {
             for (const instruction& in : f.code)
             {
-                if (in.op == opcode::cluster_barrier || in.op == opcode::cluster_address ||
-                    in.space == state_space::shared_cluster)
+                // isspacep needs no cluster of its own: without one its .shared::cluster is the block's window
+                if (in.op == opcode::cluster_barrier || (in.op == opcode::cluster_address && in.var != variant::isspacep) ||
+                    (in.space == state_space::shared_cluster && in.op != opcode::cluster_address))
                 {
                     return true;
                 }

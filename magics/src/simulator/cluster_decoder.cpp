@@ -67,6 +67,29 @@ namespace xcuda::sim
             }
             return "";
         }
+
+        // isspacep.space p, a: whether the generic address a is in that space. .const and .param are not kept apart
+        // from global memory by the simulator's addresses, so they are refused.
+        std::string decode_space_query(const std::vector<std::string>& parts, const std::string& text, instruction& in)
+        {
+            in.op = opcode::cluster_address;
+            in.var = variant::isspacep;
+            const std::string space = parts.size() == 2 ? parts[1] : "";
+            if (space == "global" || space == "local" || space == "shared" || space == "shared::cta" ||
+                space == "shared::cluster")
+            {
+                in.space = space == "global"            ? state_space::global
+                           : space == "local"           ? state_space::local
+                           : space == "shared::cluster" ? state_space::shared_cluster
+                                                        : state_space::shared;
+                in.type = {'p', 1};
+                return in.operand_count == 2 && in.operands[0].what == operand::kind::reg
+                           ? ""
+                           : "'" + text + "' is not an isspacep the simulator knows (isspacep.space p, a)";
+            }
+            return "'" + text + "' is not implemented by the simulator (isspacep of .global, .shared, .shared::cta, "
+                                ".shared::cluster and .local are)";
+        }
     }
 
     bool cluster_decoder::decode(const std::vector<std::string>& parts, const std::string& text, instruction& in,
@@ -75,6 +98,11 @@ namespace xcuda::sim
         if (parts[0] == "barrier" && parts.size() > 1 && parts[1] == "cluster")
         {
             refusal = decode_cluster_barrier(parts, text, in);
+            return true;
+        }
+        if (parts[0] == "isspacep")
+        {
+            refusal = decode_space_query(parts, text, in);
             return true;
         }
         if (parts[0] == "mapa" || parts[0] == "getctarank")

@@ -120,7 +120,7 @@ namespace xcuda::sim
         mbarrier,                     // mbarrier.*: warp_async_operations.cpp (a failed wait yields the warp)
         matrix,                       // wmma, mma.sync, ldmatrix: warp_matrix_operations.cpp
         cluster_barrier,              // barrier.cluster.arrive/wait: warp_cluster_operations.cpp (a wait not complete yields)
-        cluster_address,              // mapa, getctarank: warp_cluster_operations.cpp (cluster_decoder)
+        cluster_address,              // mapa, getctarank, isspacep: warp_cluster_operations.cpp (cluster_decoder)
         tex, tld4, suld, sust, txq, suq,  // textures and surfaces: warp_texture_operations.cpp (texture_decoder)
         set,                          // set.cmp.dtype.stype: a comparison written as a value (runs as half_arithmetic)
         half_arithmetic,              // .f16/.bf16(x2) arithmetic and set: warp_half_operations.cpp (family_op says which)
@@ -160,6 +160,7 @@ namespace xcuda::sim
         tf32_convert,  // cvt.rna.tf32.f32 (wmma::__float_to_tf32): a tensor core's input rounding
         // cluster_decoder: barrier.cluster.arrive{.aligned}, barrier.cluster.wait{.aligned}, mapa, getctarank
         cluster_arrive, cluster_arrive_aligned, cluster_wait, cluster_wait_aligned, mapa, getctarank,
+        isspacep,  // isspacep.space p, a (in.space: which space; __isShared, __isClusterShared, __isGlobal, __isLocal)
     };
 
     // A matrix operation's form (matrix_decoder): the shape, which matrix a load or store moves ('a', 'b', 'c',

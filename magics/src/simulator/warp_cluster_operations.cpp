@@ -6,6 +6,7 @@
 
 #include "warp_interpreter.hpp"
 
+#include "device_heap.hpp"
 #include "warp_values.hpp"
 
 namespace xcuda::sim
@@ -108,6 +109,16 @@ namespace xcuda::sim
     // rank. With .shared::cluster both take and give shared::cluster addresses, else generic ones.
     void warp_interpreter::cluster_address(const instruction& in, std::uint32_t active)
     {
+        if (in.var == variant::isspacep)
+        {
+            source a = fetch(in.operands[1], 0);
+            std::uint64_t* d = destination(in.operands[0]);
+            XCUDA_SIM_LANES(active)
+            {
+                d[l] = in_space(in.space, a.p[a.stride * l], l) ? 1 : 0;
+            }
+            return;
+        }
         const cluster_state* cluster = m_block.cluster;
         const bool mapa = in.var == variant::mapa;
         const bool generic = in.space == state_space::generic;
@@ -155,6 +166,37 @@ namespace xcuda::sim
             std::uint64_t mapped = generic ? reinterpret_cast<std::uintptr_t>(cluster->blocks[rank]->shared) + offset
                                            : ((rank + 1) << cluster_state::rank_shift) | offset;
             d[l] = in.type.bits == 32 ? mapped & 0xffffffffu : mapped;
+        }
+    }
+
+    // A generic address's space as the generic loads find it (warp_interpreter::translate): the block's window (for
+    // .shared::cluster any window of the cluster), the lane's own local memory, else an allocation or the device heap.
+    bool warp_interpreter::in_space(state_space space, std::uint64_t address, unsigned lane) const
+    {
+        auto within = [&](const std::uint8_t* base, std::size_t bytes) {
+            return bytes && address >= reinterpret_cast<std::uintptr_t>(base) &&
+                   address < reinterpret_cast<std::uintptr_t>(base) + bytes;
+        };
+        bool shared = within(m_block.shared, m_block.shared_bytes);
+        for (unsigned b = 0; m_block.cluster && b < m_block.cluster->size; ++b)
+        {
+            shared = shared || (space == state_space::shared_cluster &&
+                                within(m_block.cluster->blocks[b]->shared, m_block.cluster->blocks[b]->shared_bytes));
+        }
+        bool local = false;
+        for (std::size_t k = 0; k < m_depth; ++k)
+        {
+            const std::size_t per_lane = m_frames[k].local.size() / 32;
+            local = local || within(m_frames[k].local.data() + lane * per_lane, per_lane);
+        }
+        switch (space)
+        {
+        case state_space::shared:
+        case state_space::shared_cluster: return shared;
+        case state_space::local: return local;
+        default:
+            return !shared && !local && (m_launch.memory->containing(static_cast<std::uintptr_t>(address)) ||
+                                         (m_launch.heap && m_launch.heap->in_arena(address)));
         }
     }
 

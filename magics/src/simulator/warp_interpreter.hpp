@@ -323,6 +323,7 @@ namespace xcuda::sim
         source cluster_special(special_register special, unsigned slot);
         bool cluster_barrier(const instruction& in, std::uint32_t active);
         void cluster_address(const instruction& in, std::uint32_t active);
+        bool in_space(state_space space, std::uint64_t address, unsigned lane) const;  // isspacep's answer
         std::uint8_t* cluster_shared(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes, bool write);
         std::uint8_t* cluster_generic(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes);
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
