@@ -156,6 +156,14 @@ namespace xcuda_sim
         auto set = g_function_attributes.find({handle, static_cast<int>(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)});
         const unsigned most = set != g_function_attributes.end() && set->second ? 16 : 8;
         const unsigned long long size = static_cast<unsigned long long>(cluster[0]) * cluster[1] * cluster[2];
+        const std::uint32_t bound = f->owner->program.functions[static_cast<std::size_t>(f->index)].max_cluster_rank;
+        if (bound && size > bound)
+        {
+            return failed(CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                          call + " of " + name + ": a cluster " + shape + " of " + std::to_string(size) +
+                              " blocks, over its __launch_bounds__'s most blocks per cluster (.maxclusterrank) of " +
+                              std::to_string(bound));
+        }
         if (size > most)
         {
             return failed(CUDA_ERROR_INVALID_CLUSTER_SIZE,

@@ -82,6 +82,8 @@ assert k.where_am_i.max_active_clusters(block=1024) == 1  # 2 blocks of 1024 thr
 # Clusters past the portable 8 blocks need the kernel's non-portable attribute (16 at most).
 z = np.zeros(16 * 32, np.float32)
 refused(lambda: m.fill.configure(16, 32, cluster=16)(z, 1.0, z.size), xcuda.CudaError, "at most 8")
+refused(lambda: k.two_at_most.configure(4, 64, cluster=4)(np.zeros(256, np.int32)), xcuda.CudaError,
+        "over its __launch_bounds__'s most blocks per cluster (.maxclusterrank) of 2")
 m.fill.set_attribute("non_portable_cluster_size_allowed", 1)
 m.fill.configure(16, 32, cluster=16)(z, 1.0, z.size)
 assert np.array_equal(z, 1.0 + np.arange(z.size, dtype=np.float32))

@@ -35,6 +35,13 @@ namespace xcuda::sim
                                                                 " blocks; the simulated device (sm_90) takes at most 16 (8 "
                                                                 "without the non-portable cluster size attribute)");
         }
+        const std::uint32_t most = launch.program->functions[static_cast<std::size_t>(launch.entry)].max_cluster_rank;
+        if (most && size > most)
+        {
+            throw sim_error(sim_error::kind::launch_failed, kernel + "a cluster of " + std::to_string(size) +
+                                                                " blocks, over its __launch_bounds__'s most blocks per "
+                                                                "cluster (.maxclusterrank) of " + std::to_string(most));
+        }
         if (launch.cooperative && size > 1)
         {
             throw sim_error(sim_error::kind::unsupported,

@@ -240,6 +240,7 @@ namespace xcuda::sim
         std::uint32_t register_count = 0;
         std::uint32_t max_threads = 0;            // .maxntid / .reqntid (__launch_bounds__): their product; 0: none
         std::uint32_t cluster_dims[3] = {0, 0, 0};  // .reqnctapercluster (__cluster_dims__); 0s: none
+        std::uint32_t max_cluster_rank = 0;         // .maxclusterrank (__launch_bounds__'s third value); 0: none
         std::vector<std::string> register_names;  // by index, as written (%r3), for traces
         std::vector<std::uint8_t> register_bits;  // by index: the declared width (.b64: 64, .pred: 1)
         std::vector<instruction> code;

@@ -216,3 +216,21 @@ TEST(simulator_clusters, isspacep_tells_the_blocks_the_clusters_global_and_local
     EXPECT_EQ(std::vector<unsigned>(out.begin(), out.begin() + 16), one);
     EXPECT_EQ(std::vector<unsigned>(out.begin() + 16, out.end()), one);
 }
+
+TEST(simulator_clusters, a_cluster_over_the_kernels_launch_bounds_is_refused)
+{
+    simulated sim(cluster_kernels());
+    std::vector<int> out(4 * 64, -1), expected(4 * 64);
+    sim.cluster = {2, 1, 1};
+    sim.launch("two_at_most", {4, 1, 1}, {64, 1, 1}, 0, sim.buffer(out));
+    for (std::size_t i = 0; i < expected.size(); ++i)
+    {
+        expected[i] = static_cast<int>(i / 64 % 2);
+    }
+    EXPECT_EQ(out, expected);
+    sim.cluster = {4, 1, 1};
+    std::string message = error_of([&] { sim.launch("two_at_most", {4, 1, 1}, {64, 1, 1}, 0, sim.buffer(out)); });
+    EXPECT_NE(message.find("a cluster of 4 blocks, over its __launch_bounds__'s most blocks per cluster (.maxclusterrank) of 2"),
+              std::string::npos)
+        << message;
+}
