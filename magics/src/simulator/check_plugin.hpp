@@ -38,6 +38,9 @@ namespace xcuda::sim
         // The executor's count of warp-instructions when the access ran: the lanes of one execution of an
         // instruction share it, so a plugin can tell "the same instruction, together" from "a later one".
         std::uint64_t step = 0;
+        // A thread of another block of the cluster (distributed shared memory): announced to the owner block's
+        // plugins, whose thread ids it does not share (warp and lane are the other block's).
+        bool remote = false;
         unsigned thread() const noexcept { return warp * 32 + lane; }  // linear thread id in the block
     };
 

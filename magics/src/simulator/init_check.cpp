@@ -55,7 +55,7 @@ namespace xcuda::sim
     void init_check::shared_access([[maybe_unused]] const block_state& block, const memory_access& access)
     {
         std::uint8_t* flags = m_written_shared.data() + access.address;
-        if (access.kind != access_kind::store)
+        if (access.kind != access_kind::store && !access.remote)  // another block's read: only its writes count here
         {
             for (unsigned i = 0; i < access.bytes && !m_pending; ++i)
             {

@@ -26,9 +26,9 @@ namespace xcuda::sim
 
     void race_check::shared_access(const block_state& block, const memory_access& access)
     {
-        if (access.kind == access_kind::atomic)
+        if (access.kind == access_kind::atomic || access.remote)
         {
-            return;  // atomics do not race
+            return;  // atomics do not race; another block's threads are not compared (a missed report, never a false one)
         }
         const bool write = access.kind == access_kind::store;
         const std::uint32_t epoch = m_epoch;

@@ -27,6 +27,14 @@ namespace xcuda::sim
             memory_access{address, bytes, m_warp, lane, kind_of(in, write), &in, m_function, m_launch.warp_steps});
     }
 
+    void warp_interpreter::check_remote_shared(block_state& owner, const instruction& in, std::uint64_t offset, unsigned bytes,
+                                               unsigned lane, bool write)
+    {
+        memory_access access{offset, bytes, m_warp, lane, kind_of(in, write), &in, m_function, m_launch.warp_steps};
+        access.remote = true;
+        owner.shared_checks->shared_access(access);
+    }
+
     void warp_interpreter::announce_sync(sync_scope scope)
     {
         m_block.sync_checks->synchronised(scope, m_warp);

@@ -19,6 +19,7 @@
 
 #include "check_options.hpp"
 #include "check_plugin.hpp"
+#include "cluster_state.hpp"
 #include "ptx_program.hpp"
 #include "sim_memory.hpp"
 
@@ -115,6 +116,10 @@ namespace xcuda::sim
         const std::atomic<bool>* grid_failed = nullptr;
         const std::atomic<unsigned long long>* blocks_done = nullptr;
         std::atomic<unsigned long long>* blocks_stuck = nullptr;
+        // Thread-block clusters (block_clusters.cpp): blocks per cluster on each axis, and whether the launch named them
+        // (a launch attribute or __cluster_dims__: %is_explicit_cluster); {1, 1, 1}: each block its own cluster.
+        unsigned cluster[3] = {1, 1, 1};
+        bool explicit_cluster = false;
     };
 
     // Thrown by a warp of a cooperative launch that stops because another block failed: not a failure of its own.
@@ -134,6 +139,8 @@ namespace xcuda::sim
         sim_checker* sync_checks = nullptr;
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
         std::uint64_t mbarrier_changes = 0;  // grows at every change of an mbarrier (block_executor: is a spin hopeless?)
+        cluster_state* cluster = nullptr;  // the block's cluster while its cluster runs (block_clusters.cpp), else nullptr
+        unsigned cluster_rank = 0;         // its rank there (%cluster_ctarank)
     };
 
     // A cp.async that has been issued and not yet waited for (warp_async_operations.cpp): the source's bytes,
@@ -190,6 +197,9 @@ namespace xcuda::sim
 
         std::string where(const instruction& in) const;     // 'text' in function, line N of file
 
+        // barrier.cluster (warp_cluster_operations.cpp): the lanes that have arrived in the cluster's current phase.
+        std::uint32_t cluster_arrived() const noexcept;
+
     private:
         struct entry
         {
@@ -228,6 +238,9 @@ namespace xcuda::sim
         // block's pointer for them is set.
         void check_shared(const instruction& in, std::uint64_t offset, unsigned bytes, unsigned lane, bool write);
         void check_global(const instruction& in, std::uint64_t address, unsigned bytes, unsigned lane, bool write);
+        // Another block of the cluster's shared memory (distributed shared memory): its own plugins see the access.
+        void check_remote_shared(block_state& owner, const instruction& in, std::uint64_t offset, unsigned bytes,
+                                 unsigned lane, bool write);
         void announce_sync(sync_scope scope);
         void trace(const instruction& in, bool executed);
         void trace_writes(const instruction& in);
@@ -310,6 +323,15 @@ namespace xcuda::sim
         std::uint64_t& mbarrier_word(const instruction& in, const operand& o, unsigned lane);
         void mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops, std::int64_t tx);
         [[noreturn]] void device_assert(const instruction& in, std::uint32_t active);  // __assertfail: the launch fails
+        // warp_cluster_operations.cpp: the cluster's special registers; barrier.cluster (true: a wait whose phase has
+        // not completed, the warp yields and runs the wait again); mapa and getctarank; .shared::cluster addresses
+        // and generic addresses into another block's window (nullptr: not one).
+        source cluster_special(special_register special, unsigned slot);
+        bool cluster_barrier(const instruction& in, std::uint32_t active);
+        void cluster_address(const instruction& in, std::uint32_t active);
+        bool in_space(state_space space, std::uint64_t address, unsigned lane) const;  // isspacep's answer
+        std::uint8_t* cluster_shared(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes, bool write);
+        std::uint8_t* cluster_generic(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes, bool write);
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
 
@@ -337,5 +359,8 @@ namespace xcuda::sim
         std::uint64_t m_spin_value = 0;          // in a row it read that, and whether it counts in blocks_stuck
         std::uint64_t m_spins = 0;
         bool m_stuck = false;  // the traced thread's lane when it is in this warp and block, else -1
+        std::uint32_t m_cluster_arrived = 0;  // lanes arrived at barrier.cluster in phase m_cluster_phase
+        std::uint32_t m_cluster_pending = 0;  // lanes arrived that have not waited yet
+        std::uint64_t m_cluster_phase = 0;
     };
 }

@@ -36,9 +36,9 @@ namespace xcuda::sim
 
     void warp_race_check::shared_access(const block_state& block, const memory_access& access)
     {
-        if (access.kind == access_kind::atomic)
+        if (access.kind == access_kind::atomic || access.remote)
         {
-            return;
+            return;  // another block's lanes are not this block's warps
         }
         const bool write = access.kind == access_kind::store;
         const std::uint32_t me = access.thread();
