@@ -66,6 +66,8 @@ M=[
  ("p5: a copy between allocations carries nothing", "magics/src/simulator/written_memory.cpp", "                mark(*target, to - target->start + i, 1);", "                (void)target;", "simulator_checks.*"),
  ("q: the warp race check never runs", "magics/src/simulator/sim_checker.cpp", "{ return o.warp_race; }", "{ return false && o.warp_race; }", "simulator_checks.*"),
  ("q2: __syncwarp() does not end a warp's interval", "magics/src/simulator/warp_race_check.cpp", "            m_interval[warp] = ++m_clock;", "            (void)warp;", "simulator_checks.*"),
+ ("r: another block's generic writes to a block's shared memory not seen by its checks", "magics/src/simulator/warp_cluster_operations.cpp", "                    check_remote_shared(*cluster.blocks[b], in, address - base, bytes, lane, write);", "                    (void)write;", "simulator_clusters.*"),
+ ("r2: another block's shared::cluster writes not seen by its checks", "magics/src/simulator/warp_cluster_operations.cpp", "            check_remote_shared(*cluster->blocks[owner], in, offset, bytes, lane, write);", "            (void)write;", "simulator_clusters.*:simulator_checks.*"),
  ("q3: lanes of one store compared with each other", "magics/src/simulator/warp_race_check.cpp", " && r.step != access.step;", ";", "simulator_checks.*"),
 ]
 

@@ -341,3 +341,27 @@ TEST(simulator_checks, the_global_initcheck_marks_and_reads_from_every_host_thre
     EXPECT_NE(message.find("thread (0,0,0) of block (100,0,0): a read of uninitialised global memory"), std::string::npos)
         << message;
 }
+
+TEST(simulator_checks, shared_memory_another_block_of_the_cluster_wrote_counts_as_written)
+{
+    simulated sim(R"(
+extern "C" __global__ void handoff(unsigned* out)
+{
+    __shared__ unsigned s[1];
+    unsigned rank, own = (unsigned)__cvta_generic_to_shared(&s[0]), there;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    if (threadIdx.x == 0)
+    {
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(there) : "r"(own), "r"(rank ^ 1));
+        asm volatile("st.shared::cluster.u32 [%0], %1;" :: "r"(there), "r"(rank + 100));
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;");
+    out[blockIdx.x * 32 + threadIdx.x] = s[0];
+    asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;");
+})");
+    sim.cluster = {2, 1, 1};
+    std::vector<unsigned> out(64);
+    sim.launch("handoff", {2, 1, 1}, {32, 1, 1}, 0, sim.buffer(out));  // each block's s[0] only the other block wrote
+    EXPECT_EQ(out[0], 101u);
+    EXPECT_EQ(out[32], 100u);
+}
