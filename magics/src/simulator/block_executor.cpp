@@ -1,5 +1,7 @@
 #include "block_executor.hpp"
 
+#include "reserved_shared.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <atomic>
@@ -185,6 +187,12 @@ namespace xcuda::sim
             throw sim_error(sim_error::kind::launch_failed, "kernel '" + m_launch.kernel + "' needs " + std::to_string(shared) +
                                                                 " bytes of shared memory per block; the simulated device has 232448");
         }
+        m_block.reserved_shared = 0;
+        if (program.uses_reserved_shared)  // the region after the user's bytes (reserved_shared.hpp)
+        {
+            m_block.reserved_shared = static_cast<std::uint32_t>(reserved_shared::begin(shared));
+            shared = m_block.reserved_shared + reserved_shared::bytes;
+        }
         m_shared.assign(shared, 0);
         m_block.shared = m_shared.data();
         m_block.shared_bytes = shared;
@@ -217,6 +225,7 @@ namespace xcuda::sim
         std::size_t remaining = m_warps.size();
         ++m_block.epoch;  // a new block: nothing of the last one's accesses races with this one's
         std::fill(std::begin(m_block.arrivals), std::end(m_block.arrivals), 0u);
+        unsigned quiet_rounds = 0;  // rounds in a row in which warps only yielded, and nothing they poll changed
         while (true)
         {
             // Every warp not done and not waiting runs to its next barrier (or its end, or a failed mbarrier wait).
@@ -250,9 +259,13 @@ namespace xcuda::sim
             {
                 ++m_block.epoch;  // a barrier released: a new interval for the race check
             }
-            else if (!yielded || m_block.mbarrier_changes == changes)
+            else if (!yielded || (m_block.mbarrier_changes == changes && ++quiet_rounds > 1))
             {
-                never_completes(waiting, remaining);
+                never_completes(waiting, remaining);  // two rounds without news: a warp may write and then poll
+            }
+            else if (m_block.mbarrier_changes != changes)
+            {
+                quiet_rounds = 0;
             }
         }
     }
@@ -366,7 +379,9 @@ namespace xcuda::sim
             else if (m_warps[w]->live() && m_warps[w]->waiting_at())
             {
                 waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " spins at " +
-                         m_warps[w]->where(*m_warps[w]->waiting_at()) + " (an mbarrier phase that does not complete)";
+                         m_warps[w]->where(*m_warps[w]->waiting_at()) +
+                         (m_warps[w]->waiting_at()->op == opcode::mbarrier ? " (an mbarrier phase that does not complete)"
+                                                                          : " (a poll of memory no warp of the block changes)");
             }
         }
         throw sim_error(sim_error::kind::barrier_divergence,

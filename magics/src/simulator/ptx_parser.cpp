@@ -130,6 +130,11 @@ namespace xcuda::sim
                     {"%lanemask_gt", special_register::lanemask_gt}, {"%clock", special_register::clock},
                     {"%clock64", special_register::clock64}, {"%globaltimer", special_register::globaltimer},
                     {"%dynamic_smem_size", special_register::dynamic_smem_size},
+                    {"%reserved_smem_offset_begin", special_register::reserved_smem_begin},
+                    {"%reserved_smem_offset_end", special_register::reserved_smem_end},
+                    {"%reserved_smem_offset_cap", special_register::reserved_smem_cap},
+                    {"%reserved_smem_offset_0", special_register::reserved_smem_0},
+                    {"%reserved_smem_offset_1", special_register::reserved_smem_1},
                 };
                 for (int k = 0; k < 32; ++k)
                 {
@@ -1146,12 +1151,13 @@ namespace xcuda::sim
                     {
                         o.what = operand::kind::special;
                         o.special = special->second;
+                        m_program.uses_reserved_shared |= special->second >= special_register::reserved_smem_begin;
                         return o;
                     }
                     auto it = m_registers.find(name);
                     if (it == m_registers.end())
                     {
-                        if (name.rfind("%reserved_smem", 0) == 0 || name.rfind("%pm", 0) == 0 || name.rfind("%cluster", 0) == 0 ||
+                        if (name.rfind("%pm", 0) == 0 || name.rfind("%cluster", 0) == 0 ||
                             name.rfind("%nclusterid", 0) == 0 || name.rfind("%clusterid", 0) == 0 || name.rfind("%is_explicit_cluster", 0) == 0)
                         {
                             fail("the special register " + name + " is not supported by the simulator");

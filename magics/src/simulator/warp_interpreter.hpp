@@ -134,6 +134,7 @@ namespace xcuda::sim
         unsigned ctaid[3] = {0, 0, 0};
         std::uint8_t* shared = nullptr;
         std::size_t shared_bytes = 0;
+        std::uint32_t reserved_shared = 0;  // where the reserved region starts, when the program has one (reserved_shared.hpp)
         shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
@@ -298,6 +299,8 @@ namespace xcuda::sim
         // A strong load of a cooperative launch (the poll of a grid-wide sync): lets the other blocks' host threads
         // run, stops when another block failed, and reports a sync that can never complete.
         void spin_point(const instruction& in, std::uint32_t active);
+        // A strong load that polls what another warp of the block writes: true when the warp should yield.
+        bool block_spin(const instruction& in, std::uint32_t active);
         void async_copy_operation(const instruction& in, std::uint32_t active);
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);
@@ -334,5 +337,11 @@ namespace xcuda::sim
         std::uint64_t m_spin_value = 0;          // in a row it read that, and whether it counts in blocks_stuck
         std::uint64_t m_spins = 0;
         bool m_stuck = false;  // the traced thread's lane when it is in this warp and block, else -1
+        struct poll
+        {
+            const instruction* at = nullptr;
+            std::uint64_t where = 0, value = 0;
+        };
+        poll m_poll, m_poll_yielded;  // this warp's last strong load, and the one it last yielded at (warp_block_spin.cpp)
     };
 }
