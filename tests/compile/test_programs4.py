@@ -11,14 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs4"))
 from programs24 import PROGRAMS  # noqa: E402
-from test_programs2 import kernels_of  # noqa: E402  (the kernels a pasted program bound)
-
-
-def paste(shell, program, arch=None):
-    for name, text in program.headers:
-        shell.run_cell_magic("cuda_header", name, text)
-    for line, text in program.cells:
-        shell.run_cell_magic("cuda", (line + (f" --arch {arch}" if arch else "")).strip(), text)
+from test_programs2 import kernels_of, paste  # noqa: E402  (a program's header cells and cells; the kernels it bound)
 
 
 def check(program, name, got, expected):

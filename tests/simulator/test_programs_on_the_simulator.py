@@ -37,6 +37,15 @@ def simulator_env(build_dir):
     return env
 
 
+def run_child(script, build_dir, timeout):
+    """A Python child on the simulator running `script` with the programs' folder on its path."""
+    code = script.format(programs=str(REPO / "tests" / "compile" / "programs4"))
+    ran = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                         env=simulator_env(build_dir))
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    return ran.stdout
+
+
 def test_the_list_has_the_24_programs_of_the_issues_families_with_the_ones_it_names():
     assert len(PROGRAMS) == 24 and len({p.name for p in PROGRAMS}) == 24
     names = {p.name for p in PROGRAMS}
@@ -79,11 +88,8 @@ FULL_SIZE = textwrap.dedent("""
 @pytest.mark.skipif(os.environ.get("XCUDA_TEST_FULL_SIZE") != "1",
                     reason="minutes on two cores: set XCUDA_TEST_FULL_SIZE=1 (docs/environment.md)")
 def test_the_gpu_mode_matmul_runs_at_full_size(build_dir):
-    script = FULL_SIZE.format(programs=str(REPO / "tests" / "compile" / "programs4"))
-    ran = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=3600,
-                         env=simulator_env(build_dir))
-    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-    assert "equal to numpy's" in ran.stdout, ran.stdout
+    output = run_child(FULL_SIZE, build_dir, timeout=3600)
+    assert "equal to numpy's" in output, output
 
 
 SGEMM_PAST_THE_END = textwrap.dedent("""
@@ -105,9 +111,6 @@ SGEMM_PAST_THE_END = textwrap.dedent("""
 
 
 def test_cupys_sgemm_reads_past_the_end_of_a_where_m_is_not_a_multiple_of_its_tile_and_the_simulator_says_so(build_dir):
-    script = SGEMM_PAST_THE_END.format(programs=str(REPO / "tests" / "compile" / "programs4"))
-    ran = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=600,
-                         env=simulator_env(build_dir))
-    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in ran.stdout, ran.stdout
-    assert "past the end of device allocation" in ran.stdout and "sgemm_param_3" in ran.stdout, ran.stdout
+    output = run_child(SGEMM_PAST_THE_END, build_dir, timeout=600)
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in output, output
+    assert "past the end of device allocation" in output and "sgemm_param_3" in output, output
