@@ -3,7 +3,8 @@
 // word in reserved shared memory: each warp ORs its bit in with atom.or, and the warps not last poll the
 // word with ld.acquire until the last one clears their bits. The simulator runs a block's warps one after
 // another, each until a barrier, so a warp polling forever would keep the others from ever arriving.
-// A strong load (ld.acquire/.relaxed/.volatile) that reads, at the same instruction and the same address,
+// A strong load (ld.acquire/.relaxed/.volatile) of the block's shared memory that reads, at the same
+// instruction and the same address,
 // the same value as this warp's last strong load is a poll that has seen nothing change: the warp yields,
 // and the block's other warps run before it polls again. A data loop over volatile memory reads another
 // address each time and never yields. A yield that sees what the warp's last yield saw is no news: the
@@ -28,6 +29,12 @@ namespace xcuda::sim
         const std::uint64_t where =
             (a.reg >= 0 ? m_registers[static_cast<std::size_t>(a.reg) * 32 + lane] : 0) + a.value +
             (a.symbol >= 0 ? static_cast<std::uint64_t>(a.symbol) << 48 : 0);
+        const auto shared = reinterpret_cast<std::uintptr_t>(m_block.shared);
+        if (in.space != state_space::shared &&
+            !(in.space == state_space::generic && where >= shared && where < shared + m_block.shared_bytes))
+        {
+            return false;  // global memory: another block or the host may change it (a launch's own poll runs on)
+        }
         const bool again = &in == m_poll.at && where == m_poll.where && value == m_poll.value;
         m_poll = {&in, where, value};
         if (!again)
