@@ -1,5 +1,6 @@
 #include "warp_interpreter.hpp"
 
+#include "reserved_shared.hpp"
 #include "warp_values.hpp"
 
 #include <algorithm>
@@ -80,6 +81,11 @@ namespace xcuda::sim
             set(special_register::envreg, 0);
             set(special_register::envreg1, m_launch.grid_workspace >> 32);
             set(special_register::envreg2, m_launch.grid_workspace & 0xffffffffu);
+            set(special_register::reserved_smem_begin, m_block.reserved_shared);
+            set(special_register::reserved_smem_end, m_block.reserved_shared + reserved_shared::bytes);
+            set(special_register::reserved_smem_cap, reserved_shared::bytes);
+            set(special_register::reserved_smem_0, m_block.reserved_shared);
+            set(special_register::reserved_smem_1, m_block.reserved_shared + reserved_shared::second);
         }
         push_frame(m_launch.entry, m_live, nullptr);
         m_trace_lane = -1;
@@ -901,6 +907,13 @@ namespace xcuda::sim
                     if (traced && ((active >> m_trace_lane) & 1))
                     {
                         trace_writes(in);
+                    }
+                    m_block.epoch += in.releases;  // the race check: what came before is ordered (warp_block_spin.cpp)
+                    if (in.strong && !m_launch.cooperative && block_spin(in, active))
+                    {
+                        m_stack.back().pc += 1;
+                        m_barrier = &in;
+                        return status::yielded;  // a poll that saw nothing change: the block's other warps run
                     }
                 }
                 m_stack.back().pc += 1;

@@ -140,6 +140,7 @@ namespace xcuda::sim
         unsigned ctaid[3] = {0, 0, 0};
         std::uint8_t* shared = nullptr;
         std::size_t shared_bytes = 0;
+        std::uint32_t reserved_shared = 0;  // where the reserved region starts, when the program has one (reserved_shared.hpp)
         shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
@@ -309,6 +310,8 @@ namespace xcuda::sim
         // A strong load of a cooperative launch (the poll of a grid-wide sync): lets the other blocks' host threads
         // run, stops when another block failed, and reports a sync that can never complete.
         void spin_point(const instruction& in, std::uint32_t active);
+        // A strong load that polls what another warp of the block writes: true when the warp should yield.
+        bool block_spin(const instruction& in, std::uint32_t active);
         void async_copy_operation(const instruction& in, std::uint32_t active);
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);
@@ -363,5 +366,11 @@ namespace xcuda::sim
         std::uint32_t m_cluster_arrived = 0;  // lanes arrived at barrier.cluster in phase m_cluster_phase
         std::uint32_t m_cluster_pending = 0;  // lanes arrived that have not waited yet
         std::uint64_t m_cluster_phase = 0;
+        struct poll
+        {
+            const instruction* at = nullptr;
+            std::uint64_t where = 0, value = 0;
+        };
+        poll m_poll, m_poll_yielded;  // this warp's last strong load, and the one it last yielded at (warp_block_spin.cpp)
     };
 }
