@@ -40,6 +40,7 @@ namespace xcuda::sim
         m_lanes = lanes;
         m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
         m_carry = 0;
+        m_cluster_arrived = m_cluster_pending = 0;
         for (unsigned l = 0; l < 32; ++l)
         {
             m_copies[l].clear();  // a copy never waited for is never written (docs/simulator.md)
@@ -472,6 +473,10 @@ namespace xcuda::sim
                 }
                 return {m_scratch[slot], 1};
             }
+            if (o.special >= special_register::cluster_ctarank)
+            {
+                return cluster_special(o.special, slot);
+            }
             return {m_specials[static_cast<int>(o.special)], 1};
         case operand::kind::symbol:
         {
@@ -536,6 +541,8 @@ namespace xcuda::sim
                 check_race(a, bytes, lane, write, in);
             }
             return m_block.shared + a;
+        case state_space::shared_cluster:
+            return cluster_shared(in, a, lane, bytes, write);
         case state_space::local:
             if (a + bytes > m_function->local_bytes)
             {
@@ -608,6 +615,13 @@ namespace xcuda::sim
             }
             {
                 const sim_memory::allocation* found = m_launch.memory->find(a, bytes);
+                if (!found && m_block.cluster && space == state_space::generic)
+                {
+                    if (std::uint8_t* p = cluster_generic(in, a, lane, bytes))
+                    {
+                        return p;  // another block's shared memory in this cluster (mapa)
+                    }
+                }
                 if (!found && m_launch.heap)
                 {
                     return heap_address(in, lane, a, bytes, write);  // a block of device malloc, else the fault
@@ -862,6 +876,14 @@ namespace xcuda::sim
                 }
                 top.pc += 1;
                 continue;
+            case opcode::cluster_barrier:
+                if (active && cluster_barrier(in, active))
+                {
+                    m_barrier = &in;
+                    return status::yielded;  // the wait runs again after the cluster's other warps have run
+                }
+                top.pc += 1;
+                continue;
             case opcode::mbarrier:
                 top.pc += 1;
                 if (active && mbarrier_operation(in, active))
@@ -1047,6 +1069,9 @@ namespace xcuda::sim
             return;
         case opcode::matrix:
             matrix_operation(in, active);
+            return;
+        case opcode::cluster_address:
+            cluster_address(in, active);
             return;
         case opcode::tex:
         case opcode::tld4:

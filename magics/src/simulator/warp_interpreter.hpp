@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_state.hpp"
 #include "ptx_program.hpp"
 #include "sim_memory.hpp"
 
@@ -24,6 +25,7 @@ namespace xcuda::sim
 {
     class device_heap;
     class texture_registry;
+    struct tensor_map_descriptor;
 
     // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
     // line and the registers it wrote, as "name = value" in the instruction's type.
@@ -109,6 +111,10 @@ namespace xcuda::sim
         const std::atomic<bool>* grid_failed = nullptr;
         const std::atomic<unsigned long long>* blocks_done = nullptr;
         std::atomic<unsigned long long>* blocks_stuck = nullptr;
+        // Thread-block clusters (block_clusters.cpp): blocks per cluster on each axis, and whether the launch named them
+        // (a launch attribute or __cluster_dims__: %is_explicit_cluster); {1, 1, 1}: each block its own cluster.
+        unsigned cluster[3] = {1, 1, 1};
+        bool explicit_cluster = false;
     };
 
     // Thrown by a warp of a cooperative launch that stops because another block failed: not a failure of its own.
@@ -138,6 +144,8 @@ namespace xcuda::sim
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
         std::uint64_t mbarrier_changes = 0;  // grows at every change of an mbarrier (block_executor: is a spin hopeless?)
+        cluster_state* cluster = nullptr;  // the block's cluster while its cluster runs (block_clusters.cpp), else nullptr
+        unsigned cluster_rank = 0;         // its rank there (%cluster_ctarank)
     };
 
     // A cp.async that has been issued and not yet waited for (warp_async_operations.cpp): the source's bytes,
@@ -192,6 +200,9 @@ namespace xcuda::sim
         void finish_reduction(unsigned votes, unsigned threads);
 
         std::string where(const instruction& in) const;     // 'text' in function, line N of file
+
+        // barrier.cluster (warp_cluster_operations.cpp): the lanes that have arrived in the cluster's current phase.
+        std::uint32_t cluster_arrived() const noexcept;
 
     private:
         struct entry
@@ -302,11 +313,26 @@ namespace xcuda::sim
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);
         void bulk_copy(const instruction& in, unsigned lane);
+        // warp_tensor_operations.cpp: TMA tensor copies, the bulk copies to global memory and their groups.
+        void tensor_copy_operation(const instruction& in, std::uint32_t active);
+        tensor_map_descriptor tensor_map_of(const instruction& in, const operand& o, unsigned lane, std::int64_t* coordinates);
+        void tensor_load(const instruction& in, unsigned lane);
+        void tensor_store(const instruction& in, unsigned lane);
+        void bulk_store(const instruction& in, unsigned lane);
         void complete_copies(unsigned lane, std::uint32_t before_group);
         std::uint32_t shared_operand(const instruction& in, const operand& o, unsigned lane, unsigned bytes, unsigned align);
         std::uint64_t& mbarrier_word(const instruction& in, const operand& o, unsigned lane);
         void mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops, std::int64_t tx);
         [[noreturn]] void device_assert(const instruction& in, std::uint32_t active);  // __assertfail: the launch fails
+        // warp_cluster_operations.cpp: the cluster's special registers; barrier.cluster (true: a wait whose phase has
+        // not completed, the warp yields and runs the wait again); mapa and getctarank; .shared::cluster addresses
+        // and generic addresses into another block's window (nullptr: not one).
+        source cluster_special(special_register special, unsigned slot);
+        bool cluster_barrier(const instruction& in, std::uint32_t active);
+        void cluster_address(const instruction& in, std::uint32_t active);
+        bool in_space(state_space space, std::uint64_t address, unsigned lane) const;  // isspacep's answer
+        std::uint8_t* cluster_shared(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes, bool write);
+        std::uint8_t* cluster_generic(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes);
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
 
@@ -334,5 +360,8 @@ namespace xcuda::sim
         std::uint64_t m_spin_value = 0;          // in a row it read that, and whether it counts in blocks_stuck
         std::uint64_t m_spins = 0;
         bool m_stuck = false;  // the traced thread's lane when it is in this warp and block, else -1
+        std::uint32_t m_cluster_arrived = 0;  // lanes arrived at barrier.cluster in phase m_cluster_phase
+        std::uint32_t m_cluster_pending = 0;  // lanes arrived that have not waited yet
+        std::uint64_t m_cluster_phase = 0;
     };
 }
