@@ -1,5 +1,7 @@
 #include "block_executor.hpp"
 
+#include "reserved_shared.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <atomic>
@@ -210,6 +212,12 @@ namespace xcuda::sim
             throw sim_error(sim_error::kind::launch_failed, "kernel '" + m_launch.kernel + "' needs " + std::to_string(shared) +
                                                                 " bytes of shared memory per block; the simulated device has 232448");
         }
+        m_block.reserved_shared = 0;
+        if (program.uses_reserved_shared)  // the region after the user's bytes (reserved_shared.hpp)
+        {
+            m_block.reserved_shared = static_cast<std::uint32_t>(reserved_shared::begin(shared));
+            shared = m_block.reserved_shared + reserved_shared::bytes;
+        }
         m_shared.assign(shared, 0);
         m_block.shared = m_shared.data();
         m_block.shared_bytes = shared;
@@ -226,6 +234,7 @@ namespace xcuda::sim
     void block_executor::run_block(unsigned x, unsigned y, unsigned z)
     {
         begin_block(x, y, z);
+        unsigned quiet_rounds = 0;  // rounds in a row in which warps only yielded, and nothing they poll changed
         while (true)
         {
             const std::uint64_t changes = m_block.mbarrier_changes;
@@ -235,9 +244,13 @@ namespace xcuda::sim
             {
                 return;
             }
-            if (!r.released && (!r.yielded || m_block.mbarrier_changes == changes))
+            if (!r.released && (!r.yielded || (m_block.mbarrier_changes == changes && ++quiet_rounds > 1)))
             {
-                never_completes(m_waiting, m_remaining);
+                never_completes(m_waiting, m_remaining);  // two rounds without news: a warp may write and then poll
+            }
+            else if (r.released || m_block.mbarrier_changes != changes)
+            {
+                quiet_rounds = 0;
             }
         }
     }
@@ -423,7 +436,9 @@ namespace xcuda::sim
                 const bool cluster = m_warps[w]->waiting_at()->op == opcode::cluster_barrier;
                 text += (text.empty() ? "" : "; ") +
                         check_report::warp(m_launch.block, static_cast<unsigned>(w), m_warps[w]->lanes()) +
-                        (cluster ? " (the cluster barrier) waits at " : " (an mbarrier phase that does not complete) spins at ") +
+                        (cluster                                              ? " (the cluster barrier) waits at "
+                         : m_warps[w]->waiting_at()->op == opcode::mbarrier ? " (an mbarrier phase that does not complete) spins at "
+                                                                             : " (a poll of memory no warp of the block changes) spins at ") +
                         m_warps[w]->where(*m_warps[w]->waiting_at());
             }
         }

@@ -1,5 +1,6 @@
 #include "init_check.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "check_report.hpp"
@@ -20,6 +21,10 @@ namespace xcuda::sim
     void init_check::block_begin(const block_state& block)
     {
         m_written_shared.assign(block.shared_bytes, 0);
+        if (m_launch.program->uses_reserved_shared)  // the system's region (reserved_shared.hpp): cooperative groups use it unset, as a
+        {                           // GPU's block starts with it set up
+            std::fill(m_written_shared.begin() + block.reserved_shared, m_written_shared.end(), 1);
+        }
         m_pending = false;
     }
 

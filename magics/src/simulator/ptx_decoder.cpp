@@ -127,6 +127,10 @@ namespace xcuda::sim
             {
                 in.strong = true;  // a load a spin loop polls (a grid-wide sync): warp_interpreter::spin_point
             }
+            if ((m == "release" || m == "acq_rel") && (in.op == opcode::atom || in.op == opcode::red))
+            {
+                in.releases = true;  // a sync between the block's warps without a barrier (warp_block_spin.cpp)
+            }
             if (ignored.count(m) || m.rfind("L1::", 0) == 0 || (m.rfind("L2::", 0) == 0 && m != "L2::cache_hint"))
             {
                 return true;

@@ -41,6 +41,11 @@ namespace xcuda::sim
                     {"%clusterid.z", special_register::clusterid_z}, {"%nclusterid.x", special_register::nclusterid_x},
                     {"%nclusterid.y", special_register::nclusterid_y}, {"%nclusterid.z", special_register::nclusterid_z},
                     {"%is_explicit_cluster", special_register::is_explicit_cluster},
+                    {"%reserved_smem_offset_begin", special_register::reserved_smem_begin},
+                    {"%reserved_smem_offset_end", special_register::reserved_smem_end},
+                    {"%reserved_smem_offset_cap", special_register::reserved_smem_cap},
+                    {"%reserved_smem_offset_0", special_register::reserved_smem_0},
+                    {"%reserved_smem_offset_1", special_register::reserved_smem_1},
                 };
                 for (int k = 0; k < 32; ++k)
                 {
@@ -434,12 +439,14 @@ namespace xcuda::sim
                     {
                         o.what = operand::kind::special;
                         o.special = special->second;
+                        m_program.uses_reserved_shared |= special->second >= special_register::reserved_smem_begin &&
+                                                          special->second <= special_register::reserved_smem_1;
                         return o;
                     }
                     auto it = m_registers.find(name);
                     if (it == m_registers.end())
                     {
-                        if (name.rfind("%reserved_smem", 0) == 0 || name.rfind("%pm", 0) == 0)
+                        if (name.rfind("%pm", 0) == 0)
                         {
                             fail("the special register " + name + " is not supported by the simulator");
                         }

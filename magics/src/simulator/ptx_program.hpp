@@ -74,6 +74,9 @@ namespace xcuda::sim
         clock, clock64, globaltimer, dynamic_smem_size,
         envreg,  // %envreg0, %envreg3..31: the driver's environment, 0 here
         envreg1, envreg2,  // the cooperative grid's workspace address, high and low halves (0 outside a cooperative launch)
+        // The block's reserved shared memory (cooperative groups' multi-warp scratch on sm_80+):
+        // %reserved_smem_offset_begin/_end/_cap/_0/_1, laid out by reserved_shared.hpp.
+        reserved_smem_begin, reserved_smem_end, reserved_smem_cap, reserved_smem_0, reserved_smem_1,
         // The thread-block cluster's (warp_cluster_operations.cpp: read when used, the same for every lane of a block)
         cluster_ctarank, cluster_nctarank, cluster_ctaid_x, cluster_ctaid_y, cluster_ctaid_z, cluster_nctaid_x,
         cluster_nctaid_y, cluster_nctaid_z, clusterid_x, clusterid_y, clusterid_z, nclusterid_x, nclusterid_y,
@@ -199,6 +202,7 @@ namespace xcuda::sim
         bool pair = false;          // a second destination: setp p|q, shfl d|p
         bool carry_in = false;      // addc, subc, madc: reads the lane's carry flag
         bool carry_out = false;     // .cc: writes it
+        bool releases = false;      // atom/red.release or .acq_rel: orders the block's accesses (warp_block_spin.cpp)
         bool strong = false;        // ld.acquire/.relaxed/.volatile: may spin on another block's store (cooperative grid)
         std::uint8_t file = 0;      // the .loc file
         std::uint8_t vector = 1;    // ld/st .v2 .v4
@@ -262,6 +266,7 @@ namespace xcuda::sim
         std::vector<ptx_symbol> symbols;
         std::uint64_t static_shared_bytes = 0;  // every .shared variable, laid out in one window
         std::uint32_t dynamic_shared_align = 1;
+        bool uses_reserved_shared = false;  // a %reserved_smem_offset_* register is read: blocks get the region
 
         // The function named `name`, or -1.
         int find_function(const std::string& name) const;

@@ -1,6 +1,7 @@
 #include "warp_interpreter.hpp"
 
 #include "check_report.hpp"
+#include "reserved_shared.hpp"
 #include "warp_values.hpp"
 
 #include <algorithm>
@@ -69,6 +70,11 @@ namespace xcuda::sim
             set(special_register::envreg, 0);
             set(special_register::envreg1, m_launch.grid_workspace >> 32);
             set(special_register::envreg2, m_launch.grid_workspace & 0xffffffffu);
+            set(special_register::reserved_smem_begin, m_block.reserved_shared);
+            set(special_register::reserved_smem_end, m_block.reserved_shared + reserved_shared::bytes);
+            set(special_register::reserved_smem_cap, reserved_shared::bytes);
+            set(special_register::reserved_smem_0, m_block.reserved_shared);
+            set(special_register::reserved_smem_1, m_block.reserved_shared + reserved_shared::second);
         }
         push_frame(m_launch.entry, m_live, nullptr);
         m_trace_lane = -1;
@@ -777,6 +783,16 @@ namespace xcuda::sim
                     if (traced && ((active >> m_trace_lane) & 1))
                     {
                         trace_writes(in);
+                    }
+                    if (in.releases && m_block.sync_checks)  // what came before is ordered (warp_block_spin.cpp)
+                    {
+                        announce_sync(sync_scope::block);
+                    }
+                    if (in.strong && !m_launch.cooperative && block_spin(in, active))
+                    {
+                        m_stack.back().pc += 1;
+                        m_barrier = &in;
+                        return status::yielded;  // a poll that saw nothing change: the block's other warps run
                     }
                 }
                 m_stack.back().pc += 1;

@@ -132,6 +132,7 @@ namespace xcuda::sim
         unsigned ctaid[3] = {0, 0, 0};
         std::uint8_t* shared = nullptr;
         std::size_t shared_bytes = 0;
+        std::uint32_t reserved_shared = 0;  // where the reserved region starts, when the program has one (reserved_shared.hpp)
         // The executor's checker for each kind of event some check plugin of the launch wants, else nullptr (one
         // test of a pointer on the interpreter's path): shared and global accesses, synchronisations.
         sim_checker* shared_checks = nullptr;
@@ -308,6 +309,8 @@ namespace xcuda::sim
         // A strong load of a cooperative launch (the poll of a grid-wide sync): lets the other blocks' host threads
         // run, stops when another block failed, and reports a sync that can never complete.
         void spin_point(const instruction& in, std::uint32_t active);
+        // A strong load that polls what another warp of the block writes: true when the warp should yield.
+        bool block_spin(const instruction& in, std::uint32_t active);
         void async_copy_operation(const instruction& in, std::uint32_t active);
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);
@@ -362,5 +365,11 @@ namespace xcuda::sim
         std::uint32_t m_cluster_arrived = 0;  // lanes arrived at barrier.cluster in phase m_cluster_phase
         std::uint32_t m_cluster_pending = 0;  // lanes arrived that have not waited yet
         std::uint64_t m_cluster_phase = 0;
+        struct poll
+        {
+            const instruction* at = nullptr;
+            std::uint64_t where = 0, value = 0;
+        };
+        poll m_poll, m_poll_yielded;  // this warp's last strong load, and the one it last yielded at (warp_block_spin.cpp)
     };
 }
