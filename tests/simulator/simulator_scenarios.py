@@ -276,8 +276,9 @@ def shared_race():
     # With the barrier the same session runs it correctly; with the check off the racy one runs too.
     m.racy[1, 64](out, 1)
     assert np.array_equal(out, np.arange(63, -1, -1)), out
-    # With the race check off, the initcheck still sees thread 0 read s[63], which no thread has written yet.
+    # With the race check off, the shared initcheck (asked for) still sees thread 0 read s[63], not yet written.
     os.environ["XCUDA_SIM_RACECHECK"] = "0"
+    os.environ["XCUDA_SIM_INITCHECK"] = "shared"
     message = launch_error(lambda: m.racy[1, 64](out, 0))
     assert "thread (0,0,0) of block (0,0,0): a read of uninitialised shared memory" in message, message
     os.environ["XCUDA_SIM_INITCHECK"] = "0"
@@ -315,10 +316,13 @@ extern "C" __global__ void add_one(const int* in, int* out)
 
 
 def uninitialised_shared():
-    """On by default: a read of shared memory no thread of the block wrote names the thread, the variable and the line;
-    the session goes on, and XCUDA_SIM_INITCHECK=0 lets it read the simulator's zeros."""
+    """XCUDA_SIM_INITCHECK=shared: a read of shared memory no thread of the block wrote names the thread, the variable
+    and the line; the session goes on. Off (the default), the read sees the simulator's zeros."""
     m = xcuda.compile(PARTIAL_FILL, name="sim_partial_fill")
     out = np.full(64, -1, dtype=np.int32)
+    m.partial_fill[1, 64](out, 40)
+    assert out[39] == 78 and out[40] == 0, out
+    os.environ["XCUDA_SIM_INITCHECK"] = "shared"
     message = launch_error(lambda: m.partial_fill[1, 64](out, 40))
     assert "kernel 'partial_fill', thread (40,0,0) of block (0,0,0): a read of uninitialised shared memory" in message, message
     assert "'partial_fill::s' (byte 160 of 256)" in message and "the source, line 7" in message, message

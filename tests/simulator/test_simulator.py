@@ -75,7 +75,7 @@ def test_a_shared_memory_race_between_two_warps_names_both_threads_the_variable_
     run_scenario("shared_race", build_dir)
 
 
-def test_a_read_of_shared_memory_no_thread_wrote_names_the_thread_the_variable_and_the_line(build_dir, simulator):
+def test_with_the_shared_initcheck_a_read_of_shared_memory_no_thread_wrote_names_the_thread_and_line(build_dir, simulator):
     run_scenario("uninitialised_shared", build_dir)
 
 

@@ -15,7 +15,7 @@ namespace xcuda::sim
     {
         bool race = true;          // shared-memory races between warps (race_check)
         bool warp_race = false;    // shared-memory races between lanes of one warp (warp_race_check)
-        bool init_shared = true;   // reads of shared memory no thread of the block wrote (init_check)
+        bool init_shared = false;  // reads of shared memory no thread of the block wrote (init_check)
         bool init_global = false;  // reads of device allocations never written (init_check, written_memory)
 
         // From the variables' values (nullptr: unset); throws std::invalid_argument for a value it cannot read.

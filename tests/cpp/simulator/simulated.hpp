@@ -128,7 +128,9 @@ namespace
         std::vector<std::vector<std::uint8_t>> variables;
         std::vector<std::uint8_t> packed;
         std::string printed;  // device printf's output
-        check_options checks;  // the launch's checks (the defaults: races between warps, uninitialised shared reads)
+        // The launch's checks: the product's defaults (races between warps) and the shared initcheck, so that every
+        // kernel of the C++ tests also runs under it.
+        check_options checks = check_options::parse("init-shared", nullptr, nullptr);
         written_memory* written = nullptr;  // the global initcheck's record (checks.init_global)
         unsigned threads = 1;  // block_executor's pool
         std::uint64_t step_limit = 100000000;  // per host thread: a test that would never end fails instead

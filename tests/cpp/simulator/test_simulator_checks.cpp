@@ -24,30 +24,29 @@ namespace
     }
 }
 
-TEST(simulator_checks, by_default_a_launch_checks_races_between_warps_and_uninitialised_shared_reads)
+TEST(simulator_checks, by_default_a_launch_checks_races_between_warps_only)
 {
     check_options o = check_options::parse(nullptr, nullptr, nullptr);
     EXPECT_TRUE(o.race);
-    EXPECT_TRUE(o.init_shared);
+    EXPECT_FALSE(o.init_shared);
     EXPECT_FALSE(o.warp_race);
     EXPECT_FALSE(o.init_global);
-    EXPECT_EQ(o.names(), "race, init-shared");
+    EXPECT_EQ(o.names(), "race");
 }
 
 TEST(simulator_checks, xcuda_sim_checks_turns_checks_on_and_off_over_the_defaults)
 {
-    EXPECT_EQ(check_options::parse("warp-race,init-global", nullptr, nullptr).names(),
-              "race, warp-race, init-shared, init-global");
+    EXPECT_EQ(check_options::parse("warp-race,init-global", nullptr, nullptr).names(), "race, warp-race, init-global");
     EXPECT_EQ(check_options::parse("-race,-init-shared", nullptr, nullptr).names(), "none");
     EXPECT_EQ(check_options::parse("none,warp-race", nullptr, nullptr).names(), "warp-race");
     EXPECT_EQ(check_options::parse("all,-init-global", nullptr, nullptr).names(), "race, warp-race, init-shared");
-    EXPECT_EQ(check_options::parse("none,default", nullptr, nullptr).names(), "race, init-shared");
+    EXPECT_EQ(check_options::parse("none,default", nullptr, nullptr).names(), "race");
 }
 
 TEST(simulator_checks, racecheck_and_initcheck_win_over_xcuda_sim_checks_for_their_checks)
 {
     EXPECT_EQ(check_options::parse("all", "0", nullptr).names(), "init-shared, init-global");
-    EXPECT_EQ(check_options::parse(nullptr, "warp", nullptr).names(), "race, warp-race, init-shared");
+    EXPECT_EQ(check_options::parse(nullptr, "warp", nullptr).names(), "race, warp-race");
     EXPECT_EQ(check_options::parse("none", nullptr, "global").names(), "init-global");
     EXPECT_EQ(check_options::parse(nullptr, nullptr, "1").names(), "race, init-shared, init-global");
     EXPECT_EQ(check_options::parse(nullptr, "1", "0").names(), "race");
