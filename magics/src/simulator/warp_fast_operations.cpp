@@ -447,10 +447,26 @@ namespace xcuda::sim
             return chosen;
         }
 
+        fast_handler select_for(const instruction& in)
+        {
+            if (in.operand_count != 4 || !is(in.operands[3], operand::kind::reg) || !value_operand(in.operands[1]) ||
+                !value_operand(in.operands[2]))
+            {
+                return nullptr;
+            }
+            const bool a_imm = is(in.operands[1], operand::kind::imm), b_imm = is(in.operands[2], operand::kind::imm);
+            return a_imm ? (b_imm ? &select<kind::imm, kind::imm> : &select<kind::imm, kind::reg>)
+                         : (b_imm ? &select<kind::reg, kind::imm> : &select<kind::reg, kind::reg>);
+        }
+
         fast_handler arithmetic_for(const instruction& in)
         {
             const bool plain = !in.sat && !in.ftz && !in.carry_in && !in.carry_out &&
                                (in.round == rounding::none || in.round == rounding::rn);
+            if (in.op == opcode::selp)
+            {
+                return select_for(in);
+            }
             if (!plain || in.operand_count < 3 || !is(in.operands[1], operand::kind::reg) || !value_operand(in.operands[2]))
             {
                 return nullptr;
@@ -488,16 +504,6 @@ namespace xcuda::sim
             case opcode::and_: return three ? (imm ? &logic<0, kind::imm> : &logic<0, kind::reg>) : nullptr;
             case opcode::or_: return three ? (imm ? &logic<1, kind::imm> : &logic<1, kind::reg>) : nullptr;
             case opcode::xor_: return three ? (imm ? &logic<2, kind::imm> : &logic<2, kind::reg>) : nullptr;
-            case opcode::selp:
-            {
-                if (!four || !is(in.operands[3], operand::kind::reg) || !value_operand(in.operands[1]))
-                {
-                    return nullptr;
-                }
-                const bool a_imm = is(in.operands[1], operand::kind::imm);
-                return a_imm ? (imm ? &select<kind::imm, kind::imm> : &select<kind::imm, kind::reg>)
-                             : (imm ? &select<kind::reg, kind::imm> : &select<kind::reg, kind::reg>);
-            }
             default: return nullptr;
             }
         }

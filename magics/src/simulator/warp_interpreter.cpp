@@ -12,6 +12,10 @@
 #include <limits>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace xcuda::sim
 {
     namespace
@@ -666,6 +670,18 @@ namespace xcuda::sim
                 return s;
             }
         }
+        else  // one pass that finds no lane in error, most often; else the lane-by-lane loop says which
+        {
+            std::uint64_t wrong = 0;
+            XCUDA_SIM_LANES(active)
+            {
+                wrong |= (~s.p[l] >> l & 1) | (s.p[l] & m_live & ~active);
+            }
+            if (wrong == 0)
+            {
+                return s;
+            }
+        }
         XCUDA_SIM_LANES(active)  // the lane that fails, in lane order, with the error it gets
         {
             std::uint32_t mask = static_cast<std::uint32_t>(s.p[s.stride * l]);
@@ -695,14 +711,21 @@ namespace xcuda::sim
     {
         const std::uint64_t* p = m_registers + static_cast<std::size_t>(in.guard) * 32;
         std::uint32_t taken = 0;
-        if (mask == 0xffffffffu)  // uniform control flow: a plain loop, no lane search
+        if (mask == 0xffffffffu)  // uniform control flow: the 32 low bits gathered without a lane search
         {
-            const std::uint64_t negated = in.guard_negated ? 1 : 0;
+#if defined(__SSE2__)
+            for (unsigned l = 0; l < 32; l += 2)  // two lanes' bit 0 moved to their sign bits, read as two bits
+            {
+                __m128i two = _mm_slli_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + l)), 63);
+                taken |= static_cast<std::uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(two))) << l;
+            }
+#else
             for (unsigned l = 0; l < 32; ++l)
             {
-                taken |= static_cast<std::uint32_t>((p[l] ^ negated) & 1) << l;
+                taken |= static_cast<std::uint32_t>(p[l] & 1) << l;
             }
-            return taken;
+#endif
+            return in.guard_negated ? ~taken : taken;
         }
         XCUDA_SIM_LANES(mask)
         {

@@ -748,32 +748,43 @@ namespace xcuda::sim
         {
             values[l] = a.p[a.stride * l];
         }
-        XCUDA_SIM_LANES(active)
+        // The mode is a constant of each loop (V), not a switch per lane.
+        auto lanes = [&](auto mode) {
+            constexpr variant V = decltype(mode)::value;
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint32_t bval = static_cast<std::uint32_t>(b.p[b.stride * l]) & 0x1f;
+                std::uint32_t cval = static_cast<std::uint32_t>(c.p[c.stride * l]);
+                std::uint32_t clamp = cval & 0x1f;
+                std::uint32_t segment = (cval >> 8) & 0x1f;
+                std::uint32_t max_lane = (l & segment) | (clamp & ~segment);
+                std::uint32_t min_lane = l & segment;
+                std::int32_t j = 0;
+                bool valid = false;
+                switch (V)
+                {
+                case variant::shfl_up: j = static_cast<std::int32_t>(l) - static_cast<std::int32_t>(bval); valid = j >= static_cast<std::int32_t>(max_lane); break;
+                case variant::shfl_down: j = static_cast<std::int32_t>(l + bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
+                case variant::shfl_bfly: j = static_cast<std::int32_t>(l ^ bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
+                default: j = static_cast<std::int32_t>(min_lane | (bval & ~segment)); valid = j <= static_cast<std::int32_t>(max_lane); break;
+                }
+                if (!valid)
+                {
+                    j = static_cast<std::int32_t>(l);
+                }
+                d[l] = values[j] & 0xffffffffu;
+                if (p)
+                {
+                    p[l] = valid;
+                }
+            }
+        };
+        switch (in.var)
         {
-            std::uint32_t bval = static_cast<std::uint32_t>(b.p[b.stride * l]) & 0x1f;
-            std::uint32_t cval = static_cast<std::uint32_t>(c.p[c.stride * l]);
-            std::uint32_t clamp = cval & 0x1f;
-            std::uint32_t segment = (cval >> 8) & 0x1f;
-            std::uint32_t max_lane = (l & segment) | (clamp & ~segment);
-            std::uint32_t min_lane = l & segment;
-            std::int32_t j = 0;
-            bool valid = false;
-            switch (in.var)
-            {
-            case variant::shfl_up: j = static_cast<std::int32_t>(l) - static_cast<std::int32_t>(bval); valid = j >= static_cast<std::int32_t>(max_lane); break;
-            case variant::shfl_down: j = static_cast<std::int32_t>(l + bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
-            case variant::shfl_bfly: j = static_cast<std::int32_t>(l ^ bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
-            default: j = static_cast<std::int32_t>(min_lane | (bval & ~segment)); valid = j <= static_cast<std::int32_t>(max_lane); break;
-            }
-            if (!valid)
-            {
-                j = static_cast<std::int32_t>(l);
-            }
-            d[l] = values[j] & 0xffffffffu;
-            if (p)
-            {
-                p[l] = valid;
-            }
+        case variant::shfl_up: lanes(std::integral_constant<variant, variant::shfl_up>{}); return;
+        case variant::shfl_down: lanes(std::integral_constant<variant, variant::shfl_down>{}); return;
+        case variant::shfl_bfly: lanes(std::integral_constant<variant, variant::shfl_bfly>{}); return;
+        default: lanes(std::integral_constant<variant, variant::shfl_idx>{}); return;
         }
     }
 
