@@ -279,7 +279,8 @@ def report(args, samples, large):
                                                     f"'level with' where the rounds' ranges overlap" if args.base else "")
              + f". Goals: issue 24's {GOAL_PER_CORE} M a second on one core; issue 46's {GOAL_POOL} M a second with "
                f"every host thread and the {matmul_name(large or (5120, 256, 5120))} in under {GOAL_MATMUL_S} s. "
-               f"The machine's 2 cores are shared with other work: the spread is in each note."))
+               f"The machine's {os.cpu_count()} cores are shared with other work (load average "
+               f"{os.getloadavg()[0]:.1f} at the end): the spread is in each note."))
 
 
 def results_rows(rows, label, large):
