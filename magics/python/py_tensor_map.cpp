@@ -20,6 +20,28 @@ namespace xcuda::python
             tensor_map_request request;
         };
 
+        // Signed corner offsets of an im2col map: an int or a tuple of ints.
+        std::vector<std::int64_t> offsets(py::handle value, const char* what)
+        {
+            std::vector<std::int64_t> result;
+            py::tuple items = py::isinstance<py::int_>(value) ? py::make_tuple(value) : py::tuple();
+            if (items.empty() && !py::isinstance<py::tuple>(value) && !py::isinstance<py::list>(value))
+            {
+                throw py::type_error(std::string("tensor_map's ") + what + " must be an int or a tuple of ints, not " +
+                                     type_name(value));
+            }
+            for (py::handle item : items.empty() ? py::tuple(py::reinterpret_borrow<py::object>(value)) : items)
+            {
+                if (!py::isinstance<py::int_>(item))
+                {
+                    throw py::type_error(std::string("tensor_map's ") + what + " must hold ints, not " +
+                                         py::repr(item).cast<std::string>());
+                }
+                result.push_back(item.cast<std::int64_t>());
+            }
+            return result;
+        }
+
         std::vector<std::uint64_t> numbers(py::handle value, const char* what)
         {
             std::vector<std::uint64_t> result;
@@ -80,13 +102,44 @@ namespace xcuda::python
             }
         }
 
+        // im2col: all four of the corners, channels_per_pixel and pixels_per_column, and no box.
+        void read_im2col(py::dict im2col, py::object box, tensor_map_request& r)
+        {
+            const char* names[] = {"lower_corner", "upper_corner", "channels_per_pixel", "pixels_per_column"};
+            int given = 0;
+            for (const char* name : names)
+            {
+                given += im2col[name].is_none() ? 0 : 1;
+            }
+            if (given == 0)
+            {
+                if (box.is_none())
+                {
+                    throw py::type_error("xcuda.tensor_map needs box=(...) (a tiled map), or lower_corner, upper_corner, "
+                                         "channels_per_pixel and pixels_per_column (an im2col map)");
+                }
+                r.box = numbers(box, "box");
+                return;
+            }
+            if (given != 4 || !box.is_none())
+            {
+                throw py::type_error("an im2col tensor_map takes lower_corner, upper_corner, channels_per_pixel and "
+                                     "pixels_per_column, all four, and no box");
+            }
+            r.im2col = true;
+            r.lower_corner = offsets(im2col["lower_corner"], "lower_corner");
+            r.upper_corner = offsets(im2col["upper_corner"], "upper_corner");
+            r.channels_per_pixel = numbers(im2col["channels_per_pixel"], "channels_per_pixel").at(0);
+            r.pixels_per_column = numbers(im2col["pixels_per_column"], "pixels_per_column").at(0);
+        }
+
         py::object make_tensor_map(cuda_session& session, py::object array, py::object box, py::object element_strides,
                                    const std::string& interleave, const std::string& swizzle,
-                                   const std::string& l2_promotion, const std::string& oob_fill)
+                                   const std::string& l2_promotion, const std::string& oob_fill, py::dict im2col)
         {
             tensor_map_object map;
             read_array(array, map.request);
-            map.request.box = numbers(box, "box");
+            read_im2col(im2col, box, map.request);
             if (!element_strides.is_none())
             {
                 map.request.element_strides = numbers(element_strides, "element_strides");
@@ -97,7 +150,7 @@ namespace xcuda::python
             map.request.oob_fill = oob_fill;
             tensor_map::checked(map.request);  // the rules first, without the GPU
             session.make_current();
-            map.bytes = tensor_map::encode_tiled(map.request);
+            map.bytes = tensor_map::encode(map.request);
             map.array = std::move(array);
             return py::cast(std::move(map));
         }
@@ -109,41 +162,60 @@ namespace xcuda::python
                                       R"(A TMA tensor map (CUtensorMap) over a device array, made by xcuda.tensor_map.
 
 Pass it for a `const __grid_constant__ CUtensorMap` parameter (its 128 bytes; raw 128 bytes are
-accepted there too). It keeps its array alive.)")
+accepted there too). It keeps its array alive. mode is 'tiled' or 'im2col' (box is None for im2col).)")
             .def_buffer([](tensor_map_object& self) {
                 return py::buffer_info(self.bytes.data(), 1, py::format_descriptor<std::uint8_t>::format(), 1, {128},
                                        {1}, true);
             })
             .def_readonly("array", &tensor_map_object::array)
-            .def_property_readonly("box", [](const tensor_map_object& self) { return py::tuple(py::cast(self.request.box)); })
+            .def_property_readonly("box", [](const tensor_map_object& self) -> py::object {
+                return self.request.im2col ? py::object(py::none()) : py::object(py::tuple(py::cast(self.request.box)));
+            })
+            .def_property_readonly("mode", [](const tensor_map_object& self) { return self.request.im2col ? "im2col" : "tiled"; })
             .def_property_readonly("dtype", [](const tensor_map_object& self) { return self.request.dtype; })
             .def("__bytes__", [](const tensor_map_object& self) {
                 return py::bytes(reinterpret_cast<const char*>(self.bytes.data()), self.bytes.size());
             })
             .def("__repr__", [](const tensor_map_object& self) {
+                const tensor_map_request& r = self.request;
                 std::string box;
-                for (std::uint64_t b : self.request.box)
+                for (std::uint64_t b : r.box)
                 {
                     box += (box.empty() ? "" : ", ") + std::to_string(b);
                 }
-                return "<xcuda.TensorMap " + self.request.dtype + " box=(" + box + ") swizzle=" + self.request.swizzle + ">";
+                std::string shape = r.im2col ? "im2col " + std::to_string(r.pixels_per_column) + " pixels x " +
+                                                   std::to_string(r.channels_per_pixel) + " channels"
+                                             : "box=(" + box + ")";
+                return "<xcuda.TensorMap " + r.dtype + " " + shape + " swizzle=" + r.swizzle + ">";
             });
         m.def("tensor_map",
               [&notebook](py::object array, py::object box, py::object element_strides, const std::string& interleave,
-                          const std::string& swizzle, const std::string& l2_promotion, const std::string& oob_fill) {
+                          const std::string& swizzle, const std::string& l2_promotion, const std::string& oob_fill,
+                          py::object lower_corner, py::object upper_corner, py::object channels_per_pixel,
+                          py::object pixels_per_column) {
+                  py::dict im2col;
+                  im2col["lower_corner"] = lower_corner;
+                  im2col["upper_corner"] = upper_corner;
+                  im2col["channels_per_pixel"] = channels_per_pixel;
+                  im2col["pixels_per_column"] = pixels_per_column;
                   return make_tensor_map(notebook.session, std::move(array), std::move(box), std::move(element_strides),
-                                         interleave, swizzle, l2_promotion, oob_fill);
+                                         interleave, swizzle, l2_promotion, oob_fill, im2col);
               },
-              py::arg("array"), py::arg("box"), py::kw_only(), py::arg("element_strides") = py::none(),
+              py::arg("array"), py::arg("box") = py::none(), py::kw_only(), py::arg("element_strides") = py::none(),
               py::arg("interleave") = "none", py::arg("swizzle") = "none", py::arg("l2_promotion") = "none",
-              py::arg("oob_fill") = "none",
-              R"(A tiled TMA tensor map over a device array (cuTensorMapEncodeTiled).
+              py::arg("oob_fill") = "none", py::arg("lower_corner") = py::none(), py::arg("upper_corner") = py::none(),
+              py::arg("channels_per_pixel") = py::none(), py::arg("pixels_per_column") = py::none(),
+              R"(A TMA tensor map over a device array: tiled (cuTensorMapEncodeTiled) or im2col (cuTensorMapEncodeIm2col).
 
 box: the tile each cp.async.bulk.tensor copies, one extent per dimension, outermost first (as the
 array is indexed); element_strides: 1..8 per dimension; interleave 'none', '16B', '32B'; swizzle
 'none', '32B', '64B', '128B'; l2_promotion 'none', '64B', '128B', '256B'; oob_fill 'none' (zeros)
-or 'nan'. The driver's documented rules are checked first (alignment, strides multiple of 16 bytes,
+or 'nan'. An im2col map (an NWC, NHWC or NDHWC array) takes, instead of box, lower_corner and
+upper_corner (one offset per spatial dimension, outermost first: the bounding box runs from
+lower_corner to extent - 1 + upper_corner), channels_per_pixel (1..256) and pixels_per_column
+(1..1024). The driver's documented rules are checked first (alignment, strides multiple of 16 bytes,
 box extents up to 256, the box's inner row a multiple of 16 bytes and within the swizzle span...),
-each refusal naming the rule. Needs a GPU of compute capability 9.0 or newer to be used.)");
+each refusal naming the rule. Runs on a GPU of compute capability 9.0 or newer, and on the PTX
+simulator (XCUDA_DEVICE=simulator).)");
     }
 }

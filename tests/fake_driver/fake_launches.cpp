@@ -352,10 +352,34 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* clusters, CUfunction handle, 
     *clusters = static_cast<int>(k_blocks_per_sm * k_multiprocessors / size);
     return CUDA_SUCCESS;
 }
+namespace
+{
+    // What both encodings write alike: [0] the address, [1] the data type, [2] the rank, [3..7] globalDim,
+    // [8..11] globalStrides, [13] the element strides 4 bits each, [14] interleave | swizzle << 8 |
+    // l2Promotion << 16 | oobFill << 24.
+    void write_tensor_map(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                          const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* element_strides,
+                          CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                          CUtensorMapFloatOOBfill oob)
+    {
+        std::memset(map, 0, sizeof *map);
+        map->opaque[0] = reinterpret_cast<std::uintptr_t>(address);
+        map->opaque[1] = static_cast<cuuint64_t>(type);
+        map->opaque[2] = rank;
+        for (cuuint32_t i = 0; i < rank; ++i)
+        {
+            map->opaque[3 + i] = dims[i];
+            if (i + 1 < rank)
+            {
+                map->opaque[8 + i] = strides[i];
+            }
+            map->opaque[13] |= static_cast<cuuint64_t>(element_strides[i]) << (4 * i);
+        }
+        map->opaque[14] = interleave | swizzle << 8 | l2 << 16 | static_cast<cuuint64_t>(oob) << 24;
+    }
+}
 // cuTensorMapEncodeTiled: the fake's own layout, so a test can see what reached the driver (in its order,
-// innermost dimension first): opaque[0] the address, [1] the data type, [2] the rank, [3..7] globalDim,
-// [8..11] globalStrides, [12] the boxDim packed 12 bits each, [13] the element strides 4 bits each,
-// [14] interleave | swizzle << 8 | l2Promotion << 16 | oobFill << 24, [15] a marker.
+// innermost dimension first): write_tensor_map's, [12] the boxDim packed 12 bits each, [15] a marker.
 CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
                                         const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
                                         const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
@@ -367,21 +391,35 @@ CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType ty
     {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    std::memset(map, 0, sizeof *map);
-    map->opaque[0] = reinterpret_cast<std::uintptr_t>(address);
-    map->opaque[1] = static_cast<cuuint64_t>(type);
-    map->opaque[2] = rank;
+    write_tensor_map(map, type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob);
     for (cuuint32_t i = 0; i < rank; ++i)
     {
-        map->opaque[3 + i] = dims[i];
-        if (i + 1 < rank)
-        {
-            map->opaque[8 + i] = strides[i];
-        }
         map->opaque[12] |= static_cast<cuuint64_t>(box[i]) << (12 * i);
-        map->opaque[13] |= static_cast<cuuint64_t>(element_strides[i]) << (4 * i);
     }
-    map->opaque[14] = interleave | swizzle << 8 | l2 << 16 | static_cast<cuuint64_t>(oob) << 24;
     map->opaque[15] = 0x7e45;
+    return CUDA_SUCCESS;
+}
+// cuTensorMapEncodeIm2col: write_tensor_map's, [12] the lower corners (16 bits each, innermost first),
+// [13] also channelsPerPixel << 20 | pixelsPerColumn << 32, [15] the marker 0x7e46 | the upper corners << 16.
+CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                         const cuuint64_t* dims, const cuuint64_t* strides, const int* lower,
+                                         const int* upper, cuuint32_t channels, cuuint32_t pixels,
+                                         const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                         CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+    lock held(g_mutex);
+    if (!map || rank < 3 || rank > 5 || reinterpret_cast<std::uintptr_t>(address) % 16 ||
+        reinterpret_cast<std::uintptr_t>(map) % 64 || channels == 0 || channels > 256 || pixels == 0 || pixels > 1024)
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    write_tensor_map(map, type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob);
+    map->opaque[15] = 0x7e46;
+    for (cuuint32_t i = 0; i + 2 < rank; ++i)
+    {
+        map->opaque[12] |= static_cast<cuuint64_t>(static_cast<std::uint16_t>(lower[i])) << (16 * i);
+        map->opaque[15] |= static_cast<cuuint64_t>(static_cast<std::uint16_t>(upper[i])) << (16 + 16 * i);
+    }
+    map->opaque[13] |= static_cast<cuuint64_t>(channels) << 20 | static_cast<cuuint64_t>(pixels) << 32;
     return CUDA_SUCCESS;
 }

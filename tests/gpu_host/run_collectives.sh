@@ -3,10 +3,11 @@
 # nccl4py. nccl4py, cuda-core, cuda-bindings 13 and cuda-pathfinder come as cp311 wheels in .gpunccl/wheels
 # (downloaded here: pip download --only-binary=:all: --python-version 3.11 --platform manylinux_2_28_x86_64
 # --no-deps nccl4py cuda-core "cuda-bindings~=13.0" cuda-pathfinder), unpacked onto PYTHONPATH; the NCCL
-# library is the host's own (PyTorch's libnccl.so.2, found by path). .gpunccl/build holds the build's python/,
-# lib/ and share/.
+# library is the host's own (PyTorch's libnccl.so.2, found by path). The build is .gpu/build (as for
+# run_build_tree.sh). To fit the carry limit the wheels may travel unpacked, stripped and packed as
+# .gpunccl/site.tar.xz (about 8 MB instead of 18) in place of .gpunccl/wheels/*.whl.
 #
-#   device run, carry [".gpunccl", ".devrt"], command:  bash tests/gpu_host/run_collectives.sh
+#   device run, carry [".gpu", ".gpunccl", ".devrt"], command:  bash tests/gpu_host/run_collectives.sh
 #
 # Runs the collectives' tests (every gpu one; the multigpu ones where the host has 2+ GPUs) and, with
 # BENCH=1 on a host with 2+ GPUs, tests/bench/bench_collectives.py against PyTorch's all_reduce
@@ -22,9 +23,10 @@ torch_python=${TORCH_PYTHON:-$(command -v python3.12 || true)}
 source .devrt/runtime-env.sh >/dev/null
 site=$(mktemp -d)
 for wheel in .gpunccl/wheels/*.whl; do
-  python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$wheel" "$site"
+  [ -f "$wheel" ] && python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$wheel" "$site"
 done
-export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} XCUDA_BUILD_DIR=$repo/.gpunccl/build
+[ -f .gpunccl/site.tar.xz ] && tar xJf .gpunccl/site.tar.xz -C "$site" --strip-components=1
+export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} XCUDA_BUILD_DIR=$repo/.gpu/build
 [ -n "$nccl_so" ] && export LD_LIBRARY_PATH=$(dirname "$nccl_so")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi -L | tee "$out/gpu.txt"

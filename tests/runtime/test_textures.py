@@ -6,7 +6,8 @@
 - without a driver: how the signature reader types texture and surface parameters;
 - marked gpu: real texture programs (the CUDA samples simpleTexture and simpleSurfaceWrite, a PMPP-style
   convolution through a texture, 3D, layered, half and 2-channel textures) against numpy references, linear
-  filtering computed as the Programming Guide defines it (9-bit fixed-point weights). They run on the PTX
+  filtering computed as the Programming Guide defines it (9-bit fixed-point weights) with the corner rounding an
+  H100 showed (tests/gpu_host/texture_filter_probe.py; linear2d below). They run on the PTX
   simulator in CI (tests/simulator/test_textures_on_the_simulator.py) and on a GPU where one is lent.
 """
 import os
@@ -56,8 +57,18 @@ extern "C" __global__ void k(cudaTextureObject_t a, const cudaSurfaceObject_t b,
 # ---- on a GPU (and on the simulator) ----
 
 def weight(fraction):
-    """The Guide's linear-filtering weight: the fraction in 9-bit fixed point (8 bits after the point)."""
-    return np.round(np.asarray(fraction, np.float64) * 256) / 256
+    """The Guide's linear-filtering weight in 256ths: the fraction in 9-bit fixed point (8 bits after the
+    point), rounded to nearest with ties up, as an H100 rounds it."""
+    return np.floor(np.asarray(fraction, np.float64) * 256 + 0.5)
+
+
+def corners(a, b):
+    """The four corner weights of 2D linear filtering in 256ths from the 9-bit weights a, b (0..256): each
+    product rounded to whole 256ths again, ties up on the diagonal corners and down off it, so they sum to
+    256. Measured on an H100, 2026-12-07: 16,384 fetches, every one equal (tests/gpu_host/texture_filter_probe.py)."""
+    up = lambda p: np.floor(p / 256 + 0.5)  # noqa: E731
+    down = lambda p: np.ceil(p / 256 - 0.5)  # noqa: E731
+    return up((256 - a) * (256 - b)), down(a * (256 - b)), down((256 - a) * b), up(a * b)
 
 
 def address(index, n, mode):
@@ -75,11 +86,11 @@ def linear2d(image, x, y, mode="clamp", normalized=False):
     x = np.asarray(x, np.float64) * (w if normalized else 1)
     y = np.asarray(y, np.float64) * (h if normalized else 1)
     i, j = np.floor(x - 0.5).astype(np.int64), np.floor(y - 0.5).astype(np.int64)
-    a, b = weight(x - 0.5 - i), weight(y - 0.5 - j)
+    w00, w10, w01, w11 = corners(weight(x - 0.5 - i), weight(y - 0.5 - j))
 
     def t(ii, jj):
         return image[address(jj, h, mode), address(ii, w, mode)].astype(np.float64)
-    return (1 - a) * (1 - b) * t(i, j) + a * (1 - b) * t(i + 1, j) + (1 - a) * b * t(i, j + 1) + a * b * t(i + 1, j + 1)
+    return (w00 * t(i, j) + w10 * t(i + 1, j) + w01 * t(i, j + 1) + w11 * t(i + 1, j + 1)) / 256
 
 
 def rotation_coordinates(width, height, theta):
@@ -231,6 +242,10 @@ extern "C" __global__ void sample_pairs(cudaTextureObject_t t, const float* xy, 
 {
     int i = threadIdx.x; if (i < n) out[i] = tex2D<float2>(t, xy[2 * i], xy[2 * i + 1]);
 }
+extern "C" __global__ void sample_many(cudaTextureObject_t t, const float* xy, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = tex2D<float>(t, xy[2 * i], xy[2 * i + 1]);
+}
 extern "C" __global__ void sample_line(cudaTextureObject_t t, const float* x, float* out, int n)
 {
     int i = threadIdx.x; if (i < n) out[i] = tex1D<float>(t, x[i]);
@@ -272,6 +287,21 @@ def test_two_channel_and_half_textures_filter_linearly():
     m.sample_line[1, 32](xcuda.texture(line, filter="linear"), x, got, 5)
     expected = linear2d(line.astype(np.float32)[None, :], x, np.full(5, 0.5, np.float32))
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.gpu
+def test_linear_filtering_at_thousands_of_coordinates_weighs_corners_as_the_gpu_rounds_them():
+    # The fit of tests/gpu_host/texture_filter_probe.py as a test: random coordinates (ties of x*256 among
+    # them), a random image, every fetch within float32 summation error of corners(); the Guide's plain
+    # products of the 9-bit weights miss by up to 1/512 of the texel range.
+    m = xcuda.compile(VOLUMES, name="texture_many")
+    rng = np.random.default_rng(11)
+    image = rng.random((16, 16), dtype=np.float32)
+    n = 4096
+    xy = (np.round(rng.random(2 * n) * 18 * 512) / 512 - 1).astype(np.float32)  # 1/512 steps: half-256th ties
+    out = np.zeros(n, np.float32)
+    m.sample_many[n // 256, 256](xcuda.texture(image, filter="linear"), xy, out, n)
+    np.testing.assert_allclose(out, linear2d(image, xy[0::2], xy[1::2]), rtol=0, atol=3e-7)
 
 
 @pytest.mark.gpu

@@ -33,3 +33,22 @@ def save(results, target):
     print("device:", next(line.split(None, 1)[1] for line in str(xcuda.info()).splitlines()
                           if line.strip().startswith("name")))
     print("saved", ", ".join(f"{k} ({v.nbytes} bytes)" for k, v in results.items()))
+
+
+def run_gpu_tests_on_the_simulator(target, build_dir, at_least):
+    """Runs the `gpu`-marked tests of `target` (a path from the repository's root) in a child pytest with
+    XCUDA_DEVICE=simulator; asserts at least `at_least` passed and none skipped or failed."""
+    import re
+    from pathlib import Path
+    env = dict(os.environ)
+    env.pop("XCUDA_LIBCUDA", None)
+    env["XCUDA_DEVICE"] = "simulator"
+    env["XCUDA_BUILD_DIR"] = str(build_dir)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(build_dir) / "python"), env.get("PYTHONPATH", "")])
+    ran = subprocess.run([sys.executable, "-m", "pytest", target, "-m", "gpu", "-q", "-p", "no:cacheprovider", "-rs"],
+                         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=900, env=env)
+    summary = ran.stdout.strip().splitlines()[-1] if ran.stdout.strip() else ""
+    assert ran.returncode == 0, ran.stdout[-6000:] + ran.stderr[-3000:]
+    passed = re.search(r"(\d+) passed", summary)
+    assert passed and int(passed.group(1)) >= at_least, summary
+    assert "skipped" not in summary and "failed" not in summary and "error" not in summary, summary

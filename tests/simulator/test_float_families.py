@@ -37,7 +37,7 @@ def simulated(build_dir, tmp_path_factory):
 
 
 def bits(array):
-    return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize])
+    return array.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize])
 
 
 def check(got, expected, what):

@@ -9,13 +9,11 @@
   (tex.level, a mipmap level) loads, its other kernels run, and the launch that reaches it says why.
 """
 import os
-import re
 import subprocess
 import sys
-from pathlib import Path
 
+from kernel_runs import run_gpu_tests_on_the_simulator
 
-REPO = Path(__file__).resolve().parent.parent.parent
 
 SCRIPT = r'''
 import numpy as np, xcuda
@@ -72,14 +70,7 @@ def child_env(build_dir):
 
 
 def test_the_texture_gpu_tests_pass_on_the_simulator(build_dir):
-    ran = subprocess.run([sys.executable, "-m", "pytest", "tests/runtime/test_textures.py", "-m", "gpu", "-q",
-                          "-p", "no:cacheprovider", "-rs"], cwd=REPO, capture_output=True, text=True, timeout=900,
-                         env=child_env(build_dir))
-    summary = ran.stdout.strip().splitlines()[-1] if ran.stdout.strip() else ""
-    assert ran.returncode == 0, ran.stdout[-6000:] + ran.stderr[-3000:]
-    passed = re.search(r"(\d+) passed", summary)
-    assert passed and int(passed.group(1)) >= 7, summary
-    assert "skipped" not in summary and "failed" not in summary and "error" not in summary, summary
+    run_gpu_tests_on_the_simulator("tests/runtime/test_textures.py", build_dir, at_least=7)
 
 
 def test_texture_faults_and_refusals_are_named_and_the_session_goes_on(build_dir):

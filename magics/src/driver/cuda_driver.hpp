@@ -88,6 +88,7 @@ namespace xcuda
     X(cuLaunchKernelEx)                   \
     X(cuOccupancyMaxActiveClusters)       \
     X(cuTensorMapEncodeTiled)             \
+    X(cuTensorMapEncodeIm2col)            \
     X(cuDeviceGetUuid)                    \
     X(cuStreamBeginCapture)               \
     X(cuStreamEndCapture)                 \

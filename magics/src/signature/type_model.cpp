@@ -307,6 +307,25 @@ namespace xcuda::cxx
             }
             return "";
         }
+
+        // CUtensorMap (cuda.h: a struct of 16 cuuint64_t, 128-byte aligned; the cell's <cuda.h> is not read):
+        // its record layout, so a `const __grid_constant__ CUtensorMap` parameter has a dtype (its bytes come
+        // from an xcuda.TensorMap or any 128-byte buffer).
+        std::shared_ptr<const value_layout> tensor_map_layout()
+        {
+            static const std::shared_ptr<const value_layout> layout = [] {
+                auto l = std::make_shared<value_layout>();
+                l->size = 128;
+                l->alignment = 128;
+                value_layout::field opaque;
+                opaque.name = "opaque";
+                opaque.extents = {16};
+                opaque.type = scalar_layout(scalar_kind::u64);
+                l->fields.push_back(opaque);
+                return l;
+            }();
+            return layout;
+        }
     }
 
     resolved_type type_model::resolve_name(const std::string& name) const
@@ -320,6 +339,12 @@ namespace xcuda::cxx
             r.size = 8;
             r.layout = scalar_layout(scalar_kind::u64);
             r.handle = object;
+            return r;
+        }
+        if (plain == "CUtensorMap" || plain == "CUtensorMap_st")
+        {
+            r.size = 128;
+            r.layout = tensor_map_layout();
             return r;
         }
         scalar_kind k = named_scalar(plain);

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "tensor_copy_decoder.hpp"
+
 namespace xcuda::sim
 {
     namespace
@@ -221,6 +223,11 @@ namespace xcuda::sim
     bool async_decoder::decode(const std::vector<std::string>& parts, const std::string& text, instruction& in,
                                std::string& refusal)
     {
+        if (tensor_copy_decoder::owns(parts))
+        {
+            refusal = tensor_copy_decoder::decode(parts, text, in);  // TMA, the bulk copies to global memory, prefetches
+            return true;
+        }
         if (parts[0] == "cp")
         {
             refusal = decode_copy(parts, text, in);

@@ -7,7 +7,9 @@
 // declarations, nested { } blocks (call sequences), labels, .loc lines, predicated instructions,
 // vector operands and [reg+offset] addresses. Every instruction is decoded here, once: an opcode or a
 // modifier the simulator does not implement is refused now, naming the instruction and its source
-// line, so that a kernel never runs half-understood.
+// line, so that a kernel never runs half-understood. The module level (tokens, directives, variables,
+// function headers) is ptx_module_reader's; ptx_parser.cpp reads the function bodies, instruction by
+// instruction.
 //
 // Stateless; parse() may be called from any thread.
 

@@ -145,6 +145,9 @@ namespace xcuda::sim
         // cp.async (async_decoder): a copy, its groups, its arrive on an mbarrier, the bulk copy
         cp_async, cp_async_commit, cp_async_wait_group, cp_async_wait_all, cp_async_arrive, cp_async_arrive_noinc,
         cp_async_bulk,
+        // tensor_copy_decoder: TMA tensor copies (instruction::texture_form: the rank | 8 for im2col; family_op: a
+        // reduction's operation), the bulk copies from shared to global memory and their groups
+        bulk_tensor_load, bulk_tensor_store, bulk_tensor_reduce, bulk_store, bulk_reduce, bulk_commit, bulk_wait,
         // mbarrier.* (async_decoder)
         mbar_init, mbar_arrive, mbar_arrive_expect_tx, mbar_arrive_drop, mbar_expect_tx, mbar_complete_tx,
         mbar_test_wait, mbar_try_wait, mbar_test_wait_parity, mbar_try_wait_parity, mbar_pending_count, mbar_inval,

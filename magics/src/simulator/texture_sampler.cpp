@@ -141,9 +141,18 @@ namespace xcuda::sim
         }
     }
 
-    float texture_sampler::weight(float fraction)
+    int texture_sampler::weight_units(double fraction)
     {
-        return std::nearbyint(fraction * 256.0f) / 256.0f;
+        return static_cast<int>(std::floor(fraction * 256.0 + 0.5));
+    }
+
+    void texture_sampler::corner_weights_2d(int a, int b, int out[4])
+    {
+        // p / 256 rounded to a whole number: ties up (p + 128) >> 8, ties down (p + 127) >> 8.
+        out[0] = ((256 - a) * (256 - b) + 128) >> 8;
+        out[1] = (a * (256 - b) + 127) >> 8;
+        out[2] = ((256 - a) * b + 127) >> 8;
+        out[3] = (a * b + 128) >> 8;
     }
 
     long long texture_sampler::address(long long i, long long n, address_mode mode, bool normalized)
@@ -196,7 +205,7 @@ namespace xcuda::sim
         long long n[3];
         extents_of(a, n);
         long long base[3] = {0, 0, layer_of(a, layer)};
-        float fraction[3] = {0, 0, 0};
+        int fraction[3] = {0, 0, 0};  // 9-bit weights, 1/256 units
         for (unsigned d = 0; d < dims; ++d)
         {
             double u = texel_coordinate(coords[d], n[d], s.normalized_coordinates);
@@ -204,7 +213,7 @@ namespace xcuda::sim
             {
                 double below = std::floor(u - 0.5);
                 base[d] = static_cast<long long>(below);
-                fraction[d] = weight(static_cast<float>(u - 0.5 - below));
+                fraction[d] = weight_units(u - 0.5 - below);
             }
             else
             {
@@ -213,6 +222,11 @@ namespace xcuda::sim
         }
         result out;
         unsigned corners = s.linear ? 1u << dims : 1u;
+        int corner_2d[4] = {0, 0, 0, 0};
+        if (s.linear && dims == 2)
+        {
+            corner_weights_2d(fraction[0], fraction[1], corner_2d);
+        }
         for (unsigned c = 0; c < 4; ++c)
         {
             float sum = 0;
@@ -225,10 +239,14 @@ namespace xcuda::sim
                 {
                     bool upper = s.linear && ((k >> d) & 1);
                     index[d] = address(base[d] + (upper ? 1 : 0), n[d], s.address[d], s.normalized_coordinates);
-                    if (s.linear)
+                    if (s.linear && dims != 2)
                     {
-                        w *= upper ? fraction[d] : 1.0f - fraction[d];
+                        w *= static_cast<float>(upper ? fraction[d] : 256 - fraction[d]) / 256.0f;
                     }
+                }
+                if (s.linear && dims == 2)
+                {
+                    w = static_cast<float>(corner_2d[k]) / 256.0f;  // k: bit 0 the x corner, bit 1 the y corner
                 }
                 if (index[0] < 0 || index[1] < 0 || index[2] < 0)
                 {

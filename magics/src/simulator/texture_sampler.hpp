@@ -7,9 +7,12 @@
 // Linear filtering, as the appendix writes it for two dimensions:
 //     tex(x, y) = (1-a)(1-b) T[i, j] + a(1-b) T[i+1, j] + (1-a)b T[i, j+1] + ab T[i+1, j+1]
 // with xB = x - 0.5, i = floor(xB), a = frac(xB) (and y, j, b alike), where a and b are held "in 9-bit
-// fixed point format with 8 bits of fractional value": here the fraction rounded to the nearest 1/256
-// (weight()), so 1.0 is representable and every weight product is exact in float. One and three
-// dimensions alike (2 and 8 texels).
+// fixed point format with 8 bits of fractional value": here A = the fraction times 256 rounded to nearest,
+// ties up (weight_units()). The Guide leaves the products open; an H100 (2026-12-07, 16,384 fetches of
+// tests/gpu_host/texture_filter_probe.py, every one equal) rounds each 2D corner's product A*B/256 to a
+// whole 1/256 again, ties UP on the diagonal corners (i, j) and (i+1, j+1) and DOWN on the other two, so
+// the four weights always sum to exactly 1: corner_weights_2d(). One dimension: weights 256-A and A.
+// Three dimensions (not probed): the plain product of the three 9-bit weights.
 //
 // Stateless; any thread.
 
@@ -38,8 +41,12 @@ namespace xcuda::sim
         // order: (i, j+1), (i+1, j+1), (i+1, j), (i, j).
         static result gather(const texture_view& view, unsigned component, const float coords[2], int layer);
 
-        // A linear-filtering weight: the fraction (0 <= f < 1) in 9-bit fixed point, 8 bits after the point.
-        static float weight(float fraction);
+        // A linear-filtering weight in 1/256 units: the fraction (0 <= f < 1) in 9-bit fixed point, 8 bits
+        // after the point, rounded to nearest with ties up (0..256).
+        static int weight_units(double fraction);
+        // The four corner weights of 2D linear filtering in 1/256 units, in the order (i, j), (i+1, j),
+        // (i, j+1), (i+1, j+1), from the 9-bit weights a and b (0..256), as the GPU rounds them (above).
+        static void corner_weights_2d(int a, int b, int out[4]);
         // The index `i` of an extent `n` after the address mode; -1 for a border texel.
         static long long address(long long i, long long n, address_mode mode, bool normalized);
     };

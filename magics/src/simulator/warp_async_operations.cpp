@@ -53,6 +53,11 @@ namespace xcuda::sim
 
     void warp_interpreter::async_copy_operation(const instruction& in, std::uint32_t active)
     {
+        if (in.var >= variant::bulk_tensor_load && in.var <= variant::bulk_wait)
+        {
+            tensor_copy_operation(in, active);  // TMA and the bulk copies to global memory: warp_tensor_operations.cpp
+            return;
+        }
         XCUDA_SIM_LANES(active)
         {
             switch (in.var)

@@ -24,6 +24,7 @@ namespace xcuda::sim
 {
     class device_heap;
     class texture_registry;
+    struct tensor_map_descriptor;
 
     // One thread's instructions, in the order it ran them (launch_context::trace): each with its cell
     // line and the registers it wrote, as "name = value" in the instruction's type.
@@ -336,6 +337,12 @@ namespace xcuda::sim
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);
         void bulk_copy(const instruction& in, unsigned lane);
+        // warp_tensor_operations.cpp: TMA tensor copies, the bulk copies to global memory and their groups.
+        void tensor_copy_operation(const instruction& in, std::uint32_t active);
+        tensor_map_descriptor tensor_map_of(const instruction& in, const operand& o, unsigned lane, std::int64_t* coordinates);
+        void tensor_load(const instruction& in, unsigned lane);
+        void tensor_store(const instruction& in, unsigned lane);
+        void bulk_store(const instruction& in, unsigned lane);
         void complete_copies(unsigned lane, std::uint32_t before_group);
         std::uint32_t shared_operand(const instruction& in, const operand& o, unsigned lane, unsigned bytes, unsigned align);
         std::uint64_t& mbarrier_word(const instruction& in, const operand& o, unsigned lane);

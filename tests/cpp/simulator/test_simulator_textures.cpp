@@ -110,7 +110,7 @@ extern "C" __global__ void volume_write(cudaSurfaceObject_t s, int w, int h, int
     }
 
     // The Guide's weight: the fraction in 1.8 fixed point, as an integer of 256ths (coordinates here avoid ties).
-    long weight256(double fraction) { return std::lround(fraction * 256.0); }
+    long weight256(double fraction) { return static_cast<long>(std::floor(fraction * 256.0 + 0.5)); }
 }
 
 TEST(simulator_textures, point_filtering_reads_the_texel_under_the_coordinate_with_missing_channels_0_0_1)
@@ -166,10 +166,15 @@ TEST(simulator_textures, linear_filtering_weighs_four_texels_with_9_bit_fixed_po
         double xb = xy[2 * i] - 0.5, yb = xy[2 * i + 1] - 0.5;
         long x0 = static_cast<long>(std::floor(xb)), y0 = static_cast<long>(std::floor(yb));
         long a = weight256(xb - x0), b = weight256(yb - y0);
-        double expected = ((256 - a) * (256 - b) * at(x0, y0) + a * (256 - b) * at(x0 + 1, y0) +
-                           (256 - a) * b * at(x0, y0 + 1) + a * b * at(x0 + 1, y0 + 1)) / 65536.0;
+        // Each corner's product in whole 256ths, ties up on the diagonal and down off it (as an H100 does,
+        // tests/gpu_host/texture_filter_probe.py): the weights sum to exactly 256.
+        auto up = [](long p) { return static_cast<double>((p + 128) >> 8); };
+        auto down = [](long p) { return static_cast<double>((p + 127) >> 8); };
+        double expected = (up((256 - a) * (256 - b)) * at(x0, y0) + down(a * (256 - b)) * at(x0 + 1, y0) +
+                           down((256 - a) * b) * at(x0, y0 + 1) + up(a * b) * at(x0 + 1, y0 + 1)) / 256.0;
         EXPECT_NEAR(out[4 * i], expected, 1e-3) << "sample " << i << " at (" << xy[2 * i] << ", " << xy[2 * i + 1] << ")";
     }
+
     // The first sample's weight is 77/256, not 0.3: exactly representable results tell them apart.
     double exact_fraction = ((1 - 0.3) * (1 - 0.0) * at(1, 2) + 0.3 * at(2, 2));
     EXPECT_GT(std::fabs(out[0] - exact_fraction), 0.05) << "the weights are not quantised to 1/256";

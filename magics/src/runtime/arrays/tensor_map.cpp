@@ -59,7 +59,7 @@ namespace xcuda
 
         void check_shape(const tensor_map_request& r, std::size_t rank, unsigned bytes)
         {
-            if (r.strides.size() != rank || r.box.size() != rank ||
+            if (r.strides.size() != rank || (!r.im2col && r.box.size() != rank) ||
                 (!r.element_strides.empty() && r.element_strides.size() != rank))
             {
                 throw argument_value_error("tensor_map: the array has " + n(rank) + " dimensions; give box (and "
@@ -72,7 +72,7 @@ namespace xcuda
                     throw argument_value_error("tensor_map: dimension " + n(i) + " has " + n(r.shape[i]) +
                                                " elements; TMA takes 1 to 2^32");
                 }
-                if (r.box[i] == 0 || r.box[i] > 256)
+                if (!r.im2col && (r.box[i] == 0 || r.box[i] > 256))
                 {
                     throw argument_value_error("tensor_map: box[" + n(i) + "] = " + n(r.box[i]) +
                                                "; each box extent is 1 to 256 elements");
@@ -89,6 +89,46 @@ namespace xcuda
                                            " bytes), not " + std::to_string(r.strides[rank - 1]) + ": pass a contiguous array");
             }
         }
+
+        // cuTensorMapEncodeIm2col's rules: rank - 2 corners per side within the rank's range, a bounding box
+        // that is not empty in any spatial dimension, channels 1..256 and pixels 1..1024 per copy.
+        void check_im2col(const tensor_map_request& r, std::size_t rank)
+        {
+            if (r.lower_corner.size() != rank - 2 || r.upper_corner.size() != rank - 2)
+            {
+                throw argument_value_error("tensor_map: an im2col map of " + n(rank) + " dimensions takes " + n(rank - 2) +
+                                           " corner offsets per side (the spatial dimensions " +
+                                           (rank == 3 ? "W" : rank == 4 ? "H, W" : "D, H, W") + ", outermost first)");
+            }
+            const std::int64_t limit = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+            for (std::size_t k = 0; k < rank - 2; ++k)
+            {
+                for (std::int64_t corner : {r.lower_corner[k], r.upper_corner[k]})
+                {
+                    if (corner < -limit || corner >= limit)
+                    {
+                        throw argument_value_error("tensor_map: an im2col corner offset of " + std::to_string(corner) +
+                                                   "; with " + n(rank) + " dimensions each is " + std::to_string(-limit) +
+                                                   " to " + std::to_string(limit - 1));
+                    }
+                }
+                // the box spans lower .. extent - 1 + upper in spatial dimension k (array dimension k + 1)
+                if (static_cast<std::int64_t>(r.shape[k + 1]) - 1 + r.upper_corner[k] < r.lower_corner[k])
+                {
+                    throw argument_value_error("tensor_map: the im2col bounding box is empty in spatial dimension " + n(k) +
+                                               " (lower corner " + std::to_string(r.lower_corner[k]) + ", upper corner " +
+                                               std::to_string(r.upper_corner[k]) + ", extent " + n(r.shape[k + 1]) + ")");
+                }
+            }
+            if (r.channels_per_pixel == 0 || r.channels_per_pixel > 256)
+            {
+                throw argument_value_error("tensor_map: channels_per_pixel = " + n(r.channels_per_pixel) + "; it is 1 to 256");
+            }
+            if (r.pixels_per_column == 0 || r.pixels_per_column > 1024)
+            {
+                throw argument_value_error("tensor_map: pixels_per_column = " + n(r.pixels_per_column) + "; it is 1 to 1024");
+            }
+        }
     }
 
     tensor_map_arguments tensor_map::checked(const tensor_map_request& r)
@@ -100,12 +140,16 @@ namespace xcuda
         a.l2_promotion = choice("l2_promotion", r.l2_promotion, {"none", "64B", "128B", "256B"});
         a.oob_fill = choice("oob_fill", r.oob_fill, {"none", "nan"});
         std::size_t rank = r.shape.size();
-        if (rank < (a.interleave ? 3u : 1u) || rank > 5)
+        if (rank < (a.interleave || r.im2col ? 3u : 1u) || rank > 5)
         {
             throw argument_value_error("tensor_map: an array of " + n(rank) + " dimensions; TMA takes 1 to 5" +
-                                       (a.interleave ? " (3 to 5 when interleaved)" : ""));
+                                       (r.im2col ? " (3 to 5 for im2col)" : a.interleave ? " (3 to 5 when interleaved)" : ""));
         }
         check_shape(r, rank, type.bytes);
+        if (r.im2col)
+        {
+            check_im2col(r, rank);
+        }
         unsigned align = a.interleave == 2 ? 32 : 16;
         if (r.address % align)
         {
@@ -124,11 +168,13 @@ namespace xcuda
                                            " bytes below 2^40 (pad the rows to a multiple of " + n(align) + " bytes)");
             }
         }
-        std::uint64_t inner = r.box[rank - 1] * type.bytes;
+        std::uint64_t inner = (r.im2col ? r.channels_per_pixel : r.box[rank - 1]) * type.bytes;
         if (a.interleave == 0 && inner % 16)
         {
-            throw argument_value_error("tensor_map: the box's inner row is " + n(inner) + " bytes (box[-1] = " +
-                                       n(r.box[rank - 1]) + " x " + n(type.bytes) + "); without interleave it must be a multiple of 16 bytes");
+            throw argument_value_error("tensor_map: the box's inner row is " + n(inner) + " bytes (" +
+                                       (r.im2col ? "channels_per_pixel = " + n(r.channels_per_pixel)
+                                                 : "box[-1] = " + n(r.box[rank - 1])) +
+                                       " x " + n(type.bytes) + "); without interleave it must be a multiple of 16 bytes");
         }
         if (a.interleave == 0 && a.swizzle && inner > (16u << a.swizzle))
         {
@@ -149,34 +195,57 @@ namespace xcuda
         {
             std::size_t i = rank - 1 - k;
             a.global_dim.push_back(r.shape[i]);
-            a.box_dim.push_back(static_cast<std::uint32_t>(r.box[i]));
+            if (!r.im2col)
+            {
+                a.box_dim.push_back(static_cast<std::uint32_t>(r.box[i]));
+            }
             a.element_strides.push_back(static_cast<std::uint32_t>(r.element_strides.empty() ? 1 : r.element_strides[i]));
             if (k > 0)
             {
                 a.global_strides.push_back(static_cast<std::uint64_t>(r.strides[i]));
             }
         }
+        if (r.im2col)
+        {
+            a.im2col = true;
+            a.lower_corner.assign(r.lower_corner.rbegin(), r.lower_corner.rend());
+            a.upper_corner.assign(r.upper_corner.rbegin(), r.upper_corner.rend());
+            a.channels_per_pixel = static_cast<std::uint32_t>(r.channels_per_pixel);
+            a.pixels_per_column = static_cast<std::uint32_t>(r.pixels_per_column);
+        }
         return a;
     }
 
-    std::array<std::uint8_t, 128> tensor_map::encode_tiled(const tensor_map_request& request)
+    std::array<std::uint8_t, 128> tensor_map::encode(const tensor_map_request& request)
     {
         tensor_map_arguments a = checked(request);
         const cuda_driver& driver = cuda_driver::get();
-        if (!driver.cuTensorMapEncodeTiled)
+        const char* call = a.im2col ? "cuTensorMapEncodeIm2col" : "cuTensorMapEncodeTiled";
+        if (a.im2col ? !driver.cuTensorMapEncodeIm2col : !driver.cuTensorMapEncodeTiled)
         {
-            throw cuda_unavailable_error("xcuda.tensor_map needs cuTensorMapEncodeTiled, which this NVIDIA driver lacks "
-                                         "(CUDA 12.0 or newer has it)");
+            throw cuda_unavailable_error(std::string("xcuda.tensor_map needs ") + call +
+                                         ", which this NVIDIA driver lacks (CUDA 12.0 or newer has it)");
         }
         alignas(64) CUtensorMap map{};
-        check(driver.cuTensorMapEncodeTiled(&map, static_cast<CUtensorMapDataType>(a.data_type), a.rank,
-                                            reinterpret_cast<void*>(static_cast<std::uintptr_t>(request.address)),
-                                            a.global_dim.data(), a.global_strides.data(), a.box_dim.data(),
-                                            a.element_strides.data(), static_cast<CUtensorMapInterleave>(a.interleave),
-                                            static_cast<CUtensorMapSwizzle>(a.swizzle),
-                                            static_cast<CUtensorMapL2promotion>(a.l2_promotion),
-                                            static_cast<CUtensorMapFloatOOBfill>(a.oob_fill)),
-              "cuTensorMapEncodeTiled");
+        void* address = reinterpret_cast<void*>(static_cast<std::uintptr_t>(request.address));
+        auto type = static_cast<CUtensorMapDataType>(a.data_type);
+        auto interleave = static_cast<CUtensorMapInterleave>(a.interleave);
+        auto swizzle = static_cast<CUtensorMapSwizzle>(a.swizzle);
+        auto l2 = static_cast<CUtensorMapL2promotion>(a.l2_promotion);
+        auto oob = static_cast<CUtensorMapFloatOOBfill>(a.oob_fill);
+        if (a.im2col)
+        {
+            check(driver.cuTensorMapEncodeIm2col(&map, type, a.rank, address, a.global_dim.data(), a.global_strides.data(),
+                                                 a.lower_corner.data(), a.upper_corner.data(), a.channels_per_pixel,
+                                                 a.pixels_per_column, a.element_strides.data(), interleave, swizzle, l2, oob),
+                  call);
+        }
+        else
+        {
+            check(driver.cuTensorMapEncodeTiled(&map, type, a.rank, address, a.global_dim.data(), a.global_strides.data(),
+                                                a.box_dim.data(), a.element_strides.data(), interleave, swizzle, l2, oob),
+                  call);
+        }
         std::array<std::uint8_t, 128> bytes{};
         std::memcpy(bytes.data(), &map, sizeof map);
         return bytes;
