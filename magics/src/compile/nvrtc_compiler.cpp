@@ -139,39 +139,62 @@ namespace xcuda
         catch (const compile_error& refused)
         {
             // Host functions beside the kernels (host_code.hpp): nvcc compiles them for the host; set them
-            // aside and compile the rest, once. If that fails where a kernel used one, NVRTC's first refusal
-            // (with its hint to mark the function __device__) is the one that explains it.
-            std::vector<std::pair<int, int>> positions;
-            for (const diagnostic& d : refused.parsed())
+            // aside and compile the rest. NVRTC stops counting errors at its limit, so a long host function
+            // (one using the host library, whose names the stand-ins only declare) can hide the refusals of
+            // those after it: each compile sets aside what its log refuses, a few rounds at most. If a
+            // compile fails where a kernel used one, NVRTC's first refusal (with its hint to mark the
+            // function __device__) is the one that explains it.
+            std::string current = source;
+            std::string warnings;
+            std::vector<std::string> names;
+            const compile_error* failed = &refused;
+            std::unique_ptr<compile_error> last;
+            for (int round = 0; round < 8; ++round)
             {
-                if (d.file.empty() && d.line > 0 && d.column > 0 &&
-                    d.message.find("host functions are not allowed in JIT mode") != std::string::npos)
+                std::vector<std::pair<int, int>> positions;
+                for (const diagnostic& d : failed->parsed())
                 {
-                    positions.emplace_back(d.line, d.column);
-                }
-            }
-            set_aside_code aside = positions.empty() ? set_aside_code{} : host_code::set_aside(source, positions);
-            if (aside.functions.empty())
-            {
-                throw;
-            }
-            try
-            {
-                compile_result result = compile_once(aside.source, options, headers, start);
-                result.log = set_aside_warnings(aside, refused.parsed()) + result.log;
-                return result;
-            }
-            catch (const compile_error& again)
-            {
-                for (const auto& [name, line] : aside.functions)
-                {
-                    if (again.log().find("\"" + name + "\"") != std::string::npos)
+                    if (d.file.empty() && d.line > 0 && d.column > 0 &&
+                        d.message.find("host functions are not allowed in JIT mode") != std::string::npos)
                     {
-                        throw refused;
+                        positions.emplace_back(d.line, d.column);
                     }
                 }
+                set_aside_code aside = positions.empty() ? set_aside_code{} : host_code::set_aside(current, positions);
+                if (aside.functions.empty())
+                {
+                    break;
+                }
+                warnings += set_aside_warnings(aside, failed->parsed());
+                for (const auto& function : aside.functions)
+                {
+                    names.push_back(function.first);
+                }
+                current = aside.source;
+                try
+                {
+                    compile_result result = compile_once(current, options, headers, start);
+                    result.log = warnings + result.log;
+                    return result;
+                }
+                catch (const compile_error& again)
+                {
+                    for (const std::string& name : names)
+                    {
+                        if (again.log().find("\"" + name + "\"") != std::string::npos)
+                        {
+                            throw refused;
+                        }
+                    }
+                    last = std::make_unique<compile_error>(again);
+                    failed = last.get();
+                }
+            }
+            if (failed == &refused)
+            {
                 throw;
             }
+            throw compile_error(*failed);
         }
     }
 

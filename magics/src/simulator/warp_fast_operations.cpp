@@ -521,9 +521,12 @@ namespace xcuda::sim
             case operand::kind::imm: return &move<kind::imm>;
             case operand::kind::special:
             {
-                const bool clock = a.special == special_register::clock || a.special == special_register::clock64 ||
-                                   a.special == special_register::globaltimer;
-                return clock ? nullptr : &move<kind::special>;  // the clocks are read at the instruction
+                // The clocks are read at the instruction, the cluster's registers when used (cluster_special): only
+                // the ones m_specials holds are read from it.
+                const bool computed = a.special == special_register::clock || a.special == special_register::clock64 ||
+                                      a.special == special_register::globaltimer ||
+                                      a.special >= special_register::cluster_ctarank;
+                return computed ? nullptr : &move<kind::special>;
             }
             default: return nullptr;
             }

@@ -1,5 +1,6 @@
 #include "warp_interpreter.hpp"
 
+#include "reserved_shared.hpp"
 #include "warp_values.hpp"
 
 #include <algorithm>
@@ -38,7 +39,8 @@ namespace xcuda::sim
         : m_launch(launch), m_block(block), m_warp(warp_index)
     {
         // The special registers that are the same in every block of the launch (a warp_interpreter lives for one
-        // launch): set here, not at every reset.
+        // launch; block_executor::prepare has set the block's reserved region before it makes the warps): set here,
+        // not at every reset.
         const unsigned* b = m_launch.block;
         for (unsigned l = 0; l < 32; ++l)
         {
@@ -68,6 +70,11 @@ namespace xcuda::sim
             set(special_register::envreg, 0);
             set(special_register::envreg1, m_launch.grid_workspace >> 32);
             set(special_register::envreg2, m_launch.grid_workspace & 0xffffffffu);
+            set(special_register::reserved_smem_begin, m_block.reserved_shared);
+            set(special_register::reserved_smem_end, m_block.reserved_shared + reserved_shared::bytes);
+            set(special_register::reserved_smem_cap, reserved_shared::bytes);
+            set(special_register::reserved_smem_0, m_block.reserved_shared);
+            set(special_register::reserved_smem_1, m_block.reserved_shared + reserved_shared::second);
         }
     }
 
@@ -76,6 +83,7 @@ namespace xcuda::sim
         m_lanes = lanes;
         m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
         m_carry = 0;
+        m_cluster_arrived = m_cluster_pending = 0;
         for (unsigned l = 0; l < 32; ++l)
         {
             m_copies[l].clear();  // a copy never waited for is never written (docs/simulator.md)
@@ -404,6 +412,10 @@ namespace xcuda::sim
                 }
                 return {m_scratch[slot], 1};
             }
+            if (o.special >= special_register::cluster_ctarank)
+            {
+                return cluster_special(o.special, slot);
+            }
             return {m_specials[static_cast<int>(o.special)], 1};
         case operand::kind::symbol:
         {
@@ -468,6 +480,8 @@ namespace xcuda::sim
                 check_race(a, bytes, lane, write, in);
             }
             return m_block.shared + a;
+        case state_space::shared_cluster:
+            return cluster_shared(in, a, lane, bytes, write);
         case state_space::local:
             if (a + bytes > m_function->local_bytes)
             {
@@ -537,6 +551,13 @@ namespace xcuda::sim
             if (cached(a, bytes) || cache(a, bytes))
             {
                 return reinterpret_cast<std::uint8_t*>(a);
+            }
+            if (m_block.cluster && space == state_space::generic)
+            {
+                if (std::uint8_t* p = cluster_generic(in, a, lane, bytes))
+                {
+                    return p;  // another block's shared memory in this cluster (mapa)
+                }
             }
             if (m_launch.heap)
             {
@@ -843,6 +864,14 @@ namespace xcuda::sim
                 }
                 top.pc += 1;
                 continue;
+            case opcode::cluster_barrier:
+                if (active && cluster_barrier(in, active))
+                {
+                    m_barrier = &in;
+                    return status::yielded;  // the wait runs again after the cluster's other warps have run
+                }
+                top.pc += 1;
+                continue;
             case opcode::mbarrier:
                 top.pc += 1;
                 if (active && mbarrier_operation(in, active))
@@ -860,6 +889,13 @@ namespace xcuda::sim
                     if (traced && ((active >> m_trace_lane) & 1))
                     {
                         trace_writes(in);
+                    }
+                    m_block.epoch += in.releases;  // the race check: what came before is ordered (warp_block_spin.cpp)
+                    if (in.strong && !m_launch.cooperative && block_spin(in, active))
+                    {
+                        m_stack.back().pc += 1;
+                        m_barrier = &in;
+                        return status::yielded;  // a poll that saw nothing change: the block's other warps run
                     }
                 }
                 m_stack.back().pc += 1;
@@ -1028,6 +1064,9 @@ namespace xcuda::sim
             return;
         case opcode::matrix:
             matrix_operation(in, active);
+            return;
+        case opcode::cluster_address:
+            cluster_address(in, active);
             return;
         case opcode::tex:
         case opcode::tld4:
