@@ -1,6 +1,7 @@
 #include "nvrtc_compiler.hpp"
 
 #include <chrono>
+#include <optional>
 #include <cstdlib>
 #include <memory>
 #include <sys/stat.h>
@@ -38,16 +39,21 @@ namespace xcuda
             {
                 int column = 1;
                 std::string shown;
+                std::string what = "function";
                 for (const diagnostic& d : refusals)
                 {
                     if (d.line == line && d.file.empty() && d.column > 0)
                     {
                         column = d.column;
                         shown = d.source_line;
+                        if (d.message.find("host variables") != std::string::npos)
+                        {
+                            what = "variable";
+                        }
                         break;
                     }
                 }
-                text += std::string(diagnostics::program_name) + "(" + std::to_string(line) + "): warning: host function \"" +
+                text += std::string(diagnostics::program_name) + "(" + std::to_string(line) + "): warning: host " + what + " \"" +
                         name + "\" set aside: nvcc compiles it for the host and NVRTC for the device only, and no kernel "
                         "calls it (in a notebook the host side is Python; to call it from kernels, mark it __device__)\n";
                 text += "  " + shown + "\n  " + std::string(static_cast<std::size_t>(column - 1), ' ') + "^\n\n";
@@ -138,41 +144,71 @@ namespace xcuda
         }
         catch (const compile_error& refused)
         {
-            // Host functions beside the kernels (host_code.hpp): nvcc compiles them for the host; set them
-            // aside and compile the rest, once. If that fails where a kernel used one, NVRTC's first refusal
-            // (with its hint to mark the function __device__) is the one that explains it.
+            return compile_beside_host_code(source, refused, options, headers, start);
+        }
+    }
+
+    compile_result nvrtc_compiler::compile_beside_host_code(const std::string& source, const compile_error& refused,
+                                                            const compile_options& options,
+                                                            const std::map<std::string, std::string>& headers,
+                                                            std::chrono::steady_clock::time_point start)
+    {
+        // Host functions and host variables beside the kernels (host_code.hpp; llm.c's
+        // `cublasHandle_t cublas_handle;`): nvcc compiles them for the host; set them aside and compile the
+        // rest. NVRTC refuses in phases (host variables only once the host functions are gone), so this takes
+        // a few rounds, each on what the one before left. If a round fails where a kernel used something set
+        // aside, NVRTC's first refusal (with its hint to mark the function __device__) is the one that
+        // explains it.
+        constexpr int rounds = 3;
+        std::string current = source;
+        set_aside_code all;
+        std::vector<diagnostic> refusals;
+        const compile_error* last = &refused;
+        std::optional<compile_error> again;
+        for (int round = 0; round < rounds; ++round)
+        {
             std::vector<std::pair<int, int>> positions;
-            for (const diagnostic& d : refused.parsed())
+            for (const diagnostic& d : last->parsed())
             {
                 if (d.file.empty() && d.line > 0 && d.column > 0 &&
-                    d.message.find("host functions are not allowed in JIT mode") != std::string::npos)
+                    (d.message.find("host functions are not allowed in JIT mode") != std::string::npos ||
+                     d.message.find("host variables are not allowed in JIT mode") != std::string::npos))
                 {
                     positions.emplace_back(d.line, d.column);
                 }
             }
-            set_aside_code aside = positions.empty() ? set_aside_code{} : host_code::set_aside(source, positions);
+            set_aside_code aside = positions.empty() ? set_aside_code{} : host_code::set_aside(current, positions);
             if (aside.functions.empty())
             {
-                throw;
+                break;
             }
+            current = aside.source;
+            all.functions.insert(all.functions.end(), aside.functions.begin(), aside.functions.end());
+            refusals.insert(refusals.end(), last->parsed().begin(), last->parsed().end());
             try
             {
-                compile_result result = compile_once(aside.source, options, headers, start);
-                result.log = set_aside_warnings(aside, refused.parsed()) + result.log;
+                compile_result result = compile_once(current, options, headers, start);
+                result.log = set_aside_warnings(all, refusals) + result.log;
                 return result;
             }
-            catch (const compile_error& again)
+            catch (const compile_error& failed)
             {
-                for (const auto& [name, line] : aside.functions)
-                {
-                    if (again.log().find("\"" + name + "\"") != std::string::npos)
-                    {
-                        throw refused;
-                    }
-                }
-                throw;
+                again.emplace(failed);
+                last = &*again;
             }
         }
+        if (!again)
+        {
+            throw refused;
+        }
+        for (const auto& [name, line] : all.functions)
+        {
+            if (again->log().find("\"" + name + "\"") != std::string::npos)
+            {
+                throw refused;
+            }
+        }
+        throw *again;
     }
 
     compile_result nvrtc_compiler::compile_once(const std::string& source, const compile_options& options,

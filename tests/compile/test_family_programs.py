@@ -1,0 +1,85 @@
+"""Issue 45's own families, pasted (tests/compile/programs4/family_programs.py): the SGEMM tutorial's kernels,
+llm.c's fp32 kernels, a minimal flash attention, the samples' cooperative-groups reduction, CUB's block
+primitives and two PMPP kernels. Without a GPU each compiles with no edits and no flags and every parameter is
+typed; on a GPU each runs as its host code would, checked against numpy; in CI on the PTX simulator
+(tests/simulator/test_round2_on_the_simulator.py runs this file's gpu tests there)."""
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "programs3"))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "programs4"))
+from family_programs import PROGRAMS  # noqa: E402
+from test_programs2 import kernels_of  # noqa: E402
+from test_programs3 import check, paste  # noqa: E402
+
+# The kernels each program must bind: a program whose kernel was lost (set aside with the host code, say)
+# fails here rather than in a KeyError on the GPU.
+KERNELS = {
+    "sgemm_tutorial_kernels_1_to_6": {"sgemm_naive", "sgemm_global_mem_coalesce", "sgemm_shared_mem_block",
+                                      "sgemm1DBlocktiling", "sgemm2DBlocktiling", "sgemmVectorize"},
+    "flash_attention_minimal_forward": {"forward_kernel"},
+    "llmc_gpt2_fp32_kernels": {"encoder_forward_kernel3", "layernorm_forward_kernel3", "softmax_forward_kernel5",
+                               "residual_forward_kernel", "gelu_forward_kernel"},
+    "reduction_multi_block_cooperative_groups": {"reduceSinglePassMultiBlockCG"},
+    "cub_block_load_store_scan_radix_sort_warp_reduce": {"BlockPrefixSumKernel", "BlockSortKernel",
+                                                         "ExampleWarpReduceKernel"},
+    "pmpp_tiled_matmul_and_kogge_stone_scan": {"MatrixMulKernel", "Kogge_Stone_scan_kernel"},
+}
+
+
+def test_every_family_program_has_its_provenance_and_its_kernels_listed():
+    assert {p.name for p in PROGRAMS} == set(KERNELS)
+    assert all(p.provenance for p in PROGRAMS)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_every_family_program_compiles_as_pasted_with_every_parameter_typed(shell, program):
+    shell.user_ns.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        paste(shell, program, arch="compute_80")
+    kernels = kernels_of(shell)
+    assert KERNELS[program.name] <= {name.split("<")[0] for name in kernels}, f"{program.name} bound {sorted(kernels)}"
+    for name, kernel in kernels.items():
+        if any(other.startswith(name + "<") for other in kernels):
+            continue  # the template itself (Key* before Key is chosen): its instantiations are typed
+        for parameter in kernel.parameters:
+            assert parameter["dtype"] is not None, f"{name}: {parameter} has no dtype"
+    unexpected = [str(w.message) for w in caught if "set aside" not in str(w.message)]
+    assert not unexpected, unexpected
+
+
+def test_host_variables_beside_the_kernels_are_set_aside_with_a_warning_at_their_line(shell, capsys):
+    # llm.c's `static cublasComputeType_t cublas_compute_type; cublasHandle_t cublas_handle;`: NVRTC refuses
+    # them only once the host functions before them are gone, so the set-aside takes a second round.
+    shell.user_ns.clear()
+    program = next(p for p in PROGRAMS if p.name == "llmc_gpt2_fp32_kernels")
+    paste(shell, program, arch="compute_80")
+    shown = capsys.readouterr().out
+    # the editor line: the cell's first line is its %%cuda line
+    line = program.cells[0][1].splitlines().index("cublasHandle_t cublas_handle;") + 2
+    assert f'line {line}, column 16: warning: host variable "cublas_handle" set aside' in shown, shown
+    assert 'host function "cudaCheck" set aside' in shown and 'host function "layernorm_forward" set aside' in shown
+    assert "layernorm_forward_kernel3" in shell.user_ns
+
+
+def test_a_kernel_that_uses_a_host_variable_still_gets_nvrtcs_refusal(shell):
+    import xcuda
+
+    shell.user_ns.clear()
+    with pytest.raises(xcuda.CompileError, match="host variables are not allowed"):
+        shell.run_cell_magic("cuda", "--arch compute_80",
+                             "int counter;\nvoid host_helper() {}\n__global__ void k(int* out) { out[0] = counter; }\n")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_every_family_program_runs_as_its_host_code_would(shell, program):
+    shell.user_ns.clear()
+    paste(shell, program)
+    for name, got, expected in program.run(shell.user_ns):
+        check(program, name, np.asarray(got), expected)
