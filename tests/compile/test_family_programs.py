@@ -67,6 +67,20 @@ def test_host_variables_beside_the_kernels_are_set_aside_with_a_warning_at_their
     assert "layernorm_forward_kernel3" in shell.user_ns
 
 
+def test_a_real_torch_header_in_an_include_folder_wins_over_the_stand_in(tmp_path):
+    # Stand-ins in subfolders (<torch/types.h>) are looked up by their path under each -I folder, as
+    # <cstdint> is: a user's own header of that name is taken.
+    import xcuda
+
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "types.h").write_text("#pragma once\n#define USERS_OWN_TORCH 1\n")
+    source = ("#include <torch/types.h>\n#ifndef USERS_OWN_TORCH\n#error the stand-in was taken\n#endif\n"
+              "__global__ void k(float* x) { x[0] = USERS_OWN_TORCH; }\n")
+    assert ".entry" in xcuda.compile(source, arch="compute_80", include_dirs=[str(tmp_path)]).ptx
+    with pytest.raises(xcuda.CompileError, match="the stand-in was taken"):
+        xcuda.compile(source, arch="compute_80")
+
+
 def test_a_kernel_that_uses_a_host_variable_still_gets_nvrtcs_refusal(shell):
     import xcuda
 
@@ -83,3 +97,50 @@ def test_every_family_program_runs_as_its_host_code_would(shell, program):
     paste(shell, program)
     for name, got, expected in program.run(shell.user_ns):
         check(program, name, np.asarray(got), expected)
+
+
+BIT_MASKS = r"""
+extern "C" __global__ void masks(const unsigned* a, const unsigned* b, unsigned* clamped, unsigned* wrapped, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        unsigned d;
+        asm("bmsk.clamp.b32 %0, %1, %2;" : "=r"(d) : "r"(a[i]), "r"(b[i]));
+        clamped[i] = d;
+        asm("bmsk.wrap.b32 %0, %1, %2;" : "=r"(d) : "r"(a[i]), "r"(b[i]));
+        wrapped[i] = d;
+    }
+}
+"""
+
+
+def bmsk(a, b, clamp):
+    """The PTX ISA's semantics of bmsk.{clamp,wrap}.b32, step by step, one element at a time."""
+    full = 0xFFFFFFFF
+    a1, b1 = a & 0x1F, b & 0x1F
+    mask0, total = (full << a1) & full, a1 + b1
+    mask1 = (full << total) & full
+    position_overflow = clamp and a >= 32
+    width_overflow = clamp and b >= 32
+    if position_overflow:
+        mask0 = 0
+    if total >= 32 or position_overflow or width_overflow:
+        mask1 = 0
+    elif b1 == 0:
+        mask1 = full
+    return mask0 & ~mask1 & full
+
+
+@pytest.mark.gpu
+def test_bmsk_clamps_or_wraps_its_start_and_width_as_the_ptx_isa_says(shell):
+    # CUB's BlockRadixSort extracts each digit with bmsk.clamp: the simulator runs it.
+    import xcuda
+
+    values = np.array([0, 1, 5, 16, 31, 32, 33, 40, 63, 64, 0xFFFFFFFF], np.uint32)
+    a, b = (grid.ravel() for grid in np.meshgrid(values, values))
+    module = xcuda.compile(BIT_MASKS, arch="compute_75")
+    clamped, wrapped = xcuda.zeros(a.size, np.uint32), xcuda.zeros(a.size, np.uint32)
+    module.masks[1, 128](xcuda.to_device(a), xcuda.to_device(b), clamped, wrapped, a.size)
+    for mode, got in (("clamp", clamped), ("wrap", wrapped)):
+        expected = [bmsk(int(x), int(y), mode == "clamp") for x, y in zip(a, b)]
+        np.testing.assert_array_equal(got.copy_to_host(), np.array(expected, np.uint32), err_msg=mode)
