@@ -9,6 +9,7 @@
 #include "argument_block.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_session.hpp"
+#include "device_buffer.hpp"
 
 namespace xcuda::python
 {
@@ -41,6 +42,30 @@ namespace xcuda::python
             case scalar_kind::u8: return value >= 0 && value <= UINT8_MAX && put(static_cast<std::uint8_t>(value));
             default: return false;
             }
+        }
+
+        // An exact int's value without a call when it is one digit (most launch arguments: sizes, counts),
+        // else PyLong_AsLongLongAndOverflow's; false past long long (the general path then says why).
+        bool exact_int_value(PyObject* object, long long& value) noexcept
+        {
+#if PY_VERSION_HEX >= 0x030C0000
+            if (PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(object)))
+            {
+                value = static_cast<long long>(PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(object)));
+                return true;
+            }
+#else
+            Py_ssize_t size = Py_SIZE(object);
+            if (size >= -1 && size <= 1)
+            {
+                value = static_cast<long long>(size) *
+                        static_cast<long long>(reinterpret_cast<PyLongObject*>(object)->ob_digit[0]);
+                return true;
+            }
+#endif
+            int overflow = 0;
+            value = PyLong_AsLongLongAndOverflow(object, &overflow);
+            return overflow == 0;  // (an exact int sets no error: -1 is a value here)
         }
 
         bool fast_store_float(void* slot, scalar_kind kind, double value) noexcept
@@ -82,7 +107,8 @@ namespace xcuda::python
         return false;
     }
 
-    bool fast_launch_cache::convert(const entry& e, unsigned char* data, PyObject* const* args, int device)
+    bool fast_launch_cache::convert(const entry& e, unsigned char* data, PyObject* const* args,
+                                    const where& here) noexcept
     {
         const argument* it = e.arguments.data();
         const argument* end = it + e.arguments.size();
@@ -115,19 +141,17 @@ namespace xcuda::python
             }
             case step::int_to_integer:
             {
-                int overflow = 0;
-                long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
-                if (overflow != 0 || !fast_store_integer(slot, it->kind, value))
+                long long value = 0;
+                if (!exact_int_value(object, value) || !fast_store_integer(slot, it->kind, value))
                 {
-                    return false;  // (an exact int sets no error: -1 is a value here)
+                    return false;
                 }
                 break;
             }
             case step::int_to_float:
             {
-                int overflow = 0;
-                long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
-                if (overflow != 0 || !fast_store_float(slot, it->kind, static_cast<double>(value)))
+                long long value = 0;
+                if (!exact_int_value(object, value) || !fast_store_float(slot, it->kind, static_cast<double>(value)))
                 {
                     return false;
                 }
@@ -137,12 +161,15 @@ namespace xcuda::python
             {
                 const device_array& array = unchecked_instance<device_array>(object);
                 // The element type and the device belong to the array, not to its Python type: checked on
-                // every call. Another device (peer access) and an empty array go the general path.
-                if (array.kind != it->kind || array.buffer->device() != device || array.nbytes() == 0)
+                // every call. Another device (peer access) and an empty array go the general path. (No
+                // element is empty for a known kind: size() != 0 is nbytes() != 0, without numpy's itemsize.)
+                // pointer_in: this session's allocation on the launch's device in its live generation (a view,
+                // another device, a closed session: 0, and the general path says what is wrong).
+                std::uint64_t address = array.buffer->pointer_in(*here.session, here.device, here.generation);
+                if (address == 0 || array.kind != it->kind || array.size() == 0)
                 {
                     return false;
                 }
-                std::uint64_t address = array.pointer();
                 std::memcpy(slot, &address, sizeof address);
                 break;
             }
@@ -158,12 +185,13 @@ namespace xcuda::python
     }
 
     const fast_launch_cache::entry* fast_launch_cache::convert(const launch_plan& plan, unsigned char* data,
-                                                               PyObject* const* args, std::size_t nargs, int device) const
+                                                               PyObject* const* args, std::size_t nargs,
+                                                               const where& here) const
     {
         for (std::size_t k = 0, count = m_count.load(std::memory_order_acquire); k < count; ++k)
         {
             const entry* e = m_entries[k].load(std::memory_order_acquire);
-            if (e->plan == &plan && e->arguments.size() == nargs && convert(*e, data, args, device))
+            if (e->plan == &plan && e->arguments.size() == nargs && convert(*e, data, args, here))
             {
                 return e;
             }
@@ -172,7 +200,7 @@ namespace xcuda::python
     }
 
     bool fast_launch_cache::launch(cuda_kernel& kernel, const launch_dims& dims, PyObject* stream_object,
-                                   PyObject* const* args, std::size_t nargs)
+                                   PyObject* const* args, std::size_t nargs, std::atomic<const void*>* validated)
     {
         if (m_count.load(std::memory_order_acquire) == 0 || stream_object != Py_None)
         {
@@ -193,11 +221,12 @@ namespace xcuda::python
         }
         const launch_plan& plan = kernel.plan_for_launch();
         argument_block block(plan);
-        if (!convert(plan, static_cast<unsigned char*>(block.data()), args, nargs, session.device_ordinal()))
+        where here{&session, session.device_ordinal(), session.generation()};
+        if (here.generation == 0 || !convert(plan, static_cast<unsigned char*>(block.data()), args, nargs, here))
         {
             return false;
         }
-        kernel.launch(dims, stream, block);
+        kernel.launch(dims, stream, block, validated);
         return true;
     }
 

@@ -33,6 +33,7 @@ namespace xcuda
 {
     class argument_block;
     class cuda_kernel;
+    class device_session;
 }
 
 namespace xcuda::python
@@ -49,8 +50,9 @@ namespace xcuda::python
         // Launches `kernel` with these positional arguments (exactly the kernel's arity) if an entry knows
         // their types and every step accepts its value; false (nothing done) otherwise. Throws what
         // cuda_kernel::launch throws (the same as the general path's launch would). Needs the GIL.
+        // `validated`: the Launcher's memo for its dims (cuda_kernel::launch).
         bool launch(cuda_kernel& kernel, const launch_dims& dims, PyObject* stream_object, PyObject* const* args,
-                    std::size_t nargs);
+                    std::size_t nargs, std::atomic<const void*>* validated);
         // Remembers these arguments' types after a successful general launch with them (no effect when an
         // entry has them already, when a type is not one the fast path converts, or when the cache is full).
         void learn(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs) noexcept;
@@ -81,14 +83,22 @@ namespace xcuda::python
             std::vector<argument> arguments;
         };
 
+        // Where the launch runs: DeviceArrays must be allocations of this session, device and generation.
+        struct where
+        {
+            const device_session* session;
+            int device;
+            std::uint64_t generation;
+        };
+
         // The block filled by the first entry whose types are these arguments' and whose steps accept their
         // values: that entry, or null (the block then holds nothing meaningful).
         const entry* convert(const launch_plan& plan, unsigned char* data, PyObject* const* args, std::size_t nargs,
-                             int device) const;
+                             const where& here) const;
         // The entry's steps into data; false at the first argument of another type or a value a step does not
-        // accept. Throws only what a DeviceArray's address does when its session is gone (as the general path
-        // would).
-        static bool convert(const entry& e, unsigned char* data, PyObject* const* args, int device);
+        // accept (a DeviceArray not alive where the launch runs included: the general path raises for it).
+        // Never throws.
+        static bool convert(const entry& e, unsigned char* data, PyObject* const* args, const where& here) noexcept;
         void remember(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs);
         // Whether an entry for this plan has exactly these arguments' types.
         bool knows(const launch_plan& plan, PyObject* const* args, std::size_t nargs) const noexcept;

@@ -52,9 +52,27 @@ namespace xcuda::python
 
             PyObject* cached(PyObject* key) const
             {
-                const py::object* launcher =
-                    launchers.find([key](const py::object& k) { return same_launch_key(k.ptr(), key, 0); });
+                const py::object* launcher = launchers.find(
+                    [key](const py::object& k) { return same_items(k.ptr(), key) || same_launch_key(k.ptr(), key, 0); });
                 return launcher ? launcher->ptr() : nullptr;
+            }
+
+            // The loop's case first: a new (grid, block) tuple of the very objects of a remembered key (small
+            // ints are cached by Python, and a loop passes the same variables): pointer compares only.
+            static bool same_items(PyObject* a, PyObject* b) noexcept
+            {
+                if (!PyTuple_CheckExact(a) || !PyTuple_CheckExact(b) || PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b))
+                {
+                    return false;
+                }
+                for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(a); i < n; ++i)
+                {
+                    if (PyTuple_GET_ITEM(a, i) != PyTuple_GET_ITEM(b, i))
+                    {
+                        return false;
+                    }
+                }
+                return true;
             }
 
             // a == b as Python's == says. A loop's key is a new tuple of the same ints every call: tuples

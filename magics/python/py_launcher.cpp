@@ -35,6 +35,7 @@ namespace xcuda::python
             launch_dims dims;
             PyObject* stream_object;
             std::shared_ptr<fast_launch_cache> fast;
+            std::atomic<const void*> validated;  // cuda_kernel::launch's memo for dims
         };
 
 #pragma GCC diagnostic push
@@ -106,7 +107,7 @@ namespace xcuda::python
                 if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) && nargs >= self->kernel->plan().arity())
                 {
                     // Every argument positional: the hot path, first the types seen before (py_fast_launch).
-                    if (!self->fast->launch(*self->kernel, self->dims, self->stream_object, args, nargs))
+                    if (!self->fast->launch(*self->kernel, self->dims, self->stream_object, args, nargs, &self->validated))
                     {
                         launch(self, args, nargs);
                         self->fast->learn(*self->kernel, args, nargs);
@@ -403,6 +404,7 @@ namespace xcuda::python
         new (&self->owner) std::shared_ptr<cuda_kernel>(std::move(kernel));
         self->kernel = self->owner.get();
         new (&self->fast) std::shared_ptr<fast_launch_cache>(std::move(fast));
+        new (&self->validated) std::atomic<const void*>(nullptr);
         self->dims = dims;
         self->stream_object = stream_object.release().ptr();
         return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));

@@ -57,9 +57,10 @@ namespace xcuda_sim __attribute__((visibility("hidden")))
 
     // Records the description of a failure, which cuGetErrorString returns for its code; returns code.
     CUresult failed(CUresult code, std::string detail);
-    // Thread-block clusters of more than one block: their blocks must run together (cluster barriers,
-    // distributed shared memory), which the simulator does not do yet; refused rather than run wrong.
-    CUresult clusters_refused(const std::string& what);
+    // A thread-block cluster against the device's rules (1 to 8 blocks, 16 with the function's non-portable
+    // cluster size attribute; a grid, when given, a multiple of it): CUDA_SUCCESS, else
+    // CUDA_ERROR_INVALID_CLUSTER_SIZE described, naming `call`.
+    CUresult check_cluster(CUfunction handle, const unsigned* grid, const unsigned cluster[3], const std::string& call);
     CUresult code_for(sim_error::kind kind);
 
     struct free_deleter
@@ -106,11 +107,18 @@ namespace xcuda_sim __attribute__((visibility("hidden")))
         unsigned shared = 0;
         std::vector<std::uint8_t> params;
         bool cooperative = false;  // cuLaunchCooperativeKernel: every block at once, a grid workspace
+        unsigned cluster[3] = {1, 1, 1};  // blocks per cluster (block_executor runs them together)
+        bool explicit_cluster = false;    // a launch attribute or __cluster_dims__ named it (%is_explicit_cluster)
     };
     // cuLaunchKernel's kernelParams or extra, packed as the entry lays its parameters out.
     CUresult pack_parameters(const function& f, void** params, void** extra, std::vector<std::uint8_t>& packed);
     // Runs the grid (g_mutex held once, by `lock`); CUDA_ERROR_TIMEOUT when it was interrupted.
     CUresult run_launch(const kernel_launch& launch);
+    // cuLaunchKernel, cuLaunchCooperativeKernel and cuLaunchKernelEx (g_mutex held): the launch run now, or recorded
+    // on a capturing stream. `cluster`: the launch attribute's blocks per cluster, or nullptr (the kernel's own
+    // __cluster_dims__, else none).
+    CUresult launch_or_capture(CUfunction handle, const unsigned grid[3], const unsigned block[3], unsigned shared,
+                               CUstream stream, void** params, void** extra, bool cooperative, const unsigned* cluster);
 
     // ---- capture (sim_graphs.cpp) ----
     bool capturing(CUstream stream);

@@ -202,6 +202,8 @@ namespace xcuda_sim
         std::copy(k.grid, k.grid + 3, launch.grid);
         std::copy(k.block, k.block + 3, launch.block);
         launch.dynamic_shared = k.shared;
+        std::copy(k.cluster, k.cluster + 3, launch.cluster);
+        launch.explicit_cluster = k.explicit_cluster;
         launch.memory = &g_memory;
         launch.heap = &g_heap;
         launch.textures = &xcuda_sim::textures();
@@ -269,20 +271,40 @@ namespace xcuda_sim
     }
 }
 
-namespace
+namespace xcuda_sim
 {
-    // cuLaunchKernel and cuLaunchCooperativeKernel: the launch run now, or recorded on a capturing stream.
+    // The launch's cluster: the attribute's, else the kernel's __cluster_dims__ (.reqnctapercluster); both: they agree.
     CUresult launch_or_capture(CUfunction handle, const unsigned grid[3], const unsigned block[3], unsigned shared,
-                               CUstream stream, void** params, void** extra, bool cooperative)
+                               CUstream stream, void** params, void** extra, bool cooperative, const unsigned* cluster)
     {
         kernel_launch launch;
         launch.f = reinterpret_cast<function*>(handle);
         const ptx_function& entry = launch.f->owner->program.functions[static_cast<std::size_t>(launch.f->index)];
-        if (entry.cluster_dims[0] * entry.cluster_dims[1] * entry.cluster_dims[2] > 1)
+        const unsigned* compiled = entry.cluster_dims;
+        auto text = [](const unsigned* c) {
+            return "(" + std::to_string(c[0]) + ", " + std::to_string(c[1]) + ", " + std::to_string(c[2]) + ")";
+        };
+        if (cluster && compiled[0] && !std::equal(compiled, compiled + 3, cluster))
         {
-            return clusters_refused(entry.name + " is compiled with __cluster_dims__(" + std::to_string(entry.cluster_dims[0]) +
-                                    ", " + std::to_string(entry.cluster_dims[1]) + ", " +
-                                    std::to_string(entry.cluster_dims[2]) + ")");
+            return failed(CUDA_ERROR_INVALID_CLUSTER_SIZE, "cuLaunchKernelEx of " + entry.name + " with cluster=" +
+                                                               text(cluster) + ": it is compiled with __cluster_dims__" +
+                                                               text(compiled));
+        }
+        const unsigned* dims = cluster ? cluster : compiled[0] ? compiled : nullptr;
+        if (dims)
+        {
+            if (CUresult checked = check_cluster(handle, grid, dims, "the launch"); checked != CUDA_SUCCESS)
+            {
+                return checked;
+            }
+            if (cooperative && dims[0] * dims[1] * dims[2] > 1)
+            {
+                return failed(CUDA_ERROR_NOT_SUPPORTED, "a cooperative launch of " + entry.name + " in clusters of " +
+                                                            text(dims) + " blocks: the PTX simulator does not run the two "
+                                                                         "together (launch it without one of them)");
+            }
+            std::copy(dims, dims + 3, launch.cluster);
+            launch.explicit_cluster = true;
         }
         if (CUresult packed = pack_parameters(*launch.f, params, extra, launch.params); packed != CUDA_SUCCESS)
         {
@@ -322,7 +344,7 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction handle, unsigned int gx, u
                           " such blocks at once, and a grid-wide sync needs every block resident");
     }
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    return launch_or_capture(handle, grid, block, shared, stream, params, nullptr, true);
+    return launch_or_capture(handle, grid, block, shared, stream, params, nullptr, true, nullptr);
 }
 CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void** params,
@@ -330,5 +352,5 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
 {
     lock held(g_mutex);
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    return launch_or_capture(handle, grid, block, shared, stream, params, extra, false);
+    return launch_or_capture(handle, grid, block, shared, stream, params, extra, false, nullptr);
 }

@@ -55,13 +55,6 @@ namespace xcuda_sim
         return code;
     }
 
-    CUresult clusters_refused(const std::string& what)
-    {
-        return failed(CUDA_ERROR_NOT_SUPPORTED,
-                      "the PTX simulator does not run thread-block clusters of more than one block yet (" + what +
-                          "): run the kernel on a GPU of compute capability 9.0 or newer, or launch it without clusters");
-    }
-
     CUresult code_for(sim_error::kind kind)
     {
         switch (kind)
@@ -137,6 +130,49 @@ namespace
 
     // cuFuncSetAttribute's values by (function handle, attribute); a module's go when it is unloaded.
     std::map<std::pair<const void*, int>, int> g_function_attributes;
+}
+
+namespace xcuda_sim
+{
+    CUresult check_cluster(CUfunction handle, const unsigned* grid, const unsigned cluster[3], const std::string& call)
+    {
+        const auto* f = reinterpret_cast<const function*>(handle);
+        const std::string& name = f->owner->program.functions[static_cast<std::size_t>(f->index)].name;
+        const std::string shape = "(" + std::to_string(cluster[0]) + ", " + std::to_string(cluster[1]) + ", " +
+                                  std::to_string(cluster[2]) + ")";
+        for (unsigned axis = 0; axis < 3; ++axis)
+        {
+            if (cluster[axis] == 0 || (grid && grid[axis] % cluster[axis] != 0))
+            {
+                return failed(CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                              call + " of " + name + ": " +
+                                  (cluster[axis] == 0 ? "a cluster " + shape + " with 0 blocks on axis " + "xyz"[axis]
+                                                      : "the grid's " + std::to_string(grid[axis]) + " blocks on axis " +
+                                                            "xyz"[axis] + " are not a multiple of its cluster " + shape));
+            }
+        }
+        // 8 blocks is the portable most; 16 with the non-portable attribute (cuFuncSetAttribute), as on an H100.
+        std::lock_guard<std::recursive_mutex> held(g_mutex);
+        auto set = g_function_attributes.find({handle, static_cast<int>(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)});
+        const unsigned most = set != g_function_attributes.end() && set->second ? 16 : 8;
+        const unsigned long long size = static_cast<unsigned long long>(cluster[0]) * cluster[1] * cluster[2];
+        const std::uint32_t bound = f->owner->program.functions[static_cast<std::size_t>(f->index)].max_cluster_rank;
+        if (bound && size > bound)
+        {
+            return failed(CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                          call + " of " + name + ": a cluster " + shape + " of " + std::to_string(size) +
+                              " blocks, over its __launch_bounds__'s most blocks per cluster (.maxclusterrank) of " +
+                              std::to_string(bound));
+        }
+        if (size > most)
+        {
+            return failed(CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                          call + " of " + name + ": a cluster " + shape + " of " + std::to_string(size) +
+                              " blocks; the device takes at most 8 (16 once the kernel's non_portable_cluster_size_allowed "
+                              "attribute is 1)");
+        }
+        return CUDA_SUCCESS;
+    }
 }
 
 namespace
@@ -733,15 +769,16 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* grid, int* block, CUfunct
 }
 // The launch of cuLaunchKernel (the same path, so it is interrupted, traced and checked the same way) with
 // cuLaunchKernelEx's attributes: a priority and programmatic stream serialization change nothing here (a launch
-// runs to its end when issued, in issue order); a cluster of one block is an ordinary launch; larger clusters are
-// refused as cuLaunchKernel refuses a kernel's __cluster_dims__; a cooperative launch runs as
-// cuLaunchCooperativeKernel runs it (every block at once).
+// runs to its end when issued, in issue order); a cluster runs its blocks together (block_clusters.cpp); a
+// cooperative launch runs as cuLaunchCooperativeKernel runs it (every block at once).
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, void** params, void** extra)
 {
     if (!config)
     {
         return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernelEx without a launch configuration");
     }
+    unsigned cluster[3] = {1, 1, 1};
+    bool clustered = false, cooperative = false;
     for (unsigned i = 0; i < config->numAttrs; ++i)
     {
         const CUlaunchAttribute& a = config->attrs[i];
@@ -754,20 +791,14 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handl
             {
                 return failed(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernelEx: the grid is not a multiple of the cluster");
             }
-            if (static_cast<unsigned long long>(c.x) * c.y * c.z > 1)
-            {
-                return clusters_refused("cluster=(" + std::to_string(c.x) + ", " + std::to_string(c.y) + ", " +
-                                        std::to_string(c.z) + ")");
-            }
+            cluster[0] = c.x;
+            cluster[1] = c.y;
+            cluster[2] = c.z;
+            clustered = true;
             break;
         }
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-            if (a.value.cooperative)
-            {
-                return cuLaunchCooperativeKernel(handle, config->gridDimX, config->gridDimY, config->gridDimZ,
-                                                 config->blockDimX, config->blockDimY, config->blockDimZ,
-                                                 config->sharedMemBytes, config->hStream, params);
-            }
+            cooperative = cooperative || a.value.cooperative;
             break;
         case CU_LAUNCH_ATTRIBUTE_PRIORITY:
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
@@ -777,10 +808,63 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handl
                                                         " is not simulated");
         }
     }
-    return cuLaunchKernel(handle, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
-                          config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params, extra);
+    if (cooperative && !clustered)
+    {
+        return cuLaunchCooperativeKernel(handle, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                                         config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream,
+                                         params);
+    }
+    lock held(g_mutex);
+    const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
+    const unsigned block[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
+    return launch_or_capture(handle, grid, block, config->sharedMemBytes, config->hStream, params, extra, cooperative,
+                             clustered ? cluster : nullptr);
 }
-CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*)
+// How many clusters of the configuration's shape the simulated device holds at once: its one multiprocessor's
+// blocks (2048 threads, 32 blocks, 228 KiB of shared memory, as cuOccupancyMaxActiveBlocksPerMultiprocessor and an
+// H100's SM) over the cluster's blocks, and at least 1 for any cluster it can launch: the simulator runs a cluster's
+// blocks together whatever their size. The cluster is the configuration's attribute, else the kernel's
+// __cluster_dims__; neither is CUDA_ERROR_INVALID_CLUSTER_SIZE, as the driver says.
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* clusters, CUfunction handle, const CUlaunchConfig* config)
 {
-    return clusters_refused("cluster occupancy");
+    if (!clusters || !handle || !config)
+    {
+        return failed(CUDA_ERROR_INVALID_VALUE, "cuOccupancyMaxActiveClusters without a result, a function or a configuration");
+    }
+    const auto* f = reinterpret_cast<const function*>(handle);
+    const ptx_function& entry = f->owner->program.functions[static_cast<std::size_t>(f->index)];
+    const unsigned* cluster = entry.cluster_dims[0] ? entry.cluster_dims : nullptr;
+    unsigned given[3] = {1, 1, 1};
+    for (unsigned i = 0; i < config->numAttrs; ++i)
+    {
+        if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        {
+            const auto& c = config->attrs[i].value.clusterDim;
+            given[0] = c.x;
+            given[1] = c.y;
+            given[2] = c.z;
+            cluster = given;
+        }
+    }
+    if (!cluster)
+    {
+        return failed(CUDA_ERROR_INVALID_CLUSTER_SIZE, "cuOccupancyMaxActiveClusters of " + entry.name +
+                                                           " without a cluster: give one, or compile the kernel with "
+                                                           "__cluster_dims__");
+    }
+    if (CUresult checked = check_cluster(handle, nullptr, cluster, "cuOccupancyMaxActiveClusters"); checked != CUDA_SUCCESS)
+    {
+        return checked;
+    }
+    const unsigned long long threads = static_cast<unsigned long long>(config->blockDimX) * config->blockDimY * config->blockDimZ;
+    const unsigned long long shared = f->owner->program.static_shared_bytes + config->sharedMemBytes;
+    if (threads == 0 || threads > 1024 || shared > 232448)
+    {
+        *clusters = 0;  // such a block cannot launch
+        return CUDA_SUCCESS;
+    }
+    unsigned long long blocks = std::min<unsigned long long>(32, 2048 / threads);
+    blocks = shared ? std::min<unsigned long long>(blocks, 233472 / shared) : blocks;
+    *clusters = static_cast<int>(std::max<unsigned long long>(1, blocks / (cluster[0] * cluster[1] * cluster[2])));
+    return CUDA_SUCCESS;
 }

@@ -3,7 +3,9 @@
    A CPython extension whose launcher objects take any arguments, read none of them and call cuLaunchKernel
    with arguments packed beforehand: what one launch from a Python loop costs when the binding does nothing.
    Its `loop(count)` launches the same kernel `count` times from C, the C++ driver-API loop inside the same
-   process. libcuda is opened at import (dlopen, as xcuda does; XCUDA_LIBCUDA names another, as for xcuda), so
+   process. `subscript(launcher)` gives an object whose `[anything]` is the launcher: the floor of
+   `kernel[grid, block](...)`'s subscript (tests/bench/launch_instructions.py loops over it as it loops over
+   xcuda's). libcuda is opened at import (dlopen, as xcuda does; XCUDA_LIBCUDA names another, as for xcuda), so
    the extension builds without a driver.
 
    Build: cc -O2 -shared -fPIC -I<Python's include> -I<CUDA>/include launch_floor.c -o _launch_floor<suffix> -ldl */
@@ -131,6 +133,50 @@ static PyObject* loop(PyObject* module, PyObject* args)
     Py_RETURN_NONE;
 }
 
+/* subscript(launcher): an object whose [key] returns the launcher, reading nothing of the key. */
+typedef struct
+{
+    PyObject_HEAD
+    PyObject* launcher;
+} subscript_object;
+
+static PyObject* subscript_item(PyObject* self, PyObject* key)
+{
+    (void)key;
+    PyObject* launcher = ((subscript_object*)self)->launcher;
+    Py_INCREF(launcher);
+    return launcher;
+}
+
+static void subscript_dealloc(PyObject* self)
+{
+    Py_XDECREF(((subscript_object*)self)->launcher);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyMappingMethods subscript_mapping = {NULL, subscript_item, NULL};
+
+static PyTypeObject subscript_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_launch_floor.Subscript",
+    .tp_basicsize = sizeof(subscript_object),
+    .tp_dealloc = subscript_dealloc,
+    .tp_as_mapping = &subscript_mapping,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+};
+
+static PyObject* subscript(PyObject* module, PyObject* launcher)
+{
+    (void)module;
+    subscript_object* made = PyObject_New(subscript_object, &subscript_type);
+    if (made == NULL)
+    {
+        return NULL;
+    }
+    Py_INCREF(launcher);
+    made->launcher = launcher;
+    return (PyObject*)made;
+}
+
 /* make_launcher(image: bytes, name: str, grid: int, block: int, parameters: sequence of bytes) -> launcher.
    Loads the image (PTX or cubin) into the calling thread's current context; each parameter's bytes are its
    value as the kernel takes it (struct.pack). */
@@ -219,6 +265,7 @@ done:
 static PyMethodDef methods[] = {
     {"make_launcher", make_launcher, METH_VARARGS, "make_launcher(image, name, grid, block, parameters) -> launcher"},
     {"loop", loop, METH_VARARGS, "loop(launcher, count): count launches from C"},
+    {"subscript", subscript, METH_O, "subscript(launcher): an object whose [key] is the launcher"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef definition = {PyModuleDef_HEAD_INIT, "_launch_floor", NULL, -1, methods};
@@ -246,6 +293,10 @@ PyMODINIT_FUNC PyInit__launch_floor(void)
     {
         PyErr_SetString(PyExc_ImportError, "the driver lacks cuCtxGetCurrent, cuModuleLoadData, "
                                            "cuModuleGetFunction or cuLaunchKernel");
+        return NULL;
+    }
+    if (PyType_Ready(&subscript_type) < 0)
+    {
         return NULL;
     }
     return PyModule_Create(&definition);

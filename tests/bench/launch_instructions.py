@@ -5,13 +5,27 @@ fake driver: the launch path's and the cell path's own cost on any machine, with
     XCUDA_LAUNCH_ARGUMENTS=buffer python3 tests/bench/launch_instructions.py BUILD   # arguments as one buffer
 
 For each build folder (its python/ module) it runs, in a child process under callgrind, a loop of
-`kernel[g, b](...)` launches twice (LOW and HIGH launches; the difference removes start-up and compile),
-for SAXPY with DeviceArrays and for a kernel of 16 float scalars and 16 DeviceArrays, both as the launch
-benchmark writes them (bench_gpu.py), with the subscript inside the loop; and of an unchanged %%cuda cell
-re-run in a plain IPython shell (LOW / 10 and HIGH / 10 times: magic_ab.py's measure). The fake driver's cuLaunchKernel
-(it runs the kernel on the host) is subtracted: what is left is Python's loop and call, xcuda's binding and
-core, and the fake driver's cheap calls (cuCtxGetCurrent). The fake driver is the first build's
-lib/libxcuda_fake_cuda.so for every build (so every build calls the same one).
+`kernel[g, b](...)` launches, for SAXPY with DeviceArrays and for a kernel of 16 float scalars and 16
+DeviceArrays, both as the launch benchmark writes them (bench_gpu.py), with the subscript inside the loop;
+then the same loop over the Python floor (launch_floor.c's `subscript(launcher)[g, b](...)`: a C subscript
+that returns a C function taking the same arguments, reading none of them and calling cuLaunchKernel with
+arguments packed beforehand); and an unchanged %%cuda cell re-run in a plain IPython shell (magic_ab.py's
+measure). Each count is a difference of whole runs: (LOW, LOW), (HIGH, LOW) and (LOW, HIGH) launches of
+(xcuda, the floor), and LOW / 10 and HIGH / 10 cells, so start-up and compile cancel out. The fake driver's
+cuLaunchKernel (it runs the kernel on the host) is subtracted from both loops. What is left:
+
+  - per launch: Python's loop and call, xcuda's binding and core, the fake driver's cheap calls
+    (cuCtxGetCurrent);
+  - the Python floor: Python's loop and call around a binding that does nothing;
+  - xcuda's own: the two's difference, what issue 48's goals bound.
+
+Two things keep the runs comparable, and are checked: the disk cache is filled and NVRTC's version memo
+(compile/nvrtc_version_memo) written by a warm-up run under valgrind itself, since valgrind's environment
+(LD_LIBRARY_PATH=/usr/lib/debug on Debian) is part of the memo's fingerprint and a memo written outside it
+made the first counted run alone load NVRTC (7 million instructions: the figures up to 2026-12-07 read low
+by about 700 per launch); and every counted run must load the same shared objects, or the script stops
+saying which differ. The fake driver is the first build's lib/libxcuda_fake_cuda.so for every build (so
+every build calls the same one); the floor's helper is built with `cc` (launch_floor.py's build_floor).
 
 Prints a markdown table: instructions per launch and the ratio to the first build (with --results [PATH] also
 into results.json, as the entry launch-instructions, or launch-instructions-buffer with
@@ -31,14 +45,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import add_results_option, benchmark_entry, result_row, write_results  # noqa: E402
+from launch_floor import build_floor  # noqa: E402
 
 LOW, HIGH = 2000, 12000
 
 CHILD = r'''
+import struct
 import sys
 import numpy as np
 import xcuda
-which, count = sys.argv[1], int(sys.argv[2])
+which, count, floor_count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 if which == "cell":
     from IPython.core.interactiveshell import InteractiveShell
     cell = ('extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)\n'
@@ -58,20 +74,33 @@ MANY = ('extern "C" __global__ void many(' + ", ".join(f"float s{k}" for k in ra
         ", ".join(f"const float* p{k}" for k in range(15)) + ", float* p15)\n{ if (threadIdx.x == 0) p15[0] = s0; }\n")
 n = 1
 if which == "saxpy":
-    kernel = xcuda.compile(SAXPY, name="count_saxpy").saxpy
+    module = xcuda.compile(SAXPY, name="count_saxpy")
     args = (2.0, xcuda.to_device(np.ones(n, np.float32)), xcuda.to_device(np.ones(n, np.float32)),
             xcuda.empty(n, np.float32), n)
+    packed = [struct.pack("f", 2.0)] + [struct.pack("Q", a.ptr) for a in args[1:4]] + [struct.pack("Q", n)]
 else:
-    kernel = xcuda.compile(MANY, name="count_many").many
+    module = xcuda.compile(MANY, name="count_many")
     args = tuple(float(k) for k in range(16)) + tuple(xcuda.to_device(np.ones(n, np.float32)) for _ in range(16))
+    packed = [struct.pack("f", a) for a in args[:16]] + [struct.pack("Q", a.ptr) for a in args[16:]]
+kernel = getattr(module, which)
 kernel[1, 1](*args)  # the first launch's look-ups stay out of the count
 xcuda.synchronize()
+sys.path.insert(0, sys.argv[5])
+from launch_floor import load_floor
+floor = load_floor(sys.argv[4])
+floor_kernel = floor.subscript(floor.make_launcher(module.cubin, which, 1, 1, packed))
+floor_kernel[1, 1](*args)
 
 def loop(kernel=kernel, args=args, grid=1, block=1):
     for _ in range(count):
         kernel[grid, block](*args)
 
+def floor_loop(kernel=floor_kernel, args=args, grid=1, block=1):
+    for _ in range(floor_count):
+        kernel[grid, block](*args)
+
 loop()
+floor_loop()
 xcuda.synchronize()
 '''
 
@@ -88,45 +117,80 @@ def counts(out_file):
     return total, launch
 
 
-def per_launch(build, fake, which, scratch):
-    per = 10 if which == "cell" else 1  # the child runs count / 10 cells
-    results = []
+def shared_objects(out_file):
+    """The shared objects a callgrind file names (the program and every library it ran code of)."""
+    return set(re.findall(r"^c?ob=\(\d+\) (.+)$", Path(out_file).read_text(errors="replace"), re.M))
+
+
+def check_same_objects(files):
+    """Stops unless every run loaded the same shared objects: a library one run loads and another does not
+    (NVRTC, when its version memo was not usable) is start-up cost the difference would count per launch."""
+    first = shared_objects(files[0])
+    for other in files[1:]:
+        objects = shared_objects(other)
+        if objects != first:
+            raise SystemExit(f"{files[0].name} and {other.name} ran code of different libraries "
+                             f"({sorted(first ^ objects)}): their difference is not the launches' alone")
+
+
+def per_launch(build, fake, floor, which, scratch):
+    """For a launch workload: (per launch, the Python floor per launch, xcuda's own = their difference);
+    for the cell: (per cell, None, None)."""
     # XCUDA_FAKE_PARAM_INFO: the fake reports its known kernels' layouts (saxpy's and many's), which the
     # buffer way (XCUDA_LAUNCH_ARGUMENTS=buffer, passed through) needs; with pointers it only adds the
     # first launch's check.
     env = dict(os.environ, XCUDA_LIBCUDA=str(fake), PYTHONPATH=str(Path(build) / "python"), PYTHONHASHSEED="0",
                XCUDA_FAKE_PARAM_INFO="1",
                XCUDA_CACHE_DIR=str(Path(scratch) / f"cache-{Path(build).name}-{which}"))
-    # Once outside callgrind, to fill the disk cache: the counted runs then both load the module from it,
-    # with no compile to wait for (a wait's polling would count differently in each run).
-    warm = subprocess.run([sys.executable, "-c", CHILD, which, "0"], env=env, capture_output=True, text=True)
-    if warm.returncode != 0:
-        raise SystemExit(f"the child failed under {build}:\n{warm.stderr[-3000:]}")
-    for count in (LOW, HIGH):
-        out = Path(scratch) / f"cg-{which}-{count}.out"
-        ran = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c",
-                              CHILD, which, str(count)], env=env, capture_output=True, text=True)
+    child = [sys.executable, "-c", CHILD, which]
+    tail = [str(floor), str(Path(__file__).resolve().parent)]
+    # Once outside valgrind (the compile, into the disk cache), once under it (NVRTC's version memo for
+    # valgrind's environment): the counted runs then all load the module from the cache alike.
+    for prefix in ([], ["valgrind", "--tool=none"]):
+        warm = subprocess.run(prefix + child + ["0", "0"] + tail, env=env, capture_output=True, text=True)
+        if warm.returncode != 0:
+            raise SystemExit(f"the child failed under {build}:\n{warm.stderr[-3000:]}")
+    runs = [(LOW, LOW), (HIGH, LOW)] + ([(LOW, HIGH)] if which != "cell" else [])
+    results, files = [], []
+    for launches, floor_launches in runs:
+        out = Path(scratch) / f"cg-{Path(build).name}-{which}-{launches}-{floor_launches}.out"
+        ran = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + child +
+                             [str(launches), str(floor_launches)] + tail, env=env, capture_output=True, text=True)
         if ran.returncode != 0:
             raise SystemExit(f"the child failed under {build}:\n{ran.stderr[-3000:]}")
         results.append(counts(out))
-    (total_low, launch_low), (total_high, launch_high) = results
-    return ((total_high - total_low) - (launch_high - launch_low)) / ((HIGH - LOW) / per)
+        files.append(out)
+    check_same_objects(files)
+
+    def difference(later):
+        (total_low, launch_low), (total_high, launch_high) = results[0], results[later]
+        return ((total_high - total_low) - (launch_high - launch_low)) / ((HIGH - LOW) / (10 if which == "cell" else 1))
+    if which == "cell":
+        return difference(1), None, None
+    return difference(1), difference(2), difference(1) - difference(2)
 
 
-# Issue 48's bounds on the first build named (the tree under test): instructions per launch.
+# Issue 48's bounds on the first build named (the tree under test): xcuda's own instructions per launch.
 GOALS = {"SAXPY": "<= 600 instructions per launch", "16 + 16": "<= 1300 instructions per launch"}
+WORKLOADS = (("saxpy", "SAXPY"), ("many", "16 + 16"))
 
 
 def results_rows(rows, names):
-    """The counts as rows of results.json, each build's against the first build's; the first build's launch
-    rows carry GOALS."""
+    """The counts as rows of results.json, each build's against the first build's; the first build's rows of
+    xcuda's own carry GOALS."""
     records = []
-    for index, what, unit in ((1, "SAXPY", "instructions per launch"), (2, "16 + 16", "instructions per launch"),
-                              (3, "unchanged %%cuda cell", "instructions per cell")):
-        first = f"{what}, {names[0]}"
-        records.append(result_row(first, round(rows[0][index]), unit, goal=GOALS.get(what)))
-        records += [result_row(f"{what}, {name}", round(row[index]), unit, first, round(rows[0][index]))
-                    for name, row in zip(names[1:], rows[1:])]
+    for _, what in WORKLOADS:
+        for part, key, goal in (("xcuda's own", 2, True), ("per launch", 0, False), ("Python floor", 1, False)):
+            unit = "instructions per launch"
+            first = f"{what}, {part}, {names[0]}"
+            value = round(rows[0][key][what])
+            records.append(result_row(first, value, unit, goal=GOALS[what] if goal else None))
+            records += [result_row(f"{what}, {part}, {name}", round(row[key][what]), unit, first, value)
+                        for name, row in zip(names[1:], rows[1:])]
+    first = f"unchanged %%cuda cell, {names[0]}"
+    records.append(result_row(first, round(rows[0][3]), "instructions per cell"))
+    records += [result_row(f"unchanged %%cuda cell, {name}", round(row[3]), "instructions per cell", first,
+                           round(rows[0][3])) for name, row in zip(names[1:], rows[1:])]
     return records
 
 
@@ -141,24 +205,30 @@ def main(argv):
     fake = builds[0] / "lib" / "libxcuda_fake_cuda.so"
     if not fake.exists():
         raise SystemExit(f"{fake} does not exist: configure the first build with -DXCUDA_BUILD_TESTS=ON")
-    rows = []
+    rows = []  # per build: ({workload: per launch}, {workload: floor}, {workload: xcuda's own}, per cell)
     with tempfile.TemporaryDirectory() as scratch:
+        floor = build_floor(Path(scratch) / "floor")
         for build in builds:
-            rows.append((build, per_launch(build, fake, "saxpy", scratch), per_launch(build, fake, "many", scratch),
-                         per_launch(build, fake, "cell", scratch)))
-    print("| build | instructions per launch, SAXPY | ratio | instructions per launch, 16 scalars + 16 pointers | "
-          "ratio | instructions per unchanged %%cuda cell | ratio |")
-    print("|---|---|---|---|---|---|---|")
-    for build, saxpy, many, cell in rows:
-        print(f"| {build} | {saxpy:,.0f} | {saxpy / rows[0][1]:.2f}x | {many:,.0f} | {many / rows[0][2]:.2f}x | "
-              f"{cell:,.0f} | {cell / rows[0][3]:.2f}x |")
+            parts = ({}, {}, {})
+            for which, what in WORKLOADS:
+                for part, value in zip(parts, per_launch(build, fake, floor, which, scratch)):
+                    part[what] = value
+            rows.append(parts + (per_launch(build, fake, floor, "cell", scratch)[0],))
+    print("| build | SAXPY: xcuda's own | per launch | Python floor | 16 + 16: xcuda's own | per launch | "
+          "Python floor | unchanged %%cuda cell |")
+    print("|---|---|---|---|---|---|---|---|")
+    for build, (per, floors, own, cell) in zip(builds, rows):
+        cells = [f"{part[what]:,.0f}" for _, what in WORKLOADS for part in (own, per, floors)]
+        print(f"| {build} | " + " | ".join(cells) + f" | {cell:,.0f} |")
     buffer = os.environ.get("XCUDA_LAUNCH_ARGUMENTS") == "buffer"
     write_results(options.results, benchmark_entry(
         "launch-instructions" + ("-buffer" if buffer else ""),
         "Host instructions per launch and per unchanged %%cuda cell" + (", arguments as one buffer" if buffer else "")
         + ": callgrind against the fake driver, its cuLaunchKernel left out",
         results_rows(rows, options.builds), f"the fake driver (lib/{fake.name})",
-        False, note="The ratio is to the first build named; instruction counts predict time only roughly."))
+        False, note="Per launch: Python's loop, its call and xcuda's work (the fake cuLaunchKernel left out); the "
+                    "Python floor: the same loop around a C function that does nothing but launch; xcuda's own: the "
+                    "difference. The ratio is to the first build named; instruction counts predict time only roughly."))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import bench_common  # noqa: E402
 import bench_compile  # noqa: E402
 import bench_graphs  # noqa: E402
 import bench_transfers  # noqa: E402
+import launch_instructions  # noqa: E402
 import launch_rounds  # noqa: E402
 
 
@@ -211,3 +212,34 @@ def test_the_launch_floor_runs_its_three_ways_against_the_fake_driver_and_checks
     assert written.startswith("## launch_floor.py, ") and "\n".join(rows) in written
     refused = subprocess.run(command[:3] + ["--rounds", "0"], capture_output=True, text=True, timeout=60, env=env)
     assert refused.returncode == 2 and "--rounds must be at least 1" in refused.stderr
+
+
+def test_the_instruction_count_stops_when_its_runs_loaded_different_libraries(tmp_path):
+    """launch_instructions.py counts a difference of whole runs: a library that one run loads and the other
+    does not (NVRTC, when its version memo was written outside valgrind) is start-up cost it would divide
+    among the launches, so it stops and names the library; runs of the same libraries pass."""
+    def callgrind_file(name, objects):
+        path = tmp_path / name
+        path.write_text("version: 1\ncreator: callgrind-3.19.0\n" +
+                        "".join(f"ob=({k}) {o}\nfn=(1) f\n1 10\n" for k, o in enumerate(objects, 1)))
+        return path
+    same = [callgrind_file(f"run{k}.out", ["/usr/bin/python3", "/lib/libc.so.6"]) for k in range(2)]
+    launch_instructions.check_same_objects(same)
+    other = callgrind_file("run2.out", ["/usr/bin/python3", "/lib/libc.so.6", "/usr/local/cuda/lib64/libnvrtc.so.13"])
+    with pytest.raises(SystemExit, match="libnvrtc.so.13"):
+        launch_instructions.check_same_objects(same + [other])
+
+
+def test_the_instruction_rows_bound_xcudas_own_part_and_show_the_loop_and_the_floor():
+    """results.json's rows: xcuda's own per launch carries issue 48's goal; the whole per-launch count and the
+    Python floor are shown beside it, every later build against the first."""
+    def build(own, floor, cell):
+        per = {what: own[what] + floor for what in own}
+        return (per, {what: floor for what in own}, own, cell)
+    rows = [build({"SAXPY": 590, "16 + 16": 1400}, 700, 100000), build({"SAXPY": 900, "16 + 16": 2200}, 700, 100000)]
+    records = {r["name"]: r for r in launch_instructions.results_rows(rows, ["new", "old"])}
+    assert records["SAXPY, xcuda's own, new"]["met"] is True
+    assert records["16 + 16, xcuda's own, new"]["met"] is False
+    assert records["SAXPY, per launch, new"]["value"] == 1290 and records["SAXPY, per launch, new"]["goal"] is None
+    assert records["SAXPY, Python floor, old"]["value"] == 700
+    assert records["SAXPY, xcuda's own, old"]["ratio"] == pytest.approx(900 / 590, abs=0.01)

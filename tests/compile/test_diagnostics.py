@@ -24,9 +24,9 @@ def test_errors_carry_line_column_severity_and_the_source_line():
     assert "line 3, column 10" in html and "         ^" in html
 
 
-def test_host_headers_get_a_hint():
-    error = compile_error('#include <iostream>\nextern "C" __global__ void f() {}\n')
-    assert any("host headers such as <iostream>" in d["hint"] for d in error.diagnostics)
+def test_a_host_library_use_in_device_code_gets_a_hint():
+    error = compile_error('#include <iostream>\nextern "C" __global__ void f() { std::cout << 1; }\n')
+    assert any("headers such as <iostream>" in d["hint"] for d in error.diagnostics)
     assert "hint: NVRTC compiles device code only" in str(error)
 
 

@@ -88,3 +88,31 @@ def test_views_and_variants_of_a_cell_including_a_header_cell_take_compile_optio
     for option, variant in variants.items():
         assert "bump(a[0])" in str(variant.lines()) and expected[option] in variant.ptx, option
         assert list(variant.module.headers) == ["offset_defs.cuh"]
+
+
+HEADER_KERNEL = ('#pragma once\nextern "C" __global__ void in_header(float* a, int n)\n{\n    int i = threadIdx.x;\n'
+                 '    if (i < n) a[i] = a[i] * 2.0f + 1.0f;\n}\n')
+
+
+def test_lines_of_a_kernel_defined_in_a_header_cell_show_the_header_cells_lines(shell):
+    shell.run_cell_magic("cuda_header", "kernel_in_header.cuh", HEADER_KERNEL)
+    shell.run_cell_magic("cuda", "--name kh --arch compute_80",
+                         '#include "kernel_in_header.cuh"\nextern "C" __global__ void own(float* a) { a[0] = 3.0f; }\n')
+    module = shell.user_ns["kh"]
+    shown = module.in_header.lines()
+    text = str(shown)
+    # The header cell's editor lines (its body under the %%cuda_header line): line 5 of the body is line 6.
+    assert "   6 |     if (i < n) a[i] = a[i] * 2.0f + 1.0f;" in text, text
+    assert "   5 |     int i = threadIdx.x;" in text
+    fma = text.index("fma.rn.f32")
+    assert text.rfind("   6 |", 0, fma) > text.rfind("   5 |", 0, fma)  # the arithmetic under its own line
+    assert "header cell kernel_in_header.cuh" in shown._repr_html_()
+    own = str(module.own.lines())
+    assert "   3 | extern \"C\" __global__ void own" in own and "in_header" not in own
+
+
+def test_lines_of_a_header_kernel_compiled_from_a_string_count_the_headers_own_lines():
+    xcuda.set_header("kernel_in_header_str.cuh", HEADER_KERNEL)
+    module = xcuda.compile('#include "kernel_in_header_str.cuh"\n', arch="compute_80")
+    text = str(module.in_header.lines())
+    assert "   5 |     if (i < n) a[i] = a[i] * 2.0f + 1.0f;" in text and "(no source line)" not in text, text

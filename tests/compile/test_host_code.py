@@ -95,3 +95,56 @@ def test_the_kernel_of_a_cell_with_host_code_runs_on_the_simulator(device, tmp_p
     ran = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300, env=env,
                          cwd=tmp_path)
     assert ran.returncode == 0 and ran.stdout.strip().endswith("ran"), ran.stdout[-2000:] + ran.stderr[-3000:]
+
+
+def test_host_functions_past_nvrtcs_error_limit_are_set_aside_too():
+    # A long host function using the host library (<vector>, <iostream>: names declared only) makes NVRTC stop
+    # counting errors before it reaches the functions after it; each compile sets aside what its log refuses.
+    body = "\n".join(f"  v.push_back({i}); std::cout << v.size() << std::endl;" for i in range(150))
+    source = ("#include <vector>\n#include <iostream>\nvoid fill(std::vector<int>& v) {\n" + body + "\n}\n"
+              "__global__ void twice(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= 2.0f; }\n"
+              "void clear(std::vector<int>& v) { v.clear(); }\n")
+    module = xcuda.compile(source, arch="compute_80")
+    assert 'host function "fill" set aside' in module.log and 'host function "clear" set aside' in module.log
+    assert "(156): warning" in module.log  # clear's line, as the editor counts it
+
+
+HOST_LIBRARY = r"""#include <iostream>
+#include <vector>
+#include <string>
+
+__global__ void twice(float* x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= 2.0f;
+}
+
+// As a .cu file checks its result on the host: set aside in a cell.
+bool validate(const std::vector<float>& x, const std::string& what)
+{
+    for (size_t i = 0; i < x.size(); i++)
+        if (x[i] != 2.0f * i) { std::cerr << what << ": mismatch at " << i << std::endl; return false; }
+    std::cout << what << ": ok" << std::endl;
+    return true;
+}
+"""
+
+
+def test_a_cell_with_host_library_host_code_runs_its_kernel_on_the_simulator(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    child = (
+        "import numpy as np, xcuda\n"
+        f"module = xcuda.compile({HOST_LIBRARY!r}, arch='compute_80')\n"
+        "assert 'host function \"validate\" set aside' in module.log, module.log\n"
+        "x = xcuda.to_device(np.arange(64, dtype=np.float32))\n"
+        "module['twice'][1, 64](x, 64)\n"
+        "assert np.array_equal(np.asarray(x), 2 * np.arange(64, dtype=np.float32))\n"
+        "print('ran')\n")
+    env = dict(os.environ, XCUDA_DEVICE="simulator")
+    env.pop("XCUDA_LIBCUDA", None)
+    ran = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300, env=env,
+                         cwd=tmp_path)
+    assert ran.returncode == 0 and ran.stdout.strip().endswith("ran"), ran.stdout[-2000:] + ran.stderr[-3000:]

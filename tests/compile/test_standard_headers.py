@@ -2,7 +2,8 @@
 magics/src/compile/standard_headers/ (CCCL's cuda/std with std:: naming it, float.h's macros, M_PI,
 <algorithm>'s min/max, cuda.h's device types), their values checked against numpy on the PTX
 simulator, a user's -I header or header cell of the same name taken instead, the parameter types they
-give, and host-only library headers refused with the reason."""
+give, and host-only library headers: their names declared for host code (set aside), refused with the
+reason in device code."""
 import json
 import os
 import subprocess
@@ -63,7 +64,29 @@ WORKING = {
     "ctime": "std::time_t t = 0; std::clock_t c = clock(); long long x = t + c + CLOCKS_PER_SEC; (void)x;",
     "time.h": "time_t t = 0; clock_t c = clock(); (void)t; (void)c;",
 }
-HOST_ONLY = ["iostream", "vector", "string", "map", "thread", "fstream", "sstream", "unordered_map"]
+# Each host-only library header, with host code that uses it (a function no kernel calls, set aside) and a
+# device use of the same name, which stops with the reason.
+HOST_ONLY = {
+    "iostream": ("std::cout << \"n = \" << n << std::endl; std::cerr << n << std::flush; int k; std::cin >> k;",
+                 "std::cout << x[0] << std::endl;", "std::cout (and every << on a stream)"),
+    "vector": ("std::vector<float> v(n); v.push_back(1.0f); for (float& f : v) f = 0.0f; std::vector<int>::size_type s = v.size();",
+               "std::vector<float> v;", "std::vector"),
+    "string": ("std::string s = \"run \" + std::to_string(n); int k = std::stoi(s); (void)k;",
+               "std::string s;", "std::string"),
+    "map": ("std::map<std::string, int> counts; counts[\"a\"] += n;", "std::map<int, int> m;", "std::map"),
+    "thread": ("std::thread t([] {}); t.join(); std::this_thread::sleep_for(std::chrono::milliseconds(1));",
+               "std::this_thread::yield();", "std::this_thread::yield"),
+    "fstream": ("std::ofstream out(\"x.bin\", std::ios::binary); out.write(nullptr, n);", "std::ifstream in;",
+                "std::ifstream"),
+    "sstream": ("std::ostringstream o; o << n; std::string s = o.str();", "std::stringstream s;", "std::stringstream"),
+    "unordered_map": ("std::unordered_map<int, float> m; m.emplace(n, 1.0f);", "std::unordered_map<int, int> m;",
+                      "std::unordered_map"),
+    "iomanip": ("std::cout << std::setw(8) << std::setprecision(3) << std::fixed << 1.0 << std::endl;",
+                "auto w = std::setw(8); (void)w;", "std::setw"),
+    "mutex": ("std::mutex m; std::lock_guard<std::mutex> lock(m);", "std::mutex m;", "std::mutex"),
+    "set": ("std::set<int> s{1, 2}; s.insert(n);", "std::set<int> s;", "std::set"),
+    "queue": ("std::queue<int> q; q.push(n); std::priority_queue<float> p;", "std::queue<int> q;", "std::queue"),
+}
 
 
 def header_cell(header, use):
@@ -83,14 +106,44 @@ def test_every_standard_header_at_once_compiles_for_an_sm_target():
     assert ".entry" in module.ptx
 
 
-@pytest.mark.parametrize("header", HOST_ONLY)
-def test_a_host_only_library_header_is_refused_saying_why(header):
+def host_and_kernel(header, host_use, device_use=""):
+    return (f"#include <{header}>\n#include <chrono>\n"
+            f"void report(int n) {{ {host_use} }}\n"
+            f"__global__ void k(float* x) {{ x[0] = 1.0f; {device_use} }}\n")
+
+
+@pytest.mark.parametrize("header", sorted(HOST_ONLY))
+def test_a_host_only_library_header_used_by_host_code_compiles_with_that_code_set_aside(header):
+    module = xcuda.compile(host_and_kernel(header, HOST_ONLY[header][0]), arch="compute_80")
+    assert ".entry" in module.ptx
+    assert 'host function "report" set aside' in module.log
+
+
+@pytest.mark.parametrize("header", sorted(HOST_ONLY))
+def test_a_host_library_name_in_device_code_is_refused_saying_why_at_its_line(header):
     with pytest.raises(xcuda.CompileError) as raised:
-        xcuda.compile(f"#include <{header}>\n__global__ void k() {{}}\n", arch="compute_80")
+        xcuda.compile(host_and_kernel(header, HOST_ONLY[header][0], HOST_ONLY[header][1]), arch="compute_80")
     message = str(raised.value)
-    assert f"<{header}> is host-only C++" in message
-    assert "NVRTC compiles device code alone" in message and "Standard headers" in message
-    assert "%%cuda_program" in message
+    assert f"{HOST_ONLY[header][2]} is host-only C++" in message, message
+    assert "has no host C++ library" in message and "%%cuda_program" in message
+    refusal = next(d for d in raised.value.diagnostics if "has no host C++ library" in d["message"])
+    assert refusal["file"] == "" and refusal["line"] == 4, refusal  # the kernel's line, not the stand-in's
+    assert "host functions that use it are set aside" in refusal["hint"]
+
+
+def test_host_library_names_do_not_clash_with_a_cells_own_under_using_namespace_std():
+    source = ("#include <iostream>\n#include <vector>\nusing namespace std;\n"
+              "__device__ int left(int i) { return 2 * i + 1; }\n__device__ int hex(int v) { return v & 15; }\n"
+              "__global__ void k(int* x) { x[0] = left(x[0]) + hex(x[1]); }\n"
+              "void show(const vector<int>& v) { for (int i : v) cout << hex << i << endl; }\n")
+    module = xcuda.compile(source, arch="compute_80")
+    assert ".entry" in module.ptx
+
+
+def test_a_host_only_header_with_no_host_code_compiles():
+    module = xcuda.compile("#include <iostream>\n#include <vector>\n__global__ void k(float* x) { x[0] = 1.0f; }\n",
+                           arch="compute_80")
+    assert ".entry" in module.ptx
 
 
 # --- values, against numpy ------------------------------------------------------------------------

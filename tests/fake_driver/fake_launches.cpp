@@ -7,6 +7,22 @@
 
 #include "fake_state.hpp"
 
+#include <fstream>
+
+namespace
+{
+    // XCUDA_FAKE_LAUNCH_LOG=FILE: a line per launch appended to FILE, so that a test can see what a child
+    // process (xcuda-replay) launched and with which attributes; the counters live in one process only.
+    void log_launch(const std::string& line)
+    {
+        const char* path = std::getenv("XCUDA_FAKE_LAUNCH_LOG");
+        if (path && *path)
+        {
+            std::ofstream(path, std::ios::app) << line << "\n";
+        }
+    }
+}
+
 using namespace xcuda_fake;
 
 namespace
@@ -206,6 +222,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction handle, unsigned int gx, unsigned int
     {
         return CUDA_ERROR_INVALID_VALUE;
     }
+    log_launch("cuLaunchKernel " + f->name);
     unsigned threads = gx * gy * gz * bx * by * bz;
     if (capturing(s))
     {
@@ -321,6 +338,11 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handl
     }
     ++seen.ex_launches;
     g_count = seen;
+    log_launch("cuLaunchKernelEx " + f->name + " cluster=" + std::to_string(seen.last_cluster_x) + "," +
+               std::to_string(seen.last_cluster_y) + "," + std::to_string(seen.last_cluster_z) +
+               " priority=" + (seen.last_has_priority ? std::to_string(static_cast<int>(seen.last_priority)) : "none") +
+               " programmatic=" + std::to_string(seen.last_programmatic) +
+               " cooperative=" + std::to_string(seen.last_cooperative));
     unsigned threads = config->gridDimX * config->gridDimY * config->gridDimZ * config->blockDimX * config->blockDimY *
                        config->blockDimZ;
     if (capturing(config->hStream))

@@ -109,6 +109,29 @@ def changed_values_are_still_checked():
     launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)  # and the known signature still launches right
 
 
+def views_ints_and_bad_blocks_on_a_hit():
+    """On a known type signature: an offset view (a DeviceArray too) passes the address of its first element
+    (the hit leaves views to the general path), ints of one digit (read inline) and of several pass their
+    exact values, and a block over the device's limit is refused on every call, not only on the first (the
+    Launcher remembers only dims that were validated and launched)."""
+    saxpy, hx, hy, dx, dy, dout = learned_saxpy("fast_views")
+    dout.copy_from(np.zeros(N, np.float32))
+    saxpy[1, 128](2.0, dx[8:], dy[8:], dout[8:], N - 8)
+    got = dout.copy_to_host()
+    assert np.allclose(got[8:], 2.0 * hx[8:] + hy[8:]) and not got[:8].any(), got[:12]
+    for n in (0, 1, 17, N):  # size_t n from one-digit ints: exactly n elements written
+        dout.copy_from(np.zeros(N, np.float32))
+        saxpy[1, 128](2.0, dx, dy, dout, n)
+        got = dout.copy_to_host()
+        assert np.allclose(got[:n], 2.0 * hx[:n] + hy[:n]) and not got[n:].any(), (n, got[:20])
+    for a in (0, 3, -7, 2 ** 40, -(2 ** 40) - 8):  # int for the float a: one digit and several, both signs
+        launch_and_check(saxpy, a, dx, dy, dout, N, hx, hy)
+    assert saxpy._fast_launch_types == 2  # (float, ...) and (int, ...)
+    for _ in range(2):
+        raises(ValueError, "exceeds", lambda: saxpy[1, 4096](2.0, dx, dy, dout, N))
+    launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)
+
+
 def capture_of_a_known_signature():
     """A launch whose types are known, made inside `with xcuda.graph()`, is the graph's node (the fast path
     leaves captures to the general path); replaying the graph computes it again."""
@@ -190,7 +213,8 @@ def none_and_scalar_kinds_on_the_simulator():
 
 
 SCENARIOS = {f.__name__: f for f in (changing_types_hit_and_miss, changed_values_are_still_checked,
-                                     capture_of_a_known_signature, threads_with_changing_types)}
+                                     views_ints_and_bad_blocks_on_a_hit, capture_of_a_known_signature,
+                                     threads_with_changing_types)}
 ON_THE_SIMULATOR = {f.__name__: f for f in (none_and_scalar_kinds_on_the_simulator,)}
 
 if __name__ == "__main__":

@@ -167,16 +167,70 @@ def cluster_launches_from_threads():
     run_in_threads(work, 4)
 
 
-def replay_refuses_attributes():
+def replay_carries_attributes():
+    # A replay bundle (xcuda-replay, which kernel.profile and kernel.sanitize run) writes the launch's attributes
+    # down and xcuda-replay launches with them through cuLaunchKernelEx; the fake's launch log
+    # (XCUDA_FAKE_LAUNCH_LOG, written by the child) shows what reached the driver there.
+    import pathlib
+    import shutil
+    import subprocess
+    import tempfile
+
+    replay = pathlib.Path(xcuda.__file__).parent / "xcuda-replay"
     m = xcuda.compile(FILL, name="cluster_replay")
+    x = xcuda.zeros(32, np.float32)
+    log = pathlib.Path(tempfile.mkdtemp()) / "launches"
+    env = dict(os.environ, XCUDA_FAKE_LAUNCH_LOG=str(log))
+    cases = [(m.fill.configure(4, 8, cluster=2, priority=-1, programmatic=True),
+              ["cluster 2 1 1", "priority -1", "programmatic 1"],
+              "cuLaunchKernelEx fill cluster=2,1,1 priority=-1 programmatic=1 cooperative=0"),
+             (m.fill.configure((2, 2), (8, 1), cluster=(2, 2, 1)), ["cluster 2 2 1"],
+              "cuLaunchKernelEx fill cluster=2,2,1 priority=none programmatic=0 cooperative=0"),
+             (m.fill.configure(4, 8, priority=3), ["priority 3"],
+              "cuLaunchKernelEx fill cluster=0,0,0 priority=3 programmatic=0 cooperative=0"),
+             (m.fill[4, 8], [], "cuLaunchKernel fill")]
+    try:
+        for launcher, records, launched in cases:
+            folder = pathlib.Path(launcher.replay_bundle(x, 7.0, 32))
+            try:
+                manifest = (folder / "launch").read_text().splitlines()
+                attribute_lines = [line for line in manifest if line.split()[0] in ("cluster", "priority", "programmatic")]
+                assert attribute_lines == records, manifest
+                log.unlink(missing_ok=True)
+                output = folder / "out"
+                output.mkdir()
+                ran = subprocess.run([str(replay), "--output", str(output), str(folder)], capture_output=True,
+                                     text=True, env=env)
+                assert ran.returncode == 0, ran.stdout + ran.stderr
+                assert log.read_text().splitlines() == [launched], (log.read_text(), launched)
+                assert np.all(np.frombuffer((output / "region-0.out").read_bytes(), np.float32) == 7.0)
+            finally:
+                shutil.rmtree(folder)
+    finally:
+        shutil.rmtree(log.parent)
+    # A bundle a hostile hand edited: a cluster axis of 0 is refused by name, before any launch.
+    folder = pathlib.Path(m.fill.configure(4, 8, cluster=2).replay_bundle(x, 1.0, 32))
+    try:
+        manifest = folder / "launch"
+        manifest.write_text(manifest.read_text().replace("cluster 2 1 1", "cluster 2 0 1"))
+        ran = subprocess.run([str(replay), str(folder)], capture_output=True, text=True)
+        assert ran.returncode != 0 and "a cluster needs three axes of 1 to 1024" in ran.stderr, ran.stdout + ran.stderr
+    finally:
+        shutil.rmtree(folder)
+
+
+def replay_refuses_a_cluster_on_a_gpu_without_clusters():
+    # A GPU of compute capability 8: the bundle is refused as the launch would be, naming the reason.
+    os.environ["XCUDA_FAKE_CC_MAJOR"] = "8"
+    m = xcuda.compile(FILL_ONLY, name="cluster_replay_cc8")
     x = xcuda.zeros(16, np.float32)
-    with expect(ValueError, "launch attributes", "kernel[grid, block]"):
+    with expect(ValueError, "thread-block clusters need compute capability 9.0"):
         m.fill.configure(2, 8, cluster=2).replay_bundle(x, 1.0, 16)
 
 
 SCENARIOS = {f.__name__: f for f in (cluster_launch, priority_and_programmatic, cluster_refusals, gpu_without_clusters,
                                      cluster_occupancy, cluster_in_graph, cluster_launches_from_threads,
-                                     replay_refuses_attributes)}
+                                     replay_carries_attributes, replay_refuses_a_cluster_on_a_gpu_without_clusters)}
 
 if __name__ == "__main__":
     SCENARIOS[sys.argv[1]]()

@@ -3,9 +3,11 @@ __cluster_dims__, cluster occupancy, priority and programmatic dependent launch,
 
 - against the fake driver (tests/fake_driver): every scenario of tests/runtime/launch_attribute_scenarios.py in
   a child process (which attributes reach cuLaunchKernelEx, the refusals and their messages, threads);
-- marked gpu: the Programming Guide's distributed-shared-memory histogram and a cluster reduction
-  (cooperative_groups::this_cluster(), cluster.sync(), map_shared_rank) against numpy on a GPU of compute
-  capability 9.0 or newer.
+- marked gpu: the Programming Guide's distributed-shared-memory histogram, a cluster reduction, a ring through
+  distributed shared memory with a split barrier and the cluster registers on a 3-D grid
+  (cooperative_groups::this_cluster(), cluster.sync(), map_shared_rank, barrier_arrive/wait) against numpy on a GPU
+  of compute capability 9.0 or newer (skipped, saying so, on older GPUs); the same tests run on the PTX simulator
+  (tests/simulator/test_round2_on_the_simulator.py).
 """
 import sys
 from pathlib import Path
@@ -28,71 +30,11 @@ def test_scenario_against_the_fake_driver(name, launch_arguments_env, build_dir)
     run_against_the_fake_driver(SCRIPT, name, build_dir, launch_arguments_env, drop=("XCUDA_FAKE_CC_MAJOR",))
 
 
-# The CUDA C++ Programming Guide's distributed shared memory histogram (section "Distributed Shared Memory"),
-# as pasted, and a cluster-wide sum: each block sums its slice into its shared memory, block 0 of the cluster
-# reads the others' through map_shared_rank.
-CLUSTER_KERNELS = r"""
-#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
-
-extern "C" __global__ void clusterHist_kernel(int *bins, const int nbins, const int bins_per_block,
-                                              const int *__restrict__ input, size_t array_size)
-{
-  extern __shared__ int smem[];
-  namespace cg = cooperative_groups;
-  int tid = cg::this_grid().thread_rank();
-  cg::cluster_group cluster = cg::this_cluster();
-  unsigned int clusterBlockRank = cluster.block_rank();
-  int cluster_size = cluster.dim_blocks().x;
-  for (int i = threadIdx.x; i < bins_per_block; i += blockDim.x) smem[i] = 0;
-  cluster.sync();
-  for (int i = tid; i < array_size; i += blockDim.x * gridDim.x)
-  {
-    int ldata = input[i];
-    int binid = ldata;
-    if (ldata < 0) binid = 0;
-    else if (ldata >= nbins) binid = nbins - 1;
-    int dst_block_rank = (int)(binid / bins_per_block);
-    int dst_offset = binid % bins_per_block;
-    int *dst_smem = cluster.map_shared_rank(smem, dst_block_rank);
-    atomicAdd(dst_smem + dst_offset, 1);
-  }
-  cluster.sync();
-  int *lbins = bins + cluster.block_rank() * bins_per_block;
-  for (int i = threadIdx.x; i < bins_per_block; i += blockDim.x) atomicAdd(&lbins[i], smem[i]);
-}
-
-extern "C" __global__ void cluster_sum(const float* x, float* sums, unsigned n)
-{
-  __shared__ float partial;
-  cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0) partial = 0.0f;
-  __syncthreads();
-  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) atomicAdd(&partial, x[i]);
-  cluster.sync();
-  if (cluster.block_rank() == 0 && threadIdx.x == 0)
-  {
-    float total = 0.0f;
-    for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&partial, r);
-    sums[blockIdx.x / cluster.dim_blocks().x] = total;
-  }
-  cluster.sync();  // the other blocks' shared memory lives until block 0 has read it
-}
-
-extern "C" __global__ void __cluster_dims__(4, 1, 1) where_am_i(unsigned* out)
-{
-  cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0)
-  {
-    unsigned b = blockIdx.x;
-    out[4 * b + 0] = cluster.block_rank();
-    out[4 * b + 1] = cluster.num_blocks();
-    out[4 * b + 2] = cluster.block_index().x;
-    out[4 * b + 3] = cluster.dim_blocks().x;
-  }
-}
-"""
+# The cluster kernels (tests/cpp/fixtures/cluster_kernels.cu, which the simulator's C++ tests compile too): the CUDA
+# C++ Programming Guide's distributed shared memory histogram (section "Distributed Shared Memory") as printed there,
+# a cluster-wide sum (each block sums its slice into its shared memory, block 0 of the cluster reads the others'
+# through map_shared_rank), __cluster_dims__(4, 1, 1), a ring through a split barrier, the cluster registers.
+CLUSTER_KERNELS = (HERE.parent / "cpp" / "fixtures" / "cluster_kernels.cu").read_text()
 
 
 def histogram_expected(values, nbins):
@@ -122,6 +64,24 @@ def run_cluster_kernels(m):
     expected = np.stack([b % 4, np.full(8, 4), b % 4, np.full(8, 4)], axis=1).reshape(-1).astype(np.uint32)
     assert np.array_equal(out, expected)
 
+    ring_out, work = np.zeros(8, np.uint32), np.zeros(8 * 64, np.uint32)
+    m.ring.configure(8, 64, cluster=4)(ring_out, work)
+    assert np.array_equal(ring_out, [3, 0, 1, 2, 3, 0, 1, 2]), ring_out
+    assert np.array_equal(work, np.tile(np.arange(64, dtype=np.uint32) * 3 + 1, 8))
+
+    grid, dims = (4, 2, 2), (2, 1, 2)
+    registers = np.zeros(16 * 12, np.uint32)
+    m.cluster_registers.configure(grid, 32, cluster=dims)(registers)
+    z, y, x = np.meshgrid(*(np.arange(g) for g in reversed(grid)), indexing="ij")
+    block = [x.ravel(), y.ravel(), z.ravel()]
+    local = [b % d for b, d in zip(block, dims)]
+    across = [g // d for g, d in zip(grid, dims)]
+    want = np.stack([local[0] + dims[0] * (local[1] + dims[1] * local[2]), np.full(16, 4), *local,
+                     np.full(16, dims[0]), np.full(16, dims[2]), *(b // d for b, d in zip(block, dims)),
+                     np.full(16, across[0] * 100 + across[1] * 10 + across[2]), np.ones(16)],
+                    axis=1).reshape(-1).astype(np.uint32)
+    assert np.array_equal(registers, want), registers.reshape(16, 12)
+
 
 @pytest.mark.gpu
 def test_cluster_histogram_sum_and_cluster_dims_on_the_gpu():
@@ -137,6 +97,8 @@ def test_cluster_histogram_sum_and_cluster_dims_on_the_gpu():
 
 @pytest.mark.gpu
 def test_cluster_launch_captured_in_a_graph_keeps_its_cluster_on_the_gpu():
+    if int(xcuda.default_arch().split("_")[1][:-1]) < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0; " + xcuda.default_arch() + " has none")
     m = xcuda.compile(CLUSTER_KERNELS, name="cluster_kernels_graph")
     x = xcuda.to_device(np.arange(1024, dtype=np.float32) % 7)
     sums = xcuda.zeros(4, np.float32)

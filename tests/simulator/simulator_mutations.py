@@ -52,6 +52,12 @@ M=[
  ("t2: wrap addresses clamp", "magics/src/simulator/texture_sampler.cpp", "case address_mode::wrap: return ((i % n) + n) % n;", "case address_mode::wrap: return std::min(std::max(i, 0ll), n - 1);", "simulator_textures.*"),
  ("t3: normalised reads of signed bytes not clamped to -1", "magics/src/simulator/texture_sampler.cpp", "out.real = std::max(static_cast<float>(out.integer) / scale, -1.0f);", "out.real = static_cast<float>(out.integer) / scale;", "simulator_textures.*"),
  ("t4: surface .trap outside the array lets the store through", "magics/src/simulator/warp_texture_operations.cpp", "                if (clamp == surface_clamp::trap)", "                if (false)", "simulator_textures.*"),
+ ("o: barrier.cluster.wait never waits (the cluster barrier a no-op)", "magics/src/simulator/warp_cluster_operations.cpp", "        if (cluster->phase <= m_cluster_phase)", "        if (false && cluster->phase <= m_cluster_phase)", "simulator_clusters.*"),
+ ("o2: mapa keeps the executing block's window", "magics/src/simulator/warp_cluster_operations.cpp", "reinterpret_cast<std::uintptr_t>(cluster->blocks[rank]->shared) + offset", "reinterpret_cast<std::uintptr_t>(m_block.shared) + offset", "simulator_clusters.*"),
+ ("o3: a cluster phase does not start a new race interval", "magics/src/simulator/block_clusters.cpp", "            ++block->m_block.epoch;  // the cluster barrier", "            (void)block;  // the cluster barrier", "simulator_clusters.*"),
+ ("o4: an ended block's shared memory stays readable", "magics/src/simulator/warp_cluster_operations.cpp", "                if (cluster.exited[b])", "                if (false)", "simulator_clusters.*"),
+ ("o5: %clusterid is the block's id", "magics/src/simulator/warp_cluster_operations.cpp", "case special_register::clusterid_x: v = id[0] / dims[0]; break;", "case special_register::clusterid_x: v = id[0]; break;", "simulator_clusters.*"),
+ ("o6: isspacep.shared::cluster sees only the block's own window", "magics/src/simulator/warp_cluster_operations.cpp", "            shared = shared || (space == state_space::shared_cluster &&", "            shared = shared || (false &&", "simulator_clusters.*"),
  ("t5: tld4 in the wrong order", "magics/src/simulator/texture_sampler.cpp", "const int offsets[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};", "const int offsets[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};", "simulator_textures.*"),
 ]
 

@@ -24,6 +24,14 @@ namespace xcuda
         return lines;
     }
 
+    cell_lines cell_lines::header_cell(const std::string& name, bool under_magic_line)
+    {
+        cell_lines lines;
+        lines.m_label = "header cell " + name;
+        lines.m_lines_above = under_magic_line ? 1 : 0;
+        return lines;
+    }
+
     int cell_lines::editor_line(int source_line) const noexcept
     {
         return source_line > 0 ? source_line + m_lines_above : 0;

@@ -29,6 +29,9 @@ namespace xcuda
         // on the editor's line 2. header_cells: the names of the header cells it includes (their bodies
         // start on line 2 of their own cells too); other included files keep their lines.
         static cell_lines cell(int execution_count, std::set<std::string> header_cells = {});
+        // The lines of a header cell NAME seen on its own (the source of a kernel it defines): "header cell
+        // NAME", its body under its %%cuda_header line when it has one.
+        static cell_lines header_cell(const std::string& name, bool under_magic_line);
 
         // "Cell In[5]", "the %%cuda cell" (number unknown) or "the source".
         const std::string& label() const noexcept { return m_label; }

@@ -18,6 +18,27 @@ namespace xcuda
 
         // NVRTC's file for name expressions: its messages are about the cell's kernels.
         constexpr const char* name_map = "__nv_name_map";
+        // The stand-in that declares the host library's names for host code (standard_headers/).
+        constexpr const char* host_library = "xcuda_host_library.h";
+
+        // A device use of a host-library name: its static_assert is in the stand-in (host_library), the use
+        // in the cell ("detected during instantiation of ... at line 11 of cell" below the message at
+        // lines[i]); the message is located there.
+        void relocate_to_the_cell(const std::vector<std::string>& lines, std::size_t i, diagnostic& d)
+        {
+            for (std::size_t k = i + 1; k < lines.size() && k < i + 8; ++k)
+            {
+                std::size_t at = lines[k].rfind(" at line ");
+                std::size_t of = at == std::string::npos ? at : lines[k].find(" of ", at + 9);
+                if (lines[k].find("detected during") != std::string::npos && of != std::string::npos &&
+                    lines[k].compare(of + 4, std::string::npos, diagnostics::program_name) == 0)
+                {
+                    d.file.clear();
+                    d.line = std::atoi(lines[k].c_str() + at + 9);
+                    return;
+                }
+            }
+        }
 
         // "FILE(LINE): REST": the file, the line and where REST starts; false for any other text.
         bool located(const std::string& line, std::string& file, int& number, std::size_t& rest)
@@ -160,13 +181,14 @@ namespace xcuda
 
     std::string diagnostics::hint_for(const std::string& message, const std::vector<int>& supported_archs)
     {
-        // The host-only library headers (<iostream>, <vector>, ...) are stand-ins that stop with an #error
-        // saying so (standard_headers.hpp); the hint says what to use instead.
-        if (message.find("is host-only C++: nvcc compiles") != std::string::npos)
+        // The host-only library headers (<iostream>, <vector>, ...) are stand-ins that only declare their
+        // names (standard_headers/xcuda_host_library.h); a use in device code stops at a static_assert saying
+        // so. The hint says what to use instead.
+        if (message.find("has no host C++ library") != std::string::npos)
         {
-            return "NVRTC compiles device code only: host headers such as <iostream> or <vector> are not "
-                   "available. Use printf for output, and <cuda/std/...> (libcu++) headers for the standard "
-                   "library in device code.";
+            return "NVRTC compiles device code only: the host C++ library of headers such as <iostream> or "
+                   "<vector> is not available to kernels (host functions that use it are set aside). Use printf "
+                   "for output, and <cuda/std/...> (libcu++) headers for the standard library in device code.";
         }
         if (message.find("cannot open source file") != std::string::npos)
         {
@@ -312,6 +334,10 @@ namespace xcuda
                     }
                 }
                 d.column = 0;
+            }
+            if (d.file == host_library)
+            {
+                relocate_to_the_cell(lines, i, d);
             }
             const std::vector<std::string>* text = &source_lines;
             std::vector<std::string> header_lines;

@@ -1,7 +1,6 @@
 #include "nvrtc_compiler.hpp"
 
 #include <chrono>
-#include <optional>
 #include <cstdlib>
 #include <memory>
 #include <sys/stat.h>
@@ -29,8 +28,8 @@ namespace xcuda
             return pos == std::string::npos ? std::string(".") : path.substr(0, pos);
         }
 
-        // Each host function set aside, said as NVRTC says a warning (located, the line, a caret), so the cell
-        // shows it where it shows warnings and the editor marks the line.
+        // Each host function (or variable) set aside, said as NVRTC says a warning (located, the line, a
+        // caret), so the cell shows it where it shows warnings and the editor marks the line.
         std::string set_aside_warnings(const set_aside_code& aside,
                                        const std::vector<diagnostic>& refusals)
         {
@@ -144,71 +143,66 @@ namespace xcuda
         }
         catch (const compile_error& refused)
         {
-            return compile_beside_host_code(source, refused, options, headers, start);
-        }
-    }
-
-    compile_result nvrtc_compiler::compile_beside_host_code(const std::string& source, const compile_error& refused,
-                                                            const compile_options& options,
-                                                            const std::map<std::string, std::string>& headers,
-                                                            std::chrono::steady_clock::time_point start)
-    {
-        // Host functions and host variables beside the kernels (host_code.hpp; llm.c's
-        // `cublasHandle_t cublas_handle;`): nvcc compiles them for the host; set them aside and compile the
-        // rest. NVRTC refuses in phases (host variables only once the host functions are gone), so this takes
-        // a few rounds, each on what the one before left. If a round fails where a kernel used something set
-        // aside, NVRTC's first refusal (with its hint to mark the function __device__) is the one that
-        // explains it.
-        constexpr int rounds = 3;
-        std::string current = source;
-        set_aside_code all;
-        std::vector<diagnostic> refusals;
-        const compile_error* last = &refused;
-        std::optional<compile_error> again;
-        for (int round = 0; round < rounds; ++round)
-        {
-            std::vector<std::pair<int, int>> positions;
-            for (const diagnostic& d : last->parsed())
+            // Host functions and host variables beside the kernels (host_code.hpp; llm.c's
+            // `cublasHandle_t cublas_handle;`, which NVRTC refuses only once the functions before it are gone):
+            // nvcc compiles them for the host; set them aside and compile the rest. NVRTC stops counting errors
+            // at its limit, so a long host function (one using the host library, whose names the stand-ins
+            // only declare) can hide the refusals of those after it: each compile sets aside what its log
+            // refuses, a few rounds at most. If a compile fails where a kernel used one, NVRTC's first refusal
+            // (with its hint to mark the function __device__) is the one that explains it.
+            std::string current = source;
+            std::string warnings;
+            std::vector<std::string> names;
+            const compile_error* failed = &refused;
+            std::unique_ptr<compile_error> last;
+            for (int round = 0; round < 8; ++round)
             {
-                if (d.file.empty() && d.line > 0 && d.column > 0 &&
-                    (d.message.find("host functions are not allowed in JIT mode") != std::string::npos ||
-                     d.message.find("host variables are not allowed in JIT mode") != std::string::npos))
+                std::vector<std::pair<int, int>> positions;
+                for (const diagnostic& d : failed->parsed())
                 {
-                    positions.emplace_back(d.line, d.column);
+                    if (d.file.empty() && d.line > 0 && d.column > 0 &&
+                        (d.message.find("host functions are not allowed in JIT mode") != std::string::npos ||
+                         d.message.find("host variables are not allowed in JIT mode") != std::string::npos))
+                    {
+                        positions.emplace_back(d.line, d.column);
+                    }
+                }
+                set_aside_code aside = positions.empty() ? set_aside_code{} : host_code::set_aside(current, positions);
+                if (aside.functions.empty())
+                {
+                    break;
+                }
+                warnings += set_aside_warnings(aside, failed->parsed());
+                for (const auto& function : aside.functions)
+                {
+                    names.push_back(function.first);
+                }
+                current = aside.source;
+                try
+                {
+                    compile_result result = compile_once(current, options, headers, start);
+                    result.log = warnings + result.log;
+                    return result;
+                }
+                catch (const compile_error& again)
+                {
+                    for (const std::string& name : names)
+                    {
+                        if (again.log().find("\"" + name + "\"") != std::string::npos)
+                        {
+                            throw refused;
+                        }
+                    }
+                    last = std::make_unique<compile_error>(again);
+                    failed = last.get();
                 }
             }
-            set_aside_code aside = positions.empty() ? set_aside_code{} : host_code::set_aside(current, positions);
-            if (aside.functions.empty())
+            if (failed == &refused)
             {
-                break;
+                throw;
             }
-            current = aside.source;
-            all.functions.insert(all.functions.end(), aside.functions.begin(), aside.functions.end());
-            refusals.insert(refusals.end(), last->parsed().begin(), last->parsed().end());
-            try
-            {
-                compile_result result = compile_once(current, options, headers, start);
-                result.log = set_aside_warnings(all, refusals) + result.log;
-                return result;
-            }
-            catch (const compile_error& failed)
-            {
-                again.emplace(failed);
-                last = &*again;
-            }
+            throw compile_error(*failed);
         }
-        if (!again)
-        {
-            throw refused;
-        }
-        for (const auto& [name, line] : all.functions)
-        {
-            if (again->log().find("\"" + name + "\"") != std::string::npos)
-            {
-                throw refused;
-            }
-        }
-        throw *again;
     }
 
     compile_result nvrtc_compiler::compile_once(const std::string& source, const compile_options& options,

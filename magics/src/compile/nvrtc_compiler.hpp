@@ -42,8 +42,6 @@ namespace xcuda
         double milliseconds = 0.0;                         // NVRTC wall time
     };
 
-    class compile_error;
-
     class nvrtc_compiler
     {
     public:
@@ -59,11 +57,6 @@ namespace xcuda
         static compile_result compile_once(const std::string& source, const compile_options& options,
                                            const std::map<std::string, std::string>& headers,
                                            std::chrono::steady_clock::time_point start);
-        // The host code beside the kernels set aside after NVRTC's refusal of the whole source.
-        static compile_result compile_beside_host_code(const std::string& source, const compile_error& refused,
-                                                       const compile_options& options,
-                                                       const std::map<std::string, std::string>& headers,
-                                                       std::chrono::steady_clock::time_point start);
     public:
         static std::vector<int> supported_archs();  // {75, 80, ...}
 

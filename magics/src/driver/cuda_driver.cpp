@@ -301,6 +301,10 @@ namespace xcuda
     const cuda_driver& cuda_driver::get()
     {
         const cuda_driver* table = &instance();
+        if (table->m_unavailable.empty() && table->m_error_code == 0)
+        {
+            return *table;  // the launch path (twice per launch): a working table, nothing to say
+        }
         std::string no_simulator;
         if (!table->m_unavailable.empty() && table->m_may_fall_back)
         {

@@ -45,11 +45,24 @@ namespace xcuda
         return sass;
     }
 
+    namespace
+    {
+        // The header cell of the module's recipe that defines the kernel, or "" for the cell's own (or an
+        // -I file's) kernel: its instructions carry the line information of that file, not the cell's.
+        std::string defining_header(const cuda_kernel& kernel)
+        {
+            const std::string& file = kernel.signature().file;
+            return !file.empty() && kernel.module()->headers().count(file) != 0 ? file : std::string();
+        }
+    }
+
     code_listing kernel_views::kernel_listing(cuda_kernel& kernel, bool sass, const unlocked& without_lock)
     {
         cuda_module& module = *kernel.module();
-        code_listing all = sass ? code_listing::from_sass(module_sass(module, without_lock))
-                                : code_listing::from_ptx(module.inspection()->ptx);
+        std::string header = defining_header(kernel);
+        std::string file = header.empty() ? std::string("cell") : header;
+        code_listing all = sass ? code_listing::from_sass(module_sass(module, without_lock), file)
+                                : code_listing::from_ptx(module.inspection()->ptx, file);
         code_listing own = all.only(kernel.symbol());
         if (own.empty())
         {
@@ -63,14 +76,20 @@ namespace xcuda
                                   const unlocked& without_lock)
     {
         code_listing own = kernel_listing(kernel, sass, without_lock);
-        const std::string& source = kernel.module()->source();
+        std::string header = defining_header(kernel);
+        cell_lines where = kernel.module()->lines();
+        const std::string& source = header.empty() ? kernel.module()->source() : kernel.module()->headers().at(header);
         std::string title = kernel.signature().name + ": " + (sass ? "SASS" : "PTX") + " by source line (" +
-                            kernel.module()->inspection()->arch + ")";
+                            kernel.module()->inspection()->arch + (header.empty() ? "" : ", header cell " + header) + ")";
         if (!notes.empty())
         {
             title += ", with the profile's figures per line";
         }
-        cell_lines where = kernel.module()->lines();
+        if (!header.empty())
+        {
+            // A kernel of a header cell: that cell's lines, numbered as its editor counts them.
+            where = cell_lines::header_cell(header, where.locate(header, 1).line == 2);
+        }
         return {code_view::side_by_side_html(source, own, title, notes, where),
                 code_view::grouped_text(source, own, notes, where)};
     }

@@ -945,6 +945,31 @@ namespace xcuda::cxx
                 d.name = m_toks[begin + 1].text;
                 define_alias(d, doubt);
             }
+            else if (is_identifier(m_toks[begin], "namespace") && begin + 3 < end && identifier_at(begin + 1) &&
+                     punct_at(begin + 2, "="))
+            {
+                // namespace img = ::image::v1;
+                std::string target;
+                for (std::size_t k = begin + 3; k < end; ++k)
+                {
+                    const token& t = m_toks[k];
+                    if (t.kind == token_kind::identifier || (is_punct(t, "::") && !target.empty()))
+                    {
+                        target += t.text;
+                    }
+                    else if (!is_punct(t, "::"))
+                    {
+                        return;  // not a namespace's name
+                    }
+                }
+                const std::string& name = m_toks[begin + 1].text;
+                m_types.define_namespace_alias(name, target);
+                std::string full = qualified(name);
+                if (full != name)
+                {
+                    m_types.define_namespace_alias(full, target);
+                }
+            }
         }
         catch (const signature_error&)
         {
@@ -976,6 +1001,12 @@ namespace xcuda::cxx
         if (!r.levels.empty() && r.levels.size() > 1)
         {
             r.kind = scalar_kind::unknown;
+        }
+        // Also by its qualified name, as records are: `image::pixel`, or `img::pixel` through a namespace alias.
+        std::string full = qualified(d.name);
+        if (full != d.name)
+        {
+            m_types.define_alias(full, r);
         }
         m_types.define_alias(d.name, std::move(r));
     }

@@ -328,10 +328,11 @@ namespace xcuda::cxx
         }
     }
 
-    resolved_type type_model::resolve_name(const std::string& name) const
+    resolved_type type_model::resolve_name(const std::string& spelled) const
     {
         resolved_type r;
-        r.spelling = name;
+        r.spelling = spelled;
+        const std::string name = without_namespace_aliases(spelled);
         std::string plain = strip_std(name);
         if (const char* object = handle_object(plain); *object)
         {
@@ -381,5 +382,40 @@ namespace xcuda::cxx
     void type_model::define_alias(const std::string& name, resolved_type type)
     {
         m_aliases[name] = std::move(type);
+    }
+
+    void type_model::define_namespace_alias(const std::string& name, const std::string& target)
+    {
+        m_namespace_aliases[name] = target;
+    }
+
+    std::string type_model::without_namespace_aliases(const std::string& name) const
+    {
+        if (m_namespace_aliases.empty())
+        {
+            return name;
+        }
+        std::string result = name.compare(0, 2, "::") == 0 ? name.substr(2) : name;
+        for (int round = 0; round < 8; ++round)
+        {
+            // The longest leading qualifier that is an alias: `outer::img` before `outer`.
+            bool replaced = false;
+            for (std::size_t at = result.rfind("::"); at != std::string::npos && at > 0;
+                 at = result.rfind("::", at - 1))
+            {
+                auto it = m_namespace_aliases.find(result.substr(0, at));
+                if (it != m_namespace_aliases.end())
+                {
+                    result = it->second + result.substr(at);
+                    replaced = true;
+                    break;
+                }
+            }
+            if (!replaced)
+            {
+                break;
+            }
+        }
+        return result;
     }
 }

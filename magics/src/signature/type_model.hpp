@@ -77,8 +77,16 @@ namespace xcuda::cxx
         // `name` stands for `type` from here on; a later alias of the same name replaces it. Also for
         // structs (their layout) and enums (their underlying type, spelled with the enum's name).
         void define_alias(const std::string& name, resolved_type type);
+        // `namespace name = target;`: a type spelled `name::T` (or `outer::name::T` for an alias declared in
+        // `outer`) is looked up as `target::T`. name and target as qualified as written, without a leading ::.
+        void define_namespace_alias(const std::string& name, const std::string& target);
 
     private:
+        // The spelling with a leading namespace alias replaced by what it names, repeatedly (an alias of an
+        // alias), at most a few times: an alias naming itself stops there.
+        std::string without_namespace_aliases(const std::string& name) const;
+
         std::unordered_map<std::string, resolved_type> m_aliases;
+        std::unordered_map<std::string, std::string> m_namespace_aliases;
     };
 }

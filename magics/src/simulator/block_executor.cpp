@@ -1,5 +1,7 @@
 #include "block_executor.hpp"
 
+#include "reserved_shared.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <atomic>
@@ -10,13 +12,18 @@
 
 namespace xcuda::sim
 {
-    block_executor::block_executor(launch_context& launch) : m_launch(launch) {}
+    block_executor::block_executor(launch_context& launch, cluster_state* cluster, unsigned rank) : m_launch(launch)
+    {
+        m_block.cluster = cluster;
+        m_block.cluster_rank = rank;
+    }
+
+    block_executor::~block_executor() = default;
 
     void block_executor::run_grid()
     {
         prepare();
-        const unsigned gx = m_launch.grid[0], gy = m_launch.grid[1];
-        const unsigned long long blocks = static_cast<unsigned long long>(gx) * gy * m_launch.grid[2];
+        const unsigned long long blocks = units();
         const unsigned pool = static_cast<unsigned>(std::min<unsigned long long>(std::max(m_launch.threads, 1u), blocks));
         // printf's lines and a trace keep the sequential order; so does a pool of one. A cooperative launch runs
         // every block at once, each on a host thread (a grid-wide sync waits for all; the shim checks the size).
@@ -31,18 +38,31 @@ namespace xcuda::sim
             run_parallel(pool, blocks);
             return;
         }
-        for (unsigned z = 0; z < m_launch.grid[2]; ++z)
+        for (unsigned long long unit = 0; unit < blocks; ++unit)
         {
-            for (unsigned y = 0; y < gy; ++y)
-            {
-                for (unsigned x = 0; x < gx; ++x)
-                {
-                    stop_if_cancelled();
-                    run_block(x, y, z);
-                    count_block();
-                }
-            }
+            stop_if_cancelled();
+            run_unit(unit);
+            count_block();
         }
+    }
+
+    unsigned long long block_executor::units() const
+    {
+        const unsigned* c = m_launch.cluster;
+        return static_cast<unsigned long long>(m_launch.grid[0] / c[0]) * (m_launch.grid[1] / c[1]) * (m_launch.grid[2] / c[2]);
+    }
+
+    // Blocks are numbered x fastest; so are clusters (run_cluster).
+    void block_executor::run_unit(unsigned long long unit)
+    {
+        if (m_clustered)
+        {
+            run_cluster(unit);
+            return;
+        }
+        const unsigned gx = m_launch.grid[0], gy = m_launch.grid[1];
+        run_block(static_cast<unsigned>(unit % gx), static_cast<unsigned>(unit / gx % gy),
+                  static_cast<unsigned>(unit / (static_cast<unsigned long long>(gx) * gy)));
     }
 
     // Blocks are taken in order from one counter by `pool` workers, each with its own executor (shared
@@ -51,7 +71,6 @@ namespace xcuda::sim
     // the lowest block is reported, as the sequential order would have.
     void block_executor::run_parallel(unsigned pool, unsigned long long blocks)
     {
-        const unsigned gx = m_launch.grid[0], gy = m_launch.grid[1];
         std::mutex atomic_lock;
         std::atomic<unsigned long long> next{0};
         std::atomic<unsigned long long> first_failed{std::numeric_limits<unsigned long long>::max()};
@@ -93,8 +112,7 @@ namespace xcuda::sim
                     worker.prepare();
                     while (!cancelled() && (b = next.fetch_add(1)) < blocks && b < first_failed.load())
                     {
-                        worker.run_block(static_cast<unsigned>(b % gx), static_cast<unsigned>(b / gx % gy),
-                                         static_cast<unsigned>(b / (static_cast<unsigned long long>(gx) * gy)));
+                        worker.run_unit(b);
                         worker.count_block();
                         ++blocks_done;
                     }
@@ -148,7 +166,8 @@ namespace xcuda::sim
     {
         if (m_launch.blocks_progress)
         {
-            m_launch.blocks_progress->fetch_add(1, std::memory_order_relaxed);
+            const unsigned* c = m_launch.cluster;
+            m_launch.blocks_progress->fetch_add(c[0] * c[1] * c[2], std::memory_order_relaxed);  // a unit's blocks
         }
     }
 
@@ -174,6 +193,12 @@ namespace xcuda::sim
                             "kernel '" + m_launch.kernel + "': a block of " + std::to_string(m_threads) +
                                 " threads, over its __launch_bounds__ (.maxntid) of " + std::to_string(entry.max_threads));
         }
+        const unsigned* c = m_launch.cluster;
+        if (!m_block.cluster && (c[0] * c[1] * c[2] > 1 || uses_clusters(program)))
+        {
+            prepare_cluster();  // it checks the rest and makes the blocks
+            return;
+        }
         std::size_t shared = program.static_shared_bytes;
         if (m_launch.dynamic_shared)
         {
@@ -184,6 +209,12 @@ namespace xcuda::sim
         {
             throw sim_error(sim_error::kind::launch_failed, "kernel '" + m_launch.kernel + "' needs " + std::to_string(shared) +
                                                                 " bytes of shared memory per block; the simulated device has 232448");
+        }
+        m_block.reserved_shared = 0;
+        if (program.uses_reserved_shared)  // the region after the user's bytes (reserved_shared.hpp)
+        {
+            m_block.reserved_shared = static_cast<std::uint32_t>(reserved_shared::begin(shared));
+            shared = m_block.reserved_shared + reserved_shared::bytes;
         }
         m_shared.assign(shared, 0);
         m_block.shared = m_shared.data();
@@ -201,6 +232,30 @@ namespace xcuda::sim
 
     void block_executor::run_block(unsigned x, unsigned y, unsigned z)
     {
+        begin_block(x, y, z);
+        unsigned quiet_rounds = 0;  // rounds in a row in which warps only yielded, and nothing they poll changed
+        while (true)
+        {
+            const std::uint64_t changes = m_block.mbarrier_changes;
+            const round r = run_round();
+            // No barrier released, and no mbarrier changed while warps spin on one: the block would hang.
+            if (r.finished)
+            {
+                return;
+            }
+            if (!r.released && (!r.yielded || (m_block.mbarrier_changes == changes && ++quiet_rounds > 1)))
+            {
+                never_completes(m_waiting, m_remaining);  // two rounds without news: a warp may write and then poll
+            }
+            else if (r.released || m_block.mbarrier_changes != changes)
+            {
+                quiet_rounds = 0;
+            }
+        }
+    }
+
+    void block_executor::begin_block(unsigned x, unsigned y, unsigned z)
+    {
         m_block.ctaid[0] = x;
         m_block.ctaid[1] = y;
         m_block.ctaid[2] = z;
@@ -208,53 +263,49 @@ namespace xcuda::sim
         {
             std::memset(m_shared.data(), 0, m_shared.size());
         }
-        std::vector<bool> done(m_warps.size(), false), waiting(m_warps.size(), false);
+        m_done.assign(m_warps.size(), false);
+        m_waiting.assign(m_warps.size(), false);
         for (std::size_t w = 0; w < m_warps.size(); ++w)
         {
             unsigned first = static_cast<unsigned>(w) * 32;
             m_warps[w]->reset(std::min(32u, m_threads - first));
         }
-        std::size_t remaining = m_warps.size();
+        m_remaining = m_warps.size();
         ++m_block.epoch;  // a new block: nothing of the last one's accesses races with this one's
         std::fill(std::begin(m_block.arrivals), std::end(m_block.arrivals), 0u);
-        while (true)
+    }
+
+    block_executor::round block_executor::run_round()
+    {
+        // Every warp not done and not waiting runs to its next barrier (or its end, or a failed mbarrier wait).
+        round r;
+        for (std::size_t w = 0; w < m_warps.size(); ++w)
         {
-            // Every warp not done and not waiting runs to its next barrier (or its end, or a failed mbarrier wait).
-            bool yielded = false;
-            const std::uint64_t changes = m_block.mbarrier_changes;
-            for (std::size_t w = 0; w < m_warps.size(); ++w)
+            if (m_done[w] || m_waiting[w])
             {
-                if (done[w] || waiting[w])
-                {
-                    continue;
-                }
-                warp_interpreter::status status = m_warps[w]->run();
-                if (status == warp_interpreter::status::exited)
-                {
-                    done[w] = true;
-                    --remaining;
-                }
-                else
-                {
-                    yielded = yielded || status == warp_interpreter::status::yielded;
-                    waiting[w] = status == warp_interpreter::status::at_barrier;
-                }
+                continue;
             }
-            if (remaining == 0)
+            warp_interpreter::status status = m_warps[w]->run();
+            if (status == warp_interpreter::status::exited)
             {
-                return;
+                m_done[w] = true;
+                r.exited = true;
+                --m_remaining;
             }
-            // Then each barrier whose arrivals are complete releases its warps; none, and no mbarrier changed
-            // while warps spin on one: the block would hang.
-            if (release_barriers(waiting, remaining))
+            else
             {
-                ++m_block.epoch;  // a barrier released: a new interval for the race check
-            }
-            else if (!yielded || m_block.mbarrier_changes == changes)
-            {
-                never_completes(waiting, remaining);
+                r.yielded = r.yielded || status == warp_interpreter::status::yielded;
+                m_waiting[w] = status == warp_interpreter::status::at_barrier;
             }
         }
+        r.finished = m_remaining == 0;
+        // Then each barrier whose arrivals are complete releases its warps.
+        if (!r.finished && release_barriers(m_waiting, m_remaining))
+        {
+            ++m_block.epoch;  // a barrier released: a new interval for the race check
+            r.released = true;
+        }
+        return r;
     }
 
     bool block_executor::release_barriers(std::vector<bool>& waiting, std::size_t remaining)
@@ -349,13 +400,21 @@ namespace xcuda::sim
     void block_executor::never_completes(const std::vector<bool>& waiting, std::size_t remaining) const
     {
         // No barrier can complete: on a GPU the block would hang. Name what each barrier waits for.
-        std::string waits;
+        throw sim_error(sim_error::kind::barrier_divergence,
+                        "kernel '" + m_launch.kernel + "': a barrier that can never complete in " + block_name() +
+                            " (on a GPU the block would hang): " + waits(waiting) + "; " + std::to_string(remaining) +
+                            (remaining == 1 ? " warp has" : " warps have") + " not exited");
+    }
+
+    std::string block_executor::waits(const std::vector<bool>& waiting) const
+    {
+        std::string text;
         for (std::size_t w = 0; w < m_warps.size(); ++w)
         {
             if (waiting[w])
             {
                 const warp_interpreter& one = *m_warps[w];
-                waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " at " +
+                text += (text.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " at " +
                          one.where(*one.waiting_at()) + " (barrier " + std::to_string(one.arrival().id) +
                          (one.arrival().count ? ", " + std::to_string(one.arrival().count) + " threads" : ", every thread") +
                          (m_block.arrivals[one.arrival().id] ? ", " + std::to_string(m_block.arrivals[one.arrival().id]) +
@@ -365,14 +424,15 @@ namespace xcuda::sim
             }
             else if (m_warps[w]->live() && m_warps[w]->waiting_at())
             {
-                waits += (waits.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) + " spins at " +
-                         m_warps[w]->where(*m_warps[w]->waiting_at()) + " (an mbarrier phase that does not complete)";
+                const bool cluster = m_warps[w]->waiting_at()->op == opcode::cluster_barrier;
+                text += (text.empty() ? "" : "; ") + std::string("warp ") + std::to_string(w) +
+                         (cluster ? " waits at " : " spins at ") + m_warps[w]->where(*m_warps[w]->waiting_at()) +
+                         (cluster                                              ? " (the cluster barrier)"
+                          : m_warps[w]->waiting_at()->op == opcode::mbarrier ? " (an mbarrier phase that does not complete)"
+                                                                              : " (a poll of memory no warp of the block changes)");
             }
         }
-        throw sim_error(sim_error::kind::barrier_divergence,
-                        "kernel '" + m_launch.kernel + "': a barrier that can never complete in " + block_name() +
-                            " (on a GPU the block would hang): " + waits + "; " + std::to_string(remaining) +
-                            (remaining == 1 ? " warp has" : " warps have") + " not exited");
+        return text;
     }
 
     std::string block_executor::block_name() const

@@ -15,11 +15,20 @@
 // printf (its lines keep the block order) and for a trace. A launch whose cancel flag is set stops taking
 // blocks (and the warps of a running one stop at their next checkpoint) with sim_error(interrupted).
 //
+// Thread-block clusters (block_clusters.cpp; and kernels with cluster instructions, each block a cluster of one):
+// the executor keeps one block_executor per rank of the cluster, each with its own shared window and warps, and
+// runs them together on its host thread in passes: each block's warps run to their next stop (begin_block,
+// run_round), then the cluster barrier's phase completes when every lane of the cluster not exited has arrived
+// (cluster_state.hpp). A pass that changes nothing (no barrier released, no warp ended, no arrival, no phase) can
+// never end: on a GPU the cluster would hang, and the launch fails naming what each block waits for. The pool then
+// takes whole clusters (units) instead of blocks.
+//
 // Not thread-safe: one executor runs one launch (and its pool).
 
 #include <memory>
 #include <vector>
 
+#include "cluster_state.hpp"
 #include "warp_interpreter.hpp"
 
 namespace xcuda::sim
@@ -27,20 +36,37 @@ namespace xcuda::sim
     class block_executor
     {
     public:
-        explicit block_executor(launch_context& launch);
+        // `cluster`: the cluster this executor is rank `rank` of (another executor's, block_clusters.cpp), else nullptr.
+        explicit block_executor(launch_context& launch, cluster_state* cluster = nullptr, unsigned rank = 0);
+        ~block_executor();
 
         // Checks the launch configuration, then runs every block; throws sim_error.
         void run_grid();
 
     private:
-        void prepare();  // checks the configuration, makes the shared window and the warps
+        // What one round of the block's warps did: the block ended; a barrier released; a warp ended; a warp yielded.
+        struct round
+        {
+            bool finished = false;
+            bool released = false;
+            bool exited = false;
+            bool yielded = false;
+        };
+
+        void prepare();  // checks the configuration, makes the shared window and the warps (in clusters: prepare_cluster)
         void run_block(unsigned x, unsigned y, unsigned z);
+        void begin_block(unsigned x, unsigned y, unsigned z);  // the block's warps at its start, its shared memory zeroed
+        round run_round();  // every warp not done and not waiting runs to its next stop, then barriers release
+        // The launch's units: its blocks, or its clusters when it runs in clusters; run_unit runs one.
+        unsigned long long units() const;
+        void run_unit(unsigned long long unit);
         // Releases every barrier whose arrivals are complete (clearing `waiting` for its warps); false when none.
         bool release_barriers(std::vector<bool>& waiting, std::size_t remaining);
         // No barrier can complete and no warp can run: throws, naming each waiting warp and its barrier.
         // Warps `first` and `other` wait at different bar.sync instructions of one barrier: a warning, or strict mode's error.
         void different_barriers(std::size_t first, std::size_t other) const;
         [[noreturn]] void never_completes(const std::vector<bool>& waiting, std::size_t remaining) const;
+        std::string waits(const std::vector<bool>& waiting) const;  // what each waiting warp waits for, for messages
         std::string block_name() const;  // "block (x,y,z)", for messages
         void run_parallel(unsigned pool, unsigned long long blocks);
         // The launch's cancel flag (launch_context::cancel), looked at between blocks; the count of blocks done.
@@ -54,5 +80,16 @@ namespace xcuda::sim
         std::vector<shared_shadow> m_shadow;  // the race check's, one per shared byte
         std::vector<std::unique_ptr<warp_interpreter>> m_warps;
         unsigned m_threads = 0;
+        std::vector<bool> m_done, m_waiting;  // by warp, in the block that runs (begin_block, run_round)
+        std::size_t m_remaining = 0;          // warps not done
+        // block_clusters.cpp: the launch runs in clusters (prepare_cluster makes a block_executor per rank).
+        static bool uses_clusters(const ptx_program& program);  // a cluster instruction anywhere in the module
+        void prepare_cluster();
+        void run_cluster(unsigned long long cluster);  // x fastest, as blocks are numbered
+        bool complete_cluster_phase();
+        [[noreturn]] void cluster_never_completes() const;
+        bool m_clustered = false;
+        cluster_state m_cluster;
+        std::vector<std::unique_ptr<block_executor>> m_cluster_blocks;  // by rank
     };
 }

@@ -1,6 +1,7 @@
 #include "ptx_decoder.hpp"
 
 #include "async_decoder.hpp"
+#include "cluster_decoder.hpp"
 #include "matrix_decoder.hpp"
 #include "texture_decoder.hpp"
 
@@ -126,8 +127,17 @@ namespace xcuda::sim
             {
                 in.strong = true;  // a load a spin loop polls (a grid-wide sync): warp_interpreter::spin_point
             }
+            if ((m == "release" || m == "acq_rel") && (in.op == opcode::atom || in.op == opcode::red))
+            {
+                in.releases = true;  // a sync between the block's warps without a barrier (warp_block_spin.cpp)
+            }
             if (ignored.count(m) || m.rfind("L1::", 0) == 0 || (m.rfind("L2::", 0) == 0 && m != "L2::cache_hint"))
             {
+                return true;
+            }
+            if (m == "shared::cluster" && (in.op == opcode::ld || in.op == opcode::st || in.op == opcode::atom || in.op == opcode::red))
+            {
+                in.space = state_space::shared_cluster;  // a block's shared memory in its cluster (mapa's addresses)
                 return true;
             }
             if (m == "global" || m == "shared" || m == "shared::cta" || m == "local" || m == "param" || m == "const")
@@ -630,7 +640,8 @@ namespace xcuda::sim
         std::vector<std::string> parts = split_at_dots(text);
         const std::string& base = parts[0];
         std::string family_refusal;
-        if (async_decoder::decode(parts, text, in, family_refusal) || matrix_decoder::decode(parts, text, in, family_refusal))
+        if (async_decoder::decode(parts, text, in, family_refusal) || matrix_decoder::decode(parts, text, in, family_refusal) ||
+            cluster_decoder::decode(parts, text, in, family_refusal))
         {
             return family_refusal;
         }

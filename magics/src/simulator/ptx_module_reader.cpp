@@ -579,6 +579,10 @@ namespace xcuda::sim
                     cluster[i] = i < numbers.size() ? numbers[i] : 1;
                 }
             }
+            else if (directive == ".maxclusterrank" && !numbers.empty())  // __launch_bounds__(t, b, most blocks per cluster)
+            {
+                m_program.functions[static_cast<std::size_t>(index)].max_cluster_rank = numbers[0];
+            }
         }
         if (accept(";"))
         {

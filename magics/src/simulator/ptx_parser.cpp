@@ -32,6 +32,20 @@ namespace xcuda::sim
                     {"%lanemask_gt", special_register::lanemask_gt}, {"%clock", special_register::clock},
                     {"%clock64", special_register::clock64}, {"%globaltimer", special_register::globaltimer},
                     {"%dynamic_smem_size", special_register::dynamic_smem_size},
+                    {"%cluster_ctarank", special_register::cluster_ctarank},
+                    {"%cluster_nctarank", special_register::cluster_nctarank},
+                    {"%cluster_ctaid.x", special_register::cluster_ctaid_x}, {"%cluster_ctaid.y", special_register::cluster_ctaid_y},
+                    {"%cluster_ctaid.z", special_register::cluster_ctaid_z}, {"%cluster_nctaid.x", special_register::cluster_nctaid_x},
+                    {"%cluster_nctaid.y", special_register::cluster_nctaid_y}, {"%cluster_nctaid.z", special_register::cluster_nctaid_z},
+                    {"%clusterid.x", special_register::clusterid_x}, {"%clusterid.y", special_register::clusterid_y},
+                    {"%clusterid.z", special_register::clusterid_z}, {"%nclusterid.x", special_register::nclusterid_x},
+                    {"%nclusterid.y", special_register::nclusterid_y}, {"%nclusterid.z", special_register::nclusterid_z},
+                    {"%is_explicit_cluster", special_register::is_explicit_cluster},
+                    {"%reserved_smem_offset_begin", special_register::reserved_smem_begin},
+                    {"%reserved_smem_offset_end", special_register::reserved_smem_end},
+                    {"%reserved_smem_offset_cap", special_register::reserved_smem_cap},
+                    {"%reserved_smem_offset_0", special_register::reserved_smem_0},
+                    {"%reserved_smem_offset_1", special_register::reserved_smem_1},
                 };
                 for (int k = 0; k < 32; ++k)
                 {
@@ -425,13 +439,14 @@ namespace xcuda::sim
                     {
                         o.what = operand::kind::special;
                         o.special = special->second;
+                        m_program.uses_reserved_shared |= special->second >= special_register::reserved_smem_begin &&
+                                                          special->second <= special_register::reserved_smem_1;
                         return o;
                     }
                     auto it = m_registers.find(name);
                     if (it == m_registers.end())
                     {
-                        if (name.rfind("%reserved_smem", 0) == 0 || name.rfind("%pm", 0) == 0 || name.rfind("%cluster", 0) == 0 ||
-                            name.rfind("%nclusterid", 0) == 0 || name.rfind("%clusterid", 0) == 0 || name.rfind("%is_explicit_cluster", 0) == 0)
+                        if (name.rfind("%pm", 0) == 0)
                         {
                             fail("the special register " + name + " is not supported by the simulator");
                         }

@@ -15,6 +15,7 @@ namespace xcuda::sim
         case state_space::local: return "local";
         case state_space::param: return "param";
         case state_space::func_param: return "param";
+        case state_space::shared_cluster: return "shared::cluster";
         }
         return "?";
     }

@@ -60,6 +60,7 @@ namespace xcuda::sim
         local,
         param,        // an entry's parameter (the launch's packed bytes)
         func_param,   // a .func's parameter or return value, or a call's argument: per-lane frame bytes
+        shared_cluster,  // .shared::cluster: a block's own shared offsets, or another block's (mapa; cluster_state.hpp)
     };
     const char* space_name(state_space space);
 
@@ -72,6 +73,13 @@ namespace xcuda::sim
         clock, clock64, globaltimer, dynamic_smem_size,
         envreg,  // %envreg0, %envreg3..31: the driver's environment, 0 here
         envreg1, envreg2,  // the cooperative grid's workspace address, high and low halves (0 outside a cooperative launch)
+        // The block's reserved shared memory (cooperative groups' multi-warp scratch on sm_80+):
+        // %reserved_smem_offset_begin/_end/_cap/_0/_1, laid out by reserved_shared.hpp.
+        reserved_smem_begin, reserved_smem_end, reserved_smem_cap, reserved_smem_0, reserved_smem_1,
+        // The thread-block cluster's (warp_cluster_operations.cpp: read when used, the same for every lane of a block)
+        cluster_ctarank, cluster_nctarank, cluster_ctaid_x, cluster_ctaid_y, cluster_ctaid_z, cluster_nctaid_x,
+        cluster_nctaid_y, cluster_nctaid_z, clusterid_x, clusterid_y, clusterid_z, nclusterid_x, nclusterid_y,
+        nclusterid_z, is_explicit_cluster,
         count
     };
 
@@ -115,6 +123,8 @@ namespace xcuda::sim
         async_copy,                   // cp.async and its groups, cp.async.bulk: warp_async_operations.cpp
         mbarrier,                     // mbarrier.*: warp_async_operations.cpp (a failed wait yields the warp)
         matrix,                       // wmma, mma.sync, ldmatrix: warp_matrix_operations.cpp
+        cluster_barrier,              // barrier.cluster.arrive/wait: warp_cluster_operations.cpp (a wait not complete yields)
+        cluster_address,              // mapa, getctarank, isspacep: warp_cluster_operations.cpp (cluster_decoder)
         tex, tld4, suld, sust, txq, suq,  // textures and surfaces: warp_texture_operations.cpp (texture_decoder)
         set,                          // set.cmp.dtype.stype: a comparison written as a value (runs as half_arithmetic)
         half_arithmetic,              // .f16/.bf16(x2) arithmetic and set: warp_half_operations.cpp (family_op says which)
@@ -156,6 +166,9 @@ namespace xcuda::sim
         // matrix_decoder: the warp's matrix operations (their shape and types in instruction::shape)
         wmma_load, wmma_store, wmma_mma, mma_sync, ldmatrix,
         tf32_convert,  // cvt.rna.tf32.f32 (wmma::__float_to_tf32): a tensor core's input rounding
+        // cluster_decoder: barrier.cluster.arrive{.aligned}, barrier.cluster.wait{.aligned}, mapa, getctarank
+        cluster_arrive, cluster_arrive_aligned, cluster_wait, cluster_wait_aligned, mapa, getctarank,
+        isspacep,  // isspacep.space p, a (in.space: which space; __isShared, __isClusterShared, __isGlobal, __isLocal)
     };
 
     // A matrix operation's form (matrix_decoder): the shape, which matrix a load or store moves ('a', 'b', 'c',
@@ -190,6 +203,7 @@ namespace xcuda::sim
         bool pair = false;          // a second destination: setp p|q, shfl d|p
         bool carry_in = false;      // addc, subc, madc: reads the lane's carry flag
         bool carry_out = false;     // .cc: writes it
+        bool releases = false;      // atom/red.release or .acq_rel: orders the block's accesses (warp_block_spin.cpp)
         bool strong = false;        // ld.acquire/.relaxed/.volatile: may spin on another block's store (cooperative grid)
         std::uint8_t file = 0;      // the .loc file
         std::uint8_t vector = 1;    // ld/st .v2 .v4
@@ -232,6 +246,7 @@ namespace xcuda::sim
         std::uint32_t register_count = 0;
         std::uint32_t max_threads = 0;            // .maxntid / .reqntid (__launch_bounds__): their product; 0: none
         std::uint32_t cluster_dims[3] = {0, 0, 0};  // .reqnctapercluster (__cluster_dims__); 0s: none
+        std::uint32_t max_cluster_rank = 0;         // .maxclusterrank (__launch_bounds__'s third value); 0: none
         std::vector<std::string> register_names;  // by index, as written (%r3), for traces
         std::vector<std::uint8_t> register_bits;  // by index: the declared width (.b64: 64, .pred: 1)
         std::vector<instruction> code;
@@ -252,6 +267,7 @@ namespace xcuda::sim
         std::vector<ptx_symbol> symbols;
         std::uint64_t static_shared_bytes = 0;  // every .shared variable, laid out in one window
         std::uint32_t dynamic_shared_align = 1;
+        bool uses_reserved_shared = false;  // a %reserved_smem_offset_* register is read: blocks get the region
 
         // The function named `name`, or -1.
         int find_function(const std::string& name) const;

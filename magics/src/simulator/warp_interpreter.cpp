@@ -1,5 +1,6 @@
 #include "warp_interpreter.hpp"
 
+#include "reserved_shared.hpp"
 #include "warp_values.hpp"
 
 #include <algorithm>
@@ -40,6 +41,7 @@ namespace xcuda::sim
         m_lanes = lanes;
         m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
         m_carry = 0;
+        m_cluster_arrived = m_cluster_pending = 0;
         for (unsigned l = 0; l < 32; ++l)
         {
             m_copies[l].clear();  // a copy never waited for is never written (docs/simulator.md)
@@ -79,6 +81,11 @@ namespace xcuda::sim
             set(special_register::envreg, 0);
             set(special_register::envreg1, m_launch.grid_workspace >> 32);
             set(special_register::envreg2, m_launch.grid_workspace & 0xffffffffu);
+            set(special_register::reserved_smem_begin, m_block.reserved_shared);
+            set(special_register::reserved_smem_end, m_block.reserved_shared + reserved_shared::bytes);
+            set(special_register::reserved_smem_cap, reserved_shared::bytes);
+            set(special_register::reserved_smem_0, m_block.reserved_shared);
+            set(special_register::reserved_smem_1, m_block.reserved_shared + reserved_shared::second);
         }
         push_frame(m_launch.entry, m_live, nullptr);
         m_trace_lane = -1;
@@ -472,6 +479,10 @@ namespace xcuda::sim
                 }
                 return {m_scratch[slot], 1};
             }
+            if (o.special >= special_register::cluster_ctarank)
+            {
+                return cluster_special(o.special, slot);
+            }
             return {m_specials[static_cast<int>(o.special)], 1};
         case operand::kind::symbol:
         {
@@ -536,6 +547,8 @@ namespace xcuda::sim
                 check_race(a, bytes, lane, write, in);
             }
             return m_block.shared + a;
+        case state_space::shared_cluster:
+            return cluster_shared(in, a, lane, bytes, write);
         case state_space::local:
             if (a + bytes > m_function->local_bytes)
             {
@@ -608,6 +621,13 @@ namespace xcuda::sim
             }
             {
                 const sim_memory::allocation* found = m_launch.memory->find(a, bytes);
+                if (!found && m_block.cluster && space == state_space::generic)
+                {
+                    if (std::uint8_t* p = cluster_generic(in, a, lane, bytes))
+                    {
+                        return p;  // another block's shared memory in this cluster (mapa)
+                    }
+                }
                 if (!found && m_launch.heap)
                 {
                     return heap_address(in, lane, a, bytes, write);  // a block of device malloc, else the fault
@@ -862,6 +882,14 @@ namespace xcuda::sim
                 }
                 top.pc += 1;
                 continue;
+            case opcode::cluster_barrier:
+                if (active && cluster_barrier(in, active))
+                {
+                    m_barrier = &in;
+                    return status::yielded;  // the wait runs again after the cluster's other warps have run
+                }
+                top.pc += 1;
+                continue;
             case opcode::mbarrier:
                 top.pc += 1;
                 if (active && mbarrier_operation(in, active))
@@ -879,6 +907,13 @@ namespace xcuda::sim
                     if (traced && ((active >> m_trace_lane) & 1))
                     {
                         trace_writes(in);
+                    }
+                    m_block.epoch += in.releases;  // the race check: what came before is ordered (warp_block_spin.cpp)
+                    if (in.strong && !m_launch.cooperative && block_spin(in, active))
+                    {
+                        m_stack.back().pc += 1;
+                        m_barrier = &in;
+                        return status::yielded;  // a poll that saw nothing change: the block's other warps run
                     }
                 }
                 m_stack.back().pc += 1;
@@ -1050,6 +1085,9 @@ namespace xcuda::sim
             return;
         case opcode::matrix:
             matrix_operation(in, active);
+            return;
+        case opcode::cluster_address:
+            cluster_address(in, active);
             return;
         case opcode::tex:
         case opcode::tld4:

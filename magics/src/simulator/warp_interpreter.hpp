@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_state.hpp"
 #include "ptx_program.hpp"
 #include "sim_memory.hpp"
 
@@ -110,6 +111,10 @@ namespace xcuda::sim
         const std::atomic<bool>* grid_failed = nullptr;
         const std::atomic<unsigned long long>* blocks_done = nullptr;
         std::atomic<unsigned long long>* blocks_stuck = nullptr;
+        // Thread-block clusters (block_clusters.cpp): blocks per cluster on each axis, and whether the launch named them
+        // (a launch attribute or __cluster_dims__: %is_explicit_cluster); {1, 1, 1}: each block its own cluster.
+        unsigned cluster[3] = {1, 1, 1};
+        bool explicit_cluster = false;
     };
 
     // Thrown by a warp of a cooperative launch that stops because another block failed: not a failure of its own.
@@ -135,10 +140,13 @@ namespace xcuda::sim
         unsigned ctaid[3] = {0, 0, 0};
         std::uint8_t* shared = nullptr;
         std::size_t shared_bytes = 0;
+        std::uint32_t reserved_shared = 0;  // where the reserved region starts, when the program has one (reserved_shared.hpp)
         shared_shadow* shadow = nullptr;  // one per shared byte while the race check is on, else nullptr
         std::uint32_t epoch = 1;          // the barrier interval: grows at every barrier and every block
         unsigned arrivals[16] = {};       // threads counted at each barrier by bar.arrive since its last release
         std::uint64_t mbarrier_changes = 0;  // grows at every change of an mbarrier (block_executor: is a spin hopeless?)
+        cluster_state* cluster = nullptr;  // the block's cluster while its cluster runs (block_clusters.cpp), else nullptr
+        unsigned cluster_rank = 0;         // its rank there (%cluster_ctarank)
     };
 
     // A cp.async that has been issued and not yet waited for (warp_async_operations.cpp): the source's bytes,
@@ -193,6 +201,9 @@ namespace xcuda::sim
         void finish_reduction(unsigned votes, unsigned threads);
 
         std::string where(const instruction& in) const;     // 'text' in function, line N of file
+
+        // barrier.cluster (warp_cluster_operations.cpp): the lanes that have arrived in the cluster's current phase.
+        std::uint32_t cluster_arrived() const noexcept;
 
     private:
         struct entry
@@ -300,6 +311,8 @@ namespace xcuda::sim
         // A strong load of a cooperative launch (the poll of a grid-wide sync): lets the other blocks' host threads
         // run, stops when another block failed, and reports a sync that can never complete.
         void spin_point(const instruction& in, std::uint32_t active);
+        // A strong load that polls what another warp of the block writes: true when the warp should yield.
+        bool block_spin(const instruction& in, std::uint32_t active);
         void async_copy_operation(const instruction& in, std::uint32_t active);
         bool mbarrier_operation(const instruction& in, std::uint32_t active);
         void issue_copy(const instruction& in, unsigned lane);
@@ -315,6 +328,15 @@ namespace xcuda::sim
         std::uint64_t& mbarrier_word(const instruction& in, const operand& o, unsigned lane);
         void mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops, std::int64_t tx);
         [[noreturn]] void device_assert(const instruction& in, std::uint32_t active);  // __assertfail: the launch fails
+        // warp_cluster_operations.cpp: the cluster's special registers; barrier.cluster (true: a wait whose phase has
+        // not completed, the warp yields and runs the wait again); mapa and getctarank; .shared::cluster addresses
+        // and generic addresses into another block's window (nullptr: not one).
+        source cluster_special(special_register special, unsigned slot);
+        bool cluster_barrier(const instruction& in, std::uint32_t active);
+        void cluster_address(const instruction& in, std::uint32_t active);
+        bool in_space(state_space space, std::uint64_t address, unsigned lane) const;  // isspacep's answer
+        std::uint8_t* cluster_shared(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes, bool write);
+        std::uint8_t* cluster_generic(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes);
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
 
@@ -342,5 +364,14 @@ namespace xcuda::sim
         std::uint64_t m_spin_value = 0;          // in a row it read that, and whether it counts in blocks_stuck
         std::uint64_t m_spins = 0;
         bool m_stuck = false;  // the traced thread's lane when it is in this warp and block, else -1
+        std::uint32_t m_cluster_arrived = 0;  // lanes arrived at barrier.cluster in phase m_cluster_phase
+        std::uint32_t m_cluster_pending = 0;  // lanes arrived that have not waited yet
+        std::uint64_t m_cluster_phase = 0;
+        struct poll
+        {
+            const instruction* at = nullptr;
+            std::uint64_t where = 0, value = 0;
+        };
+        poll m_poll, m_poll_yielded;  // this warp's last strong load, and the one it last yielded at (warp_block_spin.cpp)
     };
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -184,6 +185,48 @@ TEST(replay_bundle, module_variables_and_the_cooperative_flag_read_back)
     catch (const usage_error& e)
     {
         EXPECT_NE(std::string(e.what()).find("global-1.bin has 5 bytes, the variable 16"), std::string::npos) << e.what();
+    }
+    replay_bundle::remove_folder(folder);
+}
+
+TEST(replay_bundle, launch_attributes_read_back_and_bad_ones_are_refused_by_line)
+{
+    // kernel.configure(..., cluster=, priority=, programmatic=): a replay without them would be another launch.
+    replay_bundle written = sample_bundle();
+    written.dims.grid = {4, 2, 1};
+    written.dims.cluster = {2, 2, 1};
+    written.dims.priority = -3;
+    written.dims.has_priority = true;
+    written.dims.programmatic = true;
+    std::string folder = replay_bundle::make_folder();
+    written.write(folder);
+    replay_bundle read = replay_bundle::read(folder);
+    EXPECT_EQ(read.dims.cluster, (std::array<unsigned, 3>{2, 2, 1}));
+    EXPECT_TRUE(read.dims.has_priority);
+    EXPECT_EQ(read.dims.priority, -3);
+    EXPECT_TRUE(read.dims.programmatic);
+    EXPECT_NE(read.describe().find("cluster=(2, 2, 1)"), std::string::npos) << read.describe();
+    replay_bundle plain = replay_bundle::read([&] {
+        std::string other = replay_bundle::make_folder();
+        sample_bundle().write(other);
+        return other;
+    }());
+    EXPECT_FALSE(plain.dims.has_attributes());
+    for (const char* bad : {"cluster 2 0 1", "cluster 2 1", "cluster 4096 1 1", "priority high", "programmatic 2"})
+    {
+        {
+            std::ofstream out(folder + "/launch", std::ios::trunc);
+            out << "xcuda-replay 1\nkernel k\n" << bad << "\n";
+        }
+        try
+        {
+            replay_bundle::read(folder);
+            ADD_FAILURE() << "'" << bad << "' was read";
+        }
+        catch (const usage_error& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+        }
     }
     replay_bundle::remove_folder(folder);
 }

@@ -634,6 +634,33 @@ namespace
         EXPECT_EQ(k[0].parameters[1].type, "Small");
     }
 
+    TEST(kernel_signature, a_namespace_alias_names_the_types_of_the_namespace_it_stands_for)
+    {
+        auto k = parse_kernel_signatures(
+            "namespace image { namespace v1 { struct Tex { float* p; int w; int h; }; typedef float pixel; } }\n"
+            "namespace img = ::image::v1;\nnamespace im = image;\nnamespace outer { namespace alias = im::v1; }\n"
+            "__global__ void k(img::Tex t, const img::pixel* q, im::v1::Tex u, outer::alias::pixel v, "
+            "image::v1::pixel w) {}\n");
+        ASSERT_EQ(k.size(), 1u);
+        ASSERT_EQ(k[0].parameters.size(), 5u);
+        EXPECT_EQ(k[0].parameters[0].type, "img::Tex");  // as written
+        ASSERT_EQ(layout_of(k, 0).fields.size(), 3u);
+        EXPECT_EQ(layout_of(k, 0).size, 16u);
+        EXPECT_EQ(layout_of(k, 0).fields[2].name, "h");
+        EXPECT_EQ(k[0].parameters[1].kind, scalar_kind::f32);  // the pointee of const img::pixel*
+        EXPECT_EQ(layout_of(k, 2).size, 16u);
+        EXPECT_EQ(k[0].parameters[3].kind, scalar_kind::f32);  // an alias of an alias, declared in a namespace
+        EXPECT_EQ(k[0].parameters[4].kind, scalar_kind::f32);  // a namespace's typedef by its qualified name
+    }
+
+    TEST(kernel_signature, a_namespace_alias_that_names_itself_leaves_the_type_unknown)
+    {
+        auto k = parse_kernel_signatures("namespace a = b;\nnamespace b = a;\n__global__ void k(a::T t, int n) {}\n");
+        ASSERT_EQ(k.size(), 1u);
+        EXPECT_EQ(k[0].parameters[0].kind, scalar_kind::unknown);
+        EXPECT_EQ(k[0].parameters[1].kind, scalar_kind::i32);
+    }
+
     TEST(kernel_signature, headers_and_defines_are_part_of_the_unit)
     {
         xcuda::parse_context context;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -113,6 +114,8 @@ namespace
             context.textures = &textures;
             context.warnings = &warnings;
             context.strict_barriers = strict_barriers;
+            std::copy(cluster.begin(), cluster.end(), context.cluster);  // as cuLaunchKernelEx's cluster attribute
+            context.explicit_cluster = cluster != std::array<unsigned, 3>{1, 1, 1};
             block_executor(context).run_grid();
             return context;
         }
@@ -134,6 +137,7 @@ namespace
         texture_registry textures;  // the texture and surface objects a launch may read
         launch_warnings warnings;
         bool strict_barriers = false;
+        std::array<unsigned, 3> cluster = {1, 1, 1};  // blocks per thread-block cluster
     };
 
     inline std::string error_of(const std::function<void()>& body, sim_error::kind* kind = nullptr)

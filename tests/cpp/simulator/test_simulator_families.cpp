@@ -291,24 +291,39 @@ extern "C" __global__ void specials(unsigned* out)
     }
 }
 
-TEST(simulator_integer_families, reserved_shared_memory_offsets_refuse_their_kernel_at_its_launch)
+TEST(simulator_integer_families, reserved_shared_memory_lies_past_the_kernels_own_shared_variables)
 {
-    // cooperative groups keep a scratch area there on sm_80+; the simulator reserves none, so it refuses
-    // rather than hand out an offset that would alias the kernel's own shared variables (the module loads:
-    // its other kernels run)
+    // cooperative groups keep a scratch area there on sm_80+ (reserved_shared.hpp): 1 KiB after the block's
+    // own shared memory, so that it aliases none of the kernel's variables, and usable through cvta.shared
     simulated sim(R"(
 extern "C" __global__ void reserved(unsigned* out)
 {
-    unsigned start;
-    asm("mov.u32 %0, %%reserved_smem_offset_1;" : "=r"(start));
-    out[0] = start;
+    __shared__ int mine[10];
+    unsigned begin, end, cap, first, second;
+    asm("mov.u32 %0, %%reserved_smem_offset_begin;" : "=r"(begin));
+    asm("mov.u32 %0, %%reserved_smem_offset_end;" : "=r"(end));
+    asm("mov.u32 %0, %%reserved_smem_offset_cap;" : "=r"(cap));
+    asm("mov.u32 %0, %%reserved_smem_offset_0;" : "=r"(first));
+    asm("mov.u32 %0, %%reserved_smem_offset_1;" : "=r"(second));
+    unsigned long long generic;
+    asm("cvta.shared.u64 %0, %1;" : "=l"(generic) : "l"((unsigned long long)second));
+    mine[threadIdx.x] = 7;
+    ((volatile unsigned*)generic)[threadIdx.x] = 100 + threadIdx.x;
+    __syncthreads();
+    out[0] = begin; out[1] = end; out[2] = cap; out[3] = first; out[4] = second;
+    out[5] = ((volatile unsigned*)generic)[9 - threadIdx.x];
+    out[6] = (unsigned)(__cvta_generic_to_shared(mine));
 })");
-    std::vector<unsigned> out(1, 0);
-    sim_error::kind kind{};
-    std::string message = error_of([&] { sim.launch("reserved", {1, 1, 1}, {1, 1, 1}, 0, sim.buffer(out)); }, &kind);
-    EXPECT_EQ(kind, sim_error::kind::unsupported);
-    EXPECT_NE(message.find("the special register %reserved_smem_offset_1 is not supported by the simulator"), std::string::npos)
-        << message;
+    std::vector<unsigned> out(7, 0);
+    sim.launch("reserved", {1, 1, 1}, {10, 1, 1}, 0, sim.buffer(out));
+    EXPECT_EQ(out[6], 0u);   // the kernel's own variable at the start of the window
+    EXPECT_EQ(out[0], 48u);  // 40 bytes of it, then the region at the next 16 bytes
+    EXPECT_EQ(out[1], 48u + 1024u);
+    EXPECT_EQ(out[2], 1024u);
+    EXPECT_EQ(out[3], 48u);
+    EXPECT_EQ(out[4], 48u + 512u);
+    EXPECT_GE(out[5], 100u);  // some thread's value came back through the region
+    EXPECT_LE(out[5], 109u);
 }
 
 TEST(simulator_barriers, syncthreads_count_and_or_reduce_the_predicate_over_the_whole_block)

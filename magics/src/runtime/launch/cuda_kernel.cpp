@@ -229,6 +229,11 @@ namespace xcuda
 
     cuda_kernel::per_device cuda_kernel::prepared()
     {
+        return prepared_entry();
+    }
+
+    const cuda_kernel::per_device& cuda_kernel::prepared_entry()
+    {
         cuda_session& session = m_module->session();
         std::size_t ordinal = static_cast<std::size_t>(std::max(0, session.device_ordinal()));
         std::uint64_t generation = session.generation();
@@ -243,8 +248,7 @@ namespace xcuda
             const per_device& d = m_devices[ordinal];
             if (d.function && d.generation == generation && d.generation != 0)
             {
-                publish(d);
-                return d;
+                return publish(d);
             }
         }
         refuse_if_template();
@@ -277,14 +281,14 @@ namespace xcuda
             m_devices.resize(ordinal + 1);
         }
         m_devices[ordinal] = d;
-        publish(d);
-        return d;
+        return publish(d);
     }
 
-    void cuda_kernel::publish(const per_device& entry)
+    const cuda_kernel::per_device& cuda_kernel::publish(const per_device& entry)
     {
         m_published.push_back(std::make_unique<const per_device>(entry));
         m_last.store(m_published.back().get(), std::memory_order_release);
+        return *m_published.back();
     }
 
     CUfunction cuda_kernel::function()
@@ -421,11 +425,12 @@ namespace xcuda
         return result;
     }
 
-    void cuda_kernel::launch(const launch_dims& dims, CUstream stream, const argument_block& arguments)
+    void cuda_kernel::launch(const launch_dims& dims, CUstream stream, const argument_block& arguments,
+                             std::atomic<const void*>* validated)
     {
         try
         {
-            launch_unlocated(dims, stream, arguments);
+            launch_unlocated(dims, stream, arguments, validated);
         }
         catch (const cuda_error& e)
         {
@@ -452,16 +457,30 @@ namespace xcuda
         }
     }
 
-    void cuda_kernel::launch_unlocated(const launch_dims& dims, CUstream stream, const argument_block& arguments)
+    void cuda_kernel::launch_unlocated(const launch_dims& dims, CUstream stream, const argument_block& arguments,
+                                       std::atomic<const void*>* validated)
     {
-        per_device d = prepared();
+        // The published entry itself (immutable, kept as long as the kernel): no copy on the hot path.
+        const per_device* entry = &prepared_entry();
         cuda_session& session = m_module->session();
         session.make_current();
-        if (dims.shared_mem > static_cast<unsigned>(d.max_dynamic_shared))
+        per_device raised;
+        if (dims.shared_mem > static_cast<unsigned>(entry->max_dynamic_shared))
         {
-            d = with_dynamic_shared(d, dims.shared_mem);
+            raised = with_dynamic_shared(*entry, dims.shared_mem);
+            entry = &raised;
         }
-        launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
+        const per_device& d = *entry;
+        // dims against this device and function: once per published entry for a caller's unchanging dims (the
+        // entry is immutable and names its device and context generation, so the limits cannot differ).
+        if (validated == nullptr || entry == &raised || validated->load(std::memory_order_acquire) != entry)
+        {
+            launch_plan::validate(dims, session.properties(), d.max_threads, d.max_dynamic_shared, m_signature.name);
+            if (validated != nullptr && entry != &raised)
+            {
+                validated->store(entry, std::memory_order_release);
+            }
+        }
         if (dims.has_attributes())
         {
             launch_with_attributes(d.function, dims, stream, arguments);

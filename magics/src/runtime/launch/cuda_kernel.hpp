@@ -121,7 +121,10 @@ namespace xcuda
         // Validates dims against the device and this function, then cuLaunchKernel on stream with the
         // arguments: the block whole when its plan is packed, else its pointers. A launch the simulator
         // failed names the cell's line (the module's cell_lines), and carries it as an editor mark.
-        void launch(const launch_dims& dims, CUstream stream, const argument_block& arguments);
+        // `validated`, when given, is the caller's memo for one unchanging dims (a Launcher's): the device
+        // entry dims were last validated against; validation is skipped while the launch finds that entry.
+        void launch(const launch_dims& dims, CUstream stream, const argument_block& arguments,
+                    std::atomic<const void*>* validated = nullptr);
         // What a CUDA graph's kernel node needs to launch it as launch() would: the function on the
         // current device, dims checked against the device and the function, and the arguments (the
         // driver copies the values when it is given them).
@@ -168,7 +171,8 @@ namespace xcuda
         occupancy_report occupancy(int block, int dynamic_shared);
 
     private:
-        void launch_unlocated(const launch_dims& dims, CUstream stream, const argument_block& arguments);
+        void launch_unlocated(const launch_dims& dims, CUstream stream, const argument_block& arguments,
+                              std::atomic<const void*>* validated);
 
         struct per_device
         {
@@ -191,8 +195,10 @@ namespace xcuda
         // The current device's entry, prepared (function looked up, limits read) if needed: a copy,
         // since another thread may add devices meanwhile.
         per_device prepared();
-        // Makes entry the one the hot path finds (m_mutex held).
-        void publish(const per_device& entry);
+        // The same entry as published (immutable, kept as long as the kernel): the launch path's, uncopied.
+        const per_device& prepared_entry();
+        // Makes entry the one the hot path finds (m_mutex held), and returns the published copy.
+        const per_device& publish(const per_device& entry);
         // The driver's parameter sizes checked against the plan; a plan with sizes it lacked swapped in, and
         // the packed plan made from the driver's offsets (m_mutex held).
         void check_parameter_sizes(CUfunction function);

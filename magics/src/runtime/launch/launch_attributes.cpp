@@ -144,6 +144,15 @@ namespace xcuda
               "cuLaunchKernelEx");
     }
 
+    void launch_attributes::launch(CUfunction function, const launch_dims& dims, CUstream stream, bool cooperative,
+                                   void** parameters, const std::string& kernel)
+    {
+        const cuda_driver& driver = driver_with_launch_ex(kernel);
+        std::vector<CUlaunchAttribute> list = attribute_list(dims, cooperative, required_cluster(function));
+        CUlaunchConfig config = config_of(dims, stream, list);
+        xcuda::check(driver.cuLaunchKernelEx(&config, function, parameters, nullptr), "cuLaunchKernelEx");
+    }
+
     int launch_attributes::max_active_clusters(CUfunction function, const launch_dims& dims,
                                                const std::array<unsigned, 3>& required, const std::string& kernel)
     {

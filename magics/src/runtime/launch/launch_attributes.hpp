@@ -59,6 +59,11 @@ namespace xcuda
                            const std::array<unsigned, 3>& required, const argument_block& arguments,
                            const std::string& kernel);
 
+        // The same with one pointer per parameter: xcuda-replay's launch of a bundle (no argument_block there);
+        // the kernel's own __cluster_dims__ is read from the function and stays its own.
+        static void launch(CUfunction function, const launch_dims& dims, CUstream stream, bool cooperative,
+                           void** parameters, const std::string& kernel);
+
         // cuOccupancyMaxActiveClusters: how many clusters of dims.cluster (or the kernel's own) with dims'
         // block and shared memory can be resident at once on the current device.
         static int max_active_clusters(CUfunction function, const launch_dims& dims,

@@ -1,6 +1,7 @@
 #pragma once
 // What Kernel.variant compiles: the module's own recipe with the options asked for changed (arch,
-// fast_math, std replaced when given; defines and raw NVRTC options added), under the module's name
+// fast_math, std replaced when given; defines and raw NVRTC options added, a variant's macro replacing the
+// module's of the same name however either was given), under the module's name
 // marked " [variant]". The module's header cells stay its own, so the variant differs in the options
 // only. Stateless; the compile itself is the caller's.
 

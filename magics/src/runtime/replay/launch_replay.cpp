@@ -10,6 +10,7 @@
 #include "byte_io.hpp"
 #include "cuda_driver.hpp"
 #include "errors.hpp"
+#include "launch_attributes.hpp"
 
 namespace xcuda
 {
@@ -136,7 +137,14 @@ namespace xcuda
                   "cuFuncSetAttribute");
         }
         void** parameters = pointers.empty() ? nullptr : pointers.data();
-        if (bundle.cooperative)
+        if (d.has_attributes())
+        {
+            // As the session launched it: cuLaunchKernelEx with its cluster, priority, programmatic launch (and
+            // the cooperative attribute for a grid-synchronising kernel).
+            launch_attributes::launch(function, d, nullptr, bundle.cooperative, parameters,
+                                      bundle.kernel_name.empty() ? bundle.symbol : bundle.kernel_name);
+        }
+        else if (bundle.cooperative)
         {
             if (!driver.cuLaunchCooperativeKernel)
             {

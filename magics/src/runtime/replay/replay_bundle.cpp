@@ -5,6 +5,7 @@
 
 #include "cuda_kernel.hpp"
 
+#include "launch_attributes.hpp"
 #include "launch_call.hpp"
 
 #include <algorithm>
@@ -82,6 +83,77 @@ namespace xcuda
             throw usage_error("the replay bundle " + folder + " is malformed: line " + std::to_string(line) + " of " +
                               manifest_name + ": " + what);
         }
+
+        // The launch attributes' records (cluster X Y Z, priority P, programmatic 1), as write() puts them.
+        std::string attribute_records(const launch_dims& dims)
+        {
+            std::string records;
+            if (dims.cluster[0] != 0)
+            {
+                records += "cluster " + std::to_string(dims.cluster[0]) + " " + std::to_string(dims.cluster[1]) + " " +
+                           std::to_string(dims.cluster[2]) + "\n";
+            }
+            if (dims.has_priority)
+            {
+                records += "priority " + std::to_string(dims.priority) + "\n";
+            }
+            if (dims.programmatic)
+            {
+                records += "programmatic 1\n";
+            }
+            return records;
+        }
+
+        // Reads one of those records, or `cooperative 1`, into the bundle: false when `key` is none of them. A
+        // cluster has three axes of 1 to 1024 (the driver checks the rest when the replay launches).
+        bool read_attribute(const std::string& key, std::istringstream& in, replay_bundle& bundle,
+                            const std::string& folder, std::size_t line)
+        {
+            launch_dims& dims = bundle.dims;
+            if (key == "cooperative")
+            {
+                int on = 0;
+                if (!(in >> on))
+                {
+                    malformed(folder, line, "expected a number in the cooperative record");
+                }
+                bundle.cooperative = on != 0;
+                return true;
+            }
+            if (key == "cluster")
+            {
+                for (unsigned& axis : dims.cluster)
+                {
+                    long long value = 0;
+                    if (!(in >> value) || value < 1 || value > 1024)
+                    {
+                        malformed(folder, line, "a cluster needs three axes of 1 to 1024");
+                    }
+                    axis = static_cast<unsigned>(value);
+                }
+                return true;
+            }
+            if (key == "priority")
+            {
+                if (!(in >> dims.priority))
+                {
+                    malformed(folder, line, "a priority needs a number");
+                }
+                dims.has_priority = true;
+                return true;
+            }
+            if (key == "programmatic")
+            {
+                int on = 0;
+                if (!(in >> on) || (on != 0 && on != 1))
+                {
+                    malformed(folder, line, "programmatic needs 0 or 1");
+                }
+                dims.programmatic = on == 1;
+                return true;
+            }
+            return false;
+        }
     }
 
     std::vector<std::uint64_t> replay_bundle::place_pointers(const std::vector<pointer_extent>& extents)
@@ -157,6 +229,7 @@ namespace xcuda
         manifest += "grid " + number(dims.grid[0]) + " " + number(dims.grid[1]) + " " + number(dims.grid[2]) + "\n";
         manifest += "block " + number(dims.block[0]) + " " + number(dims.block[1]) + " " + number(dims.block[2]) + "\n";
         manifest += "shared " + number(dims.shared_mem) + "\n";
+        manifest += attribute_records(dims);
         std::string packed;
         for (std::size_t i = 0; i < arguments.size(); ++i)
         {
@@ -311,11 +384,8 @@ namespace xcuda
                 }
                 bundle.globals.push_back(std::move(global));
             }
-            else if (key == "cooperative")
+            else if (read_attribute(key, in, bundle, folder, n + 1))
             {
-                int on = 0;
-                number(on);
-                bundle.cooperative = on != 0;
             }
             else if (key == "pointer")
             {
@@ -426,6 +496,7 @@ namespace xcuda
         {
             text += ", shared_mem=" + std::to_string(dims.shared_mem);
         }
+        text += launch_attributes::text(dims);
         text += "] on device " + std::to_string(device) + ", " + std::to_string(regions.size()) + " buffer" +
                 (regions.size() == 1 ? "" : "s");
         if (total)
@@ -438,12 +509,6 @@ namespace xcuda
     replay_bundle replay_bundle::from_call(const launch_call& call, bool on_gpu)
     {
         cuda_kernel& kernel = call.kernel();
-        if (call.dims().has_attributes())
-        {
-            // The bundle's manifest has no words for them, and a replay without them would be another launch.
-            throw usage_error("a launch with launch attributes (cluster, priority, programmatic) cannot be written "
-                              "down for a replay, profile or sanitizer run yet: use kernel[grid, block] for those");
-        }
         cuda_module& module = *kernel.module();
         cuda_session& session = module.session();
         std::string arch;
@@ -453,6 +518,9 @@ namespace xcuda
             // The device's own limits (the function's are not known without loading it here).
             launch_plan::validate(call.dims(), device, device.max_threads_per_block, device.max_shared_per_block_optin,
                                   kernel.signature().name);
+            // Its attributes against the device (a cluster on a GPU before 9.0, a grid not a multiple of it):
+            // refused here rather than by the driver in the child.
+            launch_attributes::check(call.dims(), device, {0, 0, 0}, kernel.signature().name);
             arch = module.compiled().arch.rfind("sm_", 0) == 0 && session.can_run(module.compiled().arch)
                        ? module.compiled().arch
                        : device.arch();

@@ -20,6 +20,9 @@
 //                     grid X Y Z
 //                     block X Y Z
 //                     shared BYTES             dynamic shared memory
+//                     cluster X Y Z            launch attributes (kernel.configure), each only when the
+//                     priority P                launch had it: replayed through cuLaunchKernelEx as the
+//                     programmatic 1            session made it
 //                     argument INDEX OFFSET SIZE   one per parameter: its bytes in arguments.bin
 //                     region INDEX BYTES FILE  device memory to allocate; FILE holds its initial
 //                                              bytes, or is '-' for memory left uninitialised
