@@ -1050,6 +1050,9 @@ namespace xcuda::sim
         case opcode::prmt:
             permute(in, active);
             return;
+        case opcode::bmsk:
+            bit_mask(in, active);
+            return;
         case opcode::dp4a:
         case opcode::dp2a:
             dot_product(in, active);

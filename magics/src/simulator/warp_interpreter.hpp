@@ -319,6 +319,7 @@ namespace xcuda::sim
         void collective_group(const instruction& in, std::uint32_t members, std::uint64_t* d, std::uint64_t* p, source a);
         void atomic(const instruction& in, std::uint32_t active);
         void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
+        void bit_mask(const instruction& in, std::uint32_t active);          // bmsk.clamp / bmsk.wrap
         void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
         void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
         void texture_family(const instruction& in, std::uint32_t active);    // tex, tld4, suld, sust, txq, suq
