@@ -15,8 +15,11 @@ from pathlib import Path
 R = Path(__file__).resolve().parent.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", R / "build"))
 M=[
- ("a: fma rounded twice", "magics/src/simulator/warp_operations.cpp", "FLOAT_OP(std::fma(x, y, z));", "FLOAT_OP(static_cast<T>(x * y + z));", "simulator_basics.*"),
- ("a: shr.s made logical", "magics/src/simulator/warp_operations.cpp", "d[l] = bits<T>(static_cast<T>(x >> n));", "d[l] = bits<T>(static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) >> n));", "simulator_basics.*"),
+ ("a: fma rounded twice (the fast path: fma.rn.f32 of registers)", "magics/src/simulator/warp_fast_operations.cpp", "d[l] = bits<float>(std::fma(as<float>(a[l]), as<float>(b[l]), as<float>(c[l]))))", "d[l] = bits<float>(std::fma(as<float>(a[l]), as<float>(b[l]), 0.0f) + as<float>(c[l])))", "simulator_basics.*:simulator_fast_path.*"),
+ ("a: shr.s made logical (the fast path)", "magics/src/simulator/warp_fast_operations.cpp", "return bits<T>(static_cast<T>(x >> s));", "return bits<T>(static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) >> s));", "simulator_basics.*:simulator_fast_path.*"),
+ ("a4: shr.s made logical (the general path: an immediate first operand, a sub-word type)", "magics/src/simulator/warp_operations.cpp", "d[l] = bits<T>(static_cast<T>(x >> n));", "d[l] = bits<T>(static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) >> n));", "simulator_basics.*:simulator_fast_path.*"),
+ ("o: a whole warp's global access not checked against its allocation", "magics/src/simulator/warp_fast_operations.cpp", "if (all_inside(r, offset, hit->start, hit->end - hit->start - sizeof(U), sizeof(U) - 1))", "if (all_inside(r, offset, hit->start, ~0ull, 0))", "simulator_fast_path.*"),
+ ("h6: ld/st's inline shared path skips the race check", "magics/src/simulator/warp_load_store.cpp", "const bool race_check = m_block.shadow && in.op != opcode::atom && in.op != opcode::red;", "const bool race_check = false && m_block.shadow;", "simulator_shared_memory.*"),
  ("b: %tid.y wrong", "magics/src/simulator/warp_interpreter.cpp", "set(special_register::tid_y, t / b[0] % b[1]);", "set(special_register::tid_y, t % b[1]);", "simulator_special_registers.*"),
  ("c: bar.sync a no-op", "magics/src/simulator/warp_interpreter.cpp", "                top.pc += 1;\n                return status::at_barrier;", "                top.pc += 1;\n                continue;", "simulator_shared_memory.*"),
  ("d: no reconvergence (every branch joins at the exit)", "magics/src/simulator/ptx_program.cpp", "function.code[i].reconverge = ipdom[i] == undefined ? exit : ipdom[i];", "function.code[i].reconverge = exit;", "simulator_warps.*"),
@@ -26,7 +29,7 @@ M=[
  ("d2: one member mask for the whole warp", "magics/src/simulator/warp_operations.cpp", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[masks.stride * l]) & active;", "std::uint32_t members = static_cast<std::uint32_t>(masks.p[0]) & active;", "simulator_warps.*"),
  ("a2: bfe.s without sign extension", "magics/src/simulator/warp_operations.cpp", "std::uint64_t sign = t.is_signed() ? (v >> std::min(pos + len - 1, msb)) & 1 : 0;", "std::uint64_t sign = 0;", "simulator_basics.*"),
  ("f2: f16 conversion rounds ties away from zero", "magics/src/simulator/warp_float_rounding.cpp", "default: up = fraction > 0.5 || (fraction == 0.5 && std::fmod(whole, 2.0) != 0); break;", "default: up = fraction >= 0.5; break;", "simulator_math.*"),
- ("h: the shared-memory race check never runs", "magics/src/simulator/sim_checker.cpp", "{ return o.race; }", "{ return false && o.race; }", "simulator_shared_memory.*"),
+ ("h: the shared-memory race check never runs", "magics/src/simulator/sim_checker.cpp", "{ return o.race; }", "{ return false && o.race; }", "simulator_shared_memory.*:simulator_fast_path.*"),
  ("h2: shared reads not recorded by the race check", "magics/src/simulator/race_check.cpp", "                s.read = {epoch, me, access.at};", "                (void)me;", "simulator_shared_memory.*"),
  ("h3: shared atomics counted as races", "magics/src/simulator/race_check.cpp", "        if (access.kind == access_kind::atomic)\n        {\n            return;  // atomics do not race\n        }\n        const bool write = access.kind == access_kind::store;", "        const bool write = access.kind != access_kind::load;", "simulator_shared_memory.*"),
  ("h4: lanes of one warp race with each other", "magics/src/simulator/race_check.cpp", "return x.epoch == epoch && x.thread / 32 != warp;", "return x.epoch == epoch && x.thread != me;", "simulator_shared_memory.*"),
@@ -38,7 +41,7 @@ M=[
  ("m3: cvt to a pair packs a in the low half", "magics/src/simulator/warp_float_rounding.cpp", "d[l] = pack ? (r << 16) | convert_value(in, in.source_type, to, b.p[b.stride * l]) : r;", "d[l] = pack ? r | (convert_value(in, in.source_type, to, b.p[b.stride * l]) << 16) : r;", "simulator_float_families.*"),
  ("n: a failed assert refused as an undefined call", "magics/src/simulator/warp_interpreter.cpp", "callee.name == \"__assertfail\" && in.call_arguments.size() == 5", "callee.name == \"__assertfail\" && false", "simulator_device_runtime.*"),
  ("f3: cvt.rm narrowing rounds up", "magics/src/simulator/warp_operations.cpp", ": in.round == rounding::rm ? back > x", ": in.round == rounding::rm ? back < x", "simulator_math.*"),
- ("a3: a signed sub-word load into a .b64 register keeps 32 bits", "magics/src/simulator/warp_interpreter.cpp", "if (size < 4 && !wide)", "if (size < 4)", "simulator_basics.*"),
+ ("a3: a signed sub-word load into a .b64 register keeps 32 bits", "magics/src/simulator/warp_load_store.cpp", "const bool narrow = size < 4 && !wide;", "const bool narrow = size < 4;", "simulator_basics.*"),
  ("i: atomics of parallel blocks without the lock", "magics/src/simulator/warp_operations.cpp", "        if (m_launch.atomic_lock)\n", "        if (false)\n", "simulator_parallel_blocks.*"),
  ("i2: the fault of the highest block reported", "magics/src/simulator/block_executor.cpp", "return a.block < b.block; });", "return a.block > b.block; });", "simulator_parallel_blocks.*"),
  ("j: prmt.b4e read forwards", "magics/src/simulator/warp_integer_operations.cpp", "return (s + 8 - k) & 7; ", "return (s + k) & 7; ", "simulator_integer_families.*"),

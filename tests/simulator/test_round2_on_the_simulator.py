@@ -33,6 +33,7 @@ FILES = {
     "tests/runtime/test_launch_features.py": 8,  # with the cooperative launch (grid-wide sync)
     "tests/compile/test_programs2.py": 5,
     "tests/compile/test_programs3.py": 12,  # issue 45's own set of twelve: every one runs on the simulator
+    "tests/compile/test_family_programs.py": 7,  # issue 45's families (SGEMM, llm.c, flash, CUB, CG, PMPP), bmsk
     "tests/runtime/test_launch_attributes.py": 3,  # thread-block clusters, distributed shared memory, graphs
 }
 

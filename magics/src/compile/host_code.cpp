@@ -80,6 +80,33 @@ namespace xcuda
             return std::string::npos;
         }
 
+        // Where the host variable whose name starts at `name` ends: past its declaration's ';', over an
+        // initializer's braces or parentheses (`cublasHandle_t handle;`, `int sizes[] = {1, 2};`).
+        std::size_t variable_end(const std::string& text, const std::vector<bool>& code, std::size_t name)
+        {
+            for (std::size_t i = name; i < text.size(); ++i)
+            {
+                if (!code[i])
+                {
+                    continue;
+                }
+                if ((text[i] == '{' || text[i] == '(') &&
+                    (i = closing(text, code, i, text[i], text[i] == '{' ? '}' : ')')) == std::string::npos)
+                {
+                    return std::string::npos;
+                }
+                if (text[i] == ';')
+                {
+                    return i + 1;
+                }
+                if (text[i] == '}')
+                {
+                    return std::string::npos;
+                }
+            }
+            return std::string::npos;
+        }
+
         // Where the declaration holding the name at `name` starts: just past the previous ';', '{' or '}' of
         // code, or the previous preprocessor line, or the start of the cell.
         std::size_t declaration_start(const std::string& text, const std::vector<bool>& code, std::size_t name)
@@ -191,6 +218,10 @@ namespace xcuda
             }
             // main() is the whole program, not a helper beside kernels: its refusal says to use %%cuda_program.
             std::size_t end = function_end(source, code, name);
+            if (end == std::string::npos)
+            {
+                end = variable_end(source, code, name);  // a host variable: NVRTC refuses those too
+            }
             if (end == std::string::npos || source.compare(name, name_end - name, "main") == 0 ||
                 !done.insert(name).second)
             {

@@ -1,9 +1,10 @@
 // Host functions beside the kernels, as a .cu file holds them (an error-check helper, a validation routine,
-// a random-number filler): nvcc compiles them for the host, NVRTC refuses each ("host functions are not
-// allowed in JIT mode"). A cell takes what nvcc takes from the same file, so the compiler sets such
-// functions aside and compiles the rest: set_aside blanks each one named by NVRTC's refusal, from the end of
-// the declaration before it to its closing brace (or semicolon), keeping every newline and every
-// preprocessor line, so lines and columns of everything else are unchanged.
+// a random-number filler), and host variables (llm.c's `cublasHandle_t cublas_handle;`): nvcc compiles them
+// for the host, NVRTC refuses each ("host functions/variables are not allowed in JIT mode"). A cell takes
+// what nvcc takes from the same file, so the compiler sets them aside and compiles the rest: set_aside
+// blanks each one named by NVRTC's refusal, from the end of the declaration before it to its closing brace
+// (or semicolon), keeping every newline and every preprocessor line, so lines and columns of everything
+// else are unchanged.
 #pragma once
 
 #include <string>

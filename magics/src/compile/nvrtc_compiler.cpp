@@ -28,8 +28,8 @@ namespace xcuda
             return pos == std::string::npos ? std::string(".") : path.substr(0, pos);
         }
 
-        // Each host function set aside, said as NVRTC says a warning (located, the line, a caret), so the cell
-        // shows it where it shows warnings and the editor marks the line.
+        // Each host function (or variable) set aside, said as NVRTC says a warning (located, the line, a
+        // caret), so the cell shows it where it shows warnings and the editor marks the line.
         std::string set_aside_warnings(const set_aside_code& aside,
                                        const std::vector<diagnostic>& refusals)
         {
@@ -38,16 +38,21 @@ namespace xcuda
             {
                 int column = 1;
                 std::string shown;
+                std::string what = "function";
                 for (const diagnostic& d : refusals)
                 {
                     if (d.line == line && d.file.empty() && d.column > 0)
                     {
                         column = d.column;
                         shown = d.source_line;
+                        if (d.message.find("host variables") != std::string::npos)
+                        {
+                            what = "variable";
+                        }
                         break;
                     }
                 }
-                text += std::string(diagnostics::program_name) + "(" + std::to_string(line) + "): warning: host function \"" +
+                text += std::string(diagnostics::program_name) + "(" + std::to_string(line) + "): warning: host " + what + " \"" +
                         name + "\" set aside: nvcc compiles it for the host and NVRTC for the device only, and no kernel "
                         "calls it (in a notebook the host side is Python; to call it from kernels, mark it __device__)\n";
                 text += "  " + shown + "\n  " + std::string(static_cast<std::size_t>(column - 1), ' ') + "^\n\n";
@@ -138,12 +143,13 @@ namespace xcuda
         }
         catch (const compile_error& refused)
         {
-            // Host functions beside the kernels (host_code.hpp): nvcc compiles them for the host; set them
-            // aside and compile the rest. NVRTC stops counting errors at its limit, so a long host function
-            // (one using the host library, whose names the stand-ins only declare) can hide the refusals of
-            // those after it: each compile sets aside what its log refuses, a few rounds at most. If a
-            // compile fails where a kernel used one, NVRTC's first refusal (with its hint to mark the
-            // function __device__) is the one that explains it.
+            // Host functions and host variables beside the kernels (host_code.hpp; llm.c's
+            // `cublasHandle_t cublas_handle;`, which NVRTC refuses only once the functions before it are gone):
+            // nvcc compiles them for the host; set them aside and compile the rest. NVRTC stops counting errors
+            // at its limit, so a long host function (one using the host library, whose names the stand-ins
+            // only declare) can hide the refusals of those after it: each compile sets aside what its log
+            // refuses, a few rounds at most. If a compile fails where a kernel used one, NVRTC's first refusal
+            // (with its hint to mark the function __device__) is the one that explains it.
             std::string current = source;
             std::string warnings;
             std::vector<std::string> names;
@@ -155,7 +161,8 @@ namespace xcuda
                 for (const diagnostic& d : failed->parsed())
                 {
                     if (d.file.empty() && d.line > 0 && d.column > 0 &&
-                        d.message.find("host functions are not allowed in JIT mode") != std::string::npos)
+                        (d.message.find("host functions are not allowed in JIT mode") != std::string::npos ||
+                         d.message.find("host variables are not allowed in JIT mode") != std::string::npos))
                     {
                         positions.emplace_back(d.line, d.column);
                     }

@@ -69,7 +69,7 @@ namespace xcuda::sim
                 {"bar", opcode::bar}, {"barrier", opcode::bar}, {"membar", opcode::membar}, {"fence", opcode::membar},
                 {"shfl", opcode::shfl}, {"vote", opcode::vote}, {"activemask", opcode::activemask},
                 {"atom", opcode::atom}, {"red", opcode::red}, {"redux", opcode::redux}, {"match", opcode::match},
-                {"dp4a", opcode::dp4a}, {"dp2a", opcode::dp2a}, {"addc", opcode::add_carry}, {"subc", opcode::sub_carry},
+                {"dp4a", opcode::dp4a}, {"dp2a", opcode::dp2a}, {"bmsk", opcode::bmsk}, {"addc", opcode::add_carry}, {"subc", opcode::sub_carry},
                 {"madc", opcode::mad_carry}, {"nanosleep", opcode::nop}, {"set", opcode::set},
             };
             auto found = opcodes.find(base);
@@ -246,6 +246,11 @@ namespace xcuda::sim
                 in.var = modes.at(m);
                 return true;
             }
+            if (in.op == opcode::bmsk && (m == "clamp" || m == "wrap"))
+            {
+                in.var = m == "clamp" ? variant::bmsk_clamp : variant::bmsk_wrap;
+                return true;
+            }
             if ((in.op == opcode::min || in.op == opcode::max) && m == "NaN")
             {
                 in.var = variant::min_max_nan;
@@ -372,6 +377,13 @@ namespace xcuda::sim
                 if (in.type.bits != 32 || in.operand_count != 4)
                 {
                     return "'" + text + "' is not a prmt.b32 the simulator knows";
+                }
+                break;
+            case opcode::bmsk:
+                if (in.type.bits != 32 || in.operand_count != 3 ||
+                    (in.var != variant::bmsk_clamp && in.var != variant::bmsk_wrap))
+                {
+                    return "'" + text + "' is not a bmsk.{clamp,wrap}.b32 the simulator knows";
                 }
                 break;
             default:

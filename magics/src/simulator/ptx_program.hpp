@@ -119,6 +119,7 @@ namespace xcuda::sim
         bra, ret, exit, call, trap,
         bar, membar, shfl, vote, activemask, atom, red, redux, match,
         dp4a, dp2a,                   // dot products of bytes (and halves): warp_integer_operations.cpp
+        bmsk,                         // bmsk.{clamp,wrap}.b32, a bit-field mask: warp_integer_operations.cpp
         add_carry, sub_carry, mad_carry,  // add.cc/addc, sub.cc/subc, mad.cc/madc: the per-lane carry flag
         async_copy,                   // cp.async and its groups, cp.async.bulk: warp_async_operations.cpp
         mbarrier,                     // mbarrier.*: warp_async_operations.cpp (a failed wait yields the warp)
@@ -153,6 +154,7 @@ namespace xcuda::sim
         bar_arrive,                                                   // bar.arrive: counts, does not wait
         min_max_nan,                                                  // min/max.NaN: a NaN operand gives NaN
         satfinite,                                                    // cvt.satfinite: out of range to the largest finite
+        bmsk_clamp, bmsk_wrap,                                        // bmsk's modes
         // cp.async (async_decoder): a copy, its groups, its arrive on an mbarrier, the bulk copy
         cp_async, cp_async_commit, cp_async_wait_group, cp_async_wait_all, cp_async_arrive, cp_async_arrive_noinc,
         cp_async_bulk,

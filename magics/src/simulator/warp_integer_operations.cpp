@@ -3,6 +3,7 @@
 // mad.cc/madc, which NVRTC emits for unsigned __int128). Each reads as the PTX ISA defines it; kept apart
 // from warp_operations.cpp so that the hot arithmetic switch stays as it was.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "warp_interpreter.hpp"
@@ -25,6 +26,27 @@ namespace xcuda::sim
             case variant::prmt_ecr: return k < s ? k : s;      // edge clamp right: 0000, 1110, 2210, 3210
             default: return 2 * (s & 1) + (k & 1);             // rc16, replicate a half: 1010, 3232, 1010, 3232
             }
+        }
+    }
+
+    // bmsk.mode.b32 d, a, b (PTX ISA, bmsk): ones from bit a for b bits. .clamp takes a and b up to 32 as
+    // they are and clamps them there; .wrap takes their low five bits. Bits past 31 are dropped (CUB's radix
+    // sort extracts its digits with it).
+    void warp_interpreter::bit_mask(const instruction& in, std::uint32_t active)
+    {
+        std::uint64_t* d = destination(in.operands[0]);
+        source a = fetch(in.operands[1], 0);
+        source b = fetch(in.operands[2], 1);
+        const bool clamp = in.var == variant::bmsk_clamp;
+        XCUDA_SIM_LANES(active)
+        {
+            std::uint64_t start = static_cast<std::uint32_t>(a.p[a.stride * l]);
+            std::uint64_t width = static_cast<std::uint32_t>(b.p[b.stride * l]);
+            start = clamp ? std::min<std::uint64_t>(start, 32) : start & 31;
+            width = clamp ? std::min<std::uint64_t>(width, 32) : width & 31;
+            std::uint64_t ones = (1ull << std::min<std::uint64_t>(start + width, 32)) - 1;
+            std::uint64_t below = (1ull << start) - 1;
+            d[l] = (ones & ~below) & 0xffffffffu;
         }
     }
 

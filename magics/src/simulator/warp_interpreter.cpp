@@ -13,6 +13,10 @@
 #include <limits>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace xcuda::sim
 {
     namespace
@@ -23,21 +27,9 @@ namespace xcuda::sim
     warp_interpreter::warp_interpreter(launch_context& launch, block_state& block, unsigned warp_index)
         : m_launch(launch), m_block(block), m_warp(warp_index)
     {
-    }
-
-    void warp_interpreter::reset(unsigned lanes)
-    {
-        m_lanes = lanes;
-        m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
-        m_carry = 0;
-        m_cluster_arrived = m_cluster_pending = 0;
-        for (unsigned l = 0; l < 32; ++l)
-        {
-            m_copies[l].clear();  // a copy never waited for is never written (docs/simulator.md)
-            m_groups[l] = 0;
-        }
-        m_stack.clear();
-        m_depth = 0;
+        // The special registers that are the same in every block of the launch (a warp_interpreter lives for one
+        // launch; block_executor::prepare has set the block's reserved region before it makes the warps): set here,
+        // not at every reset.
         const unsigned* b = m_launch.block;
         for (unsigned l = 0; l < 32; ++l)
         {
@@ -49,9 +41,6 @@ namespace xcuda::sim
             set(special_register::ntid_x, b[0]);
             set(special_register::ntid_y, b[1]);
             set(special_register::ntid_z, b[2]);
-            set(special_register::ctaid_x, m_block.ctaid[0]);
-            set(special_register::ctaid_y, m_block.ctaid[1]);
-            set(special_register::ctaid_z, m_block.ctaid[2]);
             set(special_register::nctaid_x, m_launch.grid[0]);
             set(special_register::nctaid_y, m_launch.grid[1]);
             set(special_register::nctaid_z, m_launch.grid[2]);
@@ -76,6 +65,28 @@ namespace xcuda::sim
             set(special_register::reserved_smem_0, m_block.reserved_shared);
             set(special_register::reserved_smem_1, m_block.reserved_shared + reserved_shared::second);
         }
+    }
+
+    void warp_interpreter::reset(unsigned lanes)
+    {
+        m_lanes = lanes;
+        m_live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
+        m_carry = 0;
+        m_cluster_arrived = m_cluster_pending = 0;
+        for (unsigned l = 0; l < 32; ++l)
+        {
+            m_copies[l].clear();  // a copy never waited for is never written (docs/simulator.md)
+            m_groups[l] = 0;
+        }
+        m_stack.clear();
+        m_depth = 0;
+        for (unsigned l = 0; l < 32; ++l)  // the rest of m_specials is the launch's: set once (the constructor)
+        {
+            m_specials[static_cast<int>(special_register::ctaid_x)][l] = m_block.ctaid[0];
+            m_specials[static_cast<int>(special_register::ctaid_y)][l] = m_block.ctaid[1];
+            m_specials[static_cast<int>(special_register::ctaid_z)][l] = m_block.ctaid[2];
+        }
+        const unsigned* b = m_launch.block;
         push_frame(m_launch.entry, m_live, nullptr);
         m_trace_lane = -1;
         if (const thread_trace* t = m_launch.trace)
@@ -89,103 +100,6 @@ namespace xcuda::sim
                 m_trace_lane = static_cast<int>(linear % 32);
                 m_launch.trace->reached = true;
             }
-        }
-    }
-
-    void warp_interpreter::trace(const instruction& in, bool executed)
-    {
-        thread_trace& t = *m_launch.trace;
-        if (t.steps.size() >= t.limit)
-        {
-            t.truncated = true;
-            return;
-        }
-        trace_step step;
-        step.function = m_function->name;
-        step.pc = static_cast<std::uint32_t>(&in - m_function->code.data());
-        step.text = in.text;
-        step.line = in.line;
-        auto file = m_launch.program->files.find(in.file);
-        step.file = in.line && file != m_launch.program->files.end() ? file->second : std::string();
-        step.executed = executed;
-        t.steps.push_back(std::move(step));
-    }
-
-    // The registers `in` wrote for the traced lane, shown in the instruction's type (a predicate for setp).
-    void warp_interpreter::trace_writes(const instruction& in)
-    {
-        thread_trace& t = *m_launch.trace;
-        if (t.steps.empty() || t.truncated || in.op == opcode::st || in.op == opcode::red || in.op == opcode::membar ||
-            in.op == opcode::nop)
-        {
-            return;
-        }
-        const unsigned lane = static_cast<unsigned>(m_trace_lane);
-        auto shown = [&](std::int32_t reg, bool predicate) {
-            std::uint64_t v = m_registers[static_cast<std::size_t>(reg) * 32 + lane];
-            ptx_type type = in.type;
-            char text[64];
-            if (predicate || type.kind == 'p')
-            {
-                std::snprintf(text, sizeof text, "%s", (v & 1) ? "true" : "false");
-            }
-            else if (type.kind == 'f' && type.bits == 32)
-            {
-                float f;
-                auto bits = static_cast<std::uint32_t>(v);
-                std::memcpy(&f, &bits, 4);
-                std::snprintf(text, sizeof text, "%.9g", static_cast<double>(f));
-            }
-            else if (type.kind == 'f' && type.bits == 64)
-            {
-                double d;
-                std::memcpy(&d, &v, 8);
-                std::snprintf(text, sizeof text, "%.17g", d);
-            }
-            else if (type.kind == 's')
-            {
-                int shift = 64 - (type.bits ? type.bits : 64);
-                auto signed_value = static_cast<long long>(static_cast<std::int64_t>(v << shift) >> shift);
-                std::snprintf(text, sizeof text, "%lld", signed_value);
-            }
-            else if (type.kind == 'u')
-            {
-                std::uint64_t mask = type.bits >= 64 ? ~0ull : ((1ull << type.bits) - 1);
-                std::snprintf(text, sizeof text, "%llu", static_cast<unsigned long long>(v & mask));
-            }
-            else
-            {
-                std::uint64_t mask = type.bits >= 64 || type.bits == 0 ? ~0ull : ((1ull << type.bits) - 1);
-                std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v & mask));
-            }
-            const std::vector<std::string>& names = m_function->register_names;
-            std::string name = static_cast<std::size_t>(reg) < names.size() ? names[static_cast<std::size_t>(reg)]
-                                                                               : "%" + std::to_string(reg);
-            t.steps.back().writes.push_back(name + " = " + text);
-        };
-        if (in.operand_count == 0)
-        {
-            return;
-        }
-        const operand& d = in.operands[0];
-        bool predicate = in.op == opcode::setp;
-        if (d.what == operand::kind::reg)
-        {
-            shown(d.reg, predicate);
-        }
-        else if (d.what == operand::kind::vector)
-        {
-            for (unsigned k = 0; k < d.count; ++k)
-            {
-                if (d.regs[k] >= 0)
-                {
-                    shown(d.regs[k], false);
-                }
-            }
-        }
-        if (in.pair && in.operand_count > 1 && in.operands[1].what == operand::kind::reg)
-        {
-            shown(in.operands[1].reg, true);
         }
     }
 
@@ -211,7 +125,25 @@ namespace xcuda::sim
         m_stack.push_back({0, mask, no_pc});
         m_frame = &fr;
         m_function = &f;
+        m_fast = fast_code(function);
         m_registers = fr.registers.data();
+    }
+
+    const fast_handler* warp_interpreter::fast_code(int function)
+    {
+        std::vector<std::vector<fast_handler>>& table = m_block.fast_code;
+        table.resize(m_launch.program->functions.size());
+        std::vector<fast_handler>& code = table[static_cast<std::size_t>(function)];
+        const std::vector<instruction>& instructions = m_launch.program->functions[static_cast<std::size_t>(function)].code;
+        if (code.size() != instructions.size())
+        {
+            code.resize(instructions.size());
+            for (std::size_t pc = 0; pc < instructions.size(); ++pc)
+            {
+                code[pc] = warp_fast_path(instructions[pc]);
+            }
+        }
+        return code.data();
     }
 
     // Lanes leave every entry; empty entries go, and frames whose entries are all gone return.
@@ -238,6 +170,7 @@ namespace xcuda::sim
             }
             m_frame = &m_frames[m_depth - 1];
             m_function = &m_launch.program->functions[static_cast<std::size_t>(m_frame->function)];
+            m_fast = fast_code(m_frame->function);
             m_registers = m_frame->registers.data();
             if (done.call && done.call->call_result >= 0 && callee.result >= 0)
             {
@@ -397,7 +330,7 @@ namespace xcuda::sim
         auto described = [&](const char* in_space) {
             return std::string(verb) + std::to_string(bytes) + " bytes at " + in_space + " address " + hex(a);
         };
-        if (bytes > 1 && a % bytes != 0)
+        if (bytes > 1 && ((bytes & (bytes - 1)) == 0 ? (a & (bytes - 1)) != 0 : a % bytes != 0))  // no division on the hot path
         {
             fault(in, lane, described(space_name(space)) + ", which is not aligned to " + std::to_string(bytes) + " bytes");
         }
@@ -482,34 +415,40 @@ namespace xcuda::sim
         case state_space::global:
         case state_space::constant:
         default:
-            if (a < m_cached_start || a + bytes > m_cached_end)
+            if (cached(a, bytes) || cache(a, bytes))
             {
-                const sim_memory::allocation* found = m_launch.memory->find(a, bytes);
-                if (!found && m_block.cluster && space == state_space::generic)
+                if (m_block.global_checks)
                 {
-                    if (std::uint8_t* p = cluster_generic(in, a, lane, bytes, write))
-                    {
-                        return p;  // another block's shared memory in this cluster (mapa)
-                    }
+                    check_global(in, a, bytes, lane, write);
                 }
-                if (!found && m_launch.heap)
-                {
-                    return heap_address(in, lane, a, bytes, write);  // a block of device malloc, else the fault
-                }
-                if (!found)
-                {
-                    fault(in, lane, described(space == state_space::generic ? "generic" : space_name(space)) + ", " +
-                                        m_launch.memory->describe(a, bytes) + argument_near(a));
-                }
-                m_cached_start = found->start;
-                m_cached_end = found->start + found->bytes;
+                return reinterpret_cast<std::uint8_t*>(a);
             }
-            if (m_block.global_checks)
+            if (m_block.cluster && space == state_space::generic)
             {
-                check_global(in, a, bytes, lane, write);
+                if (std::uint8_t* p = cluster_generic(in, a, lane, bytes, write))
+                {
+                    return p;  // another block's shared memory in this cluster (mapa)
+                }
             }
-            return reinterpret_cast<std::uint8_t*>(a);
+            if (m_launch.heap)
+            {
+                return heap_address(in, lane, a, bytes, write);  // a block of device malloc, else the fault
+            }
+            fault(in, lane, described(space == state_space::generic ? "generic" : space_name(space)) + ", " +
+                                m_launch.memory->describe(a, bytes) + argument_near(a));
         }
+    }
+
+    const warp_interpreter::cached_range* warp_interpreter::cache(std::uint64_t a, unsigned bytes)
+    {
+        const sim_memory::allocation* found = m_launch.memory->find(a, bytes);
+        if (!found)
+        {
+            return nullptr;
+        }
+        cached_range& r = m_cached[m_cache_next++ % 4];
+        r = {found->start, found->start + found->bytes};
+        return &r;
     }
 
     // Each lane names the lanes it synchronises with (tiles of a warp name different ones); every lane
@@ -518,7 +457,27 @@ namespace xcuda::sim
                                                            const char* what)
     {
         source s = fetch(o, 3);
-        XCUDA_SIM_LANES(active)
+        if (s.stride == 0)  // one mask for every lane (0xffffffff, most often): checked once
+        {
+            const auto mask = static_cast<std::uint32_t>(s.p[0]);
+            if ((active & ~mask) == 0 && (mask & m_live & ~active) == 0)
+            {
+                return s;
+            }
+        }
+        else  // one pass that finds no lane in error, most often; else the lane-by-lane loop says which
+        {
+            std::uint64_t wrong = 0;
+            XCUDA_SIM_LANES(active)
+            {
+                wrong |= (~s.p[l] >> l & 1) | (s.p[l] & m_live & ~active);
+            }
+            if (wrong == 0)
+            {
+                return s;
+            }
+        }
+        XCUDA_SIM_LANES(active)  // the lane that fails, in lane order, with the error it gets
         {
             std::uint32_t mask = static_cast<std::uint32_t>(s.p[s.stride * l]);
             std::uint32_t missing = mask & m_live & ~active;
@@ -547,6 +506,22 @@ namespace xcuda::sim
     {
         const std::uint64_t* p = m_registers + static_cast<std::size_t>(in.guard) * 32;
         std::uint32_t taken = 0;
+        if (mask == 0xffffffffu)  // uniform control flow: the 32 low bits gathered without a lane search
+        {
+#if defined(__SSE2__)
+            for (unsigned l = 0; l < 32; l += 2)  // two lanes' bit 0 moved to their sign bits, read as two bits
+            {
+                __m128i two = _mm_slli_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + l)), 63);
+                taken |= static_cast<std::uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(two))) << l;
+            }
+#else
+            for (unsigned l = 0; l < 32; ++l)
+            {
+                taken |= static_cast<std::uint32_t>(p[l] & 1) << l;
+            }
+#endif
+            return in.guard_negated ? ~taken : taken;
+        }
         XCUDA_SIM_LANES(mask)
         {
             taken |= static_cast<std::uint32_t>((p[l] & 1) != in.guard_negated) << l;
@@ -686,11 +661,21 @@ namespace xcuda::sim
             {
                 checkpoint(in);
             }
-            m_launch.thread_instructions += static_cast<unsigned>(__builtin_popcount(active));
+            m_launch.thread_instructions += lane_count(active);
             const bool traced = m_trace_lane >= 0 && ((top.mask >> m_trace_lane) & 1);
             if (traced)
             {
                 trace(in, (active >> m_trace_lane) & 1);
+            }
+            if (const fast_handler fast = m_fast[top.pc]; fast && active)
+            {
+                fast(*this, in, active);
+                if (traced && ((active >> m_trace_lane) & 1))
+                {
+                    trace_writes(in);
+                }
+                m_stack.back().pc += 1;
+                continue;
             }
             switch (in.op)
             {
@@ -947,6 +932,9 @@ namespace xcuda::sim
         case opcode::prmt:
             permute(in, active);
             return;
+        case opcode::bmsk:
+            bit_mask(in, active);
+            return;
         case opcode::dp4a:
         case opcode::dp2a:
             dot_product(in, active);
@@ -988,61 +976,6 @@ namespace xcuda::sim
         default:
             arithmetic(in, active);
             return;
-        }
-    }
-
-    void warp_interpreter::load_store(const instruction& in, std::uint32_t active)
-    {
-        bool store = in.op == opcode::st;
-        const operand& addr = in.operands[store ? 0 : 1];
-        const operand& value = in.operands[store ? 1 : 0];
-        unsigned size = in.type.bytes();
-        unsigned count = in.vector;
-        std::int32_t single[4] = {value.reg, -1, -1, -1};
-        const std::int32_t* regs = value.what == operand::kind::vector ? value.regs : single;
-        if (store && value.what != operand::kind::reg && value.what != operand::kind::vector)
-        {
-            source s = fetch(value, 0);
-            XCUDA_SIM_LANES(active)
-            {
-                std::uint8_t* p = address(in, addr, l, size, true);
-                std::uint64_t v = s.p[s.stride * l];
-                std::memcpy(p, &v, size);
-            }
-            return;
-        }
-        XCUDA_SIM_LANES(active)
-        {
-            std::uint8_t* p = address(in, addr, l, size * count, store);
-            for (unsigned k = 0; k < count; ++k)
-            {
-                if (regs[k] < 0)
-                {
-                    continue;
-                }
-                std::uint64_t& r = m_registers[static_cast<std::size_t>(regs[k]) * 32 + l];
-                if (store)
-                {
-                    std::memcpy(p + k * size, &r, size);
-                }
-                else
-                {
-                    std::uint64_t v = 0;
-                    std::memcpy(&v, p + k * size, size);
-                    if (in.type.is_signed() && size < 8)
-                    {
-                        unsigned shift = 64 - size * 8;
-                        v = static_cast<std::uint64_t>(static_cast<std::int64_t>(v << shift) >> shift);
-                        const std::vector<std::uint8_t>& widths = m_function->register_bits;
-                        bool wide = static_cast<std::size_t>(regs[k]) < widths.size() && widths[static_cast<std::size_t>(regs[k])] == 64;
-                        if (size < 4 && !wide)
-                        {
-                            v &= 0xffffffffu;  // a signed sub-word load fills a 32-bit register, a .b64 one all of it
-                        }
-                    }
-                    r = v;
-                }
-            }
         }
     }
 

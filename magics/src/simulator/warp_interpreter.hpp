@@ -127,6 +127,12 @@ namespace xcuda::sim
     {
     };
 
+    class warp_interpreter;
+    // The fast path of one instruction (warp_fast_operations.cpp): the instruction for the active lanes, nothing else.
+    using fast_handler = void (*)(warp_interpreter&, const instruction&, std::uint32_t);
+    // Its handler, or nullptr where the general path (warp_interpreter::execute) runs it.
+    fast_handler warp_fast_path(const instruction& in);
+
     struct block_state
     {
         unsigned ctaid[3] = {0, 0, 0};
@@ -142,6 +148,9 @@ namespace xcuda::sim
         std::uint64_t mbarrier_changes = 0;  // grows at every change of an mbarrier (block_executor: is a spin hopeless?)
         cluster_state* cluster = nullptr;  // the block's cluster while its cluster runs (block_clusters.cpp), else nullptr
         unsigned cluster_rank = 0;         // its rank there (%cluster_ctarank)
+        // Each function's fast_handler by pc (warp_fast_path), made when a warp of the block first runs the function:
+        // per block_executor, so that its host thread alone writes it.
+        std::vector<std::vector<fast_handler>> fast_code;
     };
 
     // A cp.async that has been issued and not yet waited for (warp_async_operations.cpp): the source's bytes,
@@ -202,6 +211,8 @@ namespace xcuda::sim
         std::uint32_t cluster_arrived() const noexcept;
 
     private:
+        friend struct warp_fast_access;  // the fast path's handlers read and write the registers
+
         struct entry
         {
             std::uint32_t pc;
@@ -223,7 +234,26 @@ namespace xcuda::sim
             unsigned stride;
         };
 
+        struct cached_range
+        {
+            std::uintptr_t start = 0, end = 0;
+        };
+        // The cached allocation that holds [a, a + bytes), or nullptr.
+        const cached_range* cached(std::uint64_t a, unsigned bytes) const
+        {
+            for (const cached_range& r : m_cached)
+            {
+                if (a >= r.start && a + bytes <= r.end)
+                {
+                    return &r;
+                }
+            }
+            return nullptr;
+        }
+        // The allocation of sim_memory that holds [a, a + bytes), now cached; nullptr when none does.
+        const cached_range* cache(std::uint64_t a, unsigned bytes);
         void push_frame(int function, std::uint32_t mask, const instruction* call);
+        const fast_handler* fast_code(int function);
         void return_lanes(std::uint32_t mask);
         void exit_lanes(std::uint32_t mask);
         void settle();
@@ -261,6 +291,10 @@ namespace xcuda::sim
 
         void execute(const instruction& in, std::uint32_t active);
         void load_store(const instruction& in, std::uint32_t active);
+        // Each active lane's pointer for an access of `bytes` at o, every check translate() makes made
+        // (warp_load_store.cpp: the fast cases of ld and st, the hook of every check of a lane's access).
+        void lane_pointers(const instruction& in, const operand& o, std::uint32_t active, unsigned bytes, bool write,
+                           std::uint8_t** p);
         void convert(const instruction& in, std::uint32_t active);
         void arithmetic(const instruction& in, std::uint32_t active);
         // arithmetic's instruction families (warp_operations.cpp), given the destination and the operands it
@@ -284,6 +318,7 @@ namespace xcuda::sim
         void collective_group(const instruction& in, std::uint32_t members, std::uint64_t* d, std::uint64_t* p, source a);
         void atomic(const instruction& in, std::uint32_t active);
         void permute(const instruction& in, std::uint32_t active);           // prmt, every mode
+        void bit_mask(const instruction& in, std::uint32_t active);          // bmsk.clamp / bmsk.wrap
         void dot_product(const instruction& in, std::uint32_t active);       // dp4a, dp2a
         void carry_arithmetic(const instruction& in, std::uint32_t active);  // add.cc, addc, sub.cc, subc, mad.cc, madc
         void texture_family(const instruction& in, std::uint32_t active);    // tex, tld4, suld, sust, txq, suq
@@ -348,10 +383,14 @@ namespace xcuda::sim
         std::size_t m_depth = 0;  // frames in use (m_frames keeps the others' storage)
         frame* m_frame = nullptr;
         const ptx_function* m_function = nullptr;
+        const fast_handler* m_fast = nullptr;  // m_function's, by pc
         std::uint64_t* m_registers = nullptr;
         std::uint64_t m_specials[static_cast<int>(special_register::count)][32];
         std::uint64_t m_scratch[5][32];
-        std::uintptr_t m_cached_start = 0, m_cached_end = 0;  // the last allocation hit
+        // The last allocations accesses hit (a matrix multiply reads two in turn): translate() and lane_pointers()
+        // check these before sim_memory::find. Replaced in turn.
+        cached_range m_cached[4];
+        unsigned m_cache_next = 0;
         const instruction* m_barrier = nullptr;
         barrier_arrival m_arrival;
         std::uint32_t m_carry = 0;  // each lane's carry flag (CC.CF), bit l for lane l

@@ -15,49 +15,6 @@ namespace xcuda::sim
 {
     namespace
     {
-        // Integer arithmetic wraps (two's complement), as PTX says; C++ signed overflow would be undefined,
-        // so it is done unsigned. Floats pass through.
-        template <class T>
-        T wrap_add(T a, T b)
-        {
-            if constexpr (std::is_integral_v<T>)
-            {
-                using U = std::make_unsigned_t<T>;
-                return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-            }
-            else
-            {
-                return a + b;
-            }
-        }
-        template <class T>
-        T wrap_sub(T a, T b)
-        {
-            if constexpr (std::is_integral_v<T>)
-            {
-                using U = std::make_unsigned_t<T>;
-                return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
-            }
-            else
-            {
-                return a - b;
-            }
-        }
-        template <class T>
-        T wrap_mul(T a, T b)
-        {
-            if constexpr (std::is_integral_v<T>)
-            {
-                // Promoted past int so that a 16-bit product cannot overflow int either.
-                using U = std::conditional_t<(sizeof(T) < 4), std::uint32_t, std::make_unsigned_t<T>>;
-                return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-            }
-            else
-            {
-                return a * b;
-            }
-        }
-
         template <class T>
         T integer_divide(T a, T b)
         {
@@ -106,21 +63,6 @@ namespace xcuda::sim
             }
         }
 
-        template <class T>
-        std::uint64_t wide_product(T a, T b)
-        {
-            using wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
-            if constexpr (sizeof(T) == 2)
-            {
-                using wide32 = std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>;
-                return bits<wide32>(static_cast<wide32>(a) * static_cast<wide32>(b));
-            }
-            else
-            {
-                return bits<wide>(static_cast<wide>(a) * static_cast<wide>(b));
-            }
-        }
-
         template <class F>
         F round_float(F x, rounding r)
         {
@@ -164,6 +106,17 @@ namespace xcuda::sim
 #define FLOAT_OP(EXPRESSION)                                                                   \
     if constexpr (std::is_same_v<T, float>)                                                    \
     {                                                                                          \
+        if (!ftz && !sat) /* the common case: no test per lane */                              \
+        {                                                                                      \
+            XCUDA_SIM_LANES(active)                                                            \
+            {                                                                                  \
+                float x = A, y = B, z = C;                                                     \
+                (void)y;                                                                       \
+                (void)z;                                                                       \
+                d[l] = bits<float>(EXPRESSION);                                                \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
         XCUDA_SIM_LANES(active)                                                                \
         {                                                                                      \
             float x = float_operand(A, ftz), y = float_operand(B, ftz), z = float_operand(C, ftz); \
@@ -746,7 +699,10 @@ namespace xcuda::sim
         bool combined = in.combine != compare::none;
         source c = combined ? fetch(in.operands[first + 2], 2) : source{a.p, 0};
         bool c_negated = combined && in.operands[first + 2].negate;
-        XCUDA_SIM_BY_TYPE(in.type, {
+        // The comparison is a constant of each loop (C), not a switch per lane.
+        XCUDA_SIM_BY_TYPE(in.type, by_comparison(in.cmp, [&](auto comparison) {
+            constexpr compare C = decltype(comparison)::value;
+            const compare cmp = C == compare::none ? in.cmp : C;  // none: an unordered float comparison, looked up per lane
             XCUDA_SIM_LANES(active)
             {
                 T x = as<T>(a.p[a.stride * l]), y = as<T>(b.p[b.stride * l]);
@@ -758,7 +714,7 @@ namespace xcuda::sim
                         y = flush(y);
                     }
                 }
-                bool r = compare_values<T>(in.cmp, x, y);
+                bool r = compare_values<T>(cmp, x, y);
                 bool s = !r;
                 if (combined)
                 {
@@ -775,7 +731,7 @@ namespace xcuda::sim
                     q[l] = s;
                 }
             }
-        });
+        }));
     }
 
     void warp_interpreter::shuffle(const instruction& in, std::uint32_t active)
@@ -792,32 +748,43 @@ namespace xcuda::sim
         {
             values[l] = a.p[a.stride * l];
         }
-        XCUDA_SIM_LANES(active)
+        // The mode is a constant of each loop (V), not a switch per lane.
+        auto lanes = [&](auto mode) {
+            constexpr variant V = decltype(mode)::value;
+            XCUDA_SIM_LANES(active)
+            {
+                std::uint32_t bval = static_cast<std::uint32_t>(b.p[b.stride * l]) & 0x1f;
+                std::uint32_t cval = static_cast<std::uint32_t>(c.p[c.stride * l]);
+                std::uint32_t clamp = cval & 0x1f;
+                std::uint32_t segment = (cval >> 8) & 0x1f;
+                std::uint32_t max_lane = (l & segment) | (clamp & ~segment);
+                std::uint32_t min_lane = l & segment;
+                std::int32_t j = 0;
+                bool valid = false;
+                switch (V)
+                {
+                case variant::shfl_up: j = static_cast<std::int32_t>(l) - static_cast<std::int32_t>(bval); valid = j >= static_cast<std::int32_t>(max_lane); break;
+                case variant::shfl_down: j = static_cast<std::int32_t>(l + bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
+                case variant::shfl_bfly: j = static_cast<std::int32_t>(l ^ bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
+                default: j = static_cast<std::int32_t>(min_lane | (bval & ~segment)); valid = j <= static_cast<std::int32_t>(max_lane); break;
+                }
+                if (!valid)
+                {
+                    j = static_cast<std::int32_t>(l);
+                }
+                d[l] = values[j] & 0xffffffffu;
+                if (p)
+                {
+                    p[l] = valid;
+                }
+            }
+        };
+        switch (in.var)
         {
-            std::uint32_t bval = static_cast<std::uint32_t>(b.p[b.stride * l]) & 0x1f;
-            std::uint32_t cval = static_cast<std::uint32_t>(c.p[c.stride * l]);
-            std::uint32_t clamp = cval & 0x1f;
-            std::uint32_t segment = (cval >> 8) & 0x1f;
-            std::uint32_t max_lane = (l & segment) | (clamp & ~segment);
-            std::uint32_t min_lane = l & segment;
-            std::int32_t j = 0;
-            bool valid = false;
-            switch (in.var)
-            {
-            case variant::shfl_up: j = static_cast<std::int32_t>(l) - static_cast<std::int32_t>(bval); valid = j >= static_cast<std::int32_t>(max_lane); break;
-            case variant::shfl_down: j = static_cast<std::int32_t>(l + bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
-            case variant::shfl_bfly: j = static_cast<std::int32_t>(l ^ bval); valid = j <= static_cast<std::int32_t>(max_lane); break;
-            default: j = static_cast<std::int32_t>(min_lane | (bval & ~segment)); valid = j <= static_cast<std::int32_t>(max_lane); break;
-            }
-            if (!valid)
-            {
-                j = static_cast<std::int32_t>(l);
-            }
-            d[l] = values[j] & 0xffffffffu;
-            if (p)
-            {
-                p[l] = valid;
-            }
+        case variant::shfl_up: lanes(std::integral_constant<variant, variant::shfl_up>{}); return;
+        case variant::shfl_down: lanes(std::integral_constant<variant, variant::shfl_down>{}); return;
+        case variant::shfl_bfly: lanes(std::integral_constant<variant, variant::shfl_bfly>{}); return;
+        default: lanes(std::integral_constant<variant, variant::shfl_idx>{}); return;
         }
     }
 

@@ -126,6 +126,28 @@ namespace xcuda::sim
         }
     }
 
+    // Calls run(std::integral_constant<compare, c>{}) for the comparison c, so that a loop over the lanes compares
+    // with a constant.
+    template <class Run>
+    void by_comparison(compare c, Run&& run)
+    {
+        using k = compare;
+        switch (c)
+        {
+        case k::eq: run(std::integral_constant<k, k::eq>{}); return;
+        case k::ne: run(std::integral_constant<k, k::ne>{}); return;
+        case k::lt: run(std::integral_constant<k, k::lt>{}); return;
+        case k::le: run(std::integral_constant<k, k::le>{}); return;
+        case k::gt: run(std::integral_constant<k, k::gt>{}); return;
+        case k::ge: run(std::integral_constant<k, k::ge>{}); return;
+        case k::lo: run(std::integral_constant<k, k::lo>{}); return;
+        case k::ls: run(std::integral_constant<k, k::ls>{}); return;
+        case k::hi: run(std::integral_constant<k, k::hi>{}); return;
+        case k::hs: run(std::integral_constant<k, k::hs>{}); return;
+        default: run(std::integral_constant<k, k::none>{}); return;  // the unordered forms: compare_values decides
+        }
+    }
+
     // A float to an integer of type I: rounded as r says, NaN to 0, out-of-range values saturated
     // (PTX's float-to-integer conversions always saturate).
     template <class I>
@@ -168,6 +190,76 @@ namespace xcuda::sim
         case 164: return bits<std::int64_t>(float_to_integer<std::int64_t>(x, r));
         default: return 0;
         }
+    }
+
+    // Integer arithmetic wraps (two's complement), as PTX says; C++ signed overflow would be undefined,
+    // so it is done unsigned. Floats pass through.
+    template <class T>
+    T wrap_add(T a, T b)
+    {
+        if constexpr (std::is_integral_v<T>)
+        {
+            using U = std::make_unsigned_t<T>;
+            return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+        }
+        else
+        {
+            return a + b;
+        }
+    }
+    template <class T>
+    T wrap_sub(T a, T b)
+    {
+        if constexpr (std::is_integral_v<T>)
+        {
+            using U = std::make_unsigned_t<T>;
+            return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+        }
+        else
+        {
+            return a - b;
+        }
+    }
+    template <class T>
+    T wrap_mul(T a, T b)
+    {
+        if constexpr (std::is_integral_v<T>)
+        {
+            // Promoted past int so that a 16-bit product cannot overflow int either.
+            using U = std::conditional_t<(sizeof(T) < 4), std::uint32_t, std::make_unsigned_t<T>>;
+            return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+        }
+        else
+        {
+            return a * b;
+        }
+    }
+
+    template <class T>
+    std::uint64_t wide_product(T a, T b)
+    {
+        using wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+        if constexpr (sizeof(T) == 2)
+        {
+            using wide32 = std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>;
+            return bits<wide32>(static_cast<wide32>(a) * static_cast<wide32>(b));
+        }
+        else
+        {
+            return bits<wide>(static_cast<wide>(a) * static_cast<wide>(b));
+        }
+    }
+
+    // The lanes of a mask: __builtin_popcount without -mpopcnt is a call into libgcc, on every instruction.
+    inline unsigned lane_count(std::uint32_t mask)
+    {
+        if (mask == 0xffffffffu)
+        {
+            return 32;
+        }
+        mask = mask - ((mask >> 1) & 0x55555555u);
+        mask = (mask & 0x33333333u) + ((mask >> 2) & 0x33333333u);
+        return (((mask + (mask >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
     }
 
 #define XCUDA_SIM_LANES(mask) for (std::uint32_t m_ = (mask), l; m_ && ((l = __builtin_ctz(m_)), true); m_ &= m_ - 1)
