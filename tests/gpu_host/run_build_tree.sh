@@ -18,9 +18,11 @@ source .devrt/runtime-env.sh >/dev/null
 export XCUDA_BUILD_DIR=$repo/.gpu/build
 nvidia-smi -L | tee "$out/gpu.txt"
 status=0
-timeout ${TEST_TIMEOUT:-330} python3 -m pytest tests -q -p no:cacheprovider -rfs ${PYTEST_ARGS:--m gpu} \
+# -v: one line per test as it ends, so a run cut off by the time limit still names what failed (a -q run
+# cut off on 2026-12-07 left only dots and Fs).
+timeout ${TEST_TIMEOUT:-330} python3 -m pytest tests -v -p no:cacheprovider -rfs ${PYTEST_ARGS:--m gpu} \
     >"$out/gpu-tests.log" 2>&1 || status=1
-tail -n 25 "$out/gpu-tests.log"
+grep -E " (FAILED|ERROR)" "$out/gpu-tests.log" | head -40; tail -n 3 "$out/gpu-tests.log"
 if [ -d .gpu/base ]; then
   # .gpu/base2, when there, is a third build (each round runs base, base2, build)
   bash tests/bench/ab_rounds.sh .gpu/base $( [ -d .gpu/base2 ] && echo .gpu/base2 ) .gpu/build "${AB_ROUNDS:-6}" 3 >"$out/ab.log" 2>&1 || status=1

@@ -970,8 +970,11 @@ PROGRAMS = [
     Program("stencil_1d_offset_arrays", [("", STENCIL)], run_stencil, "olcf/cuda-training-series hw2 stencil_1d.cu"),
     Program("matrix_row_and_column_sums", [("", MATRIX_SUMS)], run_matrix_sums,
             "olcf/cuda-training-series hw4 matrix_sums.cu", {"rtol": 1e-5, "atol": 1e-3}),
+    # atomic_red adds 2^20 floats of about 0.5 into one float32 in whatever order the GPU's atomics take: each
+    # add rounds by up to 2^-5 near the sum's 2^19, a random walk of about 20 (4e-5 of the sum) that the
+    # simulator's block order happens to keep smaller; it failed rtol 1e-5 on an H200 (2026-12-07).
     Program("reductions_atomic_shared_shuffle", [("", REDUCTIONS)], run_reductions,
-            "olcf/cuda-training-series hw5 reductions.cu", {"rtol": 1e-5, "atol": 0.0}),
+            "olcf/cuda-training-series hw5 reductions.cu", {"rtol": 2e-4, "atol": 0.0}),
     Program("pathfinder_dynamic_programming", [("", PATHFINDER)], run_pathfinder, "Rodinia 3.1 cuda/pathfinder"),
     Program("bfs_struct_nodes_bool_masks", [("", BFS)], run_bfs, "Rodinia 3.1 cuda/bfs"),
     # A pixel on the set's edge may escape one iteration sooner or later under contracted multiply-adds
