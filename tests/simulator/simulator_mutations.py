@@ -71,6 +71,8 @@ M=[
  ("q2: __syncwarp() does not end a warp's interval", "magics/src/simulator/warp_race_check.cpp", "            m_interval[warp] = ++m_clock;", "            (void)warp;", "simulator_checks.*"),
  ("r: another block's generic writes to a block's shared memory not seen by its checks", "magics/src/simulator/warp_cluster_operations.cpp", "                    check_remote_shared(*cluster.blocks[b], in, address - base, bytes, lane, write);", "                    (void)write;", "simulator_clusters.*"),
  ("r2: another block's shared::cluster writes not seen by its checks", "magics/src/simulator/warp_cluster_operations.cpp", "            check_remote_shared(*cluster->blocks[owner], in, offset, bytes, lane, write);", "            (void)write;", "simulator_clusters.*:simulator_checks.*"),
+ ("s: the async-copy check never runs", "magics/src/simulator/sim_checker.cpp", "{ return o.async_copy; }", "{ return false && o.async_copy; }", "simulator_async_hazards.*"),
+ ("s2: a landed copy's bytes stay pending", "magics/src/simulator/async_hazard_check.cpp", "                owner[i] = 0;\n                --m_pending;", "                --m_pending;", "simulator_async_hazards.*"),
  ("q3: lanes of one store compared with each other", "magics/src/simulator/warp_race_check.cpp", " && r.step != access.step;", ";", "simulator_checks.*"),
 ]
 

@@ -546,10 +546,50 @@ extern "C" __global__ void checked(const int* v, int* out)
     print("the next launch ran")
 
 
+PIPELINE = r"""
+template <int WAIT> __device__ void stages(const float* in, float* out, int tiles)
+{ __shared__ float buf[2][64]; int t = threadIdx.x; float sum = 0.0f;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"((unsigned)__cvta_generic_to_shared(&buf[0][t])), "l"(in + t) : "memory");
+  asm volatile("cp.async.commit_group;" ::: "memory");
+  for (int i = 0; i < tiles; ++i) {
+    if (i + 1 < tiles) asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"((unsigned)__cvta_generic_to_shared(&buf[(i + 1) % 2][t])), "l"(in + (i + 1) * 64 + t) : "memory");
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group %0;" :: "n"(WAIT) : "memory");
+    __syncthreads();
+    sum += buf[i % 2][63 - t];
+    __syncthreads(); }
+  out[t] = sum; }
+extern "C" __global__ void too_few(const float* in, float* out, int tiles) { stages<2>(in, out, tiles); }
+extern "C" __global__ void enough(const float* in, float* out, int tiles) { stages<1>(in, out, tiles); }
+"""
+
+
+def async_copy_hazard():
+    """The async-copy check (on by default): a two-buffer cp.async pipeline that waits for too few stages reads a
+    buffer whose copy is still pending; the launch fails naming both threads, both cell lines and the block, and the
+    session goes on. The right wait runs and sums every stage; with the check off the short wait runs silently on
+    the old bytes (zeros), where a GPU gives either."""
+    m = xcuda.compile(PIPELINE, name="sim_pipeline")
+    tiles = 4
+    values = (np.arange(tiles * 64) % 13).astype(np.float32)
+    out = np.full(64, -1, dtype=np.float32)
+    message = launch_error(lambda: m.too_few[1, 64](values, out, tiles))
+    assert "kernel 'too_few': a cp.async hazard in block (0,0,0) on '" in message and "::buf' (byte 252 of 512)" in message, message
+    assert "thread (0,0,0) reads shared bytes at 'ld.shared" in message and "the source, line 10" in message, message
+    assert ", the destination of the cp.async at 'cp.async.ca.shared.global" in message and "the source, line 4" in message, message
+    assert "which thread (63,0,0) issued and has not waited for" in message, message
+    assert "on a GPU the copy may land before or after this read" in message, message
+    m.enough[1, 64](values, out, tiles)
+    expected = values.reshape(tiles, 64)[:, ::-1].sum(axis=0)
+    assert np.array_equal(out, expected), (out, expected)
+    os.environ["XCUDA_SIM_CHECKS"] = "-async-copy"
+    out[:] = -1
+    m.too_few[1, 64](values, out, 2)
+    assert np.array_equal(out, np.zeros(64, np.float32)), out  # both stages read before they landed
+
 SCENARIOS = {f.__name__: f for f in (saxpy, block_sum, out_of_bounds, unsupported_instruction, device_printf,
                                      classic_kernels, shared_race, timing_says_simulated, trace_one_thread,
                                      two_sided_barrier, device_assert, device_malloc, grid_sync, uninitialised_shared,
-                                     uninitialised_global, warp_race)}
+                                     uninitialised_global, warp_race, async_copy_hazard)}
 
 if __name__ == "__main__":
     name = sys.argv[1]

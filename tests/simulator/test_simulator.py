@@ -87,6 +87,10 @@ def test_with_the_warp_race_check_warp_synchronous_code_without_syncwarp_is_repo
     run_scenario("warp_race", build_dir)
 
 
+def test_a_pipeline_reading_a_cp_async_it_has_not_waited_for_is_reported_with_both_threads_and_lines(build_dir, simulator):
+    run_scenario("async_copy_hazard", build_dir)
+
+
 def test_launch_timings_on_the_simulator_say_they_are_simulated(build_dir, simulator):
     run_scenario("timing_says_simulated", build_dir)
 
@@ -173,7 +177,7 @@ def test_every_scenario_has_a_test():
                                                   "device_printf", "classic_kernels", "shared_race",
                                                   "timing_says_simulated", "trace_one_thread", "two_sided_barrier",
                                                   "device_assert", "device_malloc", "grid_sync", "uninitialised_shared",
-                                                  "uninitialised_global", "warp_race"}
+                                                  "uninitialised_global", "warp_race", "async_copy_hazard"}
 
 
 def test_without_the_simulator_library_beside_the_module_the_reason_names_it(build_dir, simulator, tmp_path):

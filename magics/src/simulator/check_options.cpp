@@ -17,6 +17,7 @@ namespace xcuda::sim
             {"warp-race", &check_options::warp_race},
             {"init-shared", &check_options::init_shared},
             {"init-global", &check_options::init_global},
+            {"async-copy", &check_options::async_copy},
         };
 
         void set_all(check_options& o, bool on)
@@ -35,7 +36,7 @@ namespace xcuda::sim
 
         void apply_list(check_options& o, const std::string& text)
         {
-            const std::string takes = "a comma-separated list of race, warp-race, init-shared, init-global (each may be "
+            const std::string takes = "a comma-separated list of race, warp-race, init-shared, init-global, async-copy (each may be "
                                       "preceded by '-' to turn it off), all, none or default";
             std::size_t start = 0;
             while (start <= text.size())

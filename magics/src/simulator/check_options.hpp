@@ -17,6 +17,7 @@ namespace xcuda::sim
         bool warp_race = false;    // shared-memory races between lanes of one warp (warp_race_check)
         bool init_shared = false;  // reads of shared memory no thread of the block wrote (init_check)
         bool init_global = false;  // reads of device allocations never written (init_check, written_memory)
+        bool async_copy = true;    // shared accesses of a cp.async's destination before its wait (async_hazard_check)
 
         // From the variables' values (nullptr: unset); throws std::invalid_argument for a value it cannot read.
         static check_options parse(const char* checks, const char* racecheck, const char* initcheck);

@@ -62,6 +62,7 @@ namespace xcuda::sim
             global_accesses = 2,   // .global/.const, and generic addresses of allocations
             synchronisations = 4,
             blocks = 8,            // block_begin, block_end
+            async_copies = 16,     // copy_issued, copy_landed (cp.async; announced where shared_accesses are)
         };
 
         virtual ~check_plugin() = default;
@@ -74,5 +75,9 @@ namespace xcuda::sim
         virtual void global_access(const block_state&, const memory_access&) {}
         // `warp` is the warp of a warp-scope synchronisation (unused for a block's).
         virtual void synchronised(const block_state&, sync_scope, unsigned /*warp*/) {}
+        // A cp.async's destination (shared, `at` the cp.async) when the thread issues it, and when its bytes land
+        // (the thread's wait; before the landing's own shared_access, which is a store of that cp.async).
+        virtual void copy_issued(const block_state&, const memory_access&) {}
+        virtual void copy_landed(const block_state&, const memory_access&) {}
     };
 }

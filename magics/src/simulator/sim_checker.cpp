@@ -1,5 +1,6 @@
 #include "sim_checker.hpp"
 
+#include "async_hazard_check.hpp"
 #include "init_check.hpp"
 #include "race_check.hpp"
 #include "warp_interpreter.hpp"
@@ -23,6 +24,8 @@ namespace xcuda::sim
              [](const launch_context& l) -> std::unique_ptr<check_plugin> { return std::make_unique<warp_race_check>(l); }},
             {[](const check_options& o) { return o.init_shared || o.init_global; },
              [](const launch_context& l) -> std::unique_ptr<check_plugin> { return std::make_unique<init_check>(l); }},
+            {[](const check_options& o) { return o.async_copy; },
+             [](const launch_context& l) -> std::unique_ptr<check_plugin> { return std::make_unique<async_hazard_check>(l); }},
         };
     }
 
@@ -52,6 +55,10 @@ namespace xcuda::sim
             if (events & check_plugin::blocks)
             {
                 m_blocks.push_back(p);
+            }
+            if (events & check_plugin::async_copies)
+            {
+                m_async.push_back(p);
             }
         }
         m_block.shared_checks = m_shared.empty() ? nullptr : this;

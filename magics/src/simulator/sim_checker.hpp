@@ -51,9 +51,26 @@ namespace xcuda::sim
             }
         }
 
+        // A cp.async issued and landed (check_plugin::async_copies): called where shared_checks is set, which it
+        // is whenever a plugin subscribes to these (sim_checker.cpp).
+        void copy_issued(const memory_access& copy)
+        {
+            for (check_plugin* p : m_async)
+            {
+                p->copy_issued(m_block, copy);
+            }
+        }
+        void copy_landed(const memory_access& copy)
+        {
+            for (check_plugin* p : m_async)
+            {
+                p->copy_landed(m_block, copy);
+            }
+        }
+
     private:
         block_state& m_block;
         std::vector<std::unique_ptr<check_plugin>> m_plugins;
-        std::vector<check_plugin*> m_shared, m_global, m_sync, m_blocks;
+        std::vector<check_plugin*> m_shared, m_global, m_sync, m_blocks, m_async;
     };
 }

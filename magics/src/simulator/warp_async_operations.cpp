@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "sim_checker.hpp"
 #include "warp_interpreter.hpp"
 #include "warp_values.hpp"
 
@@ -177,6 +178,11 @@ namespace xcuda::sim
                 std::memcpy(copy.data + k, translate(state_space::global, a + k, lane, n, false, in, false), n);
             }
         }
+        if (m_block.shared_checks)  // the async-copy check marks the destination pending (async_hazard_check)
+        {
+            m_block.shared_checks->copy_issued(
+                memory_access{copy.shared, copy.bytes, m_warp, lane, access_kind::store, &in, m_function, m_launch.warp_steps});
+        }
         m_copies[lane].push_back(copy);
     }
 
@@ -193,6 +199,11 @@ namespace xcuda::sim
             {
                 copies[kept++] = c;
                 continue;
+            }
+            if (m_block.shared_checks)  // landed: no longer pending (async_hazard_check), before the landing's own write
+            {
+                m_block.shared_checks->copy_landed(
+                    memory_access{c.shared, c.bytes, m_warp, lane, access_kind::store, c.at, m_function, m_launch.warp_steps});
             }
             std::memcpy(translate(state_space::shared, c.shared, lane, c.bytes, true, *c.at, false), c.data, c.bytes);
         }

@@ -5,6 +5,8 @@ Each source is written for these tests after the sample's .cu file (the same ker
 launch shapes and device APIs: cooperative groups, `cuda::pipeline`, `cuda::barrier`, `half2`, `wmma`), not
 copied from it; the host code each sample's main() runs becomes `run(ns)`, as a notebook user writes it.
 """
+import os
+
 import numpy as np
 
 from program import Program, cdiv, xcuda
@@ -802,7 +804,30 @@ def run_async_copy(ns):
         d_C = xcuda().zeros((hA, wB), np.float32)
         # The large-chunk kernels copy a float4 per thread: blocks of (BLOCK_SIZE / 4, BLOCK_SIZE) would do,
         # and the sample launches them with BLOCK_SIZE x BLOCK_SIZE as the others.
-        m[name][(wB // block_size, hA // block_size), (block_size, block_size)](d_C, d_A, d_B, wA, wB)
+        def launch():
+            m[name][(wB // block_size, hA // block_size), (block_size, block_size)](d_C, d_A, d_B, wA, wB)
+
+        if name.startswith("MatrixMulAsyncCopyMultiStageLargeChunk"):
+            # The published sample's hazard: its producer loop (aStage <= a + aStep * maxPipelineStages) keeps five
+            # stages in flight in four buffers, so stage i+4's copy into buffer i % 4 is pending while the block
+            # computes on that buffer (and while stage i's copy into it is). A GPU lands the copy whenever it
+            # likes (an H200 gave wrong products on these random matrices); the simulator lands it at the wait,
+            # and its async-copy check (docs/simulator.md) reports the access. So: on the simulator the report is
+            # the expected result; on a GPU the kernel runs and its product, which depends on timing, is not
+            # compared.
+            if os.environ.get("XCUDA_DEVICE") == "simulator":
+                try:
+                    launch()
+                    message = ""
+                except xcuda().CudaError as error:
+                    message = str(error)
+                found.append((name + ": the cp.async hazard reported",
+                              "a cp.async hazard in block" in message and "has not waited for" in message, True))
+            else:
+                launch()
+                xcuda().synchronize()
+            continue
+        launch()
         found.append((name, d_C.copy_to_host(), expected))
     return found
 

@@ -24,32 +24,34 @@ namespace
     }
 }
 
-TEST(simulator_checks, by_default_a_launch_checks_races_between_warps_only)
+TEST(simulator_checks, by_default_a_launch_checks_races_between_warps_and_async_copy_hazards_only)
 {
     check_options o = check_options::parse(nullptr, nullptr, nullptr);
     EXPECT_TRUE(o.race);
+    EXPECT_TRUE(o.async_copy);
     EXPECT_FALSE(o.init_shared);
     EXPECT_FALSE(o.warp_race);
     EXPECT_FALSE(o.init_global);
-    EXPECT_EQ(o.names(), "race");
+    EXPECT_EQ(o.names(), "race, async-copy");
 }
 
 TEST(simulator_checks, xcuda_sim_checks_turns_checks_on_and_off_over_the_defaults)
 {
-    EXPECT_EQ(check_options::parse("warp-race,init-global", nullptr, nullptr).names(), "race, warp-race, init-global");
-    EXPECT_EQ(check_options::parse("-race,-init-shared", nullptr, nullptr).names(), "none");
+    EXPECT_EQ(check_options::parse("warp-race,init-global", nullptr, nullptr).names(), "race, warp-race, init-global, async-copy");
+    EXPECT_EQ(check_options::parse("-race,-init-shared,-async-copy", nullptr, nullptr).names(), "none");
     EXPECT_EQ(check_options::parse("none,warp-race", nullptr, nullptr).names(), "warp-race");
-    EXPECT_EQ(check_options::parse("all,-init-global", nullptr, nullptr).names(), "race, warp-race, init-shared");
-    EXPECT_EQ(check_options::parse("none,default", nullptr, nullptr).names(), "race");
+    EXPECT_EQ(check_options::parse("all,-init-global", nullptr, nullptr).names(), "race, warp-race, init-shared, async-copy");
+    EXPECT_EQ(check_options::parse("none,default", nullptr, nullptr).names(), "race, async-copy");
+    EXPECT_EQ(check_options::parse("-async-copy", nullptr, nullptr).names(), "race");
 }
 
 TEST(simulator_checks, racecheck_and_initcheck_win_over_xcuda_sim_checks_for_their_checks)
 {
-    EXPECT_EQ(check_options::parse("all", "0", nullptr).names(), "init-shared, init-global");
-    EXPECT_EQ(check_options::parse(nullptr, "warp", nullptr).names(), "race, warp-race");
+    EXPECT_EQ(check_options::parse("all", "0", nullptr).names(), "init-shared, init-global, async-copy");
+    EXPECT_EQ(check_options::parse(nullptr, "warp", nullptr).names(), "race, warp-race, async-copy");
     EXPECT_EQ(check_options::parse("none", nullptr, "global").names(), "init-global");
-    EXPECT_EQ(check_options::parse(nullptr, nullptr, "1").names(), "race, init-shared, init-global");
-    EXPECT_EQ(check_options::parse(nullptr, "1", "0").names(), "race");
+    EXPECT_EQ(check_options::parse(nullptr, nullptr, "1").names(), "race, init-shared, init-global, async-copy");
+    EXPECT_EQ(check_options::parse(nullptr, "1", "0").names(), "race, async-copy");
 }
 
 TEST(simulator_checks, a_value_the_simulator_cannot_read_is_refused_naming_the_variable_and_what_it_takes)
@@ -57,7 +59,7 @@ TEST(simulator_checks, a_value_the_simulator_cannot_read_is_refused_naming_the_v
     std::string message = refusal("race,initcheck", nullptr, nullptr);
     EXPECT_NE(message.find("XCUDA_SIM_CHECKS='race,initcheck' is not a value the simulator reads"), std::string::npos)
         << message;
-    EXPECT_NE(message.find("race, warp-race, init-shared, init-global"), std::string::npos) << message;
+    EXPECT_NE(message.find("race, warp-race, init-shared, init-global, async-copy"), std::string::npos) << message;
     message = refusal(nullptr, "yes", nullptr);
     EXPECT_NE(message.find("XCUDA_SIM_RACECHECK='yes'"), std::string::npos) << message;
     message = refusal(nullptr, nullptr, "local");
