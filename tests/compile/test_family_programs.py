@@ -13,8 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs3"))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs4"))
 from family_programs import PROGRAMS  # noqa: E402
-from test_programs2 import kernels_of  # noqa: E402
-from test_programs3 import check, paste  # noqa: E402
+from pasted_programs import check, kernels_of, paste, run_as_host_code  # noqa: E402
 
 # The kernels each program must bind: a program whose kernel was lost (set aside with the host code, say)
 # fails here rather than in a KeyError on the GPU.
@@ -93,10 +92,8 @@ def test_a_kernel_that_uses_a_host_variable_still_gets_nvrtcs_refusal(shell):
 @pytest.mark.gpu
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_every_family_program_runs_as_its_host_code_would(shell, program):
-    shell.user_ns.clear()
-    paste(shell, program)
-    for name, got, expected in program.run(shell.user_ns):
-        check(program, name, np.asarray(got), expected)
+    for name, got, expected in run_as_host_code(shell, program):
+        check(f"{program.name} {name}", got, expected, **program.tolerance)  # rtol and atol, or mismatch
 
 
 BIT_MASKS = r"""

@@ -4,7 +4,6 @@ dynamic shared memory, clock_t timers, header cells with typedefs and kernels, d
 pasted cell by cell. Without a GPU each compiles with every parameter typed; on one, each is launched
 as its host code would and checked against numpy."""
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,35 +11,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs"))
 from programs import PROGRAMS  # noqa: E402
-
-
-def paste(shell, program, arch=None):
-    for name, text in program.headers:
-        shell.run_cell_magic("cuda_header", name, text)
-    for line, text in program.cells:
-        shell.run_cell_magic("cuda", (line + (f" --arch {arch}" if arch else "")).strip(), text)
-
-
-def kernels_of(shell, program):
-    found = {}
-    for value in list(shell.user_ns.values()):
-        kernels = getattr(value, "kernels", None)
-        if isinstance(kernels, dict):
-            found.update(kernels)
-        elif type(value).__name__ == "Kernel":
-            found[value.name] = value
-    return found
+from pasted_programs import check, paste, paste_without_warnings, run_as_host_code, scaled_tolerance  # noqa: E402
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_every_parameter_of_every_program_is_typed_without_a_gpu(shell, program):
-    shell.user_ns.clear()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no "defines no __global__" warning, no stale header
-        paste(shell, program, arch="compute_80")
-    kernels = kernels_of(shell, program)
-    assert kernels, f"{program.name} bound no kernel"
-    for name, kernel in kernels.items():
+    for name, kernel in paste_without_warnings(shell, program).items():
         if kernel.is_template:
             continue
         for parameter in kernel.parameters:
@@ -75,14 +51,5 @@ def test_a_header_kernel_is_bound_and_listed_with_its_header(shell):
 @pytest.mark.gpu
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_every_program_runs_as_its_host_code_would(shell, program):
-    shell.user_ns.clear()
-    paste(shell, program)
-    for name, got, expected in program.run(shell.user_ns):
-        got = np.asarray(got)
-        expected = np.asarray(expected)
-        assert got.shape == expected.shape, name
-        if np.issubdtype(expected.dtype, np.floating) or np.issubdtype(got.dtype, np.floating):
-            np.testing.assert_allclose(got, expected, rtol=2e-5, atol=1e-4 * max(1.0, np.abs(expected).max()),
-                                       err_msg=name)
-        else:
-            np.testing.assert_array_equal(got, expected, err_msg=name)
+    for name, got, expected in run_as_host_code(shell, program):
+        check(name, got, expected, **scaled_tolerance(expected))

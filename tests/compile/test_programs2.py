@@ -4,7 +4,6 @@ __device__ counter read back, a struct in constant memory. Without a GPU each co
 parameter and every module variable typed; on a GPU each runs as its host code would, checked against
 numpy; on the PTX simulator (in CI, tests/simulator/test_round2_on_the_simulator.py) those it can run."""
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,38 +11,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs2"))
 from round2_programs import PROGRAMS  # noqa: E402
-
-
-def paste(shell, program, arch=None):
-    for name, text in program.headers:
-        shell.run_cell_magic("cuda_header", name, text)
-    for line, text in program.cells:
-        shell.run_cell_magic("cuda", (line + (f" --arch {arch}" if arch else "")).strip(), text)
-
-
-def modules_of(shell):
-    return [v for v in list(shell.user_ns.values()) if type(v).__name__ == "Module"]
-
-
-def kernels_of(shell):
-    found = {}
-    for value in list(shell.user_ns.values()):
-        if type(value).__name__ == "Module":
-            found.update(value.kernels)
-        elif type(value).__name__ == "Kernel":
-            found[value.name] = value
-    return found
+from pasted_programs import (check, kernels_of, modules_of, paste, paste_without_warnings,  # noqa: E402
+                             run_as_host_code, scaled_tolerance)
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_every_parameter_and_variable_of_every_program_is_typed_without_a_gpu(shell, program):
-    shell.user_ns.clear()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        paste(shell, program, arch="compute_80")
-    kernels = kernels_of(shell)
-    assert kernels, f"{program.name} bound no kernel"
-    for name, kernel in kernels.items():
+    for name, kernel in paste_without_warnings(shell, program).items():
         for parameter in kernel.parameters:
             assert parameter["dtype"] is not None, f"{name}: {parameter} has no dtype"
     for variable, (dtype, shape) in program.variables.items():
@@ -78,17 +52,8 @@ def test_the_programs_cover_the_runtime_items():
 @pytest.mark.gpu
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_every_program_runs_as_its_host_code_would(shell, program):
-    shell.user_ns.clear()
-    paste(shell, program)
-    for name, got, expected in program.run(shell.user_ns):
-        got = np.asarray(got)
-        expected = np.asarray(expected)
-        assert got.shape == expected.shape, name
-        if np.issubdtype(expected.dtype, np.floating) or np.issubdtype(got.dtype, np.floating):
-            np.testing.assert_allclose(got, expected, rtol=2e-5, atol=1e-4 * max(1.0, np.abs(expected).max()),
-                                       err_msg=name)
-        else:
-            np.testing.assert_array_equal(got, expected, err_msg=name)
+    for name, got, expected in run_as_host_code(shell, program):
+        check(name, got, expected, **scaled_tolerance(expected))
 
 
 def test_the_cooperative_program_is_seen_to_sync_its_grid_and_the_others_are_not(shell):

@@ -4,20 +4,13 @@ beside the kernels). Without a GPU each compiles with every parameter typed; on 
 code would, checked against numpy; on the PTX simulator in CI every one of them
 (tests/simulator/test_round2_on_the_simulator.py runs this file's gpu tests there)."""
 import sys
-import warnings
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs3"))
 from round3_programs import PROGRAMS  # noqa: E402
-from test_programs2 import kernels_of  # noqa: E402  (the kernels a pasted program bound)
-
-
-def paste(shell, program, arch=None):
-    for line, text in program.cells:
-        shell.run_cell_magic("cuda", (line + (f" --arch {arch}" if arch else "")).strip(), text)
+from pasted_programs import check, paste, paste_without_warnings, run_as_host_code  # noqa: E402
 
 
 def test_there_are_twelve_programs_each_with_its_provenance():
@@ -27,13 +20,7 @@ def test_there_are_twelve_programs_each_with_its_provenance():
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_every_parameter_of_every_program_is_typed_without_a_gpu(shell, program):
-    shell.user_ns.clear()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        paste(shell, program, arch="compute_80")
-    kernels = kernels_of(shell)
-    assert kernels, f"{program.name} bound no kernel"
-    for name, kernel in kernels.items():
+    for name, kernel in paste_without_warnings(shell, program).items():
         for parameter in kernel.parameters:
             assert parameter["dtype"] is not None, f"{name}: {parameter} has no dtype"
 
@@ -49,24 +36,8 @@ def test_the_struct_and_vector_parameters_get_the_compilers_layout(shell):
     assert pair.names == ("x", "y") and pair.itemsize == 8
 
 
-def check(program, name, got, expected):
-    got, expected = np.asarray(got), np.asarray(expected)
-    assert got.shape == expected.shape, (program.name, name, got.shape, expected.shape)
-    tolerance = dict(program.tolerance)
-    if "mismatch" in tolerance:
-        wrong = np.count_nonzero(got != expected) / got.size
-        assert wrong <= tolerance["mismatch"], f"{program.name} {name}: {wrong:.2%} of the elements differ"
-    elif np.issubdtype(expected.dtype, np.floating) or np.issubdtype(got.dtype, np.floating):
-        np.testing.assert_allclose(got, expected, rtol=tolerance.get("rtol", 0.0), atol=tolerance.get("atol", 0.0),
-                                   err_msg=f"{program.name} {name}")
-    else:
-        np.testing.assert_array_equal(got, expected, err_msg=f"{program.name} {name}")
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_every_program_runs_as_its_host_code_would(shell, program):
-    shell.user_ns.clear()
-    paste(shell, program)
-    for name, got, expected in program.run(shell.user_ns):
-        check(program, name, got, expected)
+    for name, got, expected in run_as_host_code(shell, program):
+        check(f"{program.name} {name}", got, expected, **program.tolerance)  # rtol and atol, or mismatch

@@ -15,13 +15,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "programs_preprocessor"))
 from preprocessor_programs import PROGRAMS, WHOLE_PROGRAM, whole_program_expected_sum  # noqa: E402
-
-
-def paste(shell, program, arch=None):
-    for name, text in program.headers:
-        shell.run_cell_magic("cuda_header", name, text)
-    for line, text in program.cells:
-        shell.run_cell_magic("cuda", (line + (f" --arch {arch}" if arch else "")).strip(), text)
+from pasted_programs import paste  # noqa: E402  (tests/pasted_programs.py)
 
 
 def kernels_of(ns):

@@ -7,7 +7,7 @@
 
 namespace xcuda::sim
 {
-    async_hazard_check::async_hazard_check(const launch_context& launch) : m_launch(launch)
+    async_hazard_check::async_hazard_check(const launch_context& launch) : launch_check(launch)
     {
         for (const ptx_function& f : launch.program->functions)
         {
@@ -107,9 +107,9 @@ namespace xcuda::sim
                                   : "the copy may land before or after this write, overwriting it or not";
         throw sim_error(sim_error::kind::shared_race,
                         "kernel '" + m_launch.kernel + "': a cp.async hazard in " + check_report::block(block.ctaid) + " on " +
-                            check_report::shared_variable(program, offset) + ", shared address " + hex(offset) + ": " +
-                            check_report::thread_in_block(m_launch.block, access.thread()) + does +
-                            check_report::place(program, *access.function, *access.at) + ", the destination of the cp.async at " +
+                            check_report::shared_address(program, offset) + ": " +
+                            check_report::access(program, *access.function, m_launch.block, access.thread(), does, *access.at) +
+                            ", the destination of the cp.async at " +
                             check_report::place(program, check_report::function_of(program, m_launch.entry, *copy.at), *copy.at) +
                             ", which " + check_report::thread_in_block(m_launch.block, copy.thread) +
                             " issued and has not waited for (cp.async.wait_group, wait_all, or an mbarrier): on a GPU " + because +

@@ -18,9 +18,7 @@
 
 namespace xcuda::sim
 {
-    struct launch_context;
-
-    class async_hazard_check : public check_plugin
+    class async_hazard_check : public launch_check
     {
     public:
         explicit async_hazard_check(const launch_context& launch);
@@ -40,7 +38,6 @@ namespace xcuda::sim
         [[noreturn]] void hazard(const block_state& block, std::uint64_t offset, const pending_copy& copy,
                                  const memory_access& access) const;
 
-        const launch_context& m_launch;
         bool m_has_copies = false;               // the program has a cp.async
         std::vector<std::uint32_t> m_owner;      // per shared byte: 1 + the index in m_copies of its pending copy, 0: none
         std::vector<pending_copy> m_copies;      // the copies with bytes pending, and free records

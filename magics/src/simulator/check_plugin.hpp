@@ -80,4 +80,15 @@ namespace xcuda::sim
         virtual void copy_issued(const block_state&, const memory_access&) {}
         virtual void copy_landed(const block_state&, const memory_access&) {}
     };
+
+    struct launch_context;
+
+    // What every check of sim_checker keeps (race_check, warp_race_check, init_check, async_hazard_check): the
+    // launch it runs in and reports on (its program, kernel name, block shape, options), which outlives it.
+    class launch_check : public check_plugin
+    {
+    protected:
+        explicit launch_check(const launch_context& launch) noexcept : m_launch(launch) {}
+        const launch_context& m_launch;
+    };
 }

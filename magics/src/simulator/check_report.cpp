@@ -72,6 +72,17 @@ namespace xcuda::sim
         return "'" + in.text + "' " + location(program, function, in);
     }
 
+    std::string check_report::shared_address(const ptx_program& program, std::uint64_t offset)
+    {
+        return shared_variable(program, offset) + ", shared address " + hex(offset);
+    }
+
+    std::string check_report::access(const ptx_program& program, const ptx_function& function, const unsigned dims[3],
+                                     std::uint32_t thread, const char* does, const instruction& in)
+    {
+        return thread_in_block(dims, thread) + does + place(program, function, in);
+    }
+
     const ptx_function& check_report::function_of(const ptx_program& program, int entry, const instruction& in)
     {
         for (const ptx_function& f : program.functions)

@@ -35,6 +35,12 @@ namespace xcuda::sim
         static const ptx_function& function_of(const ptx_program& program, int entry, const instruction& in);
         // "'kernel::s' (byte 4 of 256)", "the dynamic shared memory 'buffer'", or "shared memory".
         static std::string shared_variable(const ptx_program& program, std::uint64_t offset);
+        // "'kernel::s' (byte 4 of 256), shared address 0x10": the byte a shared-memory report is about.
+        static std::string shared_address(const ptx_program& program, std::uint64_t offset);
+        // "thread (x,y,z)" + `does` + "'PTX TEXT' in FUNCTION, line N of FILE": one of the accesses a report of a
+        // block names (`does`: " writes it at ", " read it before at ", ...).
+        static std::string access(const ptx_program& program, const ptx_function& function, const unsigned dims[3],
+                                  std::uint32_t thread, const char* does, const instruction& in);
         // " (the array of the kernel's parameter 1, name_param_1)": the pointer argument of the launch of `entry` with
         // `params` whose allocation is nearest to address (within 1 MiB), else "".
         static std::string argument_near(const ptx_program& program, int entry, const std::uint8_t* params,

@@ -9,7 +9,7 @@
 namespace xcuda::sim
 {
     init_check::init_check(const launch_context& launch)
-        : m_launch(launch), m_shared(launch.checks.init_shared), m_written(launch.checks.init_global ? launch.written : nullptr)
+        : launch_check(launch), m_shared(launch.checks.init_shared), m_written(launch.checks.init_global ? launch.written : nullptr)
     {
     }
 

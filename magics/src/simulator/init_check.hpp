@@ -20,9 +20,7 @@
 
 namespace xcuda::sim
 {
-    struct launch_context;
-
-    class init_check : public check_plugin
+    class init_check : public launch_check
     {
     public:
         explicit init_check(const launch_context& launch);
@@ -37,7 +35,6 @@ namespace xcuda::sim
         [[noreturn]] void uninitialised(const block_state& block, const memory_access& access, const std::string& what) const;
         void report_pending(const block_state& block) const;  // the shared read kept for the next barrier, if any
 
-        const launch_context& m_launch;
         bool m_shared;
         written_memory* m_written;                // the global part's (nullptr: off)
         written_memory::region* m_region = nullptr;  // the last allocation hit

@@ -3,21 +3,19 @@
 // accesses of one byte of a block's shared memory, at least one a write, by threads of different warps, with no
 // barrier between them, are a race; the launch fails naming both. Atomics never race.
 //
-// Each shared byte has a record (shared_shadow) of its last write and of up to two reads of two different warps,
-// each stamped with the barrier interval (m_epoch, which grows at every barrier release, every mbarrier phase that
+// Each shared byte has a record (shared_shadow.hpp, shared with warp_race_check) of its last write and of up to
+// two reads of two different warps, each stamped with the barrier interval (m_epoch, which grows at every barrier release, every mbarrier phase that
 // completes and every block); an access compares with the records of the same interval. Lanes of one warp are the
 // warp_race_check's. One per executor (check_plugin).
 
 #include <cstdint>
-#include <vector>
 
 #include "check_plugin.hpp"
+#include "shared_shadow.hpp"
 
 namespace xcuda::sim
 {
-    struct launch_context;
-
-    class race_check : public check_plugin
+    class race_check : public launch_check
     {
     public:
         explicit race_check(const launch_context& launch);
@@ -33,15 +31,10 @@ namespace xcuda::sim
             std::uint32_t thread = 0;  // the linear thread id in the block
             const instruction* at = nullptr;
         };
-        struct shared_shadow
-        {
-            shared_access_record write, read, other_read;  // other_read: a reader of another warp than read's
-        };
         [[noreturn]] void race(const block_state& block, std::uint64_t offset, const shared_access_record& earlier,
                                bool earlier_wrote, const memory_access& access) const;
 
-        const launch_context& m_launch;
-        std::vector<shared_shadow> m_shadow;  // one per shared byte
+        shared_shadow<shared_access_record> m_shadow;  // other_read: a reader of another warp than read's
         std::uint32_t m_epoch = 1;
     };
 }

@@ -5,7 +5,7 @@
 
 namespace xcuda::sim
 {
-    warp_race_check::warp_race_check(const launch_context& launch) : m_launch(launch)
+    warp_race_check::warp_race_check(const launch_context& launch) : launch_check(launch)
     {
         const unsigned threads = launch.block[0] * launch.block[1] * launch.block[2];
         m_interval.assign((threads + 31) / 32, 0);
@@ -13,10 +13,7 @@ namespace xcuda::sim
 
     void warp_race_check::block_begin(const block_state& block)
     {
-        if (m_shadow.size() != block.shared_bytes)
-        {
-            m_shadow.assign(block.shared_bytes, shadow{});
-        }
+        m_shadow.resize(block.shared_bytes);
         synchronised(block, sync_scope::block, 0);  // a new block: nothing of the last one's accesses counts
     }
 
@@ -40,7 +37,6 @@ namespace xcuda::sim
         {
             return;  // another block's lanes are not this block's warps
         }
-        const bool write = access.kind == access_kind::store;
         const std::uint32_t me = access.thread();
         const std::uint32_t interval = m_interval[access.warp];
         // An earlier access by another lane of this warp, in this interval, at another execution of an instruction.
@@ -48,23 +44,12 @@ namespace xcuda::sim
             return r.interval == interval && r.thread != me && r.thread / 32 == access.warp && r.step != access.step;
         };
         const record now{interval, me, access.step, access.at};
-        for (unsigned i = 0; i < access.bytes; ++i)
-        {
-            shadow& s = m_shadow[access.address + i];
-            if (hazard(s.write))
-            {
-                race(block, access.address + i, s.write, true, access);
-            }
+        auto report = [&](std::uint64_t offset, const record& earlier, bool earlier_wrote) {
+            race(block, offset, earlier, earlier_wrote, access);
+        };
+        m_shadow.compare(access, hazard, report, [&](shared_byte_shadow<record>& s, bool write) {
             if (write)
             {
-                if (hazard(s.read))
-                {
-                    race(block, access.address + i, s.read, false, access);
-                }
-                if (hazard(s.other_read))
-                {
-                    race(block, access.address + i, s.other_read, false, access);
-                }
                 s.write = now;
                 s.read = s.other_read = record{};  // later writers are compared with this write
             }
@@ -76,7 +61,7 @@ namespace xcuda::sim
             {
                 s.other_read = now;
             }
-        }
+        });
     }
 
     void warp_race_check::race(const block_state& block, std::uint64_t offset, const record& earlier, bool earlier_wrote,
@@ -87,13 +72,13 @@ namespace xcuda::sim
         throw sim_error(sim_error::kind::shared_race,
                         "kernel '" + m_launch.kernel + "': a shared-memory race between lanes of one warp in " +
                             check_report::block(block.ctaid) + ", warp " + std::to_string(access.warp) + ", on " +
-                            check_report::shared_variable(program, offset) + ", shared address " + hex(offset) + ": " +
-                            check_report::thread_in_block(m_launch.block, access.thread()) +
-                            (write ? " writes it at " : " reads it at ") +
-                            check_report::place(program, *access.function, *access.at) + ", and " +
-                            check_report::thread_in_block(m_launch.block, earlier.thread) +
-                            (earlier_wrote ? " wrote it before at " : " read it before at ") +
-                            check_report::place(program, check_report::function_of(*m_launch.program, m_launch.entry, *earlier.at), *earlier.at) +
+                            check_report::shared_address(program, offset) + ": " +
+                            check_report::access(program, *access.function, m_launch.block, access.thread(),
+                                                 write ? " writes it at " : " reads it at ", *access.at) +
+                            ", and " +
+                            check_report::access(program, check_report::function_of(program, m_launch.entry, *earlier.at),
+                                                 m_launch.block, earlier.thread,
+                                                 earlier_wrote ? " wrote it before at " : " read it before at ", *earlier.at) +
                             ", with no __syncwarp() or barrier between: since Volta the lanes of a warp are "
                             "scheduled independently, so the order of the two is not defined (the simulator runs the "
                             "lanes in lockstep and gives the pre-Volta result; XCUDA_SIM_CHECKS=-warp-race turns this "

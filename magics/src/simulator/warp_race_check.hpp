@@ -5,7 +5,7 @@
 // where the simulator (which runs a warp's lanes in lockstep) and older GPUs give the expected value. The lanes of
 // one execution of an instruction (one `step`) are not compared with each other. Atomics never race.
 //
-// Each shared byte has a record of its last write and of up to two reads by different lanes, each stamped with
+// Each shared byte has a record (shared_shadow.hpp, shared with race_check) of its last write and of up to two reads by different lanes, each stamped with
 // the writer's warp's sync interval (m_interval[warp]: grows at the warp's bar.warp.sync, at every block barrier
 // and every block). A __syncwarp(mask) of some lanes ends the interval of the whole warp: a hazard between a lane
 // in the mask and one outside it can go unreported (a missed report, never a false one). One per executor.
@@ -14,12 +14,11 @@
 #include <vector>
 
 #include "check_plugin.hpp"
+#include "shared_shadow.hpp"
 
 namespace xcuda::sim
 {
-    struct launch_context;
-
-    class warp_race_check : public check_plugin
+    class warp_race_check : public launch_check
     {
     public:
         explicit warp_race_check(const launch_context& launch);
@@ -36,15 +35,10 @@ namespace xcuda::sim
             std::uint64_t step = 0;
             const instruction* at = nullptr;
         };
-        struct shadow
-        {
-            record write, read, other_read;  // other_read: a reader of another lane than read's
-        };
         [[noreturn]] void race(const block_state& block, std::uint64_t offset, const record& earlier, bool earlier_wrote,
                                const memory_access& access) const;
 
-        const launch_context& m_launch;
-        std::vector<shadow> m_shadow;  // one per shared byte
+        shared_shadow<record> m_shadow;  // other_read: a reader of another lane than read's
         std::vector<std::uint32_t> m_interval;  // per warp of the block
         std::uint32_t m_clock = 1;  // the source of new intervals
     };
