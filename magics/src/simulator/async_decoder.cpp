@@ -199,6 +199,10 @@ namespace xcuda::sim
                 {
                     in.var = variant::mbar_arrive_expect_tx;
                 }
+                else if (m == "noComplete" && (in.var == variant::mbar_arrive || in.var == variant::mbar_arrive_drop))
+                {
+                    in.no_complete = true;
+                }
                 else if (m == "cluster")
                 {
                     // the scope: with a .shared::cta address the barrier is the CTA's own
@@ -244,6 +248,11 @@ namespace xcuda::sim
             if (in.var == variant::mbar_arrive_expect_tx && in.operand_count != 3)
             {
                 return not_known(text, "mbarrier.arrive.expect_tx");
+            }
+            if (in.no_complete && (in.operand_count != 3 || in.space == state_space::shared_cluster))
+            {
+                return "'" + text + "': .noComplete takes a count and the CTA's own barrier (PTX: "
+                                    "mbarrier.arrive{_drop}.noComplete{.release}{.cta}{.shared{::cta}}.b64 state, [addr], count)";
             }
             return "";
         }

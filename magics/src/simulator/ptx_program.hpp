@@ -207,6 +207,7 @@ namespace xcuda::sim
         bool carry_out = false;     // .cc: writes it
         bool releases = false;      // atom/red.release or .acq_rel: orders the block's accesses (warp_block_spin.cpp)
         bool strong = false;        // ld.acquire/.relaxed/.volatile: may spin on another block's store (cooperative grid)
+        bool no_complete = false;   // mbarrier.arrive(_drop).noComplete: the arrive must not complete the phase
         std::uint8_t file = 0;      // the .loc file
         std::uint8_t vector = 1;    // ld/st .v2 .v4
         std::uint8_t texture_form = 0;  // tex, tld4, suld, sust, txq, suq: geometry and mode (texture_decoder.hpp)

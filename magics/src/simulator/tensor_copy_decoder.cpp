@@ -71,13 +71,14 @@ namespace xcuda::sim
                     f.dims = static_cast<unsigned>(m[0] - '0');
                 }
                 else if (m == "tensor" || m == "prefetch" || m == "commit_group" || m == "wait_group" || m == "im2col" ||
+                         m == "im2col_no_offs" ||
                          m == "mbarrier::complete_tx::bytes" || m == "bulk_group" || m == "L2::cache_hint")
                 {
                     f.tensor |= m == "tensor";
                     f.prefetch |= m == "prefetch";
                     f.commit |= m == "commit_group";
                     f.wait |= m == "wait_group";
-                    f.im2col |= m == "im2col";
+                    f.im2col |= m == "im2col" || m == "im2col_no_offs";
                     f.mbarrier |= m == "mbarrier::complete_tx::bytes";
                     f.group |= m == "bulk_group";
                     f.hint |= m == "L2::cache_hint";
@@ -106,26 +107,53 @@ namespace xcuda::sim
             return in.operand_count > k && (in.operands[k].what == operand::kind::reg || in.operands[k].what == operand::kind::imm);
         }
 
+        std::string type_name(ptx_type t)
+        {
+            return t.kind == 'h' ? "f16" : t.kind == 'g' ? "bf16" : std::string(1, t.kind) + std::to_string(t.bits);
+        }
+
         // "" when PTX has the reduction `op` of `type` into global memory (`cluster`: into a .shared::cluster window),
-        // else why not.
+        // else why not. The pairs are the PTX ISA's, as ptxas 13 checks them for sm_90 (each probed on 2026-12-07).
         std::string reduction_rule(opcode op, ptx_type type, bool noftz, bool cluster)
         {
-            const bool half = type.kind == 'h' || type.kind == 'g';
-            if (cluster && (half || type.kind == 'f'))
+            struct rule
             {
-                return "a reduction into shared::cluster memory takes .b32, .u32, .s32, .b64, .u64, .s64 (PTX)";
-            }
-            if ((op == opcode::and_ || op == opcode::or_ || op == opcode::xor_) && (half || type.kind == 'f'))
+                opcode op;
+                const char* name;
+                const char* global;
+                const char* cluster;
+            };
+            static const rule rules[] = {
+                {opcode::add, "add", " u32 s32 u64 f32 f64 f16 bf16 ", " u32 s32 u64 "},
+                {opcode::min, "min", " u32 s32 u64 s64 f16 bf16 ", " u32 s32 "},
+                {opcode::max, "max", " u32 s32 u64 s64 f16 bf16 ", " u32 s32 "},
+                {opcode::inc, "inc", " u32 ", " u32 "},
+                {opcode::dec, "dec", " u32 ", " u32 "},
+                {opcode::and_, "and", " b32 b64 ", " b32 "},
+                {opcode::or_, "or", " b32 b64 ", " b32 "},
+                {opcode::xor_, "xor", " b32 b64 ", " b32 "},
+            };
+            for (const rule& r : rules)
             {
-                return ".and, .or, .xor take integer types (.b32, .b64)";
-            }
-            if ((op == opcode::inc || op == opcode::dec) && !(type.bits == 32 && (type.kind == 'u' || type.kind == 'b')))
-            {
-                return ".inc and .dec take .u32 (PTX)";
-            }
-            if (op == opcode::add && half && !noftz)
-            {
-                return ".add of .f16 and .bf16 is .add.noftz (PTX)";
+                const std::string allowed = cluster ? r.cluster : r.global;
+                if (r.op != op)
+                {
+                    continue;
+                }
+                if (allowed.find(" " + type_name(type) + " ") == std::string::npos)
+                {
+                    std::string list;
+                    for (std::size_t k = 1; k < allowed.size(); k = allowed.find(' ', k) + 1)
+                    {
+                        list += (list.empty() ? "." : ", .") + allowed.substr(k, allowed.find(' ', k) - k);
+                    }
+                    return "." + std::string(r.name) + " into " + (cluster ? "shared::cluster" : "global") +
+                           " memory takes " + list + ", not ." + type_name(type) + " (PTX)";
+                }
+                if (op == opcode::add && (type.kind == 'h' || type.kind == 'g') && !noftz)
+                {
+                    return ".add of .f16 and .bf16 is .add.noftz (PTX)";
+                }
             }
             return "";
         }
@@ -175,7 +203,8 @@ namespace xcuda::sim
             {
                 if (f.im2col)
                 {
-                    return "'" + text + "': a tensor store in im2col mode is not implemented by the simulator (.tile is)";
+                    return "'" + text + "': a tensor store in im2col mode (.im2col_no_offs) is not implemented by the "
+                                        "simulator (.tile is)";
                 }
                 in.var = f.reduce ? variant::bulk_tensor_reduce : variant::bulk_tensor_store;
                 if (f.reduce && f.operation == opcode::nop)

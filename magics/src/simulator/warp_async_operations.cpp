@@ -307,6 +307,13 @@ namespace xcuda::sim
                             "kernel '" + m_launch.kernel + "', " + thread_name(lane) + ": an mbarrier's transaction count of " +
                                 std::to_string(b.tx) + " bytes (PTX: within +-(2^20 - 1)), at " + where(in));
         }
+        if (b.pending == 0 && b.tx == 0 && in.no_complete)
+        {
+            throw sim_error(sim_error::kind::launch_failed,
+                            "kernel '" + m_launch.kernel + "', " + thread_name(lane) + ": an mbarrier.arrive.noComplete "
+                                "that completes the barrier's phase (PTX leaves it undefined: .noComplete is for arrivals "
+                                "that leave others pending), at " + where(in));
+        }
         if (b.pending == 0 && b.tx == 0)
         {
             b.phase ^= 1;

@@ -80,6 +80,32 @@ extern "C" __global__ void half_add_without_noftz(void* out)
     __shared__ alignas(16) unsigned data[16];
     asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f16 [%0], [%1], 64;" :: "l"(out), "r"(smem(data)) : "memory");
 }
+// The pairs of operation and type ptxas refuses for sm_90 (`which` picks one).
+extern "C" __global__ void reduction_ptx_lacks(void* out, int which)
+{
+    __shared__ alignas(16) unsigned data[16];
+    __shared__ alignas(8) unsigned long long bar;
+    unsigned s = smem(data), b = smem(&bar);
+    if (which == 0) asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s64 [%0], [%1], 16;" :: "l"(out), "r"(s) : "memory");
+    if (which == 1) asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f32 [%0], [%1], 16;" :: "l"(out), "r"(s) : "memory");
+    if (which == 2) asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.and.u32 [%0], [%1], 16;" :: "l"(out), "r"(s) : "memory");
+    if (which == 3) asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s64 [%0], [%1], 16, [%2];" :: "r"(s), "r"(s), "r"(b) : "memory");
+}
+// mbarrier.arrive.noComplete: three arrivals expected, two of them without completing; then the third completes.
+// With `count` 3 the noComplete arrive itself would complete the phase.
+extern "C" __global__ void arrive_no_complete(unsigned* out, unsigned count)
+{
+    __shared__ alignas(8) unsigned long long bar;
+    unsigned b = smem(&bar), done;
+    unsigned long long state;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 3;" :: "r"(b));
+    asm volatile("mbarrier.arrive.noComplete.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(b), "r"(count) : "memory");
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(done) : "r"(b), "l"(state));
+    out[0] = done;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(b) : "memory");
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(done) : "r"(b), "l"(state));
+    out[1] = done;
+}
 )";
 }
 
@@ -305,4 +331,34 @@ TEST(simulator_tma_clusters, remote_barrier_misuses_and_forms_ptx_lacks_are_name
     std::vector<std::uint32_t> out(16);
     message = error_of([&] { sim.launch("half_add_without_noftz", {2, 1, 1}, {32, 1, 1}, 0, sim.buffer(out)); });
     EXPECT_NE(message.find(".add of .f16 and .bf16 is .add.noftz (PTX)"), std::string::npos) << message;
+}
+
+TEST(simulator_tma_clusters, reductions_ptxas_refuses_for_sm_90_are_refused_naming_the_pairs_ptx_has)
+{
+    simulated sim(k_misuses);
+    std::vector<std::uint64_t> out(4);
+    const char* expected[] = {".add into global memory takes .u32, .s32, .u64, .f32, .f64, .f16, .bf16, not .s64 (PTX)",
+                              ".min into global memory takes .u32, .s32, .u64, .s64, .f16, .bf16, not .f32 (PTX)",
+                              ".and into global memory takes .b32, .b64, not .u32 (PTX)",
+                              ".min into shared::cluster memory takes .u32, .s32, not .s64 (PTX)"};
+    for (int which = 0; which < 4; ++which)
+    {
+        sim_error::kind kind{};
+        const std::string message =
+            error_of([&] { sim.launch("reduction_ptx_lacks", {1, 1, 1}, {32, 1, 1}, 0, sim.buffer(out), which); }, &kind);
+        EXPECT_EQ(kind, sim_error::kind::unsupported) << message;
+        EXPECT_NE(message.find(expected[which]), std::string::npos) << message;
+        sim.memory.remove(reinterpret_cast<std::uintptr_t>(out.data()));
+    }
+}
+
+TEST(simulator_tma_clusters, an_arrive_with_no_complete_leaves_the_phase_open_and_one_that_would_complete_it_is_named)
+{
+    simulated sim(k_misuses);
+    std::vector<std::uint32_t> out(2, 7);
+    sim.launch("arrive_no_complete", {1, 1, 1}, {1, 1, 1}, 0, sim.buffer(out), 2u);
+    EXPECT_EQ(out[0], 0u);  // 2 of 3 arrived: not complete
+    EXPECT_EQ(out[1], 1u);  // the third completes phase 0
+    const std::string message = error_of([&] { sim.launch("arrive_no_complete", {1, 1, 1}, {1, 1, 1}, 0, out.data(), 3u); });
+    EXPECT_NE(message.find("an mbarrier.arrive.noComplete that completes the barrier's phase"), std::string::npos) << message;
 }
