@@ -4,7 +4,8 @@ tests/simulator/test_tma_clusters_on_the_simulator.py, each against numpy:
 
 - a tile multicast by cp.async.bulk.tensor...multicast::cluster through xcuda.tensor_map to the blocks a ctaMask
   names (issued by a block inside or outside its mask), and the plain bulk copy's multicast;
-- a ring of mbarrier.arrive.release.cluster.shared::cluster on the next block's barrier over three phases;
+- a ring of mbarrier.arrive.release.cluster.shared::cluster on the next block's barrier over three phases, and a
+  token passed back and forth between two blocks that wait in turn on each other's arrives;
 - a cp.async.bulk and a cp.reduce.async.bulk .add.u32 from a block's shared memory into the next block's;
 - cp.reduce.async.bulk's .add.noftz/.min/.max of f16 and bf16 and .inc/.dec of u32, and the tensor reductions of an
   f16 map and a u32 map.
@@ -76,6 +77,15 @@ def test_arrives_on_the_next_blocks_mbarrier_complete_its_phases_on_the_gpu():
     previous = block // cluster * cluster + (block % cluster + cluster - 1) % cluster
     expected = (previous[None, :, None] * 1000 + np.arange(rounds)[:, None, None] * 100 + np.arange(threads)[None, None, :])
     assert np.array_equal(out.reshape(rounds, blocks, threads), expected)
+
+
+@pytest.mark.gpu
+def test_two_blocks_pass_a_token_through_each_others_mbarriers_on_the_gpu():
+    m = cluster_kernels("tma_ping_pong")
+    rounds = 4
+    out = np.full(2 * 64, -1, np.int32)
+    m.ping_pong.configure(4, 64, cluster=2)(out, rounds)
+    assert np.array_equal(out, np.tile(np.arange(64) * 1000 + 2 * rounds, 2))
 
 
 @pytest.mark.gpu

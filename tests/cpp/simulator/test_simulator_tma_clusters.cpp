@@ -184,6 +184,19 @@ TEST(simulator_tma_clusters, arrives_on_the_next_blocks_barrier_complete_its_pha
     }
 }
 
+TEST(simulator_tma_clusters, two_blocks_that_spin_in_turn_on_each_others_arrives_pass_a_token_back_and_forth)
+{
+    simulated sim(kernels());
+    sim.cluster = {2, 1, 1};
+    const int rounds = 4;
+    std::vector<int> out(2 * 64, -1);
+    sim.launch("ping_pong", {4, 1, 1}, {64, 1, 1}, 0, sim.buffer(out), rounds);
+    for (int i = 0; i < 128; ++i)
+    {
+        ASSERT_EQ(out[static_cast<std::size_t>(i)], (i % 64) * 1000 + 2 * rounds) << i;
+    }
+}
+
 TEST(simulator_tma_clusters, a_bulk_copy_and_a_reduction_into_the_next_blocks_window_complete_on_its_barrier)
 {
     simulated sim(kernels());
