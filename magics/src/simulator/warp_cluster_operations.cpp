@@ -306,7 +306,12 @@ namespace xcuda::sim
             fault(in, lane, at + " (block rank " + std::to_string(rank) + " of its cluster): this operand is the executing "
                                  "block's own shared memory (.shared::cta; PTX has no form of it for another block)");
         }
-        if (rank >= size || a >> 32)
+        if (a >> 32)
+        {
+            fault(in, lane, at + ", which is no .shared::cluster address (they are 32 bits: a generic pointer? "
+                                 "__cvta_generic_to_shared or mapa.shared::cluster makes one)");
+        }
+        if (rank >= size)
         {
             fault(in, lane, at + ", which names block rank " + std::to_string(rank) + " of a cluster of " +
                                 std::to_string(size) + (size == 1 ? " block" : " blocks") + " (ranks 0 to " +

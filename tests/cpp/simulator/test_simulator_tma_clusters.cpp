@@ -57,6 +57,15 @@ extern "C" __global__ void arrive_by_hand(unsigned fake_rank)
     asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(b | ((fake_rank + 1u) << 24)) : "memory");
     cluster_sync();
 }
+// An arrive on a .shared::cluster barrier given the barrier's generic address.
+extern "C" __global__ void arrive_generic()
+{
+    __shared__ alignas(8) unsigned long long bar;
+    if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 64;" :: "r"(smem(&bar)));
+    cluster_sync();
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "l"(&bar) : "memory");
+    cluster_sync();
+}
 // A wait on the next block's barrier (PTX's waits take the CTA's own).
 extern "C" __global__ void wait_on_the_next_block()
 {
@@ -336,6 +345,9 @@ TEST(simulator_tma_clusters, remote_barrier_misuses_and_forms_ptx_lacks_are_name
     EXPECT_EQ(kind, sim_error::kind::illegal_address);
     EXPECT_NE(message.find("which names block rank 4 of a cluster of 2 blocks (ranks 0 to 1): another block's address comes "
                            "from mapa.shared::cluster"), std::string::npos) << message;
+    message = error_of([&] { sim.launch("arrive_generic", {2, 1, 1}, {64, 1, 1}, 0); });
+    EXPECT_NE(message.find("which is no .shared::cluster address (they are 32 bits: a generic pointer?"), std::string::npos)
+        << message;
     message = error_of([&] { sim.launch("wait_on_the_next_block", {2, 1, 1}, {32, 1, 1}, 0); });
     EXPECT_NE(message.find("this operand is the executing block's own shared memory (.shared::cta"), std::string::npos) << message;
     message = error_of([&] { sim.launch("arrive_with_a_state", {2, 1, 1}, {32, 1, 1}, 0); }, &kind);
