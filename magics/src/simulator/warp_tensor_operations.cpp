@@ -147,7 +147,7 @@ namespace xcuda::sim
             std::memcpy(to, &a, sizeof a);
         }
 
-        // A .f16 ('h') or .bf16 ('g') element: add rounded to nearest even once (the exact sum of two is a double),
+        // A .f16 ('h') or .bf16 ('g') element: add rounded to nearest even once (the exact sum: a double and its tail),
         // subnormals kept (.noftz); min and max of a NaN and a number give the number, as min/max.f16 do.
         bool reduce_half(opcode op, char kind, std::uint8_t* to, const std::uint8_t* from)
         {
@@ -157,9 +157,10 @@ namespace xcuda::sim
             std::memcpy(&b, from, 2);
             const double x = decode(f, a), y = decode(f, b);
             double r;
+            int tail = 0;
             switch (op)
             {
-            case opcode::add: r = round_to(f, x + y, 0, rounding::rn); break;
+            case opcode::add: r = two_sum(x, y, tail), r = round_to(f, r, tail, rounding::rn); break;
             case opcode::min: r = std::isnan(x) ? y : std::isnan(y) ? x : (y < x || (y == x && std::signbit(y)) ? y : x); break;
             case opcode::max: r = std::isnan(x) ? y : std::isnan(y) ? x : (y > x || (y == x && !std::signbit(y)) ? y : x); break;
             default: return false;
