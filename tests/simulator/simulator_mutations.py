@@ -73,6 +73,11 @@ M=[
  ("r2: another block's shared::cluster writes not seen by its checks", "magics/src/simulator/warp_cluster_operations.cpp", "            check_remote_shared(*cluster->blocks[owner], in, offset, bytes, lane, write);", "            (void)write;", "simulator_clusters.*:simulator_checks.*"),
  ("s: the async-copy check never runs", "magics/src/simulator/sim_checker.cpp", "{ return o.async_copy; }", "{ return false && o.async_copy; }", "simulator_async_hazards.*"),
  ("s2: a landed copy's bytes stay pending", "magics/src/simulator/async_hazard_check.cpp", "                owner[i] = 0;\n                --m_pending;", "                --m_pending;", "simulator_async_hazards.*"),
+ ("u: a multicast lands only in the issuing block", "magics/src/simulator/warp_cluster_copies.cpp", "            return cta_mask(in, in.operands[mask_operand], lane);", "            return static_cast<std::uint16_t>(cta_mask(in, in.operands[mask_operand], lane) & (1u << m_block.cluster_rank));", "simulator_tma_clusters.*"),
+ ("u2: a .shared::cluster mbarrier address is the executing block's", "magics/src/simulator/warp_cluster_operations.cpp", "        block_state& block = *cluster->blocks[rank];", "        block_state& block = m_block;", "simulator_tma_clusters.*"),
+ ("u3: an f16 sum rounded toward zero", "magics/src/simulator/warp_tensor_operations.cpp", "case opcode::add: r = two_sum(x, y, tail), r = round_to(f, r, tail, rounding::rn); break;", "case opcode::add: r = two_sum(x, y, tail), r = round_to(f, r, tail, rounding::rz); break;", "simulator_tma_clusters.*"),
+ ("u4: a cluster pass sees only each block's own barrier changes", "magics/src/simulator/block_clusters.cpp", "            progress = progress || (yielded && mbarrier_changes() != changes);", "            progress = progress || (yielded && false && mbarrier_changes() != changes);", "simulator_tma_clusters.*"),
+ ("u5: .inc reductions wrap at the limit + 1", "magics/src/simulator/warp_tensor_operations.cpp", "case opcode::inc: return a >= b ? T(0) : static_cast<T>(a + 1);", "case opcode::inc: return a > b ? T(0) : static_cast<T>(a + 1);", "simulator_tma_clusters.*"),
  ("q3: lanes of one store compared with each other", "magics/src/simulator/warp_race_check.cpp", " && r.step != access.step;", ";", "simulator_checks.*"),
 ]
 

@@ -55,7 +55,8 @@ namespace xcuda::sim
                 in.var = variant::cp_async_wait_group;
                 return in.operand_count == 1 && in.operands[0].what == operand::kind::imm ? "" : not_known(text, "cp.async");
             }
-            bool hint = false, complete_tx = false, global = false;
+            bool hint = false, complete_tx = false, global = false, multicast = false;
+            int shared_spaces = 0;  // cp.async.bulk.shared::cluster.shared::cta: a copy between CTAs' windows
             std::size_t first = 2;
             if (second == "mbarrier")
             {
@@ -99,7 +100,15 @@ namespace xcuda::sim
                 {
                     complete_tx = true;
                 }
-                else if (!read_space(m, in, in.var == variant::cp_async_bulk) && !ignored(m))
+                else if (m == "multicast::cluster" && in.var == variant::cp_async_bulk)
+                {
+                    multicast = true;
+                }
+                else if (read_space(m, in, in.var == variant::cp_async_bulk))
+                {
+                    ++shared_spaces;
+                }
+                else if (!ignored(m))
                 {
                     return "the modifier ." + m + " of '" + text + "' is not implemented by the simulator";
                 }
@@ -115,11 +124,15 @@ namespace xcuda::sim
             case variant::cp_async_arrive_noinc:
                 return in.operand_count == 1 && address(0) ? "" : not_known(text, "cp.async.mbarrier.arrive");
             case variant::cp_async_bulk:
-                if (!complete_tx || !global || in.space != state_space::shared || in.operand_count != 4 || !address(0) ||
-                    !address(1) || !address(3))
+                in.bulk_form = multicast ? bulk_multicast : global ? 0 : bulk_to_cluster;
+                if (!complete_tx || global == (shared_spaces == 2) || (multicast && !global) ||
+                    in.operand_count != (multicast ? 5 : 4) || !address(0) || !address(1) || !address(3) ||
+                    (multicast && in.operands[4].what != operand::kind::reg && in.operands[4].what != operand::kind::imm))
                 {
                     return "'" + text + "' is not implemented by the simulator (of the bulk copies, it runs "
-                                        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes)";
+                                        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster} "
+                                        "[dst], [src], size, [mbar]{, ctaMask} and "
+                                        "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar])";
                 }
                 return "";
             default:
@@ -186,15 +199,35 @@ namespace xcuda::sim
                 {
                     in.var = variant::mbar_arrive_expect_tx;
                 }
+                else if (m == "noComplete" && (in.var == variant::mbar_arrive || in.var == variant::mbar_arrive_drop))
+                {
+                    in.no_complete = true;
+                }
                 else if (m == "cluster")
                 {
                     // the scope: with a .shared::cta address the barrier is the CTA's own
                 }
+                else if (m == "shared::cluster")
+                {
+                    in.space = state_space::shared_cluster;  // any CTA's barrier of the cluster (a mapa'd address)
+                }
                 else if (!read_space(m, in, false) && !ignored(m))
                 {
-                    return "the modifier ." + m + " of '" + text + "' is not implemented by the simulator" +
-                           (m == "shared::cluster" ? " (an mbarrier of another CTA of a cluster)" : "");
+                    return "the modifier ." + m + " of '" + text + "' is not implemented by the simulator";
                 }
+            }
+            const bool remote_form = in.var == variant::mbar_arrive || in.var == variant::mbar_arrive_drop ||
+                                     in.var == variant::mbar_arrive_expect_tx || in.var == variant::mbar_expect_tx ||
+                                     in.var == variant::mbar_complete_tx;
+            if (in.space == state_space::shared_cluster && !remote_form)
+            {
+                return "'" + text + "': PTX has no .shared::cluster form of mbarrier." + operation +
+                       " (init, the waits, pending_count and inval take the executing CTA's own barrier, .shared::cta)";
+            }
+            if (in.space == state_space::shared_cluster && in.var != variant::mbar_expect_tx &&
+                in.var != variant::mbar_complete_tx && in.operand_count > 0 && in.operands[0].what != operand::kind::sink)
+            {
+                return "'" + text + "': an arrive on a .shared::cluster barrier returns no state (PTX: its destination is the sink _)";
             }
             if (in.operand_count < f->min_operands || in.operand_count > f->max_operands)
             {
@@ -215,6 +248,11 @@ namespace xcuda::sim
             if (in.var == variant::mbar_arrive_expect_tx && in.operand_count != 3)
             {
                 return not_known(text, "mbarrier.arrive.expect_tx");
+            }
+            if (in.no_complete && (in.operand_count != 3 || in.space == state_space::shared_cluster))
+            {
+                return "'" + text + "': .noComplete takes a count and the CTA's own barrier (PTX: "
+                                    "mbarrier.arrive{_drop}.noComplete{.release}{.cta}{.shared{::cta}}.b64 state, [addr], count)";
             }
             return "";
         }

@@ -95,8 +95,11 @@ namespace xcuda::sim
         std::size_t running = m_cluster.size;
         while (running > 0)
         {
-            bool progress = false;
+            bool progress = false, yielded = false;
             const std::uint64_t arrivals = m_cluster.arrivals;
+            // A block's mbarriers may change in another block's round (a remote arrive, a multicast's bytes): the
+            // cluster's changes in the whole pass are what a spinning warp may be waiting for.
+            const std::uint64_t changes = mbarrier_changes();
             for (unsigned rank = 0; rank < m_cluster.size; ++rank)
             {
                 if (m_cluster.exited[rank])
@@ -104,22 +107,32 @@ namespace xcuda::sim
                     continue;
                 }
                 block_executor& block = *m_cluster_blocks[rank];
-                const std::uint64_t changes = block.m_block.mbarrier_changes;
                 const round r = block.run_round();
                 if (r.finished)
                 {
                     m_cluster.exited[rank] = true;  // its shared memory is gone for the others (cluster_state.hpp)
                     --running;
                 }
-                progress = progress || r.finished || r.released || r.exited ||
-                           (r.yielded && block.m_block.mbarrier_changes != changes);
+                progress = progress || r.finished || r.released || r.exited;
+                yielded = yielded || r.yielded;
             }
+            progress = progress || (yielded && mbarrier_changes() != changes);
             progress = complete_cluster_phase() || progress || m_cluster.arrivals != arrivals;
             if (running > 0 && !progress)
             {
                 cluster_never_completes();
             }
         }
+    }
+
+    std::uint64_t block_executor::mbarrier_changes() const
+    {
+        std::uint64_t changes = 0;
+        for (const auto& block : m_cluster_blocks)
+        {
+            changes += block->m_block.mbarrier_changes;
+        }
+        return changes;
     }
 
     // The phase completes when every lane of the cluster that has not exited has arrived in it (and one has).

@@ -89,6 +89,7 @@ namespace xcuda::sim
         void prepare_cluster();
         void run_cluster(unsigned long long cluster);  // x fastest, as blocks are numbered
         bool complete_cluster_phase();
+        std::uint64_t mbarrier_changes() const;  // of every block of the cluster, so far
         [[noreturn]] void cluster_never_completes() const;
         bool m_clustered = false;
         cluster_state m_cluster;

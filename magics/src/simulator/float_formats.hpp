@@ -3,7 +3,8 @@
 // given exactly, as a double and the sign of what the double leaves out, in each of PTX's four roundings.
 // Every value of these formats, every sum and product of two of them, is exact in a double (or a double
 // and a tail, TwoSum's), so one rounding from there is the correctly rounded result, as PTX defines it.
-// Private to warp_half_operations.cpp and warp_float_rounding.cpp (which defines the functions).
+// Private to warp_half_operations.cpp, warp_float_rounding.cpp (which defines the functions) and
+// warp_tensor_operations.cpp (the f16/bf16 bulk reductions).
 
 #include <cstdint>
 

@@ -131,6 +131,7 @@ namespace xcuda::sim
         half_arithmetic,              // .f16/.bf16(x2) arithmetic and set: warp_half_operations.cpp (family_op says which)
         rounded_arithmetic,           // f32/f64 add..sqrt with .rz/.rm/.rp, rcp/rsqrt.approx.ftz.f64: warp_float_rounding.cpp
         rounded_convert,              // cvt with a half type or a directed rounding: warp_float_rounding.cpp
+        inc, dec,                     // cp.reduce.async.bulk(.tensor)'s .inc/.dec: only ever a family_op
         nop,
         unsupported,  // decoded but not implemented: running it raises sim_error naming it (text)
     };
@@ -206,9 +207,11 @@ namespace xcuda::sim
         bool carry_out = false;     // .cc: writes it
         bool releases = false;      // atom/red.release or .acq_rel: orders the block's accesses (warp_block_spin.cpp)
         bool strong = false;        // ld.acquire/.relaxed/.volatile: may spin on another block's store (cooperative grid)
+        bool no_complete = false;   // mbarrier.arrive(_drop).noComplete: the arrive must not complete the phase
         std::uint8_t file = 0;      // the .loc file
         std::uint8_t vector = 1;    // ld/st .v2 .v4
         std::uint8_t texture_form = 0;  // tex, tld4, suld, sust, txq, suq: geometry and mode (texture_decoder.hpp)
+        std::uint8_t bulk_form = 0;     // a TMA / bulk copy's cluster form: bulk_multicast, bulk_to_cluster (below)
         std::int32_t guard = -1;    // @%p: the predicate register, or -1
         bool guard_negated = false;
         std::int32_t callee = -1;   // call: function index
@@ -221,6 +224,11 @@ namespace xcuda::sim
         matrix_shape shape;         // wmma, mma, ldmatrix
         std::string text;           // the instruction as written, for error messages
     };
+
+    // instruction::bulk_form: .multicast::cluster (the last operand before a cache policy is a ctaMask), and a
+    // copy or reduction from the CTA's own shared memory into a .shared::cluster window with an mbarrier there.
+    inline constexpr std::uint8_t bulk_multicast = 1;
+    inline constexpr std::uint8_t bulk_to_cluster = 2;
 
     struct ptx_symbol
     {

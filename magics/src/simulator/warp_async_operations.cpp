@@ -210,9 +210,10 @@ namespace xcuda::sim
         copies.resize(kept);
     }
 
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [s], size, [mbar]: size bytes
-    // (a multiple of 16, both addresses 16-aligned), copied now; then `size` transaction bytes complete on the
-    // mbarrier.
+    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster} [d], [s], size, [mbar]
+    // {, ctaMask}, and cp.async.bulk.shared::cluster.shared::cta... (the source in the CTA's own shared memory): size
+    // bytes (a multiple of 16, both addresses 16-aligned), copied now into each destination block (the ctaMask's, else
+    // the one d names: warp_cluster_copies.cpp); then `size` transaction bytes complete on each one's mbarrier.
     void warp_interpreter::bulk_copy(const instruction& in, unsigned lane)
     {
         source s = fetch(in.operands[2], 0);
@@ -221,29 +222,51 @@ namespace xcuda::sim
         {
             fault(in, lane, "copies " + std::to_string(size) + " bytes (PTX: a multiple of 16)");
         }
-        std::uint32_t to = shared_operand(in, in.operands[0], lane, static_cast<unsigned>(size), 16);
-        std::uint64_t from = in.operands[1].value;
-        if (in.operands[1].reg >= 0)
+        const shared_place to = shared_window(in, in.operands[0], lane, static_cast<unsigned>(size), 16, true);
+        const shared_place bar = shared_window(in, in.operands[3], lane, 8, 8, true);
+        const void* from = nullptr;
+        if (in.bulk_form == bulk_to_cluster)
         {
-            from += m_registers[static_cast<std::size_t>(in.operands[1].reg) * 32 + lane];
+            std::uint32_t own = shared_operand(in, in.operands[1], lane, static_cast<unsigned>(size), 16);
+            if (m_block.shared_checks)
+            {
+                check_shared(in, own, static_cast<unsigned>(size), lane, false);
+            }
+            from = m_block.shared + own;
         }
-        if (from % 16 != 0)
+        else
         {
-            fault(in, lane, "reads global address " + hex(from) + ", which is not aligned to 16 bytes");
+            std::uint64_t address = in.operands[1].value;
+            if (in.operands[1].reg >= 0)
+            {
+                address += m_registers[static_cast<std::size_t>(in.operands[1].reg) * 32 + lane];
+            }
+            if (address % 16 != 0)
+            {
+                fault(in, lane, "reads global address " + hex(address) + ", which is not aligned to 16 bytes");
+            }
+            if (!m_launch.memory->find(static_cast<std::uintptr_t>(address), size))
+            {
+                fault(in, lane, "reads " + std::to_string(size) + " bytes at global address " + hex(address) + ", " +
+                                    m_launch.memory->describe(static_cast<std::uintptr_t>(address), size) + argument_near(address));
+            }
+            from = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address));
         }
-        const sim_memory::allocation* found = m_launch.memory->find(static_cast<std::uintptr_t>(from), size);
-        if (!found)
+        const std::uint16_t mask = destinations(in, lane, to, bar, in.bulk_form == bulk_multicast ? 4 : -1);
+        for (unsigned rank = 0; rank < 16; ++rank)
         {
-            fault(in, lane, "reads " + std::to_string(size) + " bytes at global address " + hex(from) + ", " +
-                                m_launch.memory->describe(static_cast<std::uintptr_t>(from), size) + argument_near(from));
+            if ((mask >> rank) & 1)
+            {
+                land_shared(in, lane, cluster_member(rank), to.offset, static_cast<unsigned>(size), from);
+            }
         }
-        if (m_block.shared_checks)
+        for (unsigned rank = 0; rank < 16; ++rank)
         {
-            check_shared(in, to, static_cast<unsigned>(size), lane, true);
+            if ((mask >> rank) & 1)
+            {
+                complete_bytes(in, lane, rank, bar.offset, size);
+            }
         }
-        std::memcpy(m_block.shared + to, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(from)), size);
-        std::uint64_t& word = mbarrier_word(in, in.operands[3], lane);
-        mbarrier_change(in, lane, word, 0, 0, -static_cast<std::int64_t>(size));
     }
 
     // The 8 bytes of the mbarrier that operand o names, for `lane`: in the block's shared memory, aligned.
@@ -257,8 +280,9 @@ namespace xcuda::sim
     // arrival and no byte is left pending, its phase completes: the parity flips, the next phase expects the
     // expected count, and a new race-check interval begins (the barrier orders the block's accesses).
     void warp_interpreter::mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops,
-                                           std::int64_t tx)
+                                           std::int64_t tx, block_state* owner)
     {
+        block_state& block = owner ? *owner : m_block;
         barrier_state b = barrier_state::of(word);
         if (!b.valid)
         {
@@ -283,17 +307,24 @@ namespace xcuda::sim
                             "kernel '" + m_launch.kernel + "', " + thread_name(lane) + ": an mbarrier's transaction count of " +
                                 std::to_string(b.tx) + " bytes (PTX: within +-(2^20 - 1)), at " + where(in));
         }
+        if (b.pending == 0 && b.tx == 0 && in.no_complete)
+        {
+            throw sim_error(sim_error::kind::launch_failed,
+                            "kernel '" + m_launch.kernel + "', " + thread_name(lane) + ": an mbarrier.arrive.noComplete "
+                                "that completes the barrier's phase (PTX leaves it undefined: .noComplete is for arrivals "
+                                "that leave others pending), at " + where(in));
+        }
         if (b.pending == 0 && b.tx == 0)
         {
             b.phase ^= 1;
             b.pending = b.expected;
-            if (m_block.sync_checks)
+            if (block.sync_checks)  // a phase completed: the threads that waited for it are ordered after (in its block)
             {
-                announce_sync(sync_scope::block);  // a phase completed: the threads that waited for it are ordered after
+                block.sync_checks->synchronised(sync_scope::block, m_warp);
             }
         }
         word = b.word();
-        ++m_block.mbarrier_changes;
+        ++block.mbarrier_changes;
     }
 
     bool warp_interpreter::mbarrier_operation(const instruction& in, std::uint32_t active)
@@ -314,9 +345,11 @@ namespace xcuda::sim
         const bool has_value = in.operand_count > (has_destination ? 2 : 1);
         source value = has_value ? fetch(in.operands[has_destination ? 2 : 1], 1) : source{nullptr, 0};
         bool yield = false;
+        const bool remote = in.space == state_space::shared_cluster;  // arrive, expect_tx, complete_tx of any block's barrier
         XCUDA_SIM_LANES(active)
         {
-            std::uint64_t& word = mbarrier_word(in, address, l);
+            const shared_place place = shared_window(in, address, l, 8, 8, remote);
+            std::uint64_t& word = *reinterpret_cast<std::uint64_t*>(place.block->shared + place.offset);
             const std::int64_t v = has_value ? static_cast<std::int64_t>(value.p[value.stride * l] & 0xffffffffu) : 1;
             const barrier_state now = barrier_state::of(word);
             switch (in.var)
@@ -342,12 +375,12 @@ namespace xcuda::sim
                 const bool expect = in.var == variant::mbar_arrive_expect_tx;
                 d[l] = word;  // the state before the arrival: its phase is what a wait on it waits for
                 mbarrier_change(in, l, word, expect ? 1 : static_cast<int>(v), in.var == variant::mbar_arrive_drop ? static_cast<int>(v) : 0,
-                                expect ? v : 0);
+                                expect ? v : 0, place.block);
                 break;
             }
             case variant::mbar_expect_tx:
             case variant::mbar_complete_tx:
-                mbarrier_change(in, l, word, 0, 0, in.var == variant::mbar_expect_tx ? v : -v);
+                mbarrier_change(in, l, word, 0, 0, in.var == variant::mbar_expect_tx ? v : -v, place.block);
                 break;
             default:
             {

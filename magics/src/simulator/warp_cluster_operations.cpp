@@ -280,4 +280,59 @@ namespace xcuda::sim
         }
         return nullptr;
     }
+    shared_place warp_interpreter::shared_window(const instruction& in, const operand& o, unsigned lane, unsigned bytes,
+                                                 unsigned align, bool remote)
+    {
+        const cluster_state* cluster = m_block.cluster;
+        std::uint64_t a = o.value;
+        if (o.reg >= 0)
+        {
+            a += m_registers[static_cast<std::size_t>(o.reg) * 32 + lane];
+        }
+        else if (o.symbol >= 0)
+        {
+            a += symbol_value(m_launch.program->symbols[static_cast<std::size_t>(o.symbol)], lane);
+        }
+        if (in.space == state_space::generic || !cluster || !(a >> cluster_state::rank_shift))
+        {
+            return {&m_block, m_block.cluster_rank, shared_operand(in, o, lane, bytes, align)};
+        }
+        const std::uint64_t rank = (a >> cluster_state::rank_shift) - 1;
+        const std::uint64_t offset = a & cluster_offset_mask;
+        const unsigned size = cluster->size;
+        const std::string at = "uses shared::cluster address " + hex(a);
+        if (!remote)
+        {
+            fault(in, lane, at + " (block rank " + std::to_string(rank) + " of its cluster): this operand is the executing "
+                                 "block's own shared memory (.shared::cta; PTX has no form of it for another block)");
+        }
+        if (a >> 32)
+        {
+            fault(in, lane, at + ", which is no .shared::cluster address (they are 32 bits: a generic pointer? "
+                                 "__cvta_generic_to_shared or mapa.shared::cluster makes one)");
+        }
+        if (rank >= size)
+        {
+            fault(in, lane, at + ", which names block rank " + std::to_string(rank) + " of a cluster of " +
+                                std::to_string(size) + (size == 1 ? " block" : " blocks") + " (ranks 0 to " +
+                                std::to_string(size - 1) + "): another block's address comes from mapa.shared::cluster");
+        }
+        block_state& block = *cluster->blocks[rank];
+        if (cluster->exited[rank])
+        {
+            fault(in, lane, at + ", in the shared memory of block rank " + std::to_string(rank) +
+                                " of the cluster, which has exited (a cluster.sync() before the end keeps it)");
+        }
+        if (offset % align != 0)
+        {
+            fault(in, lane, at + ", which is not aligned to " + std::to_string(align) + " bytes");
+        }
+        if (offset + bytes > block.shared_bytes)
+        {
+            fault(in, lane, at + ": " + std::to_string(bytes) + " bytes there lie outside the " +
+                                std::to_string(block.shared_bytes) + " bytes of shared memory of block rank " +
+                                std::to_string(rank) + " of the cluster");
+        }
+        return {&block, static_cast<unsigned>(rank), static_cast<std::uint32_t>(offset)};
+    }
 }

@@ -153,6 +153,15 @@ namespace xcuda::sim
         std::vector<std::vector<fast_handler>> fast_code;
     };
 
+    // Where a shared-memory operand lies: the block of the cluster (the executing one, or another through a
+    // .shared::cluster address) whose window holds it, its rank there, and the offset in that window.
+    struct shared_place
+    {
+        block_state* block = nullptr;
+        unsigned rank = 0;
+        std::uint32_t offset = 0;
+    };
+
     // A cp.async that has been issued and not yet waited for (warp_async_operations.cpp): the source's bytes,
     // read at issue, land in shared memory when the thread waits for its group.
     struct async_copy
@@ -359,7 +368,18 @@ namespace xcuda::sim
         void complete_copies(unsigned lane, std::uint32_t before_group);
         std::uint32_t shared_operand(const instruction& in, const operand& o, unsigned lane, unsigned bytes, unsigned align);
         std::uint64_t& mbarrier_word(const instruction& in, const operand& o, unsigned lane);
-        void mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops, std::int64_t tx);
+        // `owner`: the block whose barrier it is (nullptr: the executing one), which sees the change.
+        void mbarrier_change(const instruction& in, unsigned lane, std::uint64_t& word, int arrivals, int drops, std::int64_t tx,
+                             block_state* owner = nullptr);
+        // TMA and bulk copies into a cluster (warp_cluster_copies.cpp): the copy's bytes land in each block its ctaMask
+        // names (or the one its destination names) at the destination's offset, and complete on each one's mbarrier.
+        std::uint16_t cta_mask(const instruction& in, const operand& o, unsigned lane);
+        std::uint16_t destinations(const instruction& in, unsigned lane, const shared_place& to, const shared_place& bar,
+                                   int mask_operand);
+        block_state& cluster_member(unsigned rank);
+        void land_shared(const instruction& in, unsigned lane, block_state& target, std::uint32_t at, unsigned bytes,
+                         const void* from);
+        void complete_bytes(const instruction& in, unsigned lane, unsigned rank, std::uint32_t bar, std::uint64_t bytes);
         [[noreturn]] void device_assert(const instruction& in, std::uint32_t active);  // __assertfail: the launch fails
         // warp_cluster_operations.cpp: the cluster's special registers; barrier.cluster (true: a wait whose phase has
         // not completed, the warp yields and runs the wait again); mapa and getctarank; .shared::cluster addresses
@@ -370,6 +390,10 @@ namespace xcuda::sim
         bool in_space(state_space space, std::uint64_t address, unsigned lane) const;  // isspacep's answer
         std::uint8_t* cluster_shared(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes, bool write);
         std::uint8_t* cluster_generic(const instruction& in, std::uint64_t address, unsigned lane, unsigned bytes, bool write);
+        // A shared operand's place: with `remote`, a .shared::cluster address may name another block of the cluster
+        // (checked: a rank in the cluster, not exited, inside its window, aligned), else only the executing block's.
+        shared_place shared_window(const instruction& in, const operand& o, unsigned lane, unsigned bytes, unsigned align,
+                                   bool remote);
         std::string format(const instruction& in, unsigned lane, std::uint64_t format_address, std::uint64_t arguments,
                            std::int32_t& count);
 

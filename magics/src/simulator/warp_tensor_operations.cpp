@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <vector>
 
+#include "float_formats.hpp"
 #include "tensor_map_descriptor.hpp"
 #include "warp_interpreter.hpp"
 #include "warp_values.hpp"
@@ -124,6 +126,8 @@ namespace xcuda::sim
             case opcode::add: return static_cast<T>(a + b);
             case opcode::min: return b < a ? b : a;
             case opcode::max: return a < b ? b : a;
+            case opcode::inc: return a >= b ? T(0) : static_cast<T>(a + 1);  // PTX: ((old >= b) ? 0 : old + 1)
+            case opcode::dec: return a == 0 || a > b ? b : static_cast<T>(a - 1);  // ((old == 0 || old > b) ? b : old - 1)
             default: break;
             }
             if constexpr (std::is_integral_v<T>)
@@ -143,11 +147,40 @@ namespace xcuda::sim
             std::memcpy(to, &a, sizeof a);
         }
 
-        // One element of `kind` ('u', 's', 'f'; 'b' as 'u') and `bytes` combined into `to`; false when the simulator
-        // has no such reduction.
+        // A .f16 ('h') or .bf16 ('g') element: add rounded to nearest even once (the exact sum: a double and its tail),
+        // subnormals kept (.noftz); min and max of a NaN and a number give the number, as min/max.f16 do.
+        bool reduce_half(opcode op, char kind, std::uint8_t* to, const std::uint8_t* from)
+        {
+            const float_format& f = kind == 'h' ? binary16 : bfloat16;
+            std::uint16_t a, b;
+            std::memcpy(&a, to, 2);
+            std::memcpy(&b, from, 2);
+            const double x = decode(f, a), y = decode(f, b);
+            double r;
+            int tail = 0;
+            switch (op)
+            {
+            case opcode::add: r = two_sum(x, y, tail), r = round_to(f, r, tail, rounding::rn); break;
+            case opcode::min: r = std::isnan(x) ? y : std::isnan(y) ? x : (y < x || (y == x && std::signbit(y)) ? y : x); break;
+            case opcode::max: r = std::isnan(x) ? y : std::isnan(y) ? x : (y > x || (y == x && !std::signbit(y)) ? y : x); break;
+            default: return false;
+            }
+            const std::uint16_t bits = static_cast<std::uint16_t>(encode(f, r));
+            std::memcpy(to, &bits, 2);
+            return true;
+        }
+
+        // One element of `kind` ('u', 's', 'f'; 'b' as 'u'; 'h' .f16, 'g' .bf16) and `bytes` combined into `to`; false
+        // when PTX has no such reduction.
         bool reduce_element(opcode op, char kind, unsigned bytes, std::uint8_t* to, const std::uint8_t* from)
         {
-            if (kind == 'f' && (op == opcode::and_ || op == opcode::or_ || op == opcode::xor_))
+            if (kind == 'h' || kind == 'g')
+            {
+                return reduce_half(op, kind, to, from);
+            }
+            const bool integer_only = op == opcode::and_ || op == opcode::or_ || op == opcode::xor_ || op == opcode::inc ||
+                                      op == opcode::dec;
+            if ((kind == 'f' && integer_only) || ((op == opcode::inc || op == opcode::dec) && (bytes != 4 || kind == 's')))
             {
                 return false;
             }
@@ -163,9 +196,11 @@ namespace xcuda::sim
             }
         }
 
+        // A map's data type as reduce_element's kind: CU_TENSOR_MAP_DATA_TYPE_FLOAT16 (6) 'h', BFLOAT16 (9) 'g'.
         char kind_of(unsigned data_type)
         {
-            return data_type == 3 || data_type == 5 ? 's' : tensor_map_descriptor::floating(data_type) ? 'f' : 'u';
+            return data_type == 6 ? 'h' : data_type == 9 ? 'g' : data_type == 3 || data_type == 5 ? 's'
+                                                            : tensor_map_descriptor::floating(data_type) ? 'f' : 'u';
         }
     }
 
@@ -236,6 +271,8 @@ namespace xcuda::sim
         return m;
     }
 
+    // The box lands in each destination block (the ctaMask's with .multicast::cluster, else the one the destination
+    // names: warp_cluster_copies.cpp) at the destination's offset, then its bytes complete on each one's mbarrier.
     void warp_interpreter::tensor_load(const instruction& in, unsigned lane)
     {
         std::int64_t start[5], offsets[3] = {};
@@ -251,31 +288,41 @@ namespace xcuda::sim
         const unsigned size = tensor_map_descriptor::element_bytes(m.data_type);
         const std::uint64_t elements = walk(m, start, offsets, [](std::uint64_t, const std::int64_t*) {});
         const std::uint64_t bytes = elements * size;
-        const std::uint32_t to = shared_operand(in, in.operands[0], lane, static_cast<unsigned>(bytes), 128);
+        const shared_place to = shared_window(in, in.operands[0], lane, static_cast<unsigned>(bytes), 128, true);
+        const shared_place bar = shared_window(in, in.operands[2], lane, 8, 8, true);
+        const int mask_operand = in.bulk_form == bulk_multicast ? (m.im2col ? 4 : 3) : -1;
+        const std::uint16_t mask = destinations(in, lane, to, bar, mask_operand);
         const std::uint64_t fill = m.oob_fill ? nan_of(size) : 0;
-        walk(m, start, offsets, [&](std::uint64_t index, const std::int64_t* x) {
-            std::uint32_t at = swizzled(to + static_cast<std::uint32_t>(index * size), m.swizzle);
-            if (at + size > m_block.shared_bytes)
+        for (unsigned rank = 0; rank < 16; ++rank)
+        {
+            if (!((mask >> rank) & 1))
             {
-                fault(in, lane, "lands the swizzled element " + std::to_string(index) + " at shared address " + hex(at) +
-                                    ", outside the block's " + std::to_string(m_block.shared_bytes) + " bytes");
+                continue;
             }
-            if (m_block.shared_checks)
+            block_state& target = cluster_member(rank);
+            walk(m, start, offsets, [&](std::uint64_t index, const std::int64_t* x) {
+                std::uint32_t at = swizzled(to.offset + static_cast<std::uint32_t>(index * size), m.swizzle);
+                if (at + size > target.shared_bytes)
+                {
+                    fault(in, lane, "lands the swizzled element " + std::to_string(index) + " at shared address " + hex(at) +
+                                        ", outside the block's " + std::to_string(target.shared_bytes) + " bytes");
+                }
+                std::uint64_t from = 0;
+                const void* value = &fill;
+                if (element_address(m, x, from))
+                {
+                    value = translate(state_space::global, from, lane, size, false, in, false);
+                }
+                land_shared(in, lane, target, at, size, value);
+            });
+        }
+        for (unsigned rank = 0; rank < 16; ++rank)
+        {
+            if ((mask >> rank) & 1)
             {
-                check_shared(in, at, size, lane, true);
+                complete_bytes(in, lane, rank, bar.offset, bytes);
             }
-            std::uint64_t from = 0;
-            if (element_address(m, x, from))
-            {
-                std::memcpy(m_block.shared + at, translate(state_space::global, from, lane, size, false, in, false), size);
-            }
-            else
-            {
-                std::memcpy(m_block.shared + at, &fill, size);
-            }
-        });
-        std::uint64_t& word = mbarrier_word(in, in.operands[2], lane);
-        mbarrier_change(in, lane, word, 0, 0, -static_cast<std::int64_t>(bytes));
+        }
     }
 
     void warp_interpreter::tensor_store(const instruction& in, unsigned lane)
@@ -311,14 +358,17 @@ namespace xcuda::sim
             {
                 throw sim_error(sim_error::kind::unsupported,
                                 "kernel '" + m_launch.kernel + "': '" + in.text + "' reduces elements of data type " +
-                                    std::to_string(m.data_type) + " (" + std::to_string(size) + " bytes), which the "
-                                    "simulator does not (it reduces 32- and 64-bit integers and floats), at " + where(in));
+                                    std::to_string(m.data_type) + " (" + std::to_string(size) + " bytes), which PTX "
+                                    "does not (.add, .min, .max of integers, floats, .f16, .bf16; .inc, .dec of .u32; "
+                                    ".and, .or, .xor of integers), at " + where(in));
             }
         });
     }
 
     // cp{.reduce}.async.bulk.global.shared::cta.bulk_group [global], [shared], size: size bytes (a multiple of 16,
-    // both addresses 16-aligned), copied or reduced element by element now.
+    // both addresses 16-aligned), copied or reduced element by element now. cp.reduce.async.bulk.shared::cluster.
+    // shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]: reduced into a block's window of the
+    // cluster, then size bytes complete on its mbarrier.
     void warp_interpreter::bulk_store(const instruction& in, unsigned lane)
     {
         source s = fetch(in.operands[2], 0);
@@ -328,6 +378,25 @@ namespace xcuda::sim
             fault(in, lane, "copies " + std::to_string(size) + " bytes (PTX: a multiple of 16)");
         }
         std::uint32_t from = shared_operand(in, in.operands[1], lane, static_cast<unsigned>(size), 16);
+        if (m_block.shared_checks)
+        {
+            check_shared(in, from, static_cast<unsigned>(size), lane, false);
+        }
+        const unsigned element = in.var == variant::bulk_reduce ? in.type.bytes() : 16u;
+        if (in.bulk_form == bulk_to_cluster)
+        {
+            const shared_place to = shared_window(in, in.operands[0], lane, static_cast<unsigned>(size), 16, true);
+            const shared_place bar = shared_window(in, in.operands[3], lane, 8, 8, true);
+            destinations(in, lane, to, bar, -1);
+            std::vector<std::uint8_t> combined(to.block->shared + to.offset, to.block->shared + to.offset + size);
+            for (std::uint64_t k = 0; k < size; k += element)
+            {
+                reduce_element(in.family_op, in.type.kind, element, combined.data() + k, m_block.shared + from + k);
+            }
+            land_shared(in, lane, *to.block, to.offset, static_cast<unsigned>(size), combined.data());
+            complete_bytes(in, lane, to.rank, bar.offset, size);
+            return;
+        }
         std::uint64_t to = in.operands[0].value;
         if (in.operands[0].reg >= 0)
         {
@@ -337,11 +406,6 @@ namespace xcuda::sim
         {
             fault(in, lane, "writes global address " + hex(to) + ", which is not aligned to 16 bytes");
         }
-        if (m_block.shared_checks)
-        {
-            check_shared(in, from, static_cast<unsigned>(size), lane, false);
-        }
-        const unsigned element = in.var == variant::bulk_reduce ? in.type.bytes() : 16u;
         for (std::uint64_t k = 0; k < size; k += element)
         {
             std::uint8_t* target = translate(state_space::global, to + k, lane, element, true, in, false);
