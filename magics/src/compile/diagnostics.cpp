@@ -348,6 +348,12 @@ namespace xcuda
                 {
                     header_lines = split_lines(header->second);
                 }
+                else if (d.line > 0 && i + 1 < lines.size() && lines[i + 1].rfind("  ", 0) == 0)
+                {
+                    // A file NVRTC read from disk (a -I folder's, or one by relative path): its echo of the line.
+                    header_lines.assign(static_cast<std::size_t>(d.line), std::string());
+                    header_lines.back() = lines[i + 1].substr(2);
+                }
                 text = &header_lines;
             }
             if (d.line > 0 && d.line <= static_cast<int>(text->size()))

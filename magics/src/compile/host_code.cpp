@@ -195,7 +195,8 @@ namespace xcuda
         return code;
     }
 
-    set_aside_code host_code::set_aside(const std::string& source, const std::vector<std::pair<int, int>>& positions)
+    set_aside_code host_code::set_aside(const std::string& source, const std::vector<std::pair<int, int>>& positions,
+                                        bool main_too)
     {
         set_aside_code result{source, {}};
         std::vector<bool> code = code_mask(source);
@@ -222,7 +223,7 @@ namespace xcuda
             {
                 end = variable_end(source, code, name);  // a host variable: NVRTC refuses those too
             }
-            if (end == std::string::npos || source.compare(name, name_end - name, "main") == 0 ||
+            if (end == std::string::npos || (!main_too && source.compare(name, name_end - name, "main") == 0) ||
                 !done.insert(name).second)
             {
                 continue;

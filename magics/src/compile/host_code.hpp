@@ -25,7 +25,10 @@ namespace xcuda
         // positions: (line, column), 1-based, of each refused function's name in `source` (NVRTC's caret).
         // A position that is not at an identifier, or whose function cannot be delimited (unbalanced
         // parentheses or braces), is skipped: NVRTC's refusal then stands.
-        static set_aside_code set_aside(const std::string& source, const std::vector<std::pair<int, int>>& positions);
+        // main() stays (a cell holding one is a whole program, refused as such) unless main_too: a header's
+        // main is set aside like any host function.
+        static set_aside_code set_aside(const std::string& source, const std::vector<std::pair<int, int>>& positions,
+                                        bool main_too = false);
 
         // Which characters are code: not in a comment, a string or character literal, or a preprocessor line.
         static std::vector<bool> code_mask(const std::string& source);

@@ -11,6 +11,8 @@
 #include "nvrtc_library.hpp"
 #include "nvcc_prelude.hpp"
 #include "standard_headers.hpp"
+#include "include_folders.hpp"
+#include "set_aside_rounds.hpp"
 
 namespace xcuda
 {
@@ -26,38 +28,6 @@ namespace xcuda
         {
             auto pos = path.find_last_of('/');
             return pos == std::string::npos ? std::string(".") : path.substr(0, pos);
-        }
-
-        // Each host function (or variable) set aside, said as NVRTC says a warning (located, the line, a
-        // caret), so the cell shows it where it shows warnings and the editor marks the line.
-        std::string set_aside_warnings(const set_aside_code& aside,
-                                       const std::vector<diagnostic>& refusals)
-        {
-            std::string text;
-            for (const auto& [name, line] : aside.functions)
-            {
-                int column = 1;
-                std::string shown;
-                std::string what = "function";
-                for (const diagnostic& d : refusals)
-                {
-                    if (d.line == line && d.file.empty() && d.column > 0)
-                    {
-                        column = d.column;
-                        shown = d.source_line;
-                        if (d.message.find("host variables") != std::string::npos)
-                        {
-                            what = "variable";
-                        }
-                        break;
-                    }
-                }
-                text += std::string(diagnostics::program_name) + "(" + std::to_string(line) + "): warning: host " + what + " \"" +
-                        name + "\" set aside: nvcc compiles it for the host and NVRTC for the device only, and no kernel "
-                        "calls it (in a notebook the host side is Python; to call it from kernels, mark it __device__)\n";
-                text += "  " + shown + "\n  " + std::string(static_cast<std::size_t>(column - 1), ' ') + "^\n\n";
-            }
-            return text;
         }
 
         // NVRTC failures that are not compile errors (out of memory, bad option syntax, ...).
@@ -143,66 +113,56 @@ namespace xcuda
         }
         catch (const compile_error& refused)
         {
-            // Host functions and host variables beside the kernels (host_code.hpp; llm.c's
-            // `cublasHandle_t cublas_handle;`, which NVRTC refuses only once the functions before it are gone):
-            // nvcc compiles them for the host; set them aside and compile the rest. NVRTC stops counting errors
-            // at its limit, so a long host function (one using the host library, whose names the stand-ins
-            // only declare) can hide the refusals of those after it: each compile sets aside what its log
-            // refuses, a few rounds at most. If a compile fails where a kernel used one, NVRTC's first refusal
-            // (with its hint to mark the function __device__) is the one that explains it.
-            std::string current = source;
-            std::string warnings;
-            std::vector<std::string> names;
-            const compile_error* failed = &refused;
-            std::unique_ptr<compile_error> last;
-            for (int round = 0; round < 8; ++round)
-            {
-                std::vector<std::pair<int, int>> positions;
-                for (const diagnostic& d : failed->parsed())
-                {
-                    if (d.file.empty() && d.line > 0 && d.column > 0 &&
-                        (d.message.find("host functions are not allowed in JIT mode") != std::string::npos ||
-                         d.message.find("host variables are not allowed in JIT mode") != std::string::npos))
-                    {
-                        positions.emplace_back(d.line, d.column);
-                    }
-                }
-                set_aside_code aside = positions.empty() ? set_aside_code{} : host_code::set_aside(current, positions);
-                if (aside.functions.empty())
-                {
-                    break;
-                }
-                warnings += set_aside_warnings(aside, failed->parsed());
-                for (const auto& function : aside.functions)
-                {
-                    names.push_back(function.first);
-                }
-                current = aside.source;
-                try
-                {
-                    compile_result result = compile_once(current, options, headers, start);
-                    result.log = warnings + result.log;
-                    return result;
-                }
-                catch (const compile_error& again)
-                {
-                    for (const std::string& name : names)
-                    {
-                        if (again.log().find("\"" + name + "\"") != std::string::npos)
-                        {
-                            throw refused;
-                        }
-                    }
-                    last = std::make_unique<compile_error>(again);
-                    failed = last.get();
-                }
-            }
-            if (failed == &refused)
-            {
-                throw;
-            }
-            throw compile_error(*failed);
+            return compile_setting_aside(source, options, headers, start, refused);
         }
+    }
+
+    // Host functions and host variables beside the kernels (host_code.hpp; llm.c's
+    // `cublasHandle_t cublas_handle;`, which NVRTC refuses only once the functions before it are gone), in the
+    // cell or in the user's own headers (user_headers.hpp): nvcc compiles them for the host; set them aside and
+    // compile the rest. NVRTC stops counting errors at its limit, so a long host function (one using the host
+    // library, whose names the stand-ins only declare) can hide the refusals of those after it: each compile
+    // sets aside what its log refuses, a few rounds at most. An error that names code set aside and is not
+    // itself in code set aside next is a kernel using it: NVRTC's first refusal (with its hint to mark the
+    // function __device__) is the one that explains it.
+    compile_result nvrtc_compiler::compile_setting_aside(const std::string& source, const compile_options& options,
+                                                         const std::map<std::string, std::string>& headers,
+                                                         std::chrono::steady_clock::time_point start,
+                                                         const compile_error& refused)
+    {
+        std::vector<std::string> dirs = include_folders(options.include_dirs, options.extra);
+        set_aside_rounds rounds{source, user_headers(dirs, headers), {}, {}};
+        const compile_error* failed = &refused;
+        std::unique_ptr<compile_error> last;
+        std::vector<diagnostic> mentions;  // errors of the last compile naming code set aside before
+        for (int round = 0; round < set_aside_rounds::max_rounds; ++round)
+        {
+            if (!rounds.set_aside(failed->parsed()))
+            {
+                break;
+            }
+            if (!rounds.all_blanked(mentions))
+            {
+                throw refused;
+            }
+            try
+            {
+                compile_result result = compile_once(rounds.cell, options, rounds.headers.headers(), start);
+                result.log = rounds.warnings + result.log;
+                return result;
+            }
+            catch (const compile_error& again)
+            {
+                mentions = rounds.mentioning_set_aside(again.parsed());
+                last = std::make_unique<compile_error>(again);
+                failed = last.get();
+            }
+        }
+        if (failed == &refused || !mentions.empty())
+        {
+            throw refused;
+        }
+        throw compile_error(*failed);
     }
 
     compile_result nvrtc_compiler::compile_once(const std::string& source, const compile_options& options,

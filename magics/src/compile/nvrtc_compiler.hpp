@@ -15,6 +15,11 @@
 
 namespace xcuda
 {
+    class compile_error;
+}
+
+namespace xcuda
+{
     struct compile_options
     {
         std::string arch;                           // "sm_90" (CUBIN + PTX) or "compute_75" (PTX only)
@@ -54,6 +59,10 @@ namespace xcuda
         static std::pair<int, int> version();
 
     private:
+        static compile_result compile_setting_aside(const std::string& source, const compile_options& options,
+                                                    const std::map<std::string, std::string>& headers,
+                                                    std::chrono::steady_clock::time_point start,
+                                                    const compile_error& refused);
         static compile_result compile_once(const std::string& source, const compile_options& options,
                                            const std::map<std::string, std::string>& headers,
                                            std::chrono::steady_clock::time_point start);
