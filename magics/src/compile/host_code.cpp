@@ -204,6 +204,8 @@ namespace xcuda
         for (const auto& [line, column] : positions)
         {
             std::size_t name = offset_of(source, line, column);
+            bool destructor = name != std::string::npos && name + 1 < source.size() && source[name] == '~';
+            name += destructor ? 1 : 0;  // NVRTC's caret is at a destructor's ~ (llm.c's ~NvtxRange)
             if (name == std::string::npos || !code[name] || !identifier_char(source[name]))
             {
                 continue;
@@ -229,7 +231,7 @@ namespace xcuda
                 continue;
             }
             std::size_t start = declaration_start(source, code, name);
-            result.functions.emplace_back(source.substr(name, name_end - name), line);
+            result.functions.emplace_back((destructor ? "~" : "") + source.substr(name, name_end - name), line);
             // Blank the code and comments; newlines and directive lines stay (an #if in the body keeps its
             // #endif, and every later line keeps its number).
             bool in_directive = false;

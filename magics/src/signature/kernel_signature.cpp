@@ -129,47 +129,66 @@ namespace xcuda
                 m_files.push_back("");  // the cell
             }
 
-            const std::string* open(const std::string& name, bool, int& file) override
+            const std::string* open(const std::string& name, bool angled, int& file, int includer) override
             {
-                if (!m_seen.insert(name).second)
-                {
-                    return nullptr;
-                }
                 auto cell = m_context.headers.find(name);
                 if (cell != m_context.headers.end())
                 {
-                    return add(name, cell->second, file);
+                    return m_seen.insert(name).second ? add(name, cell->second, file) : nullptr;
                 }
                 if (name.empty() || name[0] == '/' || name.find("..") != std::string::npos)
                 {
                     return nullptr;
                 }
+                // (path, the name it is known by): a quoted include first in its includer's folder (the working
+                // directory for the cell: "llmc/utils.h", and utils.h's "rand.h" as "llmc/rand.h"), then the
+                // -I folders, as NVRTC looks.
+                std::vector<std::pair<std::string, std::string>> places;
+                if (!angled)
+                {
+                    const std::string& from = m_files[static_cast<std::size_t>(includer)];
+                    std::string folder = from.substr(0, from.find_last_of('/') + 1);
+                    if (m_context.headers.count(from) == 0 || folder.empty())
+                    {
+                        places.emplace_back(folder + name, folder + name);
+                    }
+                }
                 for (const std::string& dir : m_context.include_dirs)
                 {
-                    if (is_toolkit_folder(dir))
+                    if (!is_toolkit_folder(dir))  // -I of the toolkit's own folder: its types are built in, its text is not read
                     {
-                        continue;  // -I of the toolkit's own folder: its types are built in, its text is not read
+                        places.emplace_back(dir + "/" + name, name);
                     }
-                    // Opened without blocking: a FIFO (or a device) planted as a header would hang the read
-                    // here and NVRTC's open after it.
+                }
+                for (const auto& [path, known_as] : places)
+                {
                     std::string text;
-                    std::string problem;
-                    if (!private_files::read_regular(dir + "/" + name, 8u << 20, text, problem))
+                    if (!read(path, text))
                     {
-                        if (problem == "does not exist")
-                        {
-                            continue;
-                        }
-                        if (problem.find("larger than") != std::string::npos)
-                        {
-                            return nullptr;  // not a header a cell would include
-                        }
-                        throw usage_error("#include \"" + name + "\": " + dir + "/" + name + " " + problem +
-                                          "; the compile would block or fail reading it. Remove it, or drop -I " + dir);
+                        continue;
                     }
-                    return add(name, std::move(text), file);
+                    m_spelled.insert(name);
+                    return m_seen.insert(known_as).second ? add(known_as, std::move(text), file) : nullptr;
                 }
                 return nullptr;
+            }
+
+            // Opened without blocking: a FIFO (or a device) planted as a header would hang the read here and
+            // NVRTC's open after it. False when there is no such file or it is too large to be a header.
+            static bool read(const std::string& path, std::string& text)
+            {
+                std::string problem;
+                if (private_files::read_regular(path, 8u << 20, text, problem))
+                {
+                    return true;
+                }
+                if (problem == "does not exist" || problem.find("larger than") != std::string::npos)
+                {
+                    return false;
+                }
+                std::string folder = path.substr(0, path.find_last_of('/') + 1);
+                throw usage_error("#include: " + path + " " + problem + "; the compile would block or fail reading it. "
+                                  "Remove it" + (folder.empty() ? std::string() : ", or drop -I " + folder));
             }
 
             const std::string* add(const std::string& name, std::string text, int& file)
@@ -194,12 +213,13 @@ namespace xcuda
 
             bool was_read(const std::string& name) const override
             {
-                return std::find(m_files.begin(), m_files.end(), name) != m_files.end();
+                return m_spelled.count(name) != 0 || std::find(m_files.begin(), m_files.end(), name) != m_files.end();
             }
 
         private:
             const parse_context& m_context;
             std::set<std::string> m_seen;
+            std::set<std::string> m_spelled;  // includes spelled otherwise than the name their file is known by
             std::vector<std::string> m_files;
             std::vector<std::unique_ptr<std::string>> m_texts;
         };

@@ -823,7 +823,7 @@ namespace xcuda::cxx
             }
         }
         int file = 0;
-        const std::string* text = name.empty() ? nullptr : m_includes->open(name, angled, file);
+        const std::string* text = name.empty() ? nullptr : m_includes->open(name, angled, file, m_file);
         if (text != nullptr)
         {
             source_lexer(*text, m_includes, file, *this, name).run(tokens, macros);

@@ -22,7 +22,7 @@
 // nest at most signature_limits::condition_nesting deep and a condition expands to at most
 // signature_limits::condition_tokens tokens (usage_error past them).
 //
-// #include of a header the include_resolver knows (a header cell, a file of an -I folder) is read in
+// #include of a header the include_resolver knows (a header cell, a file by relative path or of an -I folder) is read in
 // place, its tokens marked with the header's file index; every header is read once per unit, as
 // include guards or #pragma once would have it. Other includes (the toolkit's) are skipped, and noted.
 //
@@ -45,7 +45,9 @@ namespace xcuda::cxx
         virtual ~include_resolver() = default;
         // The header's text (owned by the resolver) and its file index (> 0), or null when the header
         // is unknown here or was read before in this unit.
-        virtual const std::string* open(const std::string& name, bool angled, int& file) = 0;
+        // includer: the file index of the one holding the #include (0: the cell), whose folder a quoted
+        // include is looked up in first, as the preprocessor does.
+        virtual const std::string* open(const std::string& name, bool angled, int& file, int includer) = 0;
         // Whether `name` was read into this unit before (open answered null for a second #include).
         virtual bool was_read(const std::string& name) const = 0;
     };

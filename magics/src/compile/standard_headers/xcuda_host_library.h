@@ -73,6 +73,8 @@ namespace std
     XCUDA_HOST_ONLY_CLASS(basic_string, "std::string", "<string>")
     typedef basic_string<char> string;
     typedef basic_string<wchar_t> wstring;
+    XCUDA_HOST_ONLY_CLASS(basic_string_view, "std::string_view", "<string_view>")
+    typedef basic_string_view<char> string_view;
     XCUDA_HOST_ONLY_FUNCTION(to_string, "std::to_string", "<string>")
     XCUDA_HOST_ONLY_FUNCTION(stoi, "std::stoi", "<string>")
     XCUDA_HOST_ONLY_FUNCTION(stol, "std::stol", "<string>")
