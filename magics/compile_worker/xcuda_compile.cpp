@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <poll.h>
+#include <unistd.h>
 #include <map>
 #include <string>
 
@@ -31,7 +32,13 @@ int main()
         std::string source;
         xcuda::compile_options options;
         std::map<std::string, std::string> headers;
-        std::string answer = xcuda::compile_worker::decode(request, source, options, headers)
+        std::string folder;
+        bool readable = xcuda::compile_worker::decode(request, source, options, headers, &folder);
+        // The notebook's working directory, where NVRTC finds a cell's includes by relative path. A folder gone
+        // since is not an error here: the compile runs from where it is and NVRTC says what it cannot open.
+        bool moved = readable && !folder.empty() && ::chdir(folder.c_str()) == 0;
+        (void)moved;
+        std::string answer = readable
                                  ? xcuda::compile_process::outcome(source, options, headers)
                                  : std::string("E") + std::string(8, '\0');  // an unreadable request: an empty error
         if (!xcuda::compile_worker::write_frame(1, answer))

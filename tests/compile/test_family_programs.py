@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs3"))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "programs4"))
-from family_programs import PROGRAMS  # noqa: E402
+from family_programs import LLMC_REPO, PROGRAMS  # noqa: E402
 from pasted_programs import check, kernels_of, paste, run_as_host_code  # noqa: E402
 
 # The kernels each program must bind: a program whose kernel was lost (set aside with the host code, say)
@@ -28,6 +28,13 @@ KERNELS = {
                                                          "ExampleWarpReduceKernel"},
     "pmpp_tiled_matmul_and_kogge_stone_scan": {"MatrixMulKernel", "Kogge_Stone_scan_kernel"},
 }
+
+
+@pytest.fixture(autouse=True)
+def beside_the_llmc_repo(monkeypatch):
+    # llm.c's train_gpt2_fp32.cu includes "llmc/utils.h" by relative path: the cells run where a notebook beside
+    # the repo would, in its folder (the other programs include nothing by relative path).
+    monkeypatch.chdir(LLMC_REPO)
 
 
 def test_every_family_program_has_its_provenance_and_its_kernels_listed():

@@ -34,10 +34,17 @@ namespace xcuda
         using byte_io::put_u64;
         using byte_io::read_all;
         using byte_io::write_all;
+
+        std::string current_directory()
+        {
+            std::vector<char> buffer(4096);
+            return ::getcwd(buffer.data(), buffer.size()) != nullptr ? std::string(buffer.data()) : std::string();
+        }
     }
 
     std::string compile_worker::encode(const std::string& source, const compile_options& options,
-                                       const std::map<std::string, std::string>& headers)
+                                       const std::map<std::string, std::string>& headers,
+                                       const std::string& working_directory)
     {
         std::string out;
         put_text(out, source);
@@ -54,11 +61,12 @@ namespace xcuda
             put_text(out, name);
             put_text(out, text);
         }
+        put_text(out, working_directory);
         return out;
     }
 
     bool compile_worker::decode(const std::string& bytes, std::string& source, compile_options& options,
-                                std::map<std::string, std::string>& headers)
+                                std::map<std::string, std::string>& headers, std::string* working_directory)
     {
         std::size_t at = 0;
         std::uint64_t flags = 0;
@@ -82,6 +90,15 @@ namespace xcuda
                 return false;
             }
             headers.emplace(std::move(name), std::move(text));
+        }
+        std::string folder;
+        if (!get_text(bytes, at, folder))
+        {
+            return false;
+        }
+        if (working_directory != nullptr)
+        {
+            *working_directory = std::move(folder);
         }
         return at == bytes.size();
     }
@@ -218,7 +235,7 @@ namespace xcuda
                                            const interrupt_check& interrupted)
     {
         std::lock_guard<std::mutex> lock(m_mutex);
-        std::string request = encode(source, options, headers);
+        std::string request = encode(source, options, headers, current_directory());
         start_locked();
         if (!write_frame(m_requests, request))
         {

@@ -51,11 +51,14 @@ namespace xcuda
         compile_result compile(const std::string& source, const compile_options& options,
                                const std::map<std::string, std::string>& headers, const interrupt_check& interrupted);
 
-        // The request's bytes, and back (the worker's side).
+        // The request's bytes, and back (the worker's side). working_directory: the requester's, where a cell's
+        // quoted includes by relative path ("llmc/utils.h") are found; the worker compiles from there ("" in a
+        // request: where it is).
         static std::string encode(const std::string& source, const compile_options& options,
-                                  const std::map<std::string, std::string>& headers);
+                                  const std::map<std::string, std::string>& headers,
+                                  const std::string& working_directory = "");
         static bool decode(const std::string& bytes, std::string& source, compile_options& options,
-                           std::map<std::string, std::string>& headers);
+                           std::map<std::string, std::string>& headers, std::string* working_directory = nullptr);
         // For a helper program the kernel starts (xcuda-compile, xcuda-replay): ends this process within
         // about 100 ms of its parent's death, even in the middle of a compile (a killed kernel must not
         // leave an orphan compiling for minutes). A thread of its own watches getppid(); a parent already

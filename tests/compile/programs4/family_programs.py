@@ -12,9 +12,15 @@ its host launcher (set aside with the rest of the host code) is named with --ins
 enough for the PTX simulator on two shared cores and said where shrunk. `run(ns)` makes the launches the host
 code would and returns (name, got, expected) triples checked against numpy.
 """
+from pathlib import Path
+
 import numpy as np
 
 from round3_programs import Program
+
+# The folder laid out like karpathy/llm.c (llmc/*.h, llmc/*.cuh, the .cu files): a cell's quoted includes are
+# found from it when it is the working directory.
+LLMC_REPO = Path(__file__).resolve().parent / "llmc_repo"
 
 
 def _xcuda():
@@ -439,206 +445,12 @@ def run_flash(ns):
 # `cublas_handle`, `namespace cg = cooperative_groups`, and the kernels encoder_forward_kernel3 (float4),
 # layernorm_forward_kernel3 (one warp per row, cg::reduce, __ldcs/__stcs), softmax_forward_kernel5 (online
 # softmax, cg::reduce with cg::greater and cg::plus), residual_forward_kernel and gelu_forward_kernel (M_PI),
-# with launchers as the file has them. The file's three "llmc/..." includes are its data loader and tokenizer,
-# host code in headers (POSIX <sys/stat.h>, <glob.h>): they are left out here, as a cell cannot set aside host
-# code that lives in a header. GPT-2 small's B 4, T 1024, C 768, NH 12: B 2, T 32, C 64, NH 2 here.
-LLMC = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <math.h>
-#include <time.h>
-#include <assert.h>
-#include <float.h>
-#include <string.h>
-#include <unistd.h>
-
-// GPU / CUDA related
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <cooperative_groups.h>
-#include <cooperative_groups/reduce.h>
-
-// convenience macro for calculating grid/block dimensions for kernels
-#define CEIL_DIV(M, N) (((M) + (N)-1) / (N))
-
-// CUDA error checking
-void cudaCheck(cudaError_t error, const char *file, int line) {
-  if (error != cudaSuccess) {
-    printf("[CUDA ERROR] at file %s:%d:\n%s\n", file, line, cudaGetErrorString(error));
-    exit(EXIT_FAILURE);
-  }
-};
-#define cudaCheck(err) (cudaCheck(err, __FILE__, __LINE__))
-
-// cuBLAS error checking
-void cublasCheck(cublasStatus_t status, const char *file, int line)
-{
-    if (status != CUBLAS_STATUS_SUCCESS) {
-        printf("[cuBLAS ERROR]: %d %s %d\n", status, file, line);
-        exit(EXIT_FAILURE);
-    }
-}
-#define cublasCheck(status) { cublasCheck((status), __FILE__, __LINE__); }
-
-static cublasComputeType_t cublas_compute_type;
-cublasHandle_t cublas_handle;
-
-namespace cg = cooperative_groups;
-
-__device__ inline float4 add_float4(const float4& a, const float4& b) {
-    return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
-}
-
-__global__ void encoder_forward_kernel3(float4* out,
-                               const int* inp, const float4* wte, const float4* wpe,
-                               int B, int T, int C) {
-    int C4 = C / 4;
-    int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    int N = B * T * C4;
-    if (idx < N) {
-        int bt = idx / C4;
-        int b = bt / T;
-        int t = bt % T;
-        int c4 = idx % C4;
-        int ix = inp[b * T + t];
-        out[b * T * C4 + t * C4 + c4] = add_float4(wte[ix * C4 + c4], wpe[t * C4 + c4]);
-    }
-}
-
-__global__ void layernorm_forward_kernel3(float* __restrict__ out, float* __restrict__ mean, float* __restrict__ rstd,
-                                    const float*  __restrict__ inp, const float*  __restrict__ weight,
-                                    const float* __restrict__ bias, int N, int C) {
-    cg::thread_block block = cg::this_thread_block();
-    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
-    int idx = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();
-    if(idx >= N) {
-        return;
-    }
-    const float* x = inp + idx * C;
-    float sum = 0.0f;
-    for (int i = warp.thread_rank(); i < C; i += warp.size()) {
-        sum += x[i];
-    }
-    sum = cg::reduce(warp, sum, cg::plus<float>{});
-    float m = sum / C;
-    if(warp.thread_rank() == 0 && mean != nullptr) {
-        __stcs(mean + idx, m);
-    }
-    sum = 0.0f;
-    for (int i = warp.thread_rank(); i < C; i += warp.size()) {
-        float diff = x[i] - m;
-        sum += diff * diff;
-    }
-    sum = cg::reduce(warp, sum, cg::plus<float>{});
-    float s = rsqrtf(sum / C + 1e-5f);
-    if(warp.thread_rank() == 0 && rstd != nullptr) {
-        __stcs(rstd + idx, s);
-    }
-    float* o = out + idx * C;
-    for (int c = warp.thread_rank(); c < C; c += warp.size()) {
-        float n = s * (__ldcs(x+c) - m);
-        __stcs(o+c, n * weight[c] + bias[c]);
-    }
-}
-
-__device__ float& vec_at(float4& vec, int index) {
-    return reinterpret_cast<float*>(&vec)[index];
-}
-
-__device__ float vec_at(const float4& vec, int index) {
-    return reinterpret_cast<const float*>(&vec)[index];
-}
-
-__global__ void softmax_forward_kernel5(float* out, float inv_temperature, const float* inp, int N, int T) {
-    // inp, out: (N, T, T) with N = B * NH; the causal (lower-triangular) part only, by the online softmax
-    assert(T % 4  == 0);
-    cg::thread_block block = cg::this_thread_block();
-    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
-    int idx = (gridDim.x - blockIdx.x - 1) * warp.meta_group_size() + warp.meta_group_rank(); // backward order
-    if(idx >= N * T) {
-        return;
-    }
-    int own_pos = idx % T;
-    int pos_by_4 = own_pos / 4;
-    const float* x = inp + idx * T;
-    float maxval = -FLT_MAX;
-    float sumval = 0.0f;
-    const float4* x_vec = reinterpret_cast<const float4*>(x);
-    for (int i = warp.thread_rank(); i < pos_by_4; i += warp.size()) {
-        float4 v = x_vec[i];
-        float old_maxval = maxval;
-        for(int k = 0; k < 4; ++k) {
-            maxval = fmaxf(maxval, vec_at(v, k));
-        }
-        sumval *= expf(inv_temperature * (old_maxval - maxval));
-        for(int k = 0; k < 4; ++k) {
-            sumval += expf(inv_temperature * (vec_at(v, k) - maxval));
-        }
-    }
-    if(4*pos_by_4 + warp.thread_rank() <= own_pos) {
-        float old_maxval = maxval;
-        maxval = fmaxf(maxval, x[4*pos_by_4 + warp.thread_rank()]);
-        sumval *= expf(inv_temperature * (old_maxval - maxval));
-        sumval += expf(inv_temperature * (x[4*pos_by_4 + warp.thread_rank()] - maxval));
-    }
-    float global_maxval = cg::reduce(warp, maxval, cg::greater<float>{});
-    sumval *= expf(inv_temperature * (maxval - global_maxval));
-    float sum = cg::reduce(warp, sumval, cg::plus<float>{});
-    float norm = 1.f / sum;
-    for (int i = warp.thread_rank(); i <= own_pos; i += warp.size()) {
-        float ev = expf(inv_temperature * (__ldcs(x + i) - global_maxval));
-        __stcs(out + idx * T + i, ev * norm);
-    }
-}
-
-__global__ void residual_forward_kernel(float* out, float* inp1, float* inp2, int N) {
-    int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx < N) {
-        out[idx] = __ldcs(&inp1[idx]) + __ldcs(&inp2[idx]);
-    }
-}
-
-#define GELU_SCALING_FACTOR sqrtf(2.0f / M_PI)
-__global__ void gelu_forward_kernel(float* out, const float* inp, int N) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < N) {
-        float xi = inp[i];
-        float cube = 0.044715f * xi * xi * xi;
-        out[i] = 0.5f * xi * (1.0f + tanhf(GELU_SCALING_FACTOR * (xi + cube)));
-    }
-}
-
-// ----------------------------------------------------------------------------
-// kernel launchers
-
-void encoder_forward(float* out,
-                     const int* inp, const float* wte, const float* wpe,
-                     int B, int T, int C) {
-    assert(C % 4 == 0);
-    const int block_size = 512;
-    const int N = B * T * C;
-    const int grid_size = CEIL_DIV(N / 4, block_size);
-    encoder_forward_kernel3<<<grid_size, block_size>>>((float4*) out, inp, (float4*) wte, (float4*) wpe, B, T, C);
-    cudaCheck(cudaGetLastError());
-}
-
-void layernorm_forward(float* out, float* mean, float* rstd,
-                       float* inp, float* weight, float* bias,
-                       int B, int T, int C) {
-    const int block_size = 512;
-    const int N = B * T;
-    const int grid_size = CEIL_DIV(N * 32, block_size);
-    layernorm_forward_kernel3<<<grid_size, block_size>>>(out, mean, rstd, inp, weight, bias, N, C);
-    cudaCheck(cudaGetLastError());
-}
-
-void gelu_forward(float* out, const float* inp, int N) {
-    const int block_size = 128;
-    const int grid_size = CEIL_DIV(N, block_size);
-    gelu_forward_kernel<<<grid_size, block_size>>>(out, inp, N);
-    cudaCheck(cudaGetLastError());
-}
-"""
+# with launchers as the file has them, and its three "llmc/..." includes (utils, tokenizer, data loader: host
+# code in headers, with POSIX <sys/stat.h>, <dirent.h>, <glob.h>), by relative path: the file lies in
+# llmc_repo/ beside llmc/ (written after the published headers, shortened; llmc_repo/LICENSE), and the tests
+# run with llmc_repo as the working directory, as a notebook beside the repo would.
+# GPT-2 small's B 4, T 1024, C 768, NH 12: B 2, T 32, C 64, NH 2 here.
+LLMC = (LLMC_REPO / "train_gpt2_fp32.cu").read_text()
 
 
 def run_llmc(ns):
