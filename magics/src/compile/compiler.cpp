@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 
+#include "include_folders.hpp"
 #include "kernel_signature.hpp"
+#include "user_headers.hpp"
 
 namespace xcuda
 {
@@ -85,6 +87,14 @@ namespace xcuda
 
     std::string compiler::key_for(const compile_recipe& recipe)
     {
-        return compile_cache::make_key(m_nvrtc.version(), recipe.source, recipe.options, recipe.headers);
+        // The user's headers NVRTC reads from disk by quoted include (llmc/utils.h beside the notebook, a -I
+        // folder's) are inputs too: their text is keyed beside the header cells', under names no cell can have.
+        std::map<std::string, std::string> inputs = recipe.headers;
+        user_headers files(include_folders(recipe.options.include_dirs, recipe.options.extra), recipe.headers);
+        for (auto& [name, text] : files.reachable(recipe.source))
+        {
+            inputs["\n file " + name] = std::move(text);
+        }
+        return compile_cache::make_key(m_nvrtc.version(), recipe.source, recipe.options, inputs);
     }
 }

@@ -123,6 +123,13 @@ namespace xcuda
         return aside;
     }
 
+    std::map<std::string, std::string> user_headers::reachable(const std::string& cell)
+    {
+        files_.clear();
+        read_from(cell, "");
+        return files_;
+    }
+
     const std::string* user_headers::text_of(const std::string& file) const
     {
         auto found = files_.find(file);

@@ -33,6 +33,10 @@ namespace xcuda
         set_aside_code set_aside(const std::string& file, const std::vector<std::pair<int, int>>& positions,
                                  std::string& cell);
 
+        // Every user file reachable from `cell` by quoted includes, as read from disk (name -> text): what the
+        // compile cache key takes from them, so that editing llmc/utils.h compiles the cell again.
+        std::map<std::string, std::string> reachable(const std::string& cell);
+
         // The text handed to NVRTC for one of the user's headers, or null.
         const std::string* text_of(const std::string& file) const;
 
