@@ -1,6 +1,6 @@
 """The gpu tests of issue 25's runtime items (module variables, big shared memory, function attributes,
-offset views and raw addresses, and the second set of public programs), of issue 45's own programs and of launch
-attributes (thread-block clusters) run on the PTX simulator in CI.
+offset views and raw addresses, and the second set of public programs), of issue 45's own programs (llm.c's bf16
+kernels with their headers among them) and of launch attributes (thread-block clusters) run on the PTX simulator in CI.
 
 Each file runs in a child pytest with XCUDA_DEVICE=simulator (XCUDA_LIBCUDA unset), as
 test_runtime_on_the_simulator.py does for tests/runtime/test_gpu.py; every gpu test runs except those in
@@ -34,6 +34,7 @@ FILES = {
     "tests/compile/test_programs2.py": 5,
     "tests/compile/test_programs3.py": 12,  # issue 45's own set of twelve: every one runs on the simulator
     "tests/compile/test_family_programs.py": 7,  # issue 45's families (SGEMM, llm.c, flash, CUB, CG, PMPP), bmsk
+    "tests/compile/test_llmc_headers.py": 1,  # llm.c's train_gpt2.cu bf16 kernels with their llmc/ headers
     "tests/runtime/test_launch_attributes.py": 3,  # thread-block clusters, distributed shared memory, graphs
 }
 
