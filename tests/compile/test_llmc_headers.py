@@ -105,6 +105,18 @@ def test_an_include_inside_a_header_is_found_in_that_headers_folder_first(tmp_pa
     assert "llmc/dataloader.h(3): warning: host code set aside" in module.log
 
 
+def test_a_cells_relative_includes_follow_the_notebooks_working_directory(shell, tmp_path, monkeypatch):
+    # %%cuda compiles in the long-lived helper xcuda-compile: started from one folder, it compiles from the one the
+    # notebook is in at each cell (%cd, os.chdir).
+    shell.user_ns.clear()
+    for name, value in (("first", 1234511), ("second", 2234522)):
+        write(tmp_path / name, {"llmc/values.h": f"#pragma once\n#define VALUE {value}\nint host_count;\n"})
+        monkeypatch.chdir(tmp_path / name)
+        shell.run_cell_magic("cuda", "--arch compute_80",
+                             '#include "llmc/values.h"\nextern "C" __global__ void k(int* x) { x[0] = VALUE; }\n')
+        assert str(value) in shell.user_ns["k"].module.ptx
+
+
 def test_editing_a_header_beside_the_notebook_compiles_the_cell_again(tmp_path, monkeypatch):
     # NVRTC reads llmc/utils.h from disk: its text is part of the compile cache key, as a header cell's is.
     xcuda = _xcuda()

@@ -8,10 +8,12 @@ namespace xcuda
 {
     namespace
     {
+        // A regular file of a header's size: a FIFO planted under a header's name would block the read (here, and
+        // in the notebook's process when the cache key is made), and NVRTC's own open skips nothing larger.
         bool is_file(const std::string& path)
         {
             struct stat st;
-            return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+            return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= (8 << 20);
         }
 
         std::string folder_of(const std::string& name)
