@@ -13,8 +13,9 @@ this process cannot reach those addresses). Then:
 - notebooks/04-several-hosts.ipynb's flow passes: load xcuda and compile on every engine, scatter,
   SAXPY, gather, a reduction over all engines (on the simulator where there is no GPU);
 - a host is lost mid-way (its processes killed without warning, its namespace removed): a gather over
-  all engines fails with xcuda.parallel.EngineLostError naming the lost engines and where they were,
-  within the bounded wait, and the other host's engines keep their data.
+  all engines fails with xcuda.parallel.EngineLostError naming lost engines (those the controller has
+  given up on by then) and where they were, within the bounded wait; once the controller has dropped
+  them all, a gather names every one of them; and the other host's engines keep their data.
 
 What this cannot test: separate filesystems (the namespaces share this machine's, as a cluster's NFS home
 would: the connection files are read from the profile folder), SSH/MPI/Slurm launchers, firewalls, real
@@ -146,26 +147,44 @@ def test_the_notebook_04_flow_passes_across_the_hosts(hosts, places):
     assert sum(part["shape"][0] for part in answer["parts"]) == 1 << 14
 
 
+def _named(message, places):
+    """The engines an EngineLostError's message names, each with where it ran (its pid there)."""
+    return [engine for engine, place in zip(places["ids"], places["places"])
+            if f"{engine} (ipyparallel engine {engine} (pid {place['pid']}," in message]
+
+
+def _controller_drops(hosts, engines):
+    """Waits until the controller no longer has any of engines (its heartbeat limit, HEARTBEAT_MS * MISSES)."""
+    deadline = time.monotonic() + START_S
+    while set(engines) & set(hosts.driven.ask("ids")["ids"]):
+        assert time.monotonic() < deadline, f"the controller still has some of {engines} after {START_S} s"
+        time.sleep(HEARTBEAT_MS / 1000)
+
+
 def test_a_lost_host_is_named_and_the_other_hosts_engines_keep_their_data(hosts, places):
     if not hosts.driven.ask("gather", name="out")["ok"]:
         pytest.skip("the flow did not leave `out` on the engines (see the flow test's failure)")
     lost = [engine for engine, place in zip(places["ids"], places["places"]) if "10.77.0.3" in place["addresses"]]
     kept = [engine for engine in places["ids"] if engine not in lost]
     hosts.lose("b")
-    # Past the controller's heartbeat limit (HEARTBEAT_MS * MISSES) the engines are gone; the gather's own
-    # wait bounds it anyway.
+    # At once: the gather fails naming the lost engines the controller has dropped by then. It drops each on its
+    # own: a gather sent between the two names only the first, refused before it is sent ("no longer has them";
+    # once in CI and once in 4 runs here, 2026-12-07, where one engine was dropped before the test asked at once
+    # and the other later); one sent before both fails in its wait, naming both. Never a kept engine.
     answer = hosts.driven.ask("gather", name="out", wait_s=START_S)
     assert not answer["ok"], answer
     assert answer["error"] == "EngineLostError", answer
-    # Both lost engines, each with where it ran (its pid there), and the way on without them.
-    for engine, place in zip(places["ids"], places["places"]):
-        named = f"{engine} (ipyparallel engine {engine} (pid {place['pid']}," in answer["message"]
-        assert named == (engine in lost), (engine, answer)
-    assert answer["message"].startswith("engines ") and " are lost: " in answer["message"], answer
-    assert f"rc[{kept}]" in answer["message"], answer
-    # Asked again, the engines are known to be gone before anything is sent.
+    named = _named(answer["message"], places)
+    assert named and set(named) <= set(lost), (named, answer)
+    assert answer["message"].startswith("engine") and " lost: " in answer["message"], answer
+    # Once the controller has dropped them all, a gather is refused before anything is sent, naming both lost
+    # engines and the way on without them.
+    _controller_drops(hosts, lost)
     again = hosts.driven.ask("gather", name="out")
     assert again["error"] == "EngineLostError" and "no longer has them" in again["message"], again
+    assert _named(again["message"], places) == lost, again
+    assert again["message"].startswith("engines ") and " are lost: " in again["message"], again
+    assert f"rc[{kept}]" in again["message"], again
     kept_parts = [places["ids"].index(engine) for engine in kept]
     answer = hosts.driven.ask("gather", name="out", engines=kept, parts=kept_parts)
     assert answer["ok"] and answer["equal"], answer
