@@ -298,6 +298,24 @@ namespace xcuda::python
                   py::arg("name"), py::arg("text"),
                   R"(Keep a header in memory for later cells' #include "name" (what %%cuda_header does). Returns the
     names of the modules compiled with an older text of it: they are stale until their cells run again.)");
+            m.def("remove_header",
+                  [&notebook](const std::string& name) {
+                      bool found = false;
+                      py::list stale;
+                      for (const auto& module : notebook.registry.remove_header(name, found))
+                      {
+                          stale.append(module->name());
+                      }
+                      if (!found)
+                      {
+                          throw py::key_error("no header cell named '" + name + "': xcuda.headers() lists them");
+                      }
+                      return stale;
+                  },
+                  py::arg("name"),
+                  R"(Forget a header cell (from %%cuda_header or set_header): a later #include of the name finds the
+    include folders or xcuda's stand-in of a standard header again. Returns the names of the modules compiled with
+    it, now stale until their cells run again. KeyError when there is no header of that name.)");
             m.def("headers", [&notebook] { return notebook.registry.headers(); }, "Header cells: name -> text.");
             m.def("_modules",
                   [&notebook] {

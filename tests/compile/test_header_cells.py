@@ -116,3 +116,40 @@ def test_lines_of_a_header_kernel_compiled_from_a_string_count_the_headers_own_l
     module = xcuda.compile('#include "kernel_in_header_str.cuh"\n', arch="compute_80")
     text = str(module.in_header.lines())
     assert "   5 |     if (i < n) a[i] = a[i] * 2.0f + 1.0f;" in text and "(no source line)" not in text, text
+
+
+def test_a_removed_header_cell_gives_the_name_back_to_the_standard_headers_stand_in(shell):
+    xcuda.set_header("stdio.h", "#pragma once\n#define FROM_HEADER_CELL 1\n")
+    source = ('#include <stdio.h>\n#ifdef FROM_HEADER_CELL\ntypedef double T;\n#else\ntypedef int T;\n#endif\n'
+              'extern "C" __global__ void k(T x, FILE* f) {}\n')
+    with pytest.raises(xcuda.CompileError, match="FILE"):  # the header cell hides the stand-in, which declares FILE
+        xcuda.compile(source, arch="compute_75")
+    with_cell = xcuda.compile(source.replace(", FILE* f", ""), arch="compute_75", name="with_stdio_cell")
+    assert with_cell.k.parameters[0]["dtype"] == np.float64
+    assert xcuda.remove_header("stdio.h") == ["with_stdio_cell"]
+    assert with_cell.stale and "stdio.h" not in xcuda.headers()
+    assert xcuda.compile(source, arch="compute_75").k.parameters[0]["dtype"] == np.int32
+    with pytest.raises(KeyError, match="no header cell named 'stdio.h': xcuda.headers\\(\\) lists them"):
+        xcuda.remove_header("stdio.h")
+
+
+def test_header_cells_set_and_removed_from_several_threads_at_once_end_as_each_thread_left_them():
+    import threading
+    errors = []
+
+    def churn(k):
+        try:
+            for round_ in range(40):
+                xcuda.set_header(f"churn{k}.cuh", f"#define CHURN{k} {round_}\n")
+                if round_ % 2:
+                    xcuda.remove_header(f"churn{k}.cuh")
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=churn, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert not any(name.startswith("churn") for name in xcuda.headers())  # each thread's last round removed its header

@@ -100,6 +100,23 @@ namespace xcuda
         return stale;
     }
 
+    std::vector<std::shared_ptr<cuda_module>> module_registry::remove_header(const std::string& name, bool& found)
+    {
+        std::vector<std::shared_ptr<cuda_module>> stale;
+        std::lock_guard<std::mutex> lock(m_mutex);
+        found = m_headers.erase(name) > 0;
+        m_header_cells.erase(name);
+        for (const auto& entry : m_entries)
+        {
+            if (found && entry.second->headers().count(name))
+            {
+                entry.second->mark_stale(name);
+                stale.push_back(entry.second);
+            }
+        }
+        return stale;
+    }
+
     std::set<std::string> module_registry::header_cells() const
     {
         std::lock_guard<std::mutex> lock(m_mutex);

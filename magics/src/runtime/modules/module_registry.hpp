@@ -56,6 +56,10 @@ namespace xcuda
         // xcuda.set_header's string.
         std::vector<std::shared_ptr<cuda_module>> set_header(const std::string& name, const std::string& text,
                                                              bool in_a_cell = false);
+        // Forgets a header (xcuda.remove_header): a later #include of the name finds the include folders or the
+        // standard headers' stand-in again. Marks every module compiled with it stale and returns them; false in
+        // `found` when there was no such header (nothing changes).
+        std::vector<std::shared_ptr<cuda_module>> remove_header(const std::string& name, bool& found);
         std::map<std::string, std::string> headers() const;
         // The names of the headers that are %%cuda_header cells now (for cell_lines).
         std::set<std::string> header_cells() const;
