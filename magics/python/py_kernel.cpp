@@ -49,12 +49,44 @@ namespace xcuda::python
             // The launchers of the last few configurations: a loop over devices alternates between
             // one (grid, block, stream) per device, and each should find its own.
             recent_cache<py::object, py::object, 4> launchers;
+            // The key and Launcher `launchers` found last (borrowed: it holds both, and remember() forgets the
+            // hit before it may drop them). Read and written with the GIL held, like `launchers`.
+            PyObject* hit_key = nullptr;
+            PyObject* hit_launcher = nullptr;
 
-            PyObject* cached(PyObject* key) const
+            // The loop's case in a few compares: a (grid, block) tuple of the very objects of the last hit.
+            PyObject* last_hit(PyObject* key) const noexcept
             {
-                const py::object* launcher = launchers.find(
-                    [key](const py::object& k) { return same_items(k.ptr(), key) || same_launch_key(k.ptr(), key, 0); });
-                return launcher ? launcher->ptr() : nullptr;
+                PyObject* hit = hit_key;
+                return hit && PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) == 2 && PyTuple_CheckExact(hit) &&
+                               PyTuple_GET_SIZE(hit) == 2 && PyTuple_GET_ITEM(key, 0) == PyTuple_GET_ITEM(hit, 0) &&
+                               PyTuple_GET_ITEM(key, 1) == PyTuple_GET_ITEM(hit, 1)
+                           ? hit_launcher
+                           : nullptr;
+            }
+
+            PyObject* cached(PyObject* key)
+            {
+                PyObject* found_key = nullptr;
+                const py::object* launcher = launchers.find([key, &found_key](const py::object& k) {
+                    bool same = same_items(k.ptr(), key) || same_launch_key(k.ptr(), key, 0);
+                    found_key = same ? k.ptr() : nullptr;
+                    return same;
+                });
+                if (!launcher)
+                {
+                    return nullptr;
+                }
+                hit_key = found_key;
+                hit_launcher = launcher->ptr();
+                return hit_launcher;
+            }
+
+            void remember(py::object key, py::object launcher)
+            {
+                hit_key = nullptr;
+                hit_launcher = nullptr;
+                launchers.remember(std::move(key), std::move(launcher));
             }
 
             // The loop's case first: a new (grid, block) tuple of the very objects of a remembered key (small
@@ -170,7 +202,7 @@ namespace xcuda::python
             py::object stream_object;
             parse_launch_key(self.kernel->module()->session(), key, dims, stream_object);
             py::object launcher = make_launcher(self.kernel, dims, std::move(stream_object), self.fast);
-            self.launchers.remember(key, launcher);
+            self.remember(key, launcher);
             return launcher;
         }
 
@@ -198,7 +230,8 @@ namespace xcuda::python
         PyObject* cached_subscript(PyObject* self, PyObject* key)
         {
             py_kernel& kernel = unchecked_instance<py_kernel>(self);
-            if (PyObject* launcher = kernel.cached(key))
+            PyObject* launcher = kernel.last_hit(key);
+            if (launcher || (launcher = kernel.cached(key)) != nullptr)
             {
                 Py_INCREF(launcher);
                 return launcher;
