@@ -224,19 +224,29 @@ namespace xcuda::python
     {
         binaryfunc g_generic_subscript = nullptr;
 
-        // kernel[grid, block] for a configuration launched lately: compare the key with the cached ones and
-        // return that Launcher, without pybind11's dispatch (a third of the launch's cost otherwise).
+        // kernel[grid, block] for a configuration found in the kernel's cache: compare the key with the cached
+        // ones and return that Launcher, without pybind11's dispatch (a third of the launch's cost otherwise).
         // Anything else goes to the pybind11-bound __getitem__ (parsing, errors, caching).
-        PyObject* cached_subscript(PyObject* self, PyObject* key)
+        [[gnu::noinline]] PyObject* searched_subscript(PyObject* self, PyObject* key)
         {
-            py_kernel& kernel = unchecked_instance<py_kernel>(self);
-            PyObject* launcher = kernel.last_hit(key);
-            if (launcher || (launcher = kernel.cached(key)) != nullptr)
+            if (PyObject* launcher = unchecked_instance<py_kernel>(self).cached(key))
             {
                 Py_INCREF(launcher);
                 return launcher;
             }
             return g_generic_subscript(self, key);
+        }
+
+        // The loop's case, the same objects as the last hit, in a function of its own: no frame to set up
+        // for the search.
+        PyObject* cached_subscript(PyObject* self, PyObject* key)
+        {
+            if (PyObject* launcher = unchecked_instance<py_kernel>(self).last_hit(key))
+            {
+                Py_INCREF(launcher);
+                return launcher;
+            }
+            return searched_subscript(self, key);
         }
     }
 
