@@ -60,6 +60,20 @@ namespace xcuda::python
         return *static_cast<T*>(instance->get_value_and_holder().value_ptr());
     }
 
+    // Whether a pybind11 instance keeps its C++ object in the simple layout. pybind11 decides it by the
+    // Python type alone (instance::allocate_layout: one C++ base, a small holder), so one instance answers for
+    // every instance of its exact type: the launch fast path asks once per type signature, then reads
+    // simple_instance<T> without the test.
+    inline bool has_simple_layout(PyObject* object)
+    {
+        return reinterpret_cast<py::detail::instance*>(object)->simple_layout;
+    }
+    template <class T>
+    T& simple_instance(PyObject* object)
+    {
+        return *static_cast<T*>(reinterpret_cast<py::detail::instance*>(object)->simple_value_holder[0]);
+    }
+
     // The Python type's name of object, for messages ("numpy.ndarray", "list").
     inline std::string type_name(py::handle object)
     {

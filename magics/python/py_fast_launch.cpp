@@ -24,7 +24,7 @@ namespace xcuda::python
 
         // The value into an integer slot when it fits the kind; false (nothing stored) when not: the general
         // path then says why.
-        bool fast_store_integer(void* slot, scalar_kind kind, long long value) noexcept
+        [[gnu::always_inline]] inline bool fast_store_integer(void* slot, scalar_kind kind, long long value) noexcept
         {
             auto put = [slot](auto v) {
                 std::memcpy(slot, &v, sizeof v);
@@ -107,78 +107,128 @@ namespace xcuda::python
         return false;
     }
 
-    bool fast_launch_cache::convert(const entry& e, unsigned char* data, PyObject* const* args,
-                                    const where& here) noexcept
+    bool fast_launch_cache::convert_floats(const entry& e, unsigned char* data, PyObject* const* args) noexcept
     {
-        const argument* it = e.arguments.data();
-        const argument* end = it + e.arguments.size();
-        for (; it != end; ++it, ++args)
+        for (const float_slot& f : e.floats)
         {
-            PyObject* object = *args;
-            if (Py_TYPE(object) != it->type)
+            PyObject* object = args[f.index];
+            if (Py_TYPE(object) != &PyFloat_Type)
             {
                 return false;  // the type was checked by the general path for another call, not this one
             }
-            void* slot = data + it->offset;
-            switch (it->how)
+            double value = PyFloat_AS_DOUBLE(object);
+            if (!(std::fabs(value) <= FLT_MAX))  // an overflow (or a NaN: the general path stores it)
             {
-            case step::float_to_f32:
-            {
-                double value = PyFloat_AS_DOUBLE(object);
-                if (!(std::fabs(value) <= FLT_MAX))  // an overflow (or a NaN: the general path stores it)
-                {
-                    return false;
-                }
-                auto single = static_cast<float>(value);
-                std::memcpy(slot, &single, sizeof single);
-                break;
+                return false;
             }
-            case step::float_to_f64:
+            auto single = static_cast<float>(value);
+            std::memcpy(data + f.offset, &single, sizeof single);
+        }
+        return true;
+    }
+
+    bool fast_launch_cache::convert_arrays(const entry& e, unsigned char* data, PyObject* const* args,
+                                           const where& here) noexcept
+    {
+        if (e.arrays.empty())
+        {
+            return true;
+        }
+        PyTypeObject* array_type = device_array_type();
+        for (const array_slot& a : e.arrays)
+        {
+            PyObject* object = args[a.index];
+            if (Py_TYPE(object) != array_type)
             {
-                double value = PyFloat_AS_DOUBLE(object);
-                std::memcpy(slot, &value, sizeof value);
-                break;
+                return false;
             }
-            case step::int_to_integer:
+            const device_array& array = simple_instance<device_array>(object);  // (checked when learned)
+            // The element type and the device belong to the array, not to its Python type: checked on every
+            // call. Another device (peer access) and an empty array go the general path. pointer_in: this
+            // session's allocation in the launch's context generation (a view, another device, a closed
+            // session: 0, and the general path says what is wrong). An array that is not a view owns an
+            // allocation of exactly its bytes (make_array), and an allocation of 0 bytes has the address 0: so
+            // a non-zero address is also a non-empty array, without the shape's product.
+            std::uint64_t address = array.buffer->pointer_in(*here.session, here.generation);
+            if (address == 0 || array.kind != a.kind)
             {
-                long long value = 0;
-                if (!exact_int_value(object, value) || !fast_store_integer(slot, it->kind, value))
-                {
-                    return false;
-                }
-                break;
+                return false;
             }
-            case step::int_to_float:
+            std::memcpy(data + a.offset, &address, sizeof address);
+        }
+        return true;
+    }
+
+    bool fast_launch_cache::convert_ints(const entry& e, unsigned char* data, PyObject* const* args) noexcept
+    {
+        for (const array_slot& i : e.ints)
+        {
+            PyObject* object = args[i.index];
+            long long value = 0;
+            if (Py_TYPE(object) != &PyLong_Type || !exact_int_value(object, value) ||
+                !fast_store_integer(data + i.offset, i.kind, value))
             {
-                long long value = 0;
-                if (!exact_int_value(object, value) || !fast_store_float(slot, it->kind, static_cast<double>(value)))
-                {
-                    return false;
-                }
-                break;
+                return false;
             }
-            case step::device_array:
+        }
+        return true;
+    }
+
+    bool fast_launch_cache::convert_step(const argument& a, void* slot, PyObject* object, const where& here) noexcept
+    {
+        if (Py_TYPE(object) != a.type)
+        {
+            return false;
+        }
+        switch (a.how)
+        {
+        case step::float_to_f32:
+        case step::float_to_f64:
+            return fast_store_float(slot, a.kind, PyFloat_AS_DOUBLE(object));
+        case step::int_to_integer:
+        {
+            long long value = 0;
+            return exact_int_value(object, value) && fast_store_integer(slot, a.kind, value);
+        }
+        case step::int_to_float:
+        {
+            long long value = 0;
+            return exact_int_value(object, value) && fast_store_float(slot, a.kind, static_cast<double>(value));
+        }
+        case step::device_array:
+        {
+            const device_array& array = unchecked_instance<device_array>(object);
+            std::uint64_t address = array.buffer->pointer_in(*here.session, here.generation);
+            if (address == 0 || array.kind != a.kind || array.size() == 0)
             {
-                const device_array& array = unchecked_instance<device_array>(object);
-                // The element type and the device belong to the array, not to its Python type: checked on
-                // every call. Another device (peer access) and an empty array go the general path. (No
-                // element is empty for a known kind: size() != 0 is nbytes() != 0, without numpy's itemsize.)
-                // pointer_in: this session's allocation on the launch's device in its live generation (a view,
-                // another device, a closed session: 0, and the general path says what is wrong).
-                std::uint64_t address = array.buffer->pointer_in(*here.session, here.device, here.generation);
-                if (address == 0 || array.kind != it->kind || array.size() == 0)
-                {
-                    return false;
-                }
-                std::memcpy(slot, &address, sizeof address);
-                break;
+                return false;
             }
-            case step::null_pointer:
+            std::memcpy(slot, &address, sizeof address);
+            return true;
+        }
+        case step::null_pointer:
+        {
+            std::uint64_t null = 0;
+            std::memcpy(slot, &null, sizeof null);
+            return true;
+        }
+        }
+        return false;
+    }
+
+    bool fast_launch_cache::convert(const entry& e, unsigned char* data, PyObject* const* args,
+                                    const where& here) noexcept
+    {
+        if (!convert_floats(e, data, args) || !convert_arrays(e, data, args, here) || !convert_ints(e, data, args))
+        {
+            return false;
+        }
+        for (std::size_t k = 0, n = e.rest.size(); k < n; ++k)
+        {
+            const argument& a = e.rest[k];
+            if (!convert_step(a, data + a.offset, args[e.rest_index[k]], here))
             {
-                std::uint64_t null = 0;
-                std::memcpy(slot, &null, sizeof null);
-                break;
-            }
+                return false;
             }
         }
         return true;
@@ -191,7 +241,7 @@ namespace xcuda::python
         for (std::size_t k = 0, count = m_count.load(std::memory_order_acquire); k < count; ++k)
         {
             const entry* e = m_entries[k].load(std::memory_order_acquire);
-            if (e->plan == &plan && e->arguments.size() == nargs && convert(*e, data, args, here))
+            if (e->plan == &plan && e->arity == nargs && convert(*e, data, args, here))
             {
                 return e;
             }
@@ -221,7 +271,7 @@ namespace xcuda::python
         }
         const launch_plan& plan = kernel.plan_for_launch();
         argument_block block(plan);
-        where here{&session, session.device_ordinal(), session.generation()};
+        where here{&session, session.generation()};
         if (here.generation == 0 || !convert(plan, static_cast<unsigned char*>(block.data()), args, nargs, here))
         {
             return false;
@@ -255,6 +305,7 @@ namespace xcuda::python
         }
         auto made = std::make_unique<entry>();
         made->plan = &plan;
+        made->arity = nargs;
         PyTypeObject* array_type = device_array_type();
         for (std::size_t i = 0; i < nargs; ++i)
         {
@@ -274,7 +325,19 @@ namespace xcuda::python
                 chosen = step::null_pointer;
             else
                 return;  // a type only the general path converts
-            made->arguments.push_back({type, plan.offsets()[i], chosen, slot.kind});
+            argument made_argument{type, plan.offsets()[i], chosen, slot.kind};
+            made->arguments.push_back(made_argument);
+            if (chosen == step::float_to_f32)
+                made->floats.push_back({i, made_argument.offset});
+            else if (chosen == step::device_array && has_simple_layout(args[i]))
+                made->arrays.push_back({i, made_argument.offset, slot.kind});
+            else if (chosen == step::int_to_integer)
+                made->ints.push_back({i, made_argument.offset, slot.kind});
+            else
+            {
+                made->rest.push_back(made_argument);
+                made->rest_index.push_back(i);
+            }
         }
         std::lock_guard<std::mutex> lock(m_learning);
         std::size_t count = m_count.load(std::memory_order_acquire);

@@ -77,28 +77,56 @@ namespace xcuda::python
             step how;
             scalar_kind kind;
         };
+        // The three common steps, each run in a loop of its own without the step's dispatch: a float for a
+        // float parameter, a DeviceArray for a pointer, an int for an integer parameter (an argument's
+        // index, where its value goes, the kind).
+        struct float_slot
+        {
+            std::size_t index;
+            std::size_t offset;
+        };
+        struct array_slot
+        {
+            std::size_t index;
+            std::size_t offset;
+            scalar_kind kind;
+        };
+        // Every argument's step (`arguments`, in order: what knows() compares), and the same steps grouped:
+        // the floats, the DeviceArrays, the ints, and the rest by their step. Immutable once published.
         struct entry
         {
             const launch_plan* plan;  // the plan the offsets are of (a kernel may swap in another: a miss)
+            std::size_t arity;        // arguments.size()
             std::vector<argument> arguments;
+            std::vector<float_slot> floats;
+            std::vector<array_slot> arrays;
+            std::vector<array_slot> ints;
+            std::vector<argument> rest;      // (type and step as in `arguments`, offset of the argument)
+            std::vector<std::size_t> rest_index;
         };
 
-        // Where the launch runs: DeviceArrays must be allocations of this session, device and generation.
+        // Where the launch runs: DeviceArrays must be allocations of this session in this context generation
+        // (which names the device).
         struct where
         {
             const device_session* session;
-            int device;
             std::uint64_t generation;
         };
 
         // The block filled by the first entry whose types are these arguments' and whose steps accept their
         // values: that entry, or null (the block then holds nothing meaningful).
-        const entry* convert(const launch_plan& plan, unsigned char* data, PyObject* const* args, std::size_t nargs,
-                             const where& here) const;
+        [[gnu::always_inline]] inline const entry* convert(const launch_plan& plan, unsigned char* data,
+                                                           PyObject* const* args, std::size_t nargs,
+                                                           const where& here) const;
         // The entry's steps into data; false at the first argument of another type or a value a step does not
         // accept (a DeviceArray not alive where the launch runs included: the general path raises for it).
-        // Never throws.
-        static bool convert(const entry& e, unsigned char* data, PyObject* const* args, const where& here) noexcept;
+        // Never throws. Inline (with the loops below, into launch()): a call's prologue costs more than a short
+        // loop's work. The floats first, then the DeviceArrays, the ints, then the rest (step by step).
+        [[gnu::always_inline]] inline static bool convert(const entry& e, unsigned char* data, PyObject* const* args, const where& here) noexcept;
+        [[gnu::always_inline]] inline static bool convert_floats(const entry& e, unsigned char* data, PyObject* const* args) noexcept;
+        [[gnu::always_inline]] inline static bool convert_arrays(const entry& e, unsigned char* data, PyObject* const* args, const where& here) noexcept;
+        [[gnu::always_inline]] inline static bool convert_ints(const entry& e, unsigned char* data, PyObject* const* args) noexcept;
+        static bool convert_step(const argument& a, void* slot, PyObject* object, const where& here) noexcept;
         void remember(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs);
         // Whether an entry for this plan has exactly these arguments' types.
         bool knows(const launch_plan& plan, PyObject* const* args, std::size_t nargs) const noexcept;

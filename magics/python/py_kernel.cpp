@@ -49,12 +49,44 @@ namespace xcuda::python
             // The launchers of the last few configurations: a loop over devices alternates between
             // one (grid, block, stream) per device, and each should find its own.
             recent_cache<py::object, py::object, 4> launchers;
+            // The key and Launcher `launchers` found last (borrowed: it holds both, and remember() forgets the
+            // hit before it may drop them). Read and written with the GIL held, like `launchers`.
+            PyObject* hit_key = nullptr;
+            PyObject* hit_launcher = nullptr;
 
-            PyObject* cached(PyObject* key) const
+            // The loop's case in a few compares: a (grid, block) tuple of the very objects of the last hit.
+            PyObject* last_hit(PyObject* key) const noexcept
             {
-                const py::object* launcher = launchers.find(
-                    [key](const py::object& k) { return same_items(k.ptr(), key) || same_launch_key(k.ptr(), key, 0); });
-                return launcher ? launcher->ptr() : nullptr;
+                PyObject* hit = hit_key;
+                return hit && PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) == 2 && PyTuple_CheckExact(hit) &&
+                               PyTuple_GET_SIZE(hit) == 2 && PyTuple_GET_ITEM(key, 0) == PyTuple_GET_ITEM(hit, 0) &&
+                               PyTuple_GET_ITEM(key, 1) == PyTuple_GET_ITEM(hit, 1)
+                           ? hit_launcher
+                           : nullptr;
+            }
+
+            PyObject* cached(PyObject* key)
+            {
+                PyObject* found_key = nullptr;
+                const py::object* launcher = launchers.find([key, &found_key](const py::object& k) {
+                    bool same = same_items(k.ptr(), key) || same_launch_key(k.ptr(), key, 0);
+                    found_key = same ? k.ptr() : nullptr;
+                    return same;
+                });
+                if (!launcher)
+                {
+                    return nullptr;
+                }
+                hit_key = found_key;
+                hit_launcher = launcher->ptr();
+                return hit_launcher;
+            }
+
+            void remember(py::object key, py::object launcher)
+            {
+                hit_key = nullptr;
+                hit_launcher = nullptr;
+                launchers.remember(std::move(key), std::move(launcher));
             }
 
             // The loop's case first: a new (grid, block) tuple of the very objects of a remembered key (small
@@ -170,7 +202,7 @@ namespace xcuda::python
             py::object stream_object;
             parse_launch_key(self.kernel->module()->session(), key, dims, stream_object);
             py::object launcher = make_launcher(self.kernel, dims, std::move(stream_object), self.fast);
-            self.launchers.remember(key, launcher);
+            self.remember(key, launcher);
             return launcher;
         }
 
@@ -192,18 +224,29 @@ namespace xcuda::python
     {
         binaryfunc g_generic_subscript = nullptr;
 
-        // kernel[grid, block] for a configuration launched lately: compare the key with the cached ones and
-        // return that Launcher, without pybind11's dispatch (a third of the launch's cost otherwise).
+        // kernel[grid, block] for a configuration found in the kernel's cache: compare the key with the cached
+        // ones and return that Launcher, without pybind11's dispatch (a third of the launch's cost otherwise).
         // Anything else goes to the pybind11-bound __getitem__ (parsing, errors, caching).
-        PyObject* cached_subscript(PyObject* self, PyObject* key)
+        [[gnu::noinline]] PyObject* searched_subscript(PyObject* self, PyObject* key)
         {
-            py_kernel& kernel = unchecked_instance<py_kernel>(self);
-            if (PyObject* launcher = kernel.cached(key))
+            if (PyObject* launcher = unchecked_instance<py_kernel>(self).cached(key))
             {
                 Py_INCREF(launcher);
                 return launcher;
             }
             return g_generic_subscript(self, key);
+        }
+
+        // The loop's case, the same objects as the last hit, in a function of its own: no frame to set up
+        // for the search.
+        PyObject* cached_subscript(PyObject* self, PyObject* key)
+        {
+            if (PyObject* launcher = unchecked_instance<py_kernel>(self).last_hit(key))
+            {
+                Py_INCREF(launcher);
+                return launcher;
+            }
+            return searched_subscript(self, key);
         }
     }
 

@@ -126,6 +126,19 @@ def test_the_cached_launcher_is_found_by_value_and_never_for_another_configurati
     assert xcuda.grid_for(1000, 256) == 4
 
 
+def test_the_last_launcher_found_is_forgotten_with_its_configuration(module):
+    # kernel[g, b] of the very objects of the last hit is answered from a memo of that hit; once four other
+    # configurations pushed it out of the kernel's cache, the same objects get a new Launcher, never the memo's.
+    g, b = int("70000"), int("256")
+    first = module.saxpy[g, b]
+    assert module.saxpy[g, b] is first and module.saxpy[g, b] is first
+    for k in range(4):
+        assert module.saxpy[int("5000") + k, b].grid == (5000 + k, 1, 1)
+    again = module.saxpy[g, b]
+    assert again is not first and again.grid == (70000, 1, 1)
+    assert module.saxpy[g, b] is again
+
+
 @pytest.mark.nogpu
 def test_a_correct_launch_without_a_driver_raises_cuda_unavailable(module):
     x = np.ones(8, np.float32)

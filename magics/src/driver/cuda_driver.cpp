@@ -28,6 +28,14 @@ namespace xcuda
         std::string g_fallback_failure;  // why the simulator could not be opened for the fallback (g_switch)
     }
 
+    void cuda_driver::publish(cuda_driver* table) noexcept
+    {
+        // A table is complete (load() done) before it is published, and never changes after.
+        s_working.store(table->m_unavailable.empty() && table->m_error_code == 0 ? table : nullptr,
+                        std::memory_order_release);
+        g_current.store(table, std::memory_order_release);
+    }
+
     cuda_driver& cuda_driver::instance()
     {
         // Every call after the first (the launch path calls this several times per launch): one load.
@@ -39,7 +47,7 @@ namespace xcuda
         static std::once_flag once;
         std::call_once(once, [] {
             driver.load();
-            g_current.store(&driver, std::memory_order_release);
+            publish(&driver);
         });
         return *g_current.load(std::memory_order_acquire);
     }
@@ -61,7 +69,7 @@ namespace xcuda
             delete simulator;
             return why;
         }
-        g_current.store(simulator, std::memory_order_release);
+        publish(simulator);
         return "";
     }
 
@@ -87,7 +95,7 @@ namespace xcuda
             delete gpu;
             return why;
         }
-        g_current.store(gpu, std::memory_order_release);
+        publish(gpu);
         return "";
     }
 
@@ -114,7 +122,7 @@ namespace xcuda
             return current;
         }
         g_fallback_reason = current.m_fallback_reason;
-        g_current.store(simulator, std::memory_order_release);
+        publish(simulator);
         g_fallback_notice.store(true, std::memory_order_release);
         return *simulator;
     }
@@ -298,12 +306,12 @@ namespace xcuda
         }
     }
 
-    const cuda_driver& cuda_driver::get()
+    const cuda_driver& cuda_driver::get_checked()
     {
         const cuda_driver* table = &instance();
         if (table->m_unavailable.empty() && table->m_error_code == 0)
         {
-            return *table;  // the launch path (twice per launch): a working table, nothing to say
+            return *table;  // (a working table get() had not seen published yet)
         }
         std::string no_simulator;
         if (!table->m_unavailable.empty() && table->m_may_fall_back)

@@ -14,6 +14,7 @@
 // immutable once loaded. The calls themselves follow the driver's own rules (context current per thread).
 // The fault hook is set once, before GPU work starts, and read on error paths only.
 
+#include <atomic>
 #include <functional>
 #include <string>
 
@@ -136,7 +137,15 @@ namespace xcuda
         // XCUDA_DEVICE but "simulator") refuses it: the error stays. Any other failure (a driver too old,
         // a mismatch, another cuInit error) stays an error naming xcuda.use_simulator(). Serialised with
         // use_simulator() and use_gpu(): threads that ask at once see one switch.
-        static const cuda_driver& get();
+        static const cuda_driver& get()
+        {
+            // The launch path (twice per launch): a working table is one load, inline.
+            if (const cuda_driver* working = s_working.load(std::memory_order_acquire))
+            {
+                return *working;
+            }
+            return get_checked();
+        }
 
         // True when the PTX simulator (libxcuda-sim.so) was opened instead of libcuda.so.1
         // (XCUDA_DEVICE=simulator, use_simulator(), the fallback): modules must then be loaded from PTX
@@ -200,6 +209,11 @@ namespace xcuda
         friend std::string cuda_error_description(CUresult);
         cuda_driver() = default;
         static cuda_driver& instance();
+        // get() when no working table is published: loads the driver, falls back or raises.
+        static const cuda_driver& get_checked();
+        // Makes table the one in use (instance()), and get()'s when it works.
+        static void publish(cuda_driver* table) noexcept;
+        inline static std::atomic<const cuda_driver*> s_working{nullptr};  // the table in use when it works
         void load();
         static void connect_launch_watch(void* library);  // the simulator's, to set_launch_watch's
 

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <atomic>
 #include <new>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -386,6 +388,57 @@ namespace xcuda
         EXPECT_EQ(launch_plan::ptx_parameter_count(ptx, "fil"), -1);  // a prefix of another entry's name
         EXPECT_EQ(launch_plan::ptx_parameter_count(".visible .entry empty()\n{\n\tret;\n}\n", "empty"), 0);
         EXPECT_EQ(launch_plan::ptx_parameter_count(ptx, "missing"), -1);
+    }
+
+    TEST(launch_history, a_kernel_name_is_kept_to_95_characters)
+    {
+        launch_history history;
+        unsigned ones[3] = {1, 1, 1};
+        std::string name(200, 'k');
+        history.record(launch_name(name), ones, ones, 0, nullptr, 0);
+        std::vector<launch_record> launches = history.unfinished_launches();
+        ASSERT_EQ(launches.size(), 1u);
+        EXPECT_EQ(std::string(launches[0].kernel), std::string(95, 'k'));
+        EXPECT_STREQ(launch_name("saxpy").text, "saxpy");
+    }
+
+    TEST(launch_history, launches_recorded_from_several_threads_at_once_are_each_kept_whole)
+    {
+        // Each thread records its own name with grid.x = its number: a record torn between two threads'
+        // copies would pair one thread's name with another's grid or serial.
+        launch_history history;
+        constexpr int threads = 4;
+        constexpr int each = 200000;
+        std::atomic<int> ready{0};
+        std::vector<std::thread> running;
+        for (int t = 0; t < threads; ++t)
+        {
+            running.emplace_back([&history, &ready, t] {
+                ready.fetch_add(1);
+                while (ready.load() < threads)
+                {
+                }  // all start together
+                launch_name name("thread" + std::to_string(t) + std::string(60, 'x'));
+                unsigned grid[3] = {static_cast<unsigned>(t), 1, 1};
+                unsigned block[3] = {32, 1, 1};
+                for (int i = 0; i < each; ++i)
+                {
+                    history.record(name, grid, block, 0, nullptr, 0);
+                }
+            });
+        }
+        for (auto& thread : running)
+        {
+            thread.join();
+        }
+        std::vector<launch_record> launches = history.unfinished_launches();
+        ASSERT_EQ(launches.size(), launch_history::capacity);
+        for (std::size_t k = 0; k < launches.size(); ++k)
+        {
+            const launch_record& r = launches[k];
+            EXPECT_EQ(std::string(r.kernel), "thread" + std::to_string(r.grid[0]) + std::string(60, 'x'));
+            EXPECT_EQ(r.serial, static_cast<std::uint64_t>(threads) * each - launch_history::capacity + 1 + k);
+        }
     }
 
     TEST(launch_history, keeps_the_last_launches_not_yet_waited_for_oldest_first)

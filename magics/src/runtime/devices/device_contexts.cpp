@@ -270,14 +270,8 @@ namespace xcuda
         return {free_bytes, total_bytes};
     }
 
-    void device_contexts::make_current()
+    void device_contexts::make_current_slow(int ordinal, device_state* known)
     {
-        make_current(m_current);
-    }
-
-    void device_contexts::make_current(int ordinal)
-    {
-        device_state* known = live(ordinal);
         CUcontext context = known ? known->context : ensure_device(ordinal).context;
         const cuda_driver& driver = cuda_driver::get();
         CUcontext current = nullptr;

@@ -44,6 +44,7 @@
 
 #include <cuda.h>
 
+#include "cuda_driver.hpp"
 #include "device_choice.hpp"
 #include "device_properties.hpp"
 #include "launch_history.hpp"
@@ -58,9 +59,19 @@ namespace xcuda
         // or session_lost_error after a kernel fault.
         void ensure();
         // ensure() and make the current device's context current on this thread.
-        void make_current();
-        // The same for a given device (allocations and copies use their own buffer's device).
-        void make_current(int ordinal);
+        void make_current() { make_current(m_current.load(std::memory_order_relaxed)); }
+        // The same for a given device (allocations and copies use their own buffer's device). Inline: the
+        // launch path's case (the context exists and is current already) is two loads and a driver call.
+        void make_current(int ordinal)
+        {
+            device_state* known = live(ordinal);
+            CUcontext current = nullptr;
+            if (known && cuda_driver::get().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == known->context)
+            {
+                return;
+            }
+            make_current_slow(ordinal, known);
+        }
         // Whether the current device's context exists now (never creates one).
         bool active() const noexcept;
         // Whether something made in generation `generation` on device `ordinal` is still alive.
@@ -151,6 +162,12 @@ namespace xcuda
         // Remembers a launch for fault reports (hot path: a fixed-size copy, no allocation).
         void record_launch(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
                            unsigned shared_mem, CUstream stream) noexcept;
+        // The same with the name made once (cuda_kernel's): the launch path's, inline.
+        void record_launch(const launch_name& kernel, const unsigned grid[3], const unsigned block[3],
+                           unsigned shared_mem, CUstream stream) noexcept
+        {
+            m_history.record(kernel, grid, block, shared_mem, stream, m_current.load(std::memory_order_relaxed));
+        }
 
         // Non-empty once a fault has made the GPU unusable in this process: says which and what to do.
         const std::string& lost_reason() const noexcept { return m_lost; }
@@ -194,6 +211,8 @@ namespace xcuda
             device_properties properties;
         };
 
+        // make_current() when the context is not current yet (or not made yet: known is null).
+        void make_current_slow(int ordinal, device_state* known);
         void discover();
         device_state& state(int ordinal);
         device_state& ensure_device(int ordinal);

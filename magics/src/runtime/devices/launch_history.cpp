@@ -26,22 +26,6 @@ namespace xcuda
         return text;
     }
 
-    void launch_history::record(const std::string& kernel, const unsigned grid[3], const unsigned block[3],
-                                unsigned shared_mem, CUstream stream, int device) noexcept
-    {
-        std::lock_guard<spin_lock> lock(m_lock);
-        launch_record& r = m_records[m_serial % capacity];
-        std::size_t n = std::min(kernel.size(), sizeof r.kernel - 1);
-        std::memcpy(r.kernel, kernel.data(), n);
-        r.kernel[n] = '\0';
-        std::memcpy(r.grid, grid, sizeof r.grid);
-        std::memcpy(r.block, block, sizeof r.block);
-        r.shared_mem = shared_mem;
-        r.device = device;
-        r.stream = stream;
-        r.serial = ++m_serial;
-    }
-
     void launch_history::mark_finished() noexcept
     {
         m_finished = m_serial.load();

@@ -8,7 +8,9 @@
 // Threading: every member takes the history's lock (a spin lock: it is held for a copy of a few dozen
 // bytes, on the launch path); launches on several threads record at once.
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -33,13 +35,45 @@ namespace xcuda
         std::string describe() const;
     };
 
+    // A kernel's name as a record keeps it: at most 95 characters, then zeros. Made once per kernel
+    // (cuda_kernel), so that a launch copies a fixed size and measures nothing.
+    struct launch_name
+    {
+        char text[sizeof launch_record::kernel] = {0};
+
+        launch_name() = default;
+        explicit launch_name(const std::string& name) noexcept
+        {
+            std::memcpy(text, name.data(), std::min(name.size(), sizeof text - 1));
+        }
+    };
+
     class launch_history
     {
     public:
         static constexpr std::size_t capacity = 8;
 
+        // Inline: the launch path's (one fixed-size copy under the spin lock).
+        void record(const launch_name& kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_mem,
+                    CUstream stream, int device) noexcept
+        {
+            std::lock_guard<spin_lock> lock(m_lock);
+            std::uint64_t serial = m_serial.load(std::memory_order_relaxed) + 1;
+            launch_record& r = m_records[(serial - 1) % capacity];
+            std::memcpy(r.kernel, kernel.text, sizeof r.kernel);
+            std::memcpy(r.grid, grid, sizeof r.grid);
+            std::memcpy(r.block, block, sizeof r.block);
+            r.shared_mem = shared_mem;
+            r.device = device;
+            r.stream = stream;
+            r.serial = serial;
+            m_serial.store(serial, std::memory_order_release);
+        }
         void record(const std::string& kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_mem,
-                    CUstream stream, int device) noexcept;
+                    CUstream stream, int device) noexcept
+        {
+            record(launch_name(kernel), grid, block, shared_mem, stream, device);
+        }
         // Everything recorded until now has finished (a wait for the whole device, or the default stream).
         void mark_finished() noexcept;
         // Launches recorded since the last mark_finished (printf output is flushed at the next wait then).

@@ -74,30 +74,16 @@ namespace xcuda
         }
     }
 
-    argument_block::argument_block(const launch_plan& plan)
-        : m_plan(&plan)
-        , m_offsets(plan.offsets())
-        , m_kinds(plan.kinds())
-        , m_count(plan.arity())
+    void argument_block::allocate(std::size_t bytes, std::size_t count)
     {
-        std::size_t bytes = plan.block_bytes();
-        std::size_t count = m_count;
-        if (bytes <= sizeof m_inline)
-        {
-            m_data = m_inline;
-        }
-        else
+        if (bytes > sizeof m_inline)
         {
             // 16 bytes more, so that the start can be moved to a 16-byte boundary.
             m_heap.reset(new unsigned char[bytes + 16]);
             auto base = reinterpret_cast<std::uintptr_t>(m_heap.get());
             m_data = m_heap.get() + (16 - base % 16) % 16;
         }
-        if (count <= inline_parameters)
-        {
-            m_pointers = m_inline_pointers;
-        }
-        else
+        if (count > inline_parameters)
         {
             m_heap_pointers.reset(new void*[count]);
             m_pointers = m_heap_pointers.get();
@@ -105,7 +91,7 @@ namespace xcuda
         // Slots are not zeroed: every slot is stored before a launch (a call must give every argument, and
         // a conversion that fails ends the call). A packed block's padding is, since the driver copies
         // the whole buffer (nothing on the device reads it, but no byte of it is left undefined).
-        if (plan.has_gaps())
+        if (m_plan->has_gaps())
         {
             std::memset(m_data, 0, bytes);
         }

@@ -28,7 +28,21 @@ namespace xcuda
     {
     public:
         // The plan must outlive the block (a launch_call keeps its kernel, which keeps its plans).
-        explicit argument_block(const launch_plan& plan);
+        // Inline: the launch path's common case (a small block without gaps) is a few stores.
+        explicit argument_block(const launch_plan& plan)
+            : m_plan(&plan)
+            , m_offsets(plan.offsets())
+            , m_kinds(plan.kinds())
+            , m_count(plan.arity())
+            , m_data(m_inline)
+            , m_pointers(m_inline_pointers)
+        {
+            std::size_t bytes = plan.block_bytes();
+            if (bytes > sizeof m_inline || m_count > inline_parameters || plan.has_gaps())
+            {
+                allocate(bytes, m_count);
+            }
+        }
         argument_block(const argument_block&) = delete;
         argument_block& operator=(const argument_block&) = delete;
 
@@ -75,6 +89,8 @@ namespace xcuda
         void store_bytes(std::size_t index, const void* data, std::size_t size);
 
     private:
+        // The constructor's rest: a block or pointer array too large to live inline, and the zeroed padding.
+        void allocate(std::size_t bytes, std::size_t count);
         // Every kind and value store_float may be given: ranges checked, the error names the parameter.
         void store_float_checked(std::size_t index, double value);
         // An fp8 parameter's value, rounded to nearest even; argument_value_error past its range.
@@ -88,7 +104,7 @@ namespace xcuda
         mutable void* m_inline_pointers[inline_parameters];
         std::unique_ptr<unsigned char[]> m_heap;
         std::unique_ptr<void*[]> m_heap_pointers;
-        unsigned char* m_data = nullptr;
-        void** m_pointers = nullptr;
+        unsigned char* m_data;
+        void** m_pointers;
     };
 }

@@ -81,6 +81,7 @@ namespace xcuda
     cuda_kernel::cuda_kernel(std::shared_ptr<cuda_module> module, kernel_signature signature)
         : m_module(std::move(module))
         , m_signature(std::move(signature))
+        , m_launch_name(m_signature.name)
     {
         m_symbol = m_module->symbol_for(m_signature);
         m_plans.push_back(std::make_unique<const launch_plan>(m_signature));
@@ -232,16 +233,11 @@ namespace xcuda
         return prepared_entry();
     }
 
-    const cuda_kernel::per_device& cuda_kernel::prepared_entry()
+    const cuda_kernel::per_device& cuda_kernel::prepare_entry()
     {
         cuda_session& session = m_module->session();
         std::size_t ordinal = static_cast<std::size_t>(std::max(0, session.device_ordinal()));
         std::uint64_t generation = session.generation();
-        const per_device* last = m_last.load(std::memory_order_acquire);
-        if (last && last->ordinal == static_cast<int>(ordinal) && last->generation == generation && generation != 0)
-        {
-            return *last;  // the hot path: the device of the previous launch, its context unchanged
-        }
         std::lock_guard<std::mutex> lock(m_mutex);
         if (ordinal < m_devices.size())
         {
@@ -499,7 +495,7 @@ namespace xcuda
             check(driver.cuLaunchCooperativeKernel(d.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
                                                    dims.block[1], dims.block[2], dims.shared_mem, stream, arguments.pointers()),
                   "cuLaunchCooperativeKernel");
-            session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
+            session.record_launch(m_launch_name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
             return;
         }
         // A packed block goes whole (CU_LAUNCH_PARAM_BUFFER_POINTER), any other as one pointer per slot.
@@ -511,7 +507,7 @@ namespace xcuda
                                                 dims.block[1], dims.block[2], dims.shared_mem, stream,
                                                 whole ? nullptr : arguments.pointers(), whole ? extra : nullptr),
               "cuLaunchKernel");
-        session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
+        session.record_launch(m_launch_name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
     }
 
     void cuda_kernel::launch_with_attributes(CUfunction function, const launch_dims& dims, CUstream stream,
@@ -521,7 +517,7 @@ namespace xcuda
         std::array<unsigned, 3> required = launch_attributes::required_cluster(function);
         launch_attributes::check(dims, session.properties(), required, m_signature.name);
         launch_attributes::launch(function, dims, stream, cooperative(), required, arguments, m_signature.name);
-        session.record_launch(m_signature.name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
+        session.record_launch(m_launch_name, dims.grid.data(), dims.block.data(), dims.shared_mem, stream);
     }
 
     int cuda_kernel::max_active_clusters(const launch_dims& dims)

@@ -10,6 +10,7 @@
 // the driver tells a size the declaration left unknown: every plan made stays alive with the kernel).
 // The argument values of a launch are the caller's (launch_call), never the kernel's.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,7 @@
 #include <cuda.h>
 
 #include "cuda_module.hpp"
+#include "launch_history.hpp"
 #include "launch_plan.hpp"
 #include "resource_usage.hpp"
 
@@ -171,8 +173,11 @@ namespace xcuda
         occupancy_report occupancy(int block, int dynamic_shared);
 
     private:
-        void launch_unlocated(const launch_dims& dims, CUstream stream, const argument_block& arguments,
-                              std::atomic<const void*>* validated);
+        // launch() without its report's relocation: inlined into launch() (cuda_kernel.cpp), its only caller,
+        // since a call's prologue is a tenth of the launch path's own instructions.
+        [[gnu::always_inline]] inline void launch_unlocated(const launch_dims& dims, CUstream stream,
+                                                            const argument_block& arguments,
+                                                            std::atomic<const void*>* validated);
 
         struct per_device
         {
@@ -196,7 +201,20 @@ namespace xcuda
         // since another thread may add devices meanwhile.
         per_device prepared();
         // The same entry as published (immutable, kept as long as the kernel): the launch path's, uncopied.
-        const per_device& prepared_entry();
+        const per_device& prepared_entry()
+        {
+            cuda_session& session = m_module->session();
+            int ordinal = session.device_ordinal();
+            std::uint64_t generation = session.generation();
+            const per_device* last = m_last.load(std::memory_order_acquire);
+            if (last && last->ordinal == std::max(0, ordinal) && last->generation == generation && generation != 0)
+            {
+                return *last;  // the hot path: the device of the previous launch, its context unchanged
+            }
+            return prepare_entry();
+        }
+        // prepared_entry() when the previous launch's entry is not this device's (or there was none).
+        const per_device& prepare_entry();
         // Makes entry the one the hot path finds (m_mutex held), and returns the published copy.
         const per_device& publish(const per_device& entry);
         // The driver's parameter sizes checked against the plan; a plan with sizes it lacked swapped in, and
@@ -205,6 +223,7 @@ namespace xcuda
 
         std::shared_ptr<cuda_module> m_module;
         kernel_signature m_signature;
+        launch_name m_launch_name;  // m_signature.name as the session's launch history keeps it
         bool m_refused = false;  // a template, or a parameter xcuda will not pass (refuse_if_template says which)
         std::string m_symbol;
         std::vector<std::unique_ptr<const launch_plan>> m_plans;  // every plan made (m_mutex)

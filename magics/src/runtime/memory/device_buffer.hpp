@@ -54,13 +54,13 @@ namespace xcuda
             return checked_pointer();
         }
         // The launch fast path's pointer(): the address when this is an allocation (not a view) of `session`
-        // made on `device` in `generation`, a generation the caller knows alive (its launch runs there);
-        // 0 otherwise (the caller then asks pointer(), which says what is wrong). A few loads, no call.
-        CUdeviceptr pointer_in(const device_session& session, int device, std::uint64_t generation) const noexcept
+        // made in context `generation`, a generation the caller knows alive (its launch runs there); 0
+        // otherwise (the caller then asks pointer(), which says what is wrong). A session numbers its contexts
+        // with one counter, so the generation names the device too; release() and abandon() zero the address,
+        // so a released buffer answers 0 without m_valid. A few loads, no call.
+        CUdeviceptr pointer_in(const device_session& session, std::uint64_t generation) const noexcept
         {
-            return &m_session == &session && m_device == device && m_generation == generation && m_valid && !m_parent
-                       ? m_pointer
-                       : 0;
+            return &m_session == &session && m_generation == generation && !m_parent ? m_pointer : 0;
         }
         std::size_t size() const noexcept { return m_size; }
         int device() const noexcept override { return m_device; }
