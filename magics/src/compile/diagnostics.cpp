@@ -262,6 +262,29 @@ namespace xcuda
         return {};
     }
 
+    namespace
+    {
+        // Messages from CUB's device-wide algorithms or from Thrust (reached through <cub/cub.cuh> or
+        // <thrust/...>): that is host code, which NVRTC cannot compile; the usual hints would mislead.
+        void explain_host_libraries(std::vector<diagnostic>& result)
+        {
+            for (diagnostic& d : result)
+            {
+                bool host_library = d.file.find("/cub/device/") != std::string::npos ||
+                                    d.file.find("/cub/agent/") != std::string::npos ||
+                                    d.file.find("/thrust/") != std::string::npos;
+                if (host_library)
+                {
+                    d.hint = "<cub/cub.cuh> and Thrust bring CUB's device-wide algorithms (cub::DeviceReduce, "
+                             "cub::DeviceScan, ...) and Thrust's, which are host code that NVRTC cannot compile. In a "
+                             "kernel use the block-, warp- and thread-level headers instead, such as "
+                             "<cub/block/block_reduce.cuh>, <cub/block/block_scan.cuh>, <cub/warp/warp_reduce.cuh>; "
+                             "for a device-wide reduction launch a block-level kernel and reduce the partial results.";
+                }
+            }
+        }
+    }
+
     std::vector<diagnostic> diagnostics::parse(const std::string& source, const std::string& log,
                                                const std::vector<int>& supported_archs,
                                                const std::map<std::string, std::string>& headers)
@@ -379,22 +402,7 @@ namespace xcuda
             }
             result.push_back(d);
         }
-        // Messages from CUB's device-wide algorithms or from Thrust (reached through <cub/cub.cuh> or
-        // <thrust/...>): that is host code, which NVRTC cannot compile; the usual hints would mislead.
-        for (diagnostic& d : result)
-        {
-            bool host_library = d.file.find("/cub/device/") != std::string::npos ||
-                                d.file.find("/cub/agent/") != std::string::npos ||
-                                d.file.find("/thrust/") != std::string::npos;
-            if (host_library)
-            {
-                d.hint = "<cub/cub.cuh> and Thrust bring CUB's device-wide algorithms (cub::DeviceReduce, "
-                         "cub::DeviceScan, ...) and Thrust's, which are host code that NVRTC cannot compile. In a "
-                         "kernel use the block-, warp- and thread-level headers instead, such as "
-                         "<cub/block/block_reduce.cuh>, <cub/block/block_scan.cuh>, <cub/warp/warp_reduce.cuh>; "
-                         "for a device-wide reduction launch a block-level kernel and reduce the partial results.";
-            }
-        }
+        explain_host_libraries(result);
         // A whole program (main(), <<<...>>>) says so first, before NVRTC's words about its host code.
         std::string program;
         bool failed = std::any_of(result.begin(), result.end(), [](const diagnostic& d) {
