@@ -156,6 +156,29 @@ def compile_while_launching_scenario(n):
     run_threads(work)
 
 
+def own_configurations_scenario(n):
+    """Every thread alternates between two (grid, block) configurations of its own, as new tuples every call: the
+    kernel's last-hit memo and its cache of four launchers are shared by the threads and evicted all the time
+    (eight configurations), and each launch must still run with the calling thread's block and its own a."""
+    import xcuda
+
+    module = xcuda.compile(SOURCE, name="concurrent_configurations")
+    saxpy = module.saxpy
+
+    def work(thread):
+        a = np.float32(thread + 1)
+        x, y = inputs(n, thread)
+        expected = a * x + y
+        blocks = (32 << thread, 32 << ((thread + 1) % 4))
+        for launch in range(LAUNCHES):
+            block = blocks[launch % 2]
+            out = np.zeros(n, dtype=np.float32)
+            saxpy[(n + block - 1) // block, block](a, x, y, out, n)
+            check(expected, out, thread, launch, f"block {block}")
+
+    run_threads(work)
+
+
 SCENARIOS = {
     "compile_while_launching": compile_while_launching_scenario,
     "numpy_default_stream": lambda n: saxpy_scenario(n, "numpy", False),
@@ -164,6 +187,7 @@ SCENARIOS = {
     "cuda_array_interface_own_streams": lambda n: saxpy_scenario(n, "interface", True),
     "device_only_own_streams": device_only_scenario,
     "two_kernels": two_kernels_scenario,
+    "own_configurations": own_configurations_scenario,
 }
 
 if __name__ == "__main__":
