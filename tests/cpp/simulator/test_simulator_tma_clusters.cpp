@@ -12,33 +12,19 @@
 #include "fixture.hpp"
 #include "simulated.hpp"
 #include "tensor_map_descriptor.hpp"
+#include "tma_test_maps.hpp"
 
 namespace
 {
-    struct map_bytes
-    {
-        alignas(64) std::uint8_t bytes[128];
-    };
+    using map_bytes = xcuda_tests::tma_map_bytes;
 
     const unsigned k_uint32 = 2, k_float16 = 6, k_float32 = 7;
 
     // A tiled 2-D map over rows x cols elements of `data_type` at `base` (rows packed), with a box of box_rows x box_cols.
     map_bytes tiled(const void* base, unsigned data_type, std::uint64_t rows, std::uint64_t cols, unsigned box_rows, unsigned box_cols)
     {
-        tensor_map_descriptor d;
-        d.data_type = static_cast<std::uint8_t>(data_type);
-        d.rank = 2;
-        d.address = reinterpret_cast<std::uintptr_t>(base);
-        d.dims[0] = cols;
-        d.dims[1] = rows;
-        d.strides[0] = tensor_map_descriptor::element_bytes(data_type);
-        d.strides[1] = cols * d.strides[0];
-        d.box[0] = box_cols;
-        d.box[1] = box_rows;
-        EXPECT_EQ(d.check(), "");
-        map_bytes m;
-        d.write(m.bytes);
-        return m;
+        return xcuda_tests::tiled_map(base, data_type, rows, cols, cols * tensor_map_descriptor::element_bytes(data_type),
+                                      box_rows, box_cols);
     }
 
     std::string kernels() { return xcuda_tests::fixture("tma_cluster_kernels.cu"); }
