@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import xcuda
+from gpu_arch import needs_compute_capability
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "launch_attribute_scenarios.py"
@@ -85,8 +86,7 @@ def run_cluster_kernels(m):
 
 @pytest.mark.gpu
 def test_cluster_histogram_sum_and_cluster_dims_on_the_gpu():
-    if int(xcuda.default_arch().split("_")[1][:-1]) < 9:
-        pytest.skip("thread-block clusters need compute capability 9.0; " + xcuda.default_arch() + " has none")
+    needs_compute_capability(9, "thread-block clusters")
     m = xcuda.compile(CLUSTER_KERNELS, name="cluster_kernels_gpu")
     run_cluster_kernels(m)
     assert m.where_am_i.max_active_clusters() > 0
@@ -97,8 +97,7 @@ def test_cluster_histogram_sum_and_cluster_dims_on_the_gpu():
 
 @pytest.mark.gpu
 def test_cluster_launch_captured_in_a_graph_keeps_its_cluster_on_the_gpu():
-    if int(xcuda.default_arch().split("_")[1][:-1]) < 9:
-        pytest.skip("thread-block clusters need compute capability 9.0; " + xcuda.default_arch() + " has none")
+    needs_compute_capability(9, "thread-block clusters")
     m = xcuda.compile(CLUSTER_KERNELS, name="cluster_kernels_graph")
     x = xcuda.to_device(np.arange(1024, dtype=np.float32) % 7)
     sums = xcuda.zeros(4, np.float32)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import xcuda
+from gpu_arch import needs_compute_capability
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "tensor_map_scenarios.py"
@@ -62,8 +63,7 @@ extern "C" __global__ void tile_copy(const __grid_constant__ CUtensorMap map, fl
 
 
 def needs_tma():
-    if int(xcuda.default_arch().split("_")[1][:-1]) < 9:
-        pytest.skip("TMA needs compute capability 9.0; " + xcuda.default_arch() + " has none")
+    needs_compute_capability(9, "TMA")
 
 
 @pytest.mark.gpu

@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 import xcuda
+from gpu_arch import needs_compute_capability
 
 HERE = Path(__file__).resolve().parent
 KERNELS = (HERE.parent / "cpp" / "fixtures" / "tma_cluster_kernels.cu").read_text()
 
 
 def cluster_kernels(name):
-    if int(xcuda.default_arch().split("_")[1][:-1]) < 9:
-        pytest.skip("TMA and thread-block clusters need compute capability 9.0; " + xcuda.default_arch() + " has none")
+    needs_compute_capability(9, "TMA and thread-block clusters")
     return xcuda.compile(KERNELS, name=name)
 
 
