@@ -22,7 +22,7 @@ import sys
 import threading
 import numpy as np
 import xcuda
-sys.path.insert(0, "tests/runtime")
+sys.path[:0] = ["tests", "tests/runtime"]  # tests/ holds gpu_arch
 from test_launch_attributes import CLUSTER_KERNELS, histogram_expected, run_cluster_kernels
 
 m = xcuda.compile(r"""

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent.parent
 
 SCRIPT = r'''
 import ctypes, numpy as np, sys, xcuda
-sys.path.insert(0, "tests/runtime")
+sys.path[:0] = ["tests", "tests/runtime"]  # tests/ holds gpu_arch
 from test_tensor_maps import TILE_COPY
 m = xcuda.compile(TILE_COPY, name="sim_tma_faults")
 out = np.zeros((16, 64), np.float32)

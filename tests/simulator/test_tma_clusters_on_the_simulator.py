@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent.parent
 
 SCRIPT = r'''
 import numpy as np, sys, xcuda
-sys.path.insert(0, "tests/runtime")
+sys.path[:0] = ["tests", "tests/runtime"]  # tests/ holds gpu_arch
 from test_tma_clusters import KERNELS
 m = xcuda.compile(KERNELS, name="sim_tma_cluster_faults")
 a = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
@@ -61,7 +61,7 @@ print("held")
 
 THREADS = r'''
 import threading, numpy as np, sys, xcuda
-sys.path.insert(0, "tests/runtime")
+sys.path[:0] = ["tests", "tests/runtime"]  # tests/ holds gpu_arch
 from test_tma_clusters import KERNELS
 m = xcuda.compile(KERNELS, name="sim_tma_cluster_threads")
 a = np.arange(8 * 64, dtype=np.float32).reshape(8, 64) - 100
