@@ -102,6 +102,31 @@ M = [
  ("u3: an f16 sum rounded toward zero", "magics/src/simulator/warp_tensor_operations.cpp", "case opcode::add: r = two_sum(x, y, tail), r = round_to(f, r, tail, rounding::rn); break;", "case opcode::add: r = two_sum(x, y, tail), r = round_to(f, r, tail, rounding::rz); break;", "simulator_tma_clusters.*"),
  ("u4: a cluster pass sees only each block's own barrier changes", "magics/src/simulator/block_clusters.cpp", "            progress = progress || (yielded && mbarrier_changes() != changes);", "            progress = progress || (yielded && false && mbarrier_changes() != changes);", "simulator_tma_clusters.*"),
  ("u5: .inc reductions wrap at the limit + 1", "magics/src/simulator/warp_tensor_operations.cpp", "case opcode::inc: return a >= b ? T(0) : static_cast<T>(a + 1);", "case opcode::inc: return a > b ? T(0) : static_cast<T>(a + 1);", "simulator_tma_clusters.*"),
+ # TMA tensor copies (warp_tensor_operations.cpp)
+ ("v: a tile's coordinates all read from the first coordinate register (y taken as x)", "magics/src/simulator/warp_tensor_operations.cpp", "m_registers[static_cast<std::size_t>(o.regs[i]) * 32 + lane] & 0xffffffffu)", "m_registers[static_cast<std::size_t>(o.regs[0]) * 32 + lane] & 0xffffffffu)", "simulator_tma.*"),
+ ("v2: the NaN out-of-bounds fill ignored (zeros)", "magics/src/simulator/warp_tensor_operations.cpp", "const std::uint64_t fill = m.oob_fill ? nan_of(size) : 0;", "const std::uint64_t fill = 0;", "simulator_tma.*"),
+ ("v3: the element at an extent counted inside the tensor", "magics/src/simulator/warp_tensor_operations.cpp", "static_cast<std::uint64_t>(x[i]) >= m.dims[i]", "static_cast<std::uint64_t>(x[i]) > m.dims[i]", "simulator_tma.*:simulator_tma_clusters.*"),
+ ("v4: element strides ignored (every row of the box read)", "magics/src/simulator/warp_tensor_operations.cpp", "x[i] = start[i] + static_cast<std::int64_t>(e[i] * step[i]);", "x[i] = start[i] + static_cast<std::int64_t>(e[i]);", "simulator_tma.*"),
+ ("v5: the swizzle XORs bits 8.. instead of 7..", "magics/src/simulator/warp_tensor_operations.cpp", "return a ^ (((a >> 7) & mask) << 4);", "return a ^ (((a >> 8) & mask) << 4);", "simulator_tma.*"),
+ ("v6: im2col pixels wrap one before the upper corner", "magics/src/simulator/warp_tensor_operations.cpp", "pixel[k] <= static_cast<std::int64_t>(m.dims[k]) - 1 + m.upper[k - 1]", "pixel[k] < static_cast<std::int64_t>(m.dims[k]) - 1 + m.upper[k - 1]", "simulator_tma.*"),
+ # multicast and remote mbarriers (warp_cluster_copies.cpp, warp_async_operations.cpp)
+ ("w: a tile multicast ignores the ctaMask's bit 1 (no tile lands in rank 1; its barrier still completes)", "magics/src/simulator/warp_tensor_operations.cpp", "            if (!((mask >> rank) & 1))\n", "            if (!((mask >> rank) & 1) || rank == 1)\n", "simulator_tma_clusters.*"),
+ ("w2: a bulk multicast ignores the ctaMask's bit 0 (no bytes land in rank 0; its barrier still completes)", "magics/src/simulator/warp_async_operations.cpp", "            if ((mask >> rank) & 1)\n            {\n                land_shared(", "            if ((mask >> rank) & 1 && rank != 0)\n            {\n                land_shared(", "simulator_tma_clusters.*"),
+ ("x: mbarrier.complete_tx.shared::cluster changes the executing block's barrier, not the one its address names", "magics/src/simulator/warp_async_operations.cpp", "std::uint64_t& word = *reinterpret_cast<std::uint64_t*>(place.block->shared + place.offset);", "std::uint64_t& word = *reinterpret_cast<std::uint64_t*>((in.var == variant::mbar_complete_tx ? m_block.shared : place.block->shared) + place.offset);", "simulator_tma_clusters.*:simulator_mbarrier.*:simulator_async_copies.*"),
+ ("x2: a copy's bytes complete on the executing block's barrier (not the destination's)", "magics/src/simulator/warp_cluster_copies.cpp", "block_state& target = cluster_member(rank);\n        auto& word", "block_state& target = m_block;\n        (void)rank;\n        auto& word", "simulator_tma_clusters.*"),
+ ("x3: mbarrier.expect_tx done as complete_tx (its bytes subtracted)", "magics/src/simulator/warp_async_operations.cpp", "in.var == variant::mbar_expect_tx ? v : -v", "-v", "simulator_tma_clusters.*:simulator_mbarrier.*:simulator_async_copies.*"),
+ # bulk and tensor reductions (warp_tensor_operations.cpp)
+ ("y: .add reductions of integers and floats done as .min", "magics/src/simulator/warp_tensor_operations.cpp", "case opcode::add: return static_cast<T>(a + b);", "case opcode::add: return b < a ? b : a;", "simulator_tma.*:simulator_tma_clusters.*"),
+ ("y2: .min.f16/.bf16 of a NaN and a number gives the NaN", "magics/src/simulator/warp_tensor_operations.cpp", "case opcode::min: r = std::isnan(x) ? y : std::isnan(y) ? x :", "case opcode::min: r = std::isnan(x) ? x : std::isnan(y) ? y :", "simulator_tma_clusters.*"),
+ ("y3: .dec of 0 wraps (old == 0 not reset to the limit)", "magics/src/simulator/warp_tensor_operations.cpp", "case opcode::dec: return a == 0 || a > b ? b", "case opcode::dec: return a > b ? b", "simulator_tma_clusters.*"),
+ ("y4: a bulk reduction into global memory copies instead", "magics/src/simulator/warp_tensor_operations.cpp", "                reduce_element(in.family_op, in.type.kind, element, target, m_block.shared + from + k);", "                std::memcpy(target, m_block.shared + from + k, element);", "simulator_tma.*:simulator_tma_clusters.*"),
+ ("y5: .bf16 reductions computed as .f16", "magics/src/simulator/warp_tensor_operations.cpp", "const float_format& f = kind == 'h' ? binary16 : bfloat16;", "const float_format& f = binary16;", "simulator_tma_clusters.*"),
+ # textures and surfaces
+ ("t6: the 2-D corner weights' (1, 0) ties rounded up (an H100 rounds them down)", "magics/src/simulator/texture_sampler.cpp", "out[1] = (a * (256 - b) + 127) >> 8;", "out[1] = (a * (256 - b) + 128) >> 8;", "simulator_textures.*"),
+ ("t7: surface .zero clamps instead of dropping", "magics/src/simulator/warp_texture_operations.cpp", "if (clamp == surface_clamp::zero)", "if (false)", "simulator_textures.*"),
+ ("t8: mirror addresses wrap", "magics/src/simulator/texture_sampler.cpp", "return m < n ? m : 2 * n - 1 - m;", "return m % n;", "simulator_textures.*"),
+ ("t9: wrap and mirror honoured with unnormalised coordinates (a GPU clamps)", "magics/src/simulator/texture_sampler.cpp", "if (!normalized && (mode == address_mode::wrap", "if (false && (mode == address_mode::wrap", "simulator_textures.*"),
+ ("t10: txq/suq .height answers the width", "magics/src/simulator/warp_texture_operations.cpp", "case texture_query::height: return static_cast<std::uint32_t>(a.height);", "case texture_query::height: return static_cast<std::uint32_t>(a.width);", "simulator_textures.*"),
  ("q3: lanes of one store compared with each other", "magics/src/simulator/warp_race_check.cpp", " && r.step != access.step;", ";", "simulator_checks.*"),
 ]
 
@@ -113,8 +138,9 @@ def label(entry):
 def edits(entry):
     """The (old, new) pairs of an entry."""
     _, _, old, new, _ = entry
-    olds, news = ((old,), (new,)) if isinstance(old, str) else (old, new)
-    assert len(olds) == len(news), f"{label(entry)}: {len(olds)} texts to replace, {len(news)} replacements"
+    olds, news = (old,) if isinstance(old, str) else tuple(old), (new,) if isinstance(new, str) else tuple(new)
+    if len(olds) != len(news):
+        raise ValueError(f"{label(entry)}: {len(olds)} texts to replace, {len(news)} replacements")
     return list(zip(olds, news))
 
 
@@ -188,9 +214,24 @@ def run_one(entry, jobs):
     except subprocess.TimeoutExpired:
         return f"{name}: caught? the tests ran past 600 s (a hang)"
     finally:
-        source.write_text(text)
-        assert source.read_text() == text, f"{path} was not restored"
-        JOURNAL.unlink()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+        try:
+            source.write_text(text)
+            assert source.read_text() == text, f"{path} was not restored"
+            JOURNAL.unlink()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def run_all(entries, jobs):
+    """Each entry in turn; SIGTERM and SIGHUP end the run through run_one's restoring `finally`."""
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
+    try:
+        for entry in entries:
+            print(run_one(entry, jobs), flush=True)
+    finally:
+        build(jobs)  # the binary of the restored sources
 
 
 def chosen(names):
@@ -226,13 +267,7 @@ def main():
     if args.check or problems:
         print("\n".join(problems) or f"all {len(M)} entries: each edit's text occurs once in its file")
         return 1 if problems else 0
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGHUP, _stop)
-    try:
-        for entry in chosen(args.which):
-            print(run_one(entry, args.jobs), flush=True)
-    finally:
-        build(args.jobs)  # the binary of the restored sources
+    run_all(chosen(args.which), args.jobs)
     return 0
 
 
