@@ -7,6 +7,7 @@ tests/simulator/test_tma_clusters_on_the_simulator.py, each against numpy:
 - a ring of mbarrier.arrive.release.cluster.shared::cluster on the next block's barrier over three phases, and a
   token passed back and forth between two blocks that wait in turn on each other's arrives;
 - a cp.async.bulk and a cp.reduce.async.bulk .add.u32 from a block's shared memory into the next block's;
+- mbarrier.complete_tx.shared::cluster completing on the next block's barrier exactly the bytes it expects;
 - cp.reduce.async.bulk's .add.noftz/.min/.max of f16 and bf16 and .inc/.dec of u32, and the tensor reductions of an
   f16 map and a u32 map.
 Every launch names cluster=(...), and every ctaMask stays inside the cluster, as a GPU of compute capability 9.0 needs.
@@ -99,6 +100,18 @@ def test_a_copy_and_a_reduction_into_the_next_blocks_shared_memory_on_the_gpu():
         m.to_next_block.configure(6, 32, cluster=3)(out, reduce)
         own = (block % 3)[:, None] * 7 + np.arange(32)[None, :]
         assert np.array_equal(out.reshape(6, 32), sent + (own if reduce else 0)), reduce
+
+
+@pytest.mark.gpu
+def test_complete_tx_on_the_next_blocks_mbarrier_completes_its_phase_on_the_gpu():
+    m = cluster_kernels("tma_remote_complete_tx")
+    out = np.full(8 * 16, -2, np.int32)
+    m.remote_complete_tx.configure(8, 32, cluster=4)(out)
+    block = np.arange(8)
+    rank, previous = block % 4, block // 4 * 4 + (block % 4 + 3) % 4
+    i = np.arange(16)[None, :]
+    expected = np.where(i < 4 * (rank[:, None] + 1), previous[:, None] * 100 + i, -1)
+    assert np.array_equal(out.reshape(8, 16), expected)
 
 
 def half_reference(op, old, new):

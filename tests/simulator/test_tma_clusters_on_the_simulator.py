@@ -94,7 +94,7 @@ print("held")
 
 
 def test_the_tma_cluster_gpu_tests_pass_on_the_simulator(build_dir):
-    run_gpu_tests_on_the_simulator("tests/runtime/test_tma_clusters.py", build_dir, at_least=7)
+    run_gpu_tests_on_the_simulator("tests/runtime/test_tma_clusters.py", build_dir, at_least=8)
 
 
 def test_multicast_and_remote_barrier_misuses_are_named_and_the_session_goes_on(build_dir):

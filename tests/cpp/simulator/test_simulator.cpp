@@ -1051,6 +1051,31 @@ extern "C" __global__ void overrun(float* out, int n)
     }
 }
 
+TEST(simulator_parallel_blocks, when_four_blocks_fault_at_once_the_lowest_ones_fault_is_reported)
+{
+    // Blocks 0..3 each count themselves in and poll (global memory: it runs on) until all four have, so that the four
+    // workers hold one block each, then every one of them writes past the array: four failures at once, and the
+    // error must be block 0's, as the sequential order reports it. The poll gives up after 2^22 rounds, never hangs.
+    simulated sim(R"(
+extern "C" __global__ void four_faults(int* count, float* out, int n)
+{
+    if (threadIdx.x == 0) atomicAdd(count, 1);
+    for (int k = 0; k < (1 << 22) && *(volatile int*)count < 4; ++k) {}
+    out[n + blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+})");
+    sim.threads = 4;
+    for (int attempt = 0; attempt < 3; ++attempt)
+    {
+        std::vector<int> count(1, 0);
+        std::vector<float> out(32);
+        std::string message = error_of([&] { sim.launch("four_faults", {4, 1, 1}, {32, 1, 1}, 0, sim.buffer(count), sim.buffer(out), 1 << 16); });
+        EXPECT_NE(message.find("thread (0,0,0) of block (0,0,0)"), std::string::npos) << message;
+        EXPECT_EQ(count[0], 4) << "all four blocks ran";
+        sim.memory.remove(reinterpret_cast<std::uintptr_t>(count.data()));
+        sim.memory.remove(reinterpret_cast<std::uintptr_t>(out.data()));
+    }
+}
+
 TEST(simulator_parallel_blocks, each_thread_has_its_own_shared_window_and_race_check)
 {
     simulated sim(R"(

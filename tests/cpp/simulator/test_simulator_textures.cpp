@@ -178,9 +178,17 @@ TEST(simulator_textures, linear_filtering_weighs_four_texels_with_9_bit_fixed_po
     // The first sample's weight is 77/256, not 0.3: exactly representable results tell them apart.
     double exact_fraction = ((1 - 0.3) * (1 - 0.0) * at(1, 2) + 0.3 * at(2, 2));
     EXPECT_GT(std::fabs(out[0] - exact_fraction), 0.05) << "the weights are not quantised to 1/256";
+
+    // Every corner's product a tie: (x, y) = (2, 1.5 + 1/256) puts a = 128, b = 1; 128 * 255 / 256 = 127.5 rounds up
+    // to 128 at (1, 1) and down to 127 at (2, 1), 128 * 1 / 256 = 0.5 down to 0 at (1, 2) and up to 1 at (2, 2).
+    // Texels 900, 200, 300, 700: (128 * 900 + 127 * 200 + 0 * 300 + 1 * 700) / 256 = 141300 / 256.
+    ASSERT_EQ(at(1, 1) + at(2, 1) * 10 + at(1, 2) * 100 + at(2, 2) * 1000, 900 + 2000 + 30000 + 700000);
+    std::vector<float> tie = {2.0f, 1.5f + 1.0f / 256.0f};
+    sim.launch("sample2d", {1, 1, 1}, {32, 1, 1}, 0, t, sim.buffer(tie), sim.buffer(out), 1);
+    EXPECT_EQ(out[0], 141300.0f / 256.0f) << "the corner weights' ties: up on the diagonal, down off it";
 }
 
-TEST(simulator_textures, address_modes_wrap_mirror_clamp_and_border_with_normalised_coordinates)
+TEST(simulator_textures, address_modes_wrap_mirror_clamp_and_border_with_normalised_coordinates_and_clamp_without)
 {
     simulated sim(k_kernels);
     std::vector<float> texels = {10, 20, 30, 40};
@@ -202,6 +210,20 @@ TEST(simulator_textures, address_modes_wrap_mirror_clamp_and_border_with_normali
             long long k = expected_index[m][i];
             EXPECT_EQ(out[4 * i], k < 0 ? -7.0f : texels[static_cast<std::size_t>(k)]) << "mode " << m << ", x " << x[i];
             EXPECT_EQ(texture_sampler::address(static_cast<long long>(std::floor(x[i] * 4)), 4, modes[m], true), k);
+        }
+    }
+    // Wrap and mirror with texel coordinates clamp (the Guide: they take normalised coordinates only).
+    std::vector<float> texel_x = {-0.5f, 4.5f, 5.5f, 2.5f};  // floor: -1, 4, 5, 2
+    const long long clamped[4] = {0, 3, 3, 2};
+    for (address_mode mode : {address_mode::wrap, address_mode::mirror})
+    {
+        sampler_state s;
+        s.address[0] = mode;
+        std::uint64_t t = texture_of(sim, array_of(texels.data(), 4, 0, 0, 1, texel_format::f32), s);
+        sim.launch("sample1d", {1, 1, 1}, {32, 1, 1}, 0, t, sim.buffer(texel_x), sim.buffer(out), 4);
+        for (std::size_t i = 0; i < 4; ++i)
+        {
+            EXPECT_EQ(out[4 * i], texels[static_cast<std::size_t>(clamped[i])]) << "texel coordinate " << texel_x[i];
         }
     }
 }

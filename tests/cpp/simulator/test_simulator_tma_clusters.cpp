@@ -1,8 +1,8 @@
 // The PTX simulator's TMA and mbarriers across a thread-block cluster (warp_cluster_copies.cpp, shared_window in
 // warp_cluster_operations.cpp, the .shared::cluster forms of async_decoder.cpp and tensor_copy_decoder.cpp): a tile
 // and plain bytes multicast to the blocks a ctaMask names, a ring of arrives on the next block's mbarrier, a bulk copy
-// and a reduction into the next block's window, the f16/bf16/inc/dec reductions; checked against values computed
-// here by hand. The kernels: tests/cpp/fixtures/tma_cluster_kernels.cu (the gpu tests of
+// and a reduction into the next block's window, complete_tx on the next block's mbarrier, the f16/bf16/inc/dec
+// reductions; checked against values computed here by hand. The kernels: tests/cpp/fixtures/tma_cluster_kernels.cu (the gpu tests of
 // tests/runtime/test_tma_clusters.py launch the same ones).
 
 #include <gtest/gtest.h>
@@ -210,6 +210,24 @@ TEST(simulator_tma_clusters, a_bulk_copy_and_a_reduction_into_the_next_blocks_wi
             }
         }
         sim.memory.remove(reinterpret_cast<std::uintptr_t>(out.data()));
+    }
+}
+
+TEST(simulator_tma_clusters, complete_tx_on_the_next_blocks_barrier_completes_exactly_the_bytes_that_block_expects)
+{
+    simulated sim(kernels());
+    sim.cluster = {4, 1, 1};
+    std::vector<int> out(8 * 16, -2);
+    sim.launch("remote_complete_tx", {8, 1, 1}, {32, 1, 1}, 0, sim.buffer(out));
+    for (int block = 0; block < 8; ++block)
+    {
+        const int rank = block % 4, previous = block / 4 * 4 + (rank + 3) % 4;
+        for (int i = 0; i < 16; ++i)
+        {
+            // block rank r expects 16 * (r + 1) bytes: 4 * (r + 1) ints from the previous block, the rest untouched
+            const int expected = i < 4 * (rank + 1) ? previous * 100 + i : -1;
+            ASSERT_EQ(out[static_cast<std::size_t>(block * 16 + i)], expected) << "block " << block << ", int " << i;
+        }
     }
 }
 
