@@ -123,6 +123,11 @@ def goal_ratio(value, base, limit, base_name):
     return f"<= {limit:.2f}x {base_name}: {verdict} ({r:.2f}x, margin {limit - r:+.2f}x)"
 
 
+def ranges_overlap(a, b):
+    """Whether the ranges (min to max) of two sets of rounds overlap: a difference inside the machine's noise."""
+    return min(a) <= max(b) and min(b) <= max(a)
+
+
 def markdown_table(headers, rows):
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]

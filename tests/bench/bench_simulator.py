@@ -30,7 +30,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import add_results_option, benchmark_entry, result_row, write_results  # noqa: E402
+from bench_common import add_results_option, benchmark_entry, ranges_overlap, result_row, write_results  # noqa: E402
 
 GOAL_PER_CORE = 100  # M simulated thread-instructions a second on one host thread (issue 24)
 GOAL_POOL = 1000     # M a second with every host thread, SAXPY, reduction and scan (issue 46)
@@ -207,7 +207,7 @@ def run_child(build, args, matmul=None):
 
 def compared(new, base):
     """'N.NNx faster', or 'level with' when the ranges of the rounds overlap (inside the machine's noise)."""
-    if min(new) <= max(base) and min(base) <= max(new):
+    if ranges_overlap(new, base):
         return "level with"
     return f"{statistics.median(new) / statistics.median(base):.2f}x"
 

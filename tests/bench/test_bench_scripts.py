@@ -243,3 +243,79 @@ def test_the_instruction_rows_bound_xcudas_own_part_and_show_the_loop_and_the_fl
     assert records["SAXPY, per launch, new"]["value"] == 1290 and records["SAXPY, per launch, new"]["goal"] is None
     assert records["SAXPY, Python floor, old"]["value"] == 700
     assert records["SAXPY, xcuda's own, old"]["ratio"] == pytest.approx(900 / 590, abs=0.01)
+
+
+FAKE_BENCHMARK = r'''
+import json, os, sys
+from pathlib import Path
+build = Path(os.environ["XCUDA_BUILD_DIR"])
+assert sys.path[1] == str(build / "python") or str(build / "python") in os.environ["PYTHONPATH"].split(os.pathsep)
+values = json.loads((build / "values.json").read_text())
+run = len(list(build.glob("ran-*")))
+(build / f"ran-{run}").write_text("")
+with open(Path(os.environ["ORDER_LOG"]), "a") as log:
+    log.write(build.name + "\n")
+value, base = values[run]
+rows = [{"name": "bare", "value": base, "unit": "ms", "baseline": None, "ratio": None, "goal": None, "met": None},
+        {"name": "mine", "value": value, "unit": "ms", "baseline": "bare", "ratio": value / base, "goal": None,
+         "met": None},
+        {"name": "not here", "value": None, "unit": "ms", "baseline": None, "ratio": None, "goal": None, "met": None,
+         "note": "n/a (no GPU)"}]
+Path(sys.argv[sys.argv.index("--results") + 1]).write_text(json.dumps({"benchmarks": [{"name": "fake", "rows": rows}]}))
+'''
+
+
+def fake_builds(tmp_path, before, after):
+    builds = []
+    for name, values in (("before", before), ("after", after)):
+        (tmp_path / name / "python").mkdir(parents=True)
+        (tmp_path / name / "values.json").write_text(json.dumps(values))
+        builds.append(str(tmp_path / name))
+    script = tmp_path / "fake_benchmark.py"
+    script.write_text(FAKE_BENCHMARK)
+    return builds, script
+
+
+def results_ab(tmp_path, *arguments):
+    return subprocess.run([sys.executable, str(BENCH / "results_ab.py"), *arguments], capture_output=True, text=True,
+                          env=dict(os.environ, ORDER_LOG=str(tmp_path / "order.log")))
+
+
+def table_line(output, row, build):
+    return next(line for line in output.splitlines() if line.startswith(f"| fake | {row} | {build} |"))
+
+
+def test_results_ab_alternates_the_builds_and_tabulates_medians_ranges_and_verdicts(tmp_path):
+    builds, script = fake_builds(tmp_path, [[10, 5], [12, 6], [11, 5]], [[20, 5], [22, 5], [21, 5]])
+    ran = results_ab(tmp_path, *builds, "--rounds", "3", "--labels", "old,new", "--out", str(tmp_path / "ab.md"),
+                     "--", str(script))
+    assert ran.returncode == 0, ran.stderr
+    order = (tmp_path / "order.log").read_text().split()
+    assert order == ["before", "after", "after", "before", "before", "after"]
+    assert "| 11.0 (10.0-12.0) | ms |  |  | 2.00 (2.00-2.20) |" in table_line(ran.stdout, "mine", "old")
+    new = table_line(ran.stdout, "mine", "new")
+    assert "| 21.0 (20.0-22.0) | ms | 1.91x | higher beyond the spread | 4.20 (4.00-4.40) |" in new
+    bare = table_line(ran.stdout, "bare", "new")
+    assert "| 5.000 (5.000-5.000) | ms | 1.00x | level with |" in bare  # old's 5-6 range holds 5
+    assert "not here" not in ran.stdout  # no value in any run: no line
+    assert table_line((tmp_path / "ab.md").read_text(), "mine", "new") == new
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["{before}", "--", "{script}"], "two or more build folders"),
+    (["{before}", "{after}", "{script}"], "goes after '--'"),
+    (["{before}", "{tmp}", "--", "{script}"], "no python/ in it"),
+    (["{before}", "{after}", "--labels", "a", "--", "{script}"], "1 labels for 2 builds"),
+    (["{before}", "{after}", "--"], "no benchmark script"),
+])
+def test_results_ab_refuses_bad_arguments_saying_why(tmp_path, arguments, message):
+    (before, after), script = fake_builds(tmp_path, [], [])
+    names = {"before": before, "after": after, "script": str(script), "tmp": str(tmp_path)}
+    ran = results_ab(tmp_path, *(a.format(**names) for a in arguments))
+    assert ran.returncode == 2 and message in ran.stderr, ran.stderr
+
+
+def test_results_ab_stops_naming_the_build_whose_run_failed(tmp_path):
+    builds, script = fake_builds(tmp_path, [[10, 5]], [])  # after has no values: its run fails
+    ran = results_ab(tmp_path, *builds, "--rounds", "1", "--", str(script))
+    assert ran.returncode == 1 and "with " + builds[1] + " exited 1" in ran.stderr and "IndexError" in ran.stderr

@@ -104,4 +104,30 @@ namespace xcuda
         EXPECT_EQ(headers.reachable(cell).size(), 2u);
         std::filesystem::remove_all(root);
     }
+
+    TEST(user_headers, only_directives_are_followed_wherever_the_hash_is_on_the_line)
+    {
+        std::string root = temporary_folder();
+        ASSERT_FALSE(root.empty());
+        for (const char* name : {"a.h", "b.h", "c.h", "d.h", "e.h", "f.h"})
+        {
+            write(root + "/" + name, name == std::string("a.h") ? "#pragma once\n#include \"f.h\"\n" : "int x;\n");
+        }
+        std::string cell = "#include \"" + root + "/a.h\"\n" +                            // the first character
+                           "int x = 1; // # include \"" + root + "/b.h\" in a comment\n" +  // '#' not first
+                           "const char* s = \"#include \\\"" + root + "/c.h\\\"\";\n" +      // '#' in a string
+                           "  \t#  include \"" + root + "/d.h\"\n" +                       // blanks around '#'
+                           "#include \"" + root + "/e.h\"";                                // no newline at the end
+        std::map<std::string, std::string> cells;
+        user_headers headers({}, cells);
+        std::map<std::string, std::string> files = headers.reachable(cell);
+        std::string found;
+        for (const auto& [name, text] : files)
+        {
+            found += name.substr(root.size() + 1) + " ";
+        }
+        EXPECT_EQ(found, "a.h d.h e.h f.h ");  // f.h from a.h's folder
+        EXPECT_NE(files[root + "/a.h"].find("#include \"" + root + "/f.h\""), std::string::npos) << files[root + "/a.h"];
+        std::filesystem::remove_all(root);
+    }
 }
