@@ -8,6 +8,7 @@
 #include <cctype>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <utility>
 
@@ -626,6 +627,76 @@ namespace xcuda
 
     namespace
     {
+    // The predefined macros (NVRTC's, the options', the nvcc prelude's) lexed: the same text for every unit
+    // compiled with the same options, so lexed once per text and copied (lexing the prelude's 40 #defines
+    // for every new source had cost a disk hit about 40 us; tests/bench/bench_compile.py).
+    struct lexed_prelude
+    {
+        std::string key;  // the text, the file index and the names whose values the reader was not told
+        std::vector<cxx::token> tokens;
+        std::vector<cxx::macro_definition> macros;
+        cxx::preprocessor_state state;
+    };
+
+    std::shared_ptr<const lexed_prelude> lex_prelude_anew(const std::string& text, int file,
+                                                          const std::vector<std::string>& unknown, std::string key)
+    {
+        auto made = std::make_shared<lexed_prelude>();
+        made->key = std::move(key);
+        cxx::preprocessor_state& state = made->state;
+        cxx::source_lexer(text, nullptr, file, &state, "<command line>").run(made->tokens, made->macros);
+        for (const std::string& name : unknown)
+        {
+            auto it = state.macros.find(name);
+            if (it == state.macros.end())
+            {
+                continue;
+            }
+            state.doubts.push_back(name + " (predefined by NVRTC): its value depends on " +
+                                   (name.find("ARCH") != std::string::npos ? "the target (--arch)"
+                                    : name == "__cplusplus"                ? "the C++ standard (--std)"
+                                    : name.rfind("__CUDA_", 0) == 0 && name.find("VER") == std::string::npos
+                                        ? "the math options"
+                                        : "the NVRTC version") +
+                                   ", which the reader was not told");
+            it->second.doubt = static_cast<int>(state.doubts.size()) - 1;
+            for (cxx::macro_definition& m : made->macros)
+            {
+                if (m.name == name)
+                {
+                    m.doubt = it->second.doubt;
+                }
+            }
+        }
+        return made;
+    }
+
+    // The last text's lexed prelude, shared by the threads that read signatures (a mutex around the swap;
+    // the lexed result is immutable once published).
+    std::shared_ptr<const lexed_prelude> lex_prelude(const std::string& text, int file,
+                                                     const std::vector<std::string>& unknown)
+    {
+        static std::mutex mutex;
+        static std::shared_ptr<const lexed_prelude> last;
+        std::string key = text;
+        key += '\0' + std::to_string(file);
+        for (const std::string& name : unknown)
+        {
+            key += '\0' + name;
+        }
+        {
+            std::lock_guard<std::mutex> held(mutex);
+            if (last && last->key == key)
+            {
+                return last;
+            }
+        }
+        std::shared_ptr<const lexed_prelude> made = lex_prelude_anew(text, file, unknown, std::move(key));
+        std::lock_guard<std::mutex> held(mutex);
+        last = made;
+        return made;
+    }
+
     std::vector<cxx::token> expanded_unit(const std::string& source, const parse_context& context,
                                           std::vector<std::string>& files, std::vector<std::string>& doubts)
     {
@@ -639,29 +710,10 @@ namespace xcuda
             std::string prelude = predefined_macros(context, unknown);
             int file = 0;
             const std::string* text = headers.add("<command line>", prelude, file);
-            cxx::source_lexer(*text, nullptr, file, &state, "<command line>").run(tokens, macros);
-            for (const std::string& name : unknown)
-            {
-                auto it = state.macros.find(name);
-                if (it != state.macros.end())
-                {
-                    state.doubts.push_back(name + " (predefined by NVRTC): its value depends on " +
-                                           (name.find("ARCH") != std::string::npos ? "the target (--arch)"
-                                            : name == "__cplusplus"                ? "the C++ standard (--std)"
-                                            : name.rfind("__CUDA_", 0) == 0 && name.find("VER") == std::string::npos
-                                                ? "the math options"
-                                                : "the NVRTC version") +
-                                           ", which the reader was not told");
-                    it->second.doubt = static_cast<int>(state.doubts.size()) - 1;
-                    for (cxx::macro_definition& m : macros)
-                    {
-                        if (m.name == name)
-                        {
-                            m.doubt = it->second.doubt;
-                        }
-                    }
-                }
-            }
+            std::shared_ptr<const lexed_prelude> lexed = lex_prelude(*text, file, unknown);
+            tokens = lexed->tokens;
+            macros = lexed->macros;
+            state = lexed->state;
         }
         cxx::source_lexer lexer(source, &headers, 0, &state, "the cell");
         lexer.run(tokens, macros);

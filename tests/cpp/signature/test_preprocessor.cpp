@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "errors.hpp"
@@ -178,6 +180,41 @@ TEST(preprocessor, without_a_target_the_arch_macros_are_unknown)
                               "__global__ void k(T x) {}\n", c);
     EXPECT_NE(p.refusal.find("__CUDA_ARCH__"), std::string::npos) << p.refusal;
     EXPECT_NE(p.refusal.find("--arch"), std::string::npos) << p.refusal;
+}
+
+TEST(preprocessor, threads_reading_with_other_targets_each_get_their_own_predefined_macros)
+{
+    // The predefined macros are lexed once per text and shared (kernel_signature.cpp's lex_prelude): threads
+    // alternating between targets, and no target at all (the same text as a default, but its macros
+    // doubtful), must each read their own.
+    const std::string source = "#if __CUDA_ARCH__ >= 800\ntypedef double T;\n#else\ntypedef float T;\n#endif\n"
+                               "__global__ void k(T x) {}\n";
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 6; ++t)
+    {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 60; ++i)
+            {
+                switch ((i + t) % 3)
+                {
+                case 0:
+                    wrong += only(source, for_arch("sm_90")).kind != scalar_kind::f64;
+                    break;
+                case 1:
+                    wrong += only(source, for_arch("compute_75")).kind != scalar_kind::f32;
+                    break;
+                default:
+                    wrong += only(source, parse_context{}).refusal.find("__CUDA_ARCH__") == std::string::npos;
+                }
+            }
+        });
+    }
+    for (std::thread& thread : threads)
+    {
+        thread.join();
+    }
+    EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(preprocessor, nesting_and_expansion_past_the_limits_are_usage_errors)
