@@ -8,6 +8,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import xcuda
+from thread_runs import run_in_threads
 
 USER = 'extern "C" __global__ void twice(float* x, int n)\n{ int i = threadIdx.x; if (i < n) x[i] = vec_scale(x[i]); }\n'
 CELL = '#include "vecmath.cuh"\n' + USER
@@ -134,22 +135,11 @@ def test_a_removed_header_cell_gives_the_name_back_to_the_standard_headers_stand
 
 
 def test_header_cells_set_and_removed_from_several_threads_at_once_end_as_each_thread_left_them():
-    import threading
-    errors = []
-
     def churn(k):
-        try:
-            for round_ in range(40):
-                xcuda.set_header(f"churn{k}.cuh", f"#define CHURN{k} {round_}\n")
-                if round_ % 2:
-                    xcuda.remove_header(f"churn{k}.cuh")
-        except Exception as e:  # noqa: BLE001  (reported below)
-            errors.append(repr(e))
+        for round_ in range(40):
+            xcuda.set_header(f"churn{k}.cuh", f"#define CHURN{k} {round_}\n")
+            if round_ % 2:
+                xcuda.remove_header(f"churn{k}.cuh")
 
-    threads = [threading.Thread(target=churn, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    run_in_threads(churn, 6)  # raises the first thread's error, naming the thread
     assert not any(name.startswith("churn") for name in xcuda.headers())  # each thread's last round removed its header
