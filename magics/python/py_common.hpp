@@ -5,6 +5,7 @@
 // Threading: every function here is called with the GIL held unless it says otherwise; long waits
 // (NVRTC compiles, synchronisation) release it.
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -101,7 +102,20 @@ namespace xcuda::python
                                                 int line_offset, const std::string& summary);
 
     // ---- device arrays (py_device_array.cpp) ----
-    // A typed, C-contiguous view of a device_buffer: what xcuda.to_device / empty / zeros return.
+    // How many device_array values have been destroyed in this process (a counter that only grows): while it
+    // reads the same, every DeviceArray object seen before is still alive, so a pointer to one is not a new
+    // object's (the launch fast path compares its last arguments by identity: py_fast_launch.hpp).
+    extern std::atomic<std::uint64_t> g_device_arrays_gone;
+    struct device_array_departure
+    {
+        device_array_departure() = default;
+        device_array_departure(const device_array_departure&) = default;
+        device_array_departure& operator=(const device_array_departure&) = default;
+        ~device_array_departure() { g_device_arrays_gone.fetch_add(1, std::memory_order_relaxed); }
+    };
+
+    // A typed, C-contiguous view of a device_buffer: what xcuda.to_device / empty / zeros return. Immutable
+    // once made (views are new values): the launch fast path relies on it.
     struct device_array
     {
         std::shared_ptr<device_buffer> buffer;
@@ -114,6 +128,8 @@ namespace xcuda::python
         std::size_t size_of_shape() const;
         std::size_t nbytes() const { return size() * static_cast<std::size_t>(dtype.itemsize()); }
         std::uint64_t pointer() const { return buffer->pointer(); }
+
+        device_array_departure departure;  // counts this value's end
     };
     void register_device_array(py::module_& m, notebook_session& notebook);
     // The scalar kind of a numpy dtype: ml_dtypes' bfloat16 and fp8 by name, a structured dtype of two float16

@@ -17,6 +17,8 @@
 
 namespace xcuda::python
 {
+    std::atomic<std::uint64_t> g_device_arrays_gone{0};
+
     namespace
     {
         PyTypeObject* g_device_array_type = nullptr;

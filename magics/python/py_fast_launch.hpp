@@ -13,6 +13,10 @@
 // from scratch and reports errors in its words. So a call either launches here with exactly the values the
 // general path would pass, or nothing happened yet when the general path takes it.
 //
+// A call with the same DeviceArray objects as the entry's last one takes their addresses from a memo
+// (array_memo below) instead of reading each array, while no buffer was released and no DeviceArray went
+// since: a loop launching on the same arrays reads none of them.
+//
 // One cache per Kernel object, shared by its Launchers (std::shared_ptr). Threading: the entries are
 // immutable once made and published with an atomic store into a slot of a fixed array (at most `capacity`
 // type signatures; later ones are not learned and go the general path); learn() takes a mutex, the hit
@@ -91,6 +95,31 @@ namespace xcuda::python
             std::size_t offset;
             scalar_kind kind;
         };
+        // Where the launch runs: DeviceArrays must be allocations of this session in this context generation
+        // (which names the device).
+        struct where
+        {
+            const device_session* session;
+            std::uint64_t generation;
+        };
+
+        // The DeviceArrays of the entry's last call that converted them all, and their addresses: a later call
+        // whose DeviceArrays are the same objects gets the same addresses without reading the arrays (three
+        // objects each, a cache miss each after the driver's launch has filled the cache with its own), while
+        // nothing they depend on changed: no buffer was released (device_buffer::releases), no DeviceArray went
+        // (g_device_arrays_gone: an object's address is then not a new object's), and the launch runs where it
+        // ran. The objects are borrowed and never read through. A DeviceArray is immutable, so its element
+        // type, the other thing checked, is the same too. Written and read with the GIL held (launch() needs
+        // it; the steps call nothing that could release it).
+        struct array_memo
+        {
+            bool valid = false;
+            std::uint64_t releases = 0;
+            std::uint64_t arrays_gone = 0;
+            where at{nullptr, 0};
+            std::vector<PyObject*> objects;        // one per entry of `arrays`, in its order
+            std::vector<std::uint64_t> addresses;  // (the same)
+        };
         // Every argument's step (`arguments`, in order: what knows() compares), and the same steps grouped:
         // the floats, the DeviceArrays, the ints, and the rest by their step. Immutable once published.
         struct entry
@@ -103,14 +132,7 @@ namespace xcuda::python
             std::vector<array_slot> ints;
             std::vector<argument> rest;      // (type and step as in `arguments`, offset of the argument)
             std::vector<std::size_t> rest_index;
-        };
-
-        // Where the launch runs: DeviceArrays must be allocations of this session in this context generation
-        // (which names the device).
-        struct where
-        {
-            const device_session* session;
-            std::uint64_t generation;
+            mutable array_memo memo;  // (the GIL; the rest is immutable)
         };
 
         // The block filled by the first entry whose types are these arguments' and whose steps accept their

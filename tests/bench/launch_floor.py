@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How far xcuda's launch is from the cheapest launch a Python call can make, in one process.
 
-    python3 tests/bench/launch_floor.py BUILD [--rounds 7] [--floor-dir DIR] [--out FILE]
+    python3 tests/bench/launch_floor.py [BUILD] [--rounds 7] [--floor-dir DIR] [--out FILE]
 
 Three ways of launching the same kernel (SAXPY n = 4096 from DeviceArrays, and 16 float scalars + 16
 DeviceArrays), timed in turn in each round (the order rotated every round), each as the median of 25
@@ -118,7 +118,9 @@ def write_floor_results(option, results, rounds, where):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("build", help="a build folder (its python/ holds the xcuda module)")
+    parser.add_argument("build", nargs="?", default=os.environ.get("XCUDA_BUILD_DIR"),
+                        help="a build folder (its python/ holds the xcuda module; default: $XCUDA_BUILD_DIR, as "
+                             "results_ab.py sets it)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--floor-dir", default=os.path.join(tempfile.gettempdir(), "xcuda-launch-floor"))
     parser.add_argument("--out", help="append the table to this markdown file")
@@ -126,6 +128,8 @@ def main():
     options = parser.parse_args()
     if options.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if not options.build:
+        parser.error("name a build folder, or set XCUDA_BUILD_DIR")
     floor = load_floor(build_floor(options.floor_dir))
     sys.path.insert(0, options.build + "/python")
     import numpy as np

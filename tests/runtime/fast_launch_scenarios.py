@@ -132,6 +132,28 @@ def views_ints_and_bad_blocks_on_a_hit():
     launch_and_check(saxpy, 2.0, dx, dy, dout, N, hx, hy)
 
 
+def same_arrays_remembered_only_while_they_hold():
+    """A hit with the same DeviceArray objects as the last call reuses their addresses (py_fast_launch.hpp's
+    memo) only while that is right: a new DeviceArray at the address of one that went gets its own memory
+    (the allocator hands the object's address on, checked here), and after the session closed the same
+    objects get the general path's error instead of a launch at freed addresses."""
+    saxpy, hx, hy, dx, dy, dout = learned_saxpy("fast_memo")
+    reused = 0
+    for step in range(40):
+        gone, address = id(dout), dout.__cuda_array_interface__["data"][0]
+        del dout
+        dout = xcuda.zeros(N * (2 + step), np.float32)  # larger each time: memory the freed one cannot give
+        reused += id(dout) == gone and dout.__cuda_array_interface__["data"][0] != address
+        launch_and_check(saxpy, 3.0, dx, dy, dout, N, hx, hy)
+        launch_and_check(saxpy, 3.0, dx, dy, dout, N, hx, hy)  # (the memo's hit)
+    assert reused, ("no new DeviceArray took a departed one's object address with other memory: the memo's "
+                    "identity check went untested")
+    xcuda._shutdown()
+    for _ in range(2):
+        raises(xcuda.SessionClosedError, "the CUDA session that held it was closed",
+               lambda: saxpy[1, 128](2.0, dx, dy, dout, N))
+
+
 def capture_of_a_known_signature():
     """A launch whose types are known, made inside `with xcuda.graph()`, is the graph's node (the fast path
     leaves captures to the general path); replaying the graph computes it again."""
@@ -213,7 +235,7 @@ def none_and_scalar_kinds_on_the_simulator():
 
 
 SCENARIOS = {f.__name__: f for f in (changing_types_hit_and_miss, changed_values_are_still_checked,
-                                     views_ints_and_bad_blocks_on_a_hit, capture_of_a_known_signature,
+                                     views_ints_and_bad_blocks_on_a_hit, same_arrays_remembered_only_while_they_hold, capture_of_a_known_signature,
                                      threads_with_changing_types)}
 ON_THE_SIMULATOR = {f.__name__: f for f in (none_and_scalar_kinds_on_the_simulator,)}
 

@@ -30,6 +30,7 @@
 #include "cuda_graph.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_session.hpp"
+#include "device_buffer.hpp"
 #include "errors.hpp"
 #include "expect_error.hpp"
 #include "launch_call.hpp"
@@ -132,6 +133,22 @@ namespace xcuda
         saxpy_on_host(2.0f, x, y, out);
         EXPECT_EQ(out, (std::vector<float>{12, 24, 36, 48}));
         EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4}));  // const float*: never copied back
+    }
+
+    // What the launch fast path's memo of addresses relies on (magics/python/py_fast_launch.hpp): a released
+    // or abandoned buffer answers 0 from pointer_in(), and the process-wide count of releases grows.
+    TEST(device_buffer, a_release_or_abandon_zeroes_the_address_and_is_counted)
+    {
+        cuda_session& session = state().session;
+        for (bool abandon : {false, true})
+        {
+            auto buffer = device_buffer::allocate(session, 256);
+            std::uint64_t generation = session.generation(), before = device_buffer::releases();
+            ASSERT_NE(buffer->pointer_in(session, generation), 0u);
+            abandon ? buffer->abandon() : buffer->release();
+            EXPECT_EQ(buffer->pointer_in(session, generation), 0u);
+            EXPECT_EQ(device_buffer::releases(), before + 1) << (abandon ? "abandon" : "release");
+        }
     }
 
     TEST(launch_call, a_call_gives_its_device_buffers_to_the_next_call_of_the_same_sizes)

@@ -88,6 +88,8 @@ namespace xcuda
         }
     }
 
+    std::atomic<std::uint64_t> device_buffer::s_releases{0};
+
     void device_buffer::release() noexcept
     {
         if (m_valid && m_pointer)
@@ -96,12 +98,14 @@ namespace xcuda
         }
         m_valid = false;
         m_pointer = 0;
+        s_releases.fetch_add(1, std::memory_order_release);
     }
 
     void device_buffer::abandon() noexcept
     {
         m_valid = false;
         m_pointer = 0;
+        s_releases.fetch_add(1, std::memory_order_release);
     }
 
     CUdeviceptr device_buffer::checked_pointer() const

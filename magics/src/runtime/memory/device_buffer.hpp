@@ -9,6 +9,7 @@
 // temporary is its own; the binding holds the GIL for a DeviceArray's methods). A buffer keeps a reference
 // to the device_session it was made in (a cuda_session is one): its contexts, waits and host copies.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,6 +54,12 @@ namespace xcuda
             }
             return checked_pointer();
         }
+        // How many buffers of any session have been released or abandoned in this process, a counter that only
+        // grows (acquire): an address pointer_in() gave is still that live buffer's while the counter reads as
+        // it did before the address was read (release() and abandon() zero the address first, then count), so
+        // a caller may keep addresses and check one counter instead of each buffer. Freeing a buffer when its
+        // last owner goes is not counted: a caller keeping addresses keeps, or watches, the owners.
+        static std::uint64_t releases() noexcept { return s_releases.load(std::memory_order_acquire); }
         // The launch fast path's pointer(): the address when this is an allocation (not a view) of `session`
         // made in context `generation`, a generation the caller knows alive (its launch runs there); 0
         // otherwise (the caller then asks pointer(), which says what is wrong). A session numbers its contexts
@@ -117,6 +124,8 @@ namespace xcuda
         CUdeviceptr checked_pointer() const;
         device_buffer(device_session& session, std::size_t nbytes);
         device_buffer(std::shared_ptr<device_buffer> parent, std::size_t offset, std::size_t nbytes);
+
+        static std::atomic<std::uint64_t> s_releases;
 
         device_session& m_session;
         CUdeviceptr m_pointer = 0;
