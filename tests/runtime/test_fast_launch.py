@@ -2,7 +2,7 @@
 hits and misses with changing argument types, values still checked on a hit, captures, several threads.
 Each scenario of tests/runtime/fast_launch_scenarios.py runs in a child process against the fake driver
 (any machine), once with each way of passing launch arguments; the one that needs the kernel to run for real
-(None pointers, scalar kinds) on the PTX simulator."""
+(None pointers, scalar kinds) on the PTX simulator; marked gpu, every fake-driver scenario on a GPU."""
 import os
 import subprocess
 import sys
@@ -39,3 +39,11 @@ def test_fast_launch_scenario_against_the_fake_driver(name, launch_arguments_env
 @pytest.mark.parametrize("arguments", ["pointers", "buffer"])
 def test_fast_launch_scenario_on_the_simulator(name, arguments, build_dir):
     run_scenario(name, build_dir, {"XCUDA_DEVICE": "simulator", "XCUDA_LAUNCH_ARGUMENTS": arguments})
+
+
+# The same scenarios with a GPU's driver: the memo's addresses, the general path's errors and the threads
+# against real device memory (a stale address there is memory the driver may still hold, not a fault).
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(fast_launch_scenarios.SCENARIOS))
+def test_fast_launch_scenario_on_the_gpu(name, build_dir):
+    run_scenario(name, build_dir, {})
