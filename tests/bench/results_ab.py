@@ -63,7 +63,16 @@ def run_once(build, command, results_path):
         sys.exit(f"results_ab: {' '.join(command)} with {build} exited {ran.returncode} "
                  f"{'' if Path(results_path).exists() else 'without writing its results '}:\n{ran.stderr[-3000:]}")
     data = json.loads(Path(results_path).read_text())
-    return {(entry["name"], row["name"]): row for entry in data["benchmarks"] for row in entry["rows"]}
+    rows = {}
+    for entry in data["benchmarks"]:
+        for row in entry["rows"]:
+            # A second row of the same name has another baseline (launch_floor.py's "..., xcuda" against the C
+            # loop and against the floor): keyed apart, or the later would hide the earlier.
+            name = row["name"]
+            if (entry["name"], name) in rows:
+                name = f"{name} (against {row['baseline']})"
+            rows[entry["name"], name] = row
+    return rows
 
 
 def run_rounds(builds, rounds, command, folder):

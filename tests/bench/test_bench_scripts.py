@@ -259,6 +259,8 @@ value, base = values[run]
 rows = [{"name": "bare", "value": base, "unit": "ms", "baseline": None, "ratio": None, "goal": None, "met": None},
         {"name": "mine", "value": value, "unit": "ms", "baseline": "bare", "ratio": value / base, "goal": None,
          "met": None},
+        {"name": "mine", "value": value, "unit": "ms", "baseline": "half bare", "ratio": 2 * value / base,
+         "goal": None, "met": None},
         {"name": "not here", "value": None, "unit": "ms", "baseline": None, "ratio": None, "goal": None, "met": None,
          "note": "n/a (no GPU)"}]
 Path(sys.argv[sys.argv.index("--results") + 1]).write_text(json.dumps({"benchmarks": [{"name": "fake", "rows": rows}]}))
@@ -298,6 +300,9 @@ def test_results_ab_alternates_the_builds_and_tabulates_medians_ranges_and_verdi
     bare = table_line(ran.stdout, "bare", "new")
     assert "| 5.000 (5.000-5.000) | ms | 1.00x | level with |" in bare  # old's 5-6 range holds 5
     assert "not here" not in ran.stdout  # no value in any run: no line
+    # the second row named "mine" (another baseline) has a line of its own and leaves the first's alone
+    assert "| 21.0 (20.0-22.0) | ms | 1.91x | higher beyond the spread | 8.40 (8.00-8.80) |" in table_line(
+        ran.stdout, "mine (against half bare)", "new")
     assert table_line((tmp_path / "ab.md").read_text(), "mine", "new") == new
 
 

@@ -238,8 +238,8 @@ def none_and_scalar_kinds_on_the_simulator():
 
 
 SCENARIOS = {f.__name__: f for f in (changing_types_hit_and_miss, changed_values_are_still_checked,
-                                     views_ints_and_bad_blocks_on_a_hit, same_arrays_remembered_only_while_they_hold, capture_of_a_known_signature,
-                                     threads_with_changing_types)}
+                                     views_ints_and_bad_blocks_on_a_hit, same_arrays_remembered_only_while_they_hold,
+                                     capture_of_a_known_signature, threads_with_changing_types)}
 ON_THE_SIMULATOR = {f.__name__: f for f in (none_and_scalar_kinds_on_the_simulator,)}
 
 if __name__ == "__main__":
