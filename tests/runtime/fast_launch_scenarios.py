@@ -157,6 +157,28 @@ def same_arrays_remembered_only_while_they_hold():
                lambda: saxpy[1, 128](2.0, dx, dy, dout, N))
 
 
+def memo_from_threads_with_departures():
+    """4 threads x 80 launches of one kernel at once, each on arrays of its own, each replacing its output array
+    every fifth launch (a view keeps the old one's memory allocated): the type signature's memo of the last
+    arrays passes from thread to thread and sees DeviceArrays go in all of them; every result lands in the
+    launching thread's current array."""
+    saxpy = saxpy_kernel("fast_memo_threads")
+
+    def work(thread):
+        hx = np.arange(N, dtype=np.float32) + thread
+        hy = np.full(N, thread, np.float32)
+        dx, dy, dout = xcuda.to_device(hx), xcuda.to_device(hy), xcuda.zeros(N, np.float32)
+        kept = []
+        for launch in range(80):
+            if launch % 5 == 4:
+                kept.append(dout[0:])
+                dout = xcuda.zeros(N, np.float32)
+            launch_and_check(saxpy, float(thread + 1), dx, dy, dout, N, hx, hy)
+
+    run_in_threads(work, 4)
+    assert saxpy._fast_launch_types == 1
+
+
 def capture_of_a_known_signature():
     """A launch whose types are known, made inside `with xcuda.graph()`, is the graph's node (the fast path
     leaves captures to the general path); replaying the graph computes it again."""
@@ -239,7 +261,8 @@ def none_and_scalar_kinds_on_the_simulator():
 
 SCENARIOS = {f.__name__: f for f in (changing_types_hit_and_miss, changed_values_are_still_checked,
                                      views_ints_and_bad_blocks_on_a_hit, same_arrays_remembered_only_while_they_hold,
-                                     capture_of_a_known_signature, threads_with_changing_types)}
+                                     capture_of_a_known_signature, threads_with_changing_types,
+                                     memo_from_threads_with_departures)}
 ON_THE_SIMULATOR = {f.__name__: f for f in (none_and_scalar_kinds_on_the_simulator,)}
 
 if __name__ == "__main__":
