@@ -53,6 +53,9 @@ MANY = ('extern "C" __global__ void many(' + ", ".join(f"float s{k}" for k in ra
         "p12, p13, p14}; for (int k = 0; k < 15; ++k) s += p[k][0]; p15[0] = s; } }\n")
 GRID, BLOCK, N = 16, 256, 4096
 WAYS = ("C loop", "Python floor", "xcuda")
+# Issue 48's goals, judged by the medians of one run of this script (pinned and unpinned each): SAXPY's xcuda at
+# most 1.05x the Python floor, 16 + 16's xcuda at most 1.10x the C loop. {(launch, baseline way): goal}
+GOALS = {("SAXPY", "Python floor"): "<= 1.05x", ("16 + 16", "C loop"): "<= 1.10x"}
 
 
 def build_floor(folder):
@@ -83,6 +86,12 @@ def load_floor(path):
     return module
 
 
+def goal_verdict(what, against, value, base):
+    """'<= 1.05x the Python floor: met' for the goal of `what` against `against`, its value and the baseline's."""
+    row = result_row("", value, "us", against, base, goal=GOALS[what, against])
+    return f"{row['goal']} the {against}: {'met' if row['met'] else 'missed'}"
+
+
 def results_rows(results, rounds):
     """The medians as rows of results.json: each way against the C loop, and xcuda against the Python floor."""
     rows = []
@@ -92,10 +101,11 @@ def results_rows(results, rounds):
             values = results[what, way]
             note = f"{min(values):.3f}-{max(values):.3f} over {rounds} rounds"
             rows.append(result_row(f"{what}, {way}", statistics.median(values), "us",
-                                   None if way == "C loop" else f"{what}, C loop", c_loop, note=note))
+                                   None if way == "C loop" else f"{what}, C loop", c_loop,
+                                   goal=GOALS.get((what, "C loop")) if way == "xcuda" else None, note=note))
         rows.append(result_row(f"{what}, xcuda", statistics.median(results[what, "xcuda"]), "us",
                                f"{what}, Python floor", statistics.median(results[what, "Python floor"]),
-                               note="xcuda's own part of the launch"))
+                               goal=GOALS.get((what, "Python floor")), note="xcuda's own part of the launch"))
     return rows
 
 
@@ -206,7 +216,7 @@ def main():
     cpus = sorted(os.sched_getaffinity(0))
     where = f"pinned to CPU {cpus[0]}" if len(cpus) == 1 else f"unpinned ({len(cpus)} CPUs)"
     lines = [f"| launch | way | us per launch, {where} (median of {options.rounds} rounds, min-max) | "
-             f"ratio to the C loop | xcuda / Python floor |", "|---|---|---|---|---|"]
+             f"ratio to the C loop | xcuda / Python floor | goal |", "|---|---|---|---|---|---|"]
     for what in loops:
         base = statistics.median(results[what, "C loop"])
         floor_us = statistics.median(results[what, "Python floor"])
@@ -214,8 +224,10 @@ def main():
             values = results[what, way]
             median = statistics.median(values)
             over = f"{median / floor_us:.3f}x" if way == "xcuda" else ""
+            goal = "; ".join(goal_verdict(what, against, median, base if against == "C loop" else floor_us)
+                             for against in ("C loop", "Python floor") if way == "xcuda" and (what, against) in GOALS)
             lines.append(f"| {what} | {way} | {median:.3f} ({min(values):.3f}-{max(values):.3f}) | "
-                         f"{median / base:.3f}x | {over} |")
+                         f"{median / base:.3f}x | {over} | {goal} |")
     table = "\n".join(lines)
     print()
     print(table)

@@ -20,9 +20,12 @@
 #    buffer, cuLaunchKernelEx, other streams) beside the plain loop, pinned and not  -> $OUT/launch_variants.txt
 # 10. launch_floor.py: xcuda's launch against the cheapest launch a Python call can make and the C loop, in one
 #    process, pinned and not                                                         -> $OUT/launch_floor.md
-# 11. the gpu-marked tests of CUDA graphs and transfers (tests/runtime/test_graphs_transfers.py -m gpu), when pytest
+# 11. staging_ab.py: the tutorial with new numpy arrays every call over 5 alternating rounds of new processes, the
+#    C++ page-locked tutorial a process of its own in each: issue 48's goal 3 is judged by these medians
+#                                                                                    -> $OUT/tutorial_rounds.md
+# 12. the gpu-marked tests of CUDA graphs and transfers (tests/runtime/test_graphs_transfers.py -m gpu), when pytest
 #    is there                                                                        -> $OUT/gpu_tests.log
-# Steps 3-8 and 10 also write their tables into $OUT/results.json (--results: an earlier run's file there is
+# Steps 3-8, 10 and 11 also write their tables into $OUT/results.json (--results: an earlier run's file there is
 # updated, not replaced, so give each run a new OUT). Then, in the checkout the run's files came back to, `python3 tests/bench/assemble_results.py --merge
 # $OUT/results.json` takes them into tests/bench/results.json and writes tests/bench/RESULTS.md from it.
 #
@@ -31,8 +34,8 @@
 # About 8 minutes on the lent nvidia-h200 (16 cores): the build 1-2, bench_compile 2, the rounds 2, the others 2-3.
 # Environment: OUT (output folder, default /tmp), XCUDA_BENCH_COMMIT (the commit the entries name, where the copy
 # of the tree has no git; docs/environment.md), CUDA_HOME (default: nvcc's toolkit, else /usr/local/cuda),
-# JOBS (build parallelism, default 16), LAUNCH_ROUNDS (step 8, default 5), STEPS (the steps 3-11 to run, default
-# "gpu compile transfers graphs multigpu rounds variants floor tests").
+# JOBS (build parallelism, default 16), LAUNCH_ROUNDS (steps 8 and 11, default 5), STEPS (the steps 3-12 to run,
+# default "gpu compile transfers graphs multigpu rounds variants floor tutorial tests").
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 
@@ -41,7 +44,7 @@ python=$(command -v python3)
 cuda_home=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")}
 nvcc=$cuda_home/bin/nvcc
 out_dir=${OUT:-/tmp}
-steps=" ${STEPS:-gpu compile transfers graphs multigpu rounds variants floor tests} "
+steps=" ${STEPS:-gpu compile transfers graphs multigpu rounds variants floor tutorial tests} "
 mkdir -p "$out_dir"
 status=0
 started=$(date +%s)
@@ -89,6 +92,8 @@ rm -f "$out_dir/launch_floor.md"
 step floor bash -c "taskset -c 3 \"$python\" tests/bench/launch_floor.py build-host --floor-dir build-host/bench/floor \
     --out \"$out_dir/launch_floor.md\" --results \"$results\" && \"$python\" tests/bench/launch_floor.py build-host \
     --floor-dir build-host/bench/floor --out \"$out_dir/launch_floor.md\" --results \"$results\""
+step tutorial bash -c "set -o pipefail; \"$python\" tests/bench/staging_ab.py build-host --rounds \"${LAUNCH_ROUNDS:-5}\" \
+    --baseline \"$baseline\" --results \"$results\" | tee \"$out_dir/tutorial_rounds.md\""
 if "$python" -c "import pytest" 2>/dev/null; then
   # The scenarios in child processes on the GPU; the fake-driver ones need the test build, not made here.
   step tests bash -c "\"$python\" -m pytest tests/runtime/test_graphs_transfers.py -m gpu -v -ra -p no:cacheprovider \

@@ -20,6 +20,7 @@ import bench_graphs  # noqa: E402
 import bench_transfers  # noqa: E402
 import launch_instructions  # noqa: E402
 import launch_rounds  # noqa: E402
+import staging_ab  # noqa: E402
 
 
 def test_the_compile_benchmarks_cuda_row_runs_without_ipython():
@@ -204,14 +205,74 @@ def test_the_launch_floor_runs_its_three_ways_against_the_fake_driver_and_checks
     assert [row["name"] for row in entry["rows"][:4]] == ["SAXPY, C loop", "SAXPY, Python floor", "SAXPY, xcuda",
                                                           "SAXPY, xcuda"]
     assert entry["rows"][3]["baseline"] == "SAXPY, Python floor" and "--results" not in entry["command"]
+    # Issue 48's goals ride on their rows, judged against their own baselines, and on no other row.
+    goals = {(row["name"], row["baseline"]): (row["goal"], row["met"]) for row in entry["rows"] if row["goal"]}
+    assert set(goals) == {("SAXPY, xcuda", "SAXPY, Python floor"), ("16 + 16, xcuda", "16 + 16, C loop")}
+    for row in entry["rows"]:
+        if row["goal"]:
+            assert row["met"] == (row["ratio"] <= float(row["goal"].split()[1][:-1])), row
     rows = [line for line in ran.stdout.splitlines() if line.startswith("| SAXPY |") or line.startswith("| 16 + 16 |")]
     assert [row.split(" | ")[1] for row in rows] == ["C loop", "Python floor", "xcuda"] * 2
     assert all(row.split(" | ")[3] == "1.000x" for row in rows if "| C loop |" in row)
-    assert all(row.rstrip(" |").endswith("x") for row in rows if "| xcuda |" in row)
+    assert all(row.split(" | ")[4].endswith("x") for row in rows if "| xcuda |" in row)
+    verdicts = [row.split(" | ")[5].rstrip(" |") for row in rows if "| xcuda |" in row]
+    assert verdicts[0].startswith("<= 1.05x the Python floor: ") and verdicts[1].startswith("<= 1.10x the C loop: ")
+    assert all(v.endswith((": met", ": missed")) for v in verdicts)
     written = table.read_text()
     assert written.startswith("## launch_floor.py, ") and "\n".join(rows) in written
     refused = subprocess.run(command[:3] + ["--rounds", "0"], capture_output=True, text=True, timeout=60, env=env)
     assert refused.returncode == 2 and "--rounds must be at least 1" in refused.stderr
+
+
+def test_the_tutorial_rounds_alternate_xcuda_and_cpp_processes_and_judge_the_calls_against_cpp(build_dir, tmp_path):
+    """staging_ab.py --baseline runs the C++ tutorial in a process of its own every round, in the rotation, and
+    --results writes `tutorial-rounds`: each call's median over the rounds divided by C++ page-locked's median,
+    with issue 48's goals on the calls only. xcuda's processes run through the fake driver at a small n; the
+    C++ process is a script printing the baseline's key, a figure chosen so that one goal is met and one not."""
+    library = build_dir / "lib" / "libxcuda_fake_cuda.so"
+    assert library.exists(), f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON"
+    env = dict(os.environ, XCUDA_LIBCUDA=str(library))
+    env.pop("XCUDA_DEVICE", None)
+    calls = tmp_path / "calls"
+    baseline = tmp_path / "launch_baseline"
+    baseline.write_text(f"#!/bin/sh\necho call >> {calls}\necho 'e2e_pinned_ms 0.001'\n")
+    baseline.chmod(0o755)
+    results = tmp_path / "results.json"
+    command = [sys.executable, str(BENCH / "staging_ab.py"), str(build_dir), "--rounds", "3", "--n", "65536",
+               "--baseline", str(baseline)]
+    ran = subprocess.run(command + ["--results", str(results)], capture_output=True, text=True, timeout=300, env=env)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert calls.read_text().count("call") == 3, "one C++ process per round"
+    order = [line.split(": ")[0] for line in ran.stdout.splitlines() if line.startswith("round ")]
+    assert order == ["round 1, import=none", "round 1, C++", "round 2, C++", "round 2, import=none",
+                     "round 3, import=none", "round 3, C++"]
+    entry = json.loads(results.read_text())["benchmarks"][0]
+    assert entry["name"] == "tutorial-rounds" and not entry["gpu_host"]
+    rows = {row["name"]: row for row in entry["rows"]}
+    cpp = rows.pop(staging_ab.CPP)
+    assert cpp["value"] == 0.001 and cpp["baseline"] is None
+    judged = {name: row for name, row in rows.items() if row["goal"]}
+    assert set(judged) == {name for name in rows if name.startswith("one call, ")} and len(judged) == 5
+    for name, row in judged.items():
+        assert row["baseline"] == staging_ab.CPP and row["ratio"] == pytest.approx(row["value"] / 0.001)
+        assert row["goal"] == ("<= 1.10x" if name == staging_ab.PINNED_ROW else "<= 1.50x")
+        assert row["met"] is False, "a 1 us C++ figure is beaten by no call of the fake driver"
+    assert all(row["baseline"] is None and row["met"] is None for name, row in rows.items() if name not in judged)
+    assert rows[staging_ab.UNREAD_ROW]["unit"] == "pieces"
+    table = [line for line in ran.stdout.splitlines() if line.startswith("| one call, new arrays every run (auto) |")]
+    assert len(table) == 1 and table[0].rstrip(" |").endswith("<= 1.50x: missed")
+    unjudged = [line for line in ran.stdout.splitlines() if line.startswith("| ") and " | import=none | " in line
+                and not line.startswith("| one call, ")]
+    assert len(unjudged) == 5 and all(line.endswith(" |  |") for line in unjudged), unjudged
+    # C++ at a figure no call reaches 1.5x of: every pageable call meets its goal.
+    baseline.write_text("#!/bin/sh\necho 'e2e_pinned_ms 1000000'\n")
+    ran = subprocess.run(command[:3] + ["--rounds", "1", "--n", "65536", "--baseline", str(baseline), "--results",
+                                        str(results)], capture_output=True, text=True, timeout=300, env=env)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert all(row["met"] for row in json.loads(results.read_text())["benchmarks"][0]["rows"] if row["goal"])
+    refused = subprocess.run(command[:3] + ["--results", str(results)], capture_output=True, text=True, timeout=60,
+                             env=env)
+    assert refused.returncode == 2 and "--results needs --baseline" in refused.stderr
 
 
 def test_the_instruction_count_stops_when_its_runs_loaded_different_libraries(tmp_path):
