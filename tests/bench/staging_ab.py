@@ -158,7 +158,8 @@ def goal_of(row):
 
 
 def results_entry(results, labels, rounds, baseline_path):
-    """results.json's `tutorial-rounds`: each variant's medians, the calls divided by C++ page-locked's median."""
+    """results.json's `tutorial-rounds`: each variant's medians of the calls, divided by C++ page-locked's median,
+    and the scan's count."""
     cpp = statistics.median(results[CPP][""])
     rows = [result_row(CPP, cpp, "ms", note=f"{min(results[CPP]['']):.2f}-{max(results[CPP]['']):.2f} over "
                                             f"{len(results[CPP][''])} processes")]
@@ -173,8 +174,7 @@ def results_entry(results, labels, rounds, baseline_path):
                 rows.append(result_row(name, statistics.median(values), "pieces", note=note))
             elif row.startswith("one call, "):
                 rows.append(result_row(name, statistics.median(values), "ms", CPP, cpp, goal=goal_of(row), note=note))
-            else:
-                rows.append(result_row(name, statistics.median(values), "ms", note=note))
+            # The single copies stay in the printed table only: they are how a call's time divides, not the call.
     gpu, _ = probe_gpu()
     return benchmark_entry(
         "tutorial-rounds", f"The CUDA Python tutorial end to end, n = 2^24, over {rounds} alternating rounds of new "
