@@ -82,43 +82,6 @@ def us_per_launch(batch, synchronize, batches=25, per_batch=1000):
     return statistics.median(samples)
 
 
-class Pending:
-    """A launch loop whose timing waits for interleave_batches: `batch()` makes per_batch asynchronous launches,
-    `synchronize()` waits for them."""
-
-    def __init__(self, batch, synchronize):
-        self.batch, self.synchronize = batch, synchronize
-
-
-def interleave_batches(values, batches, per_batch, clock=time.perf_counter_ns):
-    """Each Pending among the values of the dict `values` replaced by the median over `batches` of its batch's
-    host time / per_batch, in us: one batch of each in turn, the order rotated by one every pass, so that a
-    drift of the machine's speed during the process (other work on the host, its clock) falls on every system
-    alike instead of on whichever was measured last. A Pending whose batch or synchronize raises becomes an NA
-    and drops out of the later passes. Other values are left as they are."""
-    pending = [key for key, value in values.items() if isinstance(value, Pending)]
-    samples = {key: [] for key in pending}
-    for number in range(batches):
-        live = [key for key in pending if isinstance(values[key], Pending)]
-        if not live:
-            break
-        shift = number % len(live)
-        for key in live[shift:] + live[:shift]:
-            job = values[key]
-            try:
-                job.synchronize()
-                start = clock()
-                job.batch()
-                samples[key].append((clock() - start) / 1e3 / per_batch)
-                job.synchronize()
-            except Exception as error:  # a benchmark row must not stop the run
-                values[key] = NA(f"error: {short_error(error)}")
-    for key in pending:
-        if isinstance(values[key], Pending):
-            values[key] = statistics.median(samples[key])
-    return values
-
-
 def probe_gpu():
     """(info dict, None) when device 0 is usable, else (None, reason)."""
     try:

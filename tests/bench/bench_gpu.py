@@ -15,10 +15,7 @@ What is measured
 ----------------
 1. Launch host cost: SAXPY at n = 4096, block 256. 25 batches of 1000 asynchronous launches on the
    default stream; each batch is timed on the host (perf_counter_ns) around the 1000 calls only, the
-   synchronize after it is outside the timed region; the result is the median batch / 1000 in us. The
-   Python systems' batches are interleaved: one batch of each in turn, the order rotated every pass
-   (bench_common.interleave_batches), so a change of the host's speed during the process falls on all of
-   them alike; before, each system's 25 batches ran in a row, xcuda's first.
+   synchronize after it is outside the timed region; the result is the median batch / 1000 in us.
    Systems: C++ cuLaunchKernel (launch_baseline), xcuda `saxpy[g, b](a, x, y, out, n)` with DeviceArrays
    (the launcher looked up inside the loop, as a user writes it, and hoisted out of it), cuda.core
    `launch`, cuda.bindings `cuLaunchKernel` with prepacked kernelParams, CuPy RawKernel, and PyTorch
@@ -76,9 +73,9 @@ REPO = HERE.parent.parent
 BUILD = Path(os.environ.get("XCUDA_BUILD_DIR", REPO / "build")).resolve()
 sys.path.insert(0, str(BUILD / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import (NA, Pending, add_results_option, attempt, below_peers_row, benchmark_entry,  # noqa: E402
-                          build_baseline, device_text, goal_ratio, interleave_batches, markdown_table, measured,
-                          median_wall_ms, probe_gpu, ratio, result_row, run_baseline, short_error, show_section, write_report, write_results)
+from bench_common import (NA, add_results_option, attempt, below_peers_row, benchmark_entry,  # noqa: E402
+                          build_baseline, device_text, goal_ratio, markdown_table, measured, median_wall_ms, probe_gpu,
+                          ratio, result_row, run_baseline, short_error, show_section, write_report, write_results)
 
 SAXPY_SRC = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
@@ -135,11 +132,16 @@ def compare(result, expected, what="out"):
 # ---- timing methods (the same for every Python system) ------------------------------------------------
 
 def launch_cost_us(batch, synchronize):
-    """A warm-up batch, then the loop left to be timed (a Pending): launch_results times every system's loops
-    together, batch by batch in turn (interleave_batches), BATCHES of PER_BATCH launches each."""
+    """Median over BATCHES of the host time of `batch()` (PER_BATCH launches) / PER_BATCH, in us."""
     batch()  # warm-up batch
     synchronize()
-    return Pending(batch, synchronize)
+    samples = []
+    for _ in range(BATCHES):
+        start = time.perf_counter_ns()
+        batch()
+        samples.append((time.perf_counter_ns() - start) / 1e3 / PER_BATCH)
+        synchronize()
+    return statistics.median(samples)
 
 
 def wall_ms(run):
@@ -293,9 +295,7 @@ def launch_results(sys_, baseline):
     results["C++ cuLaunchKernel", 16] = cpp("launch16_us")
     for measure in (xcuda_launches, core_launches, bindings_launches, cupy_launches, torch_launches):
         measure(sys_, reason, data, results)
-    # Every system's loops timed together, a batch of each in turn: which was measured first no longer decides
-    # which a drift of the host's speed during the process favours.
-    return interleave_batches(results, BATCHES, PER_BATCH)
+    return results
 
 
 class LaunchData(NamedTuple):
@@ -1048,8 +1048,8 @@ def main():
 # The tables' entries in results.json: (name, title, note).
 RESULTS_TABLES = {
     launch_group: ("gpu-launch", "Launch host cost: SAXPY n = 4096 and 16 scalars + 16 pointers, median of 25 "
-                   "batches of 1000 async launches, the Python systems' batches interleaved",
-                   "One process' figures move by a fifth between runs: goal 1 is judged by launch-rounds' medians."),
+                   "batches of 1000 async launches", "One process' figures move by a fifth between runs: goal 1 is "
+                   "judged by launch-rounds' medians."),
     kernel_group: ("gpu-saxpy-kernel", "SAXPY kernel time, n = 2^24, median of 100 by CUDA events",
                    "Bandwidth counts x, y and out (12 bytes an element); the ceiling is a device-to-device copy of "
                    "6n bytes, read and written counted."),

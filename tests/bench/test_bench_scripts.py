@@ -3,7 +3,6 @@ benchmark's %%cuda row without IPython (the GPU host has none). results.json and
 No timing is asserted: the inputs are made-up figures, the outputs what the tables must say of them."""
 import json
 import os
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -274,38 +273,6 @@ def test_the_tutorial_rounds_alternate_xcuda_and_cpp_processes_and_judge_the_cal
     refused = subprocess.run(command[:3] + ["--results", str(results)], capture_output=True, text=True, timeout=60,
                              env=env)
     assert refused.returncode == 2 and "--results needs --baseline" in refused.stderr
-
-
-def test_interleaved_batches_take_turns_rotate_and_share_a_drift():
-    """bench_gpu.py times every system's launch loops a batch of each in turn, the order rotated every pass: a
-    host that slows down during the process (here: every batch takes one tick more than the one before) gives
-    equal loops equal medians, where batches in a row would favour the first. A loop that raises becomes an NA
-    and leaves the later passes; other values stay."""
-    now = [0]
-    calls = []
-
-    def clock():
-        return now[0]
-
-    def loop(name, fail_at=None):
-        def batch():
-            calls.append(name)
-            if fail_at is not None and calls.count(name) == fail_at:
-                raise RuntimeError("launch failed")
-            now[0] += 1000 * (10 + len(calls))  # ns: 10 us a launch of one, one more each batch, 1 launch a batch
-        return bench_common.Pending(batch, lambda: None)
-
-    values = {"a": loop("a"), "b": loop("b"), "c": loop("c"), "broken": loop("broken", fail_at=2), "cpp": 2.5}
-    bench_common.interleave_batches(values, batches=6, per_batch=1, clock=clock)
-    assert calls[:4] == ["a", "b", "c", "broken"] and calls[4:8] == ["b", "c", "broken", "a"]
-    assert "broken" not in calls[8:] and calls[8:] == ["c", "a", "b", "a", "b", "c", "b", "c", "a", "c", "a", "b"]
-    assert isinstance(values["broken"], bench_common.NA) and "launch failed" in str(values["broken"])
-    assert values["cpp"] == 2.5
-    medians = [values[k] for k in "abc"]
-    assert max(medians) - min(medians) <= 3, medians  # level: the drift fell on all three alike
-    # The same loops in a row (the old way) would have given "a" a median about 12 us under "c"'s.
-    in_a_row = [statistics.median(10 + k * 6 + j for j in range(1, 7)) for k in range(3)]
-    assert in_a_row[2] - in_a_row[0] == 12
 
 
 def test_the_instruction_count_stops_when_its_runs_loaded_different_libraries(tmp_path):
