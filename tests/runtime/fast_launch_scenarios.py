@@ -145,7 +145,16 @@ def same_arrays_remembered_only_while_they_hold():
         gone, address = id(dout), dout.__cuda_array_interface__["data"][0]
         kept.append(dout[0:])  # a view keeps the memory: the new array cannot get it, a stale address is valid
         del dout
-        dout = xcuda.zeros(N, np.float32)
+        # A new array takes the departed object's address only now and then (other objects of its size are made
+        # between): new ones are made, and kept meanwhile, until one takes it (or 64 tried); the others go
+        # before the launch, which changes nothing the memo may rely on (a departure is a departure).
+        others = []
+        for _ in range(64):
+            dout = xcuda.zeros(N, np.float32)
+            if id(dout) == gone:
+                break
+            others.append(dout)
+        del others
         reused += id(dout) == gone and dout.__cuda_array_interface__["data"][0] != address
         launch_and_check(saxpy, 3.0, dx, dy, dout, N, hx, hy)
         launch_and_check(saxpy, 3.0, dx, dy, dout, N, hx, hy)  # (the memo's hit)
