@@ -302,6 +302,11 @@ def result_row(name, value, unit, baseline=None, base=None, goal=None, note=None
     return row
 
 
+def goal_met(goal, value, base):
+    """Whether value / base holds to goal ("<= 1.05x"), judged as result_row judges a row's."""
+    return result_row("", value, "", "", base, goal=goal)["met"]
+
+
 def fastest(values):
     """(name, value) of the smallest measured value of {name: value, NA or None}, or None when none was."""
     timed = {name: value for name, value in values.items() if value is not None and measured(value)}

@@ -39,8 +39,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import (add_results_option, benchmark_entry, device_text, probe_gpu, result_row,  # noqa: E402
-                          run_baseline, write_results)
+from bench_common import (add_results_option, benchmark_entry, device_text, goal_met, probe_gpu,  # noqa: E402
+                          result_row, run_baseline, write_results)
 
 N = 1 << 24
 BLOCK = 256
@@ -157,7 +157,7 @@ def goal_of(row):
     return PAGEABLE_GOAL if row.startswith("one call, ") else None
 
 
-def results_entry(results, labels, rounds, baseline_path):
+def results_entry(results, labels, rounds, baseline_path, n):
     """results.json's `tutorial-rounds`: each variant's medians of the calls, divided by C++ page-locked's median,
     and the scan's count."""
     cpp = statistics.median(results[CPP][""])
@@ -176,9 +176,10 @@ def results_entry(results, labels, rounds, baseline_path):
                 rows.append(result_row(name, statistics.median(values), "ms", CPP, cpp, goal=goal_of(row), note=note))
             # The single copies stay in the printed table only: they are how a call's time divides, not the call.
     gpu, _ = probe_gpu()
+    elements = f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
     return benchmark_entry(
-        "tutorial-rounds", f"The CUDA Python tutorial end to end, n = 2^24, over {rounds} alternating rounds of new "
-        "processes: host ms, medians", rows, device_text(gpu, "none"), gpu is not None,
+        "tutorial-rounds", f"The CUDA Python tutorial end to end, n = {elements}, over {rounds} alternating rounds of "
+        "new processes: host ms, medians", rows, device_text(gpu, "none"), gpu is not None,
         note=f"Each round: C++ ({baseline_path}) and each xcuda variant in a process of its own, the order reversed "
              "every other round; each xcuda figure is a median of 10 calls after 2. 'new arrays every run': x and y "
              "copies and out from np.zeros_like, made outside the timer (bench_gpu.py's row); 'out never written' "
@@ -287,15 +288,14 @@ def main():
             to_first = f"{median / first:.2f}x" if first else ""
             to_cpp = f"{median / cpp:.2f}x" if cpp and (row == CPP or row.startswith("one call, ")) else ""
             goal = goal_of(row) if cpp and row != CPP else None
-            verdict = f"{goal}: {'met' if result_row('', median, 'ms', CPP, cpp, goal=goal)['met'] else 'missed'}" \
-                if goal else ""
+            verdict = f"{goal}: {'met' if goal_met(goal, median, cpp) else 'missed'}" if goal else ""
             print(f"| {row} | {label or 'C++'} | {median:.2f} ({min(values):.2f}-{max(values):.2f}) | {to_first} | "
                   f"{to_pinned} | {to_cpp} | {verdict} |")
     if options.results:
         if cpp is None:
             print("no C++ process gave a figure: results.json not written", file=sys.stderr)
             return 1
-        write_results(options.results, results_entry(results, labels, options.rounds, options.baseline))
+        write_results(options.results, results_entry(results, labels, options.rounds, options.baseline, options.n))
     return 0
 
 
