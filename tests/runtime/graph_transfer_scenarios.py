@@ -86,7 +86,18 @@ def stats():
 
 def pageable_copies_are_exact_for_every_way():
     start()
-    for mode in MODES:
+    check_exact_copies(MODES)
+
+
+def streamed_staging_copies_are_exact():
+    """The staging's host copies with non-temporal stores (XCUDA_STAGING_STREAM=1): the same copies, exact."""
+    start(XCUDA_STAGING_STREAM="1")
+    check_exact_copies(("staged", "auto"))
+
+
+def check_exact_copies(modes):
+    """Copies of every shape and the tutorial's call, in each of `modes`, arrive exactly."""
+    for mode in modes:
         xcuda.transfer_options(pageable=mode)
         before = stats()["copies"]
         # Views at odd offsets (the first page partial), odd lengths (the last one partial), and arrays
@@ -810,7 +821,7 @@ FAKE_ONLY = {"running_out_of_device_memory_frees_the_kept_temporaries"}
 SCENARIOS = {name: function for name, function in globals().items()
              if callable(function) and function.__module__ == __name__ and "_" in name
              and name not in ("start", "fake_counter", "check_no_violation", "random", "raises", "stats", "chain",
-                             "temporaries", "check_new_zero_outputs", "check_written_zero_outputs")}
+                             "temporaries", "check_new_zero_outputs", "check_written_zero_outputs", "check_exact_copies")}
 GPU_SCENARIOS = {name: function for name, function in SCENARIOS.items() if name not in FAKE_ONLY}
 
 

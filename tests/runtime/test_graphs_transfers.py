@@ -30,8 +30,8 @@ SCRIPT = HERE / "graph_transfer_scenarios.py"
 
 def run_scenario(name, build_dir, environment):
     env = dict(os.environ)
-    for variable in ("XCUDA_PAGEABLE", "XCUDA_STAGING", "XCUDA_STAGING_THREADS", "XCUDA_STAGING_SPIN_US", "XCUDA_LIBCUDA",
-                     "XCUDA_TEMPORARY_CACHE_MB", "XCUDA_FAKE_DEVICE_MB"):
+    for variable in ("XCUDA_PAGEABLE", "XCUDA_STAGING", "XCUDA_STAGING_THREADS", "XCUDA_STAGING_SPIN_US",
+                     "XCUDA_STAGING_STREAM", "XCUDA_LIBCUDA", "XCUDA_TEMPORARY_CACHE_MB", "XCUDA_FAKE_DEVICE_MB"):
         env.pop(variable, None)
     env.update(environment)
     env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), env.get("PYTHONPATH", "")])

@@ -72,6 +72,43 @@ namespace xcuda
         }
     }
 
+    TEST(CopyPool, StreamingStoresCopyEverySizeAndAlignmentExactly)
+    {
+        // Every head (the destination's offset in its line), source offset and tail around the streamed
+        // whole lines, with ordinary and streaming stores; the bytes either side stay as they were.
+        const std::size_t sizes[] = {0, 1, 63, 64, 255, 256, 257, 1000, 4096 + 17, copy_pool::piece_bytes + 5};
+        for (copy_pool::stores how : {copy_pool::stores::cached, copy_pool::stores::streaming})
+        for (std::size_t bytes : sizes)
+        for (std::size_t to : {0u, 1u, 15u, 16u, 33u, 63u})
+        for (std::size_t from : {0u, 7u, 48u})
+        {
+            std::vector<unsigned char> source = pattern(bytes + 64, static_cast<unsigned>(bytes + to));
+            alignas(64) static unsigned char destination[copy_pool::piece_bytes + 256];
+            std::memset(destination, 0xee, sizeof destination);
+            copy_pool::copy_bytes(destination + 64 + to, source.data() + from, bytes, how);
+            const char* name = how == copy_pool::stores::streaming ? "streaming" : "cached";
+            EXPECT_EQ(std::memcmp(destination + 64 + to, source.data() + from, bytes), 0)
+                << name << ", " << bytes << " bytes to +" << to << " from +" << from;
+            EXPECT_EQ(destination[64 + to - 1], 0xee) << name << ", the byte before";
+            EXPECT_EQ(destination[64 + to + bytes], 0xee) << name << ", the byte after";
+        }
+        // And through the pool's pieces, shared by the caller and its threads, both ways of claiming.
+        copy_pool pool(4, std::chrono::microseconds(200));
+        const std::size_t bytes = 3 * copy_pool::page_bytes + 4099;
+        std::vector<unsigned char> source = pattern(bytes, 5);
+        for (copy_pool::order claims : {copy_pool::order::by_address, copy_pool::order::across_pages})
+        {
+            std::vector<unsigned char> destination(bytes + 1, 0xee);
+            pool.copy(destination.data() + 1, source.data(), bytes, claims, copy_pool::stores::streaming);
+            EXPECT_EQ(std::memcmp(destination.data() + 1, source.data(), bytes), 0);
+            EXPECT_EQ(destination[0], 0xee);
+            std::vector<unsigned char> staged(bytes, 0xee);
+            EXPECT_FALSE(pool.copy_unless_zero(staged.data(), source.data(), bytes, nullptr,
+                                               copy_pool::stores::streaming));
+            EXPECT_EQ(std::memcmp(staged.data(), source.data(), bytes), 0);
+        }
+    }
+
     TEST(CopyPool, AllZeroFindsAnyNonZeroByte)
     {
         std::vector<unsigned char> data(1001, 0);  // one byte past the longest range

@@ -488,6 +488,15 @@ namespace xcuda
         ::setenv("XCUDA_STAGING", "0", 1);
         EXPECT_EQ(transfer_settings::from_environment().pageable, transfer_settings::pageable_mode::driver);
         ::unsetenv("XCUDA_STAGING");
+        EXPECT_FALSE(defaults.stream_stores);
+        ::setenv("XCUDA_STAGING_STREAM", "1", 1);
+        EXPECT_TRUE(transfer_settings::from_environment().stream_stores);
+        ::setenv("XCUDA_STAGING_STREAM", "yes", 1);
+        transfer_settings malformed = transfer_settings::from_environment();
+        ::unsetenv("XCUDA_STAGING_STREAM");
+        EXPECT_FALSE(malformed.stream_stores);
+        EXPECT_NE(malformed.problem.find("XCUDA_STAGING_STREAM='yes' is not 0 or 1"), std::string::npos)
+            << malformed.problem;
     }
 
     TEST(TransferSettings, TransferOptionsChangeOnlyWhatIsGivenAndClearTheEnvironmentsProblem)

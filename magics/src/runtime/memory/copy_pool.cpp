@@ -6,6 +6,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
+#include <emmintrin.h>
+#endif
+
 namespace xcuda
 {
     namespace
@@ -147,8 +151,50 @@ namespace xcuda
             m_zero_pieces.fetch_add(1, std::memory_order_relaxed);
             return true;
         }
-        std::memcpy(work.destination + offset, work.source + offset, length);
+        copy_bytes(work.destination + offset, work.source + offset, length, work.how);
         return true;
+    }
+
+    bool copy_pool::streams() noexcept
+    {
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
+        return true;
+#else
+        return false;
+#endif
+    }
+
+    void copy_pool::copy_bytes(void* destination, const void* source, std::size_t bytes, stores how) noexcept
+    {
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
+        constexpr std::size_t line = 64;
+        if (how == stores::streaming && bytes >= 4 * line)
+        {
+            char* to = static_cast<char*>(destination);
+            const char* from = static_cast<const char*>(source);
+            // The bytes before the destination's first whole line with ordinary stores, then whole lines
+            // streamed (16-byte aligned stores, loads from wherever the source lies), then the tail.
+            std::size_t head = (line - reinterpret_cast<std::uintptr_t>(to) % line) % line;
+            std::memcpy(to, from, head);
+            std::size_t body = (bytes - head) / line * line;
+            for (std::size_t at = head; at < head + body; at += line)
+            {
+                __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at));
+                __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 16));
+                __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 32));
+                __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + at + 48));
+                _mm_stream_si128(reinterpret_cast<__m128i*>(to + at), a);
+                _mm_stream_si128(reinterpret_cast<__m128i*>(to + at + 16), b);
+                _mm_stream_si128(reinterpret_cast<__m128i*>(to + at + 32), c);
+                _mm_stream_si128(reinterpret_cast<__m128i*>(to + at + 48), d);
+            }
+            std::memcpy(to + head + body, from + head + body, bytes - head - body);
+            _mm_sfence();  // the streamed lines are visible before the piece is counted done
+            return;
+        }
+#endif
+        (void)how;
+        std::memcpy(destination, source, bytes);
     }
 
     bool copy_pool::all_zero(const void* data, std::size_t bytes) noexcept
@@ -222,22 +268,23 @@ namespace xcuda
         }
     }
 
-    void copy_pool::copy(void* destination, const void* source, std::size_t bytes, order claims)
+    void copy_pool::copy(void* destination, const void* source, std::size_t bytes, order claims, stores how)
     {
         if (m_threads.empty() || bytes < min_parallel)
         {
-            std::memcpy(destination, source, bytes);
+            copy_bytes(destination, source, bytes, how);
             return;
         }
         job work;
         work.destination = static_cast<char*>(destination);
         work.source = static_cast<const char*>(source);
         work.parts = cut(destination, bytes, claims);
+        work.how = how;
         run(work);
     }
 
     bool copy_pool::copy_unless_zero(void* destination, const void* source, std::size_t bytes,
-                                     const std::vector<bool>* known_zero)
+                                     const std::vector<bool>* known_zero, stores how)
     {
         const std::size_t pieces = (bytes + piece_bytes - 1) / piece_bytes;
         if (known_zero && known_zero->size() != pieces)
@@ -267,8 +314,8 @@ namespace xcuda
                 }
                 else
                 {
-                    std::memcpy(static_cast<char*>(destination) + offset, static_cast<const char*>(source) + offset,
-                                length);
+                    copy_bytes(static_cast<char*>(destination) + offset, static_cast<const char*>(source) + offset,
+                               length, how);
                 }
             }
             return false;
@@ -279,6 +326,7 @@ namespace xcuda
         work.parts = cut(destination, bytes, order::by_address);
         work.skip_zero = true;
         work.known_zero = known_zero;
+        work.how = how;
         if (m_zero_slot.size() < work.parts.slots)
         {
             m_zero_slot = std::vector<std::atomic<bool>>(work.parts.slots);  // no thread works on a job now

@@ -31,6 +31,15 @@
 // at a piece's first non-zero 64 bytes, so other data costs a few loads a piece; pieces the caller knows
 // to be zero (pages never touched: host_pages) are not read at all.
 //
+// Stores: a copy is made with the CPU's ordinary stores (`stores::cached`, memcpy), or with non-temporal
+// stores (`stores::streaming`: SSE2's movntdq on x86-64, which write whole lines to memory without first
+// reading them into the cache and without evicting what the cache holds; memcpy elsewhere). A staging
+// buffer is read next by the DMA engine and a copy-back destination by whoever asked for it much later, so
+// neither needs its lines in the cache: streaming saves the read-for-ownership of every destination line
+// (a third of a cached copy's memory traffic) and leaves the source's lines, often just written by the
+// caller (`x.copy()`), in the cache. Which is faster depends on the host (its memory bandwidth, whether
+// the DMA reads from the cache): transfer_settings::stream_stores chooses, measured by staging_ab.py.
+//
 // Pure (no driver), so its rules are tested without a GPU (tests/cpp/runtime/test_copy_pool.cpp).
 // Threading: one copy at a time (the caller's own lock: host_staging holds its transfer mutex).
 
@@ -54,6 +63,17 @@ namespace xcuda
         static constexpr std::size_t page_bytes = 2u << 20;  // the claims' turn: one piece of each such page
         static constexpr std::size_t pieces_per_page = page_bytes / piece_bytes;
         static constexpr std::size_t min_parallel = 1u << 20;
+
+        enum class stores
+        {
+            cached,     // memcpy
+            streaming,  // non-temporal stores where the CPU has them (see above), fenced before the piece counts
+        };
+        // memcpy(destination, source, bytes) with the stores chosen; every byte is written once, with
+        // streaming stores ordered before anything this thread writes afterwards (an sfence).
+        static void copy_bytes(void* destination, const void* source, std::size_t bytes, stores how) noexcept;
+        // Whether stores::streaming differs from stores::cached on this build (x86-64 with SSE2).
+        static bool streams() noexcept;
 
         enum class order
         {
@@ -100,13 +120,14 @@ namespace xcuda
         std::size_t participants() const noexcept { return m_threads.size() + 1; }
         std::chrono::microseconds spin() const noexcept { return m_spin; }
         // memcpy(destination, source, bytes); returns when all of it is copied.
-        void copy(void* destination, const void* source, std::size_t bytes, order claims = order::by_address);
+        void copy(void* destination, const void* source, std::size_t bytes, order claims = order::by_address,
+                  stores how = stores::cached);
         // True when every byte of source is zero: then nothing of destination was written. Otherwise
         // destination holds the whole source (as copy()) and it returns false. known_zero, when given,
         // says for each piece of piece_bytes from source (the last one shorter) whether it is known to
         // read as zero (host_pages::untouched_pieces): such a piece is taken as zero without being read.
         bool copy_unless_zero(void* destination, const void* source, std::size_t bytes,
-                              const std::vector<bool>* known_zero = nullptr);
+                              const std::vector<bool>* known_zero = nullptr, stores how = stores::cached);
         // Whether [data, data + bytes) holds only zero bytes (reads up to the first 64 bytes that are not).
         static bool all_zero(const void* data, std::size_t bytes) noexcept;
         // How many pieces the caller itself copied, over all copies (for tests and counters).
@@ -119,6 +140,7 @@ namespace xcuda
             char* destination = nullptr;
             const char* source = nullptr;
             layout parts;
+            stores how = stores::cached;
             bool skip_zero = false;  // copy_unless_zero: a piece found all zero is marked, not written
             const std::vector<bool>* known_zero = nullptr;  // copy_unless_zero: pieces zero without a read
         };

@@ -448,6 +448,8 @@ namespace xcuda
         std::size_t chunk = m_buffer_bytes;
         std::size_t count = m_buffers.size();
         const std::size_t piece = copy_pool::piece_bytes;
+        const copy_pool::stores stores =
+            m_settings.stream_stores ? copy_pool::stores::streaming : copy_pool::stores::cached;
         // The pieces known zero, chunk by chunk (a chunk is a whole number of pieces: staging_chunk_mb).
         bool known = !known_zero.empty() && chunk % piece == 0 && known_zero.size() == (bytes + piece - 1) / piece;
         std::vector<bool> chunk_zero;
@@ -474,7 +476,8 @@ namespace xcuda
             }
             // The buffer's previous DMA must be done before it is refilled.
             check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            if (m_copies->copy_unless_zero(m_buffers[b], from + offset, length, known ? &chunk_zero : nullptr))
+            if (m_copies->copy_unless_zero(m_buffers[b], from + offset, length, known ? &chunk_zero : nullptr,
+                                          stores))
             {
                 // Every byte zero (an output made by np.zeros_like, copied in as the kernel may read it):
                 // set on the device, nothing over the bus; the buffer was not written.
@@ -503,6 +506,8 @@ namespace xcuda
             copy_pool::allow_huge_pages(to, bytes);
         }
         copy_pool::order claims = fresh ? copy_pool::order::across_pages : copy_pool::order::by_address;
+        const copy_pool::stores stores =
+            m_settings.stream_stores ? copy_pool::stores::streaming : copy_pool::stores::cached;
         auto issue = [&](std::size_t k) {
             std::size_t b = k % count;
             std::size_t offset = k * chunk;
@@ -521,7 +526,7 @@ namespace xcuda
             std::size_t offset = k * chunk;
             std::size_t length = std::min(chunk, bytes - offset);
             check(driver.cuEventSynchronize(m_events[b]), "cuEventSynchronize");
-            m_copies->copy(to + offset, m_buffers[b], length, claims);
+            m_copies->copy(to + offset, m_buffers[b], length, claims, stores);
             if (k + count < chunks)
             {
                 issue(k + count);

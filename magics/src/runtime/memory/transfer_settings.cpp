@@ -65,7 +65,8 @@ namespace xcuda
             number("XCUDA_TEMPORARY_CACHE_MB", settings.temporary_cache_limit, 1u << 20, problem, true);
         for (auto [name, flag] : {std::pair<const char*, bool*>{"XCUDA_STAGING_UNTOUCHED", &settings.skip_untouched},
                                   std::pair<const char*, bool*>{"XCUDA_STAGING_SCAN", &settings.scan_ahead},
-                                  std::pair<const char*, bool*>{"XCUDA_STAGING_SCAN_WAIT", &settings.scan_wait}})
+                                  std::pair<const char*, bool*>{"XCUDA_STAGING_SCAN_WAIT", &settings.scan_wait},
+                                  std::pair<const char*, bool*>{"XCUDA_STAGING_STREAM", &settings.stream_stores}})
         {
             const char* text = std::getenv(name);
             if (text && *text)

@@ -79,6 +79,7 @@ namespace xcuda
         bool skip_untouched = true;
         bool scan_ahead = true;
         bool scan_wait = false;
+        bool stream_stores = false;
         prepare_mode prepare = prepare_mode::pages;
         // What was wrong with the environment's values ("" when nothing was).
         std::string problem;
