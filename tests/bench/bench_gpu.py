@@ -15,7 +15,12 @@ What is measured
 ----------------
 1. Launch host cost: SAXPY at n = 4096, block 256. 25 batches of 1000 asynchronous launches on the
    default stream; each batch is timed on the host (perf_counter_ns) around the 1000 calls only, the
-   synchronize after it is outside the timed region; the result is the median batch / 1000 in us.
+   synchronizes before and after it are outside the timed region; the result is the median batch / 1000
+   in us. The batches are interleaved: every row's check and warm-up batch first, then 25 turns of one
+   batch of each row, the order rotated every turn (interleaved_us). The host's speed drifts during a
+   process; rows timed one after another put that drift between systems (a later one looked faster), in
+   turns it falls on every row alike. Each row keeps what its loop launches on until the last turn, and
+   xcuda's rows of the other way of passing arguments set it around each of their batches.
    Systems: C++ cuLaunchKernel (launch_baseline), xcuda `saxpy[g, b](a, x, y, out, n)` with DeviceArrays
    (the launcher looked up inside the loop, as a user writes it, and hoisted out of it), cuda.core
    `launch`, cuda.bindings `cuLaunchKernel` with prepacked kernelParams, CuPy RawKernel, and PyTorch
@@ -55,6 +60,7 @@ every row n/a, and exits 0.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -131,17 +137,72 @@ def compare(result, expected, what="out"):
 
 # ---- timing methods (the same for every Python system) ------------------------------------------------
 
-def launch_cost_us(batch, synchronize):
-    """Median over BATCHES of the host time of `batch()` (PER_BATCH launches) / PER_BATCH, in us."""
-    batch()  # warm-up batch
-    synchronize()
-    samples = []
-    for _ in range(BATCHES):
-        start = time.perf_counter_ns()
-        batch()
-        samples.append((time.perf_counter_ns() - start) / 1e3 / PER_BATCH)
-        synchronize()
-    return statistics.median(samples)
+class Measurement(NamedTuple):
+    """One row of the launch table, registered to be timed by interleaved_us with every other row.
+
+    `check()` says None when the loop's result is right, else what is wrong; `batch()` makes PER_BATCH
+    asynchronous launches and `synchronize()` waits for them. `keep` holds, by reference, what the loop
+    launches on: its buffers and arguments, and what it knows only by address (cuda.bindings' packed
+    kernelParams and the values they point to). The turns run after the function that registered the row
+    returned, and what only that function held would be freed by then. `option()` returns a context manager
+    entered around the check and around each batch with its synchronizes (outside the timed region), for a
+    row timed under a setting of its own, as xcuda.launch_options(arguments=...); by default it sets nothing."""
+    key: tuple
+    check: object
+    batch: object
+    synchronize: object
+    keep: tuple = ()
+    option: object = contextlib.nullcontext
+
+
+def register(results, key, check, batch, synchronize, keep, option=contextlib.nullcontext):
+    """A Measurement in `results`' row `key`, which fixes the row's place in the table; launch_results times it."""
+    results[key] = Measurement(key, check, batch, synchronize, keep, option)
+
+
+def interleaved_us(measurements, batches, per_batch, clock=time.perf_counter_ns):
+    """{key: median over `batches` of the host time of one batch / per_batch in us, or NA} for the Measurements.
+
+    Each one's check, then its warm-up batch, first (a wrong result or an error: NA, and it takes no turn);
+    then `batches` turns of one batch of each, the order rotated by one every turn so that none is always
+    first. A drift of the host's speed during the process (its clock, other work) falls on every row alike
+    instead of favouring whichever was timed last. A batch that raises makes its row NA and ends its turns."""
+    values, samples, live = {}, {}, []
+    for m in measurements:
+        def check(m=m):
+            with m.option():
+                return m.check()
+
+        def warm_up(m=m):
+            with m.option():
+                m.batch()
+                m.synchronize()
+
+        values[m.key] = attempt(check, warm_up)
+        if measured(values[m.key]):
+            samples[m.key] = []
+            live.append(m)
+    for turn in range(batches):
+        live = [m for m in live if measured(values[m.key])]
+        if not live:
+            break
+        shift = turn % len(live)
+        for m in live[shift:] + live[:shift]:
+            try:
+                with m.option():
+                    m.synchronize()
+                    start = clock()
+                    m.batch()
+                    elapsed = clock() - start
+                    m.synchronize()
+            except Exception as error:  # a benchmark row must not stop the run
+                values[m.key] = NA(f"error: {short_error(error)}")
+                continue
+            samples[m.key].append(elapsed / 1e3 / per_batch)
+    for key, taken in samples.items():
+        if measured(values[key]):
+            values[key] = statistics.median(taken)
+    return values
 
 
 def wall_ms(run):
@@ -293,8 +354,12 @@ def launch_results(sys_, baseline):
 
     results["C++ cuLaunchKernel", 1] = cpp("launch_us")
     results["C++ cuLaunchKernel", 16] = cpp("launch16_us")
+    # Each system's function puts a Measurement in its rows (or an NA); every Measurement is then timed
+    # together with the others, in turns, and its row given its median.
     for measure in (xcuda_launches, core_launches, bindings_launches, cupy_launches, torch_launches):
         measure(sys_, reason, data, results)
+    pending = [value for value in results.values() if isinstance(value, Measurement)]
+    results.update(interleaved_us(pending, BATCHES, PER_BATCH))
     return results
 
 
@@ -330,12 +395,12 @@ def xcuda_launches(sys_, reason, data, results):
             for _ in BATCH:
                 launch(a, x, y, out, n)
 
-        results["xcuda kernel[g, b](...)", 1] = attempt(check, lambda: launch_cost_us(in_loop, xcuda.synchronize))
-        results["xcuda launcher hoisted", 1] = attempt(check, lambda: launch_cost_us(hoisted, xcuda.synchronize))
-        # The same measurement again after the hoisted one: the spread between the two in-loop rows is
-        # the noise to read the differences against.
-        results["xcuda kernel[g, b](...), measured again", 1] = attempt(
-            check, lambda: launch_cost_us(in_loop, xcuda.synchronize))
+        sync, keep = xcuda.synchronize, (saxpy, x, y, out)
+        register(results, ("xcuda kernel[g, b](...)", 1), check, in_loop, sync, keep)
+        register(results, ("xcuda launcher hoisted", 1), check, hoisted, sync, keep)
+        # The same loop registered a second time, timed in the same turns as the first: the spread between
+        # the two in-loop rows is the noise of one process to read the differences against.
+        register(results, ("xcuda kernel[g, b](...), measured again", 1), check, in_loop, sync, keep)
 
         many = sys_["xcuda_many"][0]
         pointers = [xcuda.to_device(a) for a in arrays]
@@ -349,22 +414,28 @@ def xcuda_launches(sys_, reason, data, results):
             for _ in BATCH:
                 many[grid, block](*args)
 
-        results["xcuda kernel[g, b](...)", 16] = attempt(check_many, lambda: launch_cost_us(many_loop, xcuda.synchronize))
+        keep_many = (many, pointers, args)
+        register(results, ("xcuda kernel[g, b](...)", 16), check_many, many_loop, sync, keep_many)
 
         # The same two loops with the arguments handed to the driver as one buffer laid out as the kernel
         # lays out its parameters (xcuda.launch_options(arguments='buffer'), CU_LAUNCH_PARAM_BUFFER_POINTER)
-        # instead of one pointer each; measured after the rows above, so read them against the spread of
-        # the two in-loop SAXPY rows. check() runs first in this way too: the same results.
-        way = xcuda.launch_options()["arguments"]
-        other = "pointers" if way == "buffer" else "buffer"
-        xcuda.launch_options(arguments=other)
-        try:
-            results[f"xcuda kernel[g, b](...), arguments as {other}", 1] = attempt(
-                check, lambda: launch_cost_us(in_loop, xcuda.synchronize))
-            results[f"xcuda kernel[g, b](...), arguments as {other}", 16] = attempt(
-                check_many, lambda: launch_cost_us(many_loop, xcuda.synchronize))
-        finally:
-            xcuda.launch_options(arguments=way)
+        # instead of one pointer each (or the other way round where buffer is the default). Their check and
+        # each of their batches run with the option set, and the option is set back after each, outside the
+        # timed region: the other rows' batches in the same turns run in the default way.
+        other = "pointers" if xcuda.launch_options()["arguments"] == "buffer" else "buffer"
+
+        @contextlib.contextmanager
+        def other_way():
+            way = xcuda.launch_options()["arguments"]
+            xcuda.launch_options(arguments=other)
+            try:
+                yield
+            finally:
+                xcuda.launch_options(arguments=way)
+
+        as_other = f"xcuda kernel[g, b](...), arguments as {other}"
+        register(results, (as_other, 1), check, in_loop, sync, keep, other_way)
+        register(results, (as_other, 16), check_many, many_loop, sync, keep_many, other_way)
     else:
         for key in (("xcuda kernel[g, b](...)", 1), ("xcuda launcher hoisted", 1), ("xcuda kernel[g, b](...)", 16)):
             results[key] = NA(reason["xcuda"])
@@ -388,7 +459,8 @@ def core_launches(sys_, reason, data, results):
             for _ in BATCH:
                 launch(stream, config, kernel, a, x, y, out, n)
 
-        results["cuda.core launch", 1] = attempt(check, lambda: launch_cost_us(core_loop, core["sync"]))
+        # The device buffers are known by address only; `driver` owns them (until its free(), not called here).
+        register(results, ("cuda.core launch", 1), check, core_loop, core["sync"], (driver, stream, config, k_saxpy))
         many_pointers = [driver.to_device(a) for a in arrays]
         core_args = tuple(scalars) + tuple(many_pointers)
 
@@ -400,7 +472,8 @@ def core_launches(sys_, reason, data, results):
             for _ in BATCH:
                 launch(stream, config, kernel, *args)
 
-        results["cuda.core launch", 16] = attempt(check_many, lambda: launch_cost_us(core_many, core["sync"]))
+        register(results, ("cuda.core launch", 16), check_many, core_many, core["sync"],
+                 (driver, stream, config, k_many, core_args))
     else:
         results["cuda.core launch", 1] = results["cuda.core launch", 16] = NA(reason["core"])
 
@@ -427,7 +500,11 @@ def bindings_launches(sys_, reason, data, results):
             for _ in BATCH:
                 cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, params, 0)
 
-        results["cuda.bindings cuLaunchKernel", 1] = attempt(check, lambda: launch_cost_us(bindings_loop, driver.synchronize))
+        # The loop knows the packed kernelParams only by its address: params, and the values it points to,
+        # are kept with the row, or they would be freed when this function returns, before the turns. The
+        # device buffers are `driver`'s (until its free(), not called here).
+        register(results, ("cuda.bindings cuLaunchKernel", 1), check, bindings_loop, driver.synchronize,
+                 (driver, params, values))
         many_pointers = [driver.to_device(a) for a in arrays]
         many_values = [np.array([s], np.float32) for s in scalars] + [np.array([p], np.uint64) for p in many_pointers]
         many_params = np.array([v.ctypes.data for v in many_values], dtype=np.uint64)
@@ -443,7 +520,8 @@ def bindings_launches(sys_, reason, data, results):
             for _ in BATCH:
                 cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, params, 0)
 
-        results["cuda.bindings cuLaunchKernel", 16] = attempt(check_many, lambda: launch_cost_us(bindings_many, driver.synchronize))
+        register(results, ("cuda.bindings cuLaunchKernel", 16), check_many, bindings_many, driver.synchronize,
+                 (driver, many_params, many_values))
     else:
         why = reason["bindings"] or reason["driver"]
         results["cuda.bindings cuLaunchKernel", 1] = results["cuda.bindings cuLaunchKernel", 16] = NA(why)
@@ -468,7 +546,7 @@ def cupy_launches(sys_, reason, data, results):
             for _ in BATCH:
                 kernel(grid, block, (a, x, y, out, n))
 
-        results["CuPy RawKernel", 1] = attempt(check, lambda: launch_cost_us(cupy_loop, sync))
+        register(results, ("CuPy RawKernel", 1), check, cupy_loop, sync, (cx, cy, cout))
         c_arrays = [cp.asarray(a) for a in arrays]
         c_args = tuple(scalars) + tuple(c_arrays)
 
@@ -480,7 +558,7 @@ def cupy_launches(sys_, reason, data, results):
             for _ in BATCH:
                 kernel(grid, block, args)
 
-        results["CuPy RawKernel", 16] = attempt(check_many, lambda: launch_cost_us(cupy_many, sync))
+        register(results, ("CuPy RawKernel", 16), check_many, cupy_many, sync, (c_arrays, c_args))
     else:
         results["CuPy RawKernel", 1] = results["CuPy RawKernel", 16] = NA(reason["cupy"])
 
@@ -501,7 +579,8 @@ def torch_launches(sys_, reason, data, results):
             for _ in BATCH:
                 add(y, x, alpha=a, out=out)
 
-        results["PyTorch torch.add (reference)", 1] = attempt(check, lambda: launch_cost_us(torch_loop, torch.cuda.synchronize))
+        register(results, ("PyTorch torch.add (reference)", 1), check, torch_loop, torch.cuda.synchronize,
+                 (tx, ty, tout))
     else:
         results["PyTorch torch.add (reference)", 1] = NA(reason["torch"])
 

@@ -6,13 +6,13 @@
 
 Issue 27's goal 1 is a median over rounds, not one process: each round runs bench_gpu.py's launch
 measurements (`--launch-json`: the C++ driver-API loop in its own process, then xcuda, cuda.core,
-cuda.bindings with prepacked kernelParams, CuPy and PyTorch's add in one Python process) twice, once
-pinned to one core (`taskset -c CORE`, the C++ loop too) and once not, the order of the two swapped every
-round. It prints each process' figures, then per pinning the median over the rounds with min and max, the
-ratio to the C++ loop's median, and the goals: <= 1.0x C++ for SAXPY and <= 1.1x for 16 scalars + 16
-pointers, and below every Python peer (PyTorch's add counted for SAXPY), by the medians and in how many
-rounds within the same process. A benchmark, not a test: it asserts nothing; differences inside the
-spread of the rounds are "level with".
+cuda.bindings with prepacked kernelParams, CuPy and PyTorch's add in one Python process, their batches
+interleaved) twice, once pinned to one core (`taskset -c CORE`, the C++ loop too) and once not, the order
+of the two swapped every round. It prints each process' figures, then per pinning the median over the
+rounds with min and max, the ratio to the C++ loop's median, and the goals: <= 1.0x C++ for SAXPY and
+<= 1.1x for 16 scalars + 16 pointers, and below every Python peer (PyTorch's add counted for SAXPY), by
+the medians and in how many rounds within the same process. A benchmark, not a test: it asserts nothing;
+differences inside the spread of the rounds are "level with".
 """
 import argparse
 import json

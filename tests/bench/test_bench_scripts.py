@@ -1,12 +1,19 @@
 """The benchmark scripts' own logic, on the CPU: their tables' arithmetic and verdicts, and the compile
 benchmark's %%cuda row without IPython (the GPU host has none). results.json and RESULTS.md: test_results_file.py.
 No timing is asserted: the inputs are made-up figures, the outputs what the tables must say of them."""
+import contextlib
+import ctypes
+import gc
+import inspect
 import json
 import os
 import subprocess
 import sys
+import types
+import weakref
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import xcuda
@@ -16,6 +23,7 @@ sys.path.insert(0, str(BENCH))
 
 import bench_common  # noqa: E402
 import bench_compile  # noqa: E402
+import bench_gpu  # noqa: E402
 import bench_graphs  # noqa: E402
 import bench_transfers  # noqa: E402
 import launch_instructions  # noqa: E402
@@ -184,6 +192,262 @@ def test_the_other_way_of_passing_arguments_gets_its_own_verdict_and_is_no_peer(
     many = next(v for v in verdicts if v.startswith("pinned, 16 scalars + 16 pointers (buffer):"))
     assert "<= 1.1x C++: met" in many  # 4.3 against 4.0: 1.075x
     assert "| pinned | xcuda kernel[g, b](...), arguments as buffer | 1 | 3.50 (3.40-4.20) | 0.88x |" in table
+
+
+class TurnLog:
+    """Stand-in launch rows for bench_gpu.interleaved_us: each call recorded with the setting it saw, on a clock
+    that moves only when a batch (or an option) says so."""
+
+    def __init__(self):
+        self.calls, self.now, self.setting = [], 0, "pointers"
+
+    def clock(self):
+        return self.now
+
+    def row(self, name, costs_us=(), check=lambda: None, option=contextlib.nullcontext, fail_at=None, keep=()):
+        costs = iter(costs_us)
+
+        def checked():
+            self.calls.append(("check", name, self.setting))
+            return check()
+
+        def batch():
+            self.calls.append(("batch", name, self.setting))
+            if fail_at is not None and self.batches(name) == fail_at:
+                raise RuntimeError("launch failed")
+            self.now += int(next(costs, 1.0) * 1000)  # ns of one batch of one launch
+
+        def synchronize():
+            self.calls.append(("sync", name, self.setting))
+
+        return bench_gpu.Measurement((name, 1), checked, batch, synchronize, keep, option)
+
+    def batches(self, name):
+        return sum(1 for what, who, _ in self.calls if what == "batch" and who == name)
+
+    def other_way(self):
+        """A context manager that sets the setting to 'buffer' and back, slowly: the clock moves 1 ms each way."""
+        @contextlib.contextmanager
+        def option():
+            before, self.setting = self.setting, "buffer"
+            self.now += 1_000_000
+            try:
+                yield
+            finally:
+                self.setting = before
+                self.now += 1_000_000
+        return option
+
+
+def kept_row(log, name):
+    """A row whose loop knows its object only by a weak reference, as cuda.bindings' loop knows its kernelParams
+    by address: it launches only while the row's keep holds the object."""
+    class Params:
+        pass
+    params = Params()
+    alive = weakref.ref(params)
+
+    def check():
+        return None if alive() is not None else "params freed before the check"
+    row = log.row(name, check=check, keep=(params,))
+
+    def batch(batch=row.batch):
+        if alive() is None:
+            raise RuntimeError("params freed before a batch")
+        batch()
+    return row._replace(batch=batch)
+
+
+def test_the_launch_rows_take_turns_a_batch_each_in_a_rotated_order_each_with_its_own_median():
+    """bench_gpu.py times its launch rows in turns: every row's check and warm-up batch first, then a batch of
+    each row per turn, the order rotated every turn, so a drift of the host's speed falls on every row alike.
+    A row's value is the median of its own batches (the warm-up left out); a wrong or failing check makes the
+    row NA and it takes no turn; a row with an option (xcuda.launch_options) has it set around its check and
+    each of its batches, outside the timed region, and set back after each; a row's kept objects outlive the
+    function that registered it."""
+    log = TurnLog()
+    rows = [log.row("a", [100, 5, 1, 9, 3, 7]),
+            log.row("wrong", check=lambda: "out[0] = 1.0, expected 2.0"),
+            log.row("b", [100, 2, 8, 4, 6, 8]),
+            log.row("other", [100, 30, 10, 20, 50, 40], option=log.other_way()),
+            log.row("raises", check=lambda: 1 / 0),
+            kept_row(log, "kept")]
+    values = bench_gpu.interleaved_us(rows, batches=5, per_batch=1, clock=log.clock)
+    assert list(values) == [(name, 1) for name in ("a", "wrong", "b", "other", "raises", "kept")]
+    # (c) each value is the median of its own timed batches (us per launch), the warm-up's 100 us left out and
+    # the option's 2 ms outside the timer.
+    # "kept" measured at all: its object was alive at every batch, held only by the row's keep.
+    assert values["a", 1] == 5 and values["b", 1] == 6 and values["other", 1] == 30 and values["kept", 1] == 1
+    # (d) a wrong result or an error in the check: NA saying so, and no batch of that row.
+    assert isinstance(values["wrong", 1], bench_common.NA) and "wrong result: out[0] = 1.0" in str(values["wrong", 1])
+    assert isinstance(values["raises", 1], bench_common.NA) and "error: ZeroDivisionError" in str(values["raises", 1])
+    assert log.batches("wrong") == log.batches("raises") == 0
+    # Before the turns: each row's check, then its warm-up batch and synchronize.
+    live = ["a", "b", "other", "kept"]
+    assert [(what, who) for what, who, _ in log.calls[:14]] == [
+        ("check", "a"), ("batch", "a"), ("sync", "a"), ("check", "wrong"), ("check", "b"), ("batch", "b"),
+        ("sync", "b"), ("check", "other"), ("batch", "other"), ("sync", "other"), ("check", "raises"),
+        ("check", "kept"), ("batch", "kept"), ("sync", "kept")]
+    # (a) the turns: one batch of every live row each, synchronized before and after it, outside the timer.
+    turns = log.calls[14:]
+    assert len(turns) == 3 * 5 * len(live)
+    for k in range(0, len(turns), 3):
+        who = turns[k + 1][1]
+        assert [(what, name) for what, name, _ in turns[k:k + 3]] == [("sync", who), ("batch", who), ("sync", who)]
+    order = [who for what, who, _ in turns if what == "batch"]
+    assert order == ["a", "b", "other", "kept", "b", "other", "kept", "a", "other", "kept", "a", "b",
+                     "kept", "a", "b", "other", "a", "b", "other", "kept"]
+    # (b) no row is always first: the first rows of the five turns are all four.
+    assert {order[4 * number] for number in range(5)} == set(live)
+    # (e) the option is set for every call of its row (check, warm-up, each batch, its synchronize) and for
+    # no call of another, and set back at the end.
+    assert {setting for _, who, setting in log.calls if who == "other"} == {"buffer"}
+    assert {setting for _, who, setting in log.calls if who != "other"} == {"pointers"}
+    assert log.setting == "pointers"
+
+
+def test_a_launch_row_whose_batch_fails_becomes_na_and_leaves_the_later_turns():
+    """A batch that raises (a launch error) makes its row NA and ends its turns; the other rows go on, and an
+    option set for the failed batch is set back."""
+    log = TurnLog()
+    rows = [log.row("a"), log.row("breaks", fail_at=3), log.row("b"),
+            log.row("other", option=log.other_way(), fail_at=2)]
+    values = bench_gpu.interleaved_us(rows, batches=6, per_batch=1, clock=log.clock)
+    assert str(values["breaks", 1]) == "n/a (error: RuntimeError: launch failed)"
+    assert isinstance(values["other", 1], bench_common.NA) and log.setting == "pointers"
+    # "breaks": the warm-up, then 2 turns (the second raised); "other": the warm-up, then 1 turn (it raised).
+    assert log.batches("breaks") == 3 and log.batches("other") == 2
+    assert log.batches("a") == log.batches("b") == 7 and values["a", 1] == values["b", 1] == 1
+
+
+class FakeBindings:
+    """cuda.bindings as bench_gpu.bindings_launches uses it, on host memory: device buffers are numpy arrays
+    known by address, and cuLaunchKernel reads its kernelParams through the addresses it is given (ctypes), as
+    the driver does, and runs saxpy or many; an address that is no buffer of this driver is refused, as a GPU
+    faults on it."""
+
+    def __init__(self):
+        self.memory, self.launches = {}, 0
+        self.cu = types.SimpleNamespace(CUstream=lambda handle: handle, cuLaunchKernel=self.launch)
+
+    def to_device(self, array):
+        copy = np.array(array)
+        self.memory[copy.ctypes.data] = copy
+        return copy.ctypes.data
+
+    def to_host(self, pointer, like):
+        return self.memory[pointer].copy()
+
+    def call(self, result, name):
+        assert result == (0,), f"{name} failed"
+
+    def synchronize(self):
+        pass
+
+    def buffer(self, address):
+        if address not in self.memory:
+            raise RuntimeError(f"{address:#x} is not device memory")
+        return self.memory[address]
+
+    def launch(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        count = {"saxpy": 5, "many": 32}[function]
+        slots = (ctypes.c_uint64 * count).from_address(params)
+        floats = [ctypes.c_float.from_address(slot).value for slot in slots[:1 if function == "saxpy" else 16]]
+        words = [ctypes.c_uint64.from_address(slot).value for slot in slots[len(floats):]]
+        if function == "saxpy":
+            x, y, out = (self.buffer(address) for address in words[:3])
+            out[:] = np.float32(floats[0]) * x + y
+        else:
+            self.buffer(words[15])[0] = sum(floats) + sum(self.buffer(address)[0] for address in words[:15])
+        self.launches += 1
+        return (0,)
+
+
+def addresses_kept(measurement):
+    """The data addresses of the numpy arrays in a Measurement's keep, lists and tuples opened."""
+    found, todo = {}, list(measurement.keep)
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (list, tuple)):
+            todo += item
+        elif isinstance(item, np.ndarray):
+            found[item.ctypes.data] = item
+    return found
+
+
+def test_the_bindings_rows_keep_the_packed_kernel_params_their_loops_hold_only_by_address(monkeypatch):
+    """cuda.bindings' loops hold their packed kernelParams as an integer address: the rows' keep holds that
+    array and every value array it points to, so the turns, which run after bindings_launches returned, launch
+    on live memory (without them: CUDA_ERROR_ILLEGAL_ADDRESS on an H100)."""
+    monkeypatch.setattr(bench_gpu, "BATCH", range(2))
+    driver, results = FakeBindings(), {}
+    systems = {"driver": (driver, None), "bindings": ({"saxpy": "saxpy", "many": "many"}, None)}
+    n = bench_gpu.LAUNCH_N
+    data = bench_gpu.LaunchData(n, n // bench_gpu.BLOCK, *bench_gpu.host_data(n), *bench_gpu.many_host_data(n))
+    bench_gpu.bindings_launches(systems, {}, data, results)
+    assert list(results) == [("cuda.bindings cuLaunchKernel", 1), ("cuda.bindings cuLaunchKernel", 16)]
+    gc.collect()
+    for key, row in results.items():
+        kept = addresses_kept(row)
+        params = inspect.signature(row.batch).parameters["params"].default
+        assert params in kept, f"{key}: the loop's kernelParams are not kept"
+        assert all(int(slot) in kept for slot in kept[params]), f"{key}: a value the kernelParams point to is not kept"
+    values = bench_gpu.interleaved_us(list(results.values()), batches=3, per_batch=2)
+    assert all(bench_common.measured(value) for value in values.values()), values
+    assert driver.launches == 2 * (1 + 2 * (1 + 3))  # a check, then a warm-up and 3 batches of 2, per row
+
+
+SYSTEMS_WITHOUT_PEERS = r'''
+import ctypes, json, os, sys
+sys.path.insert(0, sys.argv[1])
+import bench_gpu
+import xcuda
+from bench_common import NA, measured
+bench_gpu.BATCHES, bench_gpu.PER_BATCH, bench_gpu.BATCH = 3, 2, range(2)
+systems = {"xcuda": (xcuda, None),
+           "xcuda_saxpy": (xcuda.compile(bench_gpu.SAXPY_SRC, name="bench_saxpy").saxpy, None),
+           "xcuda_many": (xcuda.compile(bench_gpu.MANY_SRC, name="bench_many").many, None)}
+for name in ("cupy", "torch", "driver", "bindings", "core"):
+    systems[name] = (None, name + " not here")
+results = bench_gpu.launch_results(systems, NA("no baseline here"))
+fake = ctypes.CDLL(os.environ["XCUDA_LIBCUDA"])
+fake.xcuda_fake_counter.restype = ctypes.c_long
+print(json.dumps({"rows": [[system, args, value if measured(value) else str(value)]
+                           for (system, args), value in results.items()],
+                  "counts": {name: fake.xcuda_fake_counter(name.encode())
+                             for name in ("launches", "buffer_launches", "violations")},
+                  "arguments": xcuda.launch_options()["arguments"]}))
+'''
+
+
+def test_xcudas_launch_rows_run_interleaved_through_the_fake_driver_each_in_its_way_of_passing_arguments(build_dir):
+    """bench_gpu.launch_results with xcuda only, through the fake driver (which runs saxpy and many on the host
+    and counts launches passed as one buffer): every row of the table in its place, xcuda's measured, the rows
+    of the other way ('buffer') launched that way in their check, warm-up and every batch, the others not, the
+    option set back at the end, and no launch on freed memory."""
+    library = build_dir / "lib" / "libxcuda_fake_cuda.so"
+    assert library.exists(), f"{library} was not built: configure with -DXCUDA_BUILD_TESTS=ON"
+    env = dict(os.environ, XCUDA_LIBCUDA=str(library), XCUDA_FAKE_PARAM_INFO="1", XCUDA_BUILD_DIR=str(build_dir))
+    for name in ("XCUDA_DEVICE", "XCUDA_LAUNCH_ARGUMENTS"):
+        env.pop(name, None)
+    ran = subprocess.run([sys.executable, "-c", SYSTEMS_WITHOUT_PEERS, str(BENCH)], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    report = json.loads(ran.stdout.splitlines()[-1])
+    rows = {(system, args): value for system, args, value in report["rows"]}
+    as_buffer = "xcuda kernel[g, b](...), arguments as buffer"
+    xcuda_rows = [("xcuda kernel[g, b](...)", 1), ("xcuda launcher hoisted", 1),
+                  ("xcuda kernel[g, b](...), measured again", 1), ("xcuda kernel[g, b](...)", 16), (as_buffer, 1),
+                  (as_buffer, 16)]
+    assert list(rows) == [("C++ cuLaunchKernel", 1), ("C++ cuLaunchKernel", 16)] + xcuda_rows + [
+        ("cuda.core launch", 1), ("cuda.core launch", 16), ("cuda.bindings cuLaunchKernel", 1),
+        ("cuda.bindings cuLaunchKernel", 16), ("CuPy RawKernel", 1), ("CuPy RawKernel", 16),
+        ("PyTorch torch.add (reference)", 1)]
+    assert all(isinstance(rows[key], float) for key in xcuda_rows), rows
+    assert rows["CuPy RawKernel", 1] == "n/a (cupy not here)"
+    per_row = 1 + (1 + 3) * 2  # the check's launch, then a warm-up and 3 batches of 2
+    assert report["counts"] == {"launches": 6 * per_row, "buffer_launches": 2 * per_row, "violations": 0}
+    assert report["arguments"] == "pointers"
 
 
 def test_the_launch_floor_runs_its_three_ways_against_the_fake_driver_and_checks_them(build_dir, tmp_path):
