@@ -95,6 +95,12 @@ def streamed_staging_copies_are_exact():
     check_exact_copies(("staged", "auto"))
 
 
+def staging_copies_streamed_in_only_are_exact():
+    """Non-temporal stores into the staging buffers only (XCUDA_STAGING_STREAM=in): the same copies, exact."""
+    start(XCUDA_STAGING_STREAM="in")
+    check_exact_copies(("staged",))
+
+
 def check_exact_copies(modes):
     """Copies of every shape and the tutorial's call, in each of `modes`, arrive exactly."""
     for mode in modes:

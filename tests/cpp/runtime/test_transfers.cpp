@@ -488,14 +488,20 @@ namespace xcuda
         ::setenv("XCUDA_STAGING", "0", 1);
         EXPECT_EQ(transfer_settings::from_environment().pageable, transfer_settings::pageable_mode::driver);
         ::unsetenv("XCUDA_STAGING");
-        EXPECT_FALSE(defaults.stream_stores);
+        EXPECT_FALSE(defaults.stream_to_device);
+        EXPECT_FALSE(defaults.stream_to_host);
         ::setenv("XCUDA_STAGING_STREAM", "1", 1);
-        EXPECT_TRUE(transfer_settings::from_environment().stream_stores);
+        transfer_settings both = transfer_settings::from_environment();
+        EXPECT_TRUE(both.stream_to_device && both.stream_to_host);
+        ::setenv("XCUDA_STAGING_STREAM", "in", 1);
+        transfer_settings in = transfer_settings::from_environment();
+        EXPECT_TRUE(in.stream_to_device);
+        EXPECT_FALSE(in.stream_to_host);
         ::setenv("XCUDA_STAGING_STREAM", "yes", 1);
         transfer_settings malformed = transfer_settings::from_environment();
         ::unsetenv("XCUDA_STAGING_STREAM");
-        EXPECT_FALSE(malformed.stream_stores);
-        EXPECT_NE(malformed.problem.find("XCUDA_STAGING_STREAM='yes' is not 0 or 1"), std::string::npos)
+        EXPECT_FALSE(malformed.stream_to_device || malformed.stream_to_host);
+        EXPECT_NE(malformed.problem.find("XCUDA_STAGING_STREAM='yes' is not 0, 1 or in"), std::string::npos)
             << malformed.problem;
     }
 

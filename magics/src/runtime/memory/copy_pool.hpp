@@ -38,7 +38,7 @@
 // neither needs its lines in the cache: streaming saves the read-for-ownership of every destination line
 // (a third of a cached copy's memory traffic) and leaves the source's lines, often just written by the
 // caller (`x.copy()`), in the cache. Which is faster depends on the host (its memory bandwidth, whether
-// the DMA reads from the cache): transfer_settings::stream_stores chooses, measured by staging_ab.py.
+// the DMA reads from the cache): transfer_settings::stream_to_device and stream_to_host choose, measured by staging_ab.py.
 //
 // Pure (no driver), so its rules are tested without a GPU (tests/cpp/runtime/test_copy_pool.cpp).
 // Threading: one copy at a time (the caller's own lock: host_staging holds its transfer mutex).

@@ -449,7 +449,7 @@ namespace xcuda
         std::size_t count = m_buffers.size();
         const std::size_t piece = copy_pool::piece_bytes;
         const copy_pool::stores stores =
-            m_settings.stream_stores ? copy_pool::stores::streaming : copy_pool::stores::cached;
+            m_settings.stream_to_device ? copy_pool::stores::streaming : copy_pool::stores::cached;
         // The pieces known zero, chunk by chunk (a chunk is a whole number of pieces: staging_chunk_mb).
         bool known = !known_zero.empty() && chunk % piece == 0 && known_zero.size() == (bytes + piece - 1) / piece;
         std::vector<bool> chunk_zero;
@@ -507,7 +507,7 @@ namespace xcuda
         }
         copy_pool::order claims = fresh ? copy_pool::order::across_pages : copy_pool::order::by_address;
         const copy_pool::stores stores =
-            m_settings.stream_stores ? copy_pool::stores::streaming : copy_pool::stores::cached;
+            m_settings.stream_to_host ? copy_pool::stores::streaming : copy_pool::stores::cached;
         auto issue = [&](std::size_t k) {
             std::size_t b = k % count;
             std::size_t offset = k * chunk;

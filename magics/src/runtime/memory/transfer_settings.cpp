@@ -65,8 +65,7 @@ namespace xcuda
             number("XCUDA_TEMPORARY_CACHE_MB", settings.temporary_cache_limit, 1u << 20, problem, true);
         for (auto [name, flag] : {std::pair<const char*, bool*>{"XCUDA_STAGING_UNTOUCHED", &settings.skip_untouched},
                                   std::pair<const char*, bool*>{"XCUDA_STAGING_SCAN", &settings.scan_ahead},
-                                  std::pair<const char*, bool*>{"XCUDA_STAGING_SCAN_WAIT", &settings.scan_wait},
-                                  std::pair<const char*, bool*>{"XCUDA_STAGING_STREAM", &settings.stream_stores}})
+                                  std::pair<const char*, bool*>{"XCUDA_STAGING_SCAN_WAIT", &settings.scan_wait}})
         {
             const char* text = std::getenv(name);
             if (text && *text)
@@ -80,6 +79,20 @@ namespace xcuda
                 {
                     problem = std::string(name) + "='" + value + "' is not 0 or 1";
                 }
+            }
+        }
+        const char* stream = std::getenv("XCUDA_STAGING_STREAM");
+        if (stream && *stream)
+        {
+            std::string value(stream);
+            if (value == "0" || value == "1" || value == "in")
+            {
+                settings.stream_to_device = value != "0";
+                settings.stream_to_host = value == "1";
+            }
+            else
+            {
+                problem = "XCUDA_STAGING_STREAM='" + value + "' is not 0, 1 or in";
             }
         }
         const char* prepare = std::getenv("XCUDA_STAGING_PREPARE");

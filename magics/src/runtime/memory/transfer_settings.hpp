@@ -27,7 +27,9 @@
 // back takes the faults), and XCUDA_STAGING_SCAN (1: a copy-back destination with data in its pages that
 // the launch copies in too is read for zero pieces on those threads ahead of its copy in; 0: its copy in
 // reads it) and XCUDA_STAGING_SCAN_WAIT (0: a copy in that comes before that scan is done takes the pieces
-// found so far and reads the rest itself; 1: it waits for the whole scan). A malformed value keeps the default
+// found so far and reads the rest itself; 1: it waits for the whole scan), and XCUDA_STAGING_STREAM (1: the
+// staging's host copies write with non-temporal stores, copy_pool::stores::streaming; in: only the copies into
+// the staging buffers, on the way to the device; 0: memcpy). A malformed value keeps the default
 // and is remembered in `problem`: the first pageable copy raises it (usage_error), not the import.
 //
 // A plain value: copied into each transfer, no thread safety of its own.
@@ -79,7 +81,10 @@ namespace xcuda
         bool skip_untouched = true;
         bool scan_ahead = true;
         bool scan_wait = false;
-        bool stream_stores = false;
+        // Non-temporal stores (copy_pool::stores::streaming) into the staging buffers (to the device) and
+        // into the copy-back destinations (to the host).
+        bool stream_to_device = false;
+        bool stream_to_host = false;
         prepare_mode prepare = prepare_mode::pages;
         // What was wrong with the environment's values ("" when nothing was).
         std::string problem;
