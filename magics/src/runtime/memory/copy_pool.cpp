@@ -155,15 +155,6 @@ namespace xcuda
         return true;
     }
 
-    bool copy_pool::streams() noexcept
-    {
-#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
-        return true;
-#else
-        return false;
-#endif
-    }
-
     void copy_pool::copy_bytes(void* destination, const void* source, std::size_t bytes, stores how) noexcept
     {
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))

@@ -72,8 +72,6 @@ namespace xcuda
         // memcpy(destination, source, bytes) with the stores chosen; every byte is written once, with
         // streaming stores ordered before anything this thread writes afterwards (an sfence).
         static void copy_bytes(void* destination, const void* source, std::size_t bytes, stores how) noexcept;
-        // Whether stores::streaming differs from stores::cached on this build (x86-64 with SSE2).
-        static bool streams() noexcept;
 
         enum class order
         {
