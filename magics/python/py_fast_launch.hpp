@@ -15,7 +15,9 @@
 //
 // A call with the same DeviceArray objects as the entry's last one takes their addresses from a memo
 // (array_memo below) instead of reading each array, while no buffer was released and no DeviceArray went
-// since: a loop launching on the same arrays reads none of them.
+// since: a loop launching on the same arrays reads none of them. A call with the very same argument objects
+// as the last one, scalars included, copies the block that call filled (call_memo below; while calls keep
+// missing it, it remembers only now and then).
 //
 // One cache per Kernel object, shared by its Launchers (std::shared_ptr). Threading: the entries are
 // immutable once made and published with an atomic store into a slot of a fixed array (at most `capacity`
@@ -120,10 +122,34 @@ namespace xcuda::python
             std::vector<PyObject*> objects;        // one per entry of `arrays`, in its order
             std::vector<std::uint64_t> addresses;  // (the same)
         };
+        // The whole of the entry's last call that converted: every argument object and the block they filled.
+        // A later call with the very same objects fills the same block (a copy of it), under array_memo's
+        // conditions for the DeviceArrays among them (borrowed, never read through: the counters say whether
+        // one went). The other arguments (floats, ints, None) are held: a reference each, so that the same
+        // object is still the same immutable value (a float freed and another made at its address would
+        // otherwise pass). Written and read with the GIL held, as array_memo.
+        struct call_memo
+        {
+            bool valid = false;
+            std::uint64_t releases = 0;
+            std::uint64_t arrays_gone = 0;
+            where at{nullptr, 0};
+            std::vector<PyObject*> objects;      // one per argument (held unless a DeviceArray); null: none yet
+            std::vector<unsigned char> block;    // the plan's block_bytes()
+            // Conversions since the last hit: past the first two, only every 32nd is remembered, so that a loop
+            // whose scalars change every call (`k(t, ...)` for t in range) pays for remembering rarely.
+            std::uint32_t misses = 0;
+        };
         // Every argument's step (`arguments`, in order: what knows() compares), and the same steps grouped:
         // the floats, the DeviceArrays, the ints, and the rest by their step. Immutable once published.
         struct entry
         {
+            entry() = default;
+            entry(const entry&) = delete;
+            entry& operator=(const entry&) = delete;
+            // Lets go of the call memo's references (the caches go with a Kernel or Launcher object, the GIL
+            // held; without it, they are left rather than touched).
+            ~entry();
             const launch_plan* plan;  // the plan the offsets are of (a kernel may swap in another: a miss)
             std::size_t arity;        // arguments.size()
             std::vector<argument> arguments;
@@ -133,6 +159,7 @@ namespace xcuda::python
             std::vector<argument> rest;      // (type and step as in `arguments`, offset of the argument)
             std::vector<std::size_t> rest_index;
             mutable array_memo memo;  // (the GIL; the rest is immutable)
+            mutable call_memo call;   // (the GIL)
         };
 
         // The block filled by the first entry whose types are these arguments' and whose steps accept their
@@ -146,7 +173,11 @@ namespace xcuda::python
         // loop's work. The floats first, then the DeviceArrays, the ints, then the rest (step by step).
         [[gnu::always_inline]] inline static bool convert(const entry& e, unsigned char* data, PyObject* const* args, const where& here) noexcept;
         [[gnu::always_inline]] inline static bool convert_floats(const entry& e, unsigned char* data, PyObject* const* args) noexcept;
-        [[gnu::always_inline]] inline static bool convert_arrays(const entry& e, unsigned char* data, PyObject* const* args, const where& here) noexcept;
+        [[gnu::always_inline]] inline static bool convert_arrays(const entry& e, unsigned char* data, PyObject* const* args, const where& here,
+                                                                 std::uint64_t releases, std::uint64_t gone) noexcept;
+        // After a conversion of every argument: the call memo takes these objects and the block they filled.
+        static void remember_call(const entry& e, const unsigned char* data, PyObject* const* args, const where& here,
+                                  std::uint64_t releases, std::uint64_t gone) noexcept;
         [[gnu::always_inline]] inline static bool convert_ints(const entry& e, unsigned char* data, PyObject* const* args) noexcept;
         static bool convert_step(const argument& a, void* slot, PyObject* object, const where& here) noexcept;
         void remember(cuda_kernel& kernel, PyObject* const* args, std::size_t nargs);

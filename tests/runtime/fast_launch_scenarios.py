@@ -166,6 +166,61 @@ def same_arrays_remembered_only_while_they_hold():
                lambda: saxpy[1, 128](2.0, dx, dy, dout, N))
 
 
+def same_scalars_remembered_only_while_held():
+    """A call with the very same argument objects as the last one copies the block that call filled
+    (py_fast_launch.hpp's call memo). It holds the scalars it compares (a float freed and another made at its
+    address would otherwise pass as the same value) and lets go of each when another call replaces it, and it
+    never holds a DeviceArray (whose device memory must go when the caller lets it go). The floats are made by
+    arithmetic, a new object each time, and the loop drops each before making the next: the float free list
+    hands the departed one's address to the next, so a memo that did not hold it would launch a stale value.
+    Calls that keep missing it fill it only now and then: their results are still their own."""
+    saxpy, hx, hy, dx, dy, dout = learned_saxpy("fast_call_memo")
+    arrays_before = [sys.getrefcount(array) for array in (dx, dy, dout)]
+    k = 3
+    probe = k * 0.25
+    departed = id(probe)
+    del probe
+    probe = (k + 1) * 0.25
+    assert id(probe) == departed, "this interpreter's floats do not take a departed one's address: the check is moot"
+    del probe
+    for step in range(200):
+        a = step * 0.25                       # a new float object each time (one allocation)
+        n = N - 1                             # (the same object every time: the small-int cache)
+        dout.copy_from(np.zeros(N, np.float32))
+        saxpy[1, 128](a, dx, dy, dout, n)
+        saxpy[1, 128](a, dx, dy, dout, n)     # the call memo's hit
+        got = dout.copy_to_host()
+        expected = np.float32(a) * hx + hy
+        assert np.allclose(got[:n], expected[:n], rtol=1e-6, atol=1e-6) and not got[n:].any(), (step, a, got[:4])
+        del a
+    # One launch per new float: past two calls without a hit, the memo is filled only every 32nd call, and the
+    # objects it still holds meanwhile must not match: every result is the call's own value.
+    for step in range(100):
+        a = step * 0.5 + 0.125
+        saxpy[1, 128](a, dx, dy, dout, N)
+        got = dout.copy_to_host()
+        assert np.allclose(got, np.float32(a) * hx + hy, rtol=1e-6, atol=1e-6), ("a single call", step, a, got[:4])
+        del a
+    # Then the same objects again: within 32 calls the memo takes them (and holds the float), and hits.
+    warm = 0.75 * N
+    before = sys.getrefcount(warm)
+    for _ in range(33):
+        saxpy[1, 128](warm, dx, dy, dout, N)
+    assert sys.getrefcount(warm) == before + 1, "after calls that kept missing, the memo took the same objects again"
+    previous = previous_count = None
+    for step in range(20):
+        a = 0.5 + step
+        before = sys.getrefcount(a)           # its name and getrefcount's argument
+        saxpy[1, 128](a, dx, dy, dout, N)
+        saxpy[1, 128](a, dx, dy, dout, N)     # (a hit: the next call's miss is remembered again)
+        assert sys.getrefcount(a) == before + 1, ("the memo holds the float it compares", step)
+        if previous is not None:
+            assert sys.getrefcount(previous) == previous_count, ("the memo let go of the float it replaced", step)
+        previous, previous_count = a, before
+    assert [sys.getrefcount(array) for array in (dx, dy, dout)] == arrays_before, "a DeviceArray was held"
+    assert saxpy._fast_launch_types == 1
+
+
 def memo_from_threads_with_departures():
     """4 threads x 80 launches of one kernel at once, each on arrays of its own, each replacing its output array
     every fifth launch (a view keeps the old one's memory allocated): the type signature's memo of the last
@@ -271,7 +326,7 @@ def none_and_scalar_kinds_on_the_simulator():
 SCENARIOS = {f.__name__: f for f in (changing_types_hit_and_miss, changed_values_are_still_checked,
                                      views_ints_and_bad_blocks_on_a_hit, same_arrays_remembered_only_while_they_hold,
                                      capture_of_a_known_signature, threads_with_changing_types,
-                                     memo_from_threads_with_departures)}
+                                     memo_from_threads_with_departures, same_scalars_remembered_only_while_held)}
 ON_THE_SIMULATOR = {f.__name__: f for f in (none_and_scalar_kinds_on_the_simulator,)}
 
 if __name__ == "__main__":
