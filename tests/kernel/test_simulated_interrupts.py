@@ -89,3 +89,27 @@ def test_an_interrupted_simulated_launch_shows_progress_ends_with_one_KeyboardIn
     assert reply["status"] == "ok"
     result = kc.execute_interactive("assert (kept.copy_to_host() == np.arange(64) + 1).all()", timeout=TIMEOUT)
     assert result["content"]["status"] == "ok", result["content"]
+
+
+def test_a_progress_interrupted_inside_its_first_display_is_still_cleared(monkeypatch):
+    """Ctrl-C can land inside the first display() of a launch's progress after its message went out (seen once
+    in CI on a loaded machine: the progress stayed on the page). The Progress keeps its display's handle from
+    before that message, so clear() still blanks the display that went out."""
+    from IPython.display import DisplayHandle
+    from xcuda.progress import Progress
+
+    sent = []
+
+    def display_then_interrupted(handle, obj, **kwargs):
+        sent.append(("display", handle.display_id, obj["text/plain"]))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DisplayHandle, "display", display_then_interrupted)
+    monkeypatch.setattr(DisplayHandle, "update", lambda handle, obj, **kwargs: sent.append(
+        ("update", handle.display_id, obj["text/plain"])))
+    progress = Progress()
+    with pytest.raises(KeyboardInterrupt):
+        progress.show("on the PTX simulator: 1 of 4 blocks", "<b>1 of 4</b>", "\r1 of 4")
+    progress.clear("\r")
+    assert [kind for kind, _, _ in sent] == ["display", "update"], sent
+    assert sent[0][1] == sent[1][1] and sent[1][2] == "", sent

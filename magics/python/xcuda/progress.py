@@ -34,11 +34,14 @@ class Progress:
     def show(self, text, html, line):
         """text and html: the state for a notebook; line: the same for a terminal (starts with '\\r')."""
         if self._display:
-            from IPython.display import display
+            from IPython.display import DisplayHandle
 
             bundle = {"text/plain": text, "text/html": html}
             if self._handle is None:
-                self._handle = display(bundle, raw=True, display_id=True)
+                # The handle first, then the display: a Ctrl-C inside display() (after its message went out) must
+                # not leave a display that clear() cannot find (display(..., display_id=True) returns it last).
+                self._handle = DisplayHandle()
+                self._handle.display(bundle, raw=True)
             else:
                 self._handle.update(bundle, raw=True)
         else:
