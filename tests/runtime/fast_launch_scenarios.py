@@ -243,6 +243,40 @@ def memo_from_threads_with_departures():
     assert saxpy._fast_launch_types == 1
 
 
+def call_memo_from_threads():
+    """4 threads x 150 launches of one kernel at once, each repeating the very same objects of its own (its float,
+    its arrays, its n) so that the call memo hits, with a thread switch allowed between any two bytecodes: the
+    memo passes from thread to thread, each thread's call replacing another's objects, and every result lands in
+    the launching thread's output with its own values. Two threads pass one float object (their calls differ in
+    the arrays alone); the other two make a new float every seventh launch."""
+    saxpy = saxpy_kernel("fast_call_memo_threads")
+    shared = 0.5 + 2 * 1.25
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def work(thread):
+        hx = np.arange(N, dtype=np.float32) * (thread + 1)
+        hy = np.full(N, thread, np.float32)
+        dx, dy, dout = xcuda.to_device(hx), xcuda.to_device(hy), xcuda.zeros(N, np.float32)
+        zeros = np.zeros(N, np.float32)
+        a = shared if thread < 2 else 0.5 + thread * 1.25
+        n = N - thread % 2  # (threads 0 and 1 also differ in n: one digit, from the small-int cache)
+        for launch in range(150):
+            if thread >= 2 and launch % 7 == 6:
+                a = a + 1.0
+            dout.copy_from(zeros)  # (a launch that went elsewhere leaves zeros, not the last launch's result)
+            saxpy[1, 128](a, dx, dy, dout, n)
+            got = dout.copy_to_host()
+            assert np.allclose(got[:n], np.float32(a) * hx[:n] + hy[:n], rtol=1e-6, atol=1e-6), (thread, launch, a,
+                                                                                              got[:4])
+
+    try:
+        run_in_threads(work, 4)
+    finally:
+        sys.setswitchinterval(interval)
+    assert saxpy._fast_launch_types == 1
+
+
 def capture_of_a_known_signature():
     """A launch whose types are known, made inside `with xcuda.graph()`, is the graph's node (the fast path
     leaves captures to the general path); replaying the graph computes it again."""
@@ -326,7 +360,8 @@ def none_and_scalar_kinds_on_the_simulator():
 SCENARIOS = {f.__name__: f for f in (changing_types_hit_and_miss, changed_values_are_still_checked,
                                      views_ints_and_bad_blocks_on_a_hit, same_arrays_remembered_only_while_they_hold,
                                      capture_of_a_known_signature, threads_with_changing_types,
-                                     memo_from_threads_with_departures, same_scalars_remembered_only_while_held)}
+                                     memo_from_threads_with_departures, same_scalars_remembered_only_while_held,
+                                     call_memo_from_threads)}
 ON_THE_SIMULATOR = {f.__name__: f for f in (none_and_scalar_kinds_on_the_simulator,)}
 
 if __name__ == "__main__":
